@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+'use strict'
+// The `certdesk` command. It runs the built CLI (out/main/cli.js); `npm start`, `npm test` and
+// `npm run setup` build it.
+const { existsSync } = require('node:fs')
+const { join } = require('node:path')
+
+const cli = join(__dirname, '..', 'out', 'main', 'cli.js')
+if (!existsSync(cli)) {
+  process.stderr.write('certdesk: the app is not built yet; run `npm run setup` in the CertDesk folder first\n')
+  process.exit(2)
+}
+require(cli)
+  .main(process.argv.slice(2))
+  .then((code) => process.exit(code))
+  .catch((err) => {
+    process.stderr.write(`certdesk: ${err && err.message ? err.message : String(err)}\n`)
+    process.exit(1)
+  })

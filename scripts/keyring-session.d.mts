@@ -1,0 +1,5 @@
+export interface KeyringSession {
+  env: { DBUS_SESSION_BUS_ADDRESS: string; XDG_RUNTIME_DIR: string; XDG_DATA_HOME: string }
+  stop(): void
+}
+export function startKeyringSession(opts?: { home?: string; password?: string }): Promise<KeyringSession>

@@ -1,0 +1,99 @@
+// Everything a fresh machine needs before CertDesk runs or tests: system packages (Debian,
+// when root and missing), npm dependencies (with the offline Electron fallback), and the build.
+// Safe to run again: each step is skipped when already done.
+import { spawnSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { lookup } from 'node:dns/promises'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const log = (msg) => process.stderr.write(`setup: ${msg}\n`)
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', ...opts })
+  return r.status === 0
+}
+
+const has = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0
+
+/** Commands the tests and the app use, and the Debian package that provides each. */
+const SYSTEM = [
+  ['dbus-daemon', 'dbus'],
+  ['dbus-send', 'dbus'],
+  ['gnome-keyring-daemon', 'gnome-keyring'],
+  ['chromium', 'chromium'],
+  ['openssl', 'openssl'],
+  ['pebble', 'pebble'],
+  ['pebble-challtestsrv', 'pebble'],
+  ['certbot', 'certbot'],
+  ['lego', 'lego']
+]
+
+export function ensureSystemPackages() {
+  if (process.platform !== 'linux') return
+  const missing = [...new Set(SYSTEM.filter(([cmd]) => !has(cmd)).map(([, pkg]) => pkg))]
+  if (missing.length === 0) return
+  const root = typeof process.getuid === 'function' && process.getuid() === 0
+  if (!root || !has('apt-get')) {
+    log(`missing system packages: ${missing.join(' ')}; install them (Debian: apt-get install ${missing.join(' ')})`)
+    return
+  }
+  log(`installing system packages: ${missing.join(' ')}`)
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
+  run('apt-get', ['update', '-qq'], { env })
+  if (!run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], { env })) {
+    throw new Error(`could not install system packages: ${missing.join(' ')}`)
+  }
+}
+
+async function canReach(host) {
+  try {
+    await Promise.race([lookup(host), new Promise((_, rej) => setTimeout(() => rej(new Error('timeout')), 3000))])
+    return true
+  } catch {
+    return false
+  }
+}
+
+export async function ensureNodeModules() {
+  const lock = readFileSync(join(root, 'package-lock.json'))
+  const want = createHash('sha256').update(lock).digest('hex')
+  const marker = join(root, 'node_modules', '.certdesk-installed')
+  if (existsSync(marker) && readFileSync(marker, 'utf8') === want) return
+  const env = { ...process.env }
+  // npm's electron package downloads its binary from GitHub at install time. Offline, skip
+  // that download: everything but the window runs without it (browser mode).
+  if (!env.ELECTRON_SKIP_BINARY_DOWNLOAD && !(await canReach('github.com'))) {
+    log('the Electron binary cannot be downloaded here (no route to github.com); installing without it, npm start will use browser mode')
+    env.ELECTRON_SKIP_BINARY_DOWNLOAD = '1'
+  }
+  log('installing npm dependencies (npm ci; better-sqlite3 may build from source, about 90 s)')
+  if (!run('npm', ['ci', '--no-audit', '--no-fund'], { env })) {
+    if (env.ELECTRON_SKIP_BINARY_DOWNLOAD) throw new Error('could not install npm dependencies')
+    log('npm ci failed; retrying without the Electron binary download, npm start will use browser mode')
+    env.ELECTRON_SKIP_BINARY_DOWNLOAD = '1'
+    if (!run('npm', ['ci', '--no-audit', '--no-fund'], { env })) throw new Error('could not install npm dependencies')
+  }
+  writeFileSync(marker, want)
+}
+
+export function build() {
+  if (!run(join(root, 'node_modules', '.bin', 'electron-vite'), ['build', '--logLevel', 'warn'])) {
+    throw new Error('could not build CertDesk')
+  }
+}
+
+export async function setup() {
+  ensureSystemPackages()
+  await ensureNodeModules()
+  build()
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  setup().catch((err) => {
+    log(err.message)
+    process.exit(1)
+  })
+}

@@ -1,0 +1,58 @@
+// `npm start`: set-up, then the Electron app where its binary and a display exist; otherwise
+// the same app in browser mode (the core, the reseller API and the UI on 127.0.0.1).
+import { spawn } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { join } from 'node:path'
+import { startKeyringSession } from './keyring-session.mjs'
+import { root, setup } from './setup.mjs'
+
+const log = (msg) => process.stderr.write(`start: ${msg}\n`)
+
+function electronBinary() {
+  try {
+    const dir = join(root, 'node_modules', 'electron')
+    const pathTxt = join(dir, 'path.txt')
+    if (!existsSync(pathTxt)) return null
+    const bin = join(dir, 'dist', readFileSync(pathTxt, 'utf8').trim())
+    return existsSync(bin) ? bin : null
+  } catch {
+    return null
+  }
+}
+
+const hasDisplay = () => process.platform !== 'linux' || Boolean(process.env.DISPLAY || process.env.WAYLAND_DISPLAY)
+
+function dataDirArg(args) {
+  const i = args.indexOf('--data-dir')
+  return i >= 0 ? args[i + 1] : undefined
+}
+
+async function main() {
+  await setup()
+  const args = process.argv.slice(2)
+  const env = { ...process.env }
+  // A headless Linux machine has no session keyring: run a private gnome-keyring whose files
+  // live next to the data, unlocked with CERTDESK_KEYRING_PASSWORD (README, "Secrets").
+  if (process.platform === 'linux' && !env.DBUS_SESSION_BUS_ADDRESS) {
+    const defaultDir = dataDirArg(args) ?? env.CERTDESK_DATA_DIR ?? join(env.XDG_CONFIG_HOME ?? join(homedir(), '.config'), 'CertDesk')
+    if (!env.CERTDESK_KEYRING_PASSWORD) log('no desktop keyring here; using a private one under the data dir (set CERTDESK_KEYRING_PASSWORD to choose its password)')
+    const session = await startKeyringSession({ home: join(defaultDir, 'keyring'), password: env.CERTDESK_KEYRING_PASSWORD ?? 'certdesk' })
+    Object.assign(env, session.env)
+  }
+  const electron = electronBinary()
+  let child
+  if (electron && hasDisplay()) {
+    child = spawn(electron, [root, ...args], { stdio: 'inherit', env })
+  } else {
+    log(electron ? 'no display: starting browser mode' : 'no Electron binary on this machine: starting browser mode')
+    child = spawn(process.execPath, [join(root, 'bin', 'certdesk.cjs'), 'serve', '--demo', ...args], { stdio: 'inherit', env })
+  }
+  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig))
+  child.on('exit', (code) => process.exit(code ?? 0))
+}
+
+main().catch((err) => {
+  log(err.message)
+  process.exit(1)
+})

@@ -1,0 +1,276 @@
+/**
+ * The catalogue: products, reseller groups and their prices. A product is in a group exactly
+ * when the group has prices for it; the caller sees group prices only for its own group.
+ */
+import type { CoreContext } from './context'
+import type { Db } from './db'
+import { forbidden, notFound } from './errors'
+import type { Cents } from './money'
+
+export const PRODUCT_TYPES = ['ssl', 'wildcard', 'multi-domain', 'code-signing'] as const
+export const VALIDATION_TYPES = ['dv', 'ov', 'ev'] as const
+export type ProductType = (typeof PRODUCT_TYPES)[number]
+export type ValidationType = (typeof VALIDATION_TYPES)[number]
+
+export interface Product {
+  id: number
+  name: string
+  brand: string
+  type: ProductType
+  validationType: ValidationType
+  domainType: string
+  maxYears: number
+  warranty: string
+  sanEnabled: boolean
+  wildcardSanEnabled: boolean
+  includedSans: number
+  maxSans: number
+  description: string
+  fulfillment: 'certificate' | 'acme_subscription'
+  acmeType: 'caas' | 'ais' | null
+  wildcardOnly: boolean
+}
+
+export interface YearPrice {
+  price: Cents
+  sanPrice: Cents
+  wildcardSanPrice: Cents
+}
+
+/** Prices keyed by year count. */
+export type PriceTable = Record<number, YearPrice>
+
+export interface PricedProduct extends Product {
+  listPricing: PriceTable
+  pricing: PriceTable
+}
+
+export interface Group {
+  id: number
+  name: string
+  description: string
+}
+
+export interface ProductFilter {
+  brand?: string
+  type?: ProductType
+  validation?: ValidationType
+  includeAcme?: boolean
+}
+
+interface ProductRow {
+  id: number
+  name: string
+  brand: string
+  type: ProductType
+  validation_type: ValidationType
+  domain_type: string
+  max_years: number
+  warranty: string
+  san_enabled: number
+  wildcard_san_enabled: number
+  included_sans: number
+  max_sans: number
+  description: string
+  fulfillment: 'certificate' | 'acme_subscription'
+  acme_type: 'caas' | 'ais' | null
+  wildcard_only: number
+}
+
+const LIST_GROUP = 0
+
+const toProduct = (r: ProductRow): Product => ({
+  id: r.id,
+  name: r.name,
+  brand: r.brand,
+  type: r.type,
+  validationType: r.validation_type,
+  domainType: r.domain_type,
+  maxYears: r.max_years,
+  warranty: r.warranty,
+  sanEnabled: r.san_enabled === 1,
+  wildcardSanEnabled: r.wildcard_san_enabled === 1,
+  includedSans: r.included_sans,
+  maxSans: r.max_sans,
+  description: r.description,
+  fulfillment: r.fulfillment,
+  acmeType: r.acme_type,
+  wildcardOnly: r.wildcard_only === 1
+})
+
+/** Code-signing and EV code-signing never auto-reissue (spec, "What the service does"). */
+export const autoReissues = (p: Product): boolean => p.type !== 'code-signing'
+
+export const isAcmeProduct = (p: Product): boolean => p.fulfillment === 'acme_subscription'
+
+export class Catalogue {
+  private readonly db: Db
+
+  constructor(ctx: CoreContext) {
+    this.db = ctx.db
+  }
+
+  groups(): Group[] {
+    return this.db.prepare('SELECT id, name, description FROM reseller_groups ORDER BY id').all() as Group[]
+  }
+
+  group(id: number): Group | undefined {
+    return this.db.prepare('SELECT id, name, description FROM reseller_groups WHERE id = ?').get(id) as
+      | Group
+      | undefined
+  }
+
+  /** All products with list prices, for the admin's own view. */
+  allProducts(): (Product & { listPricing: PriceTable })[] {
+    const rows = this.db.prepare('SELECT * FROM products ORDER BY id').all() as ProductRow[]
+    return rows.map((r) => ({ ...toProduct(r), listPricing: this.prices(r.id, LIST_GROUP) }))
+  }
+
+  /** The products of `groupId`, filtered, with list and group prices. */
+  list(groupId: number | null, filter: ProductFilter = {}): PricedProduct[] {
+    const gid = requireGroup(groupId)
+    const where = ['EXISTS (SELECT 1 FROM product_prices pp WHERE pp.product_id = p.id AND pp.group_id = ?)']
+    const args: unknown[] = [gid]
+    if (filter.brand !== undefined) {
+      where.push('p.brand = ? COLLATE NOCASE')
+      args.push(filter.brand)
+    }
+    if (filter.type !== undefined) {
+      where.push('p.type = ?')
+      args.push(filter.type)
+    }
+    if (filter.validation !== undefined) {
+      where.push('p.validation_type = ?')
+      args.push(filter.validation)
+    }
+    // Subscription products are listed only when asked for (spec, GET /products `include`).
+    if (!filter.includeAcme) where.push("p.fulfillment = 'certificate'")
+    const rows = this.db
+      .prepare(`SELECT p.* FROM products p WHERE ${where.join(' AND ')} ORDER BY p.id`)
+      .all(...args) as ProductRow[]
+    const priced = this.pricesFor(rows.map((r) => r.id), gid)
+    return rows.map((r) => ({
+      ...toProduct(r),
+      listPricing: priced.list.get(r.id) ?? {},
+      pricing: priced.group.get(r.id) ?? {}
+    }))
+  }
+
+  /** One product as the caller's group sees it: 404 when it does not exist, 403 outside the group. */
+  product(groupId: number | null, productId: number): PricedProduct {
+    const gid = requireGroup(groupId)
+    const row = this.db.prepare('SELECT * FROM products WHERE id = ?').get(productId) as
+      | ProductRow
+      | undefined
+    if (!row) throw notFound(`product ${productId} not found`)
+    const pricing = this.prices(productId, gid)
+    if (Object.keys(pricing).length === 0) {
+      throw forbidden(`product ${productId} is not available to your reseller group`)
+    }
+    return { ...toProduct(row), listPricing: this.prices(productId, LIST_GROUP), pricing }
+  }
+
+  private prices(productId: number, groupId: number): PriceTable {
+    return this.pricesFor([productId], groupId).group.get(productId) ?? {}
+  }
+
+  private pricesFor(
+    productIds: number[],
+    groupId: number
+  ): { list: Map<number, PriceTable>; group: Map<number, PriceTable> } {
+    const list = new Map<number, PriceTable>()
+    const group = new Map<number, PriceTable>()
+    if (productIds.length === 0) return { list, group }
+    const rows = this.db
+      .prepare(
+        `SELECT product_id, group_id, years, price_cents, san_price_cents, wildcard_san_price_cents
+         FROM product_prices WHERE group_id IN (0, ?) AND product_id IN (${productIds.map(() => '?').join(',')})
+         ORDER BY years`
+      )
+      .all(groupId, ...productIds) as {
+      product_id: number
+      group_id: number
+      years: number
+      price_cents: number
+      san_price_cents: number
+      wildcard_san_price_cents: number
+    }[]
+    for (const r of rows) {
+      const target = r.group_id === LIST_GROUP ? list : group
+      const table = target.get(r.product_id) ?? {}
+      table[r.years] = {
+        price: r.price_cents,
+        sanPrice: r.san_price_cents,
+        wildcardSanPrice: r.wildcard_san_price_cents
+      }
+      target.set(r.product_id, table)
+    }
+    // The list group asked for as a group (never by a reseller) is the list itself.
+    if (groupId === LIST_GROUP) for (const [k, v] of list) group.set(k, v)
+    return { list, group }
+  }
+}
+
+function requireGroup(groupId: number | null): number {
+  // Spec, Authentication 5: reseller group undefined -> 403.
+  if (groupId === null) throw forbidden('your reseller account has no reseller group; ask the administrator to assign one')
+  return groupId
+}
+
+/** The shape of resources/catalogue.json. */
+export interface CatalogueFile {
+  version: number
+  groups: Group[]
+  products: {
+    id: number
+    name: string
+    brand: string
+    type: ProductType
+    validation_type: ValidationType
+    domain_type: string
+    max_years: number
+    warranty: string
+    san_enabled: boolean
+    wildcard_san_enabled: boolean
+    included_sans: number
+    max_sans: number
+    description: string
+    fulfillment: 'certificate' | 'acme_subscription'
+    acme_type: 'caas' | 'ais' | null
+    wildcard_only: boolean
+    /** "list" or a group id -> year count -> USD prices. */
+    prices: Record<string, Record<string, { price: number; san_price: number; wildcard_san_price: number }>>
+  }[]
+}
+
+/** Loads the default catalogue into an empty store; a store that has products is left alone. */
+export function seedCatalogue(db: Db, file: CatalogueFile): boolean {
+  const count = (db.prepare('SELECT COUNT(*) AS n FROM products').get() as { n: number }).n
+  if (count > 0) return false
+  const cents = (usd: number): number => Math.round(usd * 100)
+  db.transaction(() => {
+    const g = db.prepare('INSERT INTO reseller_groups (id, name, description) VALUES (?, ?, ?)')
+    for (const grp of file.groups) g.run(grp.id, grp.name, grp.description)
+    const p = db.prepare(
+      `INSERT INTO products (id, name, brand, type, validation_type, domain_type, max_years, warranty,
+        san_enabled, wildcard_san_enabled, included_sans, max_sans, description, fulfillment, acme_type, wildcard_only)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+    )
+    const pr = db.prepare(
+      `INSERT INTO product_prices (product_id, group_id, years, price_cents, san_price_cents, wildcard_san_price_cents)
+       VALUES (?, ?, ?, ?, ?, ?)`
+    )
+    for (const x of file.products) {
+      p.run(x.id, x.name, x.brand, x.type, x.validation_type, x.domain_type, x.max_years, x.warranty,
+        x.san_enabled ? 1 : 0, x.wildcard_san_enabled ? 1 : 0, x.included_sans, x.max_sans, x.description,
+        x.fulfillment, x.acme_type, x.wildcard_only ? 1 : 0)
+      for (const [groupKey, byYear] of Object.entries(x.prices)) {
+        const gid = groupKey === 'list' ? LIST_GROUP : Number(groupKey)
+        for (const [years, v] of Object.entries(byYear)) {
+          pr.run(x.id, gid, Number(years), cents(v.price), cents(v.san_price), cents(v.wildcard_san_price))
+        }
+      }
+    }
+  }).immediate()
+  return true
+}

@@ -1,0 +1,57 @@
+/**
+ * `Idempotency-Key` for POST /orders and POST /credits: a retry with the same key and body gets
+ * the first answer and is charged once; the same key with another body is 409. Only successful
+ * answers are kept, so a request refused for a short balance can be retried after a top-up.
+ * The key row is written in the same transaction as the work, so a crash leaves both or neither.
+ */
+import { createHash } from 'node:crypto'
+import type { CoreContext } from './context'
+import { conflict, invalid } from './errors'
+import { isoTimestamp } from './time'
+
+export interface StoredAnswer {
+  statusCode: number
+  body: unknown
+  replayed: boolean
+}
+
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255
+
+export class Idempotency {
+  constructor(private readonly ctx: CoreContext) {}
+
+  static fingerprint(method: string, path: string, body: unknown): string {
+    return createHash('sha256').update(`${method} ${path}\n${JSON.stringify(body ?? null)}`).digest('hex')
+  }
+
+  run(
+    resellerId: number,
+    key: string | undefined,
+    fingerprint: string,
+    work: () => { statusCode: number; body: unknown }
+  ): StoredAnswer {
+    if (key === undefined) return { ...work(), replayed: false }
+    if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(key)) {
+      throw invalid(`Idempotency-Key must be 1-${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters`)
+    }
+    const db = this.ctx.db
+    return db
+      .transaction((): StoredAnswer => {
+        const prior = db
+          .prepare('SELECT fingerprint, status_code, body FROM idempotency_keys WHERE reseller_id = ? AND key = ?')
+          .get(resellerId, key) as { fingerprint: string; status_code: number; body: string } | undefined
+        if (prior) {
+          if (prior.fingerprint !== fingerprint) {
+            throw conflict('Idempotency-Key was already used with a different request')
+          }
+          return { statusCode: prior.status_code, body: JSON.parse(prior.body), replayed: true }
+        }
+        const answer = work()
+        db.prepare(
+          'INSERT INTO idempotency_keys (reseller_id, key, fingerprint, status_code, body, created_at) VALUES (?, ?, ?, ?, ?, ?)'
+        ).run(resellerId, key, fingerprint, answer.statusCode, JSON.stringify(answer.body), isoTimestamp(this.ctx.clock()))
+        return { ...answer, replayed: false }
+      })
+      .immediate()
+  }
+}

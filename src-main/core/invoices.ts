@@ -1,0 +1,54 @@
+/** Invoices: one per order, `unpaid` -> `sent` -> `paid`, or `cancelled` with the order. */
+import type { CoreContext } from './context'
+import { notFound } from './errors'
+import type { Page, Paging } from './ledger'
+import type { Cents } from './money'
+
+export const INVOICE_STATUSES = ['unpaid', 'paid', 'cancelled', 'sent'] as const
+export type InvoiceStatus = (typeof INVOICE_STATUSES)[number]
+
+export interface Invoice {
+  id: number
+  invoiceNumber: string
+  orderId: number
+  orderNumber: string
+  domain: string
+  productName: string
+  total: Cents
+  currency: 'USD'
+  status: InvoiceStatus
+  dueDate: string
+  createdAt: string
+  paidAt: string | null
+  sentAt: string | null
+  cancelledAt: string | null
+}
+
+const SELECT = `SELECT i.id, i.invoice_number AS invoiceNumber, i.order_id AS orderId, o.order_number AS orderNumber,
+  o.domain, p.name AS productName, i.total_cents AS total, i.currency, i.status, i.due_date AS dueDate,
+  i.created_at AS createdAt, i.paid_at AS paidAt, i.sent_at AS sentAt, i.cancelled_at AS cancelledAt
+  FROM invoices i JOIN orders o ON o.id = i.order_id JOIN products p ON p.id = o.product_id`
+
+export class Invoices {
+  constructor(private readonly ctx: CoreContext) {}
+
+  list(resellerId: number, filter: { status?: InvoiceStatus }, page: Paging): Page<Invoice> {
+    const where = filter.status ? 'i.reseller_id = ? AND i.status = ?' : 'i.reseller_id = ?'
+    const args: unknown[] = filter.status ? [resellerId, filter.status] : [resellerId]
+    const items = this.ctx.db
+      .prepare(`${SELECT} WHERE ${where} ORDER BY i.id DESC LIMIT ? OFFSET ?`)
+      .all(...args, page.limit, page.offset) as Invoice[]
+    const { n } = this.ctx.db.prepare(`SELECT COUNT(*) AS n FROM invoices i WHERE ${where}`).get(...args) as {
+      n: number
+    }
+    return { items, total: n, ...page }
+  }
+
+  get(resellerId: number, id: number): Invoice {
+    const row = this.ctx.db.prepare(`${SELECT} WHERE i.id = ? AND i.reseller_id = ?`).get(id, resellerId) as
+      | Invoice
+      | undefined
+    if (!row) throw notFound(`invoice ${id} not found`)
+    return row
+  }
+}

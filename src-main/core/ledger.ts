@@ -1,0 +1,112 @@
+/**
+ * The prepaid credit ledger. Every balance change goes through `post`, which must run inside
+ * the caller's SQLite transaction and writes the balance and its ledger row together.
+ */
+import type { CoreContext } from './context'
+import type { Db } from './db'
+import { invalid, notFound, paymentRequired } from './errors'
+import { formatUsd, type Cents } from './money'
+import { isoTimestamp } from './time'
+
+export interface CreditTransaction {
+  id: number
+  amount: Cents
+  type: 'debit' | 'credit'
+  description: string
+  balanceAfter: Cents
+  orderId: number | null
+  createdAt: string
+}
+
+export interface Page<T> {
+  items: T[]
+  total: number
+  limit: number
+  offset: number
+}
+
+export interface Paging {
+  limit: number
+  offset: number
+}
+
+export interface Posting {
+  resellerId: number
+  amount: Cents
+  description: string
+  orderId?: number | null
+  at: Date
+}
+
+/**
+ * Applies one signed amount to a reseller's balance and records it. Throws 402 (and changes
+ * nothing) when a debit would take the balance below zero. Call only inside a transaction.
+ */
+export function post(db: Db, p: Posting): CreditTransaction {
+  if (!Number.isInteger(p.amount) || p.amount === 0) throw invalid('amount must be a non-zero number of cents')
+  const updated = db
+    .prepare(
+      `UPDATE resellers SET credit_balance_cents = credit_balance_cents + ?
+       WHERE id = ? AND credit_balance_cents + ? >= 0 RETURNING credit_balance_cents AS balance`
+    )
+    .get(p.amount, p.resellerId, p.amount) as { balance: number } | undefined
+  if (!updated) {
+    const row = db.prepare('SELECT credit_balance_cents AS balance FROM resellers WHERE id = ?').get(p.resellerId) as
+      | { balance: number }
+      | undefined
+    if (!row) throw notFound(`reseller ${p.resellerId} not found`)
+    throw paymentRequired(
+      `insufficient credit balance: required ${formatUsd(-p.amount)}, available ${formatUsd(row.balance)}`
+    )
+  }
+  const createdAt = isoTimestamp(p.at)
+  const type = p.amount < 0 ? 'debit' : 'credit'
+  const info = db
+    .prepare(
+      `INSERT INTO credit_transactions (reseller_id, amount_cents, type, description, balance_after_cents, order_id, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`
+    )
+    .run(p.resellerId, p.amount, type, p.description, updated.balance, p.orderId ?? null, createdAt)
+  return {
+    id: Number(info.lastInsertRowid),
+    amount: p.amount,
+    type,
+    description: p.description,
+    balanceAfter: updated.balance,
+    orderId: p.orderId ?? null,
+    createdAt
+  }
+}
+
+const TX_COLUMNS = `id, amount_cents AS amount, type, description, balance_after_cents AS balanceAfter,
+  order_id AS orderId, created_at AS createdAt`
+
+export class Ledger {
+  constructor(private readonly ctx: CoreContext) {}
+
+  balance(resellerId: number): Cents {
+    const row = this.ctx.db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(resellerId) as
+      | { b: number }
+      | undefined
+    if (!row) throw notFound(`reseller ${resellerId} not found`)
+    return row.b
+  }
+
+  /** A top-up recorded by the admin (a payment received outside CertDesk). */
+  topUp(resellerId: number, amount: Cents, description = 'Credit top-up'): CreditTransaction {
+    if (!Number.isInteger(amount) || amount <= 0) throw invalid('a top-up must be a positive amount')
+    if (amount > 100_000_000_00) throw invalid('a top-up may be at most 100000000.00 USD')
+    const db = this.ctx.db
+    return db.transaction(() => post(db, { resellerId, amount, description, at: this.ctx.clock() })).immediate()
+  }
+
+  transactions(resellerId: number, page: Paging): Page<CreditTransaction> {
+    const items = this.ctx.db
+      .prepare(`SELECT ${TX_COLUMNS} FROM credit_transactions WHERE reseller_id = ? ORDER BY id DESC LIMIT ? OFFSET ?`)
+      .all(resellerId, page.limit, page.offset) as CreditTransaction[]
+    const { n } = this.ctx.db
+      .prepare('SELECT COUNT(*) AS n FROM credit_transactions WHERE reseller_id = ?')
+      .get(resellerId) as { n: number }
+    return { items, total: n, ...page }
+  }
+}

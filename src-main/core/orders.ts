@@ -1,0 +1,404 @@
+/**
+ * Orders: pricing, creation with its debit and invoice in one transaction, listing, cancel
+ * with refund, and paying an on-invoice order from credit (design page, "Decisions").
+ */
+import type { Catalogue, PricedProduct, Product } from './catalogue'
+import { autoReissues, isAcmeProduct } from './catalogue'
+import type { CoreContext } from './context'
+import { normalizeDomain } from './domains'
+import { conflict, invalid, notFound, notImplemented } from './errors'
+import { post, type Page, type Paging } from './ledger'
+import { validityWindow, maxValidityFor } from './lifecycle'
+import { percentOf, type Cents } from './money'
+import type { Reseller } from './resellers'
+import { addDays, addMonths, isoDate, isoTimestamp, parseDate, startOfDay } from './time'
+
+export const ORDER_STATUSES = [
+  'pending',
+  'processing',
+  'validation_pending',
+  'pending_configuration',
+  'completed',
+  'cancelled',
+  'expired'
+] as const
+export type OrderStatus = (typeof ORDER_STATUSES)[number]
+export type PaymentStatus = 'paid' | 'unpaid' | 'refunded'
+
+/** States an order can be cancelled from (design page: pending or processing only). */
+const CANCELLABLE: OrderStatus[] = ['pending', 'processing']
+
+/** Unpaid invoices are due this many days after the order. */
+export const INVOICE_TERMS_DAYS = 14
+
+export interface OrderInput {
+  productId: number
+  domain?: string
+  period?: number
+  sanCount?: number
+  sanWildcardCount?: number
+  contactEmail?: string
+}
+
+export interface Quote {
+  product: PricedProduct
+  domain: string
+  periodMonths: number
+  years: number
+  sanCount: number
+  sanWildcardCount: number
+  basePrice: Cents
+  sanTotal: Cents
+  discountAmount: Cents
+  total: Cents
+}
+
+export interface Order {
+  id: number
+  orderNumber: string
+  resellerId: number
+  productId: number
+  productName: string
+  brand: string
+  productType: Product['type']
+  validationType: Product['validationType']
+  domain: string
+  periodMonths: number
+  sanCount: number
+  sanWildcardCount: number
+  contactEmail: string | null
+  basePrice: Cents
+  sanTotal: Cents
+  discountAmount: Cents
+  total: Cents
+  status: OrderStatus
+  paymentStatus: PaymentStatus
+  autoReissue: boolean
+  maxValidityDays: number
+  purchaseEndDate: string
+  reissueCount: number
+  certValidFrom: string | null
+  certValidTill: string | null
+  nextReissueAt: string | null
+  statusNote: string | null
+  invoiceNumber: string | null
+  invoiceStatus: string | null
+  createdAt: string
+  updatedAt: string
+}
+
+export interface CreatedOrder {
+  order: Order
+  creditUsed: Cents
+  newBalance: Cents
+}
+
+export interface OrderFilter {
+  status?: OrderStatus
+  domain?: string
+}
+
+interface OrderRow {
+  id: number
+  order_number: string
+  reseller_id: number
+  product_id: number
+  product_name: string
+  brand: string
+  product_type: Product['type']
+  validation_type: Product['validationType']
+  domain: string
+  period_months: number
+  san_count: number
+  san_wildcard_count: number
+  contact_email: string | null
+  base_price_cents: number
+  san_total_cents: number
+  discount_cents: number
+  total_cents: number
+  status: OrderStatus
+  payment_status: PaymentStatus
+  auto_reissue: number
+  purchase_end_date: string
+  reissue_count: number
+  cert_valid_from: string | null
+  cert_valid_till: string | null
+  next_reissue_at: string | null
+  status_note: string | null
+  invoice_number: string | null
+  invoice_status: string | null
+  created_at: string
+  updated_at: string
+}
+
+const ORDER_SELECT = `SELECT o.*, p.name AS product_name, p.brand, p.type AS product_type,
+  p.validation_type, i.invoice_number, i.status AS invoice_status
+  FROM orders o JOIN products p ON p.id = o.product_id LEFT JOIN invoices i ON i.order_id = o.id`
+
+export const orderNumber = (prefix: 'ORD' | 'INV', id: number, at: Date): string =>
+  `${prefix}-${at.getUTCFullYear()}-${String(id).padStart(6, '0')}`
+
+export class Orders {
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly catalogue: Catalogue
+  ) {}
+
+  /** The price of an order before it is placed; the same numbers `create` charges. */
+  quote(reseller: Reseller, input: OrderInput): Quote {
+    const product = this.catalogue.product(reseller.groupId, input.productId)
+    const periodMonths = input.period ?? 12
+    // Design page: period in months, a multiple of 12, from 12 to max_years * 12.
+    if (!Number.isInteger(periodMonths) || periodMonths % 12 !== 0 || periodMonths < 12 || periodMonths > product.maxYears * 12) {
+      throw invalid(
+        `period must be ${Array.from({ length: product.maxYears }, (_, i) => (i + 1) * 12).join(', ')} months for ${product.name}`
+      )
+    }
+    const years = periodMonths / 12
+    const sanCount = input.sanCount ?? 0
+    const sanWildcardCount = input.sanWildcardCount ?? 0
+    if (!Number.isInteger(sanCount) || sanCount < 0) throw invalid('san_count must be a whole number, 0 or more')
+    if (!Number.isInteger(sanWildcardCount) || sanWildcardCount < 0) {
+      throw invalid('san_wildcard_count must be a whole number, 0 or more')
+    }
+    if (sanCount > 0 && !product.sanEnabled) throw invalid(`${product.name} does not take additional SANs`)
+    if (sanWildcardCount > 0 && !product.wildcardSanEnabled) {
+      throw invalid(`${product.name} does not take wildcard SANs`)
+    }
+    if (sanCount + sanWildcardCount > product.maxSans) {
+      throw invalid(`${product.name} takes at most ${product.maxSans} additional SANs`)
+    }
+    const domain = this.orderDomain(product, input.domain)
+    if (product.acmeType === 'ais' && !input.contactEmail) {
+      throw invalid('contact_email is required for auto-install subscription products')
+    }
+    if (input.contactEmail !== undefined && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(input.contactEmail)) {
+      throw invalid('contact_email is not an email address')
+    }
+    const price = product.pricing[years]
+    if (!price) throw invalid(`${product.name} has no price for ${years} year(s) in your group`)
+    const basePrice = price.price
+    const sanTotal = sanCount * price.sanPrice + sanWildcardCount * price.wildcardSanPrice
+    const discountAmount = percentOf(basePrice + sanTotal, reseller.discountRate)
+    return {
+      product,
+      domain,
+      periodMonths,
+      years,
+      sanCount,
+      sanWildcardCount,
+      basePrice,
+      sanTotal,
+      discountAmount,
+      total: basePrice + sanTotal - discountAmount
+    }
+  }
+
+  /**
+   * Places an order. `credit` (every API order) debits the total at once, or fails with 402
+   * and creates nothing; `invoice` (the desktop app's "on invoice") leaves it unpaid with an
+   * unpaid invoice for POST /credits to settle.
+   */
+  create(reseller: Reseller, input: OrderInput, payment: 'credit' | 'invoice' = 'credit'): CreatedOrder {
+    const q = this.quote(reseller, input)
+    if (isAcmeProduct(q.product)) {
+      throw notImplemented('ACME subscription orders are not available yet in this version of CertDesk')
+    }
+    const db = this.ctx.db
+    const now = this.ctx.clock()
+    const ts = isoTimestamp(now)
+    return db
+      .transaction((): CreatedOrder => {
+        const id = (db.prepare('SELECT COALESCE(MAX(id), 0) + 1 AS id FROM orders').get() as { id: number }).id
+        const number = orderNumber('ORD', id, now)
+        const purchaseEnd = addMonths(startOfDay(now), q.periodMonths)
+        const auto = autoReissues(q.product)
+        const planned = validityWindow(q.product, now, purchaseEnd, auto)
+        const paid = payment === 'credit'
+        db.prepare(
+          `INSERT INTO orders (id, order_number, reseller_id, product_id, domain, period_months, san_count,
+             san_wildcard_count, contact_email, base_price_cents, san_total_cents, discount_cents, total_cents,
+             status, payment_status, auto_reissue, purchase_end_date, next_reissue_at, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`
+        ).run(
+          id, number, reseller.id, q.product.id, q.domain, q.periodMonths, q.sanCount, q.sanWildcardCount,
+          input.contactEmail ?? null, q.basePrice, q.sanTotal, q.discountAmount, q.total,
+          paid ? 'paid' : 'unpaid', auto ? 1 : 0, isoDate(purchaseEnd),
+          planned.nextReissueAt ? isoDate(planned.nextReissueAt) : null, ts, ts
+        )
+        let creditUsed = 0
+        if (paid && q.total > 0) {
+          post(db, {
+            resellerId: reseller.id,
+            amount: -q.total,
+            description: `Order ${number}: ${q.product.name}${q.domain ? ` for ${q.domain}` : ''}, ${q.years} year(s)`,
+            orderId: id,
+            at: now
+          })
+          creditUsed = q.total
+        }
+        this.insertInvoice(id, reseller.id, q.total, paid ? 'paid' : 'unpaid', now)
+        const balance = (db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(reseller.id) as {
+          b: number
+        }).b
+        return { order: this.get(reseller.id, id), creditUsed, newBalance: balance }
+      })
+      .immediate()
+  }
+
+  get(resellerId: number, orderId: number): Order {
+    const row = this.ctx.db.prepare(`${ORDER_SELECT} WHERE o.id = ? AND o.reseller_id = ?`).get(orderId, resellerId) as
+      | OrderRow
+      | undefined
+    // Another reseller's order is 404, never 403 (design page).
+    if (!row) throw notFound(`order ${orderId} not found`)
+    return this.toOrder(row)
+  }
+
+  list(resellerId: number, filter: OrderFilter, page: Paging): Page<Order> {
+    const where = ['o.reseller_id = ?']
+    const args: unknown[] = [resellerId]
+    if (filter.status) {
+      where.push('o.status = ?')
+      args.push(filter.status)
+    }
+    if (filter.domain) {
+      where.push(`o.domain LIKE ? ESCAPE '\\'`)
+      args.push(`%${filter.domain.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`)
+    }
+    const sqlWhere = where.join(' AND ')
+    const rows = this.ctx.db
+      .prepare(`${ORDER_SELECT} WHERE ${sqlWhere} ORDER BY o.id DESC LIMIT ? OFFSET ?`)
+      .all(...args, page.limit, page.offset) as OrderRow[]
+    const { n } = this.ctx.db.prepare(`SELECT COUNT(*) AS n FROM orders o WHERE ${sqlWhere}`).get(...args) as {
+      n: number
+    }
+    return { items: rows.map((r) => this.toOrder(r)), total: n, ...page }
+  }
+
+  /**
+   * Cancels an order in `pending` or `processing` (anything else is 409), refunds what was paid
+   * as a credit transaction and cancels the invoice, all in one transaction.
+   */
+  cancel(resellerId: number, orderId: number): { order: Order; refunded: Cents; newBalance: Cents } {
+    const db = this.ctx.db
+    return db
+      .transaction(() => {
+        const order = this.get(resellerId, orderId)
+        if (!CANCELLABLE.includes(order.status)) {
+          throw conflict(`order ${order.orderNumber} is ${order.status}; only pending or processing orders can be cancelled`)
+        }
+        const now = this.ctx.clock()
+        const ts = isoTimestamp(now)
+        let refunded = 0
+        if (order.paymentStatus === 'paid' && order.total > 0) {
+          post(db, {
+            resellerId,
+            amount: order.total,
+            description: `Refund for cancelled order ${order.orderNumber}`,
+            orderId,
+            at: now
+          })
+          refunded = order.total
+        }
+        db.prepare(
+          `UPDATE orders SET status = 'cancelled', payment_status = CASE WHEN payment_status = 'paid' THEN 'refunded' ELSE payment_status END,
+             next_reissue_at = NULL, updated_at = ? WHERE id = ?`
+        ).run(ts, orderId)
+        db.prepare(`UPDATE invoices SET status = 'cancelled', cancelled_at = ? WHERE order_id = ?`).run(ts, orderId)
+        const balance = (db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(resellerId) as {
+          b: number
+        }).b
+        return { order: this.get(resellerId, orderId), refunded, newBalance: balance }
+      })
+      .immediate()
+  }
+
+  /** POST /credits: pays an unpaid order from the balance (402 when short, 409 when not unpaid). */
+  payFromCredit(resellerId: number, orderId: number): { order: Order; amountPaid: Cents; newBalance: Cents } {
+    const db = this.ctx.db
+    return db
+      .transaction(() => {
+        const order = this.get(resellerId, orderId)
+        if (order.paymentStatus !== 'unpaid') throw conflict(`order ${order.orderNumber} is already ${order.paymentStatus}`)
+        if (order.status === 'cancelled') throw conflict(`order ${order.orderNumber} is cancelled`)
+        const now = this.ctx.clock()
+        const ts = isoTimestamp(now)
+        const tx =
+          order.total > 0
+            ? post(db, {
+                resellerId,
+                amount: -order.total,
+                description: `Payment of invoice ${order.invoiceNumber ?? ''} for order ${order.orderNumber}`,
+                orderId,
+                at: now
+              })
+            : null
+        db.prepare(`UPDATE orders SET payment_status = 'paid', updated_at = ? WHERE id = ?`).run(ts, orderId)
+        db.prepare(`UPDATE invoices SET status = 'paid', paid_at = ? WHERE order_id = ?`).run(ts, orderId)
+        const newBalance = tx ? tx.balanceAfter : (db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(resellerId) as { b: number }).b
+        return { order: this.get(resellerId, orderId), amountPaid: order.total, newBalance }
+      })
+      .immediate()
+  }
+
+  private insertInvoice(orderId: number, resellerId: number, total: Cents, status: 'paid' | 'unpaid', now: Date): void {
+    const db = this.ctx.db
+    const id = (db.prepare('SELECT COALESCE(MAX(id), 0) + 1 AS id FROM invoices').get() as { id: number }).id
+    const ts = isoTimestamp(now)
+    db.prepare(
+      `INSERT INTO invoices (id, invoice_number, order_id, reseller_id, total_cents, status, due_date, created_at, paid_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+    ).run(
+      id, orderNumber('INV', id, now), orderId, resellerId, total, status,
+      isoDate(status === 'paid' ? now : addDays(now, INVOICE_TERMS_DAYS)), ts, status === 'paid' ? ts : null
+    )
+  }
+
+  private orderDomain(product: Product, domain: string | undefined): string {
+    if (product.type === 'code-signing') {
+      if (domain !== undefined && domain.trim() !== '') throw invalid('code-signing products take no domain')
+      return ''
+    }
+    if (domain === undefined || domain.trim() === '') throw invalid('domain is required')
+    const wildcard = product.type === 'wildcard' || product.wildcardOnly ? 'required' : 'forbidden'
+    return normalizeDomain(domain, wildcard)
+  }
+
+  private toOrder(r: OrderRow): Order {
+    const issuedOrPlanned = r.cert_valid_from ? parseDate(r.cert_valid_from) : parseDate(r.created_at)
+    return {
+      id: r.id,
+      orderNumber: r.order_number,
+      resellerId: r.reseller_id,
+      productId: r.product_id,
+      productName: r.product_name,
+      brand: r.brand,
+      productType: r.product_type,
+      validationType: r.validation_type,
+      domain: r.domain,
+      periodMonths: r.period_months,
+      sanCount: r.san_count,
+      sanWildcardCount: r.san_wildcard_count,
+      contactEmail: r.contact_email,
+      basePrice: r.base_price_cents,
+      sanTotal: r.san_total_cents,
+      discountAmount: r.discount_cents,
+      total: r.total_cents,
+      status: r.status,
+      paymentStatus: r.payment_status,
+      autoReissue: r.auto_reissue === 1,
+      maxValidityDays: maxValidityFor({ type: r.product_type }, issuedOrPlanned),
+      purchaseEndDate: r.purchase_end_date,
+      reissueCount: r.reissue_count,
+      certValidFrom: r.cert_valid_from,
+      certValidTill: r.cert_valid_till,
+      nextReissueAt: r.next_reissue_at,
+      statusNote: r.status_note,
+      invoiceNumber: r.invoice_number,
+      invoiceStatus: r.invoice_status,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at
+    }
+  }
+}

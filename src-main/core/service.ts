@@ -1,0 +1,84 @@
+/**
+ * The CertDesk service: every domain module over one SQLite store, one clock and one keychain.
+ * Transports (IPC, HTTP RPC, the reseller API, the CLI) call these and nothing else.
+ */
+import { randomUUID } from 'node:crypto'
+import defaultCatalogue from '../../resources/catalogue.json'
+import { Catalogue, seedCatalogue, type CatalogueFile } from './catalogue'
+import type { CoreContext } from './context'
+import { openDatabase, type Db } from './db'
+import { Idempotency } from './idempotency'
+import { Invoices } from './invoices'
+import { Ledger } from './ledger'
+import { Orders } from './orders'
+import { Resellers, type Reseller } from './resellers'
+import { KeyringSecretStore, type SecretStore } from './secrets'
+import { Settings } from './settings'
+import { StatsService } from './stats'
+import { systemClock, type Clock } from './time'
+
+export interface ServiceOptions {
+  dataDir: string
+  clock?: Clock
+  /** Defaults to the OS keychain under a service name unique to this data dir. */
+  secrets?: SecretStore
+}
+
+export interface Service {
+  readonly dataDir: string
+  readonly ctx: CoreContext
+  readonly settings: Settings
+  readonly catalogue: Catalogue
+  readonly resellers: Resellers
+  readonly ledger: Ledger
+  readonly orders: Orders
+  readonly invoices: Invoices
+  readonly stats: StatsService
+  readonly idempotency: Idempotency
+  close(): void
+}
+
+export function openService(opts: ServiceOptions): Service {
+  const db: Db = openDatabase(opts.dataDir)
+  seedCatalogue(db, defaultCatalogue as CatalogueFile)
+  const settings = new Settings(db)
+  const installId = settings.getOrCreate('install_id', () => randomUUID())
+  const ctx: CoreContext = {
+    db,
+    clock: opts.clock ?? systemClock,
+    secrets: opts.secrets ?? new KeyringSecretStore(`CertDesk/${installId}`)
+  }
+  const catalogue = new Catalogue(ctx)
+  return {
+    dataDir: opts.dataDir,
+    ctx,
+    settings,
+    catalogue,
+    resellers: new Resellers(ctx),
+    ledger: new Ledger(ctx),
+    orders: new Orders(ctx, catalogue),
+    invoices: new Invoices(ctx),
+    stats: new StatsService(ctx),
+    idempotency: new Idempotency(ctx),
+    close: () => db.close()
+  }
+}
+
+/** Credit a first-run demo reseller starts with, so a new user can order at once. */
+export const DEMO_CREDIT_CENTS = 1000_00
+
+/**
+ * On an empty store, creates a demo reseller (group "Standard", API access on, 1000.00 USD
+ * credit) so a first start has something to try; returns it when it was created.
+ */
+export function ensureDemoReseller(service: Service): Reseller | null {
+  if (service.resellers.list().length > 0) return null
+  const r = service.resellers.create({
+    name: 'Demo Reseller',
+    email: 'demo@example.com',
+    company: 'Demo Hosting Ltd',
+    groupId: 1
+  })
+  service.ledger.topUp(r.id, DEMO_CREDIT_CENTS, 'Welcome credit for the demo reseller')
+  return service.resellers.get(r.id)
+}

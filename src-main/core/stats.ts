@@ -1,0 +1,99 @@
+/**
+ * Account statistics for GET /stats and GET /account. Revenue counts orders that are paid
+ * and not refunded: a cancelled order's refund takes it out again.
+ */
+import type { CoreContext } from './context'
+import type { Cents } from './money'
+import { addDays, isoDate, startOfDay } from './time'
+
+export interface Stats {
+  totalOrders: number
+  activeOrders: number
+  pendingOrders: number
+  totalRevenue: Cents
+  monthlyRevenue: Cents
+  creditBalance: Cents
+  dailySales: { date: string; orders: number; revenue: Cents }[]
+  brandDistribution: { brand: string; count: number }[]
+  statusDistribution: Record<string, number>
+}
+
+/** Days shown in the daily sales chart, today included. */
+export const DAILY_SALES_DAYS = 30
+
+/** Statuses counted as "pending" for the dashboard: waiting on payment, a CSR or validation. */
+const PENDING = ['pending', 'pending_configuration', 'validation_pending', 'processing']
+
+export class StatsService {
+  constructor(private readonly ctx: CoreContext) {}
+
+  revenue(resellerId: number): { orderCount: number; totalRevenue: Cents } {
+    const r = this.ctx.db
+      .prepare(
+        `SELECT COUNT(*) AS n, COALESCE(SUM(CASE WHEN payment_status = 'paid' THEN total_cents END), 0) AS rev
+         FROM orders WHERE reseller_id = ?`
+      )
+      .get(resellerId) as { n: number; rev: number }
+    return { orderCount: r.n, totalRevenue: r.rev }
+  }
+
+  stats(resellerId: number): Stats {
+    const db = this.ctx.db
+    const now = this.ctx.clock()
+    const today = startOfDay(now)
+    const monthStart = `${isoDate(now).slice(0, 7)}-01 00:00:00`
+    const firstDay = addDays(today, -(DAILY_SALES_DAYS - 1))
+
+    const statusRows = db
+      .prepare('SELECT status, COUNT(*) AS n FROM orders WHERE reseller_id = ? GROUP BY status')
+      .all(resellerId) as { status: string; n: number }[]
+    const statusDistribution: Record<string, number> = { completed: 0, pending: 0, processing: 0, cancelled: 0 }
+    for (const r of statusRows) statusDistribution[r.status] = r.n
+    const total = statusRows.reduce((a, r) => a + r.n, 0)
+
+    const { rev, month } = db
+      .prepare(
+        `SELECT COALESCE(SUM(total_cents), 0) AS rev,
+                COALESCE(SUM(CASE WHEN created_at >= ? THEN total_cents END), 0) AS month
+         FROM orders WHERE reseller_id = ? AND payment_status = 'paid'`
+      )
+      .get(monthStart, resellerId) as { rev: number; month: number }
+
+    const daily = db
+      .prepare(
+        `SELECT substr(created_at, 1, 10) AS date, COUNT(*) AS orders,
+                COALESCE(SUM(CASE WHEN payment_status = 'paid' THEN total_cents END), 0) AS revenue
+         FROM orders WHERE reseller_id = ? AND created_at >= ? GROUP BY 1`
+      )
+      .all(resellerId, `${isoDate(firstDay)} 00:00:00`) as { date: string; orders: number; revenue: number }[]
+    const byDate = new Map(daily.map((d) => [d.date, d]))
+    const dailySales = Array.from({ length: DAILY_SALES_DAYS }, (_, i) => {
+      const date = isoDate(addDays(firstDay, i))
+      const d = byDate.get(date)
+      return { date, orders: d?.orders ?? 0, revenue: d?.revenue ?? 0 }
+    })
+
+    const brandDistribution = db
+      .prepare(
+        `SELECT p.brand AS brand, COUNT(*) AS count FROM orders o JOIN products p ON p.id = o.product_id
+         WHERE o.reseller_id = ? GROUP BY p.brand ORDER BY count DESC, brand`
+      )
+      .all(resellerId) as { brand: string; count: number }[]
+
+    const balance = (db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(resellerId) as {
+      b: number
+    }).b
+
+    return {
+      totalOrders: total,
+      activeOrders: statusDistribution.completed ?? 0,
+      pendingOrders: PENDING.reduce((a, s) => a + (statusDistribution[s] ?? 0), 0),
+      totalRevenue: rev,
+      monthlyRevenue: month,
+      creditBalance: balance,
+      dailySales,
+      brandDistribution,
+      statusDistribution
+    }
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * Who is asking. Every request first passes the Host check (a page on another origin that
+ * re-binds its DNS name to 127.0.0.1 sends its own name as Host) and then presents an API key
+ * in `X-API-Key` or `Authorization: Bearer` (spec, "Authentication"). Keys are compared by hash.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { ServiceError } from '../core/errors'
+import type { Service } from '../core/service'
+import { failure, STATUS_OF } from './errors'
+
+export interface AuthOptions {
+  /** Host names accepted besides the loopback ones, such as a configured local name. */
+  allowedHosts?: string[]
+  /**
+   * Routes that authenticate on their own (the browser-mode UI with its session): return true
+   * to let the request through without an API key.
+   */
+  ownAuth?: (request: FastifyRequest) => boolean
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]'])
+
+/** The host name of a Host header (`name[:port]`, `[v6][:port]`); null when malformed. */
+export function hostName(header: string | undefined): string | null {
+  if (!header) return null
+  const m = /^([a-z0-9.-]+|\[[0-9a-f:.]+\])(?::\d{1,5})?$/.exec(header.trim().toLowerCase())
+  return m ? m[1] : null
+}
+
+export function presentedKey(request: FastifyRequest): string | null {
+  const header = request.headers['x-api-key']
+  if (typeof header === 'string' && header.length > 0) return header.trim()
+  const auth = request.headers.authorization
+  if (typeof auth === 'string') {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth)
+    if (m) return m[1]
+  }
+  return null
+}
+
+export function installAuth(app: FastifyInstance, service: Service, opts: AuthOptions): void {
+  const allowed = new Set([...LOOPBACK_HOSTS, ...(opts.allowedHosts ?? []).map((h) => h.toLowerCase())])
+  app.addHook('onRequest', async (request, reply) => {
+    const host = hostName(request.headers.host)
+    if (!host || !(allowed.has(host) || (host.startsWith('127.') && /^127(\.\d{1,3}){3}$/.test(host)))) {
+      return reply.code(403).send(failure('request refused: the Host header is not a loopback name'))
+    }
+    if (opts.ownAuth?.(request)) return
+    const key = presentedKey(request)
+    if (!key) {
+      return reply.code(401).send(failure('missing API key: send it as X-API-Key or Authorization: Bearer'))
+    }
+    try {
+      request.reseller = service.resellers.authenticate(key)
+    } catch (err) {
+      if (err instanceof ServiceError) return reply.code(STATUS_OF[err.kind]).send(failure(err.message))
+      throw err
+    }
+  })
+}
+
+/** The authenticated reseller of a reseller-API route (the hook guarantees one). */
+export function caller(request: FastifyRequest): NonNullable<FastifyRequest['reseller']> {
+  if (!request.reseller) throw new ServiceError('unauthorized', 'missing API key')
+  return request.reseller
+}

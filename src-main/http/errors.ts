@@ -1,0 +1,62 @@
+/**
+ * One error handler for the listener: every failure leaves as `{ success: false, error }`
+ * with the status the design page fixes. 5xx details stay in the process log.
+ */
+import type { FastifyError, FastifyInstance } from 'fastify'
+import { ServiceError, type ErrorKind } from '../core/errors'
+
+export const STATUS_OF: Record<ErrorKind, number> = {
+  invalid: 400,
+  unauthorized: 401,
+  payment_required: 402,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  not_implemented: 501,
+  unavailable: 503
+}
+
+export const failure = (error: string): { success: false; error: string } => ({ success: false, error })
+
+/** `body/product_id must be integer` -> `product_id must be integer`, readable for a person. */
+function validationMessage(err: FastifyError): string {
+  const first = err.validation?.[0]
+  if (!first) return err.message
+  const where = (first.instancePath || '').replace(/^\//, '').replace(/\//g, '.')
+  const context = err.validationContext ?? 'request'
+  const params = first.params as Record<string, unknown>
+  let what = first.message ?? 'is invalid'
+  if (first.keyword === 'enum' && Array.isArray(params.allowedValues)) {
+    what = `must be one of ${(params.allowedValues as unknown[]).join(', ')}`
+  } else if (first.keyword === 'additionalProperties') {
+    return `${context} has an unknown field ${JSON.stringify(params.additionalProperty)}`
+  } else if (first.keyword === 'required') {
+    return `${String(params.missingProperty)} is required`
+  }
+  return `${where || context} ${what}`
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    if (err instanceof ServiceError) {
+      return reply.code(STATUS_OF[err.kind]).send(failure(err.message))
+    }
+    if (err.validation) {
+      return reply.code(400).send(failure(`invalid request: ${validationMessage(err)}`))
+    }
+    const status = err.statusCode ?? 500
+    if (status >= 400 && status < 500) {
+      const message =
+        err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError
+          ? 'could not parse the request body: it is not valid JSON'
+          : err.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+            ? 'request body is larger than 1 MiB'
+            : err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+              ? 'request body must be JSON (Content-Type: application/json)'
+              : err.message
+      return reply.code(status).send(failure(message))
+    }
+    request.log.error({ err: { message: err.message, code: err.code, stack: err.stack } }, 'request failed')
+    return reply.code(500).send(failure('internal server error; see the CertDesk log'))
+  })
+}

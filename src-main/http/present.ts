@@ -1,0 +1,225 @@
+/**
+ * Core records -> the reseller API's JSON (snake_case, USD numbers). Pure functions: the
+ * business rules stay in src-main/core.
+ */
+import type { Static } from '@sinclair/typebox'
+import type { PricedProduct, PriceTable } from '../core/catalogue'
+import type { Invoice } from '../core/invoices'
+import type { CreditTransaction, Page } from '../core/ledger'
+import { centsToUsd } from '../core/money'
+import type { CreatedOrder, Order } from '../core/orders'
+import type { Reseller } from '../core/resellers'
+import type { Stats } from '../core/stats'
+import type {
+  ChartsJson,
+  CreateOrderResponse,
+  InvoiceJson,
+  OrderJson,
+  ProductDetailJson,
+  ProductJson,
+  ResellerJson,
+  SanPricingJson,
+  StatsJson,
+  TransactionJson
+} from './schemas'
+
+const byYears = (t: PriceTable, pick: (p: PriceTable[number]) => number): Record<string, number> =>
+  Object.fromEntries(Object.entries(t).map(([years, p]) => [years, centsToUsd(pick(p))]))
+
+export function productJson(p: PricedProduct): Static<typeof ProductJson> {
+  const base: Static<typeof ProductJson> = {
+    id: p.id,
+    name: p.name,
+    brand: p.brand,
+    type: p.type,
+    validation_type: p.validationType,
+    domain_type: p.domainType,
+    list_price: centsToUsd(p.listPricing[1]?.price ?? 0),
+    list_pricing: byYears(p.listPricing, (x) => x.price),
+    reseller_price: centsToUsd(p.pricing[1]?.price ?? 0),
+    pricing: byYears(p.pricing, (x) => x.price),
+    max_years: p.maxYears,
+    warranty: p.warranty,
+    san_enabled: p.sanEnabled
+  }
+  if (p.fulfillment === 'acme_subscription') {
+    return {
+      ...base,
+      fulfillment: 'acme_subscription',
+      requires_csr: false,
+      acme_type: p.acmeType ?? 'caas',
+      wildcard_only: p.wildcardOnly
+    }
+  }
+  return base
+}
+
+export function sanPricingJson(p: PricedProduct): Static<typeof SanPricingJson> {
+  const sans = (t: PriceTable) =>
+    Object.fromEntries(
+      Object.entries(t).map(([y, x]) => [
+        y,
+        { san_price: centsToUsd(x.sanPrice), wildcard_san_price: centsToUsd(x.wildcardSanPrice) }
+      ])
+    )
+  return {
+    product_id: p.id,
+    product_name: p.name,
+    san_enabled: p.sanEnabled,
+    wildcard_san_enabled: p.wildcardSanEnabled,
+    included_sans: p.includedSans,
+    max_sans: p.maxSans,
+    san_price: centsToUsd(p.pricing[1]?.sanPrice ?? 0),
+    wildcard_san_price: centsToUsd(p.pricing[1]?.wildcardSanPrice ?? 0),
+    pricing: sans(p.pricing),
+    list_pricing: sans(p.listPricing)
+  }
+}
+
+export function productDetailJson(p: PricedProduct): Static<typeof ProductDetailJson> {
+  return {
+    ...productJson(p),
+    description: p.description,
+    wildcard_san_enabled: p.wildcardSanEnabled,
+    included_sans: p.includedSans,
+    max_sans: p.maxSans,
+    san_pricing: sanPricingJson(p)
+  }
+}
+
+export function orderJson(o: Order): Static<typeof OrderJson> {
+  return {
+    id: o.id,
+    order_id: o.id,
+    order_number: o.orderNumber,
+    product_id: o.productId,
+    product: o.productName,
+    brand: o.brand,
+    type: o.productType,
+    validation_type: o.validationType,
+    domain: o.domain,
+    san_count: o.sanCount,
+    san_wildcard_count: o.sanWildcardCount,
+    contact_email: o.contactEmail,
+    base_price: centsToUsd(o.basePrice),
+    san_total: centsToUsd(o.sanTotal),
+    discount_amount: centsToUsd(o.discountAmount),
+    total: centsToUsd(o.total),
+    currency: 'USD',
+    status: o.status,
+    status_note: o.statusNote,
+    payment_status: o.paymentStatus,
+    invoice_number: o.invoiceNumber,
+    invoice_status: o.invoiceStatus,
+    created_at: o.createdAt,
+    updated_at: o.updatedAt,
+    auto_reissue_enabled: o.autoReissue,
+    max_validity_days: o.maxValidityDays,
+    purchase_end_date: o.purchaseEndDate,
+    next_reissue_at: o.nextReissueAt,
+    reissue_count: o.reissueCount,
+    cert_valid_from: o.certValidFrom,
+    cert_valid_till: o.certValidTill,
+    period: o.periodMonths
+  }
+}
+
+export function createdOrderJson(c: CreatedOrder): Static<typeof CreateOrderResponse> {
+  const o = c.order
+  return {
+    success: true,
+    message: `Order ${o.orderNumber} created and paid from credit`,
+    order_id: o.id,
+    order_number: o.orderNumber,
+    domain: o.domain,
+    base_price: centsToUsd(o.basePrice),
+    san_total: centsToUsd(o.sanTotal),
+    discount_amount: centsToUsd(o.discountAmount),
+    total: centsToUsd(o.total),
+    status: o.status,
+    payment_status: o.paymentStatus,
+    credit_used: centsToUsd(c.creditUsed),
+    new_balance: centsToUsd(c.newBalance),
+    invoice_number: o.invoiceNumber ?? '',
+    auto_reissue_enabled: o.autoReissue,
+    max_validity_days: o.maxValidityDays,
+    purchase_end_date: o.purchaseEndDate,
+    next_reissue_at: o.nextReissueAt,
+    period: o.periodMonths
+  }
+}
+
+export function invoiceJson(i: Invoice): Static<typeof InvoiceJson> {
+  return {
+    id: i.id,
+    invoice_number: i.invoiceNumber,
+    order_id: i.orderId,
+    order_number: i.orderNumber,
+    domain: i.domain,
+    product: i.productName,
+    total: centsToUsd(i.total),
+    currency: 'USD',
+    status: i.status,
+    due_date: i.dueDate,
+    created_at: i.createdAt,
+    paid_at: i.paidAt,
+    sent_at: i.sentAt,
+    cancelled_at: i.cancelledAt
+  }
+}
+
+export function transactionJson(t: CreditTransaction): Static<typeof TransactionJson> {
+  return {
+    id: t.id,
+    amount: centsToUsd(t.amount),
+    type: t.type,
+    description: t.description,
+    balance_after: centsToUsd(t.balanceAfter),
+    order_id: t.orderId,
+    created_at: t.createdAt
+  }
+}
+
+export function resellerJson(
+  r: Reseller,
+  groupName: string | null,
+  stats: { orderCount: number; totalRevenue: number }
+): Static<typeof ResellerJson> {
+  return {
+    id: r.id,
+    name: r.name,
+    email: r.email,
+    company: r.company,
+    discount_rate: r.discountRate,
+    credit_balance: centsToUsd(r.creditBalance),
+    group_id: r.groupId,
+    group_name: groupName,
+    api_access: r.apiAccess,
+    created_at: r.createdAt,
+    stats: { order_count: stats.orderCount, total_revenue: centsToUsd(stats.totalRevenue) }
+  }
+}
+
+export function statsJson(s: Stats): { stats: Static<typeof StatsJson>; charts: Static<typeof ChartsJson> } {
+  return {
+    stats: {
+      total_orders: s.totalOrders,
+      active_orders: s.activeOrders,
+      pending_orders: s.pendingOrders,
+      total_revenue: centsToUsd(s.totalRevenue),
+      monthly_revenue: centsToUsd(s.monthlyRevenue),
+      credit_balance: centsToUsd(s.creditBalance)
+    },
+    charts: {
+      daily_sales: s.dailySales.map((d) => ({ date: d.date, orders: d.orders, revenue: centsToUsd(d.revenue) })),
+      brand_distribution: s.brandDistribution,
+      status_distribution: s.statusDistribution
+    }
+  }
+}
+
+export const paginationJson = <T>(p: Page<T>): { total: number; limit: number; offset: number } => ({
+  total: p.total,
+  limit: p.limit,
+  offset: p.offset
+})

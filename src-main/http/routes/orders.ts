@@ -1,0 +1,121 @@
+import { Type } from '@sinclair/typebox'
+import { notImplemented } from '../../core/errors'
+import { Idempotency } from '../../core/idempotency'
+import { centsToUsd } from '../../core/money'
+import { ORDER_STATUSES } from '../../core/orders'
+import type { Service } from '../../core/service'
+import { caller } from '../auth'
+import { paging } from '../paging'
+import { createdOrderJson, orderJson, paginationJson } from '../present'
+import type { ApiRouter } from '../router'
+import { CreateOrderResponse, IdParam, Money, ok, OrderJson, Pagination, PagingQuery, StringEnum } from '../schemas'
+import { ErrorRef, IdempotencyHeaders } from './common'
+
+export const CreateOrderBody = Type.Object(
+  {
+    product_id: Type.Integer({ minimum: 1 }),
+    domain: Type.Optional(Type.String({ maxLength: 253 })),
+    period: Type.Optional(Type.Integer({ description: 'months, a multiple of 12; default 12' })),
+    san_count: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
+    san_wildcard_count: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
+    contact_email: Type.Optional(Type.String({ maxLength: 254 }))
+  },
+  { additionalProperties: false }
+)
+
+export function registerOrderRoutes(r: ApiRouter, service: Service): void {
+  r.get(
+    '/orders',
+    {
+      summary: 'Order list, newest first',
+      querystring: Type.Object({
+        status: Type.Optional(StringEnum(ORDER_STATUSES)),
+        domain: Type.Optional(Type.String({ maxLength: 253 })),
+        ...PagingQuery
+      }),
+      response: { 200: ok({ orders: Type.Array(OrderJson), pagination: Pagination }), ...ErrorRef }
+    },
+    async (request) => {
+      const q = request.query
+      const page = service.orders.list(caller(request).id, { status: q.status, domain: q.domain?.trim() || undefined }, paging(q))
+      return { success: true as const, orders: page.items.map(orderJson), pagination: paginationJson(page) }
+    }
+  )
+
+  r.get(
+    '/orders/:id',
+    { summary: 'Order detail', params: IdParam('id'), response: { 200: ok({ order: OrderJson }), ...ErrorRef } },
+    async (request) => ({
+      success: true as const,
+      order: orderJson(service.orders.get(caller(request).id, request.params.id))
+    })
+  )
+
+  r.post(
+    '/orders',
+    {
+      summary: 'Create an order, paid from credit at once (402 when the balance is short)',
+      headers: IdempotencyHeaders,
+      body: CreateOrderBody,
+      response: { 200: CreateOrderResponse, ...ErrorRef }
+    },
+    async (request, reply) => {
+      const reseller = caller(request)
+      const b = request.body
+      const answer = service.idempotency.run(
+        reseller.id,
+        request.headers['idempotency-key'],
+        Idempotency.fingerprint('POST', '/orders', b),
+        () => ({
+          statusCode: 200,
+          body: createdOrderJson(
+            service.orders.create(reseller, {
+              productId: b.product_id,
+              domain: b.domain,
+              period: b.period,
+              sanCount: b.san_count,
+              sanWildcardCount: b.san_wildcard_count,
+              contactEmail: b.contact_email
+            })
+          )
+        })
+      )
+      if (answer.replayed) reply.header('idempotent-replayed', 'true')
+      return reply.code(answer.statusCode).send(answer.body)
+    }
+  )
+
+  r.put(
+    '/orders/:id',
+    {
+      summary: 'Order action: cancel (pending or processing only; refunds what was paid)',
+      params: IdParam('id'),
+      body: Type.Object({ action: StringEnum(['cancel'] as const) }, { additionalProperties: false }),
+      response: {
+        200: ok({ order_id: Type.Integer(), status: Type.String(), refunded: Money, new_balance: Money, order: OrderJson }),
+        ...ErrorRef
+      }
+    },
+    async (request) => {
+      const result = service.orders.cancel(caller(request).id, request.params.id)
+      return {
+        success: true as const,
+        message: `Order ${result.order.orderNumber} cancelled` + (result.refunded > 0 ? `; ${centsToUsd(result.refunded).toFixed(2)} USD refunded to credit` : ''),
+        order_id: result.order.id,
+        status: result.order.status,
+        refunded: centsToUsd(result.refunded),
+        new_balance: centsToUsd(result.newBalance),
+        order: orderJson(result.order)
+      }
+    }
+  )
+
+  r.get(
+    '/orders/:order_id/acme',
+    { summary: 'ACME subscription set-up details', params: IdParam('order_id'), response: { ...ErrorRef } },
+    async (request) => {
+      service.orders.get(caller(request).id, request.params.order_id)
+      throw notImplemented('ACME subscriptions are not available yet in this version of CertDesk')
+    }
+  )
+}

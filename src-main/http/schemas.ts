@@ -1,0 +1,207 @@
+/**
+ * TypeBox schemas of the reseller API v3.0 (../shared/spec/reseller-api-v3.md, "Resources").
+ * They validate requests, serialise responses and make /openapi.json; handler types come from
+ * them (`Static<typeof X>`), so validation and types are one thing.
+ */
+import { Type, type TInteger, type TLiteral, type TSchema, type TUnion, type Static } from '@sinclair/typebox'
+
+/** A string enum that reads as one in errors and in OpenAPI (not an anyOf of literals). */
+export const StringEnum = <const T extends string>(values: readonly T[], description?: string) =>
+  Type.String({ enum: [...values], ...(description ? { description } : {}) }) as unknown as TUnion<TLiteral<T>[]>
+
+export const Money = Type.Number({ description: 'USD, two decimals' })
+export const Day = Type.String({ description: 'YYYY-MM-DD (UTC)' })
+export const Timestamp = Type.String({ description: 'YYYY-MM-DD HH:MM:SS (UTC)' })
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()])
+
+export const ErrorEnvelope = Type.Object(
+  { success: Type.Literal(false), error: Type.String() },
+  { $id: 'ErrorEnvelope', description: 'Failure envelope' }
+)
+
+/** `{ success: true, ...data }` */
+export const ok = <P extends Record<string, TSchema>>(props: P) =>
+  Type.Object({ success: Type.Literal(true), message: Type.Optional(Type.String()), ...props })
+
+export const Pagination = Type.Object({
+  total: Type.Integer(),
+  limit: Type.Integer(),
+  offset: Type.Integer()
+})
+
+export const PagingQuery = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, description: 'page size, default 50, values above 100 are clamped to 100' })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, description: 'start position, default 0' }))
+}
+
+export const IdParam = <K extends string>(name: K) =>
+  Type.Object({ [name]: Type.Integer({ minimum: 1 }) } as Record<K, TInteger>)
+
+const PriceByYears = Type.Record(Type.String({ pattern: '^[0-9]+$' }), Money)
+
+export const ProductJson = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  brand: Type.String(),
+  type: Type.String(),
+  validation_type: Type.String(),
+  domain_type: Type.String(),
+  list_price: Money,
+  list_pricing: PriceByYears,
+  reseller_price: Money,
+  pricing: PriceByYears,
+  max_years: Type.Integer(),
+  warranty: Type.String(),
+  san_enabled: Type.Boolean(),
+  fulfillment: Type.Optional(Type.String()),
+  requires_csr: Type.Optional(Type.Boolean()),
+  acme_type: Type.Optional(Type.String()),
+  wildcard_only: Type.Optional(Type.Boolean())
+})
+
+const SanPriceByYears = Type.Record(
+  Type.String({ pattern: '^[0-9]+$' }),
+  Type.Object({ san_price: Money, wildcard_san_price: Money })
+)
+
+export const SanPricingJson = Type.Object({
+  product_id: Type.Integer(),
+  product_name: Type.String(),
+  san_enabled: Type.Boolean(),
+  wildcard_san_enabled: Type.Boolean(),
+  included_sans: Type.Integer(),
+  max_sans: Type.Integer(),
+  san_price: Money,
+  wildcard_san_price: Money,
+  pricing: SanPriceByYears,
+  list_pricing: SanPriceByYears
+})
+
+export const ProductDetailJson = Type.Composite([
+  ProductJson,
+  Type.Object({
+    description: Type.String(),
+    wildcard_san_enabled: Type.Boolean(),
+    included_sans: Type.Integer(),
+    max_sans: Type.Integer(),
+    san_pricing: SanPricingJson
+  })
+])
+
+const RenewalFields = {
+  auto_reissue_enabled: Type.Boolean(),
+  max_validity_days: Type.Integer(),
+  purchase_end_date: Day,
+  next_reissue_at: Nullable(Day),
+  reissue_count: Type.Integer(),
+  cert_valid_from: Nullable(Day),
+  cert_valid_till: Nullable(Day),
+  period: Type.Integer({ description: 'months' })
+}
+
+export const OrderJson = Type.Object({
+  id: Type.Integer(),
+  order_id: Type.Integer(),
+  order_number: Type.String(),
+  product_id: Type.Integer(),
+  product: Type.String(),
+  brand: Type.String(),
+  type: Type.String(),
+  validation_type: Type.String(),
+  domain: Type.String(),
+  san_count: Type.Integer(),
+  san_wildcard_count: Type.Integer(),
+  contact_email: Nullable(Type.String()),
+  base_price: Money,
+  san_total: Money,
+  discount_amount: Money,
+  total: Money,
+  currency: Type.Literal('USD'),
+  status: Type.String(),
+  status_note: Nullable(Type.String()),
+  payment_status: Type.String(),
+  invoice_number: Nullable(Type.String()),
+  invoice_status: Nullable(Type.String()),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  ...RenewalFields
+})
+
+export const CreateOrderResponse = ok({
+  order_id: Type.Integer(),
+  order_number: Type.String(),
+  domain: Type.String(),
+  base_price: Money,
+  san_total: Money,
+  discount_amount: Money,
+  total: Money,
+  status: Type.String(),
+  payment_status: Type.String(),
+  credit_used: Money,
+  new_balance: Money,
+  invoice_number: Type.String(),
+  auto_reissue_enabled: Type.Boolean(),
+  max_validity_days: Type.Integer(),
+  purchase_end_date: Day,
+  next_reissue_at: Nullable(Day),
+  period: Type.Integer()
+})
+
+export const InvoiceJson = Type.Object({
+  id: Type.Integer(),
+  invoice_number: Type.String(),
+  order_id: Type.Integer(),
+  order_number: Type.String(),
+  domain: Type.String(),
+  product: Type.String(),
+  total: Money,
+  currency: Type.Literal('USD'),
+  status: Type.String(),
+  due_date: Day,
+  created_at: Timestamp,
+  paid_at: Nullable(Timestamp),
+  sent_at: Nullable(Timestamp),
+  cancelled_at: Nullable(Timestamp)
+})
+
+export const TransactionJson = Type.Object({
+  id: Type.Integer(),
+  amount: Money,
+  type: StringEnum(['debit', 'credit'] as const),
+  description: Type.String(),
+  balance_after: Money,
+  order_id: Nullable(Type.Integer()),
+  created_at: Timestamp
+})
+
+export const ResellerJson = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  email: Type.String(),
+  company: Type.String(),
+  discount_rate: Type.Number(),
+  credit_balance: Money,
+  group_id: Nullable(Type.Integer()),
+  group_name: Nullable(Type.String()),
+  api_access: Type.Boolean(),
+  created_at: Timestamp,
+  stats: Type.Object({ order_count: Type.Integer(), total_revenue: Money })
+})
+
+export const StatsJson = Type.Object({
+  total_orders: Type.Integer(),
+  active_orders: Type.Integer(),
+  pending_orders: Type.Integer(),
+  total_revenue: Money,
+  monthly_revenue: Money,
+  credit_balance: Money
+})
+
+export const ChartsJson = Type.Object({
+  daily_sales: Type.Array(Type.Object({ date: Day, orders: Type.Integer(), revenue: Money })),
+  brand_distribution: Type.Array(Type.Object({ brand: Type.String(), count: Type.Integer() })),
+  status_distribution: Type.Record(Type.String(), Type.Integer())
+})
+
+export type OrderJsonT = Static<typeof OrderJson>
+export type ProductJsonT = Static<typeof ProductJson>

@@ -1,0 +1,124 @@
+/**
+ * The local HTTP listener: the reseller API v3.0 over the core service. Binds 127.0.0.1 by
+ * default, refuses foreign Host headers (DNS rebinding), authenticates every request, and
+ * answers every failure in the spec's envelope (design page, "Local HTTP listener security").
+ */
+import swagger from '@fastify/swagger'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import Ajv from 'ajv'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import type { Reseller } from '../core/resellers'
+import type { Service } from '../core/service'
+import { installAuth, type AuthOptions } from './auth'
+import { failure, installErrorHandling } from './errors'
+import { ApiRouter } from './router'
+import { registerAccountRoutes } from './routes/account'
+import { registerBillingRoutes } from './routes/billing'
+import { registerCatalogueRoutes } from './routes/catalogue'
+import { registerCertificateRoutes } from './routes/certificates'
+import { registerOrderRoutes } from './routes/orders'
+import { ErrorEnvelope } from './schemas'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    reseller: Reseller | null
+  }
+}
+
+export type App = FastifyInstance
+
+/** Design page: a body over 1 MiB is 413. */
+export const BODY_LIMIT = 1024 * 1024
+
+export interface ServerOptions extends AuthOptions {
+  logger?: FastifyServerOptions['logger']
+  /** Extra routes (the app's RPC and UI, the ACME server) added before the 405 table is built. */
+  extend?: (app: App, router: ApiRouter) => void | Promise<void>
+}
+
+export const API_VERSION = '3.0'
+
+export async function buildServer(service: Service, opts: ServerOptions = {}): Promise<App> {
+  const app = Fastify({
+    logger: opts.logger ?? false,
+    bodyLimit: BODY_LIMIT,
+    return503OnClosing: true,
+    forceCloseConnections: true,
+    ajv: { customOptions: { coerceTypes: true } }
+  })
+  installValidators(app)
+  installErrorHandling(app)
+  // Only JSON bodies: anything else is 415, not a string the schema then refuses.
+  app.removeContentTypeParser('text/plain')
+  app.decorateRequest('reseller', null)
+  installAuth(app, service, opts)
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'CertDesk reseller API',
+        version: API_VERSION,
+        description: 'The reseller API v3.0 served by CertDesk on the local machine.'
+      },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+          bearer: { type: 'http', scheme: 'bearer' }
+        }
+      },
+      security: [{ apiKey: [] }, { bearer: [] }]
+    }
+  })
+  app.addSchema(ErrorEnvelope)
+
+  const typed = app.withTypeProvider<TypeBoxTypeProvider>()
+  const router = new ApiRouter(typed)
+  registerCatalogueRoutes(router, service)
+  registerOrderRoutes(router, service)
+  registerBillingRoutes(router, service)
+  registerAccountRoutes(router, service)
+  registerCertificateRoutes(router, service)
+  router.get('/openapi.json', { hide: true }, async () => app.swagger())
+  if (opts.extend) await opts.extend(app, router)
+  router.finish()
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send(failure(`no such endpoint: ${request.method} ${request.url.split('?')[0]}`))
+  })
+  return app
+}
+
+/**
+ * Query strings arrive as text, so query and path parameters are coerced ("limit=5" is 5).
+ * JSON bodies are not: `"product_id": "5"` is a 400, and unknown body fields are refused
+ * rather than silently dropped, so a typo such as `perod` never goes unnoticed.
+ */
+function installValidators(app: FastifyInstance): void {
+  const lenient = new Ajv({ coerceTypes: 'array', useDefaults: true, removeAdditional: false, strict: false })
+  const strictBody = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, strict: false })
+  for (const a of [lenient, strictBody]) a.addKeyword('example')
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    (httpPart === 'body' ? strictBody : lenient).compile(schema)
+  )
+}
+
+export interface Listening {
+  app: App
+  url: string
+  port: number
+  close(): Promise<void>
+}
+
+export async function listen(app: App, host = '127.0.0.1', port = 0): Promise<Listening> {
+  await app.listen({ host, port })
+  const addr = app.server.address()
+  const actualPort = typeof addr === 'object' && addr ? addr.port : port
+  const shownHost = host.includes(':') ? `[${host}]` : host
+  return {
+    app,
+    url: `http://${shownHost}:${actualPort}`,
+    port: actualPort,
+    close: () => app.close()
+  }
+}

@@ -1,0 +1,42 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { join } from 'node:path'
+
+export const ROOT = join(__dirname, '..', '..')
+export const CLI = join(ROOT, 'bin', 'certdesk.cjs')
+
+/** Runs `certdesk …` to the end and parses its JSON output. */
+export function certdesk(args: string[]): { code: number; json: Record<string, unknown>; stderr: string } {
+  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: process.env, timeout: 60_000 })
+  let json: Record<string, unknown>
+  try {
+    json = JSON.parse(r.stdout || r.stderr)
+  } catch {
+    json = {}
+  }
+  return { code: r.status ?? -1, json, stderr: r.stderr }
+}
+
+/** `certdesk serve` on a free port; resolves with its base URL once it printed it. */
+export async function serve(dataDir: string, extra: string[] = []): Promise<{ url: string; child: ChildProcess; exited: Promise<number> }> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', dataDir, '--port', '0', ...extra], {
+    env: process.env,
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  const exited = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)))
+  let err = ''
+  child.stderr?.on('data', (d) => (err += d))
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = ''
+    const timer = setTimeout(() => reject(new Error(`serve printed no URL in 30 s: ${err}`)), 30_000)
+    child.stdout?.on('data', (d) => {
+      out += d
+      const m = /(http:\/\/\S+)/.exec(out)
+      if (m) {
+        clearTimeout(timer)
+        resolve(m[1])
+      }
+    })
+    void exited.then((code) => reject(new Error(`serve exited with ${code}: ${err}`)))
+  })
+  return { url, child, exited }
+}
