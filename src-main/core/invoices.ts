@@ -3,6 +3,7 @@ import type { CoreContext } from './context'
 import { notFound } from './errors'
 import type { Page, Paging } from './ledger'
 import type { Cents } from './money'
+import { countInvoices } from './tallies'
 
 export const INVOICE_STATUSES = ['unpaid', 'paid', 'cancelled', 'sent'] as const
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number]
@@ -38,10 +39,7 @@ export class Invoices {
     const items = this.ctx.db
       .prepare(`${SELECT} WHERE ${where} ORDER BY i.id DESC LIMIT ? OFFSET ?`)
       .all(...args, page.limit, page.offset) as Invoice[]
-    const { n } = this.ctx.db.prepare(`SELECT COUNT(*) AS n FROM invoices i WHERE ${where}`).get(...args) as {
-      n: number
-    }
-    return { items, total: n, ...page }
+    return { items, total: countInvoices(this.ctx.db, resellerId, filter.status), ...page }
   }
 
   get(resellerId: number, id: number): Invoice {

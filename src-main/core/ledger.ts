@@ -6,6 +6,7 @@ import type { CoreContext } from './context'
 import type { Db } from './db'
 import { invalid, notFound, paymentRequired } from './errors'
 import { formatUsd, type Cents } from './money'
+import { countLedger } from './tallies'
 import { isoTimestamp } from './time'
 
 export interface CreditTransaction {
@@ -104,9 +105,6 @@ export class Ledger {
     const items = this.ctx.db
       .prepare(`SELECT ${TX_COLUMNS} FROM credit_transactions WHERE reseller_id = ? ORDER BY id DESC LIMIT ? OFFSET ?`)
       .all(resellerId, page.limit, page.offset) as CreditTransaction[]
-    const { n } = this.ctx.db
-      .prepare('SELECT COUNT(*) AS n FROM credit_transactions WHERE reseller_id = ?')
-      .get(resellerId) as { n: number }
-    return { items, total: n, ...page }
+    return { items, total: countLedger(this.ctx.db, resellerId), ...page }
   }
 }

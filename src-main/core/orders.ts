@@ -8,6 +8,7 @@ import type { CoreContext } from './context'
 import { normalizeDomain } from './domains'
 import { conflict, invalid, notFound, notImplemented } from './errors'
 import { post, type Page, type Paging } from './ledger'
+import { countOrders, usesDomainIndex } from './tallies'
 import { validityWindow, maxValidityFor } from './lifecycle'
 import { percentOf, type Cents } from './money'
 import type { Reseller } from './resellers'
@@ -263,17 +264,24 @@ export class Orders {
       args.push(filter.status)
     }
     if (filter.domain) {
-      where.push(`o.domain LIKE ? ESCAPE '\\'`)
-      args.push(`%${filter.domain.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`)
+      const term = filter.domain.toLowerCase()
+      if (usesDomainIndex(term)) {
+        // Migration 0003: the trigram index finds the candidates instead of reading every order.
+        where.push(`o.id IN (SELECT rowid FROM orders_domain WHERE domain LIKE ?)`)
+        args.push(`%${term}%`)
+      } else {
+        where.push(`o.domain LIKE ? ESCAPE '\\'`)
+        args.push(`%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`)
+      }
     }
     const sqlWhere = where.join(' AND ')
     const rows = this.ctx.db
       .prepare(`${ORDER_SELECT} WHERE ${sqlWhere} ORDER BY o.id DESC LIMIT ? OFFSET ?`)
       .all(...args, page.limit, page.offset) as OrderRow[]
-    const { n } = this.ctx.db.prepare(`SELECT COUNT(*) AS n FROM orders o WHERE ${sqlWhere}`).get(...args) as {
-      n: number
-    }
-    return { items: rows.map((r) => this.toOrder(r)), total: n, ...page }
+    const total = filter.domain
+      ? (this.ctx.db.prepare(`SELECT COUNT(*) AS n FROM orders o WHERE ${sqlWhere}`).get(...args) as { n: number }).n
+      : countOrders(this.ctx.db, resellerId, filter.status)
+    return { items: rows.map((r) => this.toOrder(r)), total, ...page }
   }
 
   /**

@@ -30,8 +30,8 @@ export class StatsService {
   revenue(resellerId: number): { orderCount: number; totalRevenue: Cents } {
     const r = this.ctx.db
       .prepare(
-        `SELECT COUNT(*) AS n, COALESCE(SUM(CASE WHEN payment_status = 'paid' THEN total_cents END), 0) AS rev
-         FROM orders WHERE reseller_id = ?`
+        `SELECT COALESCE(SUM(n), 0) AS n, COALESCE(SUM(CASE WHEN payment_status = 'paid' THEN total_cents END), 0) AS rev
+         FROM order_tallies WHERE reseller_id = ?`
       )
       .get(resellerId) as { n: number; rev: number }
     return { orderCount: r.n, totalRevenue: r.rev }
@@ -45,19 +45,22 @@ export class StatsService {
     const firstDay = addDays(today, -(DAILY_SALES_DAYS - 1))
 
     const statusRows = db
-      .prepare('SELECT status, COUNT(*) AS n FROM orders WHERE reseller_id = ? GROUP BY status')
+      .prepare('SELECT status, SUM(n) AS n FROM order_tallies WHERE reseller_id = ? GROUP BY status HAVING SUM(n) > 0')
       .all(resellerId) as { status: string; n: number }[]
     const statusDistribution: Record<string, number> = { completed: 0, pending: 0, processing: 0, cancelled: 0 }
     for (const r of statusRows) statusDistribution[r.status] = r.n
     const total = statusRows.reduce((a, r) => a + r.n, 0)
 
-    const { rev, month } = db
+    // Migration 0003: totals from the tallies, this month's orders from orders_reseller_created.
+    const { rev } = db
+      .prepare(`SELECT COALESCE(SUM(total_cents), 0) AS rev FROM order_tallies WHERE reseller_id = ? AND payment_status = 'paid'`)
+      .get(resellerId) as { rev: number }
+    const { month } = db
       .prepare(
-        `SELECT COALESCE(SUM(total_cents), 0) AS rev,
-                COALESCE(SUM(CASE WHEN created_at >= ? THEN total_cents END), 0) AS month
-         FROM orders WHERE reseller_id = ? AND payment_status = 'paid'`
+        `SELECT COALESCE(SUM(total_cents), 0) AS month FROM orders
+         WHERE reseller_id = ? AND created_at >= ? AND payment_status = 'paid'`
       )
-      .get(monthStart, resellerId) as { rev: number; month: number }
+      .get(resellerId, monthStart) as { month: number }
 
     const daily = db
       .prepare(
@@ -75,8 +78,8 @@ export class StatsService {
 
     const brandDistribution = db
       .prepare(
-        `SELECT p.brand AS brand, COUNT(*) AS count FROM orders o JOIN products p ON p.id = o.product_id
-         WHERE o.reseller_id = ? GROUP BY p.brand ORDER BY count DESC, brand`
+        `SELECT p.brand AS brand, SUM(t.n) AS count FROM order_tallies t JOIN products p ON p.id = t.product_id
+         WHERE t.reseller_id = ? GROUP BY p.brand HAVING SUM(t.n) > 0 ORDER BY count DESC, brand`
       )
       .all(resellerId) as { brand: string; count: number }[]
 

@@ -1,0 +1,43 @@
+/**
+ * Row counts and sums kept by the triggers of migration 0003, so list totals and statistics
+ * read a handful of rows instead of counting a million (issue 7, "Scale"). The triggers run
+ * inside every writer's transaction, so these numbers are exactly what COUNT(*) would say.
+ */
+import type Database from 'better-sqlite3'
+import type { Db } from './db'
+
+type Statement = Database.Statement<unknown[]>
+const statements = new WeakMap<Db, Map<string, Statement>>()
+
+/** A prepared statement reused per connection: preparing costs more than these queries. */
+export function cached(db: Db, sql: string): Statement {
+  let byDb = statements.get(db)
+  if (!byDb) statements.set(db, (byDb = new Map()))
+  let stmt = byDb.get(sql)
+  if (!stmt) byDb.set(sql, (stmt = db.prepare(sql)))
+  return stmt
+}
+
+const sumOf = (row: unknown): number => (row as { n: number | null }).n ?? 0
+
+export function countOrders(db: Db, resellerId: number, status?: string): number {
+  return status
+    ? sumOf(cached(db, 'SELECT SUM(n) AS n FROM order_tallies WHERE reseller_id = ? AND status = ?').get(resellerId, status))
+    : sumOf(cached(db, 'SELECT SUM(n) AS n FROM order_tallies WHERE reseller_id = ?').get(resellerId))
+}
+
+export function countInvoices(db: Db, resellerId: number, status?: string): number {
+  return status
+    ? sumOf(cached(db, 'SELECT n FROM invoice_tallies WHERE reseller_id = ? AND status = ?').get(resellerId, status) ?? {})
+    : sumOf(cached(db, 'SELECT SUM(n) AS n FROM invoice_tallies WHERE reseller_id = ?').get(resellerId))
+}
+
+export function countLedger(db: Db, resellerId: number): number {
+  return sumOf(cached(db, 'SELECT n FROM ledger_tallies WHERE reseller_id = ?').get(resellerId) ?? {})
+}
+
+/**
+ * The trigram index answers LIKE only for terms of three characters or more, and only without
+ * an ESCAPE clause; shorter terms and terms holding a LIKE wildcard take the plain scan.
+ */
+export const usesDomainIndex = (term: string): boolean => term.length >= 3 && !/[\\%_]/.test(term)
