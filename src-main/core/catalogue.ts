@@ -2,6 +2,7 @@
  * The catalogue: products, reseller groups and their prices. A product is in a group exactly
  * when the group has prices for it; the caller sees group prices only for its own group.
  */
+import { CatalogueCache } from './catalogue-cache'
 import type { CoreContext } from './context'
 import type { Db } from './db'
 import { forbidden, notFound } from './errors'
@@ -105,9 +106,11 @@ export const isAcmeProduct = (p: Product): boolean => p.fulfillment === 'acme_su
 
 export class Catalogue {
   private readonly db: Db
+  private readonly cache: CatalogueCache
 
   constructor(ctx: CoreContext) {
     this.db = ctx.db
+    this.cache = new CatalogueCache(ctx.db)
   }
 
   groups(): Group[] {
@@ -129,6 +132,11 @@ export class Catalogue {
   /** The products of `groupId`, filtered, with list and group prices. */
   list(groupId: number | null, filter: ProductFilter = {}): PricedProduct[] {
     const gid = requireGroup(groupId)
+    const key = JSON.stringify(['list', gid, filter.brand, filter.type, filter.validation, filter.includeAcme === true])
+    return this.cache.get(key, () => this.load(gid, filter))
+  }
+
+  private load(gid: number, filter: ProductFilter): PricedProduct[] {
     const where = ['EXISTS (SELECT 1 FROM product_prices pp WHERE pp.product_id = p.id AND pp.group_id = ?)']
     const args: unknown[] = [gid]
     if (filter.brand !== undefined) {
@@ -159,6 +167,10 @@ export class Catalogue {
   /** One product as the caller's group sees it: 404 when it does not exist, 403 outside the group. */
   product(groupId: number | null, productId: number): PricedProduct {
     const gid = requireGroup(groupId)
+    return this.cache.get(JSON.stringify(['product', gid, productId]), () => this.loadProduct(gid, productId))
+  }
+
+  private loadProduct(gid: number, productId: number): PricedProduct {
     const row = this.db.prepare('SELECT * FROM products WHERE id = ?').get(productId) as
       | ProductRow
       | undefined

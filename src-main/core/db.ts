@@ -5,6 +5,7 @@
 import Database from 'better-sqlite3'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { installStatementCache } from './statement-cache'
 
 export type Db = Database.Database
 
@@ -29,6 +30,7 @@ export const DB_FILE = 'certdesk.sqlite'
 export function openDatabase(dataDir: string): Db {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   const db = new Database(join(dataDir, DB_FILE))
+  installStatementCache(db)
   db.pragma('journal_mode = WAL')
   db.pragma('foreign_keys = ON')
   // Another process (the admin CLI next to `serve`) may hold the write lock for a moment.

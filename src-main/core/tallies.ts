@@ -3,37 +3,24 @@
  * read a handful of rows instead of counting a million (issue 7, "Scale"). The triggers run
  * inside every writer's transaction, so these numbers are exactly what COUNT(*) would say.
  */
-import type Database from 'better-sqlite3'
 import type { Db } from './db'
-
-type Statement = Database.Statement<unknown[]>
-const statements = new WeakMap<Db, Map<string, Statement>>()
-
-/** A prepared statement reused per connection: preparing costs more than these queries. */
-export function cached(db: Db, sql: string): Statement {
-  let byDb = statements.get(db)
-  if (!byDb) statements.set(db, (byDb = new Map()))
-  let stmt = byDb.get(sql)
-  if (!stmt) byDb.set(sql, (stmt = db.prepare(sql)))
-  return stmt
-}
 
 const sumOf = (row: unknown): number => (row as { n: number | null }).n ?? 0
 
 export function countOrders(db: Db, resellerId: number, status?: string): number {
   return status
-    ? sumOf(cached(db, 'SELECT SUM(n) AS n FROM order_tallies WHERE reseller_id = ? AND status = ?').get(resellerId, status))
-    : sumOf(cached(db, 'SELECT SUM(n) AS n FROM order_tallies WHERE reseller_id = ?').get(resellerId))
+    ? sumOf(db.prepare('SELECT SUM(n) AS n FROM order_tallies WHERE reseller_id = ? AND status = ?').get(resellerId, status))
+    : sumOf(db.prepare('SELECT SUM(n) AS n FROM order_tallies WHERE reseller_id = ?').get(resellerId))
 }
 
 export function countInvoices(db: Db, resellerId: number, status?: string): number {
   return status
-    ? sumOf(cached(db, 'SELECT n FROM invoice_tallies WHERE reseller_id = ? AND status = ?').get(resellerId, status) ?? {})
-    : sumOf(cached(db, 'SELECT SUM(n) AS n FROM invoice_tallies WHERE reseller_id = ?').get(resellerId))
+    ? sumOf(db.prepare('SELECT n FROM invoice_tallies WHERE reseller_id = ? AND status = ?').get(resellerId, status) ?? {})
+    : sumOf(db.prepare('SELECT SUM(n) AS n FROM invoice_tallies WHERE reseller_id = ?').get(resellerId))
 }
 
 export function countLedger(db: Db, resellerId: number): number {
-  return sumOf(cached(db, 'SELECT n FROM ledger_tallies WHERE reseller_id = ?').get(resellerId) ?? {})
+  return sumOf(db.prepare('SELECT n FROM ledger_tallies WHERE reseller_id = ?').get(resellerId) ?? {})
 }
 
 /**

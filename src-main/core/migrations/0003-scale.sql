@@ -93,3 +93,26 @@ CREATE TRIGGER orders_domain_update AFTER UPDATE OF domain ON orders BEGIN
   INSERT INTO orders_domain(orders_domain, rowid, domain) VALUES ('delete', old.id, old.domain);
   INSERT INTO orders_domain(rowid, domain) VALUES (new.id, new.domain);
 END;
+
+-- The catalogue changes rarely and is read on every GET /products and POST /orders; the core
+-- keeps the priced products in memory and reloads them when this number moves. Triggers bump
+-- it for every writer, the admin CLI in another process included.
+INSERT INTO settings (key, value) VALUES ('catalogue_version', '0') ON CONFLICT (key) DO NOTHING;
+CREATE TRIGGER catalogue_version_products_insert AFTER INSERT ON products BEGIN
+  UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE key = 'catalogue_version';
+END;
+CREATE TRIGGER catalogue_version_products_update AFTER UPDATE ON products BEGIN
+  UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE key = 'catalogue_version';
+END;
+CREATE TRIGGER catalogue_version_products_delete AFTER DELETE ON products BEGIN
+  UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE key = 'catalogue_version';
+END;
+CREATE TRIGGER catalogue_version_prices_insert AFTER INSERT ON product_prices BEGIN
+  UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE key = 'catalogue_version';
+END;
+CREATE TRIGGER catalogue_version_prices_update AFTER UPDATE ON product_prices BEGIN
+  UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE key = 'catalogue_version';
+END;
+CREATE TRIGGER catalogue_version_prices_delete AFTER DELETE ON product_prices BEGIN
+  UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE key = 'catalogue_version';
+END;
