@@ -1,6 +1,7 @@
 // A separate client process: `n` sequential requests over one keep-alive connection, then
 // prints latency percentiles (ms) as JSON. Sequential on purpose: this is the latency one
-// user sees, not throughput. Usage: node probe.mjs <url> <api key> <n> <path> [<path> …]
+// user sees, not throughput. `{i:S}` in a path becomes S, S+1, … so no two requests are the same
+// and none is answered from the read cache. Usage: node probe.mjs <url> <key> <n> <path> [<path> …]
 import http from 'node:http'
 
 const [url, key, n, ...paths] = process.argv.slice(2)
@@ -18,13 +19,14 @@ const get = (path) =>
 
 const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]
 const out = {}
+const nth = (path, i) => path.replace(/\{i:(\d+)\}/g, (_, start) => String(Number(start) + i))
 for (const path of paths) {
-  const first = await get(path) // warm-up, and a check that it answers at all
+  const first = await get(nth(path, Number(n))) // warm-up, and a check that it answers at all
   if (first.status !== 200) throw new Error(`GET ${path} answered ${first.status}: ${first.body.toString().slice(0, 200)}`)
   const times = []
   for (let i = 0; i < Number(n); i++) {
     const t = process.hrtime.bigint()
-    const r = await get(path)
+    const r = await get(nth(path, i))
     times.push(Number(process.hrtime.bigint() - t) / 1e6)
     if (r.status !== 200) throw new Error(`GET ${path} answered ${r.status}`)
   }

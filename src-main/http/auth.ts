@@ -5,7 +5,9 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ServiceError } from '../core/errors'
+import { hashApiKey, type Reseller } from '../core/resellers'
 import type { Service } from '../core/service'
+import { storeVersion } from '../core/store-version'
 import { failure, STATUS_OF } from './errors'
 
 export interface AuthOptions {
@@ -38,7 +40,19 @@ export function presentedKey(request: FastifyRequest): string | null {
   return null
 }
 
+/** Keys remembered at most (only keys that authenticated; a wrong key is never kept). */
+const MAX_KNOWN_KEYS = 1024
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** `storeVersion` when the request was authenticated. */
+    storeVersion: string | null
+  }
+}
+
 export function installAuth(app: FastifyInstance, service: Service, opts: AuthOptions): void {
+  const known = new Map<string, { version: string; reseller: Reseller }>()
+  app.decorateRequest('storeVersion', null)
   const allowed = new Set([...LOOPBACK_HOSTS, ...(opts.allowedHosts ?? []).map((h) => h.toLowerCase())])
   app.addHook('onRequest', async (request, reply) => {
     const host = hostName(request.headers.host)
@@ -51,7 +65,18 @@ export function installAuth(app: FastifyInstance, service: Service, opts: AuthOp
       return reply.code(401).send(failure('missing API key: send it as X-API-Key or Authorization: Bearer'))
     }
     try {
-      request.reseller = service.resellers.authenticate(key)
+      // Who a key belongs to changes only when the store does: reuse the answer until then.
+      const version = storeVersion(service.ctx.db)
+      const hash = hashApiKey(key)
+      const memo = known.get(hash)
+      if (memo && memo.version === version) {
+        request.reseller = memo.reseller
+      } else {
+        request.reseller = service.resellers.authenticate(key)
+        if (known.size >= MAX_KNOWN_KEYS) known.clear()
+        known.set(hash, { version, reseller: request.reseller })
+      }
+      request.storeVersion = version
     } catch (err) {
       if (err instanceof ServiceError) return reply.code(STATUS_OF[err.kind]).send(failure(err.message))
       throw err

@@ -11,6 +11,7 @@ import type { Reseller } from '../core/resellers'
 import type { Service } from '../core/service'
 import { installAuth, type AuthOptions } from './auth'
 import { failure, installErrorHandling } from './errors'
+import { installReadCache } from './read-cache'
 import { ApiRouter } from './router'
 import { registerAccountRoutes } from './routes/account'
 import { registerBillingRoutes } from './routes/billing'
@@ -52,6 +53,7 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
   app.removeContentTypeParser('text/plain')
   app.decorateRequest('reseller', null)
   installAuth(app, service, opts)
+  installReadCache(app, service)
 
   await app.register(swagger, {
     openapi: {

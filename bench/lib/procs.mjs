@@ -1,0 +1,97 @@
+// Child processes of a bench or reliability run. Each server runs under `timeout`, so it stops
+// by itself even when the run that started it is killed; `stop` ends it early.
+import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { CLI } from './paths.mjs'
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+const running = new Set()
+process.once('exit', () => {
+  for (const p of running) p.kill('SIGKILL')
+})
+
+/** The pid of the process `timeout` runs (the one whose memory and death matter). */
+async function childPid(pid) {
+  for (let i = 0; i < 200; i++) {
+    try {
+      const kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim()
+      if (kids) return Number(kids.split(/\s+/)[0])
+    } catch {
+      // not there yet, or gone: checked again below
+    }
+    await sleep(10)
+  }
+  throw new Error(`could not find the process started by timeout (pid ${pid})`)
+}
+
+/**
+ * Starts `node <script> …args` under `timeout` and resolves when it printed a URL on stdout.
+ * Returns { url, pid (the node process), rss(), kill9(), stop(), exited, log() }.
+ */
+export async function startNode(script, args, { env = process.env, lifetime = 1200, nodeArgs = [] } = {}) {
+  const t0 = process.hrtime.bigint()
+  const child = spawn('timeout', ['--signal=KILL', String(lifetime), process.execPath, ...nodeArgs, script, ...args], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  running.add(child)
+  let out = ''
+  let err = ''
+  child.stdout.on('data', (d) => (out += d))
+  child.stderr.on('data', (d) => (err += d))
+  const exited = new Promise((resolve) =>
+    child.on('exit', (code, signal) => {
+      running.delete(child)
+      resolve(code ?? signal)
+    })
+  )
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${script} printed no URL in 120 s: ${err}`)), 120_000)
+    const look = () => {
+      const m = /(http:\/\/[^\s]+)/.exec(out)
+      if (m) {
+        clearTimeout(timer)
+        resolve(m[1])
+      }
+    }
+    child.stdout.on('data', look)
+    void exited.then((code) => {
+      clearTimeout(timer)
+      reject(new Error(`${script} exited with ${code} before listening: ${err}`))
+    })
+  })
+  const pid = await childPid(child.pid)
+  return {
+    url,
+    pid,
+    startedAt: t0,
+    exited,
+    log: () => out + err,
+    /** Resident memory of the server process in MB: now and at its peak. */
+    rss() {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+      const kb = (k) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? 0)
+      return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 }
+    },
+    kill9() {
+      process.kill(pid, 'SIGKILL')
+      return exited
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return exited
+      try {
+        process.kill(pid, 'SIGTERM')
+      } catch {
+        // already gone
+      }
+      const t = setTimeout(() => child.kill('SIGKILL'), 10_000)
+      const code = await exited
+      clearTimeout(t)
+      return code
+    }
+  }
+}
+
+/** `certdesk serve` on a free loopback port over `dataDir`. */
+export const startCertdesk = (dataDir, env, extra = []) =>
+  startNode(CLI, ['serve', '--data-dir', dataDir, '--port', '0', ...extra], { env })

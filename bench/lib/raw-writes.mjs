@@ -1,0 +1,78 @@
+// The write baseline: the rows POST /orders writes (order, debit with the balance update,
+// invoice), written by raw better-sqlite3 in the same kind of transaction (BEGIN IMMEDIATE, WAL,
+// synchronous=NORMAL, the same schema and triggers), with statements prepared once.
+//   node raw-writes.mjs <dataDir> <resellerId> serve     a bare node:http server doing it per POST
+//   node raw-writes.mjs <dataDir> <resellerId> loop N    N transactions in-process, prints tx/s
+import http from 'node:http'
+import { join } from 'node:path'
+import { Database, DB_FILE } from './store.mjs'
+
+const [dataDir, resellerArg, mode, countArg] = process.argv.slice(2)
+const resellerId = Number(resellerArg)
+const db = new Database(join(dataDir, DB_FILE))
+db.pragma('journal_mode = WAL')
+db.pragma('foreign_keys = ON')
+db.pragma('busy_timeout = 5000')
+db.pragma('synchronous = NORMAL')
+
+const price = db
+  .prepare('SELECT price_cents AS p FROM product_prices WHERE group_id = 1 AND product_id = 2 AND years = 1')
+  .get().p
+const nextOrder = db.prepare('SELECT COALESCE(MAX(id), 0) + 1 AS id FROM orders')
+const nextInvoice = db.prepare('SELECT COALESCE(MAX(id), 0) + 1 AS id FROM invoices')
+const insOrder = db.prepare(
+  `INSERT INTO orders (id, order_number, reseller_id, product_id, domain, period_months, san_count,
+     san_wildcard_count, contact_email, base_price_cents, san_total_cents, discount_cents, total_cents,
+     status, payment_status, auto_reissue, purchase_end_date, next_reissue_at, created_at, updated_at)
+   VALUES (?, ?, ?, 2, ?, 12, 0, 0, NULL, ?, 0, 0, ?, 'pending', 'paid', 1, ?, ?, ?, ?)`
+)
+const debit = db.prepare(
+  `UPDATE resellers SET credit_balance_cents = credit_balance_cents + ?
+   WHERE id = ? AND credit_balance_cents + ? >= 0 RETURNING credit_balance_cents AS balance`
+)
+const insTx = db.prepare(
+  `INSERT INTO credit_transactions (reseller_id, amount_cents, type, description, balance_after_cents, order_id, created_at)
+   VALUES (?, ?, 'debit', ?, ?, ?, ?)`
+)
+const insInvoice = db.prepare(
+  `INSERT INTO invoices (id, invoice_number, order_id, reseller_id, total_cents, status, due_date, created_at, paid_at)
+   VALUES (?, ?, ?, ?, ?, 'paid', ?, ?, ?)`
+)
+const balance = db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?')
+
+const place = db.transaction((domain) => {
+  const now = new Date()
+  const ts = now.toISOString().slice(0, 19).replace('T', ' ')
+  const day = ts.slice(0, 10)
+  const id = nextOrder.get().id
+  const number = `ORD-${day.slice(0, 4)}-${String(id).padStart(6, '0')}`
+  insOrder.run(id, number, resellerId, domain, price, price, day, day, ts, ts)
+  const b = debit.get(-price, resellerId, -price)
+  if (!b) throw new Error('insufficient credit')
+  insTx.run(resellerId, -price, `Order ${number}`, b.balance, id, ts)
+  const inv = nextInvoice.get().id
+  insInvoice.run(inv, `INV-${day.slice(0, 4)}-${String(inv).padStart(6, '0')}`, id, resellerId, price, day, ts, ts)
+  return { id, number, total: price, balance: balance.get(resellerId).b }
+})
+
+if (mode === 'loop') {
+  const n = Number(countArg)
+  const t = process.hrtime.bigint()
+  for (let i = 0; i < n; i++) place.immediate(`loop-${i}.example.com`)
+  const s = Number(process.hrtime.bigint() - t) / 1e9
+  process.stdout.write(`${JSON.stringify({ transactions: n, seconds: s, perSecond: n / s })}\n`)
+  db.close()
+} else {
+  const server = http.createServer((req, res) => {
+    const chunks = []
+    req.on('data', (c) => chunks.push(c))
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString())
+      const o = place.immediate(body.domain)
+      const out = JSON.stringify({ success: true, order_id: o.id, order_number: o.number, total: o.total / 100, new_balance: o.balance / 100 })
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(out)
+    })
+  })
+  server.listen(0, '127.0.0.1', () => process.stdout.write(`raw write server listening on http://127.0.0.1:${server.address().port}\n`))
+  process.on('SIGTERM', () => server.close(() => process.exit(0)))
+}
