@@ -3,6 +3,7 @@
  * with the status the design page fixes. 5xx details stay in the process log.
  */
 import type { FastifyError, FastifyInstance } from 'fastify'
+import type { Socket } from 'node:net'
 import { ServiceError, type ErrorKind } from '../core/errors'
 
 export const STATUS_OF: Record<ErrorKind, number> = {
@@ -59,4 +60,23 @@ export function installErrorHandling(app: FastifyInstance): void {
     request.log.error({ err: { message: err.message, code: err.code, stack: err.stack } }, 'request failed')
     return reply.code(500).send(failure('internal server error; see the CertDesk log'))
   })
+}
+
+/**
+ * A request node's HTTP parser refuses before fastify sees it (a bad request line, a header
+ * over the size limit, a broken chunk) still gets the envelope, not fastify's own shape.
+ */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return
+  const [status, reason, message] =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'Request Timeout', 'request timed out before it was complete']
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request Header Fields Too Large', 'request headers are larger than the server accepts']
+        : [400, 'Bad Request', 'could not parse the request: it is not valid HTTP/1.1']
+  const body = JSON.stringify(failure(message))
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+  )
 }

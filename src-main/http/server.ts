@@ -10,7 +10,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Reseller } from '../core/resellers'
 import type { Service } from '../core/service'
 import { installAuth, type AuthOptions } from './auth'
-import { failure, installErrorHandling } from './errors'
+import { clientErrorHandler, failure, installErrorHandling } from './errors'
 import { installReadCache } from './read-cache'
 import { ApiRouter } from './router'
 import { registerAccountRoutes } from './routes/account'
@@ -45,7 +45,10 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
     forceCloseConnections: true,
-    ajv: { customOptions: { coerceTypes: true } }
+    ajv: { customOptions: { coerceTypes: true } },
+    // A request without Host reaches the Host check below (403 in the envelope), not node's bare 400.
+    http: { requireHostHeader: false },
+    clientErrorHandler
   })
   installValidators(app)
   installErrorHandling(app)
