@@ -48,7 +48,7 @@ export async function startNode(script, args, { env = process.env, lifetime = 12
   const url = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${script} printed no URL in 120 s: ${err}`)), 120_000)
     const look = () => {
-      const m = /(http:\/\/[^\s]+)/.exec(out)
+      const m = /listening on (http:\/\/[^\s"]+)/.exec(out)
       if (m) {
         clearTimeout(timer)
         resolve(m[1])
@@ -67,6 +67,7 @@ export async function startNode(script, args, { env = process.env, lifetime = 12
     startedAt: t0,
     exited,
     log: () => out + err,
+    alive: () => child.exitCode === null && child.signalCode === null,
     /** Resident memory of the server process in MB: now and at its peak. */
     rss() {
       const status = readFileSync(`/proc/${pid}/status`, 'utf8')

@@ -2,7 +2,7 @@
  * One error handler for the listener: every failure leaves as `{ success: false, error }`
  * with the status the design page fixes. 5xx details stay in the process log.
  */
-import type { FastifyError, FastifyInstance } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Socket } from 'node:net'
 import { ServiceError, type ErrorKind } from '../core/errors'
 
@@ -74,9 +74,42 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
       : err.code === 'HPE_HEADER_OVERFLOW'
         ? [431, 'Request Header Fields Too Large', 'request headers are larger than the server accepts']
         : [400, 'Bad Request', 'could not parse the request: it is not valid HTTP/1.1']
+  endSocket(socket, status, reason, message)
+}
+
+/** CONNECT never reaches a route (node hands it over as a tunnel request): 405 like any other method. */
+export function refuseConnect(_req: unknown, socket: Socket): void {
+  endSocket(socket, 405, 'Method Not Allowed', 'method CONNECT is not allowed: this is the reseller API, not a proxy')
+}
+
+function endSocket(socket: Socket, status: number, reason: string, message: string): void {
+  if (socket.destroyed) return
   const body = JSON.stringify(failure(message))
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
   )
+}
+
+/** A path the router cannot decode (`/products/%ff`) is a 400 in the envelope. */
+export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const message =
+    err.code === 'FST_ERR_BAD_URL' ? 'could not read the request path: it is not valid percent-encoded UTF-8' : 'could not route the request'
+  void reply.code(400).send(failure(message))
+}
+
+/**
+ * What the request log shows of a request. A client that puts its API key in the URL by mistake
+ * (`?api_key=cdk_…`) must not have it written to the log (design page: secrets never in logs).
+ */
+export const redactSecrets = (text: string): string => text.replace(/cdk_[A-Za-z0-9_-]+/g, 'cdk_[redacted]')
+
+export const logSerializers = {
+  req: (req: FastifyRequest) => ({
+    method: req.method,
+    url: redactSecrets(req.url),
+    hostname: req.hostname,
+    remoteAddress: req.ip,
+    remotePort: req.socket?.remotePort
+  })
 }

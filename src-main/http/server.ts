@@ -10,7 +10,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Reseller } from '../core/resellers'
 import type { Service } from '../core/service'
 import { installAuth, type AuthOptions } from './auth'
-import { clientErrorHandler, failure, installErrorHandling } from './errors'
+import { clientErrorHandler, failure, frameworkErrors, installErrorHandling, logSerializers, refuseConnect } from './errors'
 import { installReadCache } from './read-cache'
 import { ApiRouter } from './router'
 import { registerAccountRoutes } from './routes/account'
@@ -41,15 +41,17 @@ export const API_VERSION = '3.0'
 
 export async function buildServer(service: Service, opts: ServerOptions = {}): Promise<App> {
   const app = Fastify({
-    logger: opts.logger ?? false,
+    logger: opts.logger && typeof opts.logger === 'object' ? { serializers: logSerializers, ...opts.logger } : (opts.logger ?? false),
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
     forceCloseConnections: true,
     ajv: { customOptions: { coerceTypes: true } },
     // A request without Host reaches the Host check below (403 in the envelope), not node's bare 400.
     http: { requireHostHeader: false },
-    clientErrorHandler
+    clientErrorHandler,
+    frameworkErrors
   })
+  app.server.on('connect', refuseConnect)
   installValidators(app)
   installErrorHandling(app)
   // Only JSON bodies: anything else is 415, not a string the schema then refuses.
