@@ -111,7 +111,7 @@ export async function decodeCsr(text: string, crypto: CryptoProvider = nodeCrypt
     curve = alg.namedCurve ?? null
     keySize = curve ? (CURVE_BITS[curve] ?? null) : null
   }
-  let signatureValid = false
+  let signatureValid: boolean
   try {
     signatureValid = await csr.verify(crypto)
   } catch {
