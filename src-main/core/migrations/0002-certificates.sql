@@ -21,7 +21,9 @@ CREATE TABLE certificate_requests (
   dcv_method     TEXT NOT NULL CHECK (dcv_method IN ('email', 'http', 'https', 'dns', 'none')),
   approver_email TEXT,
   unique_value   TEXT NOT NULL,
-  submitted_at   TEXT NOT NULL
+  submitted_at   TEXT NOT NULL,
+  -- Why a certificate is due once validation passes: initial, reissue or auto_reissue.
+  pending_issue  TEXT CHECK (pending_issue IN ('initial', 'reissue', 'auto_reissue'))
 ) STRICT;
 
 -- One row per name and order: every SAN has its own instruction and status (design page).
