@@ -712,7 +712,8 @@ export class Certificates {
             .run(hashCode(code), ts, delivery === 'smtp' ? `approval email sent to ${mail.to}` : `approval email to ${mail.to} is in the outbox (no SMTP server configured)`, c.id)
           this.ctx.db
             .prepare('INSERT INTO email_outbox (order_id, to_address, subject, body, delivery, created_at) VALUES (?, ?, ?, ?, ?, ?)')
-            .run(order.id, mail.to, mail.subject, mail.text, delivery, ts)
+            // A delivered message is kept without its code: the code is a credential of the approver.
+            .run(order.id, mail.to, mail.subject, delivery === 'smtp' ? mail.text.replace(code, '(code sent by email)') : mail.text, delivery, ts)
         })
         .immediate()
     }

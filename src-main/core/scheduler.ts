@@ -37,6 +37,11 @@ export class Scheduler {
     return this.running
   }
 
+  /** Resolves once no pass is running, so the store can be closed under it safely. */
+  async idle(): Promise<void> {
+    await this.running?.catch(() => undefined)
+  }
+
   private async pass(): Promise<SchedulerReport> {
     const now = this.ctx.clock()
     const today = isoDate(now)
@@ -95,5 +100,28 @@ export class Scheduler {
       report.expired.push({ order_id: o.id, order_number: o.order_number })
     }
     return report
+  }
+}
+
+/**
+ * Runs a pass now (catching up after the machine slept or the app was closed) and then every
+ * `intervalMs`; `log` gets one line per pass that did something. The returned stop function
+ * resolves when a pass in flight has finished.
+ */
+export function startSchedulerLoop(scheduler: Scheduler, log: (line: string) => void, intervalMs = SCHEDULER_INTERVAL_MS): () => Promise<void> {
+  const pass = (): void => {
+    scheduler.run().then(
+      (r) => {
+        if (r.issued.length || r.expired.length || r.validation_needed.length || r.errors.length) log(`scheduler ${JSON.stringify(r)}`)
+      },
+      (err: unknown) => log(`could not run the scheduler: ${err instanceof Error ? err.message : String(err)}`)
+    )
+  }
+  pass()
+  const timer = setInterval(pass, intervalMs)
+  timer.unref()
+  return () => {
+    clearInterval(timer)
+    return scheduler.idle()
   }
 }
