@@ -344,6 +344,13 @@ describe('refusals: 400 and 409, nothing changed', () => {
     expect((await s.request('PUT', `/orders/${cancelled}`, { key: r.key, body: { action: 'cancel' } })).status).toBe(200)
     expect((await post('/ssl/configure', { order_id: cancelled, csr: opensslCsr(['gone.example.com']), dcv_method: 'http' })).status).toBe(409)
 
+    // An on-invoice order takes no CSR until it is paid.
+    const reseller = s.service.resellers.get(r.id)
+    const unpaid = s.service.orders.create(reseller, { productId: 2, domain: 'unpaid.example.com' }, 'invoice').order.id
+    const res = await post('/ssl/configure', { order_id: unpaid, csr: opensslCsr(['unpaid.example.com']), dcv_method: 'http' })
+    expect(res.status).toBe(409)
+    expect(res.body.error).toMatch(/it is unpaid; pay it first/)
+
     const other = s.reseller({ credit: 10 })
     for (const [m, p, body] of [
       ['GET', `/ssl/${id}`, undefined],
