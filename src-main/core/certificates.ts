@@ -265,6 +265,8 @@ export class Certificates {
       throw conflict(`could not record approval for order ${order.orderNumber}: it is ${order.status}, not validation_pending`)
     }
     const now = this.ctx.clock()
+    // BR §3.2.2.4.4: no validation by constructed email on or after the sunset, even with an older code.
+    if (!constructedEmailAllowed(now)) throw invalid(this.emailSunsetMessage())
     const res = this.ctx.db
       .prepare(
         `UPDATE dcv_checks SET status = 'valid', validated_at = ?, checked_at = ?, detail = ?, email_code_hash = NULL
@@ -398,7 +400,11 @@ export class Certificates {
             .prepare(`UPDATE dcv_checks SET status = 'valid', detail = ?, checked_at = ?, validated_at = ? WHERE id = ?`)
             .run(result.detail, isoTimestamp(now), isoTimestamp(now), c.id)
         } else {
-          const detail = result?.detail ?? 'email approval is older than the reuse period; a new approval was requested'
+          const detail =
+            result?.detail ??
+            (constructedEmailAllowed(now)
+              ? 'email approval is older than the reuse period; a new approval email was sent'
+              : `email validation is retired from ${isoDate(CONSTRUCTED_EMAIL_SUNSET)}; choose http, https or dns with /ssl/change-dcv`)
           this.ctx.db.prepare(`UPDATE dcv_checks SET status = 'pending', detail = ?, checked_at = ? WHERE id = ?`).run(detail, isoTimestamp(now), c.id)
           failures.push(`${c.name}: ${detail}`)
         }

@@ -315,6 +315,13 @@ describe('refusals: 400 and 409, nothing changed', () => {
       clock.set('2028-03-14T23:59:59Z')
       const ok = await post('/ssl/configure', { order_id: id, csr: opensslCsr(['sunset.example.com']), approver_email: 'admin@sunset.example.com' })
       expect(ok.status).toBe(200)
+      // A code mailed the second before the sunset no longer validates after it.
+      const code = /^\s{4}([A-Z2-9]{10})\s*$/m.exec(s.service.certificates.outbox(id)[0].body)?.[1] as string
+      clock.set('2028-03-15T00:00:01Z')
+      const late = await post('/ssl/approve', { order_id: id, code })
+      expect(late.status).toBe(400)
+      expect(late.body.error).toMatch(/no longer allowed/)
+      expect((await post('/ssl/resend-validation', { order_id: id })).status).toBe(400)
     } finally {
       clock.set(before)
     }
