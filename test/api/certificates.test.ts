@@ -400,6 +400,15 @@ describe('reissue', () => {
     const c = await verifyDownload(id)
     expect(opensslText(c.certificate_pem as string)).toMatch(/DNS:re\.example\.com, DNS:www\.re\.example\.com/)
     expect(opensslText(c.certificate_pem as string)).toMatch(/ASN1 OID: prime256v1|NIST CURVE: P-256/)
+
+    // Another method means validating again with it, for every name.
+    const viaDns = await post('/ssl/reissue', { order_id: id, dcv_method: 'dns' })
+    expect(viaDns.body.status).toBe('validation_pending')
+    expect(validations(viaDns.body).map((v) => [v.method, v.status])).toEqual([['dns', 'pending'], ['dns', 'pending']])
+    for (const v of validations(viaDns.body)) await dns.setTxt(v.instructions.record_name, v.instructions.record_value)
+    const viaDnsDone = await get(`/ssl/${id}`)
+    expect(viaDnsDone.body).toMatchObject({ status: 'completed', dcv_method: 'dns', reissue_count: 0 })
+    expect(s.service.certificates.history(r.id, id).map((x) => x.reason)).toEqual(['reissue', 'reissue', 'reissue', 'initial'])
   })
 })
 
