@@ -262,7 +262,8 @@ export class Certificates {
     }
     const now = this.ctx.clock()
     if (!constructedEmailAllowed(now)) throw invalid(this.emailSunsetMessage())
-    await this.sendApprovals(order, now)
+    const failed = await this.sendApprovals(order, now)
+    if (failed.length > 0) throw new ServiceError('unavailable', failed.join('; '))
     return this.sslStatus(resellerId, orderId)
   }
 
@@ -386,9 +387,7 @@ export class Certificates {
   }
 
   /** Validation messages kept when no SMTP server is set (and copies of those sent). */
-  outbox(
-    orderId?: number
-  ): {
+  outbox(orderId?: number): {
     id: number
     orderId: number | null
     to: string
@@ -839,8 +838,13 @@ export class Certificates {
     }
   }
 
-  /** Mails a fresh code for every pending email check of the order. */
-  private async sendApprovals(order: Order, now: Date): Promise<void> {
+  /**
+   * Mails a fresh code for every pending email check of the order. A message SMTP refuses does
+   * not undo the configure or change-dcv that asked for it: its name shows the reason, and
+   * /ssl/resend-validation tries again. Returns the reasons of the messages that failed.
+   */
+  private async sendApprovals(order: Order, now: Date): Promise<string[]> {
+    const failed: string[] = []
     const pending = this.checks(order.id).filter(
       (c) => c.method === 'email' && c.status !== 'valid' && c.approver_email
     )
@@ -859,10 +863,11 @@ export class Certificates {
         delivery = await deliverMail(this.settings, mail)
       } catch (err) {
         const why = err instanceof Error ? err.message.split('\n')[0] : String(err)
-        this.ctx.db
-          .prepare('UPDATE dcv_checks SET detail = ? WHERE id = ?')
-          .run(`could not send the approval email to ${mail.to}: ${why}`, c.id)
-        throw new ServiceError('unavailable', `could not send the approval email to ${mail.to}: ${why}`)
+        // The old code (if any) stays valid: a failed resend must not void a delivered message.
+        const reason = `could not send the approval email to ${mail.to}: ${why}`
+        this.ctx.db.prepare('UPDATE dcv_checks SET detail = ? WHERE id = ?').run(reason, c.id)
+        failed.push(reason)
+        continue
       }
       const ts = isoTimestamp(now)
       this.ctx.db
@@ -895,6 +900,7 @@ export class Certificates {
         })
         .immediate()
     }
+    return failed
   }
 
   private sslStatus(resellerId: number, orderId: number): SslStatus {

@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DCV_SETTINGS } from '../../src-main/core/dcv'
 import { manualClock } from '../support/clock'
@@ -310,6 +311,36 @@ describe('email validation', () => {
       expect(two.body.status).toBe('completed')
       const c = await verifyDownload(id)
       expect(opensslText(c.certificate_pem as string)).toMatch(/DNS:\*\.mail\.example\.com, DNS:mail\.example\.com/)
+    } finally {
+      s.service.settings.set(DCV_SETTINGS.smtpUrl, '')
+    }
+  })
+
+  it('keeps the order configured when the SMTP server refuses, and says so; resend then answers 503', async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const srv = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = srv.address() as AddressInfo
+        srv.close(() => resolve(port))
+      })
+    })
+    s.service.settings.set(DCV_SETTINGS.smtpUrl, `smtp://127.0.0.1:${closed}`)
+    try {
+      const id = await order({ product_id: 2, domain: 'nomail.example.com' })
+      const conf = await post('/ssl/configure', {
+        order_id: id,
+        csr: opensslCsr(['nomail.example.com']),
+        approver_email: 'webmaster@nomail.example.com'
+      })
+      expect(conf.status).toBe(200)
+      expect(conf.body.status).toBe('validation_pending')
+      expect(validations(conf.body)[0]).toMatchObject({
+        status: 'pending',
+        detail: expect.stringMatching(/could not send the approval email to webmaster@nomail\.example\.com/),
+        instructions: { method: 'email', approver_email: 'webmaster@nomail.example.com', sent_at: null }
+      })
+      const resend = await post('/ssl/resend-validation', { order_id: id })
+      expect(resend.status).toBe(503)
+      expect(resend.body.error).toMatch(/could not send the approval email/)
     } finally {
       s.service.settings.set(DCV_SETTINGS.smtpUrl, '')
     }
