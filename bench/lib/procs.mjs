@@ -6,7 +6,16 @@ import { CLI } from './paths.mjs'
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 const running = new Set()
+const servers = new Set()
+// SIGKILL to `timeout` would leave its child running, so the servers themselves are killed too.
 process.once('exit', () => {
+  for (const pid of servers) {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {
+      // already gone
+    }
+  }
   for (const p of running) p.kill('SIGKILL')
 })
 
@@ -61,6 +70,8 @@ export async function startNode(script, args, { env = process.env, lifetime = 12
     })
   })
   const pid = await childPid(child.pid)
+  servers.add(pid)
+  void exited.then(() => servers.delete(pid))
   return {
     url,
     pid,

@@ -116,3 +116,8 @@ END;
 CREATE TRIGGER catalogue_version_prices_delete AFTER DELETE ON product_prices BEGIN
   UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE key = 'catalogue_version';
 END;
+
+-- The scheduler's pass looks for waiting validations and ended subscriptions by status and
+-- end date, and for due reissues by date; without these it reads every order each hour.
+CREATE INDEX orders_status_end ON orders(status, purchase_end_date);
+CREATE INDEX orders_next_reissue ON orders(status, auto_reissue, next_reissue_at) WHERE next_reissue_at IS NOT NULL;
