@@ -88,7 +88,8 @@ async function crashStorm(work, env) {
   const dataDir = join(work, 'crash')
   const r = makeReseller(dataDir, env, 'Storm Hosting')
   secrets.set(r.key, 'the storm API key')
-  admin(dataDir, ['credit', 'add', '--reseller', String(r.id), '--amount', '1000000'], env)
+  // Enough for every round's orders at the dearest product, so no refusal hides a lost order.
+  admin(dataDir, ['credit', 'add', '--reseller', String(r.id), '--amount', '90000000'], env)
   const seen = new Map() // idempotency key -> { orderId, total, domain }
   const unanswered = new Map() // idempotency key -> body
   const cancelled = new Set()
@@ -157,6 +158,7 @@ async function crashStorm(work, env) {
     // Retry every order whose answer was lost: each must now exist exactly once.
     const retry = makeClient(server.url)
     let retryFailures = 0
+    let firstRetryFailure = ''
     for (const [key, body] of unanswered) {
       const res = await retry.request({
         method: 'POST',
@@ -165,7 +167,7 @@ async function crashStorm(work, env) {
         body
       })
       if (res.status !== 200) {
-        retryFailures++
+        if (retryFailures++ === 0) firstRetryFailure = `${key}: ${res.status ?? res.error} ${(res.text ?? '').slice(0, 120)}`
         continue
       }
       const b = JSON.parse(res.text)
@@ -181,7 +183,7 @@ async function crashStorm(work, env) {
       ...missing.slice(0, 3).map(([k]) => `order for ${k} lost or changed`),
       ...notCancelled.slice(0, 3).map((id) => `cancelled order ${id} is not cancelled and refunded`),
       ...refused.slice(0, 3),
-      retryFailures ? `${retryFailures} retries of unanswered orders failed` : '',
+      retryFailures ? `${retryFailures} retries of unanswered orders failed, first ${firstRetryFailure}` : '',
       orders !== seen.size ? `${orders} orders in the store for ${seen.size} keys that succeeded (lost or doubled)` : ''
     ].filter(Boolean)
     check(
@@ -239,7 +241,9 @@ async function badInput(work, env) {
       let status
       let text
       if (c.raw) {
-        const res = parseRaw(await client.raw(c.raw))
+        // A body over the 1 MiB limit must be refused by its Content-Length alone: wait for that.
+        const over = c.rawBody !== undefined && Buffer.byteLength(c.rawBody) > 1024 * 1024
+        const res = parseRaw(await client.raw(c.raw, { body: c.rawBody, waitMs: over ? 3000 : 100 }))
         status = res.status
         text = res.text
         if (status === null) {

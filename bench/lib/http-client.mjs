@@ -51,8 +51,13 @@ export function makeClient(baseUrl, { sockets = 16 } = {}) {
       if (body !== undefined) req.write(body)
       req.end()
     })
-  /** Raw bytes on a fresh socket; resolves the raw answer text. */
-  const raw = (bytes, timeoutMs = 5_000) =>
+  /**
+   * Raw bytes on a fresh socket; resolves the raw answer text. With `body`, the head goes first
+   * and the body only if no answer came within `waitMs`, as a client honouring an early answer
+   * does: a server refusing a body by its Content-Length (413) answers and closes, and bytes
+   * still sent after that make the kernel reset the connection and drop the answer unread.
+   */
+  const raw = (head, { body, waitMs = 100, timeoutMs = 8_000 } = {}) =>
     new Promise((resolve) => {
       const socket = net.connect(Number(base.port), base.hostname)
       let out = ''
@@ -63,9 +68,17 @@ export function makeClient(baseUrl, { sockets = 16 } = {}) {
         resolve(out)
       })
       socket.on('error', () => {})
-      socket.write(bytes)
-      // Half-close so a server waiting for more of a broken request answers or gives up.
-      setTimeout(() => socket.end(), 200)
+      socket.write(head)
+      const finish = () => setTimeout(() => socket.end(), 200) // half-close: a server waiting for more answers or gives up
+      if (body === undefined) return finish()
+      const started = Date.now()
+      const poll = setInterval(() => {
+        if (out !== '' || socket.destroyed || Date.now() - started >= waitMs) {
+          clearInterval(poll)
+          if (out === '' && !socket.destroyed) socket.write(body)
+          finish()
+        }
+      }, 10)
     })
   return { request, raw, close: () => agent.destroy() }
 }
