@@ -9,11 +9,12 @@ import { centsToUsd, usdToCents } from './core/money'
 import { defaultDataDir } from './core/paths'
 import { ensureDemoReseller, openService, type Service } from './core/service'
 import { buildServer, listen } from './http/server'
+import { DEFAULT_ACME_PORT, startAcmeServer } from './acme/server'
 
 export const DEFAULT_PORT = 7780
 
 const USAGE = `usage:
-  certdesk serve [--data-dir D] [--port P] [--host H] [--log-level L]
+  certdesk serve [--data-dir D] [--port P] [--host H] [--log-level L] [--acme-port P]
   certdesk admin [--data-dir D] reseller add --name N --email E [--company C] [--group ID] [--discount PCT]
   certdesk admin [--data-dir D] reseller list
   certdesk admin [--data-dir D] reseller api-access --reseller ID --enable|--disable
@@ -30,6 +31,7 @@ class UsageError extends Error {}
 const OPTIONS = {
   'data-dir': { type: 'string' },
   port: { type: 'string' },
+  'acme-port': { type: 'string' },
   host: { type: 'string' },
   'log-level': { type: 'string' },
   name: { type: 'string' },
@@ -232,8 +234,14 @@ async function serve(dataDir: string, v: Values): Promise<number> {
     process.on('SIGTERM', stop)
   })
   const listening = await listen(app, host, port)
+  // The embedded ACME server of ACME subscription products: its own HTTPS port (issue 5).
+  const acmePort = v['acme-port'] === undefined ? (port === 0 ? 0 : DEFAULT_ACME_PORT) : Number(v['acme-port'])
+  if (!Number.isInteger(acmePort) || acmePort < 0 || acmePort > 65535) throw new UsageError('--acme-port must be 0-65535')
+  const acme = await startAcmeServer(service, { host: '127.0.0.1', port: acmePort })
   process.stdout.write(`CertDesk reseller API v3.0 listening on ${listening.url}\n`)
+  process.stdout.write(`CertDesk ACME directory at ${acme.directoryUrl}\n`)
   await stopped
+  await acme.close()
   await listening.close()
   service.close()
   process.stderr.write('certdesk: stopped\n')

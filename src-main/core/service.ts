@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import defaultCatalogue from '../../resources/catalogue.json'
+import { AcmeSubscriptions } from './acme-subscriptions'
 import { Catalogue, seedCatalogue, type CatalogueFile } from './catalogue'
 import type { CoreContext } from './context'
 import { openDatabase, type Db } from './db'
@@ -35,6 +36,7 @@ export interface Service {
   readonly invoices: Invoices
   readonly stats: StatsService
   readonly idempotency: Idempotency
+  readonly acme: AcmeSubscriptions
   close(): void
 }
 
@@ -49,6 +51,7 @@ export function openService(opts: ServiceOptions): Service {
     secrets: opts.secrets ?? new KeyringSecretStore(`CertDesk/${installId}`)
   }
   const catalogue = new Catalogue(ctx)
+  const acme = new AcmeSubscriptions(ctx)
   return {
     dataDir: opts.dataDir,
     ctx,
@@ -56,10 +59,11 @@ export function openService(opts: ServiceOptions): Service {
     catalogue,
     resellers: new Resellers(ctx),
     ledger: new Ledger(ctx),
-    orders: new Orders(ctx, catalogue),
+    orders: new Orders(ctx, catalogue, acme),
     invoices: new Invoices(ctx),
     stats: new StatsService(ctx),
     idempotency: new Idempotency(ctx),
+    acme,
     close: () => db.close()
   }
 }

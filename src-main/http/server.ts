@@ -13,6 +13,7 @@ import { installAuth, type AuthOptions } from './auth'
 import { failure, installErrorHandling } from './errors'
 import { ApiRouter } from './router'
 import { registerAccountRoutes } from './routes/account'
+import { isAcmePublicPath, registerAcmeRoutes } from './routes/acme'
 import { registerBillingRoutes } from './routes/billing'
 import { registerCatalogueRoutes } from './routes/catalogue'
 import { registerCertificateRoutes } from './routes/certificates'
@@ -51,7 +52,7 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
   // Only JSON bodies: anything else is 415, not a string the schema then refuses.
   app.removeContentTypeParser('text/plain')
   app.decorateRequest('reseller', null)
-  installAuth(app, service, opts)
+  installAuth(app, service, { ...opts, ownAuth: (request) => isAcmePublicPath(request) || (opts.ownAuth?.(request) ?? false) })
 
   await app.register(swagger, {
     openapi: {
@@ -79,6 +80,7 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
   registerBillingRoutes(router, service)
   registerAccountRoutes(router, service)
   registerCertificateRoutes(router, service)
+  registerAcmeRoutes(router, service)
   router.get('/openapi.json', { hide: true }, async () => app.swagger())
   if (opts.extend) await opts.extend(app, router)
   router.finish()
