@@ -2,6 +2,7 @@
 
 export type ProblemType =
   | 'accountDoesNotExist'
+  | 'alreadyReplaced'
   | 'alreadyRevoked'
   | 'badCSR'
   | 'badNonce'
@@ -22,6 +23,7 @@ export type ProblemType =
 const STATUS: Partial<Record<ProblemType, number>> = {
   unauthorized: 403,
   orderNotReady: 403,
+  alreadyReplaced: 409,
   serverInternal: 500
 }
 

@@ -403,7 +403,7 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
       // RFC 9773 §5: the certificate being replaced must be this account's.
       const old = db.prepare('SELECT * FROM acme_certificates WHERE ari_id = ?').get(String(body.replaces)) as CertRow | undefined
       if (!old || old.account_id !== a.id) throw new AcmeProblem('malformed', 'replaces does not name a certificate of this account')
-      if (old.replaced_by) throw new AcmeProblem('malformed', 'that certificate was already replaced', {}, 409)
+      if (old.replaced_by) throw new AcmeProblem('alreadyReplaced', 'that certificate was already replaced')
       replaces = old.ari_id
     }
     const now = clock()
