@@ -8,10 +8,7 @@ export default defineConfig({
       outDir: 'out/main',
       rollupOptions: {
         // The Electron entry and the `certdesk` CLI share the core; the CLI runs under plain Node.
-        input: { index: resolve(__dirname, 'src-main/index.ts'), cli: resolve(__dirname, 'src-main/cli.ts') },
-        // @peculiar/x509 is required at the top of the bundle, so the Reflect polyfill it needs
-        // must be a require too (an inlined copy would run after it).
-        external: ['reflect-metadata']
+        input: { index: resolve(__dirname, 'src-main/index.ts'), cli: resolve(__dirname, 'src-main/cli.ts') }
       }
     }
   },

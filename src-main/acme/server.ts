@@ -5,28 +5,33 @@
  * refuse a plain-HTTP directory. Subscription rules (covered names, lifetimes) come from
  * src-main/core/acme-subscriptions.ts; this file is the protocol.
  */
-import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto'
-import { x509 } from './x509'
+import { createHash, randomBytes } from 'node:crypto'
 import Fastify, { type FastifyRequest } from 'fastify'
 import type { JWK } from 'jose'
 import type { AcmeSubscription } from '../core/acme-subscriptions'
+import { DCV_SETTINGS } from '../core/dcv'
 import { ServiceError } from '../core/errors'
 import type { Service } from '../core/service'
 import { addDays, isoTimestamp } from '../core/time'
 import { hostName } from '../http/auth'
-import { ariCertId, LocalAcmeCa, type AcmeSigner } from './ca'
+import { x509 } from '../core/x509'
+import { ariCertId, listenerKeyAndCsr, localCaSigner, type AcmeSigner } from './ca'
 import { checkDns01, checkHttp01, type CheckSettings } from './challenges'
 import { parseJws, publicJwk, spkiSha256, thumbprint, verifyEab, verifyWith, type ParsedJws } from './jws'
 import { AcmeProblem } from './problem'
 
-/** Settings keys (SQLite `settings`) the ACME server reads; none is a secret. */
+/**
+ * Settings keys (SQLite `settings`) the ACME server reads; none is a secret. Challenges are
+ * checked through the same resolver and HTTP port as the order DCV checks (`dcv.dns_resolver`,
+ * `dcv.http_port`): both are "how this machine reaches a domain".
+ */
 export const ACME_SETTINGS = {
   /** The directory URL of the running server, written at start for GET /orders/{id}/acme. */
   directoryUrl: 'acme_server.directory_url',
   /** `host:port` of the DNS server challenges are checked against (default: the system resolver). */
-  resolver: 'acme_server.dns_resolver',
+  resolver: DCV_SETTINGS.resolver,
   /** Port http-01 connects to (default 80, RFC 8555 §8.3). */
-  http01Port: 'acme_server.http01_port'
+  http01Port: DCV_SETTINGS.httpPort
 } as const
 
 export const DEFAULT_ACME_PORT = 7781
@@ -37,6 +42,8 @@ const PENDING_LIFETIME_DAYS = 7
 /** RFC 9773 §4.2: how long a client should wait before asking again, in seconds. */
 const ARI_RETRY_AFTER = 6 * 3600
 const MAX_NONCES = 10_000
+/** The listener certificate is made anew at every start; a month outlasts any run. */
+const LISTENER_CERT_DAYS = 30
 
 export interface AcmeServerOptions {
   host?: string
@@ -119,19 +126,19 @@ const tsToDate = (ts: string): Date => new Date(`${ts.replace(' ', 'T')}Z`)
 export async function startAcmeServer(service: Service, opts: AcmeServerOptions = {}): Promise<RunningAcmeServer> {
   const db = service.ctx.db
   const clock = service.ctx.clock
-  const signer = opts.signer ?? new LocalAcmeCa(service)
+  const signer = opts.signer ?? localCaSigner(service.localCa)
   const host = opts.host ?? '127.0.0.1'
 
-  // The listener's own TLS certificate, from the same CA the clients are told to trust.
-  const tlsKeys = generateKeyPairSync('ec', { namedCurve: 'P-256' })
-  const tlsPublic = new x509.PublicKey(tlsKeys.publicKey.export({ type: 'spki', format: 'der' }))
+  // The listener's own TLS certificate, from the same CA the clients are told to trust. It
+  // names `localhost` (the local CA signs DNS names only), and the URLs use that name.
+  const tlsKey = await listenerKeyAndCsr(['localhost'])
   const now = clock()
-  const tls = await signer.issue(tlsPublic, ['localhost', host === '0.0.0.0' ? '127.0.0.1' : host], addDays(now, -1), addDays(now, 30))
+  const tls = await signer.issue(tlsKey.csrDer, ['localhost'], now, addDays(now, LISTENER_CERT_DAYS))
   const rootPem = await signer.rootPem()
 
   const app = Fastify({
     logger: opts.logger ?? false,
-    https: { key: tlsKeys.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, cert: tls.chainPem },
+    https: { key: tlsKey.keyPem, cert: tls.chainPem },
     bodyLimit: 64 * 1024,
     forceCloseConnections: true
   })
@@ -163,7 +170,7 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
 
   app.addHook('onRequest', async (request, reply) => {
     const h = hostName(request.headers.host)
-    if (!h || !(h === 'localhost' || h === '[::1]' || /^127(\.\d{1,3}){3}$/.test(h) || h === host)) {
+    if (!h || !(h === 'localhost' || h === '[::1]' || /^127(\.\d{1,3}){3}$/.test(h))) {
       throw new AcmeProblem('unauthorized', 'request refused: the Host header is not a loopback name')
     }
     // §6.5: every response carries a fresh nonce; §7.1: and a link to the directory.
@@ -527,7 +534,7 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
     names.sort((x, y) => (x === cns[0] ? -1 : y === cns[0] ? 1 : 0))
     let issued
     try {
-      issued = await signer.issue(csr.publicKey, names, window.notBefore, window.notAfter)
+      issued = await signer.issue(Buffer.from(csr.rawData), names, window.notBefore, window.notAfter)
     } catch (err) {
       const problem = new AcmeProblem('serverInternal', `could not issue the certificate: ${(err as Error).message}`)
       db.prepare(`UPDATE acme_orders SET status = 'invalid', error = ? WHERE id = ?`).run(JSON.stringify(problem.toJSON()), o.id)
@@ -617,7 +624,7 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
   await app.listen({ host, port: opts.port ?? DEFAULT_ACME_PORT })
   const addr = app.server.address()
   const port = typeof addr === 'object' && addr ? addr.port : (opts.port ?? DEFAULT_ACME_PORT)
-  base = `https://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`
+  base = `https://localhost:${port}`
   service.settings.set(ACME_SETTINGS.directoryUrl, url('/directory'))
   return {
     directoryUrl: url('/directory'),

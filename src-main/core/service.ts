@@ -6,13 +6,17 @@ import { randomUUID } from 'node:crypto'
 import defaultCatalogue from '../../resources/catalogue.json'
 import { AcmeSubscriptions } from './acme-subscriptions'
 import { Catalogue, seedCatalogue, type CatalogueFile } from './catalogue'
+import { Certificates } from './certificates'
 import type { CoreContext } from './context'
 import { openDatabase, type Db } from './db'
 import { Idempotency } from './idempotency'
 import { Invoices } from './invoices'
+import type { Issuer } from './issuer'
 import { Ledger } from './ledger'
+import { LocalCa } from './local-ca'
 import { Orders } from './orders'
 import { Resellers, type Reseller } from './resellers'
+import { Scheduler } from './scheduler'
 import { KeyringSecretStore, type SecretStore } from './secrets'
 import { Settings } from './settings'
 import { StatsService } from './stats'
@@ -23,6 +27,8 @@ export interface ServiceOptions {
   clock?: Clock
   /** Defaults to the OS keychain under a service name unique to this data dir. */
   secrets?: SecretStore
+  /** Who signs certificates; the local CA when not given (the ACME branch adds another). */
+  issuer?: Issuer
 }
 
 export interface Service {
@@ -37,6 +43,9 @@ export interface Service {
   readonly stats: StatsService
   readonly idempotency: Idempotency
   readonly acme: AcmeSubscriptions
+  readonly localCa: LocalCa
+  readonly certificates: Certificates
+  readonly scheduler: Scheduler
   close(): void
 }
 
@@ -52,6 +61,9 @@ export function openService(opts: ServiceOptions): Service {
   }
   const catalogue = new Catalogue(ctx)
   const acme = new AcmeSubscriptions(ctx)
+  const orders = new Orders(ctx, catalogue, acme)
+  const localCa = new LocalCa(ctx)
+  const certificates = new Certificates(ctx, orders, catalogue, settings, opts.issuer ?? localCa)
   return {
     dataDir: opts.dataDir,
     ctx,
@@ -59,11 +71,14 @@ export function openService(opts: ServiceOptions): Service {
     catalogue,
     resellers: new Resellers(ctx),
     ledger: new Ledger(ctx),
-    orders: new Orders(ctx, catalogue, acme),
+    orders,
     invoices: new Invoices(ctx),
     stats: new StatsService(ctx),
     idempotency: new Idempotency(ctx),
     acme,
+    localCa,
+    certificates,
+    scheduler: new Scheduler(ctx, certificates),
     close: () => db.close()
   }
 }

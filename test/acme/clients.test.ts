@@ -7,9 +7,8 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import 'reflect-metadata'
-import * as x509 from '@peculiar/x509'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { x509 } from '../../src-main/core/x509'
 import { ACME_SETTINGS, startAcmeServer, type RunningAcmeServer } from '../../src-main/acme/server'
 import { freePort, run, startChallTestSrv, type ChallTestSrv } from '../support/acme'
 import { startServer, type TestServer, type TestReseller } from '../support/server'
@@ -82,7 +81,7 @@ function lego(dir: string, a: Acme, names: string[], command: string[] = ['run']
 }
 
 /** Splits a PEM bundle and checks it with openssl against the CertDesk root. */
-async function opensslVerify(chainPem: string, dir: string): Promise<{ code: number; out: string; leaf: x509.X509Certificate; count: number }> {
+async function opensslVerify(chainPem: string, dir: string): Promise<{ code: number; out: string; leaf: InstanceType<typeof x509.X509Certificate>; count: number }> {
   const certs = chainPem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []
   writeFileSync(join(dir, 'leaf.pem'), `${certs[0]}\n`)
   writeFileSync(join(dir, 'intermediates.pem'), `${certs.slice(1).join('\n')}\n`)
@@ -90,7 +89,7 @@ async function opensslVerify(chainPem: string, dir: string): Promise<{ code: num
   return { code: r.code, out: r.stdout + r.stderr, leaf: new x509.X509Certificate(certs[0]), count: certs.length }
 }
 
-const dnsNames = (c: x509.X509Certificate): string[] =>
+const dnsNames = (c: InstanceType<typeof x509.X509Certificate>): string[] =>
   (c.getExtension(x509.SubjectAlternativeNameExtension)?.names.items ?? []).map((n) => n.value).sort()
 
 describe('certbot against the embedded ACME server', () => {

@@ -28,7 +28,7 @@ export const isAcmePublicPath = (request: FastifyRequest): boolean => {
 }
 
 function urlsFor(service: Service, request: FastifyRequest): AcmeUrls {
-  const serverUrl = service.settings.get(ACME_SETTINGS.directoryUrl) ?? `https://127.0.0.1:${DEFAULT_ACME_PORT}/acme/directory`
+  const serverUrl = service.settings.get(ACME_SETTINGS.directoryUrl) ?? `https://localhost:${DEFAULT_ACME_PORT}/acme/directory`
   const acmeBase = serverUrl.replace(/\/directory$/, '')
   const local = `http://${request.headers.host ?? '127.0.0.1'}`
   return {
@@ -94,9 +94,7 @@ export function registerAcmeRoutes(r: ApiRouter, service: Service): void {
     }
   )
 
-  r.get(ROOT_CA_PATH, { hide: true }, async (_request, reply) => {
-    const pem = service.settings.get('acme_ca.root_pem')
-    if (!pem) throw new ServiceError('unavailable', 'could not read the CertDesk root: the ACME server has not started yet')
-    return reply.type('application/x-pem-file').send(pem)
-  })
+  r.get(ROOT_CA_PATH, { hide: true }, async (_request, reply) =>
+    reply.type('application/x-pem-file').send(await service.localCa.rootPem())
+  )
 }
