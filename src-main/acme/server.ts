@@ -16,7 +16,7 @@ import { addDays, isoTimestamp } from '../core/time'
 import { hostName } from '../http/auth'
 import { x509 } from '../core/x509'
 import { ariCertId, listenerKeyAndCsr, localCaSigner, type AcmeSigner } from './ca'
-import { checkDns01, checkHttp01, type CheckSettings } from './challenges'
+import { ChallengeFailure, checkDns01, checkHttp01, type CheckSettings } from '../core/acme-challenges'
 import { parseJws, publicJwk, spkiSha256, thumbprint, verifyEab, verifyWith, type ParsedJws } from './jws'
 import { AcmeProblem } from './problem'
 
@@ -482,7 +482,9 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
       if (c.type === 'http-01') await checkHttp01(z.identifier, c.token, keyAuthorization, checkSettings())
       else await checkDns01(z.identifier, keyAuthorization, checkSettings())
     } catch (err) {
-      error = err instanceof AcmeProblem ? err : new AcmeProblem('serverInternal', `could not check the challenge: ${(err as Error).message}`)
+      error = err instanceof ChallengeFailure
+        ? new AcmeProblem(err.type, err.message)
+        : new AcmeProblem('serverInternal', `could not check the challenge: ${(err as Error).message}`)
     }
     const ts = isoTimestamp(clock())
     db.transaction(() => {

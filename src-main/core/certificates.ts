@@ -5,6 +5,7 @@
  * The scheduler (scheduler.ts) drives the automatic reissues through `autoReissue`.
  */
 import { createHash, randomBytes } from 'node:crypto'
+import type { ExternalValidation } from './acme-issuer'
 import { autoReissues, type Catalogue, type Product } from './catalogue'
 import { APPROVER_LOCAL_PARTS, constructedEmailAllowed, CONSTRUCTED_EMAIL_SUNSET, dcvReuseDays } from './cab-policy'
 import type { CoreContext } from './context'
@@ -57,7 +58,7 @@ export interface NameValidation {
   /** What the domain owner must do, for the method chosen. */
   instructions:
     | { method: 'http' | 'https'; url: string; fileName: string; fileContent: string }
-    | { method: 'dns'; recordName: string; recordType: 'CNAME'; recordValue: string; txtAlternative: string }
+    | { method: 'dns'; recordName: string; recordType: 'CNAME' | 'TXT'; recordValue: string; txtAlternative: string }
     | { method: 'email'; approverEmail: string; sentAt: string | null }
 }
 
@@ -165,7 +166,9 @@ export class Certificates {
     private readonly orders: Orders,
     private readonly catalogue: Catalogue,
     private readonly settings: Settings,
-    readonly issuer: Issuer
+    readonly issuer: Issuer,
+    /** An external CA that validates names itself (the ACME issuer); null for the local CA. */
+    private readonly external: ExternalValidation | null = null
   ) {}
 
   decode(pem: string): Promise<DecodedCsr> {
@@ -197,6 +200,7 @@ export class Certificates {
     }
     const method = input.dcvMethod ?? 'email'
     const approvers = this.approversFor(order, method, names, input.approverEmail, now)
+    await this.external?.begin(order.id, names, method)
     this.ctx.db
       .transaction(() => {
         this.storeRequest(order, csr, names, subject, method, approvers.get(names[0]) ?? null, 'initial', now)
@@ -225,6 +229,7 @@ export class Certificates {
     const names = JSON.parse(req.names) as string[]
     const now = this.ctx.clock()
     const approvers = this.approversFor(order, method, names, approverEmail, now)
+    await this.external?.begin(order.id, names, method)
     this.ctx.db
       .transaction(() => {
         this.ctx.db
@@ -301,6 +306,7 @@ export class Certificates {
       return this.sslStatus(resellerId, order.id)
     }
     const approvers = this.approversFor(order, method, names, input.approverEmail ?? (method === req.dcv_method ? req.approver_email ?? undefined : undefined), now)
+    await this.external?.begin(order.id, names, method)
     this.ctx.db
       .transaction(() => {
         this.storeRequest(order, csr, names, subject, method, approvers.get(names[0]) ?? null, 'reissue', now)
@@ -456,7 +462,8 @@ export class Certificates {
         profile: (product.type === 'code-signing' ? 'code-signing' : 'tls') as CertificateProfile,
         subject: JSON.parse(req.subject) as { CN: string },
         validFrom: window.validFrom,
-        validTill: window.validTill
+        validTill: window.validTill,
+        orderId
       })
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err)
@@ -510,6 +517,7 @@ export class Certificates {
   }
 
   private check(orderId: number, c: DcvRow): Promise<CheckResult> {
+    if (this.external?.handles(orderId)) return this.external.check(orderId, c.name)
     const t = this.token(orderId)
     const domain = baseDomain(c.name)
     const net = dcvNetwork(this.settings)
@@ -735,12 +743,13 @@ export class Certificates {
 
   private nameValidation(c: DcvRow, t: DcvToken): NameValidation {
     const domain = baseDomain(c.name)
-    const instructions: NameValidation['instructions'] =
-      c.method === 'dns'
+    const external = this.external?.handles(c.order_id) ? this.external.instructions(c.order_id, c.name) : null
+    const instructions: NameValidation['instructions'] = external ??
+      (c.method === 'dns'
         ? { method: 'dns', recordName: dnsRecordName(t, domain), recordType: 'CNAME', recordValue: dnsRecordValue(t), txtAlternative: dnsRecordValue(t) }
         : c.method === 'email'
           ? { method: 'email', approverEmail: c.approver_email ?? '', sentAt: c.email_sent_at }
-          : { method: c.method, url: `${c.method}://${domain}${dcvFilePath(t)}`, fileName: dcvFileName(t), fileContent: dcvFileContent(t) }
+          : { method: c.method, url: `${c.method}://${domain}${dcvFilePath(t)}`, fileName: dcvFileName(t), fileContent: dcvFileContent(t) })
     return { name: c.name, method: c.method, status: c.status, detail: c.detail, checkedAt: c.checked_at, validatedAt: c.validated_at, instructions }
   }
 

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import defaultCatalogue from '../../resources/catalogue.json'
+import { AcmeIssuer } from './acme-issuer'
 import { AcmeSubscriptions } from './acme-subscriptions'
 import { Catalogue, seedCatalogue, type CatalogueFile } from './catalogue'
 import { Certificates } from './certificates'
@@ -43,6 +44,7 @@ export interface Service {
   readonly stats: StatsService
   readonly idempotency: Idempotency
   readonly acme: AcmeSubscriptions
+  readonly acmeIssuer: AcmeIssuer
   readonly localCa: LocalCa
   readonly certificates: Certificates
   readonly scheduler: Scheduler
@@ -63,7 +65,9 @@ export function openService(opts: ServiceOptions): Service {
   const acme = new AcmeSubscriptions(ctx)
   const orders = new Orders(ctx, catalogue, acme)
   const localCa = new LocalCa(ctx)
-  const certificates = new Certificates(ctx, orders, catalogue, settings, opts.issuer ?? localCa)
+  // An external ACME CA, when configured, issues TLS orders and validates their names (issue 5).
+  const acmeIssuer = new AcmeIssuer(ctx, settings, opts.issuer ?? localCa)
+  const certificates = new Certificates(ctx, orders, catalogue, settings, acmeIssuer, acmeIssuer)
   return {
     dataDir: opts.dataDir,
     ctx,
@@ -76,6 +80,7 @@ export function openService(opts: ServiceOptions): Service {
     stats: new StatsService(ctx),
     idempotency: new Idempotency(ctx),
     acme,
+    acmeIssuer,
     localCa,
     certificates,
     scheduler: new Scheduler(ctx, certificates),

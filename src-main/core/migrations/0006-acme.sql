@@ -90,3 +90,13 @@ CREATE TABLE acme_certificates (
   revoked_at        TEXT,
   revocation_reason INTEGER
 ) STRICT;
+
+-- The external ACME CA's order behind a CertDesk TLS order while it waits for validation
+-- (src-main/core/acme-issuer.ts). Challenge values are public by design (they are published).
+CREATE TABLE acme_issuer_orders (
+  order_id      INTEGER PRIMARY KEY REFERENCES orders(id),
+  directory_url TEXT NOT NULL,
+  order_url     TEXT NOT NULL,
+  challenges    TEXT NOT NULL,
+  created_at    TEXT NOT NULL
+) STRICT;

@@ -1,6 +1,7 @@
 /**
- * Real challenge checks (RFC 8555 §8.3 http-01, §8.4 dns-01). The DNS resolver and the port
- * http-01 connects to are settings, so tests point them at loopback servers
+ * Real challenge checks (RFC 8555 §8.3 http-01, §8.4 dns-01), used by the embedded ACME server
+ * and, before it asks an external CA to validate, by the ACME issuer. The DNS resolver and the
+ * port http-01 connects to are settings, so tests point them at loopback servers
  * (pebble-challtestsrv as DNS, certbot/lego's own HTTP responder on a high port).
  */
 import { createHash } from 'node:crypto'
@@ -8,7 +9,17 @@ import { lookup } from 'node:dns/promises'
 import { Resolver } from 'node:dns/promises'
 import { request } from 'node:http'
 import { isIP } from 'node:net'
-import { AcmeProblem } from './problem'
+
+/** A failed check, typed as RFC 8555 §6.7 names it, so the ACME server can answer with it. */
+export class ChallengeFailure extends Error {
+  constructor(
+    readonly type: 'dns' | 'connection' | 'incorrectResponse',
+    message: string
+  ) {
+    super(message)
+    this.name = 'ChallengeFailure'
+  }
+}
 
 export interface CheckSettings {
   /** `host:port` of the DNS server to ask; null for the system resolver. */
@@ -36,7 +47,7 @@ async function addressOf(name: string, s: CheckSettings): Promise<string> {
     }
     return (await lookup(name)).address
   } catch (err) {
-    throw new AcmeProblem('dns', `could not resolve ${name}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+    throw new ChallengeFailure('dns', `could not resolve ${name}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
   }
 }
 
@@ -55,33 +66,33 @@ export async function checkHttp01(name: string, token: string, keyAuthorization:
           if (text.length > 8192) req.destroy(new Error('response too long'))
         })
         res.on('end', () => {
-          if (res.statusCode !== 200) reject(new AcmeProblem('incorrectResponse', `could not validate ${name}: http://${name}${path} answered ${res.statusCode}`))
+          if (res.statusCode !== 200) reject(new ChallengeFailure('incorrectResponse', `could not validate ${name}: http://${name}${path} answered ${res.statusCode}`))
           else resolve(text)
         })
       }
     )
     req.on('timeout', () => req.destroy(new Error(`no answer within ${s.timeoutMs} ms`)))
-    req.on('error', (err) => reject(err instanceof AcmeProblem ? err : new AcmeProblem('connection', `could not connect to ${name} (${address}:${s.http01Port}): ${(err as NodeJS.ErrnoException).code ?? err.message}`)))
+    req.on('error', (err) => reject(err instanceof ChallengeFailure ? err : new ChallengeFailure('connection', `could not connect to ${name} (${address}:${s.http01Port}): ${(err as NodeJS.ErrnoException).code ?? err.message}`)))
     req.end()
   })
   // §8.3: the body is the key authorization; surrounding whitespace is tolerated.
   if (body.trim() !== keyAuthorization) {
-    throw new AcmeProblem('incorrectResponse', `could not validate ${name}: the file at ${path} does not hold the expected key authorization`)
+    throw new ChallengeFailure('incorrectResponse', `could not validate ${name}: the file at ${path} does not hold the expected key authorization`)
   }
 }
 
 /** dns-01: a TXT record at _acme-challenge.<name> holding base64url(SHA-256(key authorization)). */
-export async function checkDns01(name: string, keyAuthorization: string, s: CheckSettings): Promise<void> {
-  const want = createHash('sha256').update(keyAuthorization).digest('base64url')
+export async function checkDns01(name: string, keyAuthorization: string | { digest: string }, s: CheckSettings): Promise<void> {
+  const want = typeof keyAuthorization === 'string' ? createHash('sha256').update(keyAuthorization).digest('base64url') : keyAuthorization.digest
   const owner = `_acme-challenge.${name}`
   const r = resolverFor(s) ?? new Resolver({ timeout: s.timeoutMs, tries: 2 })
   let records: string[][]
   try {
     records = await r.resolveTxt(owner)
   } catch (err) {
-    throw new AcmeProblem('dns', `could not validate ${name}: no TXT record at ${owner} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`)
+    throw new ChallengeFailure('dns', `could not validate ${name}: no TXT record at ${owner} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`)
   }
   if (!records.some((chunks) => chunks.join('') === want)) {
-    throw new AcmeProblem('incorrectResponse', `could not validate ${name}: the TXT records at ${owner} do not hold the expected digest`)
+    throw new ChallengeFailure('incorrectResponse', `could not validate ${name}: the TXT records at ${owner} do not hold the expected digest`)
   }
 }
