@@ -13,7 +13,7 @@ import { DEFAULT_ACME_PORT, startAcmeServer } from './acme/server'
 import { SCHEDULER_INTERVAL_MS } from './core/scheduler'
 import { SETTING_KEYS, validateSetting } from './core/dcv'
 import { fixedClock, isValidDate } from './core/time'
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 
 export const DEFAULT_PORT = 7780
 
@@ -32,7 +32,9 @@ const USAGE = `usage:
   certdesk admin [--data-dir D] scheduler run [--as-of YYYY-MM-DD]
   certdesk admin [--data-dir D] settings get [KEY]
   certdesk admin [--data-dir D] settings set KEY VALUE
-  certdesk admin [--data-dir D] ca root [--out FILE]`
+  certdesk admin [--data-dir D] ca root [--out FILE]
+  certdesk admin [--data-dir D] acme-issuer set --directory URL [--eab-kid KID --eab-hmac-file FILE] [--ca-bundle FILE]
+  certdesk admin [--data-dir D] acme-issuer show|off`
 
 class UsageError extends Error {}
 
@@ -57,6 +59,10 @@ const OPTIONS = {
   demo: { type: 'boolean' },
   'as-of': { type: 'string' },
   out: { type: 'string' },
+  directory: { type: 'string' },
+  'eab-kid': { type: 'string' },
+  'eab-hmac-file': { type: 'string' },
+  'ca-bundle': { type: 'string' },
   help: { type: 'boolean', short: 'h' }
 } as const
 
@@ -174,6 +180,19 @@ function admin(service: Service, words: string[], v: Values): void {
       return print({ success: true, api_keys: service.resellers.apiKeys(int(v, 'reseller')).map(keyOut) })
     case 'apikey revoke':
       return print({ success: true, api_key: keyOut(service.resellers.revokeApiKey(int(v, 'key-id'))) })
+    // The external ACME CA TLS orders are issued from (issue 5). The HMAC key is read from a
+    // file, never from the command line (shell history, process list), and goes to the keychain.
+    case 'acme-issuer set': {
+      const hmacFile = v['eab-hmac-file']
+      const hmac = hmacFile ? readFileSync(hmacFile, 'utf8').trim() : null
+      service.acmeIssuer.configure(need(v, 'directory'), v['eab-kid'] ?? null, hmac, v['ca-bundle'] ?? null)
+      return print({ success: true, acme_issuer: service.acmeIssuer.summary() })
+    }
+    case 'acme-issuer show':
+      return print({ success: true, acme_issuer: service.acmeIssuer.summary() })
+    case 'acme-issuer off':
+      service.acmeIssuer.disable()
+      return print({ success: true, acme_issuer: service.acmeIssuer.summary() })
     case 'group list':
       return print({ success: true, groups: service.catalogue.groups() })
     case 'product list':

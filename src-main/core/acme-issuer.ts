@@ -102,6 +102,23 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     this.settings.set(ACME_ISSUER_SETTINGS.caBundle, caBundle ?? '')
   }
 
+  /** Back to the local CA for new orders; the keychain entries stay for a later `configure`. */
+  disable(): void {
+    this.settings.set(ACME_ISSUER_SETTINGS.directoryUrl, '')
+  }
+
+  /** What the admin sees: never the HMAC key, only whether the keychain holds one. */
+  summary(): { enabled: boolean; directory_url: string | null; eab_kid: string | null; eab_hmac_key_in_keychain: boolean; account_url: string | null } {
+    const get = (k: string) => this.settings.get(k) || null
+    return {
+      enabled: this.enabled(),
+      directory_url: get(ACME_ISSUER_SETTINGS.directoryUrl),
+      eab_kid: get(ACME_ISSUER_SETTINGS.eabKid),
+      eab_hmac_key_in_keychain: this.ctx.secrets.get(EAB_SECRET) !== null,
+      account_url: get(ACME_ISSUER_SETTINGS.accountUrl)
+    }
+  }
+
   enabled(): boolean {
     return Boolean(this.settings.get(ACME_ISSUER_SETTINGS.directoryUrl))
   }

@@ -67,6 +67,17 @@ export const eabSecretName = (kid: string): string => `acme-eab/${kid}`
 const setupSecretName = (subscriptionId: number): string => `acme-setup/${subscriptionId}`
 
 const token = (bytes: number): string => randomBytes(bytes).toString('base64url')
+
+/**
+ * A base64url secret that does not start with '-': command-line parsers (certbot's argparse)
+ * read `--eab-hmac-key -abc` as a missing value followed by an option.
+ */
+function pasteableToken(bytes: number): string {
+  for (;;) {
+    const t = token(bytes)
+    if (!t.startsWith('-')) return t
+  }
+}
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex')
 
 /**
@@ -94,7 +105,7 @@ export class AcmeSubscriptions {
     if (product.fulfillment !== 'acme_subscription') throw invalid(`${product.name} is not an ACME subscription product`)
     const category: AcmeCategory = product.acmeType ?? 'caas'
     const kid = `kid_${token(12)}`
-    const hmac = token(32)
+    const hmac = pasteableToken(32)
     this.ctx.secrets.set(eabSecretName(kid), hmac)
     const db = this.ctx.db
     const now = this.ctx.clock()
@@ -263,13 +274,13 @@ export function clientCommands(d: {
   return {
     certbot:
       `REQUESTS_CA_BUNDLE=${d.rootCaPath} certbot certonly --standalone --non-interactive --agree-tos ` +
-      `--server ${d.serverUrl} --eab-kid ${d.eabKid} --eab-hmac-key ${d.eabHmacKey} -m ${email} ${dn('-d')}`,
+      `--server ${d.serverUrl} --eab-kid ${d.eabKid} --eab-hmac-key=${d.eabHmacKey} -m ${email} ${dn('-d')}`,
     acme_sh:
       `acme.sh --register-account --server ${d.serverUrl} --ca-bundle ${d.rootCaPath} --eab-kid ${d.eabKid} ` +
       `--eab-hmac-key ${d.eabHmacKey} -m ${email} && acme.sh --issue --standalone --server ${d.serverUrl} ` +
       `--ca-bundle ${d.rootCaPath} ${dn('-d')}`,
     lego:
-      `LEGO_CA_CERTIFICATES=${d.rootCaPath} lego --server ${d.serverUrl} --eab --kid ${d.eabKid} --hmac ${d.eabHmacKey} ` +
+      `LEGO_CA_CERTIFICATES=${d.rootCaPath} lego --server ${d.serverUrl} --eab --kid ${d.eabKid} --hmac=${d.eabHmacKey} ` +
       `--email ${email} --accept-tos ${dn('--domains')} --http run`
   }
 }

@@ -62,7 +62,7 @@ function certbot(dir: string, a: Acme, names: string[], hmac = a.account.eab_hma
   return run(
     'certbot',
     ['certonly', '--standalone', '--non-interactive', '--agree-tos', '-m', 'ops@example.com',
-      '--server', a.account.server_url, '--eab-kid', a.account.eab_kid, '--eab-hmac-key', hmac,
+      '--server', a.account.server_url, '--eab-kid', a.account.eab_kid, `--eab-hmac-key=${hmac}`,
       '--preferred-challenges', 'http', '--http-01-port', String(httpPort), '--http-01-address', '127.0.0.1',
       '--config-dir', join(dir, 'config'), '--work-dir', join(dir, 'work'), '--logs-dir', join(dir, 'logs'),
       ...names.flatMap((n) => ['-d', n])],
@@ -73,7 +73,7 @@ function certbot(dir: string, a: Acme, names: string[], hmac = a.account.eab_hma
 function lego(dir: string, a: Acme, names: string[], command: string[] = ['run']) {
   return run(
     'lego',
-    ['--server', a.account.server_url, '--eab', '--kid', a.account.eab_kid, '--hmac', a.account.eab_hmac_key,
+    ['--server', a.account.server_url, '--eab', '--kid', a.account.eab_kid, `--hmac=${a.account.eab_hmac_key}`,
       '--email', 'ops@example.com', '--accept-tos', '--path', dir, '--http', '--http.port', `127.0.0.1:${httpPort}`,
       ...names.flatMap((n) => ['--domains', n]), ...command],
     { env: { LEGO_CA_CERTIFICATES: rootPath }, seconds: 120 }

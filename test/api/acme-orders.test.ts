@@ -74,7 +74,8 @@ describe('ordering an ACME subscription (POST /orders)', () => {
     expect(a.account.status).toBe('pending')
     expect(a.autoinstall).toBeNull()
     expect(a.commands.certbot).toContain(`--eab-kid ${a.account.eab_kid}`)
-    expect(a.commands.certbot).toContain(`--eab-hmac-key ${a.account.eab_hmac_key}`)
+    expect(a.commands.certbot).toContain(`--eab-hmac-key=${a.account.eab_hmac_key}`)
+    expect(a.account.eab_hmac_key.startsWith('-')).toBe(false)
     expect(a.commands.lego).toContain('--domains example.net --domains www.example.net')
     // The HMAC key is in the OS keychain and nowhere in the SQLite files.
     expect(s.service.ctx.secrets.get(`acme-eab/${a.account.eab_kid}`)).toBe(a.account.eab_hmac_key)

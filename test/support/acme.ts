@@ -26,10 +26,11 @@ export interface Run {
 }
 
 /** Runs a command to its end (killed after `seconds`), collecting its output. */
-export function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; seconds?: number; input?: string } = {}): Promise<Run> {
+export function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; seconds?: number; input?: string; cwd?: string } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn('timeout', ['-k', '5', String(opts.seconds ?? 120), cmd, ...args], {
       env: { ...process.env, ...opts.env },
+      cwd: opts.cwd,
       stdio: ['pipe', 'pipe', 'pipe']
     })
     let stdout = ''
