@@ -88,9 +88,11 @@ describe('certdesk and the ACME subscription walk', () => {
     expect(directory).toMatch(/^https:\/\/localhost:\d+\/acme\/directory$/)
 
     const h = { 'x-api-key': key, 'content-type': 'application/json' }
-    const created = await (await fetch(`${api}/orders`, { method: 'POST', headers: h, body: JSON.stringify({ product_id: 12, domain: 'walk.example.com' }) })).json()
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON read by the test
+    type J = any
+    const created: J = await (await fetch(`${api}/orders`, { method: 'POST', headers: h, body: JSON.stringify({ product_id: 12, domain: 'walk.example.com' }) })).json()
     expect(created).toMatchObject({ success: true, status: 'completed', fulfillment: 'acme_subscription' })
-    const details = await (await fetch(`${api}${created.acme.details_endpoint}`, { headers: h })).json()
+    const details: J = await (await fetch(`${api}${created.acme.details_endpoint}`, { headers: h })).json()
     expect(details.acme.account.server_url).toBe(directory)
     writeFileSync(join(dir, 'certdesk-root.pem'), await (await fetch(details.acme.root_ca_url)).text())
 
@@ -103,7 +105,7 @@ describe('certdesk and the ACME subscription walk', () => {
     const verify = await run('openssl', ['verify', '-CAfile', 'certdesk-root.pem', '-untrusted', 'cb/config/live/walk.example.com/chain.pem', 'cb/config/live/walk.example.com/cert.pem'], { cwd: dir })
     expect(verify.stdout).toContain('cert.pem: OK')
 
-    const after = await (await fetch(`${api}/orders/${created.order_id}/acme`, { headers: h })).json()
+    const after: J = await (await fetch(`${api}/orders/${created.order_id}/acme`, { headers: h })).json()
     expect(after.acme.account.status).toBe('valid')
     expect(after.acme.account.accounts).toHaveLength(1)
     expect(await stopServe?.()).toBe(0)
