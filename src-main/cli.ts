@@ -10,7 +10,7 @@ import { defaultDataDir } from './core/paths'
 import { ensureDemoReseller, openService, type Service } from './core/service'
 import { buildServer, listen } from './http/server'
 import { DEFAULT_ACME_PORT, startAcmeServer } from './acme/server'
-import { SCHEDULER_INTERVAL_MS } from './core/scheduler'
+import { startSchedulerLoop } from './core/scheduler'
 import { SETTING_KEYS, validateSetting } from './core/dcv'
 import { fixedClock, isValidDate } from './core/time'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -327,21 +327,9 @@ async function serve(dataDir: string, v: Values): Promise<number> {
   process.stdout.write(`CertDesk reseller API v3.0 listening on ${listening.url}\n`)
   process.stdout.write(`CertDesk ACME directory at ${acme.directoryUrl}\n`)
   // Design page: the scheduler runs on start (catching up after sleep) and on a timer.
-  const schedulerPass = (): void => {
-    service.scheduler.run().then(
-      (r) => {
-        if (r.issued.length || r.expired.length || r.validation_needed.length || r.errors.length) {
-          process.stderr.write(`certdesk: scheduler ${JSON.stringify(r)}\n`)
-        }
-      },
-      (err: unknown) => process.stderr.write(`certdesk: scheduler pass failed: ${(err as Error).message}\n`)
-    )
-  }
-  schedulerPass()
-  const timer = setInterval(schedulerPass, SCHEDULER_INTERVAL_MS)
-  timer.unref()
+  const stopScheduler = startSchedulerLoop(service.scheduler, (line) => process.stderr.write(`certdesk: ${line}\n`))
   await stopped
-  clearInterval(timer)
+  await stopScheduler()
   await acme.close()
   await listening.close()
   service.close()
