@@ -3,6 +3,7 @@
  */
 import { app, BrowserWindow } from 'electron'
 import { join } from 'node:path'
+import { startAcmeServer } from './acme/server'
 import { startSchedulerLoop } from './core/scheduler'
 import { openService } from './core/service'
 import { buildServer, listen } from './http/server'
@@ -11,6 +12,8 @@ import { DEFAULT_PORT } from './cli'
 async function start(): Promise<void> {
   const service = openService({ dataDir: app.getPath('userData') })
   const server = await listen(await buildServer(service), '127.0.0.1', DEFAULT_PORT)
+  // The embedded ACME server of ACME subscription products (issue 5), on its own HTTPS port.
+  const acme = await startAcmeServer(service, { host: '127.0.0.1' })
   const stopScheduler = startSchedulerLoop(service.scheduler, (line) => console.log(`certdesk: ${line}`))
   const win = new BrowserWindow({
     width: 1280,
@@ -25,6 +28,7 @@ async function start(): Promise<void> {
   await win.loadFile(join(__dirname, '../renderer/index.html'))
   app.on('before-quit', () => {
     void stopScheduler()
+      .then(() => acme.close())
       .then(() => server.close())
       .then(() => service.close())
   })
