@@ -150,6 +150,14 @@ export class AcmeSubscriptions {
     return this.toSubscription(row)
   }
 
+  /** The subscription of an order, or null when the order is not an ACME subscription. */
+  summaryForOrder(resellerId: number, orderId: number): AcmeSubscription | null {
+    const row = this.ctx.db.prepare(`${SELECT} WHERE s.order_id = ? AND s.reseller_id = ?`).get(orderId, resellerId) as
+      | SubscriptionRow
+      | undefined
+    return row ? this.toSubscription(row) : null
+  }
+
   byKid(kid: string): AcmeSubscription | null {
     const row = this.ctx.db.prepare(`${SELECT} WHERE s.eab_kid = ?`).get(kid) as SubscriptionRow | undefined
     return row ? this.toSubscription(row) : null
@@ -197,7 +205,7 @@ export class AcmeSubscriptions {
   checkOrder(sub: AcmeSubscription, identifiers: string[]): string[] {
     const today = isoDate(this.ctx.clock())
     if (sub.status !== 'active' || (sub.endDate && today >= sub.endDate)) {
-      throw forbidden(`the subscription of order ${sub.orderId} is ${sub.status === 'active' ? 'past its end' : sub.status}`)
+      throw forbidden(`the subscription of order ${sub.orderId} is ${sub.status === 'active' ? 'past its end' : sub.status} (it ended ${sub.endDate ?? 'never'})`)
     }
     if (identifiers.length === 0) throw invalid('an order needs at least one identifier')
     const allowed = new Set(allowedIdentifiers(sub))
@@ -236,12 +244,14 @@ export class AcmeSubscriptions {
     const accounts = this.ctx.db
       .prepare('SELECT id, status, created_at AS createdAt FROM acme_accounts WHERE subscription_id = ? ORDER BY id')
       .all(r.id) as AcmeAccountSummary[]
+    // Past its end a subscription reads as expired (design page), whether or not a pass stored it.
+    const ended = r.status === 'active' && r.end_date !== null && isoDate(this.ctx.clock()) >= r.end_date
     return {
       id: r.id,
       orderId: r.order_id,
       resellerId: r.reseller_id,
       category: r.category,
-      status: r.status,
+      status: ended ? 'expired' : r.status,
       eabKid: r.eab_kid,
       wildcard: r.wildcard === 1,
       beginDate: r.begin_date,

@@ -6,7 +6,7 @@ import type { Static } from '@sinclair/typebox'
 import type { PricedProduct, PriceTable } from '../core/catalogue'
 import type { Invoice } from '../core/invoices'
 import type { CreditTransaction, Page } from '../core/ledger'
-import type { AcmeDetails } from '../core/acme-subscriptions'
+import type { AcmeDetails, AcmeSubscription } from '../core/acme-subscriptions'
 import { clientCommands } from '../core/acme-subscriptions'
 import { centsToUsd } from '../core/money'
 import type { CreatedOrder, Order } from '../core/orders'
@@ -182,6 +182,18 @@ export function createdOrderAnswer(c: CreatedOrder): { statusCode: number; body:
     acme: { status: 'created', subscription_id: c.subscription.id, details_endpoint: `/orders/${o.id}/acme` }
   }
   return { statusCode: 200, body }
+}
+
+export function acmeSummaryJson(s: AcmeSubscription): NonNullable<Static<typeof OrderJson>['acme']> {
+  return {
+    status: s.status,
+    category: s.category,
+    subscription_id: s.id,
+    domains: s.domains.map((d) => d.name),
+    subscription: { begin: s.beginDate, end: s.endDate },
+    bound_accounts: s.accounts.filter((a) => a.status === 'valid').length,
+    details_endpoint: `/orders/${s.orderId}/acme`
+  }
 }
 
 export interface AcmeUrls {

@@ -124,7 +124,18 @@ export const OrderJson = Type.Object({
   invoice_status: Nullable(Type.String()),
   created_at: Timestamp,
   updated_at: Timestamp,
-  ...RenewalFields
+  ...RenewalFields,
+  acme: Type.Optional(
+    Type.Object({
+      status: Type.String(),
+      category: Type.String(),
+      subscription_id: Type.Integer(),
+      domains: Type.Array(Type.String()),
+      subscription: Type.Object({ begin: Day, end: Nullable(Day) }),
+      bound_accounts: Type.Integer(),
+      details_endpoint: Type.String()
+    })
+  )
 })
 
 export const CreateOrderResponse = ok({

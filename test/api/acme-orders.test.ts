@@ -48,7 +48,21 @@ describe('ordering an ACME subscription (POST /orders)', () => {
     })
     expect(typeof (res.body.acme as Body).subscription_id).toBe('number')
     const order = await s.request<{ order: Body }>('GET', `/orders/${res.body.order_id}`, { key: r.key })
-    expect(order.body.order).toMatchObject({ status: 'completed', payment_status: 'paid', invoice_status: 'paid' })
+    expect(order.body.order).toMatchObject({
+      status: 'completed',
+      payment_status: 'paid',
+      invoice_status: 'paid',
+      // Spec "Order": the detail of an ACME order carries an `acme` summary, without secrets.
+      acme: {
+        status: 'active',
+        category: 'caas',
+        subscription_id: (res.body.acme as Body).subscription_id,
+        domains: ['shop.example.com', 'www.shop.example.com'],
+        bound_accounts: 0,
+        details_endpoint: `/orders/${res.body.order_id}/acme`
+      }
+    })
+    expect(JSON.stringify(order.body)).not.toMatch(/eab|hmac/i)
     expect(ledgerSum(r.id)).toBe(6080)
   })
 

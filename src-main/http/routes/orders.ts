@@ -5,7 +5,7 @@ import { ORDER_STATUSES } from '../../core/orders'
 import type { Service } from '../../core/service'
 import { caller } from '../auth'
 import { paging } from '../paging'
-import { createdOrderAnswer, orderJson, paginationJson } from '../present'
+import { acmeSummaryJson, createdOrderAnswer, orderJson, paginationJson } from '../present'
 import type { ApiRouter } from '../router'
 import { AcmeCreateResponse, CreateOrderResponse, IdParam, Money, ok, OrderJson, Pagination, PagingQuery, StringEnum } from '../schemas'
 import { ErrorRef, IdempotencyHeaders } from './common'
@@ -44,10 +44,12 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
   r.get(
     '/orders/:id',
     { summary: 'Order detail', params: IdParam('id'), response: { 200: ok({ order: OrderJson }), ...ErrorRef } },
-    async (request) => ({
-      success: true as const,
-      order: orderJson(service.orders.get(caller(request).id, request.params.id))
-    })
+    async (request) => {
+      const order = orderJson(service.orders.get(caller(request).id, request.params.id))
+      // Spec "Order": an ACME subscription order carries an `acme` summary (no secrets in it).
+      const sub = service.acme.summaryForOrder(caller(request).id, request.params.id)
+      return { success: true as const, order: sub ? { ...order, acme: acmeSummaryJson(sub) } : order }
+    }
   )
 
   r.post(
