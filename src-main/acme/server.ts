@@ -472,7 +472,11 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
       const run = validate(c, z, JSON.parse(a.jwk) as JWK).finally(() => inflight.delete(run))
       inflight.add(run)
     }
-    return challengeJson(db.prepare('SELECT * FROM acme_challenges WHERE id = ?').get(c.id) as ChallengeRow)
+    const now = db.prepare('SELECT * FROM acme_challenges WHERE id = ?').get(c.id) as ChallengeRow
+    // §8.2: tell the client when to look again; checks here take about a second, and clients
+    // that default to 5 s (lego) would otherwise wait for nothing.
+    if (now.status === 'processing') reply.header('retry-after', '1')
+    return challengeJson(now)
   })
 
   async function validate(c: ChallengeRow, z: AuthzRow, jwk: JWK): Promise<void> {

@@ -92,13 +92,18 @@ function https(method: string, url: string, body?: unknown): Promise<{ status: n
 }
 
 /** A JWS signed with a bare key (`jwk` in the header), as §7.6 allows for revocation. */
-async function postWithKey(url: string, payload: unknown, keyPem: Buffer): Promise<{ status: number; text: string }> {
+async function postWithKey(
+  url: string,
+  payload: unknown,
+  keyPem: Buffer,
+  opts: { nonce?: string; signedUrl?: string } = {}
+): Promise<{ status: number; text: string; headers: Record<string, unknown> }> {
   const key = createPrivateKey(keyPem)
   const jwk = await exportJWK(key)
   const { d: _d, ...pub } = jwk
-  const nonce = (await https('HEAD', `${server.baseUrl}/acme/new-nonce`)).headers['replay-nonce'] as string
+  const nonce = opts.nonce ?? ((await https('HEAD', `${server.baseUrl}/acme/new-nonce`)).headers['replay-nonce'] as string)
   const jws = await new FlattenedSign(new TextEncoder().encode(JSON.stringify(payload)))
-    .setProtectedHeader({ alg: 'ES256', jwk: pub, nonce, url })
+    .setProtectedHeader({ alg: 'ES256', jwk: pub, nonce, url: opts.signedUrl ?? url })
     .sign(key)
   return https('POST', url, jws)
 }
@@ -186,5 +191,31 @@ describe('acme-client against the embedded ACME server', () => {
     expect(failed.status).toBe('invalid')
     expect(failed.error.type).toBe('urn:ietf:params:acme:error:connection')
     expect(failed.error.detail).toMatch(/^could not connect to down\.example\.com \(127\.0\.0\.1:\d+\): ECONNREFUSED$/)
+  })
+
+  it('refuses a replayed nonce, a JWS signed for another URL and a MAC algorithm (RFC 8555 §6.2-6.5)', async () => {
+    const key = await acme.crypto.createPrivateEcdsaKey()
+    const url = `${server.baseUrl}/acme/new-account`
+    const first = await postWithKey(url, { onlyReturnExisting: true }, key)
+    expect(first.status).toBe(400)
+    expect(JSON.parse(first.text).type).toBe('urn:ietf:params:acme:error:accountDoesNotExist')
+    const nonce = (await https('HEAD', `${server.baseUrl}/acme/new-nonce`)).headers['replay-nonce'] as string
+    expect((await postWithKey(url, { onlyReturnExisting: true }, key, { nonce })).status).toBe(400)
+    const replay = await postWithKey(url, { onlyReturnExisting: true }, key, { nonce })
+    expect(replay.status).toBe(400)
+    expect(JSON.parse(replay.text)).toMatchObject({ type: 'urn:ietf:params:acme:error:badNonce' })
+    // §6.5: a badNonce answer carries a fresh nonce to retry with.
+    expect(typeof replay.headers['replay-nonce']).toBe('string')
+    const elsewhere = await postWithKey(url, { onlyReturnExisting: true }, key, { signedUrl: `${server.baseUrl}/acme/new-order` })
+    expect(elsewhere.status).toBe(403)
+    expect(JSON.parse(elsewhere.text).detail).toMatch(/is not the request URL/)
+    const hs = await https('POST', url, {
+      protected: Buffer.from(JSON.stringify({ alg: 'HS256', kid: 'x', nonce, url })).toString('base64url'),
+      payload: '',
+      signature: 'AA'
+    })
+    expect(hs.status).toBe(400)
+    expect(JSON.parse(hs.text)).toMatchObject({ type: 'urn:ietf:params:acme:error:badSignatureAlgorithm' })
+    expect(hs.headers['content-type']).toMatch(/^application\/problem\+json/)
   })
 })
