@@ -323,14 +323,18 @@ async function serve(dataDir: string, v: Values): Promise<number> {
   // The embedded ACME server of ACME subscription products: its own HTTPS port (issue 5).
   const acmePort = v['acme-port'] === undefined ? (port === 0 ? 0 : DEFAULT_ACME_PORT) : Number(v['acme-port'])
   if (!Number.isInteger(acmePort) || acmePort < 0 || acmePort > 65535) throw new UsageError('--acme-port must be 0-65535')
-  const acme = await startAcmeServer(service, { host: '127.0.0.1', port: acmePort })
+  // Without its ACME server (port taken, keychain locked) the reseller API still serves.
+  const acme = await startAcmeServer(service, { host: '127.0.0.1', port: acmePort }).catch((err: unknown) => {
+    process.stderr.write(`certdesk: could not start the ACME server on port ${acmePort}: ${(err as Error).message}\n`)
+    return null
+  })
   process.stdout.write(`CertDesk reseller API v3.0 listening on ${listening.url}\n`)
-  process.stdout.write(`CertDesk ACME directory at ${acme.directoryUrl}\n`)
+  if (acme) process.stdout.write(`CertDesk ACME directory at ${acme.directoryUrl}\n`)
   // Design page: the scheduler runs on start (catching up after sleep) and on a timer.
   const stopScheduler = startSchedulerLoop(service.scheduler, (line) => process.stderr.write(`certdesk: ${line}\n`))
   await stopped
   await stopScheduler()
-  await acme.close()
+  await acme?.close()
   await listening.close()
   service.close()
   process.stderr.write('certdesk: stopped\n')

@@ -13,7 +13,10 @@ async function start(): Promise<void> {
   const service = openService({ dataDir: app.getPath('userData') })
   const server = await listen(await buildServer(service), '127.0.0.1', DEFAULT_PORT)
   // The embedded ACME server of ACME subscription products (issue 5), on its own HTTPS port.
-  const acme = await startAcmeServer(service, { host: '127.0.0.1' })
+  const acme = await startAcmeServer(service, { host: '127.0.0.1' }).catch((err: unknown) => {
+    console.error(`certdesk: could not start the ACME server: ${(err as Error).message}`)
+    return null
+  })
   const stopScheduler = startSchedulerLoop(service.scheduler, (line) => console.log(`certdesk: ${line}`))
   const win = new BrowserWindow({
     width: 1280,
@@ -28,7 +31,7 @@ async function start(): Promise<void> {
   await win.loadFile(join(__dirname, '../renderer/index.html'))
   app.on('before-quit', () => {
     void stopScheduler()
-      .then(() => acme.close())
+      .then(() => acme?.close())
       .then(() => server.close())
       .then(() => service.close())
   })

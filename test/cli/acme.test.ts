@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort, run, startChallTestSrv, type ChallTestSrv } from '../support/acme'
+import { createServer } from 'node:net'
 import { CLI, certdesk } from '../support/cli'
 
 let dir: string
@@ -27,10 +28,13 @@ afterAll(async () => {
 })
 
 function serve(dataDir: string): Promise<{ api: string; directory: string }> {
-  const child = spawn('timeout', ['-k', '5', '300', process.execPath, CLI, 'serve', '--data-dir', dataDir, '--port', '0'], {
+  const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', dataDir, '--port', '0'], {
     env: process.env,
     stdio: ['ignore', 'pipe', 'pipe']
   })
+  // Stops by itself even if the test dies before it asks (SIGTERM is how we stop it: exit 0).
+  const guard = setTimeout(() => child.kill('SIGKILL'), 300_000)
+  guard.unref()
   const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)))
   stopServe = async () => {
     child.kill('SIGTERM')
@@ -110,5 +114,33 @@ describe('certdesk and the ACME subscription walk', () => {
     expect(after.acme.account.accounts).toHaveLength(1)
     expect(await stopServe?.()).toBe(0)
     stopServe = null
+  })
+
+  it('keeps serving the reseller API when the ACME port is taken, and says why', async () => {
+    const blocker = createServer()
+    const port = await new Promise<number>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve((blocker.address() as { port: number }).port)))
+    try {
+      const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', join(dir, 'busy'), '--port', '0', '--acme-port', String(port)], {
+        env: process.env,
+        stdio: ['ignore', 'pipe', 'pipe']
+      })
+      const guard = setTimeout(() => child.kill('SIGKILL'), 120_000)
+      guard.unref()
+      const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)))
+      let out = ''
+      child.stdout.on('data', (d) => (out += d))
+      child.stderr.on('data', (d) => (out += d))
+      for (let i = 0; i < 300 && !/listening on (http:\/\/\S+)/.test(out); i++) await new Promise((r) => setTimeout(r, 100))
+      const url = /listening on (http:\/\/\S+)/.exec(out)?.[1] as string
+      const res = await fetch(`${url}/acme/root-ca.pem`)
+      expect(res.status).toBe(200)
+      expect(await res.text()).toContain('-----BEGIN CERTIFICATE-----')
+      expect(out).toMatch(new RegExp(`could not start the ACME server on port ${port}: .*EADDRINUSE`))
+      expect(out).not.toContain('ACME directory at')
+      child.kill('SIGTERM')
+      expect(await exited).toBe(0)
+    } finally {
+      blocker.close()
+    }
   })
 })
