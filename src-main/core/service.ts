@@ -7,6 +7,8 @@ import defaultCatalogue from '../../resources/catalogue.json'
 import { Catalogue, seedCatalogue, type CatalogueFile } from './catalogue'
 import type { CoreContext } from './context'
 import { openDatabase, type Db } from './db'
+import { Deploys } from './deploy/deploys'
+import { Events } from './events'
 import { Idempotency } from './idempotency'
 import { Invoices } from './invoices'
 import { Ledger } from './ledger'
@@ -35,6 +37,8 @@ export interface Service {
   readonly invoices: Invoices
   readonly stats: StatsService
   readonly idempotency: Idempotency
+  readonly events: Events
+  readonly deploys: Deploys
   close(): void
 }
 
@@ -60,6 +64,8 @@ export function openService(opts: ServiceOptions): Service {
     invoices: new Invoices(ctx),
     stats: new StatsService(ctx),
     idempotency: new Idempotency(ctx),
+    events: new Events(ctx),
+    deploys: new Deploys(ctx),
     close: () => db.close()
   }
 }
