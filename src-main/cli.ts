@@ -4,10 +4,12 @@
  * same data dir (SQLite WAL with a busy timeout).
  */
 import { parseArgs } from 'node:util'
+import { DEPLOY_USAGE, deployAdmin, isDeployCommand } from './cli-deploy'
 import { ServiceError } from './core/errors'
 import { centsToUsd, usdToCents } from './core/money'
 import { defaultDataDir } from './core/paths'
 import { ensureDemoReseller, openService, type Service } from './core/service'
+import { fixedClock } from './core/time'
 import { buildServer, listen } from './http/server'
 
 export const DEFAULT_PORT = 7780
@@ -23,7 +25,8 @@ const USAGE = `usage:
   certdesk admin [--data-dir D] apikey list --reseller ID
   certdesk admin [--data-dir D] apikey revoke --key-id ID
   certdesk admin [--data-dir D] group list
-  certdesk admin [--data-dir D] product list`
+  certdesk admin [--data-dir D] product list
+${DEPLOY_USAGE}`
 
 class UsageError extends Error {}
 
@@ -45,6 +48,19 @@ const OPTIONS = {
   enable: { type: 'boolean' },
   disable: { type: 'boolean' },
   demo: { type: 'boolean' },
+  order: { type: 'string' },
+  folder: { type: 'string' },
+  layout: { type: 'string' },
+  pfx: { type: 'boolean' },
+  command: { type: 'string' },
+  timeout: { type: 'string' },
+  cwd: { type: 'string' },
+  webhook: { type: 'string' },
+  target: { type: 'string' },
+  type: { type: 'string' },
+  limit: { type: 'string' },
+  offset: { type: 'string' },
+  'as-of': { type: 'string' },
   help: { type: 'boolean', short: 'h' }
 } as const
 
@@ -84,8 +100,9 @@ export async function main(argv: string[]): Promise<number> {
   try {
     if (positionals[0] === 'serve') return await serve(dataDir, values)
     if (positionals[0] === 'admin') {
-      const service = openService({ dataDir })
+      const service = openService({ dataDir, clock: values['as-of'] ? fixedClock(values['as-of']) : undefined })
       try {
+        if (isDeployCommand(positionals[1])) return await deployAdmin(service, positionals.slice(1), values, (m) => new UsageError(m))
         admin(service, positionals.slice(1), values)
       } finally {
         service.close()
