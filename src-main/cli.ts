@@ -9,10 +9,15 @@ import { ServiceError } from './core/errors'
 import { centsToUsd, usdToCents } from './core/money'
 import { defaultDataDir } from './core/paths'
 import { ensureDemoReseller, openService, type Service } from './core/service'
-import { fixedClock } from './core/time'
 import { buildServer, listen } from './http/server'
+import { SCHEDULER_INTERVAL_MS } from './core/scheduler'
+import { SETTING_KEYS, validateSetting } from './core/dcv'
+import { fixedClock, isValidDate } from './core/time'
+import { writeFileSync } from 'node:fs'
 
 export const DEFAULT_PORT = 7780
+/** How often `serve` looks for deploy retries that are due (the shortest backoff is a minute). */
+const DEPLOY_RETRY_INTERVAL_MS = 60_000
 
 const USAGE = `usage:
   certdesk serve [--data-dir D] [--port P] [--host H] [--log-level L]
@@ -26,6 +31,10 @@ const USAGE = `usage:
   certdesk admin [--data-dir D] apikey revoke --key-id ID
   certdesk admin [--data-dir D] group list
   certdesk admin [--data-dir D] product list
+  certdesk admin [--data-dir D] scheduler run [--as-of YYYY-MM-DD]
+  certdesk admin [--data-dir D] settings get [KEY]
+  certdesk admin [--data-dir D] settings set KEY VALUE
+  certdesk admin [--data-dir D] ca root [--out FILE]
 ${DEPLOY_USAGE}`
 
 class UsageError extends Error {}
@@ -61,6 +70,7 @@ const OPTIONS = {
   limit: { type: 'string' },
   offset: { type: 'string' },
   'as-of': { type: 'string' },
+  out: { type: 'string' },
   help: { type: 'boolean', short: 'h' }
 } as const
 
@@ -99,6 +109,9 @@ export async function main(argv: string[]): Promise<number> {
   const dataDir = values['data-dir'] ?? defaultDataDir()
   try {
     if (positionals[0] === 'serve') return await serve(dataDir, values)
+    if (positionals[0] === 'admin' && ['scheduler', 'settings', 'ca'].includes(positionals[1] ?? '')) {
+      return await certificateAdmin(dataDir, positionals.slice(1), values)
+    }
     if (positionals[0] === 'admin') {
       const service = openService({ dataDir, clock: values['as-of'] ? fixedClock(values['as-of']) : undefined })
       try {
@@ -198,6 +211,60 @@ function admin(service: Service, words: string[], v: Values): void {
   }
 }
 
+/**
+ * `scheduler run`, `settings get|set` and `ca root`: the certificate admin commands. The
+ * scheduler runs with the clock stopped at `--as-of` (UTC midnight), so a run applies the
+ * CA/B rules and due dates of that day.
+ */
+async function certificateAdmin(dataDir: string, words: string[], v: Values): Promise<number> {
+  const [noun, verb, ...rest] = words
+  const key = `${noun ?? ''} ${verb ?? ''}`.trim()
+  if (key === 'scheduler run') {
+    const asOf = v['as-of']
+    if (asOf !== undefined && !isValidDate(asOf)) throw new UsageError('--as-of must be a calendar day, YYYY-MM-DD')
+    const service = openService({ dataDir, ...(asOf ? { clock: fixedClock(asOf) } : {}) })
+    try {
+      print({ success: true, ...(await service.scheduler.run()) })
+    } finally {
+      service.close()
+    }
+    return 0
+  }
+  const service = openService({ dataDir })
+  try {
+    switch (key) {
+      case 'settings get': {
+        const keys = rest[0] ? [rest[0]] : SETTING_KEYS
+        print({ success: true, settings: Object.fromEntries(keys.map((k) => [k, service.settings.get(k)])) })
+        return 0
+      }
+      case 'settings set': {
+        const [k, value] = rest
+        if (!k || value === undefined) throw new UsageError('settings set needs KEY VALUE')
+        const problem = validateSetting(k, value)
+        if (problem) throw new UsageError(problem)
+        service.settings.set(k, value)
+        print({ success: true, settings: { [k]: value } })
+        return 0
+      }
+      case 'ca root': {
+        const pem = await service.localCa.rootPem()
+        if (v.out) {
+          writeFileSync(v.out, pem, { mode: 0o644 })
+          print({ success: true, path: v.out, note: 'the local CA root certificate; add it to a trust store to trust what CertDesk issues' })
+        } else {
+          print({ success: true, root_pem: pem })
+        }
+        return 0
+      }
+      default:
+        throw new UsageError(`unknown admin command: ${key || '(none)'}`)
+    }
+  } finally {
+    service.close()
+  }
+}
+
 const resellerOut = (r: ReturnType<Service['resellers']['get']>) => ({
   id: r.id,
   name: r.name,
@@ -250,7 +317,27 @@ async function serve(dataDir: string, v: Values): Promise<number> {
   })
   const listening = await listen(app, host, port)
   process.stdout.write(`CertDesk reseller API v3.0 listening on ${listening.url}\n`)
+  // Design page: the scheduler runs on start (catching up after sleep) and on a timer.
+  const schedulerPass = (): void => {
+    service.scheduler.run().then(
+      (r) => {
+        if (r.issued.length || r.expired.length || r.validation_needed.length || r.errors.length) {
+          process.stderr.write(`certdesk: scheduler ${JSON.stringify(r)}\n`)
+        }
+      },
+      (err: unknown) => process.stderr.write(`certdesk: scheduler pass failed: ${(err as Error).message}\n`)
+    )
+  }
+  schedulerPass()
+  const timer = setInterval(schedulerPass, SCHEDULER_INTERVAL_MS)
+  timer.unref()
+  // Issue 6: deploy retries are due minutes apart (RETRY_MINUTES), so they get their own timer.
+  const deployTimer = setInterval(() => void service.deploys.runDue().catch((err: unknown) => process.stderr.write(`certdesk: deploy retry pass failed: ${(err as Error).message}\n`)), DEPLOY_RETRY_INTERVAL_MS)
+  deployTimer.unref()
   await stopped
+  clearInterval(timer)
+  clearInterval(deployTimer)
+  await service.deploys.idle()
   await listening.close()
   service.close()
   process.stderr.write('certdesk: stopped\n')

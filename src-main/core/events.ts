@@ -7,7 +7,14 @@
 import type { CoreContext } from './context'
 import type { Db } from './db'
 import type { Page, Paging } from './ledger'
-import { isoTimestamp } from './time'
+import { addDays, isoDate, isoTimestamp } from './time'
+
+/**
+ * Days before expiry at which a certificate that will not be renewed (its subscription ends,
+ * or code signing) is announced once as `certificate.expiring`; the same lead the large CAs use
+ * for their first renewal notice.
+ */
+export const EXPIRY_NOTICE_DAYS = 30
 
 export const EVENT_TYPES = [
   'order.created',
@@ -75,6 +82,45 @@ export class Events {
 
   record(e: EventInput): number {
     return recordEvent(this.ctx.db, this.ctx.clock(), e)
+  }
+
+  /**
+   * One `certificate.expiring` event per certificate that ends within EXPIRY_NOTICE_DAYS with
+   * no reissue planned (spec: "When the subscription ends, no reissue is made"). Idempotent, so
+   * every scheduler pass may call it; returns the orders it announced.
+   */
+  noticeExpiring(): number[] {
+    const now = this.ctx.clock()
+    const db = this.ctx.db
+    const rows = db
+      .prepare(
+        `SELECT o.id, o.reseller_id, o.order_number, o.domain, o.cert_valid_till, o.purchase_end_date FROM orders o
+          WHERE o.status = 'completed' AND o.next_reissue_at IS NULL AND o.cert_valid_till IS NOT NULL
+            AND o.cert_valid_till >= ? AND o.cert_valid_till <= ?
+            AND NOT EXISTS (SELECT 1 FROM events e WHERE e.order_id = o.id AND e.type = 'certificate.expiring'
+                              AND json_extract(e.data, '$.valid_till') = o.cert_valid_till)
+          ORDER BY o.id`
+      )
+      .all(isoDate(now), isoDate(addDays(now, EXPIRY_NOTICE_DAYS))) as {
+      id: number
+      reseller_id: number
+      order_number: string
+      domain: string
+      cert_valid_till: string
+      purchase_end_date: string
+    }[]
+    db.transaction(() => {
+      for (const o of rows) {
+        recordEvent(db, now, {
+          type: 'certificate.expiring',
+          resellerId: o.reseller_id,
+          orderId: o.id,
+          message: `Certificate of order ${o.order_number}${o.domain ? ` (${o.domain})` : ''} expires on ${o.cert_valid_till} and will not be renewed: the subscription ends on ${o.purchase_end_date}`,
+          data: { valid_till: o.cert_valid_till, purchase_end_date: o.purchase_end_date }
+        })
+      }
+    }).immediate()
+    return rows.map((r) => r.id)
   }
 
   /** The reseller's events, newest first; `resellerId: null` lists every reseller's (the desktop app). */

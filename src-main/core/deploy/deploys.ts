@@ -149,6 +149,7 @@ const addMinutes = (d: Date, m: number): Date => new Date(d.getTime() + m * 60_0
 export class Deploys {
   private readonly inFlight = new Set<Promise<unknown>>()
   private keyProvider: KeyProvider = () => null
+  private readonly attempted: number[] = []
 
   constructor(private readonly ctx: CoreContext) {}
 
@@ -241,6 +242,38 @@ export class Deploys {
       .immediate()
     if (runIds.length > 0) this.track(this.runPending({ orderId: order.id }))
     return runIds
+  }
+
+  /**
+   * The one call the certificate code makes after committing a certificate. It never throws:
+   * the certificate is stored whatever happens here (issue 6: a deploy never undoes or blocks
+   * an issuance); what went wrong is put in the event log, and `deploy run` can redo it.
+   */
+  afterCertificateStored(c: { orderId: number; reason: 'initial' | 'reissue' | 'auto_reissue'; certificatePem: string; chainPem: string }): void {
+    const trigger = c.reason === 'initial' ? 'issued' : c.reason === 'reissue' ? 'reissued' : 'auto_reissue'
+    try {
+      this.certificateStored({ orderId: c.orderId, trigger, certificatePem: c.certificatePem, chainPem: c.chainPem })
+    } catch (err) {
+      try {
+        const order = this.order(c.orderId)
+        recordEvent(this.ctx.db, this.ctx.clock(), {
+          type: 'deploy.failed',
+          resellerId: order.reseller_id,
+          orderId: order.id,
+          message: `could not start the deploys of order ${order.order_number}: ${(err as Error).message}`,
+          data: { trigger }
+        })
+      } catch {
+        // The store itself is failing; the certificate was committed before this call.
+      }
+    }
+  }
+
+  /** Run ids attempted by this process since the last call, for the scheduler's report. */
+  takeAttempted(): DeployRun[] {
+    const ids = [...new Set(this.attempted)]
+    this.attempted.length = 0
+    return ids.map((id) => this.run(id))
   }
 
   /**
@@ -363,6 +396,7 @@ export class Deploys {
       )
       .run(isoTimestamp(addMinutes(start, CLAIM_MINUTES)), ts, runId, ts, ts)
     if (claimed.changes === 0) return false
+    this.attempted.push(runId)
     const run = db.prepare('SELECT * FROM deploy_runs WHERE id = ?').get(runId) as RunRow
     const target = this.target(run.target_id)
     const order = this.order(run.order_id)
