@@ -67,6 +67,22 @@ describe('GET /events', () => {
     expect(clamped.body.pagination.limit).toBe(100)
   })
 
+  it('records an on-invoice order as created, and as paid only when POST /credits pays it', async () => {
+    const r = s.reseller({ credit: 100 })
+    const order = s.service.orders.create(s.service.resellers.get(r.id), { productId: 2, domain: 'invoice.example.test' }, 'invoice').order
+    const before = await s.request<EventsBody>('GET', `/events?order_id=${order.id}`, { key: r.key })
+    expect(before.body.events.map((e) => e.type)).toEqual(['order.created'])
+    expect((await s.request('POST', '/credits', { key: r.key, body: { order_id: order.id } })).status).toBe(200)
+    const after = await s.request<EventsBody>('GET', `/events?order_id=${order.id}`, { key: r.key })
+    expect(after.body.events.map((e) => [e.type, e.data])).toEqual([
+      ['order.paid', { amount_cents: 3120 }],
+      ['order.created', { product_id: 2, total_cents: 3120 }]
+    ])
+    // A refused payment (already paid) records nothing.
+    expect((await s.request('POST', '/credits', { key: r.key, body: { order_id: order.id } })).status).toBe(409)
+    expect((await s.request<EventsBody>('GET', `/events?order_id=${order.id}`, { key: r.key })).body.pagination.total).toBe(2)
+  })
+
   it('refuses bad parameters with 400 in the envelope, and other methods with 405', async () => {
     const r = s.reseller({ credit: 10 })
     for (const q of ['?type=order.exploded', '?since=yesterday', '?since=2026-02-30', '?limit=0', '?offset=-1']) {

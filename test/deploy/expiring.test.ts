@@ -31,6 +31,9 @@ beforeAll(async () => {
   const conf = await service.certificates.configure(resellerId, { orderId, csr: opensslCsr(['last.example.com']), dcvMethod: 'http' })
   const i = conf.validation[0].instructions
   if (i.method !== 'http') throw new Error('expected http instructions')
+  // Two polls before the file is up: one validation.failed, not one per poll.
+  await service.certificates.status(resellerId, orderId)
+  await service.certificates.status(resellerId, orderId)
   web.put('last.example.com', new URL(i.url).pathname, i.fileContent)
   await service.certificates.status(resellerId, orderId)
 })
@@ -41,6 +44,15 @@ afterAll(async () => {
 })
 
 const expiring = () => service.events.list(resellerId, { type: 'certificate.expiring' }, { limit: 10, offset: 0 })
+
+describe('validation events', () => {
+  it('records a failed check once and the pass that follows', () => {
+    const types = service.events.list(resellerId, { orderId }, { limit: 10, offset: 0 }).items.map((e) => e.type).reverse()
+    expect(types).toEqual(['order.created', 'order.paid', 'validation.failed', 'validation.passed', 'certificate.issued'])
+    const failed = service.events.list(resellerId, { type: 'validation.failed' }, { limit: 1, offset: 0 }).items[0]
+    expect(failed.message).toMatch(/^Domain validation of last\.example\.com by http failed: .*404/)
+  })
+})
 
 describe('certificate.expiring', () => {
   it('is announced once, 30 days before the last certificate of the subscription ends, and never for one that will be reissued', async () => {
