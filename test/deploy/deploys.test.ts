@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -58,6 +59,10 @@ describe('deploy after issue and reissue', () => {
       command: `printf '%s\\n' "$CERTDESK_ORDER_ID" "$CERTDESK_DOMAIN" "$CERTDESK_TRIGGER" "$CERTDESK_SERIAL" "$CERTDESK_FULLCHAIN_FILE" "$CERTDESK_KEY_FILE" > '${envFile}'; head -1 "$CERTDESK_FULLCHAIN_FILE"; echo nginx reloaded`,
       timeoutSeconds: 20
     })
+    const iis = d.addTarget(orderId, { kind: 'folder', path: join(work, 'iis', 'shop'), layout: 'iis' })
+    const pfxPassword = iis.secret?.value as string
+    expect(iis.secret?.name).toBe('pfx_password')
+    expect(d.revealSecret(iis.target.id)).toBe(pfxPassword)
     const hook = d.addTarget(orderId, { kind: 'webhook', url: receiver.url })
     expect(hook.secret?.name).toBe('webhook_secret')
     receiver.secret = hook.secret?.value as string
@@ -68,7 +73,7 @@ describe('deploy after issue and reissue', () => {
 
     const first = await issue('shop.example.test')
     const runIds = d.certificateStored({ orderId, trigger: 'issued', certificatePem: first.certificatePem, chainPem: first.chainPem })
-    expect(runIds.length).toBe(3)
+    expect(runIds.length).toBe(4)
     await d.idle()
 
     expect(readFileSync(join(dir, 'fullchain.pem'), 'utf8')).toBe(first.certificatePem + first.chainPem)
@@ -82,6 +87,10 @@ describe('deploy after issue and reissue', () => {
       join(dir, 'fullchain.pem'),
       join(dir, 'privkey.pem')
     ])
+    // The IIS folder's PFX opens with the password from the keychain and holds this certificate.
+    const pfx = spawnSync('openssl', ['pkcs12', '-in', join(work, 'iis', 'shop', 'certificate.pfx'), '-passin', `pass:${pfxPassword}`, '-nodes'], { encoding: 'utf8', timeout: 30_000 })
+    expect(pfx.status, pfx.stderr).toBe(0)
+    expect(pfx.stdout).toContain(first.certificatePem.split('\n')[1])
     expect(receiver.deliveries.length).toBe(1)
     const delivery = receiver.deliveries[0]
     expect(delivery.signatureValid).toBe(true)
@@ -93,11 +102,12 @@ describe('deploy after issue and reissue', () => {
     const runs = d.runs(orderId, { limit: 10, offset: 0 }).items
     expect(runs.map((r) => [r.kind, r.status, r.attempts])).toEqual([
       ['webhook', 'succeeded', 1],
+      ['folder', 'succeeded', 1],
       ['command', 'succeeded', 1],
       ['folder', 'succeeded', 1]
     ])
-    expect(runs[1].history[0].output).toContain('nginx reloaded')
-    expect(runs[1].history[0].output).toContain('-----BEGIN CERTIFICATE-----')
+    expect(runs[2].history[0].output).toContain('nginx reloaded')
+    expect(runs[2].history[0].output).toContain('-----BEGIN CERTIFICATE-----')
     expect(runs[0].history[0]).toMatchObject({ ok: true, responseCode: 200, output: 'installed' })
     expect(runs[0].history[0].request).toContain('x-certdesk-signature: v1=')
 
@@ -117,7 +127,9 @@ describe('deploy after issue and reissue', () => {
       'deploy.succeeded',
       'deploy.succeeded',
       'deploy.succeeded',
+      'deploy.succeeded',
       'certificate.reissued',
+      'deploy.succeeded',
       'deploy.succeeded',
       'deploy.succeeded',
       'deploy.succeeded',
@@ -125,7 +137,17 @@ describe('deploy after issue and reissue', () => {
       'order.paid',
       'order.created'
     ])
-    expect(log.events[3].message).toContain('reissued automatically')
+    expect(log.events[4].message).toContain('reissued automatically')
+
+    // Neither secret is anywhere in SQLite: targets, runs, attempts (with the kept requests), events.
+    const db = s.service.ctx.db
+    const everything = ['deploy_targets', 'deploy_runs', 'deploy_attempts', 'events', 'settings']
+      .map((t) => JSON.stringify(db.prepare(`SELECT * FROM ${t}`).all()))
+      .join('\n')
+    expect(everything).toContain('x-certdesk-signature')
+    expect(everything).not.toContain(receiver.secret)
+    expect(everything).not.toContain(pfxPassword)
+    expect(everything).not.toContain('PRIVATE KEY')
     expect(log.events[0].data).toMatchObject({ kind: 'webhook', serial: second.serial, attempt: 1 })
   })
 
