@@ -10,14 +10,12 @@ import { centsToUsd, usdToCents } from './core/money'
 import { defaultDataDir } from './core/paths'
 import { ensureDemoReseller, openService, type Service } from './core/service'
 import { buildServer, listen } from './http/server'
-import { SCHEDULER_INTERVAL_MS } from './core/scheduler'
+import { startSchedulerLoop } from './core/scheduler'
 import { SETTING_KEYS, validateSetting } from './core/dcv'
 import { fixedClock, isValidDate } from './core/time'
 import { writeFileSync } from 'node:fs'
 
 export const DEFAULT_PORT = 7780
-/** How often `serve` looks for deploy retries that are due (the shortest backoff is a minute). */
-const DEPLOY_RETRY_INTERVAL_MS = 60_000
 
 const USAGE = `usage:
   certdesk serve [--data-dir D] [--port P] [--host H] [--log-level L]
@@ -318,26 +316,9 @@ async function serve(dataDir: string, v: Values): Promise<number> {
   const listening = await listen(app, host, port)
   process.stdout.write(`CertDesk reseller API v3.0 listening on ${listening.url}\n`)
   // Design page: the scheduler runs on start (catching up after sleep) and on a timer.
-  const schedulerPass = (): void => {
-    service.scheduler.run().then(
-      (r) => {
-        if (r.issued.length || r.expired.length || r.validation_needed.length || r.errors.length) {
-          process.stderr.write(`certdesk: scheduler ${JSON.stringify(r)}\n`)
-        }
-      },
-      (err: unknown) => process.stderr.write(`certdesk: scheduler pass failed: ${(err as Error).message}\n`)
-    )
-  }
-  schedulerPass()
-  const timer = setInterval(schedulerPass, SCHEDULER_INTERVAL_MS)
-  timer.unref()
-  // Issue 6: deploy retries are due minutes apart (RETRY_MINUTES), so they get their own timer.
-  const deployTimer = setInterval(() => void service.deploys.runDue().catch((err: unknown) => process.stderr.write(`certdesk: deploy retry pass failed: ${(err as Error).message}\n`)), DEPLOY_RETRY_INTERVAL_MS)
-  deployTimer.unref()
+  const stopScheduler = startSchedulerLoop(service.scheduler, (line) => process.stderr.write(`certdesk: ${line}\n`))
   await stopped
-  clearInterval(timer)
-  clearInterval(deployTimer)
-  await service.deploys.idle()
+  await stopScheduler()
   await listening.close()
   service.close()
   process.stderr.write('certdesk: stopped\n')

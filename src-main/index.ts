@@ -3,6 +3,7 @@
  */
 import { app, BrowserWindow } from 'electron'
 import { join } from 'node:path'
+import { startSchedulerLoop } from './core/scheduler'
 import { openService } from './core/service'
 import { buildServer, listen } from './http/server'
 import { DEFAULT_PORT } from './cli'
@@ -10,6 +11,7 @@ import { DEFAULT_PORT } from './cli'
 async function start(): Promise<void> {
   const service = openService({ dataDir: app.getPath('userData') })
   const server = await listen(await buildServer(service), '127.0.0.1', DEFAULT_PORT)
+  const stopScheduler = startSchedulerLoop(service.scheduler, (line) => console.log(`certdesk: ${line}`))
   const win = new BrowserWindow({
     width: 1280,
     height: 840,
@@ -22,7 +24,9 @@ async function start(): Promise<void> {
   })
   await win.loadFile(join(__dirname, '../renderer/index.html'))
   app.on('before-quit', () => {
-    void server.close().then(() => service.close())
+    void stopScheduler()
+      .then(() => server.close())
+      .then(() => service.close())
   })
 }
 

@@ -149,6 +149,9 @@ const toCert = (r: CertRow): StoredCertificate => ({
   createdAt: r.created_at
 })
 
+/** Names checked at once by one status poll or scheduler pass. */
+const CHECK_CONCURRENCY = 8
+
 const hashCode = (code: string): string => createHash('sha256').update(code.trim().toUpperCase()).digest('hex')
 
 /** Approval codes: 10 characters of an alphabet without look-alikes (0/O, 1/I). */
@@ -265,6 +268,8 @@ export class Certificates {
       throw conflict(`could not record approval for order ${order.orderNumber}: it is ${order.status}, not validation_pending`)
     }
     const now = this.ctx.clock()
+    // BR §3.2.2.4.4: no validation by constructed email on or after the sunset, even with an older code.
+    if (!constructedEmailAllowed(now)) throw invalid(this.emailSunsetMessage())
     const res = this.ctx.db
       .prepare(
         `UPDATE dcv_checks SET status = 'valid', validated_at = ?, checked_at = ?, detail = ?, email_code_hash = NULL
@@ -399,7 +404,11 @@ export class Certificates {
             .prepare(`UPDATE dcv_checks SET status = 'valid', detail = ?, checked_at = ?, validated_at = ? WHERE id = ?`)
             .run(result.detail, isoTimestamp(now), isoTimestamp(now), c.id)
         } else {
-          const detail = result?.detail ?? 'email approval is older than the reuse period; a new approval was requested'
+          const detail =
+            result?.detail ??
+            (constructedEmailAllowed(now)
+              ? 'email approval is older than the reuse period; a new approval email was sent'
+              : `email validation is retired from ${isoDate(CONSTRUCTED_EMAIL_SUNSET)}; choose http, https or dns with /ssl/change-dcv`)
           this.ctx.db.prepare(`UPDATE dcv_checks SET status = 'pending', detail = ?, checked_at = ? WHERE id = ?`).run(detail, isoTimestamp(now), c.id)
           failures.push(`${c.name}: ${detail}`)
         }
@@ -495,22 +504,25 @@ export class Certificates {
     return toCert(db.prepare('SELECT * FROM certificates WHERE id = ?').get(id) as CertRow)
   }
 
-  /** Runs every pending check; true when all names are valid. */
+  /**
+   * Runs every pending check, a few names at a time (a 250-name order must not wait for 250
+   * sequential timeouts); true when all names are valid.
+   */
   private async runChecks(orderId: number): Promise<boolean> {
     const now = this.ctx.clock()
-    let allValid = true
-    for (const c of this.checks(orderId)) {
-      if (c.status === 'valid') continue
-      if (c.method === 'email') {
-        allValid = false
-        continue
-      }
-      const result = await this.check(orderId, c)
-      this.ctx.db
-        .prepare(`UPDATE dcv_checks SET status = ?, detail = ?, checked_at = ?, validated_at = ? WHERE id = ?`)
-        .run(result.ok ? 'valid' : 'failed', result.detail, isoTimestamp(now), result.ok ? isoTimestamp(now) : null, c.id)
-      if (result.ok || c.status !== 'failed') recordEvent(this.ctx.db, now, { type: result.ok ? 'validation.passed' : 'validation.failed', resellerId: this.orderById(orderId).resellerId, orderId, message: `Domain validation of ${c.name} by ${c.method} ${result.ok ? 'passed' : 'failed'}: ${result.detail}`, data: { name: c.name, method: c.method } })
-      if (!result.ok) allValid = false
+    const pending = this.checks(orderId).filter((c) => c.status !== 'valid')
+    const network = pending.filter((c) => c.method !== 'email')
+    const update = this.ctx.db.prepare(`UPDATE dcv_checks SET status = ?, detail = ?, checked_at = ?, validated_at = ? WHERE id = ?`)
+    let allValid = network.length === pending.length
+    for (let i = 0; i < network.length; i += CHECK_CONCURRENCY) {
+      const batch = network.slice(i, i + CHECK_CONCURRENCY)
+      const results = await Promise.all(batch.map((c) => this.check(orderId, c)))
+      batch.forEach((c, j) => {
+        const result = results[j]
+        update.run(result.ok ? 'valid' : 'failed', result.detail, isoTimestamp(now), result.ok ? isoTimestamp(now) : null, c.id)
+        if (result.ok || c.status !== 'failed') recordEvent(this.ctx.db, now, { type: result.ok ? 'validation.passed' : 'validation.failed', resellerId: this.orderById(orderId).resellerId, orderId, message: `Domain validation of ${c.name} by ${c.method} ${result.ok ? 'passed' : 'failed'}: ${result.detail}`, data: { name: c.name, method: c.method } })
+        if (!result.ok) allValid = false
+      })
     }
     return allValid
   }
@@ -718,7 +730,8 @@ export class Certificates {
             .run(hashCode(code), ts, delivery === 'smtp' ? `approval email sent to ${mail.to}` : `approval email to ${mail.to} is in the outbox (no SMTP server configured)`, c.id)
           this.ctx.db
             .prepare('INSERT INTO email_outbox (order_id, to_address, subject, body, delivery, created_at) VALUES (?, ?, ?, ?, ?, ?)')
-            .run(order.id, mail.to, mail.subject, mail.text, delivery, ts)
+            // A delivered message is kept without its code: the code is a credential of the approver.
+            .run(order.id, mail.to, mail.subject, delivery === 'smtp' ? mail.text.replace(code, '(code sent by email)') : mail.text, delivery, ts)
         })
         .immediate()
     }

@@ -213,14 +213,20 @@ export class LocalCa implements Issuer {
 
   /** The AES-256-GCM key from the keychain; made on first run only when `create`. */
   private async wrappingKey(create: boolean): Promise<CryptoKey> {
-    let b64 = this.ctx.secrets.get(CA_WRAPPING_KEY_SECRET)
-    if (!b64) {
-      if (!create) {
-        throw new ServiceError('unavailable', 'could not unlock the local CA: its wrapping key is missing from the OS keychain')
-      }
-      b64 = Buffer.from(this.crypto.getRandomValues(new Uint8Array(32))).toString('base64')
-      this.ctx.secrets.set(CA_WRAPPING_KEY_SECRET, b64)
-    }
+    // Read-or-create under SQLite's write lock (the keychain calls are synchronous), so the CLI
+    // and `serve` creating the CA at the same moment end up with one wrapping key, not two.
+    const b64 = this.ctx.db
+      .transaction((): string => {
+        const existing = this.ctx.secrets.get(CA_WRAPPING_KEY_SECRET)
+        if (existing) return existing
+        if (!create) {
+          throw new ServiceError('unavailable', 'could not unlock the local CA: its wrapping key is missing from the OS keychain')
+        }
+        const made = Buffer.from(this.crypto.getRandomValues(new Uint8Array(32))).toString('base64')
+        this.ctx.secrets.set(CA_WRAPPING_KEY_SECRET, made)
+        return made
+      })
+      .immediate()
     return this.crypto.subtle.importKey('raw', Buffer.from(b64, 'base64'), { name: 'AES-GCM' }, false, ['encrypt', 'decrypt'])
   }
 

@@ -26,6 +26,8 @@ export interface SchedulerReport {
 
 /** How often `serve` runs a pass. Reissues are due by day, so hourly is plenty. */
 export const SCHEDULER_INTERVAL_MS = 60 * 60 * 1000
+/** How often the loop looks for deploy retries that are due (the shortest backoff is a minute). */
+export const DEPLOY_RETRY_INTERVAL_MS = 60 * 1000
 
 export class Scheduler {
   private running: Promise<SchedulerReport> | null = null
@@ -42,6 +44,17 @@ export class Scheduler {
       this.running = null
     })
     return this.running
+  }
+
+  /** Resolves once no pass is running, so the store can be closed under it safely. */
+  async idle(): Promise<void> {
+    await this.running?.catch(() => undefined)
+    await this.after?.deploys.idle()
+  }
+
+  /** Issue 6: deploy retries come due minutes apart, between the hourly passes. */
+  async retryDeploys(): Promise<void> {
+    await this.after?.deploys.runDue()
   }
 
   private async pass(): Promise<SchedulerReport> {
@@ -123,3 +136,32 @@ const deployJson = (r: DeployRun): NonNullable<SchedulerReport['deploys']>[numbe
   next_attempt_at: r.nextAttemptAt,
   last_error: r.lastError
 })
+
+/**
+ * Runs a pass now (catching up after the machine slept or the app was closed) and then every
+ * `intervalMs`; `log` gets one line per pass that did something. The returned stop function
+ * resolves when a pass in flight has finished.
+ */
+export function startSchedulerLoop(scheduler: Scheduler, log: (line: string) => void, intervalMs = SCHEDULER_INTERVAL_MS): () => Promise<void> {
+  const pass = (): void => {
+    scheduler.run().then(
+      (r) => {
+        if (r.issued.length || r.expired.length || r.validation_needed.length || r.errors.length) log(`scheduler ${JSON.stringify(r)}`)
+      },
+      (err: unknown) => log(`could not run the scheduler: ${err instanceof Error ? err.message : String(err)}`)
+    )
+  }
+  pass()
+  const timer = setInterval(pass, intervalMs)
+  timer.unref()
+  const retries = setInterval(
+    () => void scheduler.retryDeploys().catch((err: unknown) => log(`could not retry deploys: ${err instanceof Error ? err.message : String(err)}`)),
+    DEPLOY_RETRY_INTERVAL_MS
+  )
+  retries.unref()
+  return () => {
+    clearInterval(timer)
+    clearInterval(retries)
+    return scheduler.idle()
+  }
+}

@@ -315,6 +315,13 @@ describe('refusals: 400 and 409, nothing changed', () => {
       clock.set('2028-03-14T23:59:59Z')
       const ok = await post('/ssl/configure', { order_id: id, csr: opensslCsr(['sunset.example.com']), approver_email: 'admin@sunset.example.com' })
       expect(ok.status).toBe(200)
+      // A code mailed the second before the sunset no longer validates after it.
+      const code = /^\s{4}([A-Z2-9]{10})\s*$/m.exec(s.service.certificates.outbox(id)[0].body)?.[1] as string
+      clock.set('2028-03-15T00:00:01Z')
+      const late = await post('/ssl/approve', { order_id: id, code })
+      expect(late.status).toBe(400)
+      expect(late.body.error).toMatch(/no longer allowed/)
+      expect((await post('/ssl/resend-validation', { order_id: id })).status).toBe(400)
     } finally {
       clock.set(before)
     }
@@ -343,6 +350,13 @@ describe('refusals: 400 and 409, nothing changed', () => {
     const cancelled = await order({ product_id: 2, domain: 'gone.example.com' })
     expect((await s.request('PUT', `/orders/${cancelled}`, { key: r.key, body: { action: 'cancel' } })).status).toBe(200)
     expect((await post('/ssl/configure', { order_id: cancelled, csr: opensslCsr(['gone.example.com']), dcv_method: 'http' })).status).toBe(409)
+
+    // An on-invoice order takes no CSR until it is paid.
+    const reseller = s.service.resellers.get(r.id)
+    const unpaid = s.service.orders.create(reseller, { productId: 2, domain: 'unpaid.example.com' }, 'invoice').order.id
+    const res = await post('/ssl/configure', { order_id: unpaid, csr: opensslCsr(['unpaid.example.com']), dcv_method: 'http' })
+    expect(res.status).toBe(409)
+    expect(res.body.error).toMatch(/it is unpaid; pay it first/)
 
     const other = s.reseller({ credit: 10 })
     for (const [m, p, body] of [
@@ -386,6 +400,15 @@ describe('reissue', () => {
     const c = await verifyDownload(id)
     expect(opensslText(c.certificate_pem as string)).toMatch(/DNS:re\.example\.com, DNS:www\.re\.example\.com/)
     expect(opensslText(c.certificate_pem as string)).toMatch(/ASN1 OID: prime256v1|NIST CURVE: P-256/)
+
+    // Another method means validating again with it, for every name.
+    const viaDns = await post('/ssl/reissue', { order_id: id, dcv_method: 'dns' })
+    expect(viaDns.body.status).toBe('validation_pending')
+    expect(validations(viaDns.body).map((v) => [v.method, v.status])).toEqual([['dns', 'pending'], ['dns', 'pending']])
+    for (const v of validations(viaDns.body)) await dns.setTxt(v.instructions.record_name, v.instructions.record_value)
+    const viaDnsDone = await get(`/ssl/${id}`)
+    expect(viaDnsDone.body).toMatchObject({ status: 'completed', dcv_method: 'dns', reissue_count: 0 })
+    expect(s.service.certificates.history(r.id, id).map((x) => x.reason)).toEqual(['reissue', 'reissue', 'reissue', 'initial'])
   })
 })
 

@@ -240,7 +240,7 @@ export class Deploys {
         return this.createRuns(order.id, c.trigger, cert, c.certificatePem, c.chainPem, now)
       })
       .immediate()
-    if (runIds.length > 0) this.track(this.runPending({ orderId: order.id }))
+    if (runIds.length > 0) void this.track(this.runPending({ orderId: order.id }))
     return runIds
   }
 
@@ -295,7 +295,7 @@ export class Deploys {
 
   /** One pass over every run whose next attempt is due by ctx.clock; returns what it ran. */
   async runDue(): Promise<DeployRun[]> {
-    return (await this.runPending({})).map((id) => this.run(id))
+    return (await this.track(this.runPending({}))).map((id) => this.run(id))
   }
 
   /** Resolves when every background run started by `certificateStored` has finished. */
@@ -340,12 +340,14 @@ export class Deploys {
     }
   }
 
-  private track(p: Promise<unknown>): void {
+  /** Remembers work in progress so `idle()` (before the store closes) waits for it. */
+  private track<T>(p: Promise<T>): Promise<T> {
     // A background failure is already an attempt row and an event; a failure to write those
     // leaves the run pending, and the next due pass takes it up again after its claim expires.
     const settled = p.catch(() => undefined)
     this.inFlight.add(settled)
     void settled.finally(() => this.inFlight.delete(settled))
+    return p
   }
 
   private createRuns(orderId: number, trigger: DeployTrigger, cert: ParsedCertificate, certificatePem: string, chainPem: string, now: Date): number[] {
