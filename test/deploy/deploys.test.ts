@@ -17,12 +17,17 @@ let receiver: Receiver
 const work = mkdtempSync(join(tmpdir(), 'certdesk-deploys-'))
 /** Keys CertDesk "holds", by serial: the key provider the certificate code registers. */
 const keys = new Map<string, string>()
+/** Serials whose key takes a while to fetch, so a folder write is still under way. */
+const slowKeys = new Set<string>()
 
 beforeAll(async () => {
   s = await startServer({ clock: clock.clock })
   ca = await createTestCa()
   receiver = await startReceiver()
-  s.service.deploys.setKeyProvider((_orderId, serial) => keys.get(serial) ?? null)
+  s.service.deploys.setKeyProvider(async (_orderId, serial) => {
+    if (slowKeys.has(serial)) await new Promise((resolve) => setTimeout(resolve, 300))
+    return keys.get(serial) ?? null
+  })
 })
 afterAll(async () => {
   await s.service.deploys.idle()
@@ -234,6 +239,27 @@ describe('deploy after issue and reissue', () => {
       [`run-${run.id}`, 1, true],
       [`run-${run.id}`, 2, true]
     ])
+  })
+
+  it('a due pass running while the folders are still being written leaves the command to run after them', async () => {
+    const { orderId, key } = await placeOrder('race.example.test')
+    const d = s.service.deploys
+    d.addTarget(orderId, { kind: 'folder', path: join(work, 'race'), layout: 'nginx' })
+    d.addTarget(orderId, { kind: 'command', command: 'test -s "$CERTDESK_KEY_FILE" && echo key present', timeoutSeconds: 10 })
+    const leaf = await issue('race.example.test')
+    slowKeys.add(leaf.serial)
+    d.certificateStored({ orderId, trigger: 'reissued', certificatePem: leaf.certificatePem, chainPem: leaf.chainPem })
+    // The scheduler's due pass comes along while the folder is still being written.
+    const concurrent = await d.runDue()
+    expect(concurrent.filter((r) => r.orderId === orderId && r.kind === 'command')).toEqual([])
+    await d.idle()
+    const runs = d.runs(orderId, { limit: 10, offset: 0 }).items
+    expect(runs.map((r) => [r.kind, r.status, r.attempts])).toEqual([
+      ['command', 'succeeded', 1],
+      ['folder', 'succeeded', 1]
+    ])
+    expect(runs[0].history[0].output).toBe('key present\n')
+    expect((await events(key, `?type=deploy.failed&order_id=${orderId}`)).pagination.total).toBe(0)
   })
 
   it('stops a command at its time limit and keeps what it printed', async () => {

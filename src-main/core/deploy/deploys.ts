@@ -402,6 +402,12 @@ export class Deploys {
     const run = db.prepare('SELECT * FROM deploy_runs WHERE id = ?').get(runId) as RunRow
     const target = this.target(run.target_id)
     const order = this.order(run.order_id)
+    if (target.kind === 'command' && this.folderState(run) === 'busy') {
+      // Another pass (or process) is writing the folders right now and runs the command after.
+      db.prepare(`UPDATE deploy_runs SET status = 'pending', claimed_until = NULL WHERE id = ?`).run(runId)
+      this.attempted.pop()
+      return false
+    }
 
     let outcome: Outcome
     try {
@@ -463,8 +469,8 @@ export class Deploys {
       return { ok: true, summary }
     }
     if (target.kind === 'command') {
-      const waiting = this.folderRunsNotDone(run)
-      if (waiting) return { ok: false, summary: `command not run: ${waiting}` }
+      const folders = this.folderState(run)
+      if (folders !== 'written') return { ok: false, summary: `command not run: ${folders === 'busy' ? 'the folders are still being written' : folders}` }
       const key = await this.keyProvider(order.id, run.serial)
       const r = await runCommand(target.config as CommandConfig, this.commandEnv(run, order, key !== null))
       return { ok: r.ok, summary: r.summary, responseCode: r.exitCode, output: r.output }
@@ -494,18 +500,23 @@ export class Deploys {
     return { ok: r.ok, summary: r.summary, request: r.request, responseCode: r.status, output: r.response }
   }
 
-  /** "After the files are written": a command waits until every folder of this certificate is written. */
-  private folderRunsNotDone(run: RunRow): string | null {
+  /**
+   * "After the files are written": a command runs once every folder of this certificate is
+   * written; `busy` while a folder's first attempt is still to come or under way (the command is
+   * then left for the pass that writes the folder), else why a folder is not written.
+   */
+  private folderState(run: RunRow): 'written' | 'busy' | string {
     const rows = this.ctx.db
       .prepare(
-        `SELECT r.target_id, r.status, r.last_error FROM deploy_runs r JOIN deploy_targets t ON t.id = r.target_id
+        `SELECT r.target_id, r.status, r.attempts, r.last_error FROM deploy_runs r JOIN deploy_targets t ON t.id = r.target_id
          WHERE r.order_id = ? AND r.serial = ? AND t.kind = 'folder' AND t.removed_at IS NULL AND r.status <> 'superseded'
            AND r.id = (SELECT MAX(id) FROM deploy_runs x WHERE x.target_id = r.target_id AND x.serial = r.serial)`
       )
-      .all(run.order_id, run.serial) as { target_id: number; status: RunStatus; last_error: string | null }[]
+      .all(run.order_id, run.serial) as { target_id: number; status: RunStatus; attempts: number; last_error: string | null }[]
+    if (rows.some((r) => r.status === 'running' || (r.status === 'pending' && r.attempts === 0))) return 'busy'
     const notDone = rows.find((r) => r.status !== 'succeeded')
-    if (!notDone) return null
-    return `folder target ${notDone.target_id} is not written yet${notDone.last_error ? ` (${notDone.last_error})` : ''}`
+    if (!notDone) return 'written'
+    return `folder target ${notDone.target_id} is not written${notDone.last_error ? ` (${notDone.last_error})` : ''}`
   }
 
   private commandEnv(run: RunRow, order: OrderInfo, hasKey: boolean): Record<string, string> {
