@@ -262,6 +262,25 @@ describe('deploy after issue and reissue', () => {
     expect((await events(key, `?type=deploy.failed&order_id=${orderId}`)).pagination.total).toBe(0)
   })
 
+  it('does not hand CertDesk\'s own environment (the keychain password) to a command', async () => {
+    const { orderId } = await placeOrder('env.example.test')
+    const d = s.service.deploys
+    d.addTarget(orderId, { kind: 'command', command: 'env | sort', timeoutSeconds: 10 })
+    const leaf = await issue('env.example.test')
+    process.env.CERTDESK_KEYRING_PASSWORD = 'keyring-password-never-in-sqlite'
+    try {
+      d.certificateStored({ orderId, trigger: 'issued', certificatePem: leaf.certificatePem, chainPem: leaf.chainPem })
+      await d.idle()
+    } finally {
+      delete process.env.CERTDESK_KEYRING_PASSWORD
+    }
+    const output = d.runs(orderId, { limit: 1, offset: 0 }).items[0].history[0].output as string
+    expect(output).toContain(`CERTDESK_ORDER_ID=${orderId}`)
+    expect(output).toContain('PATH=')
+    expect(output).not.toContain('keyring-password-never-in-sqlite')
+    expect(output).not.toContain('CERTDESK_KEYRING_PASSWORD')
+  })
+
   it('stops a command at its time limit and keeps what it printed', async () => {
     const { orderId } = await placeOrder('slow.example.test')
     const d = s.service.deploys

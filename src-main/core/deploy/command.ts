@@ -44,7 +44,7 @@ export function runCommand(config: CommandConfig, env: Record<string, string>): 
     // Its own process group, so a time-out stops the shell and everything it started.
     const child = spawn(windows ? 'cmd.exe' : '/bin/sh', windows ? ['/d', '/s', '/c', config.command] : ['-c', config.command], {
       cwd: config.cwd,
-      env: { ...process.env, ...env },
+      env: { ...inheritedEnv(), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: !windows,
       windowsHide: true
@@ -79,4 +79,13 @@ export function runCommand(config: CommandConfig, env: Record<string, string>): 
     child.on('error', (err) => finish(null, null, err))
     child.on('close', (code, signal) => finish(code, signal))
   })
+}
+
+/**
+ * The environment a command inherits: CertDesk's own variables are dropped, because one of them
+ * unlocks the keychain (CERTDESK_KEYRING_PASSWORD, README "Secrets") and a command's output is
+ * kept in SQLite, where no secret may go.
+ */
+function inheritedEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.toUpperCase().startsWith('CERTDESK_')))
 }

@@ -234,7 +234,7 @@ export class Deploys {
           type: reissue ? 'certificate.reissued' : 'certificate.issued',
           resellerId: order.reseller_id,
           orderId: order.id,
-          message: `Certificate ${cert.serial} for ${order.domain} ${reissue ? (c.trigger === 'auto_reissue' ? 'reissued automatically' : 'reissued') : 'issued'}, valid till ${cert.validTill}`,
+          message: `Certificate ${cert.serial} for ${order.domain || order.order_number} ${reissue ? (c.trigger === 'auto_reissue' ? 'reissued automatically' : 'reissued') : 'issued'}, valid till ${cert.validTill}`,
           data: { serial: cert.serial, valid_from: cert.validFrom, valid_till: cert.validTill, trigger: c.trigger }
         })
         return this.createRuns(order.id, c.trigger, cert, c.certificatePem, c.chainPem, now)
