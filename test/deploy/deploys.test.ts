@@ -287,7 +287,11 @@ describe('deploy after issue and reissue', () => {
     const marker = join(work, 'slow-finished')
     d.addTarget(orderId, { kind: 'command', command: `echo started; sleep 20; touch '${marker}'`, timeoutSeconds: 1 })
     const leaf = await issue('slow.example.test')
+    // The hook returns at once: issuance never waits for a deploy.
+    const t0 = performance.now()
     d.certificateStored({ orderId, trigger: 'issued', certificatePem: leaf.certificatePem, chainPem: leaf.chainPem })
+    expect(performance.now() - t0).toBeLessThan(500)
+    expect(d.runs(orderId, { limit: 1, offset: 0 }).items[0].attempts).toBe(0)
     await d.idle()
     const run = d.runs(orderId, { limit: 1, offset: 0 }).items[0]
     expect(run).toMatchObject({ status: 'pending', lastError: 'command stopped after its time limit of 1 s' })
