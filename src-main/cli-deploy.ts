@@ -27,7 +27,12 @@ const print = (value: unknown): void => {
 }
 
 /** Returns the exit code: 1 when a deploy attempt failed, so scripts notice. */
-export async function deployAdmin(service: Service, words: string[], v: Values, usage: (m: string) => Error): Promise<number> {
+export async function deployAdmin(
+  service: Service,
+  words: string[],
+  v: Values,
+  usage: (m: string) => Error
+): Promise<number> {
   const str = (name: string): string => {
     const value = v[name]
     if (typeof value !== 'string' || value === '') throw usage(`--${name} is required`)
@@ -46,8 +51,20 @@ export async function deployAdmin(service: Service, words: string[], v: Values, 
       const kinds = ['folder', 'command', 'webhook'].filter((k) => v[k] !== undefined)
       if (kinds.length !== 1) throw usage('give exactly one of --folder, --command or --webhook')
       let input: TargetInput
-      if (kinds[0] === 'folder') input = { kind: 'folder', path: str('folder'), layout: (v.layout as FolderLayout | undefined) ?? 'nginx', pfx: Boolean(v.pfx) }
-      else if (kinds[0] === 'command') input = { kind: 'command', command: str('command'), timeoutSeconds: optInt('timeout'), cwd: v.cwd as string | undefined }
+      if (kinds[0] === 'folder')
+        input = {
+          kind: 'folder',
+          path: str('folder'),
+          layout: (v.layout as FolderLayout | undefined) ?? 'nginx',
+          pfx: Boolean(v.pfx)
+        }
+      else if (kinds[0] === 'command')
+        input = {
+          kind: 'command',
+          command: str('command'),
+          timeoutSeconds: optInt('timeout'),
+          cwd: v.cwd as string | undefined
+        }
       else input = { kind: 'webhook', url: str('webhook') }
       const created = d.addTarget(int('order'), input)
       print({
@@ -91,10 +108,19 @@ export async function deployAdmin(service: Service, words: string[], v: Values, 
     }
     case 'events list': {
       const type = v.type as string | undefined
-      if (type !== undefined && !(EVENT_TYPES as readonly string[]).includes(type)) throw usage(`--type must be one of ${EVENT_TYPES.join(', ')}`)
+      if (type !== undefined && !(EVENT_TYPES as readonly string[]).includes(type))
+        throw usage(`--type must be one of ${EVENT_TYPES.join(', ')}`)
       const limit = Math.min(optInt('limit') ?? 50, 100)
-      const page = service.events.list(null, { type: type as EventType | undefined, orderId: optInt('order') }, { limit, offset: optInt('offset') ?? 0 })
-      print({ success: true, events: page.items.map(eventOut), pagination: { total: page.total, limit: page.limit, offset: page.offset } })
+      const page = service.events.list(
+        null,
+        { type: type as EventType | undefined, orderId: optInt('order') },
+        { limit, offset: optInt('offset') ?? 0 }
+      )
+      print({
+        success: true,
+        events: page.items.map(eventOut),
+        pagination: { total: page.total, limit: page.limit, offset: page.offset }
+      })
       return 0
     }
     default:
@@ -102,7 +128,14 @@ export async function deployAdmin(service: Service, words: string[], v: Values, 
   }
 }
 
-const targetOut = (t: DeployTarget) => ({ id: t.id, order_id: t.orderId, kind: t.kind, config: t.config, created_at: t.createdAt, removed_at: t.removedAt })
+const targetOut = (t: DeployTarget) => ({
+  id: t.id,
+  order_id: t.orderId,
+  kind: t.kind,
+  config: t.config,
+  created_at: t.createdAt,
+  removed_at: t.removedAt
+})
 
 const runOut = (r: DeployRun) => ({
   id: r.id,

@@ -164,7 +164,8 @@ export class Certificates {
   /** One issuance at a time per order, so two status polls never sign twice. */
   private readonly busy = new Map<number, Promise<unknown>>()
   /** Called after a certificate is committed (issue 6: deploys and their event); never undoes it. */
-  onStored: ((c: { orderId: number; reason: IssueReason; certificatePem: string; chainPem: string }) => void) | null = null
+  onStored: ((c: { orderId: number; reason: IssueReason; certificatePem: string; chainPem: string }) => void) | null =
+    null
 
   constructor(
     private readonly ctx: CoreContext,
@@ -188,7 +189,9 @@ export class Certificates {
       )
     }
     if (order.paymentStatus !== 'paid') {
-      throw conflict(`could not configure order ${order.orderNumber}: it is ${order.paymentStatus}; pay it first (POST /credits)`)
+      throw conflict(
+        `could not configure order ${order.orderNumber}: it is ${order.paymentStatus}; pay it first (POST /credits)`
+      )
     }
     const csr = await this.acceptCsr(input.csr, product)
     const names = this.namesFor(order, product, csr)
@@ -225,7 +228,9 @@ export class Certificates {
   async changeDcv(resellerId: number, orderId: number, method: DcvMethod, approverEmail?: string): Promise<SslStatus> {
     const order = this.orders.get(resellerId, orderId)
     if (order.status !== 'validation_pending') {
-      throw conflict(`could not change the validation method of order ${order.orderNumber}: it is ${order.status}, not validation_pending`)
+      throw conflict(
+        `could not change the validation method of order ${order.orderNumber}: it is ${order.status}, not validation_pending`
+      )
     }
     const req = this.request(order.id)
     const names = JSON.parse(req.names) as string[]
@@ -248,16 +253,21 @@ export class Certificates {
   async resendValidation(resellerId: number, orderId: number): Promise<SslStatus> {
     const order = this.orders.get(resellerId, orderId)
     if (order.status !== 'validation_pending') {
-      throw conflict(`could not resend validation for order ${order.orderNumber}: it is ${order.status}, not validation_pending`)
+      throw conflict(
+        `could not resend validation for order ${order.orderNumber}: it is ${order.status}, not validation_pending`
+      )
     }
     const pending = this.checks(order.id).filter((c) => c.status !== 'valid')
     if (!pending.some((c) => c.method === 'email')) {
       const method = pending[0]?.method ?? this.request(order.id).dcv_method
-      throw conflict(`could not resend validation for order ${order.orderNumber}: its method is ${method}, not email; nothing is sent for ${method}`)
+      throw conflict(
+        `could not resend validation for order ${order.orderNumber}: its method is ${method}, not email; nothing is sent for ${method}`
+      )
     }
     const now = this.ctx.clock()
     if (!constructedEmailAllowed(now)) throw invalid(this.emailSunsetMessage())
-    await this.sendApprovals(order, now)
+    const failed = await this.sendApprovals(order, now)
+    if (failed.length > 0) throw new ServiceError('unavailable', failed.join('; '))
     return this.sslStatus(resellerId, orderId)
   }
 
@@ -265,7 +275,9 @@ export class Certificates {
   async approveEmail(resellerId: number, orderId: number, code: string): Promise<SslStatus> {
     const order = this.orders.get(resellerId, orderId)
     if (order.status !== 'validation_pending') {
-      throw conflict(`could not record approval for order ${order.orderNumber}: it is ${order.status}, not validation_pending`)
+      throw conflict(
+        `could not record approval for order ${order.orderNumber}: it is ${order.status}, not validation_pending`
+      )
     }
     const now = this.ctx.clock()
     // BR §3.2.2.4.4: no validation by constructed email on or after the sunset, even with an older code.
@@ -275,9 +287,22 @@ export class Certificates {
         `UPDATE dcv_checks SET status = 'valid', validated_at = ?, checked_at = ?, detail = ?, email_code_hash = NULL
          WHERE order_id = ? AND method = 'email' AND status <> 'valid' AND email_code_hash = ?`
       )
-      .run(isoTimestamp(now), isoTimestamp(now), `approved by the code mailed to the approver`, order.id, hashCode(code))
-    if (res.changes === 0) throw invalid('could not record approval: the code does not match a pending approval of this order')
-    recordEvent(this.ctx.db, now, { type: 'validation.passed', resellerId, orderId: order.id, message: `Domain validation by email approved for order ${order.orderNumber}`, data: { method: 'email' } })
+      .run(
+        isoTimestamp(now),
+        isoTimestamp(now),
+        `approved by the code mailed to the approver`,
+        order.id,
+        hashCode(code)
+      )
+    if (res.changes === 0)
+      throw invalid('could not record approval: the code does not match a pending approval of this order')
+    recordEvent(this.ctx.db, now, {
+      type: 'validation.passed',
+      resellerId,
+      orderId: order.id,
+      message: `Domain validation by email approved for order ${order.orderNumber}`,
+      data: { method: 'email' }
+    })
     await this.advance(order.id)
     return this.sslStatus(resellerId, orderId)
   }
@@ -289,11 +314,16 @@ export class Certificates {
     const now = this.ctx.clock()
     const current = this.latestCertificate(order.id)
     if (order.status !== 'completed' || !current || parseDate(current.validTill).getTime() <= now.getTime()) {
-      throw conflict(`could not reissue order ${order.orderNumber}: it has no active certificate (status ${order.status})`)
+      throw conflict(
+        `could not reissue order ${order.orderNumber}: it has no active certificate (status ${order.status})`
+      )
     }
     const req = this.request(order.id)
     const oldNames = JSON.parse(req.names) as string[]
-    const csr = input.csr !== undefined && input.csr.trim() !== '' ? await this.acceptCsr(input.csr, product) : await decodeCsr(req.csr_pem)
+    const csr =
+      input.csr !== undefined && input.csr.trim() !== ''
+        ? await this.acceptCsr(input.csr, product)
+        : await decodeCsr(req.csr_pem)
     const names = this.namesFor(order, product, csr)
     const subject = this.subjectFor(order, product, csr, names)
     if (product.type === 'code-signing') {
@@ -309,13 +339,24 @@ export class Certificates {
       await this.issueLocked(order.id, 'reissue')
       return this.sslStatus(resellerId, order.id)
     }
-    const approvers = this.approversFor(order, method, names, input.approverEmail ?? (method === req.dcv_method ? req.approver_email ?? undefined : undefined), now)
+    const approvers = this.approversFor(
+      order,
+      method,
+      names,
+      input.approverEmail ?? (method === req.dcv_method ? (req.approver_email ?? undefined) : undefined),
+      now
+    )
     this.ctx.db
       .transaction(() => {
         this.storeRequest(order, csr, names, subject, method, approvers.get(names[0]) ?? null, 'reissue', now)
         // Names whose validation is still fresh and whose method is unchanged keep it (BR §4.2.1 reuse).
         this.resetChecks(order.id, names, method, approvers, now, 'valid-same-method')
-        this.setStatus(order.id, 'validation_pending', `reissue requested on ${isoDate(now)}: waiting for domain validation`, now)
+        this.setStatus(
+          order.id,
+          'validation_pending',
+          `reissue requested on ${isoDate(now)}: waiting for domain validation`,
+          now
+        )
       })
       .immediate()
     if (method === 'email') await this.sendApprovals(order, now)
@@ -341,21 +382,36 @@ export class Certificates {
   download(resellerId: number, orderId: number): { order: Order; certificate: StoredCertificate } {
     const order = this.orders.get(resellerId, orderId)
     const cert = this.latestCertificate(order.id)
-    if (!cert) throw notFound(`certificate for order ${order.orderNumber} not found: none has been issued yet (status ${order.status})`)
+    if (!cert)
+      throw notFound(
+        `certificate for order ${order.orderNumber} not found: none has been issued yet (status ${order.status})`
+      )
     return { order, certificate: cert }
   }
 
   /** Every certificate of an order, newest first (history for the UI and the scheduler walk). */
   history(resellerId: number, orderId: number): StoredCertificate[] {
     const order = this.orders.get(resellerId, orderId)
-    return (this.ctx.db.prepare('SELECT * FROM certificates WHERE order_id = ? ORDER BY id DESC').all(order.id) as CertRow[]).map(toCert)
+    return (
+      this.ctx.db.prepare('SELECT * FROM certificates WHERE order_id = ? ORDER BY id DESC').all(order.id) as CertRow[]
+    ).map(toCert)
   }
 
   /** Validation messages kept when no SMTP server is set (and copies of those sent). */
-  outbox(orderId?: number): { id: number; orderId: number | null; to: string; subject: string; body: string; delivery: string; createdAt: string }[] {
-    const rows = (orderId === undefined
-      ? this.ctx.db.prepare('SELECT * FROM email_outbox ORDER BY id DESC').all()
-      : this.ctx.db.prepare('SELECT * FROM email_outbox WHERE order_id = ? ORDER BY id DESC').all(orderId)) as {
+  outbox(orderId?: number): {
+    id: number
+    orderId: number | null
+    to: string
+    subject: string
+    body: string
+    delivery: string
+    createdAt: string
+  }[] {
+    const rows = (
+      orderId === undefined
+        ? this.ctx.db.prepare('SELECT * FROM email_outbox ORDER BY id DESC').all()
+        : this.ctx.db.prepare('SELECT * FROM email_outbox WHERE order_id = ? ORDER BY id DESC').all(orderId)
+    ) as {
       id: number
       order_id: number | null
       to_address: string
@@ -364,7 +420,15 @@ export class Certificates {
       delivery: string
       created_at: string
     }[]
-    return rows.map((r) => ({ id: r.id, orderId: r.order_id, to: r.to_address, subject: r.subject, body: r.body, delivery: r.delivery, createdAt: r.created_at }))
+    return rows.map((r) => ({
+      id: r.id,
+      orderId: r.order_id,
+      to: r.to_address,
+      subject: r.subject,
+      body: r.body,
+      delivery: r.delivery,
+      createdAt: r.created_at
+    }))
   }
 
   // ---- used by the scheduler -------------------------------------------------------------
@@ -401,7 +465,9 @@ export class Certificates {
         const result = c.method === 'email' ? null : await this.check(orderId, c)
         if (result?.ok) {
           this.ctx.db
-            .prepare(`UPDATE dcv_checks SET status = 'valid', detail = ?, checked_at = ?, validated_at = ? WHERE id = ?`)
+            .prepare(
+              `UPDATE dcv_checks SET status = 'valid', detail = ?, checked_at = ?, validated_at = ? WHERE id = ?`
+            )
             .run(result.detail, isoTimestamp(now), isoTimestamp(now), c.id)
         } else {
           const detail =
@@ -409,13 +475,17 @@ export class Certificates {
             (constructedEmailAllowed(now)
               ? 'email approval is older than the reuse period; a new approval email was sent'
               : `email validation is retired from ${isoDate(CONSTRUCTED_EMAIL_SUNSET)}; choose http, https or dns with /ssl/change-dcv`)
-          this.ctx.db.prepare(`UPDATE dcv_checks SET status = 'pending', detail = ?, checked_at = ? WHERE id = ?`).run(detail, isoTimestamp(now), c.id)
+          this.ctx.db
+            .prepare(`UPDATE dcv_checks SET status = 'pending', detail = ?, checked_at = ? WHERE id = ?`)
+            .run(detail, isoTimestamp(now), c.id)
           failures.push(`${c.name}: ${detail}`)
         }
       }
       if (failures.length > 0) {
         const note = `automatic reissue on ${isoDate(now)} needs domain validation again (the previous check is older than ${dcvReuseDays(now)} days): ${failures.join('; ')}`
-        this.ctx.db.prepare(`UPDATE certificate_requests SET pending_issue = 'auto_reissue' WHERE order_id = ?`).run(orderId)
+        this.ctx.db
+          .prepare(`UPDATE certificate_requests SET pending_issue = 'auto_reissue' WHERE order_id = ?`)
+          .run(orderId)
         this.setStatus(orderId, 'validation_pending', note, now)
         if (stale.some((c) => c.method === 'email') && constructedEmailAllowed(now)) {
           await this.sendApprovals(this.orderById(orderId), now)
@@ -427,7 +497,9 @@ export class Certificates {
   }
 
   latestCertificate(orderId: number): StoredCertificate | null {
-    const row = this.ctx.db.prepare('SELECT * FROM certificates WHERE order_id = ? ORDER BY id DESC LIMIT 1').get(orderId) as CertRow | undefined
+    const row = this.ctx.db
+      .prepare('SELECT * FROM certificates WHERE order_id = ? ORDER BY id DESC LIMIT 1')
+      .get(orderId) as CertRow | undefined
     return row ? toCert(row) : null
   }
 
@@ -456,7 +528,9 @@ export class Certificates {
     const now = this.ctx.clock()
     const end = parseDate(order.purchaseEndDate)
     if (end.getTime() <= now.getTime()) {
-      throw conflict(`could not issue a certificate for order ${order.orderNumber}: its subscription ended on ${order.purchaseEndDate}`)
+      throw conflict(
+        `could not issue a certificate for order ${order.orderNumber}: its subscription ended on ${order.purchaseEndDate}`
+      )
     }
     const window = validityWindow(product, now, end, autoReissues(product))
     const csr = await decodeCsr(req.csr_pem)
@@ -473,7 +547,9 @@ export class Certificates {
       })
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err)
-      this.ctx.db.prepare('UPDATE orders SET status_note = ?, updated_at = ? WHERE id = ?').run(`could not issue certificate: ${why}`, isoTimestamp(now), orderId)
+      this.ctx.db
+        .prepare('UPDATE orders SET status_note = ?, updated_at = ? WHERE id = ?')
+        .run(`could not issue certificate: ${why}`, isoTimestamp(now), orderId)
       throw err instanceof ServiceError ? err : new ServiceError('unavailable', `could not issue certificate: ${why}`)
     }
     const db = this.ctx.db
@@ -484,7 +560,18 @@ export class Certificates {
             `INSERT INTO certificates (order_id, serial, issuer, certificate_pem, chain_pem, names, valid_from, valid_till, reason, created_at)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
           )
-          .run(orderId, issued.serial, issued.issuer, issued.certificatePem, issued.chainPem, req.names, isoTimestamp(issued.validFrom), isoTimestamp(issued.validTill), reason, isoTimestamp(now))
+          .run(
+            orderId,
+            issued.serial,
+            issued.issuer,
+            issued.certificatePem,
+            issued.chainPem,
+            req.names,
+            isoTimestamp(issued.validFrom),
+            isoTimestamp(issued.validTill),
+            reason,
+            isoTimestamp(now)
+          )
         db.prepare(
           `UPDATE orders SET status = 'completed', status_note = NULL, cert_valid_from = ?, cert_valid_till = ?, next_reissue_at = ?,
              reissue_count = reissue_count + ?, updated_at = ? WHERE id = ?`
@@ -512,15 +599,31 @@ export class Certificates {
     const now = this.ctx.clock()
     const pending = this.checks(orderId).filter((c) => c.status !== 'valid')
     const network = pending.filter((c) => c.method !== 'email')
-    const update = this.ctx.db.prepare(`UPDATE dcv_checks SET status = ?, detail = ?, checked_at = ?, validated_at = ? WHERE id = ?`)
+    const update = this.ctx.db.prepare(
+      `UPDATE dcv_checks SET status = ?, detail = ?, checked_at = ?, validated_at = ? WHERE id = ?`
+    )
     let allValid = network.length === pending.length
     for (let i = 0; i < network.length; i += CHECK_CONCURRENCY) {
       const batch = network.slice(i, i + CHECK_CONCURRENCY)
       const results = await Promise.all(batch.map((c) => this.check(orderId, c)))
       batch.forEach((c, j) => {
         const result = results[j]
-        update.run(result.ok ? 'valid' : 'failed', result.detail, isoTimestamp(now), result.ok ? isoTimestamp(now) : null, c.id)
-        if (result.ok || c.status !== 'failed') recordEvent(this.ctx.db, now, { type: result.ok ? 'validation.passed' : 'validation.failed', resellerId: this.orderById(orderId).resellerId, orderId, message: `Domain validation of ${c.name} by ${c.method} ${result.ok ? 'passed' : 'failed'}: ${result.detail}`, data: { name: c.name, method: c.method } })
+        update.run(
+          result.ok ? 'valid' : 'failed',
+          result.detail,
+          isoTimestamp(now),
+          result.ok ? isoTimestamp(now) : null,
+          c.id
+        )
+        if (result.ok || c.status !== 'failed') {
+          recordEvent(this.ctx.db, now, {
+            type: result.ok ? 'validation.passed' : 'validation.failed',
+            resellerId: this.orderById(orderId).resellerId,
+            orderId,
+            message: `Domain validation of ${c.name} by ${c.method} ${result.ok ? 'passed' : 'failed'}: ${result.detail}`,
+            data: { name: c.name, method: c.method }
+          })
+        }
         if (!result.ok) allValid = false
       })
     }
@@ -539,7 +642,8 @@ export class Certificates {
   private staleChecks(orderId: number, now: Date): DcvRow[] {
     const reuse = dcvReuseDays(now)
     return this.checks(orderId).filter(
-      (c) => c.status !== 'valid' || !c.validated_at || addDays(parseDate(c.validated_at), reuse).getTime() <= now.getTime()
+      (c) =>
+        c.status !== 'valid' || !c.validated_at || addDays(parseDate(c.validated_at), reuse).getTime() <= now.getTime()
     )
   }
 
@@ -578,17 +682,23 @@ export class Certificates {
     }
     if (product.type !== 'multi-domain') {
       if (extra.length > 0) {
-        throw invalid(`could not accept CSR: ${extra.join(', ')} ${extra.length === 1 ? 'is' : 'are'} not covered by this order (${product.name} covers ${[...free].join(', ')})`)
+        throw invalid(
+          `could not accept CSR: ${extra.join(', ')} ${extra.length === 1 ? 'is' : 'are'} not covered by this order (${product.name} covers ${[...free].join(', ')})`
+        )
       }
     } else {
       const wild = extra.filter(isWildcard)
       const plain = extra.filter((n) => !isWildcard(n))
       if (wild.length > order.sanWildcardCount) {
-        throw invalid(`could not accept CSR: it asks for ${wild.length} wildcard name(s) but the order paid for ${order.sanWildcardCount} wildcard SAN(s)`)
+        throw invalid(
+          `could not accept CSR: it asks for ${wild.length} wildcard name(s) but the order paid for ${order.sanWildcardCount} wildcard SAN(s)`
+        )
       }
       const plainPaid = product.includedSans + order.sanCount
       if (plain.length > plainPaid) {
-        throw invalid(`could not accept CSR: it asks for ${plain.length} additional name(s) but the order covers ${plainPaid} (${product.includedSans} included + ${order.sanCount} bought)`)
+        throw invalid(
+          `could not accept CSR: it asks for ${plain.length} additional name(s) but the order covers ${plainPaid} (${product.includedSans} included + ${order.sanCount} bought)`
+        )
       }
     }
     if (product.type !== 'wildcard' && isWildcard(domain) === false) {
@@ -624,19 +734,31 @@ export class Certificates {
    * The approver per name for email validation: the given address for the order domain, and
    * the same mailbox at each other name's domain (BR §3.2.2.4.4 constructed addresses).
    */
-  private approversFor(order: Order, method: DcvMethod, names: string[], approverEmail: string | undefined, now: Date): Map<string, string> {
+  private approversFor(
+    order: Order,
+    method: DcvMethod,
+    names: string[],
+    approverEmail: string | undefined,
+    now: Date
+  ): Map<string, string> {
     const map = new Map<string, string>()
     if (method === 'http' || method === 'https') {
       const wild = names.find(isWildcard)
       // BR §3.2.2.4.18: the file method cannot validate a wildcard name.
-      if (wild) throw invalid(`${method} validation cannot validate the wildcard name ${wild} (BR §3.2.2.4.18); use dns or email`)
+      if (wild)
+        throw invalid(
+          `${method} validation cannot validate the wildcard name ${wild} (BR §3.2.2.4.18); use dns or email`
+        )
     }
     if (approverEmail !== undefined && method !== 'email') {
       throw invalid(`approver_email is only for email validation, not ${method}`)
     }
     if (method !== 'email') return map
     if (!constructedEmailAllowed(now)) throw invalid(this.emailSunsetMessage())
-    if (!approverEmail) throw invalid('approver_email is required for email validation (for example admin@' + baseDomain(order.domain) + ')')
+    if (!approverEmail)
+      throw invalid(
+        'approver_email is required for email validation (for example admin@' + baseDomain(order.domain) + ')'
+      )
     const m = /^([^@\s]+)@([^@\s]+)$/.exec(approverEmail.trim().toLowerCase())
     const allowed = APPROVER_LOCAL_PARTS.join('@, ') + '@'
     if (!m || !(APPROVER_LOCAL_PARTS as readonly string[]).includes(m[1])) {
@@ -657,10 +779,19 @@ export class Certificates {
     return map
   }
 
-  private storeRequest(order: Order, csr: DecodedCsr, names: string[], subject: Record<string, string>, method: DcvMethod | 'none', approver: string | null, pending: IssueReason, now: Date): void {
-    const existing = this.ctx.db.prepare('SELECT csr_md5, unique_value FROM certificate_requests WHERE order_id = ?').get(order.id) as
-      | { csr_md5: string; unique_value: string }
-      | undefined
+  private storeRequest(
+    order: Order,
+    csr: DecodedCsr,
+    names: string[],
+    subject: Record<string, string>,
+    method: DcvMethod | 'none',
+    approver: string | null,
+    pending: IssueReason,
+    now: Date
+  ): void {
+    const existing = this.ctx.db
+      .prepare('SELECT csr_md5, unique_value FROM certificate_requests WHERE order_id = ?')
+      .get(order.id) as { csr_md5: string; unique_value: string } | undefined
     // A new unique value with every new CSR, so an old validation file never validates a new request.
     const unique = existing && existing.csr_md5 === csr.md5 ? existing.unique_value : randomBytes(10).toString('hex')
     this.ctx.db
@@ -671,7 +802,19 @@ export class Certificates {
            names = excluded.names, subject = excluded.subject, dcv_method = excluded.dcv_method, approver_email = excluded.approver_email,
            unique_value = excluded.unique_value, submitted_at = excluded.submitted_at, pending_issue = excluded.pending_issue`
       )
-      .run(order.id, csr.pem, csr.md5, csr.sha256, JSON.stringify(names), JSON.stringify(subject), method, approver, unique, isoTimestamp(now), pending)
+      .run(
+        order.id,
+        csr.pem,
+        csr.md5,
+        csr.sha256,
+        JSON.stringify(names),
+        JSON.stringify(subject),
+        method,
+        approver,
+        unique,
+        isoTimestamp(now),
+        pending
+      )
   }
 
   /**
@@ -679,18 +822,33 @@ export class Certificates {
    * configure), every fresh valid one (change-dcv changes only what is not yet validated), or
    * fresh valid ones of the same method (reissue; BR §4.2.1 reuse). The rest start pending.
    */
-  private resetChecks(orderId: number, names: string[], method: DcvMethod, approvers: Map<string, string>, now: Date, keep: 'none' | 'valid' | 'valid-same-method'): void {
+  private resetChecks(
+    orderId: number,
+    names: string[],
+    method: DcvMethod,
+    approvers: Map<string, string>,
+    now: Date,
+    keep: 'none' | 'valid' | 'valid-same-method'
+  ): void {
     const db = this.ctx.db
     const reuse = dcvReuseDays(now)
     const kept = new Set(
       keep === 'none'
         ? []
         : this.checks(orderId)
-            .filter((c) => c.status === 'valid' && c.validated_at && addDays(parseDate(c.validated_at), reuse).getTime() > now.getTime())
+            .filter(
+              (c) =>
+                c.status === 'valid' &&
+                c.validated_at &&
+                addDays(parseDate(c.validated_at), reuse).getTime() > now.getTime()
+            )
             .filter((c) => keep === 'valid' || c.method === method)
             .map((c) => c.name)
     )
-    db.prepare(`DELETE FROM dcv_checks WHERE order_id = ? AND name NOT IN (SELECT value FROM json_each(?))`).run(orderId, JSON.stringify(names))
+    db.prepare(`DELETE FROM dcv_checks WHERE order_id = ? AND name NOT IN (SELECT value FROM json_each(?))`).run(
+      orderId,
+      JSON.stringify(names)
+    )
     for (const name of names) {
       if (kept.has(name)) continue
       db.prepare(
@@ -701,9 +859,16 @@ export class Certificates {
     }
   }
 
-  /** Mails a fresh code for every pending email check of the order. */
-  private async sendApprovals(order: Order, now: Date): Promise<void> {
-    const pending = this.checks(order.id).filter((c) => c.method === 'email' && c.status !== 'valid' && c.approver_email)
+  /**
+   * Mails a fresh code for every pending email check of the order. A message SMTP refuses does
+   * not undo the configure or change-dcv that asked for it: its name shows the reason, and
+   * /ssl/resend-validation tries again. Returns the reasons of the messages that failed.
+   */
+  private async sendApprovals(order: Order, now: Date): Promise<string[]> {
+    const failed: string[] = []
+    const pending = this.checks(order.id).filter(
+      (c) => c.method === 'email' && c.status !== 'valid' && c.approver_email
+    )
     for (const c of pending) {
       const code = approvalCode()
       const mail = {
@@ -719,33 +884,63 @@ export class Certificates {
         delivery = await deliverMail(this.settings, mail)
       } catch (err) {
         const why = err instanceof Error ? err.message.split('\n')[0] : String(err)
-        this.ctx.db.prepare('UPDATE dcv_checks SET detail = ? WHERE id = ?').run(`could not send the approval email to ${mail.to}: ${why}`, c.id)
-        throw new ServiceError('unavailable', `could not send the approval email to ${mail.to}: ${why}`)
+        // The old code (if any) stays valid: a failed resend must not void a delivered message.
+        const reason = `could not send the approval email to ${mail.to}: ${why}`
+        this.ctx.db.prepare('UPDATE dcv_checks SET detail = ? WHERE id = ?').run(reason, c.id)
+        failed.push(reason)
+        continue
       }
       const ts = isoTimestamp(now)
       this.ctx.db
         .transaction(() => {
           this.ctx.db
-            .prepare(`UPDATE dcv_checks SET email_code_hash = ?, email_sent_at = ?, status = 'pending', detail = ? WHERE id = ?`)
-            .run(hashCode(code), ts, delivery === 'smtp' ? `approval email sent to ${mail.to}` : `approval email to ${mail.to} is in the outbox (no SMTP server configured)`, c.id)
+            .prepare(
+              `UPDATE dcv_checks SET email_code_hash = ?, email_sent_at = ?, status = 'pending', detail = ? WHERE id = ?`
+            )
+            .run(
+              hashCode(code),
+              ts,
+              delivery === 'smtp'
+                ? `approval email sent to ${mail.to}`
+                : `approval email to ${mail.to} is in the outbox (no SMTP server configured)`,
+              c.id
+            )
           this.ctx.db
-            .prepare('INSERT INTO email_outbox (order_id, to_address, subject, body, delivery, created_at) VALUES (?, ?, ?, ?, ?, ?)')
+            .prepare(
+              'INSERT INTO email_outbox (order_id, to_address, subject, body, delivery, created_at) VALUES (?, ?, ?, ?, ?, ?)'
+            )
             // A delivered message is kept without its code: the code is a credential of the approver.
-            .run(order.id, mail.to, mail.subject, delivery === 'smtp' ? mail.text.replace(code, '(code sent by email)') : mail.text, delivery, ts)
+            .run(
+              order.id,
+              mail.to,
+              mail.subject,
+              delivery === 'smtp' ? mail.text.replace(code, '(code sent by email)') : mail.text,
+              delivery,
+              ts
+            )
         })
         .immediate()
     }
+    return failed
   }
 
   private sslStatus(resellerId: number, orderId: number): SslStatus {
     const order = this.orders.get(resellerId, orderId)
-    const req = this.ctx.db.prepare('SELECT * FROM certificate_requests WHERE order_id = ?').get(orderId) as RequestRow | undefined
+    const req = this.ctx.db.prepare('SELECT * FROM certificate_requests WHERE order_id = ?').get(orderId) as
+      RequestRow | undefined
     const token = req ? { md5: req.csr_md5, sha256: req.csr_sha256, unique: req.unique_value } : null
     return {
       order,
       dcvMethod: req?.dcv_method ?? null,
       approverEmail: req?.approver_email ?? null,
-      csr: req ? { commonName: (JSON.parse(req.names) as string[])[0] ?? (JSON.parse(req.subject) as { CN?: string }).CN ?? null, md5: req.csr_md5, sha256: req.csr_sha256 } : null,
+      csr: req
+        ? {
+            commonName:
+              (JSON.parse(req.names) as string[])[0] ?? (JSON.parse(req.subject) as { CN?: string }).CN ?? null,
+            md5: req.csr_md5,
+            sha256: req.csr_sha256
+          }
+        : null,
       names: req ? (JSON.parse(req.names) as string[]) : [],
       validation: token ? this.checks(orderId).map((c) => this.nameValidation(c, token)) : [],
       certificate: this.latestCertificate(orderId)
@@ -756,11 +951,30 @@ export class Certificates {
     const domain = baseDomain(c.name)
     const instructions: NameValidation['instructions'] =
       c.method === 'dns'
-        ? { method: 'dns', recordName: dnsRecordName(t, domain), recordType: 'CNAME', recordValue: dnsRecordValue(t), txtAlternative: dnsRecordValue(t) }
+        ? {
+            method: 'dns',
+            recordName: dnsRecordName(t, domain),
+            recordType: 'CNAME',
+            recordValue: dnsRecordValue(t),
+            txtAlternative: dnsRecordValue(t)
+          }
         : c.method === 'email'
           ? { method: 'email', approverEmail: c.approver_email ?? '', sentAt: c.email_sent_at }
-          : { method: c.method, url: `${c.method}://${domain}${dcvFilePath(t)}`, fileName: dcvFileName(t), fileContent: dcvFileContent(t) }
-    return { name: c.name, method: c.method, status: c.status, detail: c.detail, checkedAt: c.checked_at, validatedAt: c.validated_at, instructions }
+          : {
+              method: c.method,
+              url: `${c.method}://${domain}${dcvFilePath(t)}`,
+              fileName: dcvFileName(t),
+              fileContent: dcvFileContent(t)
+            }
+    return {
+      name: c.name,
+      method: c.method,
+      status: c.status,
+      detail: c.detail,
+      checkedAt: c.checked_at,
+      validatedAt: c.validated_at,
+      instructions
+    }
   }
 
   private token(orderId: number): DcvToken {
@@ -769,7 +983,8 @@ export class Certificates {
   }
 
   private request(orderId: number): RequestRow {
-    const r = this.ctx.db.prepare('SELECT * FROM certificate_requests WHERE order_id = ?').get(orderId) as RequestRow | undefined
+    const r = this.ctx.db.prepare('SELECT * FROM certificate_requests WHERE order_id = ?').get(orderId) as
+      RequestRow | undefined
     if (!r) throw conflict(`order ${orderId} has no CSR yet; POST /ssl/configure first`)
     return r
   }
@@ -783,7 +998,9 @@ export class Certificates {
   }
 
   private orderById(orderId: number): Order {
-    const { reseller_id } = this.ctx.db.prepare('SELECT reseller_id FROM orders WHERE id = ?').get(orderId) as { reseller_id: number }
+    const { reseller_id } = this.ctx.db.prepare('SELECT reseller_id FROM orders WHERE id = ?').get(orderId) as {
+      reseller_id: number
+    }
     return this.orders.get(reseller_id, orderId)
   }
 
@@ -791,13 +1008,17 @@ export class Certificates {
     const p = this.catalogue.allProducts().find((x) => x.id === order.productId)
     if (!p) throw notFound(`product ${order.productId} not found`)
     if (p.fulfillment === 'acme_subscription') {
-      throw invalid(`order ${order.orderNumber} is an ACME subscription: its certificates come from your ACME client, not from a CSR`)
+      throw invalid(
+        `order ${order.orderNumber} is an ACME subscription: its certificates come from your ACME client, not from a CSR`
+      )
     }
     return p
   }
 
   private setStatus(orderId: number, status: string, note: string | null, now: Date): void {
-    this.ctx.db.prepare('UPDATE orders SET status = ?, status_note = ?, updated_at = ? WHERE id = ?').run(status, note, isoTimestamp(now), orderId)
+    this.ctx.db
+      .prepare('UPDATE orders SET status = ?, status_note = ?, updated_at = ? WHERE id = ?')
+      .run(status, note, isoTimestamp(now), orderId)
   }
 
   private touch(orderId: number, now: Date): void {

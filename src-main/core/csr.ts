@@ -61,7 +61,9 @@ function pemBody(text: string): Buffer {
     throw invalid('could not decode CSR: this is a certificate, not a certificate signing request')
   }
   if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(text) && !PEM_RE.test(text)) {
-    throw invalid('could not decode CSR: this is a private key; send the certificate signing request, and keep the key to yourself')
+    throw invalid(
+      'could not decode CSR: this is a private key; send the certificate signing request, and keep the key to yourself'
+    )
   }
   const m = PEM_RE.exec(text)
   if (!m) {
@@ -94,8 +96,7 @@ export async function decodeCsr(text: string, crypto: CryptoProvider = nodeCrypt
   }
   const field = (name: string): string | null => csr.subjectName.getField(name)[0] ?? null
   const san = csr.extensions.find((e) => e instanceof x509.SubjectAlternativeNameExtension) as
-    | InstanceType<typeof x509.SubjectAlternativeNameExtension>
-    | undefined
+    InstanceType<typeof x509.SubjectAlternativeNameExtension> | undefined
   const dnsNames = (san?.names.toJSON() ?? [])
     .filter((n) => n.type === 'dns')
     .map((n) => n.value.trim().toLowerCase().replace(/\.$/, ''))
@@ -120,7 +121,10 @@ export async function decodeCsr(text: string, crypto: CryptoProvider = nodeCrypt
   }
   const cn = field('CN')
   return {
-    pem: `-----BEGIN CERTIFICATE REQUEST-----\n${der.toString('base64').replace(/(.{64})/g, '$1\n').replace(/\n$/, '')}\n-----END CERTIFICATE REQUEST-----\n`,
+    pem: `-----BEGIN CERTIFICATE REQUEST-----\n${der
+      .toString('base64')
+      .replace(/(.{64})/g, '$1\n')
+      .replace(/\n$/, '')}\n-----END CERTIFICATE REQUEST-----\n`,
     der,
     commonName: cn === null ? null : /^[*a-z0-9.-]+\.?$/i.test(cn) ? cn.toLowerCase().replace(/\.$/, '') : cn,
     organization: field('O'),
@@ -146,22 +150,30 @@ export async function decodeCsr(text: string, crypto: CryptoProvider = nodeCrypt
  */
 export function assertAcceptableCsr(csr: DecodedCsr, profile: 'tls' | 'code-signing'): void {
   if (!csr.signatureValid) {
-    throw invalid('could not accept CSR: its signature does not verify (the request was altered or signed with another key)')
+    throw invalid(
+      'could not accept CSR: its signature does not verify (the request was altered or signed with another key)'
+    )
   }
   if (csr.keyAlgorithm === 'RSA') {
     const min = profile === 'code-signing' ? MIN_RSA_BITS_CODE_SIGNING : MIN_RSA_BITS
     if (csr.keySize === null || csr.keySize < min) {
-      throw invalid(`could not accept CSR: its RSA key has ${csr.keySize ?? 'an unknown number of'} bits; at least ${min} are required`)
+      throw invalid(
+        `could not accept CSR: its RSA key has ${csr.keySize ?? 'an unknown number of'} bits; at least ${min} are required`
+      )
     }
     return
   }
   if (csr.keyAlgorithm === 'EC') {
     if (!csr.curve || !(ALLOWED_CURVES as readonly string[]).includes(csr.curve)) {
-      throw invalid(`could not accept CSR: curve ${csr.curve ?? 'unknown'} is not supported; use ${ALLOWED_CURVES.join(' or ')}`)
+      throw invalid(
+        `could not accept CSR: curve ${csr.curve ?? 'unknown'} is not supported; use ${ALLOWED_CURVES.join(' or ')}`
+      )
     }
     return
   }
-  throw invalid(`could not accept CSR: key algorithm ${csr.keyAlgorithm} is not supported; use RSA (2048+ bits) or ECDSA P-256/P-384`)
+  throw invalid(
+    `could not accept CSR: key algorithm ${csr.keyAlgorithm} is not supported; use RSA (2048+ bits) or ECDSA P-256/P-384`
+  )
 }
 
 /** The names a CSR asks for: the common name when it is a domain, then every DNS SAN, once each. */

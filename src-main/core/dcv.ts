@@ -129,7 +129,13 @@ async function addressOf(host: string, net: DcvNetwork): Promise<string> {
   return v6[0]
 }
 
-function fetchText(scheme: 'http' | 'https', host: string, address: string, port: number, path: string): Promise<{ status: number; body: string }> {
+function fetchText(
+  scheme: 'http' | 'https',
+  host: string,
+  address: string,
+  port: number,
+  path: string
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const defaultPort = scheme === 'http' ? 80 : 443
     const opts = {
@@ -170,7 +176,12 @@ const reason = (err: unknown): string => {
 }
 
 /** http/https: the file must hold exactly the three lines (surrounding whitespace ignored). */
-export async function checkHttp(scheme: 'http' | 'https', domain: string, t: DcvToken, net: DcvNetwork): Promise<CheckResult> {
+export async function checkHttp(
+  scheme: 'http' | 'https',
+  domain: string,
+  t: DcvToken,
+  net: DcvNetwork
+): Promise<CheckResult> {
   const port = scheme === 'http' ? net.httpPort : net.httpsPort
   const url = `${scheme}://${domain}${dcvFilePath(t)}`
   let address: string
@@ -183,7 +194,10 @@ export async function checkHttp(scheme: 'http' | 'https', domain: string, t: Dcv
     const res = await fetchText(scheme, domain, address, port, dcvFilePath(t))
     // Redirects are not followed: the file must be served at the exact URL.
     if (res.status !== 200) return { ok: false, detail: `could not fetch ${url}: HTTP ${res.status}` }
-    const lines = res.body.trim().split(/\r?\n/).map((l) => l.trim())
+    const lines = res.body
+      .trim()
+      .split(/\r?\n/)
+      .map((l) => l.trim())
     const want = dcvFileContent(t).split('\n')
     if (lines.length === want.length && lines.every((l, i) => l.toUpperCase() === want[i].toUpperCase())) {
       return { ok: true, detail: `found the validation file at ${url}` }

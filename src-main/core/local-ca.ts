@@ -68,8 +68,14 @@ export class LocalCa implements Issuer {
   async issue(req: IssueRequest): Promise<IssuedCertificate> {
     const ca = await this.ca()
     const csr = new x509.Pkcs10CertificateRequest(req.csrDer)
-    if (req.validFrom.getTime() < ca.intermediate.notBefore.getTime() || req.validTill.getTime() > ca.intermediate.notAfter.getTime()) {
-      throw new ServiceError('unavailable', 'could not issue certificate: the validity window falls outside the local CA intermediate')
+    if (
+      req.validFrom.getTime() < ca.intermediate.notBefore.getTime() ||
+      req.validTill.getTime() > ca.intermediate.notAfter.getTime()
+    ) {
+      throw new ServiceError(
+        'unavailable',
+        'could not issue certificate: the validity window falls outside the local CA intermediate'
+      )
     }
     const rsa = (csr.publicKey.algorithm as { name: string }).name.startsWith('RSA')
     const usages =
@@ -79,12 +85,16 @@ export class LocalCa implements Issuer {
     const extensions: InstanceType<typeof x509.Extension>[] = [
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(usages, true),
-      new x509.ExtendedKeyUsageExtension([req.profile === 'tls' ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.codeSigning]),
+      new x509.ExtendedKeyUsageExtension([
+        req.profile === 'tls' ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.codeSigning
+      ]),
       await x509.SubjectKeyIdentifierExtension.create(csr.publicKey, false, this.crypto),
       await x509.AuthorityKeyIdentifierExtension.create(ca.intermediate, false, this.crypto)
     ]
     if (req.names.length > 0) {
-      extensions.push(new x509.SubjectAlternativeNameExtension(req.names.map((value) => ({ type: 'dns' as const, value }))))
+      extensions.push(
+        new x509.SubjectAlternativeNameExtension(req.names.map((value) => ({ type: 'dns' as const, value })))
+      )
     }
     const subject: x509.JsonName = []
     for (const k of ['C', 'ST', 'L', 'O', 'OU', 'CN'] as const) {
@@ -126,7 +136,9 @@ export class LocalCa implements Issuer {
   }
 
   private async loadOrCreate(): Promise<LoadedCa> {
-    const rows = this.ctx.db.prepare('SELECT role, certificate_pem, key_iv, key_ciphertext FROM ca_keys').all() as CaRow[]
+    const rows = this.ctx.db
+      .prepare('SELECT role, certificate_pem, key_iv, key_ciphertext FROM ca_keys')
+      .all() as CaRow[]
     const root = rows.find((r) => r.role === 'root')
     const inter = rows.find((r) => r.role === 'intermediate')
     if (root && inter) {
@@ -220,14 +232,20 @@ export class LocalCa implements Issuer {
         const existing = this.ctx.secrets.get(CA_WRAPPING_KEY_SECRET)
         if (existing) return existing
         if (!create) {
-          throw new ServiceError('unavailable', 'could not unlock the local CA: its wrapping key is missing from the OS keychain')
+          throw new ServiceError(
+            'unavailable',
+            'could not unlock the local CA: its wrapping key is missing from the OS keychain'
+          )
         }
         const made = Buffer.from(this.crypto.getRandomValues(new Uint8Array(32))).toString('base64')
         this.ctx.secrets.set(CA_WRAPPING_KEY_SECRET, made)
         return made
       })
       .immediate()
-    return this.crypto.subtle.importKey('raw', Buffer.from(b64, 'base64'), { name: 'AES-GCM' }, false, ['encrypt', 'decrypt'])
+    return this.crypto.subtle.importKey('raw', Buffer.from(b64, 'base64'), { name: 'AES-GCM' }, false, [
+      'encrypt',
+      'decrypt'
+    ])
   }
 
   private async wrap(key: CryptoKey, plain: ArrayBuffer): Promise<{ iv: Buffer; data: Buffer }> {
@@ -239,9 +257,16 @@ export class LocalCa implements Issuer {
 
   private async unwrap(key: CryptoKey, row: CaRow): Promise<ArrayBuffer> {
     try {
-      return await this.crypto.subtle.decrypt({ name: 'AES-GCM', iv: new Uint8Array(row.key_iv) }, key, new Uint8Array(row.key_ciphertext))
+      return await this.crypto.subtle.decrypt(
+        { name: 'AES-GCM', iv: new Uint8Array(row.key_iv) },
+        key,
+        new Uint8Array(row.key_ciphertext)
+      )
     } catch {
-      throw new ServiceError('unavailable', `could not unlock the local CA ${row.role} key: the keychain's wrapping key does not match`)
+      throw new ServiceError(
+        'unavailable',
+        `could not unlock the local CA ${row.role} key: the keychain's wrapping key does not match`
+      )
     }
   }
 }

@@ -14,12 +14,28 @@ import { isoDate, isoTimestamp } from './time'
 
 export interface SchedulerReport {
   as_of: string
-  issued: { order_id: number; order_number: string; serial: string; valid_from: string; valid_till: string; reason: string }[]
+  issued: {
+    order_id: number
+    order_number: string
+    serial: string
+    valid_from: string
+    valid_till: string
+    reason: string
+  }[]
   validation_needed: { order_id: number; order_number: string; reason: string }[]
   expired: { order_id: number; order_number: string }[]
   errors: { order_id: number; order_number: string; error: string }[]
   /** Issue 6: the deploy attempts of this pass (after its reissues, and retries that were due). */
-  deploys?: { run_id: number; order_id: number; target_id: number; kind: string; status: string; attempts: number; next_attempt_at: string | null; last_error: string | null }[]
+  deploys?: {
+    run_id: number
+    order_id: number
+    target_id: number
+    kind: string
+    status: string
+    attempts: number
+    next_attempt_at: string | null
+    last_error: string | null
+  }[]
   /** Orders announced as `certificate.expiring` (no reissue will follow). */
   expiring?: number[]
 }
@@ -60,18 +76,40 @@ export class Scheduler {
   private async pass(): Promise<SchedulerReport> {
     const now = this.ctx.clock()
     const today = isoDate(now)
-    const report: SchedulerReport = { as_of: isoTimestamp(now), issued: [], validation_needed: [], expired: [], errors: [] }
+    const report: SchedulerReport = {
+      as_of: isoTimestamp(now),
+      issued: [],
+      validation_needed: [],
+      expired: [],
+      errors: []
+    }
     const db = this.ctx.db
-    const record = (o: { id: number; order_number: string }, c: { serial: string; validFrom: string; validTill: string; reason: string }): void => {
-      report.issued.push({ order_id: o.id, order_number: o.order_number, serial: c.serial, valid_from: c.validFrom, valid_till: c.validTill, reason: c.reason })
+    const record = (
+      o: { id: number; order_number: string },
+      c: { serial: string; validFrom: string; validTill: string; reason: string }
+    ): void => {
+      report.issued.push({
+        order_id: o.id,
+        order_number: o.order_number,
+        serial: c.serial,
+        valid_from: c.validFrom,
+        valid_till: c.validTill,
+        reason: c.reason
+      })
     }
     const fail = (o: { id: number; order_number: string }, err: unknown): void => {
-      report.errors.push({ order_id: o.id, order_number: o.order_number, error: err instanceof Error ? err.message : String(err) })
+      report.errors.push({
+        order_id: o.id,
+        order_number: o.order_number,
+        error: err instanceof Error ? err.message : String(err)
+      })
     }
 
     // 1. Validations that have passed since the last look (a file put up, a record added).
     const waiting = db
-      .prepare(`SELECT id, order_number FROM orders WHERE status IN ('validation_pending', 'processing') AND purchase_end_date > ? ORDER BY id`)
+      .prepare(
+        `SELECT id, order_number FROM orders WHERE status IN ('validation_pending', 'processing') AND purchase_end_date > ? ORDER BY id`
+      )
       .all(today) as { id: number; order_number: string }[]
     for (const o of waiting) {
       try {
@@ -93,7 +131,8 @@ export class Scheduler {
       try {
         const r = await this.certificates.autoReissue(o.id)
         if (r.issued) record(o, r.issued)
-        if (r.validationNeeded) report.validation_needed.push({ order_id: o.id, order_number: o.order_number, reason: r.validationNeeded })
+        if (r.validationNeeded)
+          report.validation_needed.push({ order_id: o.id, order_number: o.order_number, reason: r.validationNeeded })
       } catch (err) {
         fail(o, err)
       }
@@ -109,7 +148,9 @@ export class Scheduler {
           ORDER BY o.id`
       )
       .all(today, isoTimestamp(now)) as { id: number; order_number: string }[]
-    const expire = db.prepare(`UPDATE orders SET status = 'expired', next_reissue_at = NULL, status_note = ?, updated_at = ? WHERE id = ?`)
+    const expire = db.prepare(
+      `UPDATE orders SET status = 'expired', next_reissue_at = NULL, status_note = ?, updated_at = ? WHERE id = ?`
+    )
     for (const o of ended) {
       expire.run(`subscription ended and the last certificate expired`, isoTimestamp(now), o.id)
       report.expired.push({ order_id: o.id, order_number: o.order_number })
@@ -142,11 +183,16 @@ const deployJson = (r: DeployRun): NonNullable<SchedulerReport['deploys']>[numbe
  * `intervalMs`; `log` gets one line per pass that did something. The returned stop function
  * resolves when a pass in flight has finished.
  */
-export function startSchedulerLoop(scheduler: Scheduler, log: (line: string) => void, intervalMs = SCHEDULER_INTERVAL_MS): () => Promise<void> {
+export function startSchedulerLoop(
+  scheduler: Scheduler,
+  log: (line: string) => void,
+  intervalMs = SCHEDULER_INTERVAL_MS
+): () => Promise<void> {
   const pass = (): void => {
     scheduler.run().then(
       (r) => {
-        if (r.issued.length || r.expired.length || r.validation_needed.length || r.errors.length) log(`scheduler ${JSON.stringify(r)}`)
+        if (r.issued.length || r.expired.length || r.validation_needed.length || r.errors.length)
+          log(`scheduler ${JSON.stringify(r)}`)
       },
       (err: unknown) => log(`could not run the scheduler: ${err instanceof Error ? err.message : String(err)}`)
     )
@@ -155,7 +201,10 @@ export function startSchedulerLoop(scheduler: Scheduler, log: (line: string) => 
   const timer = setInterval(pass, intervalMs)
   timer.unref()
   const retries = setInterval(
-    () => void scheduler.retryDeploys().catch((err: unknown) => log(`could not retry deploys: ${err instanceof Error ? err.message : String(err)}`)),
+    () =>
+      void scheduler
+        .retryDeploys()
+        .catch((err: unknown) => log(`could not retry deploys: ${err instanceof Error ? err.message : String(err)}`)),
     DEPLOY_RETRY_INTERVAL_MS
   )
   retries.unref()

@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DCV_SETTINGS } from '../../src-main/core/dcv'
 import { manualClock } from '../support/clock'
@@ -64,7 +65,13 @@ async function verifyDownload(orderId: number): Promise<Body> {
 
 describe('POST /csr/decode', () => {
   it('decodes openssl and @peculiar/x509 CSRs, RSA and ECDSA', async () => {
-    const a = await post('/csr/decode', { csr: opensslCsr(['shop.example.com', 'www.shop.example.com'], 'rsa:2048', '/C=NL/ST=Noord-Holland/L=Amsterdam/O=Shop BV/OU=Ops/CN=shop.example.com/emailAddress=ops@shop.example.com') })
+    const a = await post('/csr/decode', {
+      csr: opensslCsr(
+        ['shop.example.com', 'www.shop.example.com'],
+        'rsa:2048',
+        '/C=NL/ST=Noord-Holland/L=Amsterdam/O=Shop BV/OU=Ops/CN=shop.example.com/emailAddress=ops@shop.example.com'
+      )
+    })
     expect(a.status).toBe(200)
     expect(a.body.csr).toMatchObject({
       domain: 'shop.example.com',
@@ -81,11 +88,18 @@ describe('POST /csr/decode', () => {
       signature_valid: true
     })
     const b = await post('/csr/decode', { csr: await x509Csr(['api.example.com'], 'P-256') })
-    expect(b.body.csr).toMatchObject({ domain: 'api.example.com', key_algorithm: 'EC', curve: 'P-256', key_size: 256, signature_algorithm: 'ecdsa-with-SHA256', signature_valid: true })
+    expect(b.body.csr).toMatchObject({
+      domain: 'api.example.com',
+      key_algorithm: 'EC',
+      curve: 'P-256',
+      key_size: 256,
+      signature_algorithm: 'ecdsa-with-SHA256',
+      signature_valid: true
+    })
   })
 
   it('answers garbage, a certificate and a truncated PEM with 400 and a clear message', async () => {
-    const cert = (await s.service.localCa.rootPem())
+    const cert = await s.service.localCa.rootPem()
     const pem = opensslCsr(['example.com'])
     const cases: [unknown, RegExp][] = [
       [{ csr: 'garbage' }, /expected a PEM block/],
@@ -106,13 +120,26 @@ describe('POST /csr/decode', () => {
 describe('http and https validation, issuance and download', () => {
   it('takes an order from an openssl CSR to a chain openssl verifies, over http on loopback', async () => {
     const id = await order({ product_id: 2, domain: 'shop.example.com', period: 12 })
-    const conf = await post('/ssl/configure', { order_id: id, csr: opensslCsr(['shop.example.com', 'www.shop.example.com']), dcv_method: 'http' })
+    const conf = await post('/ssl/configure', {
+      order_id: id,
+      csr: opensslCsr(['shop.example.com', 'www.shop.example.com']),
+      dcv_method: 'http'
+    })
     expect(conf.status).toBe(200)
-    expect(conf.body).toMatchObject({ success: true, status: 'validation_pending', dcv_method: 'http', names: ['shop.example.com', 'www.shop.example.com'], certificate_issued: false })
+    expect(conf.body).toMatchObject({
+      success: true,
+      status: 'validation_pending',
+      dcv_method: 'http',
+      names: ['shop.example.com', 'www.shop.example.com'],
+      certificate_issued: false
+    })
     const md5 = (conf.body.csr as Body).md5 as string
     const sha = (conf.body.csr as Body).sha256 as string
     const v = validations(conf.body)
-    expect(v.map((x) => [x.name, x.status])).toEqual([['shop.example.com', 'pending'], ['www.shop.example.com', 'pending']])
+    expect(v.map((x) => [x.name, x.status])).toEqual([
+      ['shop.example.com', 'pending'],
+      ['www.shop.example.com', 'pending']
+    ])
     expect(v[0].instructions).toMatchObject({
       method: 'http',
       url: `http://shop.example.com/.well-known/pki-validation/${md5}.txt`,
@@ -136,7 +163,12 @@ describe('http and https validation, issuance and download', () => {
 
     serveFiles(conf.body)
     const done = await get(`/ssl/${id}`)
-    expect(done.body).toMatchObject({ status: 'completed', certificate_issued: true, valid_from: '2026-11-21', reissue_count: 0 })
+    expect(done.body).toMatchObject({
+      status: 'completed',
+      certificate_issued: true,
+      valid_from: '2026-11-21',
+      reissue_count: 0
+    })
     // 200 days from 2026-11-21 10:00, inclusive: ends 2027-06-09 09:59:59
     expect(done.body.valid_till).toBe('2027-06-09')
     expect(done.body.next_reissue_at).toBe('2027-05-26')
@@ -164,14 +196,25 @@ describe('http and https validation, issuance and download', () => {
     expect(text).toMatch(/DNS:shop\.example\.com, DNS:www\.shop\.example\.com/)
     expect(text).toMatch(/Subject: CN\s?=\s?shop\.example\.com/)
     const o = await get(`/orders/${id}`)
-    expect(o.body.order).toMatchObject({ status: 'completed', cert_valid_from: '2026-11-21', cert_valid_till: '2027-06-09', next_reissue_at: '2027-05-26' })
+    expect(o.body.order).toMatchObject({
+      status: 'completed',
+      cert_valid_from: '2026-11-21',
+      cert_valid_till: '2027-06-09',
+      next_reissue_at: '2027-05-26'
+    })
   })
 
   it('validates over https with an ECDSA CSR made in code', async () => {
     const id = await order({ product_id: 1, domain: 'secure.example.com' })
-    const conf = await post('/ssl/configure', { order_id: id, csr: await x509Csr(['secure.example.com'], 'P-384'), dcv_method: 'https' })
+    const conf = await post('/ssl/configure', {
+      order_id: id,
+      csr: await x509Csr(['secure.example.com'], 'P-384'),
+      dcv_method: 'https'
+    })
     expect(conf.status).toBe(200)
-    expect(validations(conf.body)[0].instructions.url).toMatch(/^https:\/\/secure\.example\.com\/\.well-known\/pki-validation\/[0-9A-F]{32}\.txt$/)
+    expect(validations(conf.body)[0].instructions.url).toMatch(
+      /^https:\/\/secure\.example\.com\/\.well-known\/pki-validation\/[0-9A-F]{32}\.txt$/
+    )
     serveFiles(conf.body)
     const done = await get(`/ssl/${id}`)
     expect(done.body.status).toBe('completed')
@@ -188,7 +231,11 @@ describe('dns validation for a multi-domain order, each SAN on its own', () => {
     const v = validations(conf.body)
     expect(v.map((x) => x.name)).toEqual(names)
     const md5 = ((conf.body.csr as Body).md5 as string).toLowerCase()
-    expect(v[0].instructions).toMatchObject({ method: 'dns', record_name: `_${md5}.multi.example.com`, record_type: 'CNAME' })
+    expect(v[0].instructions).toMatchObject({
+      method: 'dns',
+      record_name: `_${md5}.multi.example.com`,
+      record_type: 'CNAME'
+    })
     expect(v[3].instructions.record_name).toBe(`_${md5}.example.org`) // the wildcard is validated at its base domain
     const value = v[0].instructions.record_value
     expect(value).toMatch(/^[0-9a-f]{32}\.[0-9a-f]{32}\.[0-9a-f]{20}\.certdesk\.invalid$/)
@@ -208,7 +255,9 @@ describe('dns validation for a multi-domain order, each SAN on its own', () => {
     const done = await get(`/ssl/${id}`)
     expect(done.body.status).toBe('completed')
     const c = await verifyDownload(id)
-    expect(opensslText(c.certificate_pem as string)).toMatch(/DNS:multi\.example\.com, DNS:api\.example\.net, DNS:shop\.example\.org, DNS:\*\.example\.org/)
+    expect(opensslText(c.certificate_pem as string)).toMatch(
+      /DNS:multi\.example\.com, DNS:api\.example\.net, DNS:shop\.example\.org, DNS:\*\.example\.org/
+    )
   })
 })
 
@@ -217,11 +266,27 @@ describe('email validation', () => {
     s.service.settings.set(DCV_SETTINGS.smtpUrl, smtp.url)
     try {
       const id = await order({ product_id: 3, domain: '*.mail.example.com' })
-      const conf = await post('/ssl/configure', { order_id: id, csr: opensslCsr(['*.mail.example.com', 'mail.example.com'], 'ec:P-256'), approver_email: 'admin@mail.example.com' })
+      const conf = await post('/ssl/configure', {
+        order_id: id,
+        csr: opensslCsr(['*.mail.example.com', 'mail.example.com'], 'ec:P-256'),
+        approver_email: 'admin@mail.example.com'
+      })
       expect(conf.status).toBe(200)
-      expect(conf.body).toMatchObject({ dcv_method: 'email', approver_email: 'admin@mail.example.com', status: 'validation_pending' })
-      expect(validations(conf.body).map((v) => v.instructions.approver_email)).toEqual(['admin@mail.example.com', 'admin@mail.example.com'])
-      const mine = () => smtp.messages.filter((m) => m.raw.includes(`order ${(conf.body.order_number as string)}`) || m.raw.includes(conf.body.order_number as string))
+      expect(conf.body).toMatchObject({
+        dcv_method: 'email',
+        approver_email: 'admin@mail.example.com',
+        status: 'validation_pending'
+      })
+      expect(validations(conf.body).map((v) => v.instructions.approver_email)).toEqual([
+        'admin@mail.example.com',
+        'admin@mail.example.com'
+      ])
+      const mine = () =>
+        smtp.messages.filter(
+          (m) =>
+            m.raw.includes(`order ${conf.body.order_number as string}`) ||
+            m.raw.includes(conf.body.order_number as string)
+        )
       expect(mine().length).toBe(2)
       expect(mine()[0].to).toEqual(['admin@mail.example.com'])
       const codes = mine().map((m) => /^\s{4}([A-Z2-9]{10})\s*$/m.exec(m.raw)?.[1])
@@ -236,7 +301,9 @@ describe('email validation', () => {
       expect(mine().length).toBe(4)
       // the old codes no longer work once new ones were sent
       expect((await post('/ssl/approve', { order_id: id, code: codes[0] as string })).status).toBe(400)
-      const fresh = mine().slice(2).map((m) => /^\s{4}([A-Z2-9]{10})\s*$/m.exec(m.raw)?.[1] as string)
+      const fresh = mine()
+        .slice(2)
+        .map((m) => /^\s{4}([A-Z2-9]{10})\s*$/m.exec(m.raw)?.[1] as string)
       const one = await post('/ssl/approve', { order_id: id, code: fresh[0].toLowerCase() })
       expect(one.status).toBe(200)
       expect(one.body.status).toBe('validation_pending')
@@ -249,9 +316,44 @@ describe('email validation', () => {
     }
   })
 
+  it('keeps the order configured when the SMTP server refuses, and says so; resend then answers 503', async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const srv = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = srv.address() as AddressInfo
+        srv.close(() => resolve(port))
+      })
+    })
+    s.service.settings.set(DCV_SETTINGS.smtpUrl, `smtp://127.0.0.1:${closed}`)
+    try {
+      const id = await order({ product_id: 2, domain: 'nomail.example.com' })
+      const conf = await post('/ssl/configure', {
+        order_id: id,
+        csr: opensslCsr(['nomail.example.com']),
+        approver_email: 'webmaster@nomail.example.com'
+      })
+      expect(conf.status).toBe(200)
+      expect(conf.body.status).toBe('validation_pending')
+      expect(validations(conf.body)[0]).toMatchObject({
+        status: 'pending',
+        detail: expect.stringMatching(/could not send the approval email to webmaster@nomail\.example\.com/),
+        instructions: { method: 'email', approver_email: 'webmaster@nomail.example.com', sent_at: null }
+      })
+      const resend = await post('/ssl/resend-validation', { order_id: id })
+      expect(resend.status).toBe(503)
+      expect(resend.body.error).toMatch(/could not send the approval email/)
+    } finally {
+      s.service.settings.set(DCV_SETTINGS.smtpUrl, '')
+    }
+  })
+
   it('keeps the message in the outbox when no SMTP server is configured', async () => {
     const id = await order({ product_id: 2, domain: 'outbox.example.com' })
-    const conf = await post('/ssl/configure', { order_id: id, csr: opensslCsr(['outbox.example.com']), dcv_method: 'email', approver_email: 'hostmaster@example.com' })
+    const conf = await post('/ssl/configure', {
+      order_id: id,
+      csr: opensslCsr(['outbox.example.com']),
+      dcv_method: 'email',
+      approver_email: 'hostmaster@example.com'
+    })
     expect(conf.status).toBe(200)
     const box = s.service.certificates.outbox(id)
     expect(box).toHaveLength(1)
@@ -273,13 +375,28 @@ describe('refusals: 400 and 409, nothing changed', () => {
       [{ csr: badSig, dcv_method: 'http' }, /signature does not verify/],
       [{ csr: opensslCsr(['fit.example.com'], 'rsa:1024'), dcv_method: 'http' }, /1024 bits; at least 2048/],
       [{ csr: opensslCsr(['fit.example.com'], 'ec:P-521'), dcv_method: 'http' }, /curve P-521 is not supported/],
-      [{ csr: opensslCsr(['other.example.com']), dcv_method: 'http' }, /does not name the order domain fit\.example\.com/],
-      [{ csr: opensslCsr(['fit.example.com', 'api.fit.example.com']), dcv_method: 'http' }, /api\.fit\.example\.com is not covered by this order/],
+      [
+        { csr: opensslCsr(['other.example.com']), dcv_method: 'http' },
+        /does not name the order domain fit\.example\.com/
+      ],
+      [
+        { csr: opensslCsr(['fit.example.com', 'api.fit.example.com']), dcv_method: 'http' },
+        /api\.fit\.example\.com is not covered by this order/
+      ],
       [{ csr: opensslCsr(['fit.example.com', '*.fit.example.com']), dcv_method: 'dns' }, /not covered by this order/],
       [{ csr: opensslCsr(['fit.example.com']) }, /approver_email is required/],
-      [{ csr: opensslCsr(['fit.example.com']), approver_email: 'ceo@fit.example.com' }, /not an approver address; use one of admin@/],
-      [{ csr: opensslCsr(['fit.example.com']), approver_email: 'admin@elsewhere.com' }, /not at fit\.example\.com or a parent/],
-      [{ csr: opensslCsr(['fit.example.com']), dcv_method: 'http', approver_email: 'admin@fit.example.com' }, /only for email validation/],
+      [
+        { csr: opensslCsr(['fit.example.com']), approver_email: 'ceo@fit.example.com' },
+        /not an approver address; use one of admin@/
+      ],
+      [
+        { csr: opensslCsr(['fit.example.com']), approver_email: 'admin@elsewhere.com' },
+        /not at fit\.example\.com or a parent/
+      ],
+      [
+        { csr: opensslCsr(['fit.example.com']), dcv_method: 'http', approver_email: 'admin@fit.example.com' },
+        /only for email validation/
+      ],
       [{ csr: opensslCsr(['fit.example.com']), dcv_method: 'ftp' }, /dcv_method must be one of email, http, https, dns/]
     ]
     for (const [body, message] of cases) {
@@ -295,11 +412,19 @@ describe('refusals: 400 and 409, nothing changed', () => {
     // PositiveSSL Multi-Domain includes 2 SANs; this order buys 1 more and no wildcard SAN.
     const id = await order({ product_id: 4, domain: 'md.example.com', san_count: 1 })
     const four = opensslCsr(['md.example.com', 'a.example.net', 'b.example.net', 'c.example.net', 'd.example.net'])
-    expect((await post('/ssl/configure', { order_id: id, csr: four, dcv_method: 'dns' })).body.error).toMatch(/asks for 4 additional name\(s\) but the order covers 3 \(2 included \+ 1 bought\)/)
+    expect((await post('/ssl/configure', { order_id: id, csr: four, dcv_method: 'dns' })).body.error).toMatch(
+      /asks for 4 additional name\(s\) but the order covers 3 \(2 included \+ 1 bought\)/
+    )
     const wild = opensslCsr(['md.example.com', '*.example.net'])
-    expect((await post('/ssl/configure', { order_id: id, csr: wild, dcv_method: 'dns' })).body.error).toMatch(/paid for 0 wildcard SAN/)
+    expect((await post('/ssl/configure', { order_id: id, csr: wild, dcv_method: 'dns' })).body.error).toMatch(
+      /paid for 0 wildcard SAN/
+    )
     const wc = await order({ product_id: 3, domain: '*.wild.example.com' })
-    const res = await post('/ssl/configure', { order_id: wc, csr: opensslCsr(['*.wild.example.com']), dcv_method: 'http' })
+    const res = await post('/ssl/configure', {
+      order_id: wc,
+      csr: opensslCsr(['*.wild.example.com']),
+      dcv_method: 'http'
+    })
     expect(res.status).toBe(400)
     expect(res.body.error).toMatch(/cannot validate the wildcard name \*\.wild\.example\.com/)
   })
@@ -309,11 +434,19 @@ describe('refusals: 400 and 409, nothing changed', () => {
     const before = clock.now()
     clock.set('2028-03-15T00:00:00Z')
     try {
-      const res = await post('/ssl/configure', { order_id: id, csr: opensslCsr(['sunset.example.com']), approver_email: 'admin@sunset.example.com' })
+      const res = await post('/ssl/configure', {
+        order_id: id,
+        csr: opensslCsr(['sunset.example.com']),
+        approver_email: 'admin@sunset.example.com'
+      })
       expect(res.status).toBe(400)
       expect(res.body.error).toMatch(/no longer allowed.*2028-03-15; use http, https or dns/)
       clock.set('2028-03-14T23:59:59Z')
-      const ok = await post('/ssl/configure', { order_id: id, csr: opensslCsr(['sunset.example.com']), approver_email: 'admin@sunset.example.com' })
+      const ok = await post('/ssl/configure', {
+        order_id: id,
+        csr: opensslCsr(['sunset.example.com']),
+        approver_email: 'admin@sunset.example.com'
+      })
       expect(ok.status).toBe(200)
       // A code mailed the second before the sunset no longer validates after it.
       const code = /^\s{4}([A-Z2-9]{10})\s*$/m.exec(s.service.certificates.outbox(id)[0].body)?.[1] as string
@@ -331,7 +464,10 @@ describe('refusals: 400 and 409, nothing changed', () => {
     const id = await order({ product_id: 2, domain: 'state.example.com' })
     expect((await post('/ssl/change-dcv', { order_id: id, dcv_method: 'dns' })).status).toBe(409)
     expect((await post('/ssl/resend-validation', { order_id: id })).status).toBe(409)
-    expect((await post('/ssl/reissue', { order_id: id })).body).toEqual({ success: false, error: expect.stringMatching(/no active certificate/) })
+    expect((await post('/ssl/reissue', { order_id: id })).body).toEqual({
+      success: false,
+      error: expect.stringMatching(/no active certificate/)
+    })
     const csr = opensslCsr(['state.example.com'])
     expect((await post('/ssl/configure', { order_id: id, csr, dcv_method: 'http' })).status).toBe(200)
     const again = await post('/ssl/configure', { order_id: id, csr, dcv_method: 'http' })
@@ -348,13 +484,22 @@ describe('refusals: 400 and 409, nothing changed', () => {
     expect(validations(changed.body)[0].instructions.method).toBe('dns')
 
     const cancelled = await order({ product_id: 2, domain: 'gone.example.com' })
-    expect((await s.request('PUT', `/orders/${cancelled}`, { key: r.key, body: { action: 'cancel' } })).status).toBe(200)
-    expect((await post('/ssl/configure', { order_id: cancelled, csr: opensslCsr(['gone.example.com']), dcv_method: 'http' })).status).toBe(409)
+    expect((await s.request('PUT', `/orders/${cancelled}`, { key: r.key, body: { action: 'cancel' } })).status).toBe(
+      200
+    )
+    expect(
+      (await post('/ssl/configure', { order_id: cancelled, csr: opensslCsr(['gone.example.com']), dcv_method: 'http' }))
+        .status
+    ).toBe(409)
 
     // An on-invoice order takes no CSR until it is paid.
     const reseller = s.service.resellers.get(r.id)
     const unpaid = s.service.orders.create(reseller, { productId: 2, domain: 'unpaid.example.com' }, 'invoice').order.id
-    const res = await post('/ssl/configure', { order_id: unpaid, csr: opensslCsr(['unpaid.example.com']), dcv_method: 'http' })
+    const res = await post('/ssl/configure', {
+      order_id: unpaid,
+      csr: opensslCsr(['unpaid.example.com']),
+      dcv_method: 'http'
+    })
     expect(res.status).toBe(409)
     expect(res.body.error).toMatch(/it is unpaid; pay it first/)
 
@@ -389,10 +534,16 @@ describe('reissue', () => {
     await verifyDownload(id)
 
     // A new key and the www name: www needs validating; the old certificate stays downloadable.
-    const grown = await post('/ssl/reissue', { order_id: id, csr: await x509Csr(['re.example.com', 'www.re.example.com'], 'P-256') })
+    const grown = await post('/ssl/reissue', {
+      order_id: id,
+      csr: await x509Csr(['re.example.com', 'www.re.example.com'], 'P-256')
+    })
     expect(grown.status).toBe(200)
     expect(grown.body.status).toBe('validation_pending')
-    expect(validations(grown.body).map((v) => [v.name, v.status])).toEqual([['re.example.com', 'valid'], ['www.re.example.com', 'pending']])
+    expect(validations(grown.body).map((v) => [v.name, v.status])).toEqual([
+      ['re.example.com', 'valid'],
+      ['www.re.example.com', 'pending']
+    ])
     expect((await get(`/certificate/${id}/download`)).status).toBe(200)
     serveFiles(grown.body)
     const done = await get(`/ssl/${id}`)
@@ -404,21 +555,35 @@ describe('reissue', () => {
     // Another method means validating again with it, for every name.
     const viaDns = await post('/ssl/reissue', { order_id: id, dcv_method: 'dns' })
     expect(viaDns.body.status).toBe('validation_pending')
-    expect(validations(viaDns.body).map((v) => [v.method, v.status])).toEqual([['dns', 'pending'], ['dns', 'pending']])
+    expect(validations(viaDns.body).map((v) => [v.method, v.status])).toEqual([
+      ['dns', 'pending'],
+      ['dns', 'pending']
+    ])
     for (const v of validations(viaDns.body)) await dns.setTxt(v.instructions.record_name, v.instructions.record_value)
     const viaDnsDone = await get(`/ssl/${id}`)
     expect(viaDnsDone.body).toMatchObject({ status: 'completed', dcv_method: 'dns', reissue_count: 0 })
-    expect(s.service.certificates.history(r.id, id).map((x) => x.reason)).toEqual(['reissue', 'reissue', 'reissue', 'initial'])
+    expect(s.service.certificates.history(r.id, id).map((x) => x.reason)).toEqual([
+      'reissue',
+      'reissue',
+      'reissue',
+      'initial'
+    ])
   })
 })
 
 describe('code signing', () => {
   it('issues from the CSR with no domain validation, codeSigning EKU, and no automatic reissue', async () => {
     const id = await order({ product_id: 10 })
-    const weak = await post('/ssl/configure', { order_id: id, csr: opensslCsr([], 'rsa:2048', '/C=US/O=Contoso Ltd/CN=Contoso Ltd') })
+    const weak = await post('/ssl/configure', {
+      order_id: id,
+      csr: opensslCsr([], 'rsa:2048', '/C=US/O=Contoso Ltd/CN=Contoso Ltd')
+    })
     expect(weak.status).toBe(400)
     expect(weak.body.error).toMatch(/at least 3072/)
-    const res = await post('/ssl/configure', { order_id: id, csr: opensslCsr([], 'rsa:3072', '/C=US/O=Contoso Ltd/CN=Contoso Ltd') })
+    const res = await post('/ssl/configure', {
+      order_id: id,
+      csr: opensslCsr([], 'rsa:3072', '/C=US/O=Contoso Ltd/CN=Contoso Ltd')
+    })
     expect(res.status).toBe(200)
     expect(res.body).toMatchObject({ status: 'completed', dcv_method: 'none', validation: [], next_reissue_at: null })
     const cs = (await get(`/certificate/${id}`)).body.certificate as Body

@@ -13,13 +13,16 @@ beforeAll(async () => {
 afterAll(() => s.close())
 
 describe('GET /events', () => {
-  it('pages through the history newest first, filters by type and since, and shows only the caller\'s events', async () => {
+  it("pages through the history newest first, filters by type and since, and shows only the caller's events", async () => {
     const r = s.reseller({ credit: 1000 })
     const other = s.reseller({ credit: 100 })
     await s.request('POST', '/orders', { key: other.key, body: { product_id: 2, domain: 'other.example.test' } })
     const ids: number[] = []
     for (let i = 0; i < 6; i++) {
-      const res = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 2, domain: `e${i}.example.test` } })
+      const res = await s.request<Body>('POST', '/orders', {
+        key: r.key,
+        body: { product_id: 2, domain: `e${i}.example.test` }
+      })
       ids.push(res.body.order_id as number)
       clock.advanceDays(1)
     }
@@ -31,7 +34,11 @@ describe('GET /events', () => {
     expect(all.body.success).toBe(true)
     // 6 orders, each created and paid, then one cancel.
     expect(all.body.pagination).toEqual({ total: 13, limit: 50, offset: 0 })
-    expect(all.body.events[0]).toMatchObject({ type: 'order.cancelled', order_id: ids[5], created_at: '2026-11-27 10:00:00' })
+    expect(all.body.events[0]).toMatchObject({
+      type: 'order.cancelled',
+      order_id: ids[5],
+      created_at: '2026-11-27 10:00:00'
+    })
     expect(all.body.events[0].message).toMatch(/^Order ORD-2026-\d{6} cancelled$/)
     expect(all.body.events[0].data).toEqual({ refunded_cents: 3120 })
     expect(all.body.events[0].order_number).toMatch(/^ORD-2026-\d{6}$/)
@@ -60,7 +67,11 @@ describe('GET /events', () => {
       ['order.paid', '2026-11-25 10:00:00'],
       ['order.created', '2026-11-25 10:00:00']
     ])
-    const sinceTs = await s.request<EventsBody>('GET', `/events?since=${encodeURIComponent('2026-11-26 10:00:00')}&type=order.paid`, { key: r.key })
+    const sinceTs = await s.request<EventsBody>(
+      'GET',
+      `/events?since=${encodeURIComponent('2026-11-26 10:00:00')}&type=order.paid`,
+      { key: r.key }
+    )
     expect(sinceTs.body.events.map((e) => e.order_id)).toEqual([ids[5]])
 
     const clamped = await s.request<EventsBody>('GET', '/events?limit=500', { key: r.key })
@@ -69,7 +80,11 @@ describe('GET /events', () => {
 
   it('records an on-invoice order as created, and as paid only when POST /credits pays it', async () => {
     const r = s.reseller({ credit: 100 })
-    const order = s.service.orders.create(s.service.resellers.get(r.id), { productId: 2, domain: 'invoice.example.test' }, 'invoice').order
+    const order = s.service.orders.create(
+      s.service.resellers.get(r.id),
+      { productId: 2, domain: 'invoice.example.test' },
+      'invoice'
+    ).order
     const before = await s.request<EventsBody>('GET', `/events?order_id=${order.id}`, { key: r.key })
     expect(before.body.events.map((e) => e.type)).toEqual(['order.created'])
     expect((await s.request('POST', '/credits', { key: r.key, body: { order_id: order.id } })).status).toBe(200)
@@ -80,7 +95,9 @@ describe('GET /events', () => {
     ])
     // A refused payment (already paid) records nothing.
     expect((await s.request('POST', '/credits', { key: r.key, body: { order_id: order.id } })).status).toBe(409)
-    expect((await s.request<EventsBody>('GET', `/events?order_id=${order.id}`, { key: r.key })).body.pagination.total).toBe(2)
+    expect(
+      (await s.request<EventsBody>('GET', `/events?order_id=${order.id}`, { key: r.key })).body.pagination.total
+    ).toBe(2)
   })
 
   it('refuses bad parameters with 400 in the envelope, and other methods with 405', async () => {
@@ -91,7 +108,9 @@ describe('GET /events', () => {
       expect(res.body.success).toBe(false)
       expect(typeof res.body.error).toBe('string')
     }
-    expect((await s.request<Body>('GET', '/events?type=order.exploded', { key: r.key })).body.error).toContain('must be one of order.created')
+    expect((await s.request<Body>('GET', '/events?type=order.exploded', { key: r.key })).body.error).toContain(
+      'must be one of order.created'
+    )
     expect((await s.request<Body>('GET', '/events?since=yesterday', { key: r.key })).body.error).toBe(
       'since must be a day (YYYY-MM-DD) or a UTC timestamp (YYYY-MM-DD HH:MM:SS)'
     )
@@ -103,7 +122,9 @@ describe('GET /events', () => {
 
   it('is documented in the OpenAPI document with its filters and event types', async () => {
     const r = s.reseller({ credit: 10 })
-    const doc = await s.request<{ paths: Record<string, Record<string, { parameters: { name: string; schema: { enum?: string[] } }[] }>> }>('GET', '/openapi.json', { key: r.key })
+    const doc = await s.request<{
+      paths: Record<string, Record<string, { parameters: { name: string; schema: { enum?: string[] } }[] }>>
+    }>('GET', '/openapi.json', { key: r.key })
     const get = doc.body.paths['/events'].get
     expect(get.parameters.map((p) => p.name).sort()).toEqual(['limit', 'offset', 'order_id', 'since', 'type'])
     expect(get.parameters.find((p) => p.name === 'type')?.schema.enum).toEqual([

@@ -39,9 +39,24 @@ describe('certdesk admin deploy', () => {
     const dir = join(work, 'haproxy')
     const folder = admin('deploy', 'add', '--order', String(orderId), '--folder', dir, '--layout', 'haproxy')
     expect(folder.code).toBe(0)
-    expect(folder.json.target).toMatchObject({ kind: 'folder', order_id: orderId, config: { path: dir, layout: 'haproxy', pfx: false } })
+    expect(folder.json.target).toMatchObject({
+      kind: 'folder',
+      order_id: orderId,
+      config: { path: dir, layout: 'haproxy', pfx: false }
+    })
     const marker = join(work, 'reloaded.txt')
-    expect(admin('deploy', 'add', '--order', String(orderId), '--command', `echo "$CERTDESK_TRIGGER $CERTDESK_COMBINED_FILE" >> '${marker}'`, '--timeout', '10').code).toBe(0)
+    expect(
+      admin(
+        'deploy',
+        'add',
+        '--order',
+        String(orderId),
+        '--command',
+        `echo "$CERTDESK_TRIGGER $CERTDESK_COMBINED_FILE" >> '${marker}'`,
+        '--timeout',
+        '10'
+      ).code
+    ).toBe(0)
     const hook = admin('deploy', 'add', '--order', String(orderId), '--webhook', receiver.url)
     expect(hook.code).toBe(0)
     expect(hook.json.webhook_secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/)
@@ -55,7 +70,12 @@ describe('certdesk admin deploy', () => {
     expect(early.json.error).toMatch(/^could not deploy order ORD-\d{4}-\d{6}: it has no certificate yet$/)
 
     // The certificate code stores a certificate: the targets run without anyone asking.
-    service.deploys.certificateStored({ orderId, trigger: 'issued', certificatePem: leaf.certificatePem, chainPem: leaf.chainPem })
+    service.deploys.certificateStored({
+      orderId,
+      trigger: 'issued',
+      certificatePem: leaf.certificatePem,
+      chainPem: leaf.chainPem
+    })
     await service.deploys.idle()
     expect(readFileSync(join(dir, 'haproxy.pem'), 'utf8')).toBe(leaf.certificatePem + leaf.chainPem)
     expect(readFileSync(marker, 'utf8')).toBe(`issued ${join(dir, 'haproxy.pem')}\n`)
@@ -72,7 +92,10 @@ describe('certdesk admin deploy', () => {
     ])
     expect(existsSync(join(dir, 'fullchain.pem'))).toBe(true)
     expect(readFileSync(marker, 'utf8').split('\n')[1]).toBe(`manual ${join(dir, 'haproxy.pem')}`)
-    expect(receiver.deliveries[1]).toMatchObject({ signatureValid: true, body: expect.objectContaining({ type: 'certificate.deployed' }) })
+    expect(receiver.deliveries[1]).toMatchObject({
+      signatureValid: true,
+      body: expect.objectContaining({ type: 'certificate.deployed' })
+    })
 
     const list = admin('deploy', 'list', '--order', String(orderId))
     expect((list.json.targets as Body[]).map((t) => t.kind)).toEqual(['folder', 'command', 'webhook'])
@@ -92,7 +115,9 @@ describe('certdesk admin deploy', () => {
     // Nothing is due yet in real time; as of tomorrow the retry runs (and fails again).
     const now = admin('deploy', 'retry')
     expect(now.json).toMatchObject({ ran: 0, success: true })
-    const tomorrow = new Date(Date.parse(failed.next_attempt_at as string + 'Z') + 86_400_000).toISOString().slice(0, 10)
+    const tomorrow = new Date(Date.parse((failed.next_attempt_at as string) + 'Z') + 86_400_000)
+      .toISOString()
+      .slice(0, 10)
     const retried = await adminAsync('deploy', 'retry', '--as-of', tomorrow)
     expect(retried.code).toBe(1)
     expect(retried.json).toMatchObject({ ran: 1, success: false })
@@ -112,10 +137,13 @@ describe('certdesk admin deploy', () => {
     expect(none.stderr).toContain('give exactly one of --folder, --command or --webhook')
     const relative = admin('deploy', 'add', '--order', String(orderId), '--folder', 'certs/here')
     expect(relative.code).toBe(1)
-    expect(relative.json).toEqual({ success: false, error: 'could not add folder target: path must be an absolute folder path' })
-    expect(admin('deploy', 'add', '--order', String(orderId), '--folder', '/tmp/x', '--layout', 'caddy').json.error).toBe(
-      'could not add folder target: layout must be one of nginx, apache, haproxy, iis'
-    )
+    expect(relative.json).toEqual({
+      success: false,
+      error: 'could not add folder target: path must be an absolute folder path'
+    })
+    expect(
+      admin('deploy', 'add', '--order', String(orderId), '--folder', '/tmp/x', '--layout', 'caddy').json.error
+    ).toBe('could not add folder target: layout must be one of nginx, apache, haproxy, iis')
     expect(admin('deploy', 'add', '--order', String(orderId), '--command', 'true', '--timeout', 'soon').code).toBe(2)
     expect(admin('deploy', 'run', '--order', '999').json.error).toBe('order 999 not found')
     expect(admin('events', 'list', '--type', 'nope').code).toBe(2)

@@ -28,7 +28,9 @@ let codeOrder: number
 
 function scheduler(asOf: string): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'admin', '--data-dir', dataDir, 'scheduler', 'run', '--as-of', asOf], { env: process.env })
+    const child = spawn(process.execPath, [CLI, 'admin', '--data-dir', dataDir, 'scheduler', 'run', '--as-of', asOf], {
+      env: process.env
+    })
     let out = ''
     let err = ''
     const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
@@ -51,9 +53,14 @@ interface OrderRow {
   cert_valid_till: string | null
   purchase_end_date: string
 }
-const orderRow = (id: number): OrderRow => service.ctx.db.prepare('SELECT * FROM orders WHERE id = ?').get(id) as OrderRow
+const orderRow = (id: number): OrderRow =>
+  service.ctx.db.prepare('SELECT * FROM orders WHERE id = ?').get(id) as OrderRow
 const certs = (id: number) =>
-  service.ctx.db.prepare('SELECT valid_from, valid_till, certificate_pem, chain_pem, reason FROM certificates WHERE order_id = ? ORDER BY id').all(id) as {
+  service.ctx.db
+    .prepare(
+      'SELECT valid_from, valid_till, certificate_pem, chain_pem, reason FROM certificates WHERE order_id = ? ORDER BY id'
+    )
+    .all(id) as {
     valid_from: string
     valid_till: string
     certificate_pem: string
@@ -71,13 +78,20 @@ beforeAll(async () => {
   service.ledger.topUp(reseller.id, 100_000)
   const r = service.resellers.get(reseller.id)
   tlsOrder = service.orders.create(r, { productId: 2, domain: 'walk.example.com', period: 36 }).order.id
-  const conf = await service.certificates.configure(r.id, { orderId: tlsOrder, csr: opensslCsr(['walk.example.com']), dcvMethod: 'http' })
+  const conf = await service.certificates.configure(r.id, {
+    orderId: tlsOrder,
+    csr: opensslCsr(['walk.example.com']),
+    dcvMethod: 'http'
+  })
   const i = conf.validation[0].instructions
   if (i.method !== 'http') throw new Error('expected http instructions')
   web.put('walk.example.com', new URL(i.url).pathname, i.fileContent)
   expect((await service.certificates.status(r.id, tlsOrder)).order.status).toBe('completed')
   codeOrder = service.orders.create(r, { productId: 10, period: 12 }).order.id
-  await service.certificates.configure(r.id, { orderId: codeOrder, csr: opensslCsr([], 'rsa:3072', '/C=US/O=Walk Ltd/CN=Walk Ltd') })
+  await service.certificates.configure(r.id, {
+    orderId: codeOrder,
+    csr: opensslCsr([], 'rsa:3072', '/C=US/O=Walk Ltd/CN=Walk Ltd')
+  })
 })
 afterAll(async () => {
   service?.close()
@@ -88,7 +102,12 @@ afterAll(async () => {
 describe('scheduler run --as-of through a 3-year subscription', () => {
   it('reissues 14 days before each expiry: a gap-free chain under the 200/100/47-day caps, none outliving the subscription', async () => {
     const start = orderRow(tlsOrder)
-    expect(start).toMatchObject({ cert_valid_from: '2026-06-01', cert_valid_till: '2026-12-18', next_reissue_at: '2026-12-04', purchase_end_date: '2029-06-01' })
+    expect(start).toMatchObject({
+      cert_valid_from: '2026-06-01',
+      cert_valid_till: '2026-12-18',
+      next_reissue_at: '2026-12-04',
+      purchase_end_date: '2029-06-01'
+    })
 
     // A day before it is due nothing happens, and running twice changes nothing.
     const early = await scheduler('2026-12-03')
@@ -108,8 +127,17 @@ describe('scheduler run --as-of through a 3-year subscription', () => {
         web.remove('walk.example.com', path)
         const failed = await scheduler(asOf)
         expect(failed.issued).toEqual([])
-        expect(failed.validation_needed).toEqual([{ order_id: tlsOrder, order_number: expect.any(String), reason: expect.stringMatching(/needs domain validation again .*HTTP 404/) }])
-        expect(orderRow(tlsOrder)).toMatchObject({ status: 'validation_pending', status_note: expect.stringMatching(/HTTP 404/) })
+        expect(failed.validation_needed).toEqual([
+          {
+            order_id: tlsOrder,
+            order_number: expect.any(String),
+            reason: expect.stringMatching(/needs domain validation again .*HTTP 404/)
+          }
+        ])
+        expect(orderRow(tlsOrder)).toMatchObject({
+          status: 'validation_pending',
+          status_note: expect.stringMatching(/HTTP 404/)
+        })
         web.put('walk.example.com', path, content)
       }
       const res = await scheduler(asOf)
@@ -144,7 +172,12 @@ describe('scheduler run --as-of through a 3-year subscription', () => {
     // The last certificate ends one second before the subscription does.
     expect(chain[chain.length - 1].valid_till).toBe('2029-05-31 23:59:59')
     const last = orderRow(tlsOrder)
-    expect(last).toMatchObject({ status: 'completed', next_reissue_at: null, reissue_count: chain.length - 1, cert_valid_till: '2029-05-31' })
+    expect(last).toMatchObject({
+      status: 'completed',
+      next_reissue_at: null,
+      reissue_count: chain.length - 1,
+      cert_valid_till: '2029-05-31'
+    })
 
     // Code signing was never reissued, and turned expired with its subscription.
     expect(certs(codeOrder)).toHaveLength(1)

@@ -29,8 +29,16 @@ beforeAll(async () => {
   service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
   const r = service.resellers.create({ name: 'Sleepy', email: 'sleepy@example.test', groupId: 1 })
   service.ledger.topUp(r.id, 50_000)
-  orderId = service.orders.create(service.resellers.get(r.id), { productId: 2, domain: 'sleepy.example.com', period: 24 }).order.id
-  const conf = await service.certificates.configure(r.id, { orderId, csr: opensslCsr(['sleepy.example.com']), dcvMethod: 'http' })
+  orderId = service.orders.create(service.resellers.get(r.id), {
+    productId: 2,
+    domain: 'sleepy.example.com',
+    period: 24
+  }).order.id
+  const conf = await service.certificates.configure(r.id, {
+    orderId,
+    csr: opensslCsr(['sleepy.example.com']),
+    dcvMethod: 'http'
+  })
   const i = conf.validation[0].instructions
   if (i.method !== 'http') throw new Error('expected http instructions')
   web.put('sleepy.example.com', new URL(i.url).pathname, i.fileContent)
@@ -49,7 +57,11 @@ describe('certdesk admin settings', () => {
     expect(set(DCV_SETTINGS.resolver, dns.address).code).toBe(0)
     expect(set(DCV_SETTINGS.httpPort, String(web.httpPort)).code).toBe(0)
     const got = certdesk(['admin', '--data-dir', dataDir, 'settings', 'get'])
-    expect(got.json.settings).toMatchObject({ 'dcv.dns_resolver': dns.address, 'dcv.http_port': String(web.httpPort), 'smtp.url': null })
+    expect(got.json.settings).toMatchObject({
+      'dcv.dns_resolver': dns.address,
+      'dcv.http_port': String(web.httpPort),
+      'smtp.url': null
+    })
     const typo = set('dcv.http_prot', '80')
     expect(typo.code).toBe(2)
     expect(typo.stderr).toMatch(/unknown setting dcv\.http_prot/)
@@ -62,7 +74,9 @@ describe('certdesk admin settings', () => {
 
 describe('certdesk serve', () => {
   it('reissues an overdue certificate on start, re-checking the domain past the reuse period', async () => {
-    const before = service.ctx.db.prepare('SELECT reissue_count, next_reissue_at FROM orders WHERE id = ?').get(orderId) as { reissue_count: number; next_reissue_at: string }
+    const before = service.ctx.db
+      .prepare('SELECT reissue_count, next_reissue_at FROM orders WHERE id = ?')
+      .get(orderId) as { reissue_count: number; next_reissue_at: string }
     const today = new Date().toISOString().slice(0, 10)
     expect(before.reissue_count).toBe(0)
     expect(before.next_reissue_at < today).toBe(true)
@@ -72,7 +86,9 @@ describe('certdesk serve', () => {
       const deadline = Date.now() + 30_000
       let row = before
       while (Date.now() < deadline) {
-        row = service.ctx.db.prepare('SELECT reissue_count, next_reissue_at FROM orders WHERE id = ?').get(orderId) as typeof before
+        row = service.ctx.db
+          .prepare('SELECT reissue_count, next_reissue_at FROM orders WHERE id = ?')
+          .get(orderId) as typeof before
         if (row.reissue_count === 1) break
         await new Promise((r) => setTimeout(r, 200))
       }

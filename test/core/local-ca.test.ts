@@ -27,7 +27,11 @@ afterAll(() => {
 
 describe('CSR decode', () => {
   it('reads every subject field, the SANs, the key and the signature of an openssl CSR', async () => {
-    const pem = opensslCsr(['shop.example.com', 'www.shop.example.com'], 'rsa:2048', '/C=DE/ST=Berlin/L=Berlin/O=Shop GmbH/OU=Web/CN=shop.example.com/emailAddress=it@shop.example.com')
+    const pem = opensslCsr(
+      ['shop.example.com', 'www.shop.example.com'],
+      'rsa:2048',
+      '/C=DE/ST=Berlin/L=Berlin/O=Shop GmbH/OU=Web/CN=shop.example.com/emailAddress=it@shop.example.com'
+    )
     const d = await decodeCsr(pem)
     expect(d).toMatchObject({
       commonName: 'shop.example.com',
@@ -51,7 +55,13 @@ describe('CSR decode', () => {
 
   it('reads ECDSA CSRs made in code and with openssl', async () => {
     const a = await decodeCsr(await x509Csr(['api.example.com'], 'P-384'))
-    expect(a).toMatchObject({ keyAlgorithm: 'EC', curve: 'P-384', keySize: 384, signatureAlgorithm: 'ecdsa-with-SHA384', signatureValid: true })
+    expect(a).toMatchObject({
+      keyAlgorithm: 'EC',
+      curve: 'P-384',
+      keySize: 384,
+      signatureAlgorithm: 'ecdsa-with-SHA384',
+      signatureValid: true
+    })
     const b = await decodeCsr(opensslCsr(['api.example.com'], 'ec:P-256'))
     expect(b).toMatchObject({ keyAlgorithm: 'EC', curve: 'P-256', signatureValid: true })
     const c = await decodeCsr(await x509Csr(['api.example.com'], 'RSA'))
@@ -60,7 +70,9 @@ describe('CSR decode', () => {
 
   it('refuses garbage, a certificate and a truncated PEM with a message that says which', async () => {
     await expect(decodeCsr('hello')).rejects.toThrow(/expected a PEM block/)
-    const cert = readFileSync('/etc/ssl/certs/ca-certificates.crt', 'utf8').split('-----END CERTIFICATE-----')[0] + '-----END CERTIFICATE-----\n'
+    const cert =
+      readFileSync('/etc/ssl/certs/ca-certificates.crt', 'utf8').split('-----END CERTIFICATE-----')[0] +
+      '-----END CERTIFICATE-----\n'
     await expect(decodeCsr(cert)).rejects.toThrow(/is a certificate, not a certificate signing request/)
     const pem = opensslCsr(['example.com'])
     await expect(decodeCsr(pem.slice(0, 200))).rejects.toThrow(/truncated/)
@@ -76,7 +88,9 @@ describe('CSR decode', () => {
     const d = await decodeCsr(broken)
     expect(d.signatureValid).toBe(false)
     expect(() => assertAcceptableCsr(d, 'tls')).toThrow(/signature does not verify/)
-    expect(() => assertAcceptableCsr(Object.assign({}, d, { signatureValid: true, keySize: 1024 }), 'tls')).toThrow(/1024 bits; at least 2048/)
+    expect(() => assertAcceptableCsr(Object.assign({}, d, { signatureValid: true, keySize: 1024 }), 'tls')).toThrow(
+      /1024 bits; at least 2048/
+    )
     const p521 = await decodeCsr(opensslCsr(['example.com'], 'ec:P-521'))
     expect(() => assertAcceptableCsr(p521, 'tls')).toThrow(/curve P-521 is not supported/)
     const ed = await decodeCsr(opensslCsr(['example.com'], 'ed25519'))
@@ -91,7 +105,14 @@ describe('local CA', () => {
     const d = await decodeCsr(opensslCsr(['shop.example.com', 'www.shop.example.com']))
     const from = clock.now()
     const till = new Date(from.getTime() + 200 * 86_400_000 - 1000)
-    const issued = await ca.issue({ csrDer: d.der, names: ['shop.example.com', 'www.shop.example.com'], profile: 'tls', subject: { CN: 'shop.example.com' }, validFrom: from, validTill: till })
+    const issued = await ca.issue({
+      csrDer: d.der,
+      names: ['shop.example.com', 'www.shop.example.com'],
+      profile: 'tls',
+      subject: { CN: 'shop.example.com' },
+      validFrom: from,
+      validTill: till
+    })
     const root = await ca.rootPem()
     const bundle = await ca.bundlePem()
     expect(opensslVerify(root, bundle, issued.certificatePem, from).ok).toBe(true)
@@ -115,7 +136,14 @@ describe('local CA', () => {
   it('issues code-signing leaves with the codeSigning EKU and no SAN', async () => {
     const d = await decodeCsr(opensslCsr([], 'rsa:3072', '/C=US/O=Contoso Ltd/CN=Contoso Ltd'))
     const from = clock.now()
-    const issued = await ca.issue({ csrDer: d.der, names: [], profile: 'code-signing', subject: { CN: 'Contoso Ltd', O: 'Contoso Ltd', C: 'US' }, validFrom: from, validTill: new Date(from.getTime() + 86_400_000 * 460 - 1000) })
+    const issued = await ca.issue({
+      csrDer: d.der,
+      names: [],
+      profile: 'code-signing',
+      subject: { CN: 'Contoso Ltd', O: 'Contoso Ltd', C: 'US' },
+      validFrom: from,
+      validTill: new Date(from.getTime() + 86_400_000 * 460 - 1000)
+    })
     const text = opensslText(issued.certificatePem)
     expect(text).toMatch(/Code Signing/)
     expect(text).not.toMatch(/TLS Web Server/)
@@ -124,7 +152,10 @@ describe('local CA', () => {
   })
 
   it('keeps the CA keys encrypted in SQLite, with the wrapping key in the keychain, and reloads them', async () => {
-    const rows = service.ctx.db.prepare('SELECT role, key_ciphertext FROM ca_keys').all() as { role: string; key_ciphertext: Buffer }[]
+    const rows = service.ctx.db.prepare('SELECT role, key_ciphertext FROM ca_keys').all() as {
+      role: string
+      key_ciphertext: Buffer
+    }[]
     expect(rows.map((r) => r.role).sort()).toEqual(['intermediate', 'root'])
     const file = readFileSync(join(dataDir, DB_FILE))
     expect(file.includes(Buffer.from('PRIVATE KEY'))).toBe(false)
@@ -133,7 +164,14 @@ describe('local CA', () => {
     const again = new LocalCa(service.ctx)
     expect(await again.bundlePem()).toBe(await ca.bundlePem())
     const d = await decodeCsr(await x509Csr(['api.example.com'], 'P-256'))
-    const issued = await again.issue({ csrDer: d.der, names: ['api.example.com'], profile: 'tls', subject: { CN: 'api.example.com' }, validFrom: clock.now(), validTill: new Date(clock.now().getTime() + 86_400_000) })
+    const issued = await again.issue({
+      csrDer: d.der,
+      names: ['api.example.com'],
+      profile: 'tls',
+      subject: { CN: 'api.example.com' },
+      validFrom: clock.now(),
+      validTill: new Date(clock.now().getTime() + 86_400_000)
+    })
     expect(opensslVerify(await ca.rootPem(), await ca.bundlePem(), issued.certificatePem, clock.now()).ok).toBe(true)
     expect(opensslText(issued.certificatePem)).toMatch(/Usage:\s*critical\s*Digital Signature\s/)
   })

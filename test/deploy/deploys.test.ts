@@ -77,7 +77,12 @@ describe('deploy after issue and reissue', () => {
     expect(dbText).not.toContain(receiver.secret)
 
     const first = await issue('shop.example.test')
-    const runIds = d.certificateStored({ orderId, trigger: 'issued', certificatePem: first.certificatePem, chainPem: first.chainPem })
+    const runIds = d.certificateStored({
+      orderId,
+      trigger: 'issued',
+      certificatePem: first.certificatePem,
+      chainPem: first.chainPem
+    })
     expect(runIds.length).toBe(4)
     await d.idle()
 
@@ -93,14 +98,25 @@ describe('deploy after issue and reissue', () => {
       join(dir, 'privkey.pem')
     ])
     // The IIS folder's PFX opens with the password from the keychain and holds this certificate.
-    const pfx = spawnSync('openssl', ['pkcs12', '-in', join(work, 'iis', 'shop', 'certificate.pfx'), '-passin', `pass:${pfxPassword}`, '-nodes'], { encoding: 'utf8', timeout: 30_000 })
+    const pfx = spawnSync(
+      'openssl',
+      ['pkcs12', '-in', join(work, 'iis', 'shop', 'certificate.pfx'), '-passin', `pass:${pfxPassword}`, '-nodes'],
+      { encoding: 'utf8', timeout: 30_000 }
+    )
     expect(pfx.status, pfx.stderr).toBe(0)
     expect(pfx.stdout).toContain(first.certificatePem.split('\n')[1])
     expect(receiver.deliveries.length).toBe(1)
     const delivery = receiver.deliveries[0]
     expect(delivery.signatureValid).toBe(true)
     expect(delivery.headers['x-certdesk-event']).toBe('certificate.issued')
-    expect(delivery.body).toMatchObject({ type: 'certificate.issued', order_id: orderId, domain: 'shop.example.test', serial: first.serial, certificate_pem: first.certificatePem, ca_bundle: first.chainPem })
+    expect(delivery.body).toMatchObject({
+      type: 'certificate.issued',
+      order_id: orderId,
+      domain: 'shop.example.test',
+      serial: first.serial,
+      certificate_pem: first.certificatePem,
+      ca_bundle: first.chainPem
+    })
     expect(delivery.raw).not.toContain('PRIVATE KEY')
 
     // Every run and its answer are kept: the command's output, the receiver's status and body.
@@ -119,12 +135,21 @@ describe('deploy after issue and reissue', () => {
     // An automatic reissue replaces the files and says so everywhere.
     clock.advanceDays(186)
     const second = await issue('shop.example.test')
-    d.certificateStored({ orderId, trigger: 'auto_reissue', certificatePem: second.certificatePem, chainPem: second.chainPem })
+    d.certificateStored({
+      orderId,
+      trigger: 'auto_reissue',
+      certificatePem: second.certificatePem,
+      chainPem: second.chainPem
+    })
     await d.idle()
     expect(readFileSync(join(dir, 'cert.pem'), 'utf8')).toBe(second.certificatePem)
     expect(readFileSync(join(dir, 'privkey.pem'), 'utf8')).toBe(second.privateKeyPem)
     expect(readFileSync(envFile, 'utf8').split('\n')[2]).toBe('auto_reissue')
-    expect(receiver.deliveries[1].body).toMatchObject({ type: 'certificate.reissued', trigger: 'auto_reissue', serial: second.serial })
+    expect(receiver.deliveries[1].body).toMatchObject({
+      type: 'certificate.reissued',
+      trigger: 'auto_reissue',
+      serial: second.serial
+    })
     expect(receiver.deliveries[1].signatureValid).toBe(true)
 
     const log = await events(key, `?order_id=${orderId}`)
@@ -161,7 +186,11 @@ describe('deploy after issue and reissue', () => {
     const dir = join(work, 'apache', 'api')
     const d = s.service.deploys
     d.addTarget(orderId, { kind: 'folder', path: dir, layout: 'apache' })
-    d.addTarget(orderId, { kind: 'command', command: `echo "nginx: [emerg] cannot load certificate" >&2; exit 3`, timeoutSeconds: 20 })
+    d.addTarget(orderId, {
+      kind: 'command',
+      command: `echo "nginx: [emerg] cannot load certificate" >&2; exit 3`,
+      timeoutSeconds: 20
+    })
     d.addTarget(orderId, { kind: 'webhook', url: await unreachableUrl() })
     const before = (await s.request<{ order: Body }>('GET', `/orders/${orderId}`, { key })).body.order
 
@@ -228,7 +257,10 @@ describe('deploy after issue and reissue', () => {
     const leaf = await issue('retry.example.test')
     d.certificateStored({ orderId, trigger: 'issued', certificatePem: leaf.certificatePem, chainPem: leaf.chainPem })
     await d.idle()
-    expect(d.runs(orderId, { limit: 1, offset: 0 }).items[0]).toMatchObject({ status: 'pending', lastError: 'receiver answered 503; only 2xx counts as delivered' })
+    expect(d.runs(orderId, { limit: 1, offset: 0 }).items[0]).toMatchObject({
+      status: 'pending',
+      lastError: 'receiver answered 503; only 2xx counts as delivered'
+    })
     clock.set(new Date(clock.now().getTime() + 60_000))
     await d.runDue()
     const run = d.runs(orderId, { limit: 1, offset: 0 }).items[0]
@@ -245,7 +277,11 @@ describe('deploy after issue and reissue', () => {
     const { orderId, key } = await placeOrder('race.example.test')
     const d = s.service.deploys
     d.addTarget(orderId, { kind: 'folder', path: join(work, 'race'), layout: 'nginx' })
-    d.addTarget(orderId, { kind: 'command', command: 'test -s "$CERTDESK_KEY_FILE" && echo key present', timeoutSeconds: 10 })
+    d.addTarget(orderId, {
+      kind: 'command',
+      command: 'test -s "$CERTDESK_KEY_FILE" && echo key present',
+      timeoutSeconds: 10
+    })
     const leaf = await issue('race.example.test')
     slowKeys.add(leaf.serial)
     d.certificateStored({ orderId, trigger: 'reissued', certificatePem: leaf.certificatePem, chainPem: leaf.chainPem })
@@ -262,7 +298,7 @@ describe('deploy after issue and reissue', () => {
     expect((await events(key, `?type=deploy.failed&order_id=${orderId}`)).pagination.total).toBe(0)
   })
 
-  it('does not hand CertDesk\'s own environment (the keychain password) to a command', async () => {
+  it("does not hand CertDesk's own environment (the keychain password) to a command", async () => {
     const { orderId } = await placeOrder('env.example.test')
     const d = s.service.deploys
     d.addTarget(orderId, { kind: 'command', command: 'env | sort', timeoutSeconds: 10 })
@@ -304,11 +340,21 @@ describe('deploy after issue and reissue', () => {
     const orderId = 1
     const count = () => (s.service.ctx.db.prepare('SELECT COUNT(*) AS n FROM deploy_targets').get() as { n: number }).n
     const n = count()
-    expect(() => d.addTarget(orderId, { kind: 'folder', path: 'relative/dir' })).toThrow('could not add folder target: path must be an absolute folder path')
-    expect(() => d.addTarget(orderId, { kind: 'folder', path: '/tmp/x', layout: 'lighttpd' as never })).toThrow('layout must be one of nginx, apache, haproxy, iis')
-    expect(() => d.addTarget(orderId, { kind: 'command', command: '  ' })).toThrow('could not add command target: command is empty')
-    expect(() => d.addTarget(orderId, { kind: 'command', command: 'true', timeoutSeconds: 0 })).toThrow('timeout must be 1 to 600 seconds')
-    expect(() => d.addTarget(orderId, { kind: 'webhook', url: 'ftp://example.test/' })).toThrow('url must be http:// or https://')
+    expect(() => d.addTarget(orderId, { kind: 'folder', path: 'relative/dir' })).toThrow(
+      'could not add folder target: path must be an absolute folder path'
+    )
+    expect(() => d.addTarget(orderId, { kind: 'folder', path: '/tmp/x', layout: 'lighttpd' as never })).toThrow(
+      'layout must be one of nginx, apache, haproxy, iis'
+    )
+    expect(() => d.addTarget(orderId, { kind: 'command', command: '  ' })).toThrow(
+      'could not add command target: command is empty'
+    )
+    expect(() => d.addTarget(orderId, { kind: 'command', command: 'true', timeoutSeconds: 0 })).toThrow(
+      'timeout must be 1 to 600 seconds'
+    )
+    expect(() => d.addTarget(orderId, { kind: 'webhook', url: 'ftp://example.test/' })).toThrow(
+      'url must be http:// or https://'
+    )
     expect(() => d.addTarget(orderId, { kind: 'webhook', url: 'not a url' })).toThrow('url is not a URL')
     expect(() => d.addTarget(9999, { kind: 'command', command: 'true' })).toThrow('order 9999 not found')
     expect(count()).toBe(n)

@@ -27,8 +27,16 @@ beforeAll(async () => {
   service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
   resellerId = service.resellers.create({ name: 'Expiring', email: 'ops@expiring.test', groupId: 1 }).id
   service.ledger.topUp(resellerId, 100_000)
-  orderId = service.orders.create(service.resellers.get(resellerId), { productId: 2, domain: 'last.example.com', period: 12 }).order.id
-  const conf = await service.certificates.configure(resellerId, { orderId, csr: opensslCsr(['last.example.com']), dcvMethod: 'http' })
+  orderId = service.orders.create(service.resellers.get(resellerId), {
+    productId: 2,
+    domain: 'last.example.com',
+    period: 12
+  }).order.id
+  const conf = await service.certificates.configure(resellerId, {
+    orderId,
+    csr: opensslCsr(['last.example.com']),
+    dcvMethod: 'http'
+  })
   const i = conf.validation[0].instructions
   if (i.method !== 'http') throw new Error('expected http instructions')
   // Two polls before the file is up: one validation.failed, not one per poll.
@@ -47,8 +55,17 @@ const expiring = () => service.events.list(resellerId, { type: 'certificate.expi
 
 describe('validation events', () => {
   it('records a failed check once and the pass that follows', () => {
-    const types = service.events.list(resellerId, { orderId }, { limit: 10, offset: 0 }).items.map((e) => e.type).reverse()
-    expect(types).toEqual(['order.created', 'order.paid', 'validation.failed', 'validation.passed', 'certificate.issued'])
+    const types = service.events
+      .list(resellerId, { orderId }, { limit: 10, offset: 0 })
+      .items.map((e) => e.type)
+      .reverse()
+    expect(types).toEqual([
+      'order.created',
+      'order.paid',
+      'validation.failed',
+      'validation.passed',
+      'certificate.issued'
+    ])
     const failed = service.events.list(resellerId, { type: 'validation.failed' }, { limit: 1, offset: 0 }).items[0]
     expect(failed.message).toMatch(/^Domain validation of last\.example\.com by http failed: .*404/)
   })
@@ -73,7 +90,13 @@ describe('certificate.expiring', () => {
     expect((await service.scheduler.run()).expiring).toEqual([])
     const list = expiring()
     expect(list.total).toBe(1)
-    expect(list.items[0]).toMatchObject({ orderId, createdAt: '2027-05-01 00:00:00', data: { valid_till: '2027-05-31', purchase_end_date: '2027-06-01' } })
-    expect(list.items[0].message).toMatch(/^Certificate of order ORD-2026-\d{6} \(last\.example\.com\) expires on 2027-05-31 and will not be renewed: the subscription ends on 2027-06-01$/)
+    expect(list.items[0]).toMatchObject({
+      orderId,
+      createdAt: '2027-05-01 00:00:00',
+      data: { valid_till: '2027-05-31', purchase_end_date: '2027-06-01' }
+    })
+    expect(list.items[0].message).toMatch(
+      /^Certificate of order ORD-2026-\d{6} \(last\.example\.com\) expires on 2027-05-31 and will not be renewed: the subscription ends on 2027-06-01$/
+    )
   })
 })

@@ -31,7 +31,8 @@ const material = (l: TestLeaf, key = true) => ({
   pfxPassword: 'correct horse battery'
 })
 const mode = (p: string): number => statSync(p).mode & 0o777
-const openssl = (args: string[], input?: string) => spawnSync('openssl', args, { encoding: 'utf8', input, timeout: 30_000 })
+const openssl = (args: string[], input?: string) =>
+  spawnSync('openssl', args, { encoding: 'utf8', input, timeout: 30_000 })
 
 describe('folder target layouts', () => {
   it('nginx: cert, chain, fullchain and a 0600 key that openssl verifies as one chain and one key pair', async () => {
@@ -43,7 +44,14 @@ describe('folder target layouts', () => {
     expect(mode(files.key as string)).toBe(0o600)
     expect(mode(files.cert)).toBe(0o644)
     writeFileSync(join(dirs[0], '..', 'root-test.pem'), ca.rootPem)
-    const verify = openssl(['verify', '-CAfile', join(dirs[0], '..', 'root-test.pem'), '-untrusted', files.chain, files.cert])
+    const verify = openssl([
+      'verify',
+      '-CAfile',
+      join(dirs[0], '..', 'root-test.pem'),
+      '-untrusted',
+      files.chain,
+      files.cert
+    ])
     rmSync(join(dirs[0], '..', 'root-test.pem'))
     expect(verify.stdout).toContain(': OK')
     // The key belongs to the certificate: same public key.
@@ -70,7 +78,9 @@ describe('folder target layouts', () => {
     const combined = readFileSync(files.combined as string, 'utf8')
     expect(combined).toBe(leaf.certificatePem + leaf.chainPem + leaf.privateKeyPem)
     expect(mode(files.combined as string)).toBe(0o600)
-    expect(openssl(['x509', '-in', files.combined as string, '-noout', '-subject']).stdout).toContain('www.example.test')
+    expect(openssl(['x509', '-in', files.combined as string, '-noout', '-subject']).stdout).toContain(
+      'www.example.test'
+    )
     expect(openssl(['pkey', '-in', files.combined as string, '-noout']).status).toBe(0)
   })
 
@@ -78,7 +88,15 @@ describe('folder target layouts', () => {
     const dir = fresh()
     const { files } = await writeFolder({ path: dir, layout: 'iis', pfx: true }, material(leaf))
     expect(mode(files.pfx as string)).toBe(0o600)
-    const info = openssl(['pkcs12', '-in', files.pfx as string, '-passin', 'pass:correct horse battery', '-nodes', '-info'])
+    const info = openssl([
+      'pkcs12',
+      '-in',
+      files.pfx as string,
+      '-passin',
+      'pass:correct horse battery',
+      '-nodes',
+      '-info'
+    ])
     expect(info.status, info.stderr).toBe(0)
     expect(info.stdout).toContain('friendlyName: www.example.test')
     expect(info.stdout.match(/BEGIN CERTIFICATE/g)?.length).toBe(2)
@@ -92,9 +110,15 @@ describe('folder target layouts', () => {
 describe('atomic writes', () => {
   it('a reader polling the files in another process never sees a half-written or mixed file', async () => {
     const dir = fresh()
-    const versions = [leaf, await ca.issue('www.example.test', new Date(), 100), await ca.issue('www.example.test', new Date(), 47)]
+    const versions = [
+      leaf,
+      await ca.issue('www.example.test', new Date(), 100),
+      await ca.issue('www.example.test', new Date(), 47)
+    ]
     await writeFolder({ path: dir, layout: 'haproxy', pfx: false }, material(versions[0]))
-    const good = new Set(versions.flatMap((v) => [v.certificatePem + v.chainPem, v.certificatePem + v.chainPem + v.privateKeyPem]))
+    const good = new Set(
+      versions.flatMap((v) => [v.certificatePem + v.chainPem, v.certificatePem + v.chainPem + v.privateKeyPem])
+    )
     // The reader reads both files as fast as it can and prints every content it sees once.
     const reader = spawn(
       process.execPath,
@@ -112,7 +136,8 @@ describe('atomic writes', () => {
     reader.stdout.on('data', (d) => (out += d))
     const exited = new Promise<void>((resolve) => reader.on('exit', () => resolve()))
     try {
-      for (let i = 0; i < 150; i++) await writeFolder({ path: dir, layout: 'haproxy', pfx: false }, material(versions[i % versions.length]))
+      for (let i = 0; i < 150; i++)
+        await writeFolder({ path: dir, layout: 'haproxy', pfx: false }, material(versions[i % versions.length]))
     } finally {
       reader.stdin.write('stop\n')
       await exited

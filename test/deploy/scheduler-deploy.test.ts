@@ -34,14 +34,20 @@ let orderId: number
 
 const admin = (...args: string[]) => certdeskAsync(['admin', '--data-dir', dataDir, ...args])
 const orderRow = () =>
-  service.ctx.db.prepare('SELECT status, reissue_count, next_reissue_at, cert_valid_till FROM orders WHERE id = ?').get(orderId) as {
+  service.ctx.db
+    .prepare('SELECT status, reissue_count, next_reissue_at, cert_valid_till FROM orders WHERE id = ?')
+    .get(orderId) as {
     status: string
     reissue_count: number
     next_reissue_at: string | null
     cert_valid_till: string
   }
 const latestCert = () =>
-  service.ctx.db.prepare('SELECT serial, certificate_pem, chain_pem, reason FROM certificates WHERE order_id = ? ORDER BY id DESC LIMIT 1').get(orderId) as {
+  service.ctx.db
+    .prepare(
+      'SELECT serial, certificate_pem, chain_pem, reason FROM certificates WHERE order_id = ? ORDER BY id DESC LIMIT 1'
+    )
+    .get(orderId) as {
     serial: string
     certificate_pem: string
     chain_pem: string
@@ -89,8 +95,16 @@ beforeAll(async () => {
   const reseller = service.resellers.create({ name: 'Shop Hosting', email: 'ops@shop.test', groupId: 1 })
   service.ledger.topUp(reseller.id, 100_000)
   apiKey = service.resellers.createApiKey(reseller.id).key
-  orderId = service.orders.create(service.resellers.get(reseller.id), { productId: 2, domain: 'shop.example.com', period: 36 }).order.id
-  const conf = await service.certificates.configure(reseller.id, { orderId, csr: opensslCsr(['shop.example.com']), dcvMethod: 'http' })
+  orderId = service.orders.create(service.resellers.get(reseller.id), {
+    productId: 2,
+    domain: 'shop.example.com',
+    period: 36
+  }).order.id
+  const conf = await service.certificates.configure(reseller.id, {
+    orderId,
+    csr: opensslCsr(['shop.example.com']),
+    dcvMethod: 'http'
+  })
   const i = conf.validation[0].instructions
   if (i.method !== 'http') throw new Error('expected http instructions')
   web.put('shop.example.com', new URL(i.url).pathname, i.fileContent)
@@ -106,11 +120,15 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true })
 })
 
-describe('deploys follow the scheduler\'s automatic reissues', () => {
+describe("deploys follow the scheduler's automatic reissues", () => {
   it('set up once: each automatic reissue lands in the folder atomically, runs the reload with its environment and reaches the signed webhook', async () => {
-    expect((await admin('deploy', 'add', '--order', String(orderId), '--folder', folder, '--layout', 'nginx')).code).toBe(0)
+    expect(
+      (await admin('deploy', 'add', '--order', String(orderId), '--folder', folder, '--layout', 'nginx')).code
+    ).toBe(0)
     const reload = `printf '%s|%s|%s|%s|%s|%s\\n' "$CERTDESK_ORDER_ID" "$CERTDESK_DOMAIN" "$CERTDESK_TRIGGER" "$CERTDESK_SERIAL" "$CERTDESK_FULLCHAIN_FILE" "\${CERTDESK_KEY_FILE:-none}" >> '${envLog}'; echo 'nginx: configuration file /etc/nginx/nginx.conf test is successful'`
-    expect((await admin('deploy', 'add', '--order', String(orderId), '--command', reload, '--timeout', '30')).code).toBe(0)
+    expect(
+      (await admin('deploy', 'add', '--order', String(orderId), '--command', reload, '--timeout', '30')).code
+    ).toBe(0)
     const hook = await admin('deploy', 'add', '--order', String(orderId), '--webhook', receiver.url)
     receiver.secret = hook.json.webhook_secret as string
     // The current certificate goes out once by hand; after that nobody touches anything.
@@ -142,24 +160,43 @@ describe('deploys follow the scheduler\'s automatic reissues', () => {
     } finally {
       const seen = await reader.stop()
       expect(seen.reads).toBeGreaterThan(100)
-      const whole = new Set([...versions, ...versions.map((v) => v.slice(0, v.indexOf('-----END CERTIFICATE-----') + 26))])
-      for (const content of seen.seen) expect(whole.has(content), `reader saw a partial file: ${content.slice(0, 60)}…`).toBe(true)
+      const whole = new Set([
+        ...versions,
+        ...versions.map((v) => v.slice(0, v.indexOf('-----END CERTIFICATE-----') + 26))
+      ])
+      for (const content of seen.seen)
+        expect(whole.has(content), `reader saw a partial file: ${content.slice(0, 60)}…`).toBe(true)
     }
 
     // The reload ran once per deploy with this order's values; CertDesk holds no key for a CSR order.
     const lines = readFileSync(envLog, 'utf8').trim().split('\n')
-    expect(lines.slice(1)).toEqual(reissues.map((r) => `${orderId}|shop.example.com|auto_reissue|${r.serial}|${join(folder, 'fullchain.pem')}|none`))
+    expect(lines.slice(1)).toEqual(
+      reissues.map((r) => `${orderId}|shop.example.com|auto_reissue|${r.serial}|${join(folder, 'fullchain.pem')}|none`)
+    )
     expect(lines[0]).toBe(`${orderId}|shop.example.com|manual|${initial.serial}|${join(folder, 'fullchain.pem')}|none`)
 
     // The receiver got every reissue, signed with the secret it was given.
     const got = receiver.deliveries.slice(1)
-    expect(got.map((d) => [d.signatureValid, d.body.type, d.body.serial])).toEqual(reissues.map((r) => [true, 'certificate.reissued', r.serial]))
+    expect(got.map((d) => [d.signatureValid, d.body.type, d.body.serial])).toEqual(
+      reissues.map((r) => [true, 'certificate.reissued', r.serial])
+    )
     expect(got.every((d) => d.body.order_id === orderId && d.body.domain === 'shop.example.com')).toBe(true)
     expect(Number(got[0].headers['x-certdesk-timestamp'])).toBe(Date.parse(`${reissues[0].asOf}T00:00:00Z`) / 1000)
   })
 
   it('a failing command and a dead receiver are retried by later passes and reported, while the reissue stands', async () => {
-    expect((await admin('deploy', 'add', '--order', String(orderId), '--command', 'echo "reload failed: nginx.service not found" >&2; exit 5')).code).toBe(0)
+    expect(
+      (
+        await admin(
+          'deploy',
+          'add',
+          '--order',
+          String(orderId),
+          '--command',
+          'echo "reload failed: nginx.service not found" >&2; exit 5'
+        )
+      ).code
+    ).toBe(0)
     expect((await admin('deploy', 'add', '--order', String(orderId), '--webhook', await unreachableUrl())).code).toBe(0)
     const before = orderRow()
     const asOf = before.next_reissue_at as string
@@ -173,7 +210,11 @@ describe('deploys follow the scheduler\'s automatic reissues', () => {
       ['webhook', 'succeeded'],
       ['webhook', 'pending']
     ])
-    expect(deploys[2]).toMatchObject({ attempts: 1, last_error: 'command exited with 5', next_attempt_at: `${asOf} 00:01:00` })
+    expect(deploys[2]).toMatchObject({
+      attempts: 1,
+      last_error: 'command exited with 5',
+      next_attempt_at: `${asOf} 00:01:00`
+    })
     expect(deploys[4].last_error).toMatch(/ECONNREFUSED/)
 
     // The reissue stands whatever the deploys did.
@@ -197,7 +238,11 @@ describe('deploys follow the scheduler\'s automatic reissues', () => {
     const get = async (q: string) => {
       const res = await fetch(`${api.url}/events${q}`, { headers: { 'x-api-key': apiKey } })
       expect(res.status).toBe(200)
-      return (await res.json()) as { success: boolean; events: Body[]; pagination: { total: number; limit: number; offset: number } }
+      return (await res.json()) as {
+        success: boolean
+        events: Body[]
+        pagination: { total: number; limit: number; offset: number }
+      }
     }
     const all = await get('?limit=100')
     const total = all.pagination.total

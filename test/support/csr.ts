@@ -28,7 +28,19 @@ export function opensslCsr(names: string[], key: OpensslKey = 'rsa:2048', subjec
           : ['-newkey', key]
     const subj = subject || `/CN=${names[0] ?? 'Example Code Signer'}`
     const san = names.length ? ['-addext', `subjectAltName=${names.map((n) => `DNS:${n}`).join(',')}`] : []
-    run(['req', '-new', ...keyArgs, '-nodes', '-keyout', join(dir, 'key.pem'), '-subj', subj, ...san, '-out', join(dir, 'csr.pem')])
+    run([
+      'req',
+      '-new',
+      ...keyArgs,
+      '-nodes',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-subj',
+      subj,
+      ...san,
+      '-out',
+      join(dir, 'csr.pem')
+    ])
     return readFileSync(join(dir, 'csr.pem'), 'utf8')
   } finally {
     rmSync(dir, { recursive: true, force: true })
@@ -56,7 +68,13 @@ export async function x509Csr(names: string[], alg: 'RSA' | 'P-256' | 'P-384' = 
 }
 
 /** Runs `openssl verify -CAfile root -untrusted bundle leaf` at `at`; returns its output and exit code. */
-export function opensslVerify(rootPem: string, bundlePem: string, leafPem: string, at: Date, purpose = 'sslserver'): { ok: boolean; out: string } {
+export function opensslVerify(
+  rootPem: string,
+  bundlePem: string,
+  leafPem: string,
+  at: Date,
+  purpose = 'sslserver'
+): { ok: boolean; out: string } {
   const dir = mkdtempSync(join(tmpdir(), 'certdesk-verify-'))
   try {
     writeFileSync(join(dir, 'root.pem'), rootPem)
@@ -64,7 +82,18 @@ export function opensslVerify(rootPem: string, bundlePem: string, leafPem: strin
     writeFileSync(join(dir, 'leaf.pem'), leafPem)
     const r = spawnSync(
       'openssl',
-      ['verify', '-attime', String(Math.floor(at.getTime() / 1000)), '-purpose', purpose, '-CAfile', join(dir, 'root.pem'), '-untrusted', join(dir, 'bundle.pem'), join(dir, 'leaf.pem')],
+      [
+        'verify',
+        '-attime',
+        String(Math.floor(at.getTime() / 1000)),
+        '-purpose',
+        purpose,
+        '-CAfile',
+        join(dir, 'root.pem'),
+        '-untrusted',
+        join(dir, 'bundle.pem'),
+        join(dir, 'leaf.pem')
+      ],
       { encoding: 'utf8', timeout: 30_000 }
     )
     return { ok: r.status === 0, out: `${r.stdout}${r.stderr}` }

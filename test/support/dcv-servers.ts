@@ -38,13 +38,32 @@ export async function startDns(): Promise<DnsServer> {
   const mgmt = await freePort()
   const child: ChildProcess = spawn(
     'timeout',
-    ['900', 'pebble-challtestsrv', '-dns01', `127.0.0.1:${dns}`, '-http01', '', '-https01', '', '-tlsalpn01', '', '-management', `127.0.0.1:${mgmt}`, '-defaultIPv4', '127.0.0.1'],
+    [
+      '900',
+      'pebble-challtestsrv',
+      '-dns01',
+      `127.0.0.1:${dns}`,
+      '-http01',
+      '',
+      '-https01',
+      '',
+      '-tlsalpn01',
+      '',
+      '-management',
+      `127.0.0.1:${mgmt}`,
+      '-defaultIPv4',
+      '127.0.0.1'
+    ],
     { stdio: ['ignore', 'ignore', 'pipe'] }
   )
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   const base = `http://127.0.0.1:${mgmt}`
   const post = async (path: string, body: unknown): Promise<void> => {
-    const res = await fetch(base + path, { method: 'POST', body: JSON.stringify(body), signal: AbortSignal.timeout(5000) })
+    const res = await fetch(base + path, {
+      method: 'POST',
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(5000)
+    })
     if (!res.ok) throw new Error(`pebble-challtestsrv ${path}: HTTP ${res.status}`)
   }
   // Ready once the management API answers.
@@ -103,7 +122,27 @@ export async function startWeb(): Promise<WebServer> {
   }
   // A self-signed certificate for the https server: the check does not require a trusted one.
   const dir = mkdtempSync(join(tmpdir(), 'certdesk-web-'))
-  spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '2', '-subj', '/CN=localhost', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem')], { timeout: 30_000 })
+  spawnSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=localhost',
+      '-keyout',
+      join(dir, 'k.pem'),
+      '-out',
+      join(dir, 'c.pem')
+    ],
+    { timeout: 30_000 }
+  )
   const tls = { key: readFileSync(join(dir, 'k.pem')), cert: readFileSync(join(dir, 'c.pem')) }
   rmSync(dir, { recursive: true, force: true })
   const plain = http.createServer(handler)
@@ -145,7 +184,10 @@ export async function startSmtp(): Promise<SmtpSink> {
       const chunks: Buffer[] = []
       stream.on('data', (c: Buffer) => chunks.push(c))
       stream.on('end', () => {
-        messages.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') })
+        messages.push({
+          to: session.envelope.rcptTo.map((r) => r.address),
+          raw: Buffer.concat(chunks).toString('utf8')
+        })
         callback()
       })
     }

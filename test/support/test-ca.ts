@@ -25,7 +25,10 @@ export interface TestCa {
 }
 
 const pem = (der: ArrayBuffer, label: string): string =>
-  `-----BEGIN ${label}-----\n${Buffer.from(der).toString('base64').replace(/(.{64})/g, '$1\n').replace(/\n$/, '')}\n-----END ${label}-----\n`
+  `-----BEGIN ${label}-----\n${Buffer.from(der)
+    .toString('base64')
+    .replace(/(.{64})/g, '$1\n')
+    .replace(/\n$/, '')}\n-----END ${label}-----\n`
 
 let serialCounter = 0x1000
 const nextSerial = (): string => {

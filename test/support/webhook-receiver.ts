@@ -29,10 +29,17 @@ export async function startReceiver(): Promise<Receiver> {
     req.on('data', (d) => (raw += d))
     req.on('end', () => {
       const h = req.headers as Record<string, string>
-      const signatureValid = verifyWebhook(r.secret, h['x-certdesk-timestamp'] ?? '', raw, h['x-certdesk-signature'] ?? '')
+      const signatureValid = verifyWebhook(
+        r.secret,
+        h['x-certdesk-timestamp'] ?? '',
+        raw,
+        h['x-certdesk-signature'] ?? ''
+      )
       r.deliveries.push({ headers: h, body: JSON.parse(raw) as Record<string, unknown>, raw, signatureValid })
       const status = signatureValid ? (r.answers.shift() ?? 200) : 401
-      res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'installed' : `refused with ${status}`)
+      res
+        .writeHead(status, { 'content-type': 'text/plain' })
+        .end(status === 200 ? 'installed' : `refused with ${status}`)
     })
   })
   server.keepAliveTimeout = 100

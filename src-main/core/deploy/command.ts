@@ -42,13 +42,17 @@ export function runCommand(config: CommandConfig, env: Record<string, string>): 
     }
     const windows = process.platform === 'win32'
     // Its own process group, so a time-out stops the shell and everything it started.
-    const child = spawn(windows ? 'cmd.exe' : '/bin/sh', windows ? ['/d', '/s', '/c', config.command] : ['-c', config.command], {
-      cwd: config.cwd,
-      env: { ...inheritedEnv(), ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: !windows,
-      windowsHide: true
-    })
+    const child = spawn(
+      windows ? 'cmd.exe' : '/bin/sh',
+      windows ? ['/d', '/s', '/c', config.command] : ['-c', config.command],
+      {
+        cwd: config.cwd,
+        env: { ...inheritedEnv(), ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: !windows,
+        windowsHide: true
+      }
+    )
     child.stdout.on('data', keep)
     child.stderr.on('data', keep)
     let timedOut = false

@@ -179,7 +179,9 @@ export class Deploys {
   targets(orderId: number, includeRemoved = false): DeployTarget[] {
     this.order(orderId)
     const rows = this.ctx.db
-      .prepare(`SELECT * FROM deploy_targets WHERE order_id = ? ${includeRemoved ? '' : 'AND removed_at IS NULL'} ORDER BY id`)
+      .prepare(
+        `SELECT * FROM deploy_targets WHERE order_id = ? ${includeRemoved ? '' : 'AND removed_at IS NULL'} ORDER BY id`
+      )
       .all(orderId) as TargetRow[]
     return rows.map(toTarget)
   }
@@ -249,7 +251,12 @@ export class Deploys {
    * the certificate is stored whatever happens here (issue 6: a deploy never undoes or blocks
    * an issuance); what went wrong is put in the event log, and `deploy run` can redo it.
    */
-  afterCertificateStored(c: { orderId: number; reason: 'initial' | 'reissue' | 'auto_reissue'; certificatePem: string; chainPem: string }): void {
+  afterCertificateStored(c: {
+    orderId: number
+    reason: 'initial' | 'reissue' | 'auto_reissue'
+    certificatePem: string
+    chainPem: string
+  }): void {
     const trigger = c.reason === 'initial' ? 'issued' : c.reason === 'reissue' ? 'reissued' : 'auto_reissue'
     try {
       this.certificateStored({ orderId: c.orderId, trigger, certificatePem: c.certificatePem, chainPem: c.chainPem })
@@ -286,7 +293,16 @@ export class Deploys {
     if (!current) throw invalid(`could not deploy order ${order.order_number}: it has no certificate yet`)
     const now = this.ctx.clock()
     const ids = this.ctx.db
-      .transaction(() => this.createRuns(order.id, 'manual', parseCertificate(current.certificatePem), current.certificatePem, current.chainPem, now))
+      .transaction(() =>
+        this.createRuns(
+          order.id,
+          'manual',
+          parseCertificate(current.certificatePem),
+          current.certificatePem,
+          current.chainPem,
+          now
+        )
+      )
       .immediate()
     if (ids.length === 0) throw invalid(`could not deploy order ${order.order_number}: it has no deploy targets`)
     await this.runPending({ orderId: order.id })
@@ -308,7 +324,9 @@ export class Deploys {
     const ids = this.ctx.db
       .prepare('SELECT id FROM deploy_runs WHERE order_id = ? ORDER BY id DESC LIMIT ? OFFSET ?')
       .all(orderId, page.limit, page.offset) as { id: number }[]
-    const { n } = this.ctx.db.prepare('SELECT COUNT(*) AS n FROM deploy_runs WHERE order_id = ?').get(orderId) as { n: number }
+    const { n } = this.ctx.db.prepare('SELECT COUNT(*) AS n FROM deploy_runs WHERE order_id = ?').get(orderId) as {
+      n: number
+    }
     return { items: ids.map((r) => this.run(r.id)), total: n, ...page }
   }
 
@@ -350,10 +368,19 @@ export class Deploys {
     return p
   }
 
-  private createRuns(orderId: number, trigger: DeployTrigger, cert: ParsedCertificate, certificatePem: string, chainPem: string, now: Date): number[] {
+  private createRuns(
+    orderId: number,
+    trigger: DeployTrigger,
+    cert: ParsedCertificate,
+    certificatePem: string,
+    chainPem: string,
+    now: Date
+  ): number[] {
     const db = this.ctx.db
     const ts = isoTimestamp(now)
-    const targets = db.prepare('SELECT id FROM deploy_targets WHERE order_id = ? AND removed_at IS NULL ORDER BY id').all(orderId) as { id: number }[]
+    const targets = db
+      .prepare('SELECT id FROM deploy_targets WHERE order_id = ? AND removed_at IS NULL ORDER BY id')
+      .all(orderId) as { id: number }[]
     // A newer certificate replaces whatever an older run was still retrying.
     db.prepare(
       `UPDATE deploy_runs SET status = 'superseded', next_attempt_at = NULL, updated_at = ?
@@ -363,8 +390,22 @@ export class Deploys {
       `INSERT INTO deploy_runs (target_id, order_id, serial, certificate_pem, chain_pem, valid_from, valid_till, trigger,
          status, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`
     )
-    return targets.map(
-      (t) => Number(insert.run(t.id, orderId, cert.serial, certificatePem, chainPem, cert.validFrom, cert.validTill, trigger, ts, ts, ts).lastInsertRowid)
+    return targets.map((t) =>
+      Number(
+        insert.run(
+          t.id,
+          orderId,
+          cert.serial,
+          certificatePem,
+          chainPem,
+          cert.validFrom,
+          cert.validTill,
+          trigger,
+          ts,
+          ts,
+          ts
+        ).lastInsertRowid
+      )
     )
   }
 
@@ -425,11 +466,28 @@ export class Deploys {
       db.prepare(
         `INSERT INTO deploy_attempts (run_id, attempt, ok, summary, request, response_code, output, started_at, finished_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
-      ).run(runId, attempt, outcome.ok ? 1 : 0, outcome.summary, outcome.request ?? null, outcome.responseCode ?? null, outcome.output ?? null, ts, isoTimestamp(end))
+      ).run(
+        runId,
+        attempt,
+        outcome.ok ? 1 : 0,
+        outcome.summary,
+        outcome.request ?? null,
+        outcome.responseCode ?? null,
+        outcome.output ?? null,
+        ts,
+        isoTimestamp(end)
+      )
       db.prepare(
         `UPDATE deploy_runs SET status = ?, attempts = ?, next_attempt_at = ?, claimed_until = NULL, last_error = ?, updated_at = ?
          WHERE id = ?`
-      ).run(outcome.ok ? 'succeeded' : gaveUp ? 'failed' : 'pending', attempt, next ? isoTimestamp(next) : null, outcome.ok ? null : outcome.summary, isoTimestamp(end), runId)
+      ).run(
+        outcome.ok ? 'succeeded' : gaveUp ? 'failed' : 'pending',
+        attempt,
+        next ? isoTimestamp(next) : null,
+        outcome.ok ? null : outcome.summary,
+        isoTimestamp(end),
+        runId
+      )
       recordEvent(db, end, {
         type: outcome.ok ? 'deploy.succeeded' : 'deploy.failed',
         resellerId: order.reseller_id,
@@ -470,7 +528,11 @@ export class Deploys {
     }
     if (target.kind === 'command') {
       const folders = this.folderState(run)
-      if (folders !== 'written') return { ok: false, summary: `command not run: ${folders === 'busy' ? 'the folders are still being written' : folders}` }
+      if (folders !== 'written')
+        return {
+          ok: false,
+          summary: `command not run: ${folders === 'busy' ? 'the folders are still being written' : folders}`
+        }
       const key = await this.keyProvider(order.id, run.serial)
       const r = await runCommand(target.config as CommandConfig, this.commandEnv(run, order, key !== null))
       return { ok: r.ok, summary: r.summary, responseCode: r.exitCode, output: r.output }
@@ -482,7 +544,12 @@ export class Deploys {
       target.config as WebhookConfig,
       secret,
       {
-        type: run.trigger === 'issued' ? 'certificate.issued' : run.trigger === 'manual' ? 'certificate.deployed' : 'certificate.reissued',
+        type:
+          run.trigger === 'issued'
+            ? 'certificate.issued'
+            : run.trigger === 'manual'
+              ? 'certificate.deployed'
+              : 'certificate.reissued',
         delivery: `run-${run.id}`,
         attempt,
         trigger: run.trigger,
@@ -512,7 +579,12 @@ export class Deploys {
          WHERE r.order_id = ? AND r.serial = ? AND t.kind = 'folder' AND t.removed_at IS NULL AND r.status <> 'superseded'
            AND r.id = (SELECT MAX(id) FROM deploy_runs x WHERE x.target_id = r.target_id AND x.serial = r.serial)`
       )
-      .all(run.order_id, run.serial) as { target_id: number; status: RunStatus; attempts: number; last_error: string | null }[]
+      .all(run.order_id, run.serial) as {
+      target_id: number
+      status: RunStatus
+      attempts: number
+      last_error: string | null
+    }[]
     if (rows.some((r) => r.status === 'running' || (r.status === 'pending' && r.attempts === 0))) return 'busy'
     const notDone = rows.find((r) => r.status !== 'succeeded')
     if (!notDone) return 'written'
@@ -550,21 +622,29 @@ export class Deploys {
 
   /** The order's current certificate: the certificate store when it exists, else the last one deployed. */
   private currentCertificate(orderId: number): { certificatePem: string; chainPem: string } | null {
-    const hasStore = this.ctx.db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'certificates'`).get()
+    const hasStore = this.ctx.db
+      .prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'certificates'`)
+      .get()
     if (hasStore) {
       const row = this.ctx.db
-        .prepare('SELECT certificate_pem AS certificatePem, chain_pem AS chainPem FROM certificates WHERE order_id = ? ORDER BY id DESC LIMIT 1')
+        .prepare(
+          'SELECT certificate_pem AS certificatePem, chain_pem AS chainPem FROM certificates WHERE order_id = ? ORDER BY id DESC LIMIT 1'
+        )
         .get(orderId) as { certificatePem: string; chainPem: string } | undefined
       if (row) return row
     }
     const last = this.ctx.db
-      .prepare('SELECT certificate_pem AS certificatePem, chain_pem AS chainPem FROM deploy_runs WHERE order_id = ? ORDER BY id DESC LIMIT 1')
+      .prepare(
+        'SELECT certificate_pem AS certificatePem, chain_pem AS chainPem FROM deploy_runs WHERE order_id = ? ORDER BY id DESC LIMIT 1'
+      )
       .get(orderId) as { certificatePem: string; chainPem: string } | undefined
     return last ?? null
   }
 
   private order(orderId: number): OrderInfo {
-    const row = this.ctx.db.prepare('SELECT id, reseller_id, order_number, domain FROM orders WHERE id = ?').get(orderId) as OrderInfo | undefined
+    const row = this.ctx.db
+      .prepare('SELECT id, reseller_id, order_number, domain FROM orders WHERE id = ?')
+      .get(orderId) as OrderInfo | undefined
     if (!row) throw notFound(`order ${orderId} not found`)
     return row
   }
@@ -573,9 +653,11 @@ export class Deploys {
     switch (input.kind) {
       case 'folder': {
         const path = input.path?.trim()
-        if (!path || !isAbsolute(path)) throw invalid('could not add folder target: path must be an absolute folder path')
+        if (!path || !isAbsolute(path))
+          throw invalid('could not add folder target: path must be an absolute folder path')
         const layout = input.layout ?? 'nginx'
-        if (!FOLDER_LAYOUTS.includes(layout)) throw invalid(`could not add folder target: layout must be one of ${FOLDER_LAYOUTS.join(', ')}`)
+        if (!FOLDER_LAYOUTS.includes(layout))
+          throw invalid(`could not add folder target: layout must be one of ${FOLDER_LAYOUTS.join(', ')}`)
         const pfx = Boolean(input.pfx) || layout === 'iis'
         return {
           config: { path, layout, pfx },
@@ -590,13 +672,15 @@ export class Deploys {
         if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > MAX_COMMAND_TIMEOUT_SECONDS) {
           throw invalid(`could not add command target: timeout must be 1 to ${MAX_COMMAND_TIMEOUT_SECONDS} seconds`)
         }
-        if (input.cwd !== undefined && !isAbsolute(input.cwd)) throw invalid('could not add command target: cwd must be an absolute path')
+        if (input.cwd !== undefined && !isAbsolute(input.cwd))
+          throw invalid('could not add command target: cwd must be an absolute path')
         return { config: { command, timeoutSeconds, ...(input.cwd ? { cwd: input.cwd } : {}) }, secret: null }
       }
       case 'webhook': {
         const problem = validateWebhookUrl(input.url ?? '')
         if (problem) throw invalid(`could not add webhook target: url ${problem}`)
-        if (input.secret !== undefined && input.secret.length < 16) throw invalid('could not add webhook target: a secret needs at least 16 characters')
+        if (input.secret !== undefined && input.secret.length < 16)
+          throw invalid('could not add webhook target: a secret needs at least 16 characters')
         return {
           config: { url: input.url },
           secret: { name: 'webhook_secret', value: input.secret ?? `whsec_${randomBytes(32).toString('base64url')}` }

@@ -48,7 +48,10 @@ const SECRET = 0o600
  * guides expect them; HAProxy adds `haproxy.pem` (its `crt` wants leaf, chain and key in one
  * file), IIS adds `certificate.pfx` (it imports PKCS#12 only).
  */
-export async function writeFolder(config: FolderConfig, m: FolderMaterial): Promise<{ files: WrittenFiles; summary: string }> {
+export async function writeFolder(
+  config: FolderConfig,
+  m: FolderMaterial
+): Promise<{ files: WrittenFiles; summary: string }> {
   const cert = ensureNewline(m.certificatePem)
   const chain = ensureNewline(m.chainPem)
   const fullchain = cert + chain
@@ -97,7 +100,10 @@ export async function writeFolder(config: FolderConfig, m: FolderMaterial): Prom
 
   const files: WrittenFiles = { cert: '', chain: '', fullchain: '', key: null, combined: null, pfx: null }
   for (const f of planned) files[f.role] = join(config.path, f.name)
-  return { files, summary: `wrote ${planned.map((f) => f.name).join(', ')} to ${config.path} (${config.layout} layout)` }
+  return {
+    files,
+    summary: `wrote ${planned.map((f) => f.name).join(', ')} to ${config.path} (${config.layout} layout)`
+  }
 }
 
 function writeDurably(path: string, data: string | Buffer, mode: number): void {

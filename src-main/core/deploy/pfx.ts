@@ -36,7 +36,10 @@ export interface PfxInput {
 }
 
 export async function buildPfx(input: PfxInput, crypto: webcrypto.Crypto = webcrypto): Promise<Buffer> {
-  const engine = new pkijs.CryptoEngine({ name: 'certdesk', crypto: crypto as unknown as ConstructorParameters<typeof pkijs.CryptoEngine>[0]['crypto'] })
+  const engine = new pkijs.CryptoEngine({
+    name: 'certdesk',
+    crypto: crypto as unknown as ConstructorParameters<typeof pkijs.CryptoEngine>[0]['crypto']
+  })
   const keyDer = pemBlocks(input.privateKeyPem, 'PRIVATE KEY')[0]
   if (!keyDer) throw new Error('could not build PFX: the private key is not PKCS#8 PEM (BEGIN PRIVATE KEY)')
   const leafDer = pemBlocks(input.certificatePem, 'CERTIFICATE')[0]
@@ -49,7 +52,12 @@ export async function buildPfx(input: PfxInput, crypto: webcrypto.Crypto = webcr
   const localKeyId = await crypto.subtle.digest('SHA-1', leafDer)
   const attrs = (withFriendlyName: boolean): pkijs.Attribute[] => [
     ...(withFriendlyName
-      ? [new pkijs.Attribute({ type: ATTR_FRIENDLY_NAME, values: [new asn1js.BmpString({ value: input.friendlyName })] })]
+      ? [
+          new pkijs.Attribute({
+            type: ATTR_FRIENDLY_NAME,
+            values: [new asn1js.BmpString({ value: input.friendlyName })]
+          })
+        ]
       : []),
     new pkijs.Attribute({ type: ATTR_LOCAL_KEY_ID, values: [new asn1js.OctetString({ valueHex: localKeyId })] })
   ]
@@ -64,9 +72,17 @@ export async function buildPfx(input: PfxInput, crypto: webcrypto.Crypto = webcr
   await keyBag.makeInternalValues(pbes2, engine)
 
   const certBags = [
-    new pkijs.SafeBag({ bagId: BAG_CERT, bagValue: new pkijs.CertBag({ parsedValue: leaf }), bagAttributes: attrs(true) }),
+    new pkijs.SafeBag({
+      bagId: BAG_CERT,
+      bagValue: new pkijs.CertBag({ parsedValue: leaf }),
+      bagAttributes: attrs(true)
+    }),
     ...chainDers.map(
-      (der) => new pkijs.SafeBag({ bagId: BAG_CERT, bagValue: new pkijs.CertBag({ parsedValue: pkijs.Certificate.fromBER(der) }) })
+      (der) =>
+        new pkijs.SafeBag({
+          bagId: BAG_CERT,
+          bagValue: new pkijs.CertBag({ parsedValue: pkijs.Certificate.fromBER(der) })
+        })
     )
   ]
   const pfx = new pkijs.PFX({
@@ -75,7 +91,12 @@ export async function buildPfx(input: PfxInput, crypto: webcrypto.Crypto = webcr
       authenticatedSafe: new pkijs.AuthenticatedSafe({
         parsedValue: {
           safeContents: [
-            { privacyMode: 0, value: new pkijs.SafeContents({ safeBags: [new pkijs.SafeBag({ bagId: BAG_KEY, bagValue: keyBag, bagAttributes: attrs(true) })] }) },
+            {
+              privacyMode: 0,
+              value: new pkijs.SafeContents({
+                safeBags: [new pkijs.SafeBag({ bagId: BAG_KEY, bagValue: keyBag, bagAttributes: attrs(true) })]
+              })
+            },
             { privacyMode: 1, value: new pkijs.SafeContents({ safeBags: certBags }) }
           ]
         }

@@ -88,7 +88,16 @@ export async function deliverWebhook(
     }
   } catch (err) {
     const e = err as Error & { cause?: { code?: string; message?: string } }
-    const reason = e.name === 'TimeoutError' ? `no answer in ${WEBHOOK_TIMEOUT_MS / 1000} s` : (e.cause?.code ?? e.cause?.message ?? e.message)
-    return { ok: false, status: null, request, response: '', summary: `could not deliver webhook to ${config.url}: ${reason}` }
+    const reason =
+      e.name === 'TimeoutError'
+        ? `no answer in ${WEBHOOK_TIMEOUT_MS / 1000} s`
+        : (e.cause?.code ?? e.cause?.message ?? e.message)
+    return {
+      ok: false,
+      status: null,
+      request,
+      response: '',
+      summary: `could not deliver webhook to ${config.url}: ${reason}`
+    }
   }
 }

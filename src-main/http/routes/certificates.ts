@@ -148,11 +148,25 @@ function validationJson(v: NameValidation): Static<typeof ValidationJson> {
   const i = v.instructions
   const instructions =
     i.method === 'dns'
-      ? { method: i.method, record_name: i.recordName, record_type: i.recordType, record_value: i.recordValue, txt_alternative: i.txtAlternative }
+      ? {
+          method: i.method,
+          record_name: i.recordName,
+          record_type: i.recordType,
+          record_value: i.recordValue,
+          txt_alternative: i.txtAlternative
+        }
       : i.method === 'email'
         ? { method: i.method, approver_email: i.approverEmail, sent_at: i.sentAt }
         : { method: i.method, url: i.url, file_name: i.fileName, file_content: i.fileContent }
-  return { name: v.name, method: v.method, status: v.status, detail: v.detail, checked_at: v.checkedAt, validated_at: v.validatedAt, instructions }
+  return {
+    name: v.name,
+    method: v.method,
+    status: v.status,
+    detail: v.detail,
+    checked_at: v.checkedAt,
+    validated_at: v.validatedAt,
+    instructions
+  }
 }
 
 const day = (ts: string | null | undefined): string | null => (ts ? isoDate(parseDate(ts)) : null)
@@ -242,14 +256,23 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
     },
     async (request) => {
       const b = request.body
-      const s = await certs.configure(caller(request).id, { orderId: b.order_id, csr: b.csr, dcvMethod: b.dcv_method, approverEmail: b.approver_email })
+      const s = await certs.configure(caller(request).id, {
+        orderId: b.order_id,
+        csr: b.csr,
+        dcvMethod: b.dcv_method,
+        approverEmail: b.approver_email
+      })
       return sslJson(s, messageFor(s, 'CSR accepted'))
     }
   )
 
   r.get(
     '/ssl/:order_id',
-    { summary: 'Live SSL status: runs the validation checks and issues when they pass', params: IdParam('order_id'), response: { 200: SslStatusJson, ...ErrorRef } },
+    {
+      summary: 'Live SSL status: runs the validation checks and issues when they pass',
+      params: IdParam('order_id'),
+      response: { 200: SslStatusJson, ...ErrorRef }
+    },
     async (request) => sslJson(await certs.status(caller(request).id, request.params.order_id))
   )
 
@@ -257,7 +280,10 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
     '/ssl/change-dcv',
     {
       summary: 'Change the validation method of the names not yet validated',
-      body: Type.Object({ order_id: OrderId, dcv_method: Method, approver_email: Type.Optional(Email) }, { additionalProperties: false }),
+      body: Type.Object(
+        { order_id: OrderId, dcv_method: Method, approver_email: Type.Optional(Email) },
+        { additionalProperties: false }
+      ),
       response: { 200: SslStatusJson, ...ErrorRef }
     },
     async (request) => {
@@ -274,14 +300,21 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
       body: Type.Object({ order_id: OrderId }, { additionalProperties: false }),
       response: { 200: SslStatusJson, ...ErrorRef }
     },
-    async (request) => sslJson(await certs.resendValidation(caller(request).id, request.body.order_id), 'Approval email sent again with a new code')
+    async (request) =>
+      sslJson(
+        await certs.resendValidation(caller(request).id, request.body.order_id),
+        'Approval email sent again with a new code'
+      )
   )
 
   r.post(
     '/ssl/approve',
     {
       summary: 'Record an email approval with the code from the approval message (beyond the spec)',
-      body: Type.Object({ order_id: OrderId, code: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
+      body: Type.Object(
+        { order_id: OrderId, code: Type.String({ minLength: 1, maxLength: 64 }) },
+        { additionalProperties: false }
+      ),
       response: { 200: SslStatusJson, ...ErrorRef }
     },
     async (request) => {
@@ -295,27 +328,48 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
     {
       summary: 'Reissue an active certificate, with a new CSR or the stored one',
       body: Type.Object(
-        { order_id: OrderId, csr: Type.Optional(Type.String({ maxLength: 64 * 1024 })), dcv_method: Type.Optional(Method), approver_email: Type.Optional(Email) },
+        {
+          order_id: OrderId,
+          csr: Type.Optional(Type.String({ maxLength: 64 * 1024 })),
+          dcv_method: Type.Optional(Method),
+          approver_email: Type.Optional(Email)
+        },
         { additionalProperties: false }
       ),
       response: { 200: SslStatusJson, ...ErrorRef }
     },
     async (request) => {
       const b = request.body
-      const s = await certs.reissue(caller(request).id, { orderId: b.order_id, csr: b.csr, dcvMethod: b.dcv_method, approverEmail: b.approver_email })
+      const s = await certs.reissue(caller(request).id, {
+        orderId: b.order_id,
+        csr: b.csr,
+        dcvMethod: b.dcv_method,
+        approverEmail: b.approver_email
+      })
       return sslJson(s, messageFor(s, 'Reissue accepted'))
     }
   )
 
   r.get(
     '/certificate/:order_id',
-    { summary: 'Certificate status', params: IdParam('order_id'), response: { 200: ok({ certificate: CertificateStatusJson }), ...ErrorRef } },
-    async (request) => ({ success: true as const, certificate: certificateJson(certs.certificate(caller(request).id, request.params.order_id)) })
+    {
+      summary: 'Certificate status',
+      params: IdParam('order_id'),
+      response: { 200: ok({ certificate: CertificateStatusJson }), ...ErrorRef }
+    },
+    async (request) => ({
+      success: true as const,
+      certificate: certificateJson(certs.certificate(caller(request).id, request.params.order_id))
+    })
   )
 
   r.get(
     '/certificate/:order_id/download',
-    { summary: 'Certificate and CA bundle (PEM); never the private key', params: IdParam('order_id'), response: { 200: ok({ certificate: DownloadJson }), ...ErrorRef } },
+    {
+      summary: 'Certificate and CA bundle (PEM); never the private key',
+      params: IdParam('order_id'),
+      response: { 200: ok({ certificate: DownloadJson }), ...ErrorRef }
+    },
     async (request) => {
       const { order, certificate } = certs.download(caller(request).id, request.params.order_id)
       return {

@@ -21,7 +21,10 @@ export const EventJson = Type.Object({
   order_id: Type.Union([Type.Integer(), Type.Null()]),
   order_number: Type.Union([Type.String(), Type.Null()]),
   message: Type.String(),
-  data: Type.Object({}, { additionalProperties: true, description: 'details by type; never a secret or a private key' }),
+  data: Type.Object(
+    {},
+    { additionalProperties: true, description: 'details by type; never a secret or a private key' }
+  ),
   created_at: Timestamp
 })
 
@@ -58,7 +61,9 @@ export function registerEventRoutes(r: ApiRouter, service: Service): void {
       summary: 'Event log (orders, validation, certificates, deploys), newest first',
       querystring: Type.Object({
         type: Type.Optional(StringEnum(EVENT_TYPES)),
-        since: Type.Optional(Type.String({ description: 'YYYY-MM-DD or YYYY-MM-DD HH:MM:SS (UTC); events at or after it' })),
+        since: Type.Optional(
+          Type.String({ description: 'YYYY-MM-DD or YYYY-MM-DD HH:MM:SS (UTC); events at or after it' })
+        ),
         order_id: Type.Optional(Type.Integer({ minimum: 1 })),
         ...PagingQuery
       }),
@@ -66,7 +71,11 @@ export function registerEventRoutes(r: ApiRouter, service: Service): void {
     },
     async (request) => {
       const q = request.query
-      const page = service.events.list(caller(request).id, { type: q.type, since: sinceOf(q.since), orderId: q.order_id }, paging(q))
+      const page = service.events.list(
+        caller(request).id,
+        { type: q.type, since: sinceOf(q.since), orderId: q.order_id },
+        paging(q)
+      )
       return { success: true as const, events: page.items.map(eventJson), pagination: paginationJson(page) }
     }
   )
