@@ -4,6 +4,7 @@
  * same data dir (SQLite WAL with a busy timeout).
  */
 import { parseArgs } from 'node:util'
+import { DEPLOY_USAGE, deployAdmin, isDeployCommand } from './cli-deploy'
 import { ServiceError } from './core/errors'
 import { centsToUsd, usdToCents } from './core/money'
 import { defaultDataDir } from './core/paths'
@@ -34,7 +35,8 @@ const USAGE = `usage:
   certdesk admin [--data-dir D] settings set KEY VALUE
   certdesk admin [--data-dir D] ca root [--out FILE]
   certdesk admin [--data-dir D] acme-issuer set --directory URL [--eab-kid KID --eab-hmac-file FILE] [--ca-bundle FILE]
-  certdesk admin [--data-dir D] acme-issuer show|off`
+  certdesk admin [--data-dir D] acme-issuer show|off
+${DEPLOY_USAGE}`
 
 class UsageError extends Error {}
 
@@ -57,6 +59,18 @@ const OPTIONS = {
   enable: { type: 'boolean' },
   disable: { type: 'boolean' },
   demo: { type: 'boolean' },
+  order: { type: 'string' },
+  folder: { type: 'string' },
+  layout: { type: 'string' },
+  pfx: { type: 'boolean' },
+  command: { type: 'string' },
+  timeout: { type: 'string' },
+  cwd: { type: 'string' },
+  webhook: { type: 'string' },
+  target: { type: 'string' },
+  type: { type: 'string' },
+  limit: { type: 'string' },
+  offset: { type: 'string' },
   'as-of': { type: 'string' },
   out: { type: 'string' },
   directory: { type: 'string' },
@@ -105,8 +119,9 @@ export async function main(argv: string[]): Promise<number> {
       return await certificateAdmin(dataDir, positionals.slice(1), values)
     }
     if (positionals[0] === 'admin') {
-      const service = openService({ dataDir })
+      const service = openService({ dataDir, clock: values['as-of'] ? fixedClock(values['as-of']) : undefined })
       try {
+        if (isDeployCommand(positionals[1])) return await deployAdmin(service, positionals.slice(1), values, (m) => new UsageError(m))
         admin(service, positionals.slice(1), values)
       } finally {
         service.close()

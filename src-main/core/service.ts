@@ -10,6 +10,8 @@ import { Catalogue, seedCatalogue, type CatalogueFile } from './catalogue'
 import { Certificates } from './certificates'
 import type { CoreContext } from './context'
 import { openDatabase, type Db } from './db'
+import { Deploys } from './deploy/deploys'
+import { Events } from './events'
 import { Idempotency } from './idempotency'
 import { Invoices } from './invoices'
 import type { Issuer } from './issuer'
@@ -45,6 +47,8 @@ export interface Service {
   readonly idempotency: Idempotency
   readonly acme: AcmeSubscriptions
   readonly acmeIssuer: AcmeIssuer
+  readonly events: Events
+  readonly deploys: Deploys
   readonly localCa: LocalCa
   readonly certificates: Certificates
   readonly scheduler: Scheduler
@@ -68,6 +72,10 @@ export function openService(opts: ServiceOptions): Service {
   // An external ACME CA, when configured, issues TLS orders and validates their names (issue 5).
   const acmeIssuer = new AcmeIssuer(ctx, settings, opts.issuer ?? localCa)
   const certificates = new Certificates(ctx, orders, catalogue, settings, acmeIssuer, acmeIssuer)
+  const deploys = new Deploys(ctx)
+  const events = new Events(ctx)
+  // Issue 6: every stored certificate (issue, reissue, automatic reissue) goes to its deploy targets.
+  certificates.onStored = (c) => deploys.afterCertificateStored(c)
   return {
     dataDir: opts.dataDir,
     ctx,
@@ -81,9 +89,11 @@ export function openService(opts: ServiceOptions): Service {
     idempotency: new Idempotency(ctx),
     acme,
     acmeIssuer,
+    events,
+    deploys,
     localCa,
     certificates,
-    scheduler: new Scheduler(ctx, certificates),
+    scheduler: new Scheduler(ctx, certificates, { deploys, events }),
     close: () => db.close()
   }
 }

@@ -17,6 +17,7 @@ import { isAcmePublicPath, registerAcmeRoutes } from './routes/acme'
 import { registerBillingRoutes } from './routes/billing'
 import { registerCatalogueRoutes } from './routes/catalogue'
 import { registerCertificateRoutes } from './routes/certificates'
+import { registerEventRoutes } from './routes/events'
 import { registerOrderRoutes } from './routes/orders'
 import { ErrorEnvelope } from './schemas'
 
@@ -81,6 +82,7 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
   registerAccountRoutes(router, service)
   registerCertificateRoutes(router, service)
   registerAcmeRoutes(router, service)
+  registerEventRoutes(router, service)
   router.get('/openapi.json', { hide: true }, async () => app.swagger())
   if (opts.extend) await opts.extend(app, router)
   router.finish()
