@@ -40,7 +40,14 @@ export function localCaSigner(ca: Issuer & { rootPem(): Promise<string> }): Acme
   return {
     rootPem: () => ca.rootPem(),
     async issue(csrDer, names, notBefore, notAfter) {
-      const issued = await ca.issue({ csrDer, names, profile: 'tls', subject: { CN: names[0] }, validFrom: notBefore, validTill: notAfter })
+      const issued = await ca.issue({
+        csrDer,
+        names,
+        profile: 'tls',
+        subject: { CN: names[0] },
+        validFrom: notBefore,
+        validTill: notAfter
+      })
       const leaf = new x509.X509Certificate(issued.certificatePem)
       return {
         chainPem: `${issued.certificatePem.trim()}\n${issued.chainPem.trim()}\n`,
@@ -58,12 +65,32 @@ export async function listenerKeyAndCsr(names: string[]): Promise<{ keyPem: stri
   const pair = generateKeyPairSync('ec', { namedCurve: 'P-256' })
   const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' }
   const keys = {
-    privateKey: await nodeCrypto.subtle.importKey('pkcs8', pair.privateKey.export({ type: 'pkcs8', format: 'der' }), alg, false, ['sign']),
-    publicKey: await nodeCrypto.subtle.importKey('spki', pair.publicKey.export({ type: 'spki', format: 'der' }), alg, true, ['verify'])
+    privateKey: await nodeCrypto.subtle.importKey(
+      'pkcs8',
+      pair.privateKey.export({ type: 'pkcs8', format: 'der' }),
+      alg,
+      false,
+      ['sign']
+    ),
+    publicKey: await nodeCrypto.subtle.importKey(
+      'spki',
+      pair.publicKey.export({ type: 'spki', format: 'der' }),
+      alg,
+      true,
+      ['verify']
+    )
   }
   const csr = await x509.Pkcs10CertificateRequestGenerator.create(
-    { name: `CN=${names[0]}`, keys: keys as never, signingAlgorithm: alg, extensions: [new x509.SubjectAlternativeNameExtension(names.map((value) => ({ type: 'dns' as const, value })))] },
+    {
+      name: `CN=${names[0]}`,
+      keys: keys as never,
+      signingAlgorithm: alg,
+      extensions: [new x509.SubjectAlternativeNameExtension(names.map((value) => ({ type: 'dns' as const, value })))]
+    },
     nodeCrypto as never
   )
-  return { keyPem: pair.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, csrDer: Buffer.from(csr.rawData) }
+  return {
+    keyPem: pair.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
+    csrDer: Buffer.from(csr.rawData)
+  }
 }

@@ -24,7 +24,8 @@ export interface ParsedJws {
 }
 
 export function parseJws(body: unknown): ParsedJws {
-  if (!body || typeof body !== 'object') throw new AcmeProblem('malformed', 'the request body must be a flattened JWS (RFC 8555 §6.2)')
+  if (!body || typeof body !== 'object')
+    throw new AcmeProblem('malformed', 'the request body must be a flattened JWS (RFC 8555 §6.2)')
   const b = body as Record<string, unknown>
   if (typeof b.protected !== 'string' || typeof b.payload !== 'string' || typeof b.signature !== 'string') {
     throw new AcmeProblem('malformed', 'the JWS needs protected, payload and signature (flattened JSON serialization)')
@@ -83,7 +84,8 @@ export async function verifyEab(
   newAccountUrl: string,
   hmacKeyFor: (kid: string) => string | null
 ): Promise<string> {
-  if (!eab || typeof eab !== 'object') throw new AcmeProblem('malformed', 'externalAccountBinding must be a flattened JWS')
+  if (!eab || typeof eab !== 'object')
+    throw new AcmeProblem('malformed', 'externalAccountBinding must be a flattened JWS')
   const e = eab as Record<string, unknown>
   if (typeof e.protected !== 'string' || typeof e.payload !== 'string' || typeof e.signature !== 'string') {
     throw new AcmeProblem('malformed', 'externalAccountBinding must be a flattened JWS')
@@ -97,8 +99,10 @@ export async function verifyEab(
   if (!header.alg || !['HS256', 'HS384', 'HS512'].includes(header.alg)) {
     throw new AcmeProblem('malformed', 'externalAccountBinding must use a MAC algorithm (HS256, HS384 or HS512)')
   }
-  if ('nonce' in header) throw new AcmeProblem('malformed', 'externalAccountBinding must not carry a nonce (RFC 8555 §7.3.4)')
-  if (header.url !== newAccountUrl) throw new AcmeProblem('malformed', 'externalAccountBinding url must be the newAccount URL')
+  if ('nonce' in header)
+    throw new AcmeProblem('malformed', 'externalAccountBinding must not carry a nonce (RFC 8555 §7.3.4)')
+  if (header.url !== newAccountUrl)
+    throw new AcmeProblem('malformed', 'externalAccountBinding url must be the newAccount URL')
   if (typeof header.kid !== 'string') throw new AcmeProblem('malformed', 'externalAccountBinding needs a kid')
   const hmac = hmacKeyFor(header.kid)
   if (!hmac) throw new AcmeProblem('unauthorized', 'could not bind the account: unknown EAB key id')
@@ -111,7 +115,10 @@ export async function verifyEab(
     ))
   } catch {
     // Never say more: the MAC either matches or it does not.
-    throw new AcmeProblem('unauthorized', 'could not bind the account: the EAB MAC does not match the key id (wrong HMAC key?)')
+    throw new AcmeProblem(
+      'unauthorized',
+      'could not bind the account: the EAB MAC does not match the key id (wrong HMAC key?)'
+    )
   }
   let bound: JWK
   try {

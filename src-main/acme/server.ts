@@ -183,8 +183,12 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
     let problem: AcmeProblem
     if (err instanceof AcmeProblem) problem = err
     else if (err instanceof ServiceError) {
-      problem = new AcmeProblem(err.kind === 'forbidden' ? 'rejectedIdentifier' : err.kind === 'invalid' ? 'malformed' : 'serverInternal', err.message)
-    } else if (err.statusCode && err.statusCode < 500) problem = new AcmeProblem('malformed', err.message, {}, err.statusCode)
+      problem = new AcmeProblem(
+        err.kind === 'forbidden' ? 'rejectedIdentifier' : err.kind === 'invalid' ? 'malformed' : 'serverInternal',
+        err.message
+      )
+    } else if (err.statusCode && err.statusCode < 500)
+      problem = new AcmeProblem('malformed', err.message, {}, err.statusCode)
     else {
       request.log.error({ err: { message: err.message, stack: err.stack } }, 'acme request failed')
       problem = new AcmeProblem('serverInternal', 'internal server error; see the CertDesk log')
@@ -192,12 +196,16 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
     return reply.code(problem.status).type('application/problem+json').send(problem.toJSON())
   })
   app.setNotFoundHandler((request, reply) => {
-    reply.code(404).type('application/problem+json').send(new AcmeProblem('malformed', `no such ACME resource: ${request.method} ${request.url}`, {}, 404).toJSON())
+    reply
+      .code(404)
+      .type('application/problem+json')
+      .send(new AcmeProblem('malformed', `no such ACME resource: ${request.method} ${request.url}`, {}, 404).toJSON())
   })
 
   // ---- requests -------------------------------------------------------------------------
 
-  const account = (id: number): AccountRow | undefined => db.prepare('SELECT * FROM acme_accounts WHERE id = ?').get(id) as AccountRow | undefined
+  const account = (id: number): AccountRow | undefined =>
+    db.prepare('SELECT * FROM acme_accounts WHERE id = ?').get(id) as AccountRow | undefined
   const accountIdOf = (kid: string): number | null => {
     const prefix = url('/acct/')
     if (!kid.startsWith(prefix)) return null
@@ -206,12 +214,17 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
   }
 
   /** §6.2-6.4: checks the nonce and the URL, finds the key, verifies the signature. */
-  async function authenticate(request: FastifyRequest, mode: 'kid' | 'jwk' | 'either'): Promise<{ parsed: ParsedJws; payload: string; acct: AccountRow | null }> {
+  async function authenticate(
+    request: FastifyRequest,
+    mode: 'kid' | 'jwk' | 'either'
+  ): Promise<{ parsed: ParsedJws; payload: string; acct: AccountRow | null }> {
     const parsed = parseJws(request.body)
     const { header } = parsed
-    if (!header.nonce || !nonces.delete(header.nonce)) throw new AcmeProblem('badNonce', 'the nonce is unknown or was already used')
+    if (!header.nonce || !nonces.delete(header.nonce))
+      throw new AcmeProblem('badNonce', 'the nonce is unknown or was already used')
     const expectedUrl = `${base}${request.url}`
-    if (header.url !== expectedUrl) throw new AcmeProblem('unauthorized', `the JWS url ${String(header.url)} is not the request URL ${expectedUrl}`)
+    if (header.url !== expectedUrl)
+      throw new AcmeProblem('unauthorized', `the JWS url ${String(header.url)} is not the request URL ${expectedUrl}`)
     if (header.jwk) {
       if (mode === 'kid') throw new AcmeProblem('malformed', 'this request must be signed with the account key (kid)')
       const payload = await verifyWith(parsed, header.jwk)
@@ -264,7 +277,8 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
   }
 
   const orderJson = (o: OrderRow): Record<string, unknown> => {
-    const cert = db.prepare('SELECT public_id FROM acme_certificates WHERE order_id = ?').get(o.id) as { public_id: string } | undefined
+    const cert = db.prepare('SELECT public_id FROM acme_certificates WHERE order_id = ?').get(o.id) as
+      { public_id: string } | undefined
     return {
       status: o.status,
       expires: rfc3339(tsToDate(o.expires_at)),
@@ -287,7 +301,9 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
   })
 
   const authzJson = (a: AuthzRow): Record<string, unknown> => {
-    const challenges = db.prepare('SELECT * FROM acme_challenges WHERE authz_id = ? ORDER BY id').all(a.id) as ChallengeRow[]
+    const challenges = db
+      .prepare('SELECT * FROM acme_challenges WHERE authz_id = ? ORDER BY id')
+      .all(a.id) as ChallengeRow[]
     return {
       identifier: { type: 'dns', value: a.identifier },
       status: a.status,
@@ -304,7 +320,11 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
   }
 
   const ownedAuthz = (publicId: string, acct: AccountRow): AuthzRow => {
-    const a = db.prepare('SELECT z.* FROM acme_authorizations z JOIN acme_orders o ON o.id = z.order_id WHERE z.public_id = ? AND o.account_id = ?').get(publicId, acct.id) as AuthzRow | undefined
+    const a = db
+      .prepare(
+        'SELECT z.* FROM acme_authorizations z JOIN acme_orders o ON o.id = z.order_id WHERE z.public_id = ? AND o.account_id = ?'
+      )
+      .get(publicId, acct.id) as AuthzRow | undefined
     if (!a) throw new AcmeProblem('malformed', 'no such authorization for this account', {}, 404)
     return a
   }
@@ -340,45 +360,68 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
     const existing = db.prepare('SELECT * FROM acme_accounts WHERE thumbprint = ?').get(tp) as AccountRow | undefined
     if (existing) {
       // §7.3.1: an existing key returns its account, whatever else the request says.
-      return reply.code(200).header('location', url(`/acct/${existing.id}`)).send(accountJson(existing))
+      return reply
+        .code(200)
+        .header('location', url(`/acct/${existing.id}`))
+        .send(accountJson(existing))
     }
     if (body.onlyReturnExisting === true) throw new AcmeProblem('accountDoesNotExist', 'no account exists for this key')
     if (!body.externalAccountBinding) {
-      throw new AcmeProblem('externalAccountRequired', 'this server requires External Account Binding: use the eab_kid and eab_hmac_key of your subscription (GET /orders/{id}/acme)')
+      throw new AcmeProblem(
+        'externalAccountRequired',
+        'this server requires External Account Binding: use the eab_kid and eab_hmac_key of your subscription (GET /orders/{id}/acme)'
+      )
     }
     const kid = await verifyEab(body.externalAccountBinding, jwk, url('/new-account'), (k) => {
       const sub = service.acme.byKid(k)
       return sub ? service.acme.hmacKey(k) : null
     })
     const sub = service.acme.byKid(kid) as AcmeSubscription
-    if (sub.status !== 'active') throw new AcmeProblem('unauthorized', `could not bind the account: the subscription is ${sub.status}`)
+    if (sub.status !== 'active')
+      throw new AcmeProblem('unauthorized', `could not bind the account: the subscription is ${sub.status}`)
     const contact = Array.isArray(body.contact) ? body.contact.filter((c): c is string => typeof c === 'string') : []
     const info = db
-      .prepare(`INSERT INTO acme_accounts (subscription_id, thumbprint, jwk, contact, status, created_at) VALUES (?, ?, ?, ?, 'valid', ?)`)
+      .prepare(
+        `INSERT INTO acme_accounts (subscription_id, thumbprint, jwk, contact, status, created_at) VALUES (?, ?, ?, ?, 'valid', ?)`
+      )
       .run(sub.id, tp, JSON.stringify(jwk), JSON.stringify(contact), isoTimestamp(clock()))
     const created = account(Number(info.lastInsertRowid)) as AccountRow
-    return reply.code(201).header('location', url(`/acct/${created.id}`)).send(accountJson(created))
+    return reply
+      .code(201)
+      .header('location', url(`/acct/${created.id}`))
+      .send(accountJson(created))
   })
 
   app.post<{ Params: { id: string } }>(`${ACME_PREFIX}/acct/:id`, async (request, reply) => {
     const { payload, acct } = await authenticate(request, 'kid')
     const a = acct as AccountRow
-    if (String(a.id) !== request.params.id) throw new AcmeProblem('unauthorized', 'the account URL does not match the signing key')
+    if (String(a.id) !== request.params.id)
+      throw new AcmeProblem('unauthorized', 'the account URL does not match the signing key')
     const body = json(payload)
     if (Array.isArray(body.contact)) {
-      db.prepare('UPDATE acme_accounts SET contact = ? WHERE id = ?').run(JSON.stringify(body.contact.filter((c) => typeof c === 'string')), a.id)
+      db.prepare('UPDATE acme_accounts SET contact = ? WHERE id = ?').run(
+        JSON.stringify(body.contact.filter((c) => typeof c === 'string')),
+        a.id
+      )
     }
     // §7.3.6: a client deactivates its own account.
-    if (body.status === 'deactivated') db.prepare(`UPDATE acme_accounts SET status = 'deactivated' WHERE id = ?`).run(a.id)
-    else if (body.status !== undefined) throw new AcmeProblem('malformed', 'the only status a client may set is deactivated')
+    if (body.status === 'deactivated')
+      db.prepare(`UPDATE acme_accounts SET status = 'deactivated' WHERE id = ?`).run(a.id)
+    else if (body.status !== undefined)
+      throw new AcmeProblem('malformed', 'the only status a client may set is deactivated')
     return reply.header('location', url(`/acct/${a.id}`)).send(accountJson(account(a.id) as AccountRow))
   })
 
   app.post<{ Params: { id: string } }>(`${ACME_PREFIX}/acct/:id/orders`, async (request) => {
     const { acct } = await authenticate(request, 'kid')
     const a = acct as AccountRow
-    if (String(a.id) !== request.params.id) throw new AcmeProblem('unauthorized', 'the account URL does not match the signing key')
-    const rows = db.prepare(`SELECT public_id FROM acme_orders WHERE account_id = ? AND status IN ('pending', 'ready', 'processing') ORDER BY id DESC`).all(a.id) as { public_id: string }[]
+    if (String(a.id) !== request.params.id)
+      throw new AcmeProblem('unauthorized', 'the account URL does not match the signing key')
+    const rows = db
+      .prepare(
+        `SELECT public_id FROM acme_orders WHERE account_id = ? AND status IN ('pending', 'ready', 'processing') ORDER BY id DESC`
+      )
+      .all(a.id) as { public_id: string }[]
     return { orders: rows.map((r) => url(`/order/${r.public_id}`)) }
   })
 
@@ -386,9 +429,13 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
     const { payload, acct } = await authenticate(request, 'kid')
     const a = acct as AccountRow
     const body = json(payload)
-    if (!Array.isArray(body.identifiers) || body.identifiers.length === 0) throw new AcmeProblem('malformed', 'identifiers must be a non-empty array')
+    if (!Array.isArray(body.identifiers) || body.identifiers.length === 0)
+      throw new AcmeProblem('malformed', 'identifiers must be a non-empty array')
     if (body.notBefore !== undefined || body.notAfter !== undefined) {
-      throw new AcmeProblem('malformed', 'notBefore and notAfter are not supported: the lifetime follows the CA/Browser Forum maximum and the subscription')
+      throw new AcmeProblem(
+        'malformed',
+        'notBefore and notAfter are not supported: the lifetime follows the CA/Browser Forum maximum and the subscription'
+      )
     }
     const values: string[] = []
     for (const id of body.identifiers as { type?: unknown; value?: unknown }[]) {
@@ -402,14 +449,17 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
     try {
       names = service.acme.checkOrder(sub, values)
     } catch (err) {
-      if (err instanceof ServiceError) throw new AcmeProblem('rejectedIdentifier', `could not create the order: ${err.message}`)
+      if (err instanceof ServiceError)
+        throw new AcmeProblem('rejectedIdentifier', `could not create the order: ${err.message}`)
       throw err
     }
     let replaces: string | null = null
     if (body.replaces !== undefined) {
       // RFC 9773 §5: the certificate being replaced must be this account's.
-      const old = db.prepare('SELECT * FROM acme_certificates WHERE ari_id = ?').get(String(body.replaces)) as CertRow | undefined
-      if (!old || old.account_id !== a.id) throw new AcmeProblem('malformed', 'replaces does not name a certificate of this account')
+      const old = db.prepare('SELECT * FROM acme_certificates WHERE ari_id = ?').get(String(body.replaces)) as
+        CertRow | undefined
+      if (!old || old.account_id !== a.id)
+        throw new AcmeProblem('malformed', 'replaces does not name a certificate of this account')
       if (old.replaced_by) throw new AcmeProblem('alreadyReplaced', 'that certificate was already replaced')
       replaces = old.ari_id
     }
@@ -418,24 +468,32 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
     const orderPid = pid()
     db.transaction(() => {
       const info = db
-        .prepare(`INSERT INTO acme_orders (public_id, account_id, status, identifiers, replaces, expires_at, created_at) VALUES (?, ?, 'pending', ?, ?, ?, ?)`)
+        .prepare(
+          `INSERT INTO acme_orders (public_id, account_id, status, identifiers, replaces, expires_at, created_at) VALUES (?, ?, 'pending', ?, ?, ?, ?)`
+        )
         .run(orderPid, a.id, JSON.stringify(names), replaces, expires, isoTimestamp(now))
       const orderId = Number(info.lastInsertRowid)
       for (const name of names) {
         const wildcard = name.startsWith('*.')
         const z = db
-          .prepare(`INSERT INTO acme_authorizations (public_id, order_id, identifier, wildcard, status, expires_at) VALUES (?, ?, ?, ?, 'pending', ?)`)
+          .prepare(
+            `INSERT INTO acme_authorizations (public_id, order_id, identifier, wildcard, status, expires_at) VALUES (?, ?, ?, ?, 'pending', ?)`
+          )
           .run(pid(), orderId, wildcard ? name.slice(2) : name, wildcard ? 1 : 0, expires)
         // §7.1.4 / §8.3: a wildcard can only be proven through DNS.
         const types = wildcard ? ['dns-01'] : ['http-01', 'dns-01']
         for (const type of types) {
-          db.prepare(`INSERT INTO acme_challenges (public_id, authz_id, type, token, status) VALUES (?, ?, ?, ?, 'pending')`).run(
-            pid(), Number(z.lastInsertRowid), type, randomBytes(32).toString('base64url'))
+          db.prepare(
+            `INSERT INTO acme_challenges (public_id, authz_id, type, token, status) VALUES (?, ?, ?, ?, 'pending')`
+          ).run(pid(), Number(z.lastInsertRowid), type, randomBytes(32).toString('base64url'))
         }
       }
     })()
     const o = db.prepare('SELECT * FROM acme_orders WHERE public_id = ?').get(orderPid) as OrderRow
-    return reply.code(201).header('location', url(`/order/${orderPid}`)).send(orderJson(o))
+    return reply
+      .code(201)
+      .header('location', url(`/order/${orderPid}`))
+      .send(orderJson(o))
   })
 
   app.post<{ Params: { id: string } }>(`${ACME_PREFIX}/order/:id`, async (request, reply) => {
@@ -450,7 +508,8 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
     const body = json(payload)
     // §7.5.2: a client may deactivate an authorization it holds.
     if (body.status === 'deactivated') {
-      if (z.status !== 'pending' && z.status !== 'valid') throw new AcmeProblem('malformed', `the authorization is ${z.status}`)
+      if (z.status !== 'pending' && z.status !== 'valid')
+        throw new AcmeProblem('malformed', `the authorization is ${z.status}`)
       db.prepare(`UPDATE acme_authorizations SET status = 'deactivated' WHERE id = ?`).run(z.id)
     }
     return authzJson(db.prepare('SELECT * FROM acme_authorizations WHERE id = ?').get(z.id) as AuthzRow)
@@ -460,8 +519,10 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
     const { payload, acct } = await authenticate(request, 'kid')
     const a = acct as AccountRow
     const c = db
-      .prepare(`SELECT c.* FROM acme_challenges c JOIN acme_authorizations z ON z.id = c.authz_id JOIN acme_orders o ON o.id = z.order_id
-                WHERE c.public_id = ? AND o.account_id = ?`)
+      .prepare(
+        `SELECT c.* FROM acme_challenges c JOIN acme_authorizations z ON z.id = c.authz_id JOIN acme_orders o ON o.id = z.order_id
+                WHERE c.public_id = ? AND o.account_id = ?`
+      )
       .get(request.params.id, a.id) as ChallengeRow | undefined
     if (!c) throw new AcmeProblem('malformed', 'no such challenge for this account', {}, 404)
     const z = db.prepare('SELECT * FROM acme_authorizations WHERE id = ?').get(c.authz_id) as AuthzRow
@@ -486,14 +547,18 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
       if (c.type === 'http-01') await checkHttp01(z.identifier, c.token, keyAuthorization, checkSettings())
       else await checkDns01(z.identifier, keyAuthorization, checkSettings())
     } catch (err) {
-      error = err instanceof ChallengeFailure
-        ? new AcmeProblem(err.type, err.message)
-        : new AcmeProblem('serverInternal', `could not check the challenge: ${(err as Error).message}`)
+      error =
+        err instanceof ChallengeFailure
+          ? new AcmeProblem(err.type, err.message)
+          : new AcmeProblem('serverInternal', `could not check the challenge: ${(err as Error).message}`)
     }
     const ts = isoTimestamp(clock())
     db.transaction(() => {
       if (error) {
-        db.prepare(`UPDATE acme_challenges SET status = 'invalid', error = ? WHERE id = ?`).run(JSON.stringify(error.toJSON()), c.id)
+        db.prepare(`UPDATE acme_challenges SET status = 'invalid', error = ? WHERE id = ?`).run(
+          JSON.stringify(error.toJSON()),
+          c.id
+        )
         db.prepare(`UPDATE acme_authorizations SET status = 'invalid' WHERE id = ?`).run(z.id)
       } else {
         db.prepare(`UPDATE acme_challenges SET status = 'valid', validated_at = ? WHERE id = ?`).run(ts, c.id)
@@ -524,7 +589,10 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
     const ordered = new Set(JSON.parse(o.identifiers) as string[])
     // §7.4: the CSR must ask for exactly the names of the order.
     if (requested.size !== ordered.size || [...requested].some((n) => !ordered.has(n))) {
-      throw new AcmeProblem('badCSR', `the CSR names ${[...requested].join(', ') || 'nothing'} but the order is for ${[...ordered].join(', ')}`)
+      throw new AcmeProblem(
+        'badCSR',
+        `the CSR names ${[...requested].join(', ') || 'nothing'} but the order is for ${[...ordered].join(', ')}`
+      )
     }
     const accountJwk = JSON.parse(a.jwk) as JWK
     const spki = Buffer.from(csr.publicKey.rawData)
@@ -543,15 +611,34 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
       issued = await signer.issue(Buffer.from(csr.rawData), names, window.notBefore, window.notAfter)
     } catch (err) {
       const problem = new AcmeProblem('serverInternal', `could not issue the certificate: ${(err as Error).message}`)
-      db.prepare(`UPDATE acme_orders SET status = 'invalid', error = ? WHERE id = ?`).run(JSON.stringify(problem.toJSON()), o.id)
+      db.prepare(`UPDATE acme_orders SET status = 'invalid', error = ? WHERE id = ?`).run(
+        JSON.stringify(problem.toJSON()),
+        o.id
+      )
       throw problem
     }
     db.transaction(() => {
       const info = db
-        .prepare(`INSERT INTO acme_certificates (public_id, order_id, account_id, serial_hex, ari_id, spki_sha256, chain_pem, not_before, not_after)
-                  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-        .run(pid(), o.id, a.id, issued.serialHex, issued.ariId, spkiHash, issued.chainPem, isoTimestamp(issued.notBefore), isoTimestamp(issued.notAfter))
-      if (o.replaces) db.prepare('UPDATE acme_certificates SET replaced_by = ? WHERE ari_id = ?').run(Number(info.lastInsertRowid), o.replaces)
+        .prepare(
+          `INSERT INTO acme_certificates (public_id, order_id, account_id, serial_hex, ari_id, spki_sha256, chain_pem, not_before, not_after)
+                  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+        )
+        .run(
+          pid(),
+          o.id,
+          a.id,
+          issued.serialHex,
+          issued.ariId,
+          spkiHash,
+          issued.chainPem,
+          isoTimestamp(issued.notBefore),
+          isoTimestamp(issued.notAfter)
+        )
+      if (o.replaces)
+        db.prepare('UPDATE acme_certificates SET replaced_by = ? WHERE ari_id = ?').run(
+          Number(info.lastInsertRowid),
+          o.replaces
+        )
       db.prepare(`UPDATE acme_orders SET status = 'valid' WHERE id = ?`).run(o.id)
     })()
     const done = db.prepare('SELECT * FROM acme_orders WHERE id = ?').get(o.id) as OrderRow
@@ -560,8 +647,10 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
 
   app.post<{ Params: { id: string } }>(`${ACME_PREFIX}/cert/:id`, async (request, reply) => {
     const { acct } = await authenticate(request, 'kid')
-    const c = db.prepare('SELECT * FROM acme_certificates WHERE public_id = ?').get(request.params.id) as CertRow | undefined
-    if (!c || c.account_id !== (acct as AccountRow).id) throw new AcmeProblem('malformed', 'no such certificate for this account', {}, 404)
+    const c = db.prepare('SELECT * FROM acme_certificates WHERE public_id = ?').get(request.params.id) as
+      CertRow | undefined
+    if (!c || c.account_id !== (acct as AccountRow).id)
+      throw new AcmeProblem('malformed', 'no such certificate for this account', {}, 404)
     // §7.4.2: the leaf followed by the chain, one PEM file.
     return reply.type('application/pem-certificate-chain').send(c.chain_pem)
   })
@@ -569,7 +658,8 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
   app.post(`${ACME_PREFIX}/revoke-cert`, async (request, reply) => {
     const { parsed, payload, acct } = await authenticate(request, 'either')
     const body = json(payload)
-    if (typeof body.certificate !== 'string') throw new AcmeProblem('malformed', 'certificate is required (base64url DER)')
+    if (typeof body.certificate !== 'string')
+      throw new AcmeProblem('malformed', 'certificate is required (base64url DER)')
     let cert: x509.X509Certificate
     try {
       cert = new x509.X509Certificate(Buffer.from(body.certificate, 'base64url'))
@@ -581,17 +671,24 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
     if (typeof reason !== 'number' || !Number.isInteger(reason) || reason < 0 || reason > 10 || reason === 7) {
       throw new AcmeProblem('badRevocationReason', 'reason must be an RFC 5280 reason code (0-10, not 7)')
     }
-    const row = db.prepare('SELECT * FROM acme_certificates WHERE ari_id = ?').get(ariCertId(cert)) as CertRow | undefined
+    const row = db.prepare('SELECT * FROM acme_certificates WHERE ari_id = ?').get(ariCertId(cert)) as
+      CertRow | undefined
     if (!row) throw new AcmeProblem('malformed', 'this server did not issue that certificate', {}, 404)
     // §7.6: either the account that ordered it or the holder of the certificate key may revoke.
     if (acct) {
-      if (row.account_id !== acct.id) throw new AcmeProblem('unauthorized', 'the account did not order this certificate')
+      if (row.account_id !== acct.id)
+        throw new AcmeProblem('unauthorized', 'the account did not order this certificate')
     } else {
       const spki = await spkiSha256(parsed.header.jwk as JWK, parsed.header.alg)
-      if (spki !== row.spki_sha256) throw new AcmeProblem('unauthorized', 'the JWS key is not the key of this certificate')
+      if (spki !== row.spki_sha256)
+        throw new AcmeProblem('unauthorized', 'the JWS key is not the key of this certificate')
     }
     if (row.revoked_at) throw new AcmeProblem('alreadyRevoked', 'the certificate is already revoked')
-    db.prepare('UPDATE acme_certificates SET revoked_at = ?, revocation_reason = ? WHERE id = ?').run(isoTimestamp(clock()), reason, row.id)
+    db.prepare('UPDATE acme_certificates SET revoked_at = ?, revocation_reason = ? WHERE id = ?').run(
+      isoTimestamp(clock()),
+      reason,
+      row.id
+    )
     return reply.code(200).send()
   })
 
@@ -602,9 +699,11 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
     const inner = parseJws(json(payload))
     if (!inner.header.jwk) throw new AcmeProblem('malformed', 'the inner JWS must carry the new key as jwk')
     if (inner.header.nonce !== undefined) throw new AcmeProblem('malformed', 'the inner JWS must not carry a nonce')
-    if (inner.header.url !== `${base}${request.url}`) throw new AcmeProblem('malformed', 'the inner JWS url must be the keyChange URL')
+    if (inner.header.url !== `${base}${request.url}`)
+      throw new AcmeProblem('malformed', 'the inner JWS url must be the keyChange URL')
     const innerBody = json(await verifyWith(inner, inner.header.jwk))
-    if (innerBody.account !== url(`/acct/${a.id}`)) throw new AcmeProblem('malformed', 'the inner payload names another account')
+    if (innerBody.account !== url(`/acct/${a.id}`))
+      throw new AcmeProblem('malformed', 'the inner payload names another account')
     if (!innerBody.oldKey || (await thumbprint(innerBody.oldKey as JWK)) !== a.thumbprint) {
       throw new AcmeProblem('malformed', 'oldKey is not the current account key')
     }
@@ -612,7 +711,10 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
     const tp = await thumbprint(newJwk)
     const taken = db.prepare('SELECT id FROM acme_accounts WHERE thumbprint = ?').get(tp) as { id: number } | undefined
     if (taken) {
-      return reply.code(409).header('location', url(`/acct/${taken.id}`)).type('application/problem+json')
+      return reply
+        .code(409)
+        .header('location', url(`/acct/${taken.id}`))
+        .type('application/problem+json')
         .send(new AcmeProblem('malformed', 'the new key already belongs to an account', {}, 409).toJSON())
     }
     db.prepare('UPDATE acme_accounts SET jwk = ?, thumbprint = ? WHERE id = ?').run(JSON.stringify(newJwk), tp, a.id)
@@ -621,7 +723,8 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
 
   // RFC 9773 §4: unauthenticated GET, so any client (and monitoring) can ask.
   app.get<{ Params: { id: string } }>(`${ACME_PREFIX}/renewal-info/:id`, async (request, reply) => {
-    const row = db.prepare('SELECT * FROM acme_certificates WHERE ari_id = ?').get(request.params.id) as CertRow | undefined
+    const row = db.prepare('SELECT * FROM acme_certificates WHERE ari_id = ?').get(request.params.id) as
+      CertRow | undefined
     if (!row) throw new AcmeProblem('malformed', 'no certificate with this CertID (RFC 9773 §4.1)', {}, 404)
     reply.header('retry-after', String(ARI_RETRY_AFTER))
     return { suggestedWindow: renewalWindow(row, clock()), explanationURL: url('/directory') }
@@ -652,11 +755,17 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
  * certificate is renewed about 66 days before it ends, and a 47-day one about 16 days before,
  * never later than the spec's 14-day reissue lead); a revoked certificate at once.
  */
-export function renewalWindow(c: Pick<CertRow, 'not_before' | 'not_after' | 'revoked_at'>, now: Date): { start: string; end: string } {
+export function renewalWindow(
+  c: Pick<CertRow, 'not_before' | 'not_after' | 'revoked_at'>,
+  now: Date
+): { start: string; end: string } {
   if (c.revoked_at) return { start: rfc3339(addDays(now, -1)), end: rfc3339(now) }
   const from = tsToDate(c.not_before).getTime()
   const to = tsToDate(c.not_after).getTime()
   const life = to - from
   const latest = Math.min(to - life / 6, to - 14 * 86_400_000)
-  return { start: rfc3339(new Date(to - life / 3)), end: rfc3339(new Date(Math.max(latest, to - life / 3 + 3_600_000))) }
+  return {
+    start: rfc3339(new Date(to - life / 3)),
+    end: rfc3339(new Date(Math.max(latest, to - life / 3 + 3_600_000)))
+  }
 }

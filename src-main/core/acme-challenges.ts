@@ -47,17 +47,33 @@ async function addressOf(name: string, s: CheckSettings): Promise<string> {
     }
     return (await lookup(name)).address
   } catch (err) {
-    throw new ChallengeFailure('dns', `could not resolve ${name}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+    throw new ChallengeFailure(
+      'dns',
+      `could not resolve ${name}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`
+    )
   }
 }
 
 /** http-01: GET http://<name>/.well-known/acme-challenge/<token> must answer the key authorization. */
-export async function checkHttp01(name: string, token: string, keyAuthorization: string, s: CheckSettings): Promise<void> {
+export async function checkHttp01(
+  name: string,
+  token: string,
+  keyAuthorization: string,
+  s: CheckSettings
+): Promise<void> {
   const address = await addressOf(name, s)
   const path = `/.well-known/acme-challenge/${token}`
   const body = await new Promise<string>((resolve, reject) => {
     const req = request(
-      { host: address, family: isIP(address), port: s.http01Port, path, method: 'GET', headers: { host: name, 'user-agent': 'CertDesk ACME validator' }, timeout: s.timeoutMs },
+      {
+        host: address,
+        family: isIP(address),
+        port: s.http01Port,
+        path,
+        method: 'GET',
+        headers: { host: name, 'user-agent': 'CertDesk ACME validator' },
+        timeout: s.timeoutMs
+      },
       (res) => {
         let text = ''
         res.setEncoding('utf8')
@@ -66,33 +82,64 @@ export async function checkHttp01(name: string, token: string, keyAuthorization:
           if (text.length > 8192) req.destroy(new Error('response too long'))
         })
         res.on('end', () => {
-          if (res.statusCode !== 200) reject(new ChallengeFailure('incorrectResponse', `could not validate ${name}: http://${name}${path} answered ${res.statusCode}`))
+          if (res.statusCode !== 200)
+            reject(
+              new ChallengeFailure(
+                'incorrectResponse',
+                `could not validate ${name}: http://${name}${path} answered ${res.statusCode}`
+              )
+            )
           else resolve(text)
         })
       }
     )
     req.on('timeout', () => req.destroy(new Error(`no answer within ${s.timeoutMs} ms`)))
-    req.on('error', (err) => reject(err instanceof ChallengeFailure ? err : new ChallengeFailure('connection', `could not connect to ${name} (${address}:${s.http01Port}): ${(err as NodeJS.ErrnoException).code ?? err.message}`)))
+    req.on('error', (err) =>
+      reject(
+        err instanceof ChallengeFailure
+          ? err
+          : new ChallengeFailure(
+              'connection',
+              `could not connect to ${name} (${address}:${s.http01Port}): ${(err as NodeJS.ErrnoException).code ?? err.message}`
+            )
+      )
+    )
     req.end()
   })
   // §8.3: the body is the key authorization; surrounding whitespace is tolerated.
   if (body.trim() !== keyAuthorization) {
-    throw new ChallengeFailure('incorrectResponse', `could not validate ${name}: the file at ${path} does not hold the expected key authorization`)
+    throw new ChallengeFailure(
+      'incorrectResponse',
+      `could not validate ${name}: the file at ${path} does not hold the expected key authorization`
+    )
   }
 }
 
 /** dns-01: a TXT record at _acme-challenge.<name> holding base64url(SHA-256(key authorization)). */
-export async function checkDns01(name: string, keyAuthorization: string | { digest: string }, s: CheckSettings): Promise<void> {
-  const want = typeof keyAuthorization === 'string' ? createHash('sha256').update(keyAuthorization).digest('base64url') : keyAuthorization.digest
+export async function checkDns01(
+  name: string,
+  keyAuthorization: string | { digest: string },
+  s: CheckSettings
+): Promise<void> {
+  const want =
+    typeof keyAuthorization === 'string'
+      ? createHash('sha256').update(keyAuthorization).digest('base64url')
+      : keyAuthorization.digest
   const owner = `_acme-challenge.${name}`
   const r = resolverFor(s) ?? new Resolver({ timeout: s.timeoutMs, tries: 2 })
   let records: string[][]
   try {
     records = await r.resolveTxt(owner)
   } catch (err) {
-    throw new ChallengeFailure('dns', `could not validate ${name}: no TXT record at ${owner} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`)
+    throw new ChallengeFailure(
+      'dns',
+      `could not validate ${name}: no TXT record at ${owner} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`
+    )
   }
   if (!records.some((chunks) => chunks.join('') === want)) {
-    throw new ChallengeFailure('incorrectResponse', `could not validate ${name}: the TXT records at ${owner} do not hold the expected digest`)
+    throw new ChallengeFailure(
+      'incorrectResponse',
+      `could not validate ${name}: the TXT records at ${owner} do not hold the expected digest`
+    )
   }
 }

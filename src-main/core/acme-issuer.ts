@@ -87,9 +87,12 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     } catch {
       throw invalid(`could not configure the ACME issuer: ${directoryUrl} is not a URL`)
     }
-    if (u.protocol !== 'https:') throw invalid('could not configure the ACME issuer: the directory must be an https:// URL (RFC 8555 §6.1)')
-    if ((eabKid === null) !== (eabHmacKey === null)) throw invalid('could not configure the ACME issuer: give both the EAB key id and its HMAC key, or neither')
-    if (eabHmacKey !== null && !/^[A-Za-z0-9_-]+=*$/.test(eabHmacKey)) throw invalid('could not configure the ACME issuer: the EAB HMAC key must be base64url')
+    if (u.protocol !== 'https:')
+      throw invalid('could not configure the ACME issuer: the directory must be an https:// URL (RFC 8555 §6.1)')
+    if ((eabKid === null) !== (eabHmacKey === null))
+      throw invalid('could not configure the ACME issuer: give both the EAB key id and its HMAC key, or neither')
+    if (eabHmacKey !== null && !/^[A-Za-z0-9_-]+=*$/.test(eabHmacKey))
+      throw invalid('could not configure the ACME issuer: the EAB HMAC key must be base64url')
     if (eabHmacKey !== null) this.ctx.secrets.set(EAB_SECRET, eabHmacKey)
     else this.ctx.secrets.delete(EAB_SECRET)
     // A new CA means a new account: the old key belongs to the old CA.
@@ -108,7 +111,13 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
   }
 
   /** What the admin sees: never the HMAC key, only whether the keychain holds one. */
-  summary(): { enabled: boolean; directory_url: string | null; eab_kid: string | null; eab_hmac_key_in_keychain: boolean; account_url: string | null } {
+  summary(): {
+    enabled: boolean
+    directory_url: string | null
+    eab_kid: string | null
+    eab_hmac_key_in_keychain: boolean
+    account_url: string | null
+  } {
     const get = (k: string) => this.settings.get(k) || null
     return {
       enabled: this.enabled(),
@@ -137,7 +146,8 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
       )
     }
     const wild = names.find((n) => n.startsWith('*.'))
-    if (wild && type === 'http-01') throw invalid(`http validation cannot validate the wildcard name ${wild} (RFC 8555 §7.1.3); use dns`)
+    if (wild && type === 'http-01')
+      throw invalid(`http validation cannot validate the wildcard name ${wild} (RFC 8555 §7.1.3); use dns`)
     const client = await this.client()
     const order = await this.call('create the ACME order', () =>
       client.createOrder({ identifiers: names.map((value) => ({ type: 'dns', value })) })
@@ -148,10 +158,21 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
       const name = authz.wildcard ? `*.${authz.identifier.value}` : authz.identifier.value
       if (authz.status === 'valid') continue // §7.1.3: the CA reused a valid authorization
       const ch = authz.challenges.find((c) => c.type === type)
-      if (!ch) throw new ServiceError('unavailable', `could not validate ${name}: the ACME CA offers no ${type} challenge for it`)
+      if (!ch)
+        throw new ServiceError(
+          'unavailable',
+          `could not validate ${name}: the ACME CA offers no ${type} challenge for it`
+        )
       // acme-client returns the dns-01 record value (the digest) and the http-01 file content.
       const value = await client.getChallengeKeyAuthorization(ch)
-      challenges.push({ name, authzUrl: authz.url, challengeUrl: ch.url, type, token: (ch as { token: string }).token, value })
+      challenges.push({
+        name,
+        authzUrl: authz.url,
+        challengeUrl: ch.url,
+        type,
+        token: (ch as { token: string }).token,
+        value
+      })
     }
     this.ctx.db
       .prepare(
@@ -167,9 +188,20 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     if (!ch) return null
     const domain = baseDomain(name)
     if (ch.type === 'http-01') {
-      return { method: 'http', url: `http://${domain}/.well-known/acme-challenge/${ch.token}`, fileName: ch.token, fileContent: ch.value }
+      return {
+        method: 'http',
+        url: `http://${domain}/.well-known/acme-challenge/${ch.token}`,
+        fileName: ch.token,
+        fileContent: ch.value
+      }
     }
-    return { method: 'dns', recordName: `_acme-challenge.${domain}`, recordType: 'TXT', recordValue: ch.value, txtAlternative: ch.value }
+    return {
+      method: 'dns',
+      recordName: `_acme-challenge.${domain}`,
+      recordType: 'TXT',
+      recordValue: ch.value,
+      txtAlternative: ch.value
+    }
   }
 
   /** Asks the CA to validate one name (§7.5.1) and waits for its answer. */
@@ -213,24 +245,35 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     const row = req.orderId !== undefined ? this.row(req.orderId) : null
     let order = row
       ? await this.call('read the ACME order', () => client.getOrder({ url: row.order_url } as never))
-      : await this.call('create the ACME order', () => client.createOrder({ identifiers: req.names.map((value) => ({ type: 'dns', value })) }))
+      : await this.call('create the ACME order', () =>
+          client.createOrder({ identifiers: req.names.map((value) => ({ type: 'dns', value })) })
+        )
     if (order.status === 'pending') {
       // A reissue without new validation: only works while the CA reuses its authorizations.
-      throw new ServiceError('conflict', 'could not issue certificate: the ACME CA wants the names validated again; use POST /ssl/change-dcv')
+      throw new ServiceError(
+        'conflict',
+        'could not issue certificate: the ACME CA wants the names validated again; use POST /ssl/change-dcv'
+      )
     }
     const body = (req.csrDer.toString('base64').match(/.{1,64}/g) ?? []).join('\n')
     const csrPem = `-----BEGIN CERTIFICATE REQUEST-----\n${body}\n-----END CERTIFICATE REQUEST-----\n`
-    if (order.status === 'ready') order = await this.call('finalize the ACME order', () => client.finalizeOrder(order, csrPem))
+    if (order.status === 'ready')
+      order = await this.call('finalize the ACME order', () => client.finalizeOrder(order, csrPem))
     const pem = await this.call('download the certificate', () => client.getCertificate(order))
     const certs = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []
     const leafPem = certs[0]
-    if (!leafPem) throw new ServiceError('unavailable', 'could not issue certificate: the ACME CA returned no certificate')
+    if (!leafPem)
+      throw new ServiceError('unavailable', 'could not issue certificate: the ACME CA returned no certificate')
     const info = acme.crypto.readCertificateInfo(leafPem)
     const leaf = new x509.X509Certificate(leafPem)
-    if (req.orderId !== undefined) this.ctx.db.prepare('DELETE FROM acme_issuer_orders WHERE order_id = ?').run(req.orderId)
+    if (req.orderId !== undefined)
+      this.ctx.db.prepare('DELETE FROM acme_issuer_orders WHERE order_id = ?').run(req.orderId)
     return {
       certificatePem: `${leafPem}\n`,
-      chainPem: certs.slice(1).map((c) => `${c}\n`).join(''),
+      chainPem: certs
+        .slice(1)
+        .map((c) => `${c}\n`)
+        .join(''),
       serial: leaf.serialNumber.toUpperCase(),
       validFrom: info.notBefore,
       validTill: info.notAfter,
@@ -243,7 +286,10 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
   }
 
   private row(orderId: number): OrderRow | null {
-    return (this.ctx.db.prepare('SELECT * FROM acme_issuer_orders WHERE order_id = ?').get(orderId) as OrderRow | undefined) ?? null
+    return (
+      (this.ctx.db.prepare('SELECT * FROM acme_issuer_orders WHERE order_id = ?').get(orderId) as
+        OrderRow | undefined) ?? null
+    )
   }
 
   private challenge(orderId: number, name: string): ChallengeState | null {
@@ -277,7 +323,11 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     }
     const kid = this.settings.get(ACME_ISSUER_SETTINGS.eabKid)
     const hmacKey = kid ? this.ctx.secrets.get(EAB_SECRET) : null
-    if (kid && !hmacKey) throw new ServiceError('unavailable', 'could not reach the ACME CA: its EAB HMAC key is missing from the OS keychain')
+    if (kid && !hmacKey)
+      throw new ServiceError(
+        'unavailable',
+        'could not reach the ACME CA: its EAB HMAC key is missing from the OS keychain'
+      )
     const accountUrl = this.settings.get(ACME_ISSUER_SETTINGS.accountUrl) || undefined
     const client = new acme.Client({
       directoryUrl,
@@ -295,4 +345,3 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     return client
   }
 }
-

@@ -102,7 +102,8 @@ export class AcmeSubscriptions {
    * set-up link token. Throws when it cannot; the caller then cancels and refunds the order.
    */
   create(order: Order, product: Product): AcmeSubscription {
-    if (product.fulfillment !== 'acme_subscription') throw invalid(`${product.name} is not an ACME subscription product`)
+    if (product.fulfillment !== 'acme_subscription')
+      throw invalid(`${product.name} is not an ACME subscription product`)
     const category: AcmeCategory = product.acmeType ?? 'caas'
     const kid = `kid_${token(12)}`
     const hmac = pasteableToken(32)
@@ -118,13 +119,22 @@ export class AcmeSubscriptions {
             `INSERT INTO acme_subscriptions (order_id, reseller_id, category, status, eab_kid, wildcard, setup_token_hash,
                begin_date, end_date, created_at) VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?)`
           )
-          .run(order.id, order.resellerId, category, kid, wildcard ? 1 : 0, setup ? sha256(setup) : null,
-            isoDate(now), order.purchaseEndDate, isoTimestamp(now))
+          .run(
+            order.id,
+            order.resellerId,
+            category,
+            kid,
+            wildcard ? 1 : 0,
+            setup ? sha256(setup) : null,
+            isoDate(now),
+            order.purchaseEndDate,
+            isoTimestamp(now)
+          )
         const id = Number(info.lastInsertRowid)
         names.forEach((name, i) => {
-          db.prepare('INSERT INTO acme_subscription_domains (subscription_id, public_id, name, position) VALUES (?, ?, ?, ?)').run(
-            id, `dom_${token(9)}`, name, i
-          )
+          db.prepare(
+            'INSERT INTO acme_subscription_domains (subscription_id, public_id, name, position) VALUES (?, ?, ?, ?)'
+          ).run(id, `dom_${token(9)}`, name, i)
         })
         if (setup) this.ctx.secrets.set(setupSecretName(id), setup)
         return this.byId(id)
@@ -144,8 +154,7 @@ export class AcmeSubscriptions {
   /** The subscription of a reseller's order; 404 for another reseller's order or a non-ACME order. */
   forOrder(resellerId: number, orderId: number): AcmeSubscription {
     const row = this.ctx.db.prepare(`${SELECT} WHERE s.order_id = ? AND s.reseller_id = ?`).get(orderId, resellerId) as
-      | SubscriptionRow
-      | undefined
+      SubscriptionRow | undefined
     if (!row) throw notFound(`order ${orderId} has no ACME subscription`)
     return this.toSubscription(row)
   }
@@ -153,8 +162,7 @@ export class AcmeSubscriptions {
   /** The subscription of an order, or null when the order is not an ACME subscription. */
   summaryForOrder(resellerId: number, orderId: number): AcmeSubscription | null {
     const row = this.ctx.db.prepare(`${SELECT} WHERE s.order_id = ? AND s.reseller_id = ?`).get(orderId, resellerId) as
-      | SubscriptionRow
-      | undefined
+      SubscriptionRow | undefined
     return row ? this.toSubscription(row) : null
   }
 
@@ -165,8 +173,7 @@ export class AcmeSubscriptions {
 
   bySetupToken(setupToken: string): AcmeSubscription | null {
     const row = this.ctx.db.prepare(`${SELECT} WHERE s.setup_token_hash = ?`).get(sha256(setupToken)) as
-      | SubscriptionRow
-      | undefined
+      SubscriptionRow | undefined
     return row ? this.toSubscription(row) : null
   }
 
@@ -174,12 +181,19 @@ export class AcmeSubscriptions {
   details(sub: AcmeSubscription): AcmeDetails {
     const eabHmacKey = this.hmacKey(sub.eabKid)
     const setupToken = sub.category === 'ais' ? this.ctx.secrets.get(setupSecretName(sub.id)) : null
-    return { ...sub, eabHmacKey, nextRenewal: this.nextRenewal(sub), allowedIdentifiers: allowedIdentifiers(sub), setupToken }
+    return {
+      ...sub,
+      eabHmacKey,
+      nextRenewal: this.nextRenewal(sub),
+      allowedIdentifiers: allowedIdentifiers(sub),
+      setupToken
+    }
   }
 
   hmacKey(kid: string): string {
     const key = this.ctx.secrets.get(eabSecretName(kid))
-    if (!key) throw new ServiceError('unavailable', `could not read the EAB key of ${kid}: it is missing from the OS keychain`)
+    if (!key)
+      throw new ServiceError('unavailable', `could not read the EAB key of ${kid}: it is missing from the OS keychain`)
     return key
   }
 
@@ -205,14 +219,18 @@ export class AcmeSubscriptions {
   checkOrder(sub: AcmeSubscription, identifiers: string[]): string[] {
     const today = isoDate(this.ctx.clock())
     if (sub.status !== 'active' || (sub.endDate && today >= sub.endDate)) {
-      throw forbidden(`the subscription of order ${sub.orderId} is ${sub.status === 'active' ? 'past its end' : sub.status} (it ended ${sub.endDate ?? 'never'})`)
+      throw forbidden(
+        `the subscription of order ${sub.orderId} is ${sub.status === 'active' ? 'past its end' : sub.status} (it ended ${sub.endDate ?? 'never'})`
+      )
     }
     if (identifiers.length === 0) throw invalid('an order needs at least one identifier')
     const allowed = new Set(allowedIdentifiers(sub))
     const names = identifiers.map((n) => n.toLowerCase().replace(/\.$/, ''))
     const outside = names.filter((n) => !allowed.has(n))
     if (outside.length > 0) {
-      throw forbidden(`${outside.join(', ')} ${outside.length === 1 ? 'is' : 'are'} not covered by this subscription (it covers ${[...allowed].join(', ')})`)
+      throw forbidden(
+        `${outside.join(', ')} ${outside.length === 1 ? 'is' : 'are'} not covered by this subscription (it covers ${[...allowed].join(', ')})`
+      )
     }
     return [...new Set(names)]
   }
@@ -239,7 +257,9 @@ export class AcmeSubscriptions {
 
   private toSubscription(r: SubscriptionRow): AcmeSubscription {
     const domains = this.ctx.db
-      .prepare('SELECT public_id AS id, name FROM acme_subscription_domains WHERE subscription_id = ? ORDER BY position')
+      .prepare(
+        'SELECT public_id AS id, name FROM acme_subscription_domains WHERE subscription_id = ? ORDER BY position'
+      )
       .all(r.id) as AcmeDomain[]
     const accounts = this.ctx.db
       .prepare('SELECT id, status, created_at AS createdAt FROM acme_accounts WHERE subscription_id = ? ORDER BY id')

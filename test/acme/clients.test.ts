@@ -15,7 +15,13 @@ import { startServer, type TestServer, type TestReseller } from '../support/serv
 
 type Acme = {
   domains: { id: string; name: string }[]
-  account: { eab_kid: string; eab_hmac_key: string; server_url: string; status: string; accounts: { url: string; status: string }[] }
+  account: {
+    eab_kid: string
+    eab_hmac_key: string
+    server_url: string
+    status: string
+    accounts: { url: string; status: string }[]
+  }
 }
 
 let s: TestServer
@@ -50,7 +56,10 @@ afterAll(async () => {
 })
 
 async function subscribe(domain: string): Promise<{ orderId: number; acme: Acme }> {
-  const created = await s.request<Record<string, unknown>>('POST', '/orders', { key: reseller.key, body: { product_id: 12, domain } })
+  const created = await s.request<Record<string, unknown>>('POST', '/orders', {
+    key: reseller.key,
+    body: { product_id: 12, domain }
+  })
   expect(created.status).toBe(200)
   const orderId = created.body.order_id as number
   const res = await s.request<{ acme: Acme }>('GET', `/orders/${orderId}/acme`, { key: reseller.key })
@@ -61,11 +70,32 @@ async function subscribe(domain: string): Promise<{ orderId: number; acme: Acme 
 function certbot(dir: string, a: Acme, names: string[], hmac = a.account.eab_hmac_key) {
   return run(
     'certbot',
-    ['certonly', '--standalone', '--non-interactive', '--agree-tos', '-m', 'ops@example.com',
-      '--server', a.account.server_url, '--eab-kid', a.account.eab_kid, `--eab-hmac-key=${hmac}`,
-      '--preferred-challenges', 'http', '--http-01-port', String(httpPort), '--http-01-address', '127.0.0.1',
-      '--config-dir', join(dir, 'config'), '--work-dir', join(dir, 'work'), '--logs-dir', join(dir, 'logs'),
-      ...names.flatMap((n) => ['-d', n])],
+    [
+      'certonly',
+      '--standalone',
+      '--non-interactive',
+      '--agree-tos',
+      '-m',
+      'ops@example.com',
+      '--server',
+      a.account.server_url,
+      '--eab-kid',
+      a.account.eab_kid,
+      `--eab-hmac-key=${hmac}`,
+      '--preferred-challenges',
+      'http',
+      '--http-01-port',
+      String(httpPort),
+      '--http-01-address',
+      '127.0.0.1',
+      '--config-dir',
+      join(dir, 'config'),
+      '--work-dir',
+      join(dir, 'work'),
+      '--logs-dir',
+      join(dir, 'logs'),
+      ...names.flatMap((n) => ['-d', n])
+    ],
     { env: { REQUESTS_CA_BUNDLE: rootPath }, seconds: 120 }
   )
 }
@@ -73,19 +103,46 @@ function certbot(dir: string, a: Acme, names: string[], hmac = a.account.eab_hma
 function lego(dir: string, a: Acme, names: string[], command: string[] = ['run']) {
   return run(
     'lego',
-    ['--server', a.account.server_url, '--eab', '--kid', a.account.eab_kid, `--hmac=${a.account.eab_hmac_key}`,
-      '--email', 'ops@example.com', '--accept-tos', '--path', dir, '--http', '--http.port', `127.0.0.1:${httpPort}`,
-      ...names.flatMap((n) => ['--domains', n]), ...command],
+    [
+      '--server',
+      a.account.server_url,
+      '--eab',
+      '--kid',
+      a.account.eab_kid,
+      `--hmac=${a.account.eab_hmac_key}`,
+      '--email',
+      'ops@example.com',
+      '--accept-tos',
+      '--path',
+      dir,
+      '--http',
+      '--http.port',
+      `127.0.0.1:${httpPort}`,
+      ...names.flatMap((n) => ['--domains', n]),
+      ...command
+    ],
     { env: { LEGO_CA_CERTIFICATES: rootPath }, seconds: 120 }
   )
 }
 
 /** Splits a PEM bundle and checks it with openssl against the CertDesk root. */
-async function opensslVerify(chainPem: string, dir: string): Promise<{ code: number; out: string; leaf: InstanceType<typeof x509.X509Certificate>; count: number }> {
+async function opensslVerify(
+  chainPem: string,
+  dir: string
+): Promise<{ code: number; out: string; leaf: InstanceType<typeof x509.X509Certificate>; count: number }> {
   const certs = chainPem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []
   writeFileSync(join(dir, 'leaf.pem'), `${certs[0]}\n`)
   writeFileSync(join(dir, 'intermediates.pem'), `${certs.slice(1).join('\n')}\n`)
-  const r = await run('openssl', ['verify', '-purpose', 'sslserver', '-CAfile', rootPath, '-untrusted', join(dir, 'intermediates.pem'), join(dir, 'leaf.pem')])
+  const r = await run('openssl', [
+    'verify',
+    '-purpose',
+    'sslserver',
+    '-CAfile',
+    rootPath,
+    '-untrusted',
+    join(dir, 'intermediates.pem'),
+    join(dir, 'leaf.pem')
+  ])
   return { code: r.code, out: r.stdout + r.stderr, leaf: new x509.X509Certificate(certs[0]), count: certs.length }
 }
 
@@ -115,7 +172,15 @@ describe('certbot against the embedded ACME server', () => {
     expect(after.account.status).toBe('valid')
     expect(after.account.accounts).toHaveLength(1)
     expect(after.account.accounts[0].url).toMatch(new RegExp(`^${acme.baseUrl}/acme/acct/\\d+$`))
-    const accountFiles = await run('find', [join(dir, 'config', 'accounts'), '-name', 'regr.json', '-exec', 'cat', '{}', ';'])
+    const accountFiles = await run('find', [
+      join(dir, 'config', 'accounts'),
+      '-name',
+      'regr.json',
+      '-exec',
+      'cat',
+      '{}',
+      ';'
+    ])
     expect(accountFiles.stdout).toContain(after.account.accounts[0].url)
 
     // RFC 9773: renewal information for this certificate, inside its lifetime.
@@ -125,7 +190,10 @@ describe('certbot against the embedded ACME server', () => {
     const certId = `${Buffer.from(aki, 'hex').toString('base64url')}.${Buffer.from(serial, 'hex').toString('base64url')}`
     const ari = await run('curl', ['-s', '-D-', '--cacert', rootPath, `${acme.baseUrl}/acme/renewal-info/${certId}`])
     expect(ari.stdout).toMatch(/retry-after: 21600/i)
-    const window = JSON.parse(ari.stdout.slice(ari.stdout.indexOf('{'))).suggestedWindow as { start: string; end: string }
+    const window = JSON.parse(ari.stdout.slice(ari.stdout.indexOf('{'))).suggestedWindow as {
+      start: string
+      end: string
+    }
     expect(new Date(window.start).getTime()).toBeGreaterThan(v.leaf.notBefore.getTime())
     expect(new Date(window.end).getTime()).toBeLessThanOrEqual(v.leaf.notAfter.getTime() - 14 * 86_400_000)
     expect(new Date(window.start).getTime()).toBeLessThan(new Date(window.end).getTime())
@@ -151,7 +219,9 @@ describe('certbot against the embedded ACME server', () => {
     // (josepy's immutable Error); the problem document it received is in its log.
     const logged = readFileSync(join(dir, 'logs', 'letsencrypt.log'), 'utf8')
     expect(logged).toContain('urn:ietf:params:acme:error:rejectedIdentifier')
-    expect(logged).toContain('other.example.com is not covered by this subscription (it covers covered.example.com, www.covered.example.com)')
+    expect(logged).toContain(
+      'other.example.com is not covered by this subscription (it covers covered.example.com, www.covered.example.com)'
+    )
     const viaLego = await lego(join(work, 'lego-outside'), a, ['covered.example.com', 'other.example.com'])
     expect(viaLego.code).not.toBe(0)
     expect(viaLego.stdout + viaLego.stderr).toContain('other.example.com is not covered by this subscription')
@@ -179,9 +249,9 @@ describe('lego against the embedded ACME server', () => {
 
     const revoked = await lego(dir, a, ['lego.example.com'], ['revoke', '--reason', '4'])
     expect(revoked.code, revoked.stdout + revoked.stderr).toBe(0)
-    const row = s.service.ctx.db.prepare('SELECT revoked_at, revocation_reason FROM acme_certificates WHERE serial_hex = ?').get(v.leaf.serialNumber.toLowerCase()) as
-      | { revoked_at: string | null; revocation_reason: number }
-      | undefined
+    const row = s.service.ctx.db
+      .prepare('SELECT revoked_at, revocation_reason FROM acme_certificates WHERE serial_hex = ?')
+      .get(v.leaf.serialNumber.toLowerCase()) as { revoked_at: string | null; revocation_reason: number } | undefined
     expect(row?.revoked_at).not.toBeNull()
     expect(row?.revocation_reason).toBe(4)
   })

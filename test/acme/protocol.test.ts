@@ -38,10 +38,16 @@ afterAll(async () => {
 })
 
 async function subscribe(productId: number, domain: string): Promise<{ orderId: number; acme: Acme }> {
-  const created = await s.request<Record<string, unknown>>('POST', '/orders', { key: reseller.key, body: { product_id: productId, domain } })
+  const created = await s.request<Record<string, unknown>>('POST', '/orders', {
+    key: reseller.key,
+    body: { product_id: productId, domain }
+  })
   expect(created.status).toBe(200)
   const orderId = created.body.order_id as number
-  return { orderId, acme: (await s.request<{ acme: Acme }>('GET', `/orders/${orderId}/acme`, { key: reseller.key })).body.acme }
+  return {
+    orderId,
+    acme: (await s.request<{ acme: Acme }>('GET', `/orders/${orderId}/acme`, { key: reseller.key })).body.acme
+  }
 }
 
 async function client(a: Acme, key?: Buffer): Promise<acme.Client> {
@@ -58,7 +64,10 @@ async function client(a: Acme, key?: Buffer): Promise<acme.Client> {
 
 /** dns-01 through pebble-challtestsrv's TXT records. */
 async function issueDns(c: acme.Client, names: string[]): Promise<{ cert: string; key: Buffer }> {
-  const [key, csr] = await acme.crypto.createCsr({ commonName: names[0], altNames: names }, await acme.crypto.createPrivateEcdsaKey())
+  const [key, csr] = await acme.crypto.createCsr(
+    { commonName: names[0], altNames: names },
+    await acme.crypto.createPrivateEcdsaKey()
+  )
   const cert = await c.auto({
     csr,
     challengePriority: ['dns-01'],
@@ -79,13 +88,21 @@ const certIdOf = async (pem: string): Promise<string> => {
   return ariCertId(new x509.X509Certificate(pem.split(/(?<=-----END CERTIFICATE-----)/)[0]))
 }
 
-function https(method: string, url: string, body?: unknown): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
+function https(
+  method: string,
+  url: string,
+  body?: unknown
+): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method, ca: server.rootPem, headers: body ? { 'content-type': 'application/jose+json' } : {}, timeout: 10_000 }, (res) => {
-      let text = ''
-      res.on('data', (d) => (text += d))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }))
-    })
+    const req = request(
+      url,
+      { method, ca: server.rootPem, headers: body ? { 'content-type': 'application/jose+json' } : {}, timeout: 10_000 },
+      (res) => {
+        let text = ''
+        res.on('data', (d) => (text += d))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }))
+      }
+    )
     req.on('error', reject)
     req.end(body ? JSON.stringify(body) : undefined)
   })
@@ -101,7 +118,8 @@ async function postWithKey(
   const key = createPrivateKey(keyPem)
   const jwk = await exportJWK(key)
   const { d: _d, ...pub } = jwk
-  const nonce = opts.nonce ?? ((await https('HEAD', `${server.baseUrl}/acme/new-nonce`)).headers['replay-nonce'] as string)
+  const nonce =
+    opts.nonce ?? ((await https('HEAD', `${server.baseUrl}/acme/new-nonce`)).headers['replay-nonce'] as string)
   const jws = await new FlattenedSign(new TextEncoder().encode(JSON.stringify(payload)))
     .setProtectedHeader({ alg: 'ES256', jwk: pub, nonce, url: opts.signedUrl ?? url })
     .sign(key)
@@ -144,9 +162,15 @@ describe('acme-client against the embedded ACME server', () => {
     const c = await client(a)
     const first = await issueDns(c, ['ari.example.com'])
     const id = await certIdOf(first.cert)
-    const replacing = await c.createOrder({ identifiers: [{ type: 'dns', value: 'ari.example.com' }], replaces: id } as never)
+    const replacing = await c.createOrder({
+      identifiers: [{ type: 'dns', value: 'ari.example.com' }],
+      replaces: id
+    } as never)
     expect((replacing as unknown as { replaces: string }).replaces).toBe(id)
-    const [, csr] = await acme.crypto.createCsr({ commonName: 'ari.example.com' }, await acme.crypto.createPrivateEcdsaKey())
+    const [, csr] = await acme.crypto.createCsr(
+      { commonName: 'ari.example.com' },
+      await acme.crypto.createPrivateEcdsaKey()
+    )
     for (const authz of await c.getAuthorizations(replacing)) {
       const ch = authz.challenges.find((x) => x.type === 'dns-01') as acme.Authorization['challenges'][number]
       await setTxt(dns, '_acme-challenge.ari.example.com', await c.getChallengeKeyAuthorization(ch))
@@ -155,14 +179,22 @@ describe('acme-client against the embedded ACME server', () => {
     }
     await c.finalizeOrder(replacing, csr)
     // RFC 9773 §5: a certificate is replaced once; a second order naming it is refused.
-    await expect(c.createOrder({ identifiers: [{ type: 'dns', value: 'ari.example.com' }], replaces: id } as never)).rejects.toThrow(/already replaced/)
+    await expect(
+      c.createOrder({ identifiers: [{ type: 'dns', value: 'ari.example.com' }], replaces: id } as never)
+    ).rejects.toThrow(/already replaced/)
 
     // §7.6: the holder of the certificate key may revoke without the account.
-    const der = Buffer.from(first.cert.split('-----END')[0].replace(/-----BEGIN CERTIFICATE-----|\s/g, ''), 'base64').toString('base64url')
+    const der = Buffer.from(
+      first.cert.split('-----END')[0].replace(/-----BEGIN CERTIFICATE-----|\s/g, ''),
+      'base64'
+    ).toString('base64url')
     const stranger = await acme.crypto.createPrivateEcdsaKey()
     const refused = await postWithKey(`${server.baseUrl}/acme/revoke-cert`, { certificate: der, reason: 1 }, stranger)
     expect(refused.status).toBe(403)
-    expect(JSON.parse(refused.text)).toMatchObject({ type: 'urn:ietf:params:acme:error:unauthorized', detail: 'the JWS key is not the key of this certificate' })
+    expect(JSON.parse(refused.text)).toMatchObject({
+      type: 'urn:ietf:params:acme:error:unauthorized',
+      detail: 'the JWS key is not the key of this certificate'
+    })
     const revoked = await postWithKey(`${server.baseUrl}/acme/revoke-cert`, { certificate: der, reason: 1 }, first.key)
     expect(revoked.status).toBe(200)
     await expect(c.revokeCertificate(first.cert)).rejects.toThrow(/already revoked/)
@@ -174,8 +206,13 @@ describe('acme-client against the embedded ACME server', () => {
 
   it('requires External Account Binding and refuses a failed http-01 check', async () => {
     const { acme: a } = await subscribe(12, 'down.example.com')
-    const noEab = new acme.Client({ directoryUrl: a.account.server_url, accountKey: await acme.crypto.createPrivateEcdsaKey() })
-    await expect(noEab.createAccount({ termsOfServiceAgreed: true })).rejects.toThrow(/requires External Account Binding/)
+    const noEab = new acme.Client({
+      directoryUrl: a.account.server_url,
+      accountKey: await acme.crypto.createPrivateEcdsaKey()
+    })
+    await expect(noEab.createAccount({ termsOfServiceAgreed: true })).rejects.toThrow(
+      /requires External Account Binding/
+    )
 
     const c = await client(a)
     const order = await c.createOrder({ identifiers: [{ type: 'dns', value: 'down.example.com' }] })
@@ -187,7 +224,10 @@ describe('acme-client against the embedded ACME server', () => {
     expect(after.status).toBe('invalid')
     const res = await c.getAuthorizations(after)
     expect(res[0].status).toBe('invalid')
-    const failed = res[0].challenges.find((x) => x.type === 'http-01') as unknown as { status: string; error: { type: string; detail: string } }
+    const failed = res[0].challenges.find((x) => x.type === 'http-01') as unknown as {
+      status: string
+      error: { type: string; detail: string }
+    }
     expect(failed.status).toBe('invalid')
     expect(failed.error.type).toBe('urn:ietf:params:acme:error:connection')
     expect(failed.error.detail).toMatch(/^could not connect to down\.example\.com \(127\.0\.0\.1:\d+\): ECONNREFUSED$/)
@@ -206,7 +246,9 @@ describe('acme-client against the embedded ACME server', () => {
     expect(JSON.parse(replay.text)).toMatchObject({ type: 'urn:ietf:params:acme:error:badNonce' })
     // §6.5: a badNonce answer carries a fresh nonce to retry with.
     expect(typeof replay.headers['replay-nonce']).toBe('string')
-    const elsewhere = await postWithKey(url, { onlyReturnExisting: true }, key, { signedUrl: `${server.baseUrl}/acme/new-order` })
+    const elsewhere = await postWithKey(url, { onlyReturnExisting: true }, key, {
+      signedUrl: `${server.baseUrl}/acme/new-order`
+    })
     expect(elsewhere.status).toBe(403)
     expect(JSON.parse(elsewhere.text).detail).toMatch(/is not the request URL/)
     const hs = await https('POST', url, {

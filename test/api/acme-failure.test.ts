@@ -24,7 +24,9 @@ afterAll(async () => {
 
 const ledger = (resellerId: number) =>
   s.service.ctx.db
-    .prepare('SELECT amount_cents AS amount, type, balance_after_cents AS after, order_id AS orderId FROM credit_transactions WHERE reseller_id = ? ORDER BY id')
+    .prepare(
+      'SELECT amount_cents AS amount, type, balance_after_cents AS after, order_id AS orderId FROM credit_transactions WHERE reseller_id = ? ORDER BY id'
+    )
     .all(resellerId) as { amount: number; type: string; after: number; orderId: number | null }[]
 
 describe('an ACME subscription that cannot be created', () => {
@@ -38,7 +40,9 @@ describe('an ACME subscription that cannot be created', () => {
     })
     expect(res.status).toBe(503)
     expect(res.body.success).toBe(false)
-    expect(res.body.error).toMatch(/^could not create the ACME subscription: could not store secret in the OS keychain: .+; order ORD-\d{4}-\d{6} is cancelled and 39\.20 USD refunded to credit$/)
+    expect(res.body.error).toMatch(
+      /^could not create the ACME subscription: could not store secret in the OS keychain: .+; order ORD-\d{4}-\d{6} is cancelled and 39\.20 USD refunded to credit$/
+    )
 
     const orders = await s.request<{ orders: Body[] }>('GET', '/orders?domain=fail.example.com', { key: r.key })
     expect(orders.body.orders).toHaveLength(1)
@@ -48,7 +52,10 @@ describe('an ACME subscription that cannot be created', () => {
 
     // Debit then refund, each with its ledger row; the balance is back and equals the ledger sum.
     const rows = ledger(r.id).filter((t) => t.orderId === order.id)
-    expect(rows.map((t) => [t.type, t.amount])).toEqual([['debit', -3920], ['credit', 3920]])
+    expect(rows.map((t) => [t.type, t.amount])).toEqual([
+      ['debit', -3920],
+      ['credit', 3920]
+    ])
     const balance = await s.request<Body>('GET', '/balance', { key: r.key })
     expect(balance.body.balance).toBe(100)
     expect(ledger(r.id).reduce((n, t) => n + t.amount, 0)).toBe(10000)

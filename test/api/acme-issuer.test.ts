@@ -37,12 +37,60 @@ let reseller: TestReseller
 /** The test CA for Pebble's own HTTPS listener (Pebble ships none in Debian). */
 async function pebbleTls(dir: string): Promise<void> {
   const o = (args: string[]) => run('openssl', args, { seconds: 30 })
-  await o(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '2', '-subj', '/CN=Pebble test CA',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign', '-keyout', join(dir, 'ca.key'), '-out', join(dir, 'ca.pem')])
-  await o(['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=localhost', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'req.pem')])
+  await o([
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=Pebble test CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign',
+    '-keyout',
+    join(dir, 'ca.key'),
+    '-out',
+    join(dir, 'ca.pem')
+  ])
+  await o([
+    'req',
+    '-new',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-subj',
+    '/CN=localhost',
+    '-keyout',
+    join(dir, 'key.pem'),
+    '-out',
+    join(dir, 'req.pem')
+  ])
   writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n')
-  await o(['x509', '-req', '-in', join(dir, 'req.pem'), '-CA', join(dir, 'ca.pem'), '-CAkey', join(dir, 'ca.key'), '-CAcreateserial', '-days', '2',
-    '-extfile', join(dir, 'ext.cnf'), '-out', join(dir, 'cert.pem')])
+  await o([
+    'x509',
+    '-req',
+    '-in',
+    join(dir, 'req.pem'),
+    '-CA',
+    join(dir, 'ca.pem'),
+    '-CAkey',
+    join(dir, 'ca.key'),
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-extfile',
+    join(dir, 'ext.cnf'),
+    '-out',
+    join(dir, 'cert.pem')
+  ])
 }
 
 function getText(url: string, ca: string): Promise<string> {
@@ -59,22 +107,30 @@ function getText(url: string, ca: string): Promise<string> {
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'certdesk-pebble-'))
-  ;[s, dns, web] = await Promise.all([startServer(), startChallTestSrv(), startWeb(), pebbleTls(work)]) as [TestServer, ChallTestSrv, WebServer, void]
+  ;[s, dns, web] = (await Promise.all([startServer(), startChallTestSrv(), startWeb(), pebbleTls(work)])) as [
+    TestServer,
+    ChallTestSrv,
+    WebServer,
+    void
+  ]
   const [port, mgmtPort, tlsPort] = [await freePort(), await freePort(), await freePort()]
-  writeFileSync(join(work, 'pebble.json'), JSON.stringify({
-    pebble: {
-      listenAddress: `127.0.0.1:${port}`,
-      managementListenAddress: `127.0.0.1:${mgmtPort}`,
-      certificate: join(work, 'cert.pem'),
-      privateKey: join(work, 'key.pem'),
-      httpPort: web.httpPort,
-      tlsPort,
-      ocspResponderURL: '',
-      externalAccountBindingRequired: true,
-      externalAccountMACKeys: { [EAB_KID]: EAB_HMAC },
-      certificateValidityPeriod: PEBBLE_VALIDITY_DAYS * 86_400
-    }
-  }))
+  writeFileSync(
+    join(work, 'pebble.json'),
+    JSON.stringify({
+      pebble: {
+        listenAddress: `127.0.0.1:${port}`,
+        managementListenAddress: `127.0.0.1:${mgmtPort}`,
+        certificate: join(work, 'cert.pem'),
+        privateKey: join(work, 'key.pem'),
+        httpPort: web.httpPort,
+        tlsPort,
+        ocspResponderURL: '',
+        externalAccountBindingRequired: true,
+        externalAccountMACKeys: { [EAB_KID]: EAB_HMAC },
+        certificateValidityPeriod: PEBBLE_VALIDITY_DAYS * 86_400
+      }
+    })
+  )
   pebble = spawn('timeout', ['-k', '5', '600', 'pebble', '-config', join(work, 'pebble.json'), '-dnsserver', dns.dns], {
     env: { ...process.env, PEBBLE_VA_NOSLEEP: '1', PEBBLE_WFE_NONCEREJECT: '0', PEBBLE_AUTHZREUSE: '0' },
     stdio: ['ignore', 'pipe', 'pipe']
@@ -120,23 +176,31 @@ async function order(domain: string): Promise<number> {
 }
 
 describe('the ACME issuer with Pebble', () => {
-  it('shows the CA\'s http-01 challenge as the instructions and does not spend it before it is published', async () => {
+  it("shows the CA's http-01 challenge as the instructions and does not spend it before it is published", async () => {
     const id = await order('shop.pebble.test')
-    const conf = await post('/ssl/configure', { order_id: id, csr: opensslCsr(['shop.pebble.test', 'www.shop.pebble.test'], 'ec:P-256'), dcv_method: 'http' })
+    const conf = await post('/ssl/configure', {
+      order_id: id,
+      csr: opensslCsr(['shop.pebble.test', 'www.shop.pebble.test'], 'ec:P-256'),
+      dcv_method: 'http'
+    })
     expect(conf.status, JSON.stringify(conf.body)).toBe(200)
     expect(conf.body.status).toBe('validation_pending')
     const v = validations(conf.body)
     expect(v.map((x) => x.name)).toEqual(['shop.pebble.test', 'www.shop.pebble.test'])
     // The instructions are the CA's http-01 challenge (RFC 8555 §8.3), not the CertDesk file.
     for (const x of v) {
-      expect(x.instructions.url).toMatch(new RegExp(`^http://${x.name.replace(/\./g, '\\.')}/\\.well-known/acme-challenge/[A-Za-z0-9_-]{43}$`))
+      expect(x.instructions.url).toMatch(
+        new RegExp(`^http://${x.name.replace(/\./g, '\\.')}/\\.well-known/acme-challenge/[A-Za-z0-9_-]{43}$`)
+      )
       expect(x.instructions.file_content.startsWith(`${x.instructions.file_name}.`)).toBe(true)
     }
     // Nothing published yet: CertDesk looks first and does not ask the CA, the order waits.
     const early = await get(`/ssl/${id}`)
     expect(early.status, JSON.stringify(early.body)).toBe(200)
     expect(early.body.status).toBe('validation_pending')
-    expect(validations(early.body)[0].detail).toMatch(/^not published yet, the ACME CA was not asked: could not validate shop\.pebble\.test: http:\/\/shop\.pebble\.test\/\.well-known\/acme-challenge\/\S+ answered 404$/)
+    expect(validations(early.body)[0].detail).toMatch(
+      /^not published yet, the ACME CA was not asked: could not validate shop\.pebble\.test: http:\/\/shop\.pebble\.test\/\.well-known\/acme-challenge\/\S+ answered 404$/
+    )
     expect(validations(early.body)[0].status).toBe('failed')
     // Published later, the same challenge still works.
     for (const x of v) web.put(x.name, new URL(x.instructions.url).pathname, x.instructions.file_content)
@@ -148,9 +212,14 @@ describe('the ACME issuer with Pebble', () => {
 
   it('issues once the customer publishes the challenge answers, and the chain verifies against the CA root', async () => {
     const id = await order('www2.pebble.test')
-    const conf = await post('/ssl/configure', { order_id: id, csr: opensslCsr(['www2.pebble.test'], 'rsa:2048'), dcv_method: 'http' })
+    const conf = await post('/ssl/configure', {
+      order_id: id,
+      csr: opensslCsr(['www2.pebble.test'], 'rsa:2048'),
+      dcv_method: 'http'
+    })
     expect(conf.status, JSON.stringify(conf.body)).toBe(200)
-    for (const x of validations(conf.body)) web.put(x.name, new URL(x.instructions.url).pathname, x.instructions.file_content)
+    for (const x of validations(conf.body))
+      web.put(x.name, new URL(x.instructions.url).pathname, x.instructions.file_content)
     const done = await get(`/ssl/${id}`)
     expect(done.status).toBe(200)
     expect(done.body.status, JSON.stringify(done.body)).toBe('completed')
@@ -164,18 +233,29 @@ describe('the ACME issuer with Pebble', () => {
     expect(verified.ok).toBe(true)
     const status = await get(`/certificate/${id}`)
     expect((status.body.certificate as Body).has_certificate).toBe(true)
-    const days = ((new Date(cert.valid_till as string).getTime() - new Date(cert.valid_from as string).getTime()) / 86_400_000)
+    const days =
+      (new Date(cert.valid_till as string).getTime() - new Date(cert.valid_from as string).getTime()) / 86_400_000
     expect(days).toBeLessThanOrEqual(200)
-    const stored = s.service.ctx.db.prepare('SELECT issuer FROM certificates WHERE order_id = ?').get(id) as { issuer: string }
+    const stored = s.service.ctx.db.prepare('SELECT issuer FROM certificates WHERE order_id = ?').get(id) as {
+      issuer: string
+    }
     expect(stored.issuer).toBe(`acme:${s.service.settings.get(ACME_ISSUER_SETTINGS.directoryUrl)}`)
   })
 
   it('validates dns → dns-01 through the CA', async () => {
     const id = await order('dns.pebble.test')
-    const conf = await post('/ssl/configure', { order_id: id, csr: opensslCsr(['dns.pebble.test'], 'ec:P-256'), dcv_method: 'dns' })
+    const conf = await post('/ssl/configure', {
+      order_id: id,
+      csr: opensslCsr(['dns.pebble.test'], 'ec:P-256'),
+      dcv_method: 'dns'
+    })
     expect(conf.status, JSON.stringify(conf.body)).toBe(200)
     const [x] = validations(conf.body)
-    expect(x.instructions).toMatchObject({ method: 'dns', record_name: '_acme-challenge.dns.pebble.test', record_type: 'TXT' })
+    expect(x.instructions).toMatchObject({
+      method: 'dns',
+      record_name: '_acme-challenge.dns.pebble.test',
+      record_type: 'TXT'
+    })
     expect(x.instructions.record_value).toMatch(/^[A-Za-z0-9_-]{43}$/)
     await setTxt(dns, x.instructions.record_name, x.instructions.record_value)
     const done = await get(`/ssl/${id}`)

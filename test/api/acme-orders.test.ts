@@ -22,7 +22,11 @@ beforeAll(async () => {
 afterAll(() => s.close())
 
 const ledgerSum = (resellerId: number): number =>
-  (s.service.ctx.db.prepare('SELECT COALESCE(SUM(amount_cents), 0) AS n FROM credit_transactions WHERE reseller_id = ?').get(resellerId) as { n: number }).n
+  (
+    s.service.ctx.db
+      .prepare('SELECT COALESCE(SUM(amount_cents), 0) AS n FROM credit_transactions WHERE reseller_id = ?')
+      .get(resellerId) as { n: number }
+  ).n
 
 const storeBytes = (): string =>
   ['certdesk.sqlite', 'certdesk.sqlite-wal']
@@ -34,7 +38,10 @@ const storeBytes = (): string =>
 describe('ordering an ACME subscription (POST /orders)', () => {
   it('completes the order at once, debits the price and answers the short response', async () => {
     const r = s.reseller({ credit: 100 })
-    const res = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 12, domain: 'shop.example.com' } })
+    const res = await s.request<Body>('POST', '/orders', {
+      key: r.key,
+      body: { product_id: 12, domain: 'shop.example.com' }
+    })
     expect(res.status).toBe(200)
     // PositiveSSL ACME DV, Standard group, 1 year: 39.20
     expect(res.body).toMatchObject({
@@ -68,7 +75,10 @@ describe('ordering an ACME subscription (POST /orders)', () => {
 
   it('shows the acme object with EAB credentials kept only in the keychain', async () => {
     const r = s.reseller({ credit: 200 })
-    const created = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 12, domain: 'www.Example.net', period: 24 } })
+    const created = await s.request<Body>('POST', '/orders', {
+      key: r.key,
+      body: { product_id: 12, domain: 'www.Example.net', period: 24 }
+    })
     expect(created.status).toBe(200)
     const res = await s.request<{ acme: Acme }>('GET', `/orders/${created.body.order_id}/acme`, { key: r.key })
     expect(res.status).toBe(200)
@@ -99,10 +109,16 @@ describe('ordering an ACME subscription (POST /orders)', () => {
 
   it('takes a wildcard name for wildcard-only products and lists the bare and www names', async () => {
     const r = s.reseller({ credit: 500 })
-    const bare = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 13, domain: 'example.org' } })
+    const bare = await s.request<Body>('POST', '/orders', {
+      key: r.key,
+      body: { product_id: 13, domain: 'example.org' }
+    })
     expect(bare.status).toBe(400)
     expect(bare.body.error).toContain('wildcard')
-    const res = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 13, domain: '*.example.org' } })
+    const res = await s.request<Body>('POST', '/orders', {
+      key: r.key,
+      body: { product_id: 13, domain: '*.example.org' }
+    })
     expect(res.status).toBe(200)
     const acme = (await s.request<{ acme: Acme }>('GET', `/orders/${res.body.order_id}/acme`, { key: r.key })).body.acme
     expect(acme.domains.map((d) => d.name)).toEqual(['example.org', 'www.example.org'])
@@ -112,9 +128,15 @@ describe('ordering an ACME subscription (POST /orders)', () => {
 
   it('requires contact_email for auto-install products and serves their set-up page', async () => {
     const r = s.reseller({ credit: 100 })
-    const missing = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 14, domain: 'blog.example.com' } })
+    const missing = await s.request<Body>('POST', '/orders', {
+      key: r.key,
+      body: { product_id: 14, domain: 'blog.example.com' }
+    })
     expect(missing.status).toBe(400)
-    expect(missing.body).toEqual({ success: false, error: 'contact_email is required for auto-install subscription products' })
+    expect(missing.body).toEqual({
+      success: false,
+      error: 'contact_email is required for auto-install subscription products'
+    })
     expect(ledgerSum(r.id)).toBe(100_00)
     const res = await s.request<Body>('POST', '/orders', {
       key: r.key,
@@ -129,7 +151,8 @@ describe('ordering an ACME subscription (POST /orders)', () => {
     expect(page.status).toBe(200)
     expect(page.headers.get('content-type')).toContain('text/html')
     const html = await page.text()
-    for (const client of ['certbot certonly', 'acme.sh --register-account', 'lego --server']) expect(html).toContain(client)
+    for (const client of ['certbot certonly', 'acme.sh --register-account', 'lego --server'])
+      expect(html).toContain(client)
     expect(html).toContain(acme.account.eab_hmac_key)
     expect(html).toContain('-m ops@example.com')
     const wrong = await fetch(`${s.url}/acme/setup/not-a-real-token`)
@@ -137,15 +160,21 @@ describe('ordering an ACME subscription (POST /orders)', () => {
     expect(await wrong.json()).toMatchObject({ success: false })
   })
 
-  it('answers 404 for another reseller\'s order and for an order that is not a subscription', async () => {
+  it("answers 404 for another reseller's order and for an order that is not a subscription", async () => {
     const a = s.reseller({ credit: 200 })
     const b = s.reseller({ credit: 200 })
-    const sub = await s.request<Body>('POST', '/orders', { key: a.key, body: { product_id: 12, domain: 'a.example.com' } })
+    const sub = await s.request<Body>('POST', '/orders', {
+      key: a.key,
+      body: { product_id: 12, domain: 'a.example.com' }
+    })
     const other = await s.request<Body>('GET', `/orders/${sub.body.order_id}/acme`, { key: b.key })
     expect(other.status).toBe(404)
     expect(other.body.success).toBe(false)
     expect(JSON.stringify(other.body)).not.toContain('kid_')
-    const tls = await s.request<Body>('POST', '/orders', { key: a.key, body: { product_id: 2, domain: 'b.example.com' } })
+    const tls = await s.request<Body>('POST', '/orders', {
+      key: a.key,
+      body: { product_id: 2, domain: 'b.example.com' }
+    })
     const res = await s.request<Body>('GET', `/orders/${tls.body.order_id}/acme`, { key: a.key })
     expect(res.status).toBe(404)
     expect(res.body.error).toBe(`order ${tls.body.order_id} has no ACME subscription`)
@@ -155,9 +184,14 @@ describe('ordering an ACME subscription (POST /orders)', () => {
 
   it('refuses an ACME order the balance cannot pay with 402 and creates nothing', async () => {
     const r = s.reseller({ credit: 10 })
-    const res = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 12, domain: 'poor.example.com' } })
+    const res = await s.request<Body>('POST', '/orders', {
+      key: r.key,
+      body: { product_id: 12, domain: 'poor.example.com' }
+    })
     expect(res.status).toBe(402)
-    const n = s.service.ctx.db.prepare('SELECT COUNT(*) AS n FROM acme_subscriptions WHERE reseller_id = ?').get(r.id) as { n: number }
+    const n = s.service.ctx.db
+      .prepare('SELECT COUNT(*) AS n FROM acme_subscriptions WHERE reseller_id = ?')
+      .get(r.id) as { n: number }
     expect(n.n).toBe(0)
   })
 })

@@ -63,16 +63,44 @@ describe('certdesk and the ACME subscription walk', () => {
     const data = join(dir, 'issuer')
     const hmacFile = join(dir, 'hmac.txt')
     writeFileSync(hmacFile, 'c2VjcmV0LWhtYWMta2V5LWZvci10ZXN0cw\n')
-    const set = certdesk(['admin', '--data-dir', data, 'acme-issuer', 'set', '--directory', 'https://ca.example.net/acme/directory', '--eab-kid', 'kid-7', '--eab-hmac-file', hmacFile])
+    const set = certdesk([
+      'admin',
+      '--data-dir',
+      data,
+      'acme-issuer',
+      'set',
+      '--directory',
+      'https://ca.example.net/acme/directory',
+      '--eab-kid',
+      'kid-7',
+      '--eab-hmac-file',
+      hmacFile
+    ])
     expect(set.code, set.stderr).toBe(0)
     expect(set.json).toEqual({
       success: true,
-      acme_issuer: { enabled: true, directory_url: 'https://ca.example.net/acme/directory', eab_kid: 'kid-7', eab_hmac_key_in_keychain: true, account_url: null }
+      acme_issuer: {
+        enabled: true,
+        directory_url: 'https://ca.example.net/acme/directory',
+        eab_kid: 'kid-7',
+        eab_hmac_key_in_keychain: true,
+        account_url: null
+      }
     })
     expect(JSON.stringify(set.json)).not.toContain('c2VjcmV0')
-    const plain = certdesk(['admin', '--data-dir', data, 'acme-issuer', 'set', '--directory', 'http://ca.example.net/dir'])
+    const plain = certdesk([
+      'admin',
+      '--data-dir',
+      data,
+      'acme-issuer',
+      'set',
+      '--directory',
+      'http://ca.example.net/dir'
+    ])
     expect(plain.code).toBe(1)
-    expect(plain.json.error).toBe('could not configure the ACME issuer: the directory must be an https:// URL (RFC 8555 §6.1)')
+    expect(plain.json.error).toBe(
+      'could not configure the ACME issuer: the directory must be an https:// URL (RFC 8555 §6.1)'
+    )
     const off = certdesk(['admin', '--data-dir', data, 'acme-issuer', 'off'])
     expect((off.json.acme_issuer as Record<string, unknown>).enabled).toBe(false)
     expect(readFileSync(join(data, 'certdesk.sqlite')).toString('latin1')).not.toContain('c2VjcmV0LWhtYWMta2V5')
@@ -84,7 +112,17 @@ describe('certdesk and the ACME subscription walk', () => {
     // Where this machine's checks reach the customer's domain: loopback DNS and a high port.
     expect(certdesk(['admin', '--data-dir', data, 'settings', 'set', 'dcv.dns_resolver', dns.dns]).code).toBe(0)
     expect(certdesk(['admin', '--data-dir', data, 'settings', 'set', 'dcv.http_port', String(httpPort)]).code).toBe(0)
-    const reseller = certdesk(['admin', '--data-dir', data, 'reseller', 'add', '--name', 'Walk', '--email', 'walk@example.com'])
+    const reseller = certdesk([
+      'admin',
+      '--data-dir',
+      data,
+      'reseller',
+      'add',
+      '--name',
+      'Walk',
+      '--email',
+      'walk@example.com'
+    ])
     const id = String((reseller.json.reseller as { id: number }).id)
     certdesk(['admin', '--data-dir', data, 'credit', 'add', '--reseller', id, '--amount', '100'])
     const key = certdesk(['admin', '--data-dir', data, 'apikey', 'create', '--reseller', id]).json.api_key as string
@@ -94,7 +132,13 @@ describe('certdesk and the ACME subscription walk', () => {
     const h = { 'x-api-key': key, 'content-type': 'application/json' }
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON read by the test
     type J = any
-    const created: J = await (await fetch(`${api}/orders`, { method: 'POST', headers: h, body: JSON.stringify({ product_id: 12, domain: 'walk.example.com' }) })).json()
+    const created: J = await (
+      await fetch(`${api}/orders`, {
+        method: 'POST',
+        headers: h,
+        body: JSON.stringify({ product_id: 12, domain: 'walk.example.com' })
+      })
+    ).json()
     expect(created).toMatchObject({ success: true, status: 'completed', fulfillment: 'acme_subscription' })
     const details: J = await (await fetch(`${api}${created.acme.details_endpoint}`, { headers: h })).json()
     expect(details.acme.account.server_url).toBe(directory)
@@ -106,7 +150,18 @@ describe('certdesk and the ACME subscription walk', () => {
     const r = await run('sh', ['-c', `${pasted} ${plumbing}`], { cwd: dir, seconds: 120 })
     expect(r.code, r.stdout + r.stderr).toBe(0)
     expect(r.stdout + r.stderr).toContain('Successfully received certificate.')
-    const verify = await run('openssl', ['verify', '-CAfile', 'certdesk-root.pem', '-untrusted', 'cb/config/live/walk.example.com/chain.pem', 'cb/config/live/walk.example.com/cert.pem'], { cwd: dir })
+    const verify = await run(
+      'openssl',
+      [
+        'verify',
+        '-CAfile',
+        'certdesk-root.pem',
+        '-untrusted',
+        'cb/config/live/walk.example.com/chain.pem',
+        'cb/config/live/walk.example.com/cert.pem'
+      ],
+      { cwd: dir }
+    )
     expect(verify.stdout).toContain('cert.pem: OK')
 
     const after: J = await (await fetch(`${api}/orders/${created.order_id}/acme`, { headers: h })).json()
@@ -118,19 +173,26 @@ describe('certdesk and the ACME subscription walk', () => {
 
   it('keeps serving the reseller API when the ACME port is taken, and says why', async () => {
     const blocker = createServer()
-    const port = await new Promise<number>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve((blocker.address() as { port: number }).port)))
+    const port = await new Promise<number>((resolve) =>
+      blocker.listen(0, '127.0.0.1', () => resolve((blocker.address() as { port: number }).port))
+    )
     try {
-      const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', join(dir, 'busy'), '--port', '0', '--acme-port', String(port)], {
-        env: process.env,
-        stdio: ['ignore', 'pipe', 'pipe']
-      })
+      const child = spawn(
+        process.execPath,
+        [CLI, 'serve', '--data-dir', join(dir, 'busy'), '--port', '0', '--acme-port', String(port)],
+        {
+          env: process.env,
+          stdio: ['ignore', 'pipe', 'pipe']
+        }
+      )
       const guard = setTimeout(() => child.kill('SIGKILL'), 120_000)
       guard.unref()
       const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)))
       let out = ''
       child.stdout.on('data', (d) => (out += d))
       child.stderr.on('data', (d) => (out += d))
-      for (let i = 0; i < 300 && !/listening on (http:\/\/\S+)/.test(out); i++) await new Promise((r) => setTimeout(r, 100))
+      for (let i = 0; i < 300 && !/listening on (http:\/\/\S+)/.test(out); i++)
+        await new Promise((r) => setTimeout(r, 100))
       const url = /listening on (http:\/\/\S+)/.exec(out)?.[1] as string
       const res = await fetch(`${url}/acme/root-ca.pem`)
       expect(res.status).toBe(200)

@@ -17,7 +17,10 @@ afterAll(() => s.close())
 describe('ACME subscription rules', () => {
   it('follows the validity roadmap, cuts at the subscription end, renews yearly and expires', async () => {
     const r = s.reseller({ credit: 500 })
-    const res = await s.request<Record<string, unknown>>('POST', '/orders', { key: r.key, body: { product_id: 12, domain: 'rules.example.com', period: 24 } })
+    const res = await s.request<Record<string, unknown>>('POST', '/orders', {
+      key: r.key,
+      body: { product_id: 12, domain: 'rules.example.com', period: 24 }
+    })
     expect(res.status).toBe(200)
     const sub = s.service.acme.byId((res.body.acme as { subscription_id: number }).subscription_id)
     expect(sub.beginDate).toBe('2027-03-01')
@@ -37,7 +40,10 @@ describe('ACME subscription rules', () => {
     expect(w3.notAfter.toISOString()).toBe('2029-02-28T23:59:59.000Z')
     expect(s.service.acme.nextRenewal(sub)).toBe('2029-03-01')
 
-    expect(s.service.acme.checkOrder(sub, ['RULES.example.com.', 'www.rules.example.com'])).toEqual(['rules.example.com', 'www.rules.example.com'])
+    expect(s.service.acme.checkOrder(sub, ['RULES.example.com.', 'www.rules.example.com'])).toEqual([
+      'rules.example.com',
+      'www.rules.example.com'
+    ])
     expect(() => s.service.acme.checkOrder(sub, ['*.rules.example.com'])).toThrow(
       '*.rules.example.com is not covered by this subscription (it covers rules.example.com, www.rules.example.com)'
     )
@@ -46,7 +52,9 @@ describe('ACME subscription rules', () => {
     const ended = s.service.acme.byId(sub.id)
     expect(ended.status).toBe('expired')
     expect(() => s.service.acme.checkOrder(ended, ['rules.example.com'])).toThrow(/is expired \(it ended 2029-03-01\)/)
-    const shown = await s.request<{ acme: { status: string } }>('GET', `/orders/${res.body.order_id}/acme`, { key: r.key })
+    const shown = await s.request<{ acme: { status: string } }>('GET', `/orders/${res.body.order_id}/acme`, {
+      key: r.key
+    })
     expect(shown.body.acme.status).toBe('expired')
   })
 })

@@ -26,7 +26,11 @@ export interface Run {
 }
 
 /** Runs a command to its end (killed after `seconds`), collecting its output. */
-export function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; seconds?: number; input?: string; cwd?: string } = {}): Promise<Run> {
+export function run(
+  cmd: string,
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; seconds?: number; input?: string; cwd?: string } = {}
+): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn('timeout', ['-k', '5', String(opts.seconds ?? 120), cmd, ...args], {
       env: { ...process.env, ...opts.env },
@@ -60,8 +64,26 @@ export async function startChallTestSrv(): Promise<ChallTestSrv> {
   const mgmtPort = await freePort()
   const child: ChildProcess = spawn(
     'timeout',
-    ['-k', '5', '900', 'pebble-challtestsrv', '-dns01', `127.0.0.1:${dnsPort}`, '-management', `127.0.0.1:${mgmtPort}`,
-      '-http01', '', '-https01', '', '-tlsalpn01', '', '-defaultIPv4', '127.0.0.1', '-defaultIPv6', ''],
+    [
+      '-k',
+      '5',
+      '900',
+      'pebble-challtestsrv',
+      '-dns01',
+      `127.0.0.1:${dnsPort}`,
+      '-management',
+      `127.0.0.1:${mgmtPort}`,
+      '-http01',
+      '',
+      '-https01',
+      '',
+      '-tlsalpn01',
+      '',
+      '-defaultIPv4',
+      '127.0.0.1',
+      '-defaultIPv6',
+      ''
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] }
   )
   let log = ''
@@ -90,6 +112,9 @@ export async function startChallTestSrv(): Promise<ChallTestSrv> {
 }
 
 export async function setTxt(srv: ChallTestSrv, host: string, value: string): Promise<void> {
-  const res = await fetch(`${srv.management}/set-txt`, { method: 'POST', body: JSON.stringify({ host: `${host}.`, value }) })
+  const res = await fetch(`${srv.management}/set-txt`, {
+    method: 'POST',
+    body: JSON.stringify({ host: `${host}.`, value })
+  })
   if (!res.ok) throw new Error(`could not set TXT ${host}: ${res.status}`)
 }

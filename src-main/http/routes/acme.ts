@@ -28,7 +28,8 @@ export const isAcmePublicPath = (request: FastifyRequest): boolean => {
 }
 
 function urlsFor(service: Service, request: FastifyRequest): AcmeUrls {
-  const serverUrl = service.settings.get(ACME_SETTINGS.directoryUrl) ?? `https://localhost:${DEFAULT_ACME_PORT}/acme/directory`
+  const serverUrl =
+    service.settings.get(ACME_SETTINGS.directoryUrl) ?? `https://localhost:${DEFAULT_ACME_PORT}/acme/directory`
   const acmeBase = serverUrl.replace(/\/directory$/, '')
   const local = `http://${request.headers.host ?? '127.0.0.1'}`
   return {
@@ -88,7 +89,8 @@ export function registerAcmeRoutes(r: ApiRouter, service: Service): void {
     { hide: true, params: Type.Object({ token: Type.String({ maxLength: 128 }) }) },
     async (request, reply) => {
       const sub = service.acme.bySetupToken(request.params.token)
-      if (!sub) throw new ServiceError('not_found', 'no ACME set-up page has this link; ask for the order\'s login_url again')
+      if (!sub)
+        throw new ServiceError('not_found', "no ACME set-up page has this link; ask for the order's login_url again")
       const html = setupPage(service.acme.details(sub), urlsFor(service, request))
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(html)
     }
