@@ -208,8 +208,9 @@ export class Certificates {
       return this.sslStatus(resellerId, order.id)
     }
     const method = input.dcvMethod ?? 'email'
-    const approvers = this.approversFor(order, method, names, input.approverEmail, now)
+    // An external ACME CA refuses methods it has no challenge for before anything else is said.
     await this.external?.begin(order.id, names, method)
+    const approvers = this.approversFor(order, method, names, input.approverEmail, now)
     this.ctx.db
       .transaction(() => {
         this.storeRequest(order, csr, names, subject, method, approvers.get(names[0]) ?? null, 'initial', now)
@@ -239,8 +240,9 @@ export class Certificates {
     const req = this.request(order.id)
     const names = JSON.parse(req.names) as string[]
     const now = this.ctx.clock()
-    const approvers = this.approversFor(order, method, names, approverEmail, now)
+    // An external ACME CA refuses methods it has no challenge for before anything else is said.
     await this.external?.begin(order.id, names, method)
+    const approvers = this.approversFor(order, method, names, approverEmail, now)
     this.ctx.db
       .transaction(() => {
         this.ctx.db
@@ -344,6 +346,8 @@ export class Certificates {
       await this.issueLocked(order.id, 'reissue')
       return this.sslStatus(resellerId, order.id)
     }
+    // An external ACME CA refuses methods it has no challenge for before anything else is said.
+    await this.external?.begin(order.id, names, method)
     const approvers = this.approversFor(
       order,
       method,
@@ -351,7 +355,6 @@ export class Certificates {
       input.approverEmail ?? (method === req.dcv_method ? (req.approver_email ?? undefined) : undefined),
       now
     )
-    await this.external?.begin(order.id, names, method)
     this.ctx.db
       .transaction(() => {
         this.storeRequest(order, csr, names, subject, method, approvers.get(names[0]) ?? null, 'reissue', now)

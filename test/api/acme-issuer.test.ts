@@ -274,6 +274,12 @@ describe('the ACME issuer with Pebble', () => {
     expect(res.body.error).toBe(
       'email validation is not available for certificates from the external ACME CA: RFC 8555 validates with http-01 (dcv_method http) or dns-01 (dcv_method dns); choose one of those'
     )
+    // The default method (email) is refused the same way, before any approver question.
+    const byDefault = await post('/ssl/configure', { order_id: id, csr: opensslCsr(['mail.pebble.test']) })
+    expect(byDefault.status).toBe(400)
+    expect(byDefault.body.error).toMatch(
+      /^email validation is not available for certificates from the external ACME CA/
+    )
     const after = await get(`/orders/${id}`)
     expect((after.body.order as Body).status).toBe('pending')
     expect(s.service.ctx.secrets.get('issuer.acme/eab-hmac')).toBe(EAB_HMAC)
