@@ -197,6 +197,33 @@ describe('certbot against the embedded ACME server', () => {
     expect(new Date(window.start).getTime()).toBeGreaterThan(v.leaf.notBefore.getTime())
     expect(new Date(window.end).getTime()).toBeLessThanOrEqual(v.leaf.notAfter.getTime() - 14 * 86_400_000)
     expect(new Date(window.start).getTime()).toBeLessThan(new Date(window.end).getTime())
+
+    // certbot revokes with its account key (RFC 8555 §7.6); ARI then says: renew now.
+    const revoked = await run(
+      'certbot',
+      [
+        'revoke',
+        '--non-interactive',
+        '--cert-name',
+        'shop.example.com',
+        '--reason',
+        'superseded',
+        '--no-delete-after-revoke',
+        '--server',
+        a.account.server_url,
+        '--config-dir',
+        join(dir, 'config'),
+        '--work-dir',
+        join(dir, 'work'),
+        '--logs-dir',
+        join(dir, 'logs')
+      ],
+      { env: { REQUESTS_CA_BUNDLE: rootPath }, seconds: 60 }
+    )
+    expect(revoked.code, revoked.stdout + revoked.stderr).toBe(0)
+    expect(revoked.stdout + revoked.stderr).toContain('Congratulations! You have successfully revoked the certificate')
+    const after2 = await run('curl', ['-s', '--cacert', rootPath, `${acme.baseUrl}/acme/renewal-info/${certId}`])
+    expect(new Date(JSON.parse(after2.stdout).suggestedWindow.end).getTime()).toBeLessThanOrEqual(Date.now() + 1000)
   })
 
   it('fails cleanly with a wrong HMAC key and binds no account', async () => {
