@@ -600,7 +600,11 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
     if (spkiHash === (await spkiSha256(accountJwk, accountJwk.kty === 'EC' ? 'ES256' : 'RS256').catch(() => ''))) {
       throw new AcmeProblem('badPublicKey', 'the certificate key must not be the account key')
     }
-    db.prepare(`UPDATE acme_orders SET status = 'processing' WHERE id = ?`).run(o.id)
+    // Two finalize requests at once: only the one that moves the order out of `ready` signs.
+    const claimed = db
+      .prepare(`UPDATE acme_orders SET status = 'processing' WHERE id = ? AND status = 'ready'`)
+      .run(o.id)
+    if (claimed.changes === 0) throw new AcmeProblem('orderNotReady', 'the order is already being finalized')
     const sub = subscriptionOf(a)
     const window = service.acme.certificateWindow(sub, clock())
     const names = [...ordered]

@@ -260,4 +260,29 @@ describe('acme-client against the embedded ACME server', () => {
     expect(JSON.parse(hs.text)).toMatchObject({ type: 'urn:ietf:params:acme:error:badSignatureAlgorithm' })
     expect(hs.headers['content-type']).toMatch(/^application\/problem\+json/)
   })
+
+  it('signs once when a client finalizes the same order twice at the same moment', async () => {
+    const { acme: a } = await subscribe(12, 'twice.example.com')
+    const c = await client(a)
+    const order = await c.createOrder({ identifiers: [{ type: 'dns', value: 'twice.example.com' }] })
+    const [authz] = await c.getAuthorizations(order)
+    const ch = authz.challenges.find((x) => x.type === 'dns-01') as acme.Authorization['challenges'][number]
+    await setTxt(dns, '_acme-challenge.twice.example.com', await c.getChallengeKeyAuthorization(ch))
+    await c.completeChallenge(ch)
+    await c.waitForValidStatus(ch)
+    const [, csr] = await acme.crypto.createCsr(
+      { commonName: 'twice.example.com' },
+      await acme.crypto.createPrivateEcdsaKey()
+    )
+    const results = await Promise.allSettled([c.finalizeOrder(order, csr), c.finalizeOrder(order, csr)])
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1)
+    const refused = results.find((r) => r.status === 'rejected') as PromiseRejectedResult
+    expect(String(refused.reason)).toMatch(/already being finalized|not ready/)
+    const n = s.service.ctx.db
+      .prepare(
+        `SELECT COUNT(*) AS n FROM acme_certificates c JOIN acme_orders o ON o.id = c.order_id WHERE o.identifiers = ?`
+      )
+      .get(JSON.stringify(['twice.example.com'])) as { n: number }
+    expect(n.n).toBe(1)
+  })
 })
