@@ -9,11 +9,12 @@ import { centsToUsd, usdToCents } from './core/money'
 import { defaultDataDir } from './core/paths'
 import { ensureDemoReseller, openService, type Service } from './core/service'
 import { buildServer, listen } from './http/server'
+import { browserUiOptions } from './app/browser-mode'
 
 export const DEFAULT_PORT = 7780
 
 const USAGE = `usage:
-  certdesk serve [--data-dir D] [--port P] [--host H] [--log-level L]
+  certdesk serve [--data-dir D] [--port P] [--host H] [--log-level L] [--ui] [--demo]
   certdesk admin [--data-dir D] reseller add --name N --email E [--company C] [--group ID] [--discount PCT]
   certdesk admin [--data-dir D] reseller list
   certdesk admin [--data-dir D] reseller api-access --reseller ID --enable|--disable
@@ -45,6 +46,7 @@ const OPTIONS = {
   enable: { type: 'boolean' },
   disable: { type: 'boolean' },
   demo: { type: 'boolean' },
+  ui: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' }
 } as const
 
@@ -217,9 +219,13 @@ async function serve(dataDir: string, v: Values): Promise<number> {
       )
     }
   }
+  let apiUrl = ''
+  // --ui: the desktop UI in browser mode on the same listener (src-main/app/browser-mode.ts).
+  const ui = v.ui ? browserUiOptions(service, () => apiUrl) : null
   const app = await buildServer(service, {
     logger: { level: v['log-level'] ?? 'warn' },
-    allowedHosts: host === '127.0.0.1' || host === '::1' || host === 'localhost' ? [] : [host]
+    allowedHosts: host === '127.0.0.1' || host === '::1' || host === 'localhost' ? [] : [host],
+    ...(ui?.server ?? {})
   })
   // Listen for the stop signals before announcing the URL: a caller may signal at once.
   const stopped = new Promise<void>((resolve) => {
@@ -232,7 +238,9 @@ async function serve(dataDir: string, v: Values): Promise<number> {
     process.on('SIGTERM', stop)
   })
   const listening = await listen(app, host, port)
+  apiUrl = listening.url
   process.stdout.write(`CertDesk reseller API v3.0 listening on ${listening.url}\n`)
+  if (ui) process.stdout.write(`CertDesk desktop UI (browser mode), open once: ${ui.loginUrl(listening.url)}\n`)
   await stopped
   await listening.close()
   service.close()
