@@ -3,6 +3,8 @@
  * is created here and leaves only to the main process's key vault (encrypted there with a key
  * from the OS keychain), never to the reseller API.
  */
+// @peculiar/x509 resolves its ASN.1 classes through tsyringe, which needs the Reflect metadata API first.
+import 'reflect-metadata'
 import * as x509 from '@peculiar/x509'
 
 export type KeyType = 'RSA-2048' | 'RSA-3072' | 'RSA-4096' | 'ECDSA-P256' | 'ECDSA-P384'
@@ -65,7 +67,7 @@ export async function decodeCsr(text: string): Promise<DecodedCsr> {
   } catch (err) {
     throw new Error(`could not decode the CSR: ${(err as Error).message}`, { cause: err })
   }
-  const san = csr.getExtension(x509.SubjectAlternativeNameExtension.NAME) as x509.SubjectAlternativeNameExtension | null
+  const san = csr.extensions.find((e): e is x509.SubjectAlternativeNameExtension => e instanceof x509.SubjectAlternativeNameExtension)
   const sanNames = san ? san.names.toJSON().filter((n) => n.type === 'dns').map((n) => n.value) : []
   const commonName = csr.subjectName.getField('CN')[0] ?? ''
   const alg = csr.publicKey.algorithm as RsaHashedKeyAlgorithm & EcKeyAlgorithm

@@ -229,7 +229,7 @@ export function OrderDetail({ id }: { id: number }): React.JSX.Element {
             {order.domain || order.productName} <Badge status={order.status} />
           </h1>
           <div className="muted">
-            {order.orderNumber} <CopyButton text={order.orderNumber} label="Copy number" /> · {order.brand} {order.productName} · {years(order.periodMonths)}
+            <span data-testid="order-number">{order.orderNumber}</span> <CopyButton text={order.orderNumber} label="Copy number" /> · {order.brand} {order.productName} · {years(order.periodMonths)}
           </div>
         </div>
         <div className="actions">
