@@ -10,6 +10,10 @@ import { defaultDataDir } from './core/paths'
 import { ensureDemoReseller, openService, type Service } from './core/service'
 import { buildServer, listen } from './http/server'
 import { browserUiOptions } from './app/browser-mode'
+import { startSchedulerLoop } from './core/scheduler'
+import { SETTING_KEYS, validateSetting } from './core/dcv'
+import { fixedClock, isValidDate } from './core/time'
+import { writeFileSync } from 'node:fs'
 
 export const DEFAULT_PORT = 7780
 
@@ -24,7 +28,11 @@ const USAGE = `usage:
   certdesk admin [--data-dir D] apikey list --reseller ID
   certdesk admin [--data-dir D] apikey revoke --key-id ID
   certdesk admin [--data-dir D] group list
-  certdesk admin [--data-dir D] product list`
+  certdesk admin [--data-dir D] product list
+  certdesk admin [--data-dir D] scheduler run [--as-of YYYY-MM-DD]
+  certdesk admin [--data-dir D] settings get [KEY]
+  certdesk admin [--data-dir D] settings set KEY VALUE
+  certdesk admin [--data-dir D] ca root [--out FILE]`
 
 class UsageError extends Error {}
 
@@ -47,6 +55,8 @@ const OPTIONS = {
   disable: { type: 'boolean' },
   demo: { type: 'boolean' },
   ui: { type: 'boolean' },
+  'as-of': { type: 'string' },
+  out: { type: 'string' },
   help: { type: 'boolean', short: 'h' }
 } as const
 
@@ -85,6 +95,9 @@ export async function main(argv: string[]): Promise<number> {
   const dataDir = values['data-dir'] ?? defaultDataDir()
   try {
     if (positionals[0] === 'serve') return await serve(dataDir, values)
+    if (positionals[0] === 'admin' && ['scheduler', 'settings', 'ca'].includes(positionals[1] ?? '')) {
+      return await certificateAdmin(dataDir, positionals.slice(1), values)
+    }
     if (positionals[0] === 'admin') {
       const service = openService({ dataDir })
       try {
@@ -183,6 +196,60 @@ function admin(service: Service, words: string[], v: Values): void {
   }
 }
 
+/**
+ * `scheduler run`, `settings get|set` and `ca root`: the certificate admin commands. The
+ * scheduler runs with the clock stopped at `--as-of` (UTC midnight), so a run applies the
+ * CA/B rules and due dates of that day.
+ */
+async function certificateAdmin(dataDir: string, words: string[], v: Values): Promise<number> {
+  const [noun, verb, ...rest] = words
+  const key = `${noun ?? ''} ${verb ?? ''}`.trim()
+  if (key === 'scheduler run') {
+    const asOf = v['as-of']
+    if (asOf !== undefined && !isValidDate(asOf)) throw new UsageError('--as-of must be a calendar day, YYYY-MM-DD')
+    const service = openService({ dataDir, ...(asOf ? { clock: fixedClock(asOf) } : {}) })
+    try {
+      print({ success: true, ...(await service.scheduler.run()) })
+    } finally {
+      service.close()
+    }
+    return 0
+  }
+  const service = openService({ dataDir })
+  try {
+    switch (key) {
+      case 'settings get': {
+        const keys = rest[0] ? [rest[0]] : SETTING_KEYS
+        print({ success: true, settings: Object.fromEntries(keys.map((k) => [k, service.settings.get(k)])) })
+        return 0
+      }
+      case 'settings set': {
+        const [k, value] = rest
+        if (!k || value === undefined) throw new UsageError('settings set needs KEY VALUE')
+        const problem = validateSetting(k, value)
+        if (problem) throw new UsageError(problem)
+        service.settings.set(k, value)
+        print({ success: true, settings: { [k]: value } })
+        return 0
+      }
+      case 'ca root': {
+        const pem = await service.localCa.rootPem()
+        if (v.out) {
+          writeFileSync(v.out, pem, { mode: 0o644 })
+          print({ success: true, path: v.out, note: 'the local CA root certificate; add it to a trust store to trust what CertDesk issues' })
+        } else {
+          print({ success: true, root_pem: pem })
+        }
+        return 0
+      }
+      default:
+        throw new UsageError(`unknown admin command: ${key || '(none)'}`)
+    }
+  } finally {
+    service.close()
+  }
+}
+
 const resellerOut = (r: ReturnType<Service['resellers']['get']>) => ({
   id: r.id,
   name: r.name,
@@ -241,7 +308,10 @@ async function serve(dataDir: string, v: Values): Promise<number> {
   apiUrl = listening.url
   process.stdout.write(`CertDesk reseller API v3.0 listening on ${listening.url}\n`)
   if (ui) process.stdout.write(`CertDesk desktop UI (browser mode), open once: ${ui.loginUrl(listening.url)}\n`)
+  // Design page: the scheduler runs on start (catching up after sleep) and on a timer.
+  const stopScheduler = startSchedulerLoop(service.scheduler, (line) => process.stderr.write(`certdesk: ${line}\n`))
   await stopped
+  await stopScheduler()
   await listening.close()
   service.close()
   process.stderr.write('certdesk: stopped\n')

@@ -10,6 +10,7 @@ import { CONTENT_SECURITY_POLICY } from './app/browser-ui'
 import { createHandlers } from './app/handlers'
 import { serveOverIpc } from './app/ipc'
 import { DEFAULT_PORT } from './cli'
+import { startSchedulerLoop } from './core/scheduler'
 import { ensureDemoReseller, openService } from './core/service'
 import { Watchlist } from './core/watchlist'
 import { API_VERSION, buildServer, listen } from './http/server'
@@ -37,6 +38,8 @@ async function start(): Promise<void> {
   ses.webRequest.onHeadersReceived((details, callback) => {
     callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [CONTENT_SECURITY_POLICY] } })
   })
+
+  const stopScheduler = startSchedulerLoop(service.scheduler, (line) => console.log(`certdesk: ${line}`))
 
   const win = new BrowserWindow({
     width: 1320,
@@ -86,7 +89,9 @@ async function start(): Promise<void> {
   })
   app.on('before-quit', () => {
     clearInterval(timer)
-    void server.close().then(() => service.close())
+    void stopScheduler()
+      .then(() => server.close())
+      .then(() => service.close())
   })
 }
 

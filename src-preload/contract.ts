@@ -208,20 +208,72 @@ export interface ApiKeyView {
   lastUsedAt: string | null
 }
 
-export interface SettingsView {
+/** The settings domain validation uses; empty means the default (system resolver, ports 80/443, the outbox). */
+export interface DcvSettingsView {
+  dcvResolver: string
+  dcvHttpPort: string
+  dcvHttpsPort: string
+  smtpUrl: string
+  smtpFrom: string
+}
+
+export interface SettingsView extends DcvSettingsView {
   dataDir: string
   listenerUrl: string
   apiVersion: string
   transport: 'electron' | 'browser'
-  dcvResolver: string
-  dcvHttpPort: number
-  smtpUrl: string
 }
 
-export interface SettingsInput {
-  dcvResolver?: string
-  dcvHttpPort?: number
-  smtpUrl?: string
+export type SettingsInput = Partial<DcvSettingsView>
+
+export interface NameValidationView {
+  name: string
+  method: DcvMethod
+  status: 'pending' | 'valid' | 'failed'
+  detail: string | null
+  checkedAt: string | null
+  validatedAt: string | null
+  instructions:
+    | { method: 'http' | 'https'; url: string; fileName: string; fileContent: string }
+    | { method: 'dns'; recordName: string; recordType: 'CNAME'; recordValue: string; txtAlternative: string }
+    | { method: 'email'; approverEmail: string; sentAt: string | null }
+}
+
+export interface CertificateView {
+  id: number
+  serial: string
+  issuer: string
+  certificatePem: string
+  chainPem: string
+  names: string[]
+  validFrom: string
+  validTill: string
+  reason: 'initial' | 'reissue' | 'auto_reissue'
+  createdAt: string
+}
+
+export interface SslStatusView {
+  order: OrderView
+  dcvMethod: DcvMethod | 'none' | null
+  approverEmail: string | null
+  names: string[]
+  validation: NameValidationView[]
+  certificate: CertificateView | null
+}
+
+export interface CertificateDetailView {
+  certificate: CertificateView | null
+  daysRemaining: number | null
+  isExpired: boolean
+  /** Every certificate issued for the order, newest first (reissues included). */
+  history: CertificateView[]
+}
+
+export interface ReissueInput {
+  orderId: number
+  csr?: string
+  dcvMethod?: DcvMethod
+  approverEmail?: string
 }
 
 export interface ConfigureInput {
@@ -256,7 +308,15 @@ export interface AppApi {
   storePrivateKey(resellerId: number, orderId: number, pkcs8Pem: string): Promise<{ stored: true }>
   /** The stored key, for the desktop user's own export. */
   exportPrivateKey(resellerId: number, orderId: number): Promise<{ pkcs8Pem: string }>
-  configureOrder(resellerId: number, input: ConfigureInput): Promise<OrderView>
+  configureOrder(resellerId: number, input: ConfigureInput): Promise<SslStatusView>
+  /** Runs the pending domain checks now (issuing once every name passed) and answers the status. */
+  sslStatus(resellerId: number, orderId: number): Promise<SslStatusView>
+  changeDcv(resellerId: number, orderId: number, method: DcvMethod, approverEmail?: string): Promise<SslStatusView>
+  resendValidation(resellerId: number, orderId: number): Promise<SslStatusView>
+  reissue(resellerId: number, input: ReissueInput): Promise<SslStatusView>
+  certificate(resellerId: number, orderId: number): Promise<CertificateDetailView>
+  /** The local CA's root, for trust stores. */
+  caRootPem(): Promise<{ pem: string }>
 
   listInvoices(resellerId: number, filter: { status?: InvoiceStatus }, page: PageRequest): Promise<PageView<InvoiceView>>
   listTransactions(resellerId: number, page: PageRequest): Promise<PageView<TransactionView>>
@@ -291,6 +351,12 @@ export const APP_METHODS = {
   storePrivateKey: true,
   exportPrivateKey: true,
   configureOrder: true,
+  sslStatus: true,
+  changeDcv: true,
+  resendValidation: true,
+  reissue: true,
+  certificate: true,
+  caRootPem: true,
   listInvoices: true,
   listTransactions: true,
   topUp: true,

@@ -16,7 +16,7 @@ export function BarChart({ data, label }: { data: { date: string; orders: number
             <rect x={i * bw + 2} y={h - bh} width={bw - 4} height={Math.max(bh, d.orders > 0 ? 2 : 0)} className="bar">
               <title>{`${d.date}: ${d.orders} order(s), ${usd(d.revenue)}`}</title>
             </rect>
-            {i % 7 === 0 || i === data.length - 1 ? (
+            {i % 7 === 0 && i < data.length - 4 ? (
               <text x={i * bw + bw / 2} y={h + 16} className="tick" textAnchor="middle">
                 {d.date.slice(5)}
               </text>
@@ -24,7 +24,12 @@ export function BarChart({ data, label }: { data: { date: string; orders: number
           </g>
         )
       })}
-      <text x={4} y={12} className="tick">{usd(max)}</text>
+      <text x={w - 2} y={h + 16} className="tick" textAnchor="end">
+        today
+      </text>
+      <text x={4} y={12} className="tick">
+        {usd(max)}
+      </text>
     </svg>
   )
 }

@@ -5,7 +5,7 @@
  * the browser-mode RPC (./rpc.ts).
  */
 import type { PricedProduct } from '../core/catalogue'
-import { invalid, notFound, notImplemented, ServiceError } from '../core/errors'
+import { invalid, notFound, ServiceError } from '../core/errors'
 import { STATUS_OF } from '../http/errors'
 import type { Invoice } from '../core/invoices'
 import { KeyVault } from '../core/key-vault'
@@ -13,11 +13,15 @@ import type { CreditTransaction, Page } from '../core/ledger'
 import type { Order } from '../core/orders'
 import type { ApiKeyInfo, Reseller } from '../core/resellers'
 import type { Service } from '../core/service'
-import { readDcvSettings, updateDcvSettings } from '../core/app-settings'
+import { DCV_SETTINGS, validateSetting } from '../core/dcv'
+import type { SslStatus, StoredCertificate } from '../core/certificates'
 import { Watchlist } from '../core/watchlist'
 import type {
   ApiKeyView,
   AppApi,
+  CertificateView,
+  DcvSettingsView,
+  SslStatusView,
   AppMethod,
   InvoiceView,
   OrderView,
@@ -154,18 +158,54 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
     if (k.resellerId !== reseller(resellerId).id) throw notFound(`API key ${keyId} not found`)
     return k
   }
+  const certView = (c: StoredCertificate): CertificateView => ({
+    id: c.id,
+    serial: c.serial,
+    issuer: c.issuer,
+    certificatePem: c.certificatePem,
+    chainPem: c.chainPem,
+    names: c.names,
+    validFrom: c.validFrom,
+    validTill: c.validTill,
+    reason: c.reason,
+    createdAt: c.createdAt
+  })
+  const sslView = (s: SslStatus): SslStatusView => ({
+    order: orderView(s.order),
+    dcvMethod: s.dcvMethod,
+    approverEmail: s.approverEmail,
+    names: s.names,
+    validation: s.validation.map((v) => ({ ...v })),
+    certificate: s.certificate ? certView(s.certificate) : null
+  })
+  // The UI's names for the core's setting keys (src-main/core/dcv.ts owns keys and checks).
+  const SETTING_OF: Record<keyof DcvSettingsView, string> = {
+    dcvResolver: DCV_SETTINGS.resolver,
+    dcvHttpPort: DCV_SETTINGS.httpPort,
+    dcvHttpsPort: DCV_SETTINGS.httpsPort,
+    smtpUrl: DCV_SETTINGS.smtpUrl,
+    smtpFrom: DCV_SETTINGS.smtpFrom
+  }
+  const settingFields = Object.keys(SETTING_OF) as (keyof DcvSettingsView)[]
   const settingsView = (): Awaited<ReturnType<AppApi['settings']>> => ({
     dataDir: service.dataDir,
     listenerUrl: env.listenerUrl(),
     apiVersion: env.apiVersion,
     transport: env.transport,
-    ...readDcvSettings(service.settings)
+    ...(Object.fromEntries(settingFields.map((f) => [f, service.settings.get(SETTING_OF[f]) ?? ''])) as unknown as DcvSettingsView)
   })
 
   return {
     settings: settingsView,
     updateSettings: (input) => {
-      updateDcvSettings(service.settings, input ?? {})
+      const changes = settingFields.filter((f) => input?.[f] !== undefined).map((f) => [SETTING_OF[f], String(input[f]).trim()] as const)
+      // Every value is checked before any is written, so a bad field changes nothing. Empty
+      // means "the default" (the core reads '' like an unset key), so it needs no check.
+      for (const [key, value] of changes) {
+        const problem = value === '' ? null : validateSetting(key, value)
+        if (problem) throw invalid(`could not save the settings: ${problem}`)
+      }
+      for (const [key, value] of changes) service.settings.set(key, value)
       return settingsView()
     },
 
@@ -240,11 +280,40 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
     exportPrivateKey: (resellerId, orderId) => ({
       pkcs8Pem: vault.read(reseller(resellerId).id, id(orderId, 'order id'))
     }),
-    configureOrder: (resellerId, input) => {
-      // The order must exist and be this reseller's, as the reseller API checks first.
-      service.orders.get(reseller(resellerId).id, id(input?.orderId, 'order id'))
-      throw notImplemented('certificate issuance is not available yet in this version of CertDesk')
+    configureOrder: async (resellerId, input) =>
+      sslView(
+        await service.certificates.configure(reseller(resellerId).id, {
+          orderId: id(input?.orderId, 'order id'),
+          csr: String(input?.csr ?? ''),
+          dcvMethod: input?.dcvMethod,
+          approverEmail: input?.approverEmail || undefined
+        })
+      ),
+    sslStatus: async (resellerId, orderId) => sslView(await service.certificates.status(reseller(resellerId).id, id(orderId, 'order id'))),
+    changeDcv: async (resellerId, orderId, method, approverEmail) =>
+      sslView(await service.certificates.changeDcv(reseller(resellerId).id, id(orderId, 'order id'), method, approverEmail || undefined)),
+    resendValidation: async (resellerId, orderId) =>
+      sslView(await service.certificates.resendValidation(reseller(resellerId).id, id(orderId, 'order id'))),
+    reissue: async (resellerId, input) =>
+      sslView(
+        await service.certificates.reissue(reseller(resellerId).id, {
+          orderId: id(input?.orderId, 'order id'),
+          csr: input?.csr || undefined,
+          dcvMethod: input?.dcvMethod,
+          approverEmail: input?.approverEmail || undefined
+        })
+      ),
+    certificate: (resellerId, orderId) => {
+      const r = reseller(resellerId).id
+      const status = service.certificates.certificate(r, id(orderId, 'order id'))
+      return {
+        certificate: status.certificate ? certView(status.certificate) : null,
+        daysRemaining: status.daysRemaining,
+        isExpired: status.isExpired,
+        history: service.certificates.history(r, orderId).map(certView)
+      }
     },
+    caRootPem: async () => ({ pem: await service.localCa.rootPem() }),
 
     listInvoices: (resellerId, filter, p) =>
       pageOf(service.invoices.list(reseller(resellerId).id, { status: filter?.status }, page(p)), invoiceView),

@@ -5,13 +5,17 @@
 import { randomUUID } from 'node:crypto'
 import defaultCatalogue from '../../resources/catalogue.json'
 import { Catalogue, seedCatalogue, type CatalogueFile } from './catalogue'
+import { Certificates } from './certificates'
 import type { CoreContext } from './context'
 import { openDatabase, type Db } from './db'
 import { Idempotency } from './idempotency'
 import { Invoices } from './invoices'
+import type { Issuer } from './issuer'
 import { Ledger } from './ledger'
+import { LocalCa } from './local-ca'
 import { Orders } from './orders'
 import { Resellers, type Reseller } from './resellers'
+import { Scheduler } from './scheduler'
 import { KeyringSecretStore, type SecretStore } from './secrets'
 import { Settings } from './settings'
 import { StatsService } from './stats'
@@ -22,6 +26,8 @@ export interface ServiceOptions {
   clock?: Clock
   /** Defaults to the OS keychain under a service name unique to this data dir. */
   secrets?: SecretStore
+  /** Who signs certificates; the local CA when not given (the ACME branch adds another). */
+  issuer?: Issuer
 }
 
 export interface Service {
@@ -35,6 +41,9 @@ export interface Service {
   readonly invoices: Invoices
   readonly stats: StatsService
   readonly idempotency: Idempotency
+  readonly localCa: LocalCa
+  readonly certificates: Certificates
+  readonly scheduler: Scheduler
   close(): void
 }
 
@@ -49,6 +58,9 @@ export function openService(opts: ServiceOptions): Service {
     secrets: opts.secrets ?? new KeyringSecretStore(`CertDesk/${installId}`)
   }
   const catalogue = new Catalogue(ctx)
+  const orders = new Orders(ctx, catalogue)
+  const localCa = new LocalCa(ctx)
+  const certificates = new Certificates(ctx, orders, catalogue, settings, opts.issuer ?? localCa)
   return {
     dataDir: opts.dataDir,
     ctx,
@@ -56,10 +68,13 @@ export function openService(opts: ServiceOptions): Service {
     catalogue,
     resellers: new Resellers(ctx),
     ledger: new Ledger(ctx),
-    orders: new Orders(ctx, catalogue),
+    orders,
     invoices: new Invoices(ctx),
     stats: new StatsService(ctx),
     idempotency: new Idempotency(ctx),
+    localCa,
+    certificates,
+    scheduler: new Scheduler(ctx, certificates),
     close: () => db.close()
   }
 }

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react'
 import type { DcvMethod, OrderView } from '../../src-preload/contract'
 import { decodeCsr, generateCsr, KEY_TYPES, type DecodedCsr, type KeyType } from '../lib/csr'
+import { certificateFacts, pfx, privateKeyPem, type CertificateFacts } from '../lib/export'
 import { download, statusLabel, usd, years } from '../lib/format'
 import { useStore } from '../store'
 import { Badge, CopyButton, ErrorBox } from '../ui'
@@ -15,7 +16,7 @@ function Timeline({ order }: { order: OrderView }): React.JSX.Element {
     <ol className="timeline">
       {STEPS.map((s, i) => (
         <li key={s} className={!ended && i < at ? 'done' : !ended && i === at ? 'current' : ''}>
-          {s === 'pending' ? 'ordered, waiting for CSR' : statusLabel(s)}
+          {s === 'pending' ? 'Ordered, waiting for CSR' : statusLabel(s).replace(/^./, (c) => c.toUpperCase())}
         </li>
       ))}
       {ended ? <li className="current bad">{order.status}</li> : null}
@@ -176,29 +177,232 @@ function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
   )
 }
 
+function Validation({ order }: { order: OrderView }): React.JSX.Element | null {
+  const ssl = useStore((s) => s.ssl)
+  const loadSsl = useStore((s) => s.loadSsl)
+  const changeDcv = useStore((s) => s.changeDcv)
+  const resend = useStore((s) => s.resendValidation)
+  const [checking, setChecking] = useState(false)
+  const [method, setMethod] = useState<DcvMethod>('http')
+  const [error, setError] = useState<string | null>(null)
+  if (!ssl || ssl.order.id !== order.id) return null
+  const base = order.domain.replace(/^\*\./, '')
+  return (
+    <section className="card">
+      <div className="card-head">
+        <h2>Domain validation</h2>
+        <div className="actions">
+          <button
+            className="btn primary"
+            disabled={checking}
+            onClick={() => {
+              setChecking(true)
+              void loadSsl(order.id).finally(() => setChecking(false))
+            }}
+          >
+            {checking ? 'Checking…' : 'Re-check now'}
+          </button>
+          {ssl.dcvMethod === 'email' ? (
+            <button className="btn" onClick={() => void resend(order.id)}>
+              Resend email
+            </button>
+          ) : null}
+        </div>
+      </div>
+      <div className="names">
+        {ssl.validation.map((v) => (
+          <div key={v.name} className="name-check" data-name={v.name}>
+            <div className="name-head">
+              <span className="strong">{v.name}</span> <Badge status={v.status === 'valid' ? 'completed' : v.status === 'failed' ? 'cancelled' : 'pending'} />
+              <span className="muted small">{v.method.toUpperCase()}{v.checkedAt ? ` · checked ${v.checkedAt}` : ''}</span>
+            </div>
+            {v.status !== 'valid' && v.detail ? <p className="warn small">{v.detail}</p> : null}
+            {v.status !== 'valid' && (v.instructions.method === 'http' || v.instructions.method === 'https') ? (
+              <dl className="facts compact">
+                <dt>URL</dt>
+                <dd className="mono break" data-testid="dcv-url">
+                  {v.instructions.url} <CopyButton text={v.instructions.url} />
+                </dd>
+                <dt>File content</dt>
+                <dd>
+                  <pre className="mono pre" data-testid="dcv-content">{v.instructions.fileContent}</pre>
+                  <CopyButton text={v.instructions.fileContent} />
+                </dd>
+              </dl>
+            ) : null}
+            {v.status !== 'valid' && v.instructions.method === 'dns' ? (
+              <dl className="facts compact">
+                <dt>CNAME name</dt>
+                <dd className="mono break">
+                  {v.instructions.recordName} <CopyButton text={v.instructions.recordName} />
+                </dd>
+                <dt>CNAME value</dt>
+                <dd className="mono break">
+                  {v.instructions.recordValue} <CopyButton text={v.instructions.recordValue} />
+                </dd>
+                <dt>or TXT</dt>
+                <dd className="mono break">
+                  {v.instructions.txtAlternative} <CopyButton text={v.instructions.txtAlternative} />
+                </dd>
+              </dl>
+            ) : null}
+            {v.status !== 'valid' && v.instructions.method === 'email' ? (
+              <p className="muted">
+                Approval email to {v.instructions.approverEmail}
+                {v.instructions.sentAt ? `, sent ${v.instructions.sentAt}` : ', not sent yet'}.
+              </p>
+            ) : null}
+          </div>
+        ))}
+      </div>
+      {order.status === 'validation_pending' ? (
+        <div className="row">
+          <label>
+            Change method
+            <select aria-label="Change method" value={method} onChange={(e) => setMethod(e.target.value as DcvMethod)}>
+              <option value="http">HTTP file</option>
+              <option value="https">HTTPS file</option>
+              <option value="dns">DNS CNAME</option>
+              <option value="email">Email to admin@{base}</option>
+            </select>
+          </label>
+          <button className="btn" onClick={() => void changeDcv(order.id, method, method === 'email' ? `admin@${base}` : undefined).then(setError)}>
+            Change
+          </button>
+        </div>
+      ) : null}
+      <ErrorBox text={error} />
+    </section>
+  )
+}
+
 function Certificate({ order }: { order: OrderView }): React.JSX.Element {
+  const detail = useStore((s) => s.certDetail)
   const exportKey = useStore((s) => s.exportKey)
+  const reissue = useStore((s) => s.reissue)
+  const [facts, setFacts] = useState<CertificateFacts | null>(null)
+  const [password, setPassword] = useState('')
+  const [busy, setBusy] = useState<string | null>(null)
+  const [error, setError] = useState<string | null>(null)
+  const cert = detail?.certificate ?? null
+  useEffect(() => {
+    if (!cert) return setFacts(null)
+    void certificateFacts(cert.certificatePem).then(setFacts)
+  }, [cert])
+  const file = order.domain.replace(/^\*\./, 'wildcard.')
+  const run = (label: string, work: () => Promise<void>): void => {
+    setError(null)
+    setBusy(label)
+    work()
+      .catch((e: unknown) => setError((e as Error).message))
+      .finally(() => setBusy(null))
+  }
+  const key = async (): Promise<string> => {
+    const pem = await exportKey(order.id)
+    if (!pem) throw new Error('could not export: no private key is kept for this order')
+    return pem
+  }
+  const days = facts ? Math.floor((facts.notAfter.getTime() - Date.now()) / 86_400_000) : null
   return (
     <section className="card">
       <h2>Certificate</h2>
-      {order.certValidTill ? (
-        <dl className="facts">
-          <dt>Valid</dt>
-          <dd>
-            {order.certValidFrom} – {order.certValidTill}
-          </dd>
-          <dt>Reissues</dt>
-          <dd>{order.reissueCount}</dd>
-        </dl>
+      {cert && facts ? (
+        <>
+          <div className={`countdown ${days !== null && days < 15 ? 'soon' : ''}`} data-testid="expiry">
+            {days !== null && days >= 0 ? `${days} days left` : 'expired'}
+            <span className="muted small"> until {facts.notAfter.toISOString().slice(0, 16).replace('T', ' ')} UTC</span>
+          </div>
+          <dl className="facts" data-testid="cert-facts">
+            <dt>Subject</dt>
+            <dd className="break">{facts.subject}</dd>
+            <dt>Names</dt>
+            <dd className="break">{facts.names.join(', ')}</dd>
+            <dt>Issuer</dt>
+            <dd className="break">{facts.issuer}</dd>
+            <dt>Serial</dt>
+            <dd className="mono break">{facts.serial}</dd>
+            <dt>Key</dt>
+            <dd>{facts.keyAlgorithm}</dd>
+            <dt>Valid</dt>
+            <dd>
+              {facts.notBefore.toISOString().slice(0, 10)} – {facts.notAfter.toISOString().slice(0, 10)}
+            </dd>
+            <dt>SHA-256</dt>
+            <dd className="mono break small">{facts.sha256}</dd>
+          </dl>
+          <div className="actions wrap">
+            <button className="btn" onClick={() => download(`${file}.crt.pem`, cert.certificatePem, 'application/x-pem-file')}>
+              Certificate
+            </button>
+            <button className="btn" onClick={() => download(`${file}.chain.pem`, cert.chainPem, 'application/x-pem-file')}>
+              Chain
+            </button>
+            <button className="btn" onClick={() => download(`${file}.fullchain.pem`, cert.certificatePem.trim() + '\n' + cert.chainPem, 'application/x-pem-file')}>
+              Full chain
+            </button>
+          </div>
+          <div className="row">
+            <label className="grow">
+              Password for the key or PFX
+              <input aria-label="Export password" type="password" value={password} onChange={(e) => setPassword(e.target.value)} autoComplete="new-password" />
+            </label>
+            <button
+              className="btn"
+              disabled={!order.hasStoredKey || busy !== null}
+              onClick={() => run('Encrypting the key…', async () => download(`${file}.key.pem`, await privateKeyPem(await key(), password), 'application/x-pem-file'))}
+            >
+              Private key{password ? ' (encrypted)' : ''}
+            </button>
+            <button
+              className="btn primary"
+              disabled={!order.hasStoredKey || !password || busy !== null}
+              onClick={() => run('Building the PFX…', async () => download(`${file}.pfx`, await pfx(await key(), cert.certificatePem, cert.chainPem, password), 'application/x-pkcs12'))}
+            >
+              PFX / PKCS#12
+            </button>
+          </div>
+          {busy ? (
+            <div className="progress" role="status">
+              <span className="spinner" /> {busy}
+            </div>
+          ) : null}
+          {!order.hasStoredKey ? <p className="muted small">No private key is kept for this order (its CSR was made elsewhere), so the key and PFX exports are off.</p> : null}
+          <ErrorBox text={error} />
+          {detail && detail.history.length > 0 ? (
+            <>
+              <h2 className="sub">Issued certificates</h2>
+              <ul className="plain-list" data-testid="history">
+                {detail.history.map((h) => (
+                  <li key={h.id}>
+                    <span className="mono small">{h.serial.slice(0, 16)}…</span> {h.validFrom} – {h.validTill} <span className="badge">{h.reason.replace('_', ' ')}</span>
+                  </li>
+                ))}
+              </ul>
+            </>
+          ) : null}
+          {order.status === 'completed' ? (
+            <div className="actions">
+              <button className="btn" onClick={() => void reissue({ orderId: order.id }).then((e) => e && setError(e))}>
+                Reissue with the same CSR
+              </button>
+            </div>
+          ) : null}
+        </>
       ) : (
-        <p className="muted">Not issued yet. It is issued once the CSR is submitted and the domain is validated.</p>
+        <>
+          <p className="muted">Not issued yet. It is issued once the CSR is submitted and every name is validated.</p>
+          <div className="actions wrap">
+            <button
+              className="btn"
+              disabled={!order.hasStoredKey}
+              onClick={() => run('Exporting…', async () => download(`${file}.key.pem`, await key(), 'application/x-pem-file'))}
+            >
+              Private key (PKCS#8 PEM)
+            </button>
+          </div>
+          <ErrorBox text={error} />
+        </>
       )}
-      <div className="actions wrap">
-        <button className="btn" disabled={!order.hasStoredKey} onClick={() => void exportKey(order.id).then((pem) => pem && download(`${order.domain.replace(/^\*\./, 'wildcard.')}.key`, pem, 'application/x-pem-file'))}>
-          Private key (PKCS#8 PEM)
-        </button>
-      </div>
-      {!order.hasStoredKey ? <p className="muted small">No private key is kept for this order: it was not generated in CertDesk.</p> : null}
     </section>
   )
 }
@@ -208,6 +412,7 @@ export function OrderDetail({ id }: { id: number }): React.JSX.Element {
   const error = useStore((s) => s.orderError)
   const lastRefund = useStore((s) => s.lastRefund)
   const load = useStore((s) => s.loadOrder)
+  const loadSsl = useStore((s) => s.loadSsl)
   const cancel = useStore((s) => s.cancelOrder)
   const pay = useStore((s) => s.payOrder)
   const go = useStore((s) => s.go)
@@ -215,6 +420,11 @@ export function OrderDetail({ id }: { id: number }): React.JSX.Element {
   useEffect(() => {
     void load(id)
   }, [id, load])
+  const status = order?.id === id ? order.status : null
+  // Orders past the CSR step have a live validation status and maybe a certificate.
+  useEffect(() => {
+    if (status && !['pending', 'cancelled'].includes(status)) void loadSsl(id)
+  }, [id, status, loadSsl])
   if (error) return <ErrorBox text={error} />
   if (!order || order.id !== id) return <p className="muted">Loading the order…</p>
   const cancellable = order.status === 'pending' || order.status === 'processing'
@@ -294,6 +504,7 @@ export function OrderDetail({ id }: { id: number }): React.JSX.Element {
         <Certificate order={order} />
       </div>
       {order.status === 'pending' || order.status === 'pending_configuration' ? <CsrStep key={order.id} order={order} /> : null}
+      {order.status === 'validation_pending' || order.status === 'processing' || order.status === 'completed' ? <Validation order={order} /> : null}
     </div>
   )
 }

@@ -1,4 +1,6 @@
 import { useEffect, useState } from 'react'
+import type { DcvSettingsView } from '../../src-preload/contract'
+import { download } from '../lib/format'
 import { useStore } from '../store'
 
 export function Acme(): React.JSX.Element {
@@ -20,16 +22,18 @@ export function Acme(): React.JSX.Element {
 export function Settings(): React.JSX.Element {
   const settings = useStore((s) => s.settings)
   const save = useStore((s) => s.saveSettings)
-  const [resolver, setResolver] = useState('')
-  const [port, setPort] = useState('80')
-  const [smtp, setSmtp] = useState('')
+  const caRoot = useStore((s) => s.caRoot)
+  const [form, setForm] = useState<DcvSettingsView>({ dcvResolver: '', dcvHttpPort: '', dcvHttpsPort: '', smtpUrl: '', smtpFrom: '' })
   useEffect(() => {
-    if (!settings) return
-    setResolver(settings.dcvResolver)
-    setPort(String(settings.dcvHttpPort))
-    setSmtp(settings.smtpUrl)
+    if (settings) setForm({ dcvResolver: settings.dcvResolver, dcvHttpPort: settings.dcvHttpPort, dcvHttpsPort: settings.dcvHttpsPort, smtpUrl: settings.smtpUrl, smtpFrom: settings.smtpFrom })
   }, [settings])
   if (!settings) return <p className="muted">Loading…</p>
+  const field = (key: keyof DcvSettingsView, label: string, placeholder: string): React.JSX.Element => (
+    <label>
+      {label}
+      <input aria-label={label} value={form[key]} placeholder={placeholder} onChange={(e) => setForm({ ...form, [key]: e.target.value })} />
+    </label>
+  )
   return (
     <div className="screen narrow">
       <header className="screen-head">
@@ -50,22 +54,21 @@ export function Settings(): React.JSX.Element {
         className="card form"
         onSubmit={(e) => {
           e.preventDefault()
-          void save({ dcvResolver: resolver, dcvHttpPort: Number(port), smtpUrl: smtp })
+          // On an error the form keeps what was typed; only the store's copy stays as saved.
+          void save(form)
         }}
       >
         <h2>Domain validation</h2>
-        <label>
-          DNS resolver (empty: the system resolver)
-          <input aria-label="DNS resolver" value={resolver} onChange={(e) => setResolver(e.target.value)} placeholder="127.0.0.1:5353" />
-        </label>
-        <label>
-          HTTP validation port
-          <input aria-label="HTTP validation port" value={port} onChange={(e) => setPort(e.target.value)} inputMode="numeric" />
-        </label>
-        <label>
-          SMTP relay for validation email (no password in the URL)
-          <input aria-label="SMTP relay" value={smtp} onChange={(e) => setSmtp(e.target.value)} placeholder="smtp://127.0.0.1:2525" />
-        </label>
+        {field('dcvResolver', 'DNS resolver', 'system resolver (or 127.0.0.1:5353)')}
+        <div className="row">
+          {field('dcvHttpPort', 'HTTP validation port', '80')}
+          {field('dcvHttpsPort', 'HTTPS validation port', '443')}
+        </div>
+        <div className="row">
+          {field('smtpUrl', 'SMTP relay', 'the outbox (or smtp://127.0.0.1:2525)')}
+          {field('smtpFrom', 'Sender address', 'certdesk@localhost')}
+        </div>
+        <p className="muted small">No password in the SMTP URL: settings live in the database, secrets only in the OS keychain.</p>
         <div className="actions">
           <button className="btn primary" type="submit">
             Save
@@ -74,7 +77,10 @@ export function Settings(): React.JSX.Element {
       </form>
       <section className="card">
         <h2>Local CA</h2>
-        <p className="muted">The root of the built-in certificate authority can be exported here once certificate issuance is part of this build.</p>
+        <p>Certificates are issued by CertDesk&apos;s own CA. Add its root to a trust store to have browsers and tools accept them.</p>
+        <button className="btn" onClick={() => void caRoot().then((pem) => pem && download('certdesk-root-ca.pem', pem, 'application/x-pem-file'))}>
+          Export root certificate
+        </button>
       </section>
     </div>
   )

@@ -5,7 +5,11 @@
 import { create, type StateCreator } from 'zustand'
 import type {
   ApiKeyView,
+  CertificateDetailView,
   ConfigureInput,
+  DcvMethod,
+  ReissueInput,
+  SslStatusView,
   InvoiceView,
   TransactionView,
   DashboardView,
@@ -105,6 +109,15 @@ interface OrderSlice {
   exportKey(orderId: number): Promise<string | null>
   /** Submits the CSR and DCV choice; the API's message on failure, null on success. */
   configure(input: ConfigureInput): Promise<string | null>
+  ssl: SslStatusView | null
+  certDetail: CertificateDetailView | null
+  /** Live status; `recheck` runs the pending domain checks (and issues once all pass). */
+  loadSsl(orderId: number): Promise<void>
+  changeDcv(orderId: number, method: DcvMethod, approverEmail?: string): Promise<string | null>
+  resendValidation(orderId: number): Promise<void>
+  reissue(input: ReissueInput): Promise<string | null>
+  loadCertificate(orderId: number): Promise<void>
+  caRoot(): Promise<string | null>
 }
 
 // ---- the new-order wizard; the draft outlives errors and screen changes
@@ -165,7 +178,7 @@ const sessionSlice: Slice<SessionSlice> = (set, get) => ({
   },
   selectReseller(id) {
     localStorage.setItem('certdesk.reseller', String(id))
-    set({ resellerId: id, dashboard: null, order: null, quote: null, apiKeys: [], shownKey: null })
+    set({ resellerId: id, dashboard: null, order: null, ssl: null, certDetail: null, quote: null, apiKeys: [], shownKey: null })
     for (const name of ['orders', 'invoices', 'transactions'] as const) void get().setListFilter(name, get()[name].filter)
   },
   async refreshResellers() {
@@ -281,6 +294,7 @@ const orderSlice: Slice<OrderSlice> = (set, get) => ({
   orderError: null,
   lastRefund: null,
   async loadOrder(id) {
+    if (get().order?.id !== id) set({ order: null, ssl: null, certDetail: null, lastRefund: null })
     try {
       set({ order: await bridge.getOrder(rid(get), id), orderError: null })
     } catch (err) {
@@ -329,10 +343,67 @@ const orderSlice: Slice<OrderSlice> = (set, get) => ({
   },
   async configure(input) {
     try {
-      set({ order: await bridge.configureOrder(rid(get), input) })
+      const ssl = await bridge.configureOrder(rid(get), input)
+      set({ ssl, order: ssl.order })
       return null
     } catch (err) {
       return errorMessage(err)
+    }
+  },
+  ssl: null,
+  certDetail: null,
+  async loadSsl(orderId) {
+    try {
+      const ssl = await bridge.sslStatus(rid(get), orderId)
+      set({ ssl, order: ssl.order })
+      if (ssl.certificate) void get().loadCertificate(orderId)
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+    }
+  },
+  async changeDcv(orderId, method, approverEmail) {
+    try {
+      const ssl = await bridge.changeDcv(rid(get), orderId, method, approverEmail)
+      set({ ssl, order: ssl.order })
+      get().toast('ok', `Validation method changed to ${method}`)
+      return null
+    } catch (err) {
+      return errorMessage(err)
+    }
+  },
+  async resendValidation(orderId) {
+    try {
+      const ssl = await bridge.resendValidation(rid(get), orderId)
+      set({ ssl, order: ssl.order })
+      get().toast('ok', 'Approval email sent again')
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+    }
+  },
+  async reissue(input) {
+    try {
+      const ssl = await bridge.reissue(rid(get), input)
+      set({ ssl, order: ssl.order })
+      get().toast('ok', 'Reissue requested')
+      void get().loadCertificate(input.orderId)
+      return null
+    } catch (err) {
+      return errorMessage(err)
+    }
+  },
+  async loadCertificate(orderId) {
+    try {
+      set({ certDetail: await bridge.certificate(rid(get), orderId) })
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+    }
+  },
+  async caRoot() {
+    try {
+      return (await bridge.caRootPem()).pem
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+      return null
     }
   }
 })

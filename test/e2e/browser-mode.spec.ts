@@ -44,12 +44,12 @@ test('the session cookie is HttpOnly and SameSite=Strict, the CSP is strict, and
   // A bad setting shows the core's message and keeps what was typed.
   await page.getByLabel('SMTP relay').fill('smtp://user:secret@127.0.0.1:2525')
   await page.getByRole('button', { name: 'Save' }).click()
-  await expect(page.locator('.toast-error')).toContainText('a password does not belong in the settings')
+  await expect(page.locator('.toast-error')).toContainText('must not carry a user or password')
   await expect(page.getByLabel('SMTP relay')).toHaveValue('smtp://user:secret@127.0.0.1:2525')
-  await page.getByLabel('SMTP relay').fill('smtp://127.0.0.1:2525')
+  await page.getByLabel('SMTP relay').fill('')
   await page.getByRole('button', { name: 'Save' }).click()
   await expect(page.locator('.toast-ok')).toContainText('Settings saved')
-  await shot(page, 'settings')
+
 
   await nav(page, 'ACME')
   await expect(page.getByText('arrive with')).toBeVisible()

@@ -1,18 +1,40 @@
 /**
  * The path a new user takes after `npm start`: the dashboard, the catalogue, an order with a
- * live price, a key pair and CSR generated in the browser, submitting it, and taking the
- * private key home in a form openssl reads.
+ * live price, a key pair and CSR generated in the browser, HTTP validation against a real web
+ * server on loopback (names resolved by a real DNS server on loopback), and the certificate,
+ * chain, encrypted key and PFX downloaded and opened with openssl.
  */
 import { expect, test } from '@playwright/test'
 import { execFileSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
 import { balance, nav, openApp, orderFromCatalogue, shot } from './support'
 
-test('a new user orders from the catalogue, generates a CSR in the browser and exports the key', async ({ page }, info) => {
+let dns: DnsServer
+let web: WebServer
+test.beforeAll(async () => {
+  dns = await startDns()
+  web = await startWeb()
+})
+test.afterAll(async () => {
+  await web?.close()
+  await dns?.close()
+})
+
+const openssl = (args: string[]): string => execFileSync('openssl', args, { encoding: 'utf8' })
+
+test('a new user orders, generates a CSR in the browser, passes HTTP validation and downloads PEM and PFX', async ({ page }, info) => {
   await openApp(page)
   await expect(page.getByRole('heading', { name: 'Dashboard' })).toBeVisible()
   // The dashboard's balance is the one the sidebar shows for the chosen reseller.
   await expect(page.locator('.stat').first()).toContainText((await page.getByTestId('balance').textContent())!)
+
+  // Point domain validation at the loopback servers, the way an admin sets a resolver.
+  await nav(page, 'Settings')
+  await page.getByLabel('DNS resolver').fill(dns.address)
+  await page.getByLabel('HTTP validation port').fill(String(web.httpPort))
+  await page.getByRole('button', { name: 'Save' }).click()
+  await expect(page.locator('.toast-ok')).toContainText('Settings saved')
 
   await nav(page, 'Catalogue')
   await expect(page.locator('tr[data-product]')).not.toHaveCount(0)
@@ -43,22 +65,62 @@ test('a new user orders from the catalogue, generates a CSR in the browser and e
   await expect(page.getByTestId('csr-decoded')).toContainText('valid')
   await expect(page.getByText('The private key is kept on this machine')).toBeVisible()
   await page.getByLabel('Validation method').selectOption('http')
-  await shot(page, 'order-detail')
+  await shot(page, 'order-csr')
   await page.getByRole('button', { name: 'Submit CSR' }).click()
-  // Until certificate issuance is merged, the API's own message shows and the CSR stays.
-  await expect(page.locator('.error-box')).toContainText(/certificate issuance is not available yet|validation/)
-  await expect(page.getByLabel('CSR')).toHaveValue(/BEGIN CERTIFICATE REQUEST/)
 
-  // The private key, exported by the desktop user only, is a PKCS#8 key openssl reads.
-  const [dl] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Private key (PKCS#8 PEM)' }).click()])
-  const keyPath = info.outputPath('shop.key')
-  await dl.saveAs(keyPath)
-  expect(readFileSync(keyPath, 'utf8')).toMatch(/^-----BEGIN PRIVATE KEY-----/)
-  const text = execFileSync('openssl', ['pkey', '-in', keyPath, '-noout', '-text'], { encoding: 'utf8' })
-  expect(text).toContain('prime256v1')
+  // One instruction per name; publish each file on the loopback web server.
+  const checks = page.locator('.name-check')
+  await expect(checks).toHaveCount(2)
+  for (const name of ['shop.example.test', 'www.shop.example.test']) {
+    const box = page.locator(`.name-check[data-name="${name}"]`)
+    const url = new URL(((await box.getByTestId('dcv-url').textContent()) ?? '').replace(/Copy$/, '').trim())
+    expect(url.hostname).toBe(name)
+    web.put(name, url.pathname, (await box.getByTestId('dcv-content').textContent()) ?? '')
+  }
+  await shot(page, 'order-validation')
+  await page.getByRole('button', { name: 'Re-check now' }).click()
+  await expect(page.locator('h1')).toContainText('completed')
+  await expect(page.getByTestId('cert-facts')).toContainText('www.shop.example.test')
+  await expect(page.getByTestId('expiry')).toContainText('days left')
+  await expect(page.getByTestId('history').locator('li')).toHaveCount(1)
+  await shot(page, 'certificate')
+
+  const save = async (button: string, file: string): Promise<string> => {
+    const [dl] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: button, exact: true }).click()])
+    const path = info.outputPath(file)
+    await dl.saveAs(path)
+    return path
+  }
+  const certPath = await save('Certificate', 'cert.pem')
+  const chainPath = await save('Chain', 'chain.pem')
+  const fullPath = await save('Full chain', 'fullchain.pem')
+  expect(openssl(['x509', '-in', certPath, '-noout', '-ext', 'subjectAltName'])).toContain('DNS:www.shop.example.test')
+  expect(readFileSync(fullPath, 'utf8').match(/BEGIN CERTIFICATE/g)?.length).toBe(1 + (readFileSync(chainPath, 'utf8').match(/BEGIN CERTIFICATE/g)?.length ?? 0))
+
+  // The chain verifies up to the local CA root exported from Settings.
+  await page.getByLabel('Export password').fill('s3cret pass')
+  const keyPath = await save('Private key (encrypted)', 'key.pem')
+  expect(readFileSync(keyPath, 'utf8')).toMatch(/^-----BEGIN ENCRYPTED PRIVATE KEY-----/)
+  const pfxPath = await save('PFX / PKCS#12', 'shop.pfx')
+  const pfxText = openssl(['pkcs12', '-in', pfxPath, '-passin', 'pass:s3cret pass', '-nodes'])
+  expect(pfxText).toContain('BEGIN PRIVATE KEY')
+  expect(pfxText.match(/BEGIN CERTIFICATE/g)?.length).toBeGreaterThanOrEqual(2)
+  // The key in the PFX and the encrypted key are the key of the certificate.
+  const certPub = openssl(['x509', '-in', certPath, '-noout', '-pubkey'])
+  expect(openssl(['pkey', '-in', keyPath, '-passin', 'pass:s3cret pass', '-pubout'])).toBe(certPub)
+  const pfxKeyPath = info.outputPath('pfx-key.pem')
+  writeFileSync(pfxKeyPath, pfxText.slice(pfxText.indexOf('-----BEGIN PRIVATE KEY-----')))
+  expect(openssl(['pkey', '-in', pfxKeyPath, '-pubout'])).toBe(certPub)
+
+  await nav(page, 'Settings')
+  const [rootDl] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export root certificate' }).click()])
+  const rootPath = info.outputPath('root.pem')
+  await rootDl.saveAs(rootPath)
+  expect(openssl(['verify', '-CAfile', rootPath, '-untrusted', chainPath, certPath]).trim()).toBe(`${certPath}: OK`)
+  await shot(page, 'settings')
 
   await nav(page, 'Dashboard')
-  await expect(page.locator('.card', { hasText: 'Waiting for CSR or validation' })).toContainText('shop.example.test')
+  await expect(page.locator('.stat').nth(1)).toContainText('1 active')
   await shot(page, 'dashboard')
 })
 
@@ -69,14 +131,21 @@ test('a pasted CSR is decoded as it is typed, and garbage is refused with a reas
   await page.getByLabel('CSR').fill('hello')
   await expect(page.getByText('not a PEM CSR')).toBeVisible()
   await expect(page.getByRole('button', { name: 'Submit CSR' })).toBeDisabled()
-  const csr = execFileSync(
-    'openssl',
-    ['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', '/dev/null', '-subj', '/CN=paste.example.test/O=Paste Ltd', '-addext', 'subjectAltName=DNS:paste.example.test,DNS:api.paste.example.test'],
-    { encoding: 'utf8' }
-  )
+  const csr = openssl([
+    'req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', '/dev/null',
+    '-subj', '/CN=paste.example.test/O=Paste Ltd', '-addext', 'subjectAltName=DNS:paste.example.test,DNS:api.paste.example.test'
+  ])
   await page.getByLabel('CSR').fill(csr)
   await expect(page.getByTestId('csr-decoded')).toContainText('api.paste.example.test')
   await expect(page.getByTestId('csr-decoded')).toContainText('RSA 2048')
   await expect(page.getByTestId('csr-decoded')).toContainText('Paste Ltd')
   await expect(page.getByRole('button', { name: 'Submit CSR' })).toBeEnabled()
+  // Submitting a CSR for other names than the order's shows the API's message; the CSR stays.
+  await page.getByLabel('CSR').fill(
+    openssl(['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', '/dev/null', '-subj', '/CN=other.example.test'])
+  )
+  await expect(page.getByTestId('csr-decoded')).toContainText('other.example.test')
+  await page.getByRole('button', { name: 'Submit CSR' }).click()
+  await expect(page.locator('.error-box')).toBeVisible()
+  await expect(page.getByLabel('CSR')).toHaveValue(/BEGIN CERTIFICATE REQUEST/)
 })

@@ -1,41 +1,390 @@
 /**
- * The certificate half of the spec (SSL configure/validation/reissue, CSR decode, download).
- * Until issuance lands these answer 501 in the envelope, after the same checks a real answer
- * would make (the order must exist and be the caller's), never with a fake success.
+ * The certificate half of the spec: POST /csr/decode, POST /ssl/configure, GET /ssl/{order_id},
+ * POST /ssl/change-dcv, POST /ssl/resend-validation, POST /ssl/reissue, GET /certificate/{order_id}
+ * and its /download. Thin adapters over core/certificates.ts; the JSON shapes of the bodies the
+ * spec leaves open are documented in the README ("Certificates").
  */
-import { Type } from '@sinclair/typebox'
-import { notImplemented } from '../../core/errors'
+import { Type, type Static } from '@sinclair/typebox'
+import type { CertificateStatus, NameValidation, SslStatus, StoredCertificate } from '../../core/certificates'
+import type { DecodedCsr } from '../../core/csr'
+import { DCV_METHODS } from '../../core/dcv'
 import type { Service } from '../../core/service'
+import { isoDate, parseDate } from '../../core/time'
 import { caller } from '../auth'
 import type { ApiRouter } from '../router'
-import { IdParam } from '../schemas'
+import { Day, IdParam, ok, StringEnum, Timestamp } from '../schemas'
 import { ErrorRef } from './common'
 
-const NOT_YET = 'certificate issuance is not available yet in this version of CertDesk'
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()])
+const Csr = Type.String({ minLength: 1, maxLength: 64 * 1024, description: 'PEM certificate signing request' })
+const Method = StringEnum(DCV_METHODS, 'domain control validation method')
+const OrderId = Type.Integer({ minimum: 1 })
+const Email = Type.String({ minLength: 3, maxLength: 254 })
+
+const CsrJson = Type.Object({
+  domain: Nullable(Type.String()),
+  common_name: Nullable(Type.String()),
+  organization: Nullable(Type.String()),
+  organizational_unit: Nullable(Type.String()),
+  locality: Nullable(Type.String()),
+  state: Nullable(Type.String()),
+  country: Nullable(Type.String()),
+  email: Nullable(Type.String()),
+  sans: Type.Array(Type.String()),
+  key_algorithm: Type.String(),
+  key_size: Nullable(Type.Integer()),
+  curve: Nullable(Type.String()),
+  signature_algorithm: Type.String(),
+  signature_valid: Type.Boolean(),
+  md5: Type.String(),
+  sha256: Type.String()
+})
+
+const ValidationJson = Type.Object({
+  name: Type.String(),
+  method: Type.String(),
+  status: Type.String({ description: 'pending, valid or failed' }),
+  detail: Nullable(Type.String()),
+  checked_at: Nullable(Timestamp),
+  validated_at: Nullable(Timestamp),
+  instructions: Type.Object(
+    {
+      method: Type.String(),
+      url: Type.Optional(Type.String()),
+      file_name: Type.Optional(Type.String()),
+      file_content: Type.Optional(Type.String()),
+      record_name: Type.Optional(Type.String()),
+      record_type: Type.Optional(Type.String()),
+      record_value: Type.Optional(Type.String()),
+      txt_alternative: Type.Optional(Type.String()),
+      approver_email: Type.Optional(Type.String()),
+      sent_at: Type.Optional(Nullable(Timestamp))
+    },
+    { additionalProperties: false }
+  )
+})
+
+const SslStatusJson = ok({
+  order_id: Type.Integer(),
+  order_number: Type.String(),
+  domain: Type.String(),
+  product: Type.String(),
+  status: Type.String(),
+  status_note: Nullable(Type.String()),
+  dcv_method: Nullable(Type.String()),
+  approver_email: Nullable(Type.String()),
+  csr: Nullable(Type.Object({ common_name: Nullable(Type.String()), md5: Type.String(), sha256: Type.String() })),
+  names: Type.Array(Type.String()),
+  validation: Type.Array(ValidationJson),
+  certificate_issued: Type.Boolean(),
+  valid_from: Nullable(Day),
+  valid_till: Nullable(Day),
+  reissue_count: Type.Integer(),
+  next_reissue_at: Nullable(Day),
+  purchase_end_date: Day
+})
+
+const CertificateStatusJson = Type.Object({
+  order_id: Type.Integer(),
+  domain: Type.String(),
+  product: Type.String(),
+  brand: Type.String(),
+  status: Type.String(),
+  valid_from: Nullable(Day),
+  valid_till: Nullable(Day),
+  has_certificate: Type.Boolean(),
+  has_ca_bundle: Type.Boolean(),
+  days_remaining: Nullable(Type.Integer()),
+  is_expired: Type.Boolean(),
+  auto_reissue_enabled: Type.Boolean(),
+  max_validity_days: Type.Integer(),
+  next_reissue_at: Nullable(Day),
+  purchase_end_date: Day,
+  reissue_count: Type.Integer(),
+  cert_valid_from: Nullable(Day),
+  cert_valid_till: Nullable(Day),
+  period: Type.Integer(),
+  serial_number: Nullable(Type.String()),
+  names: Type.Array(Type.String())
+})
+
+const DownloadJson = Type.Object({
+  order_id: Type.Integer(),
+  domain: Type.String(),
+  valid_from: Day,
+  valid_till: Day,
+  serial_number: Type.String(),
+  certificate_pem: Type.String(),
+  ca_bundle: Type.String(),
+  private_key_note: Type.String()
+})
+
+/** Spec, "Certificate download record": the service never returns the private key. */
+export const PRIVATE_KEY_NOTE =
+  'The private key was created with the CSR on your side and was never sent to CertDesk; it is not returned here.'
+
+function csrJson(d: DecodedCsr): Static<typeof CsrJson> {
+  return {
+    domain: d.commonName,
+    common_name: d.commonName,
+    organization: d.organization,
+    organizational_unit: d.organizationalUnit,
+    locality: d.locality,
+    state: d.state,
+    country: d.country,
+    email: d.email,
+    sans: d.dnsNames,
+    key_algorithm: d.keyAlgorithm,
+    key_size: d.keySize,
+    curve: d.curve,
+    signature_algorithm: d.signatureAlgorithm,
+    signature_valid: d.signatureValid,
+    md5: d.md5,
+    sha256: d.sha256
+  }
+}
+
+function validationJson(v: NameValidation): Static<typeof ValidationJson> {
+  const i = v.instructions
+  const instructions =
+    i.method === 'dns'
+      ? {
+          method: i.method,
+          record_name: i.recordName,
+          record_type: i.recordType,
+          record_value: i.recordValue,
+          txt_alternative: i.txtAlternative
+        }
+      : i.method === 'email'
+        ? { method: i.method, approver_email: i.approverEmail, sent_at: i.sentAt }
+        : { method: i.method, url: i.url, file_name: i.fileName, file_content: i.fileContent }
+  return {
+    name: v.name,
+    method: v.method,
+    status: v.status,
+    detail: v.detail,
+    checked_at: v.checkedAt,
+    validated_at: v.validatedAt,
+    instructions
+  }
+}
+
+const day = (ts: string | null | undefined): string | null => (ts ? isoDate(parseDate(ts)) : null)
+
+function sslJson(s: SslStatus, message?: string): Static<typeof SslStatusJson> {
+  const o = s.order
+  return {
+    success: true,
+    ...(message ? { message } : {}),
+    order_id: o.id,
+    order_number: o.orderNumber,
+    domain: o.domain,
+    product: o.productName,
+    status: o.status,
+    status_note: o.statusNote,
+    dcv_method: s.dcvMethod,
+    approver_email: s.approverEmail,
+    csr: s.csr ? { common_name: s.csr.commonName, md5: s.csr.md5, sha256: s.csr.sha256 } : null,
+    names: s.names,
+    validation: s.validation.map(validationJson),
+    certificate_issued: s.certificate !== null,
+    valid_from: day(s.certificate?.validFrom),
+    valid_till: day(s.certificate?.validTill),
+    reissue_count: o.reissueCount,
+    next_reissue_at: o.nextReissueAt,
+    purchase_end_date: o.purchaseEndDate
+  }
+}
+
+function certificateJson(c: CertificateStatus): Static<typeof CertificateStatusJson> {
+  const o = c.order
+  const cert: StoredCertificate | null = c.certificate
+  return {
+    order_id: o.id,
+    domain: o.domain,
+    product: o.productName,
+    brand: o.brand,
+    status: o.status,
+    valid_from: day(cert?.validFrom),
+    valid_till: day(cert?.validTill),
+    has_certificate: cert !== null,
+    has_ca_bundle: cert !== null && cert.chainPem.includes('BEGIN CERTIFICATE'),
+    days_remaining: c.daysRemaining,
+    is_expired: c.isExpired,
+    auto_reissue_enabled: o.autoReissue,
+    max_validity_days: o.maxValidityDays,
+    next_reissue_at: o.nextReissueAt,
+    purchase_end_date: o.purchaseEndDate,
+    reissue_count: o.reissueCount,
+    cert_valid_from: o.certValidFrom,
+    cert_valid_till: o.certValidTill,
+    period: o.periodMonths,
+    serial_number: cert?.serial ?? null,
+    names: cert?.names ?? []
+  }
+}
+
+const messageFor = (s: SslStatus, action: string): string =>
+  s.order.status === 'completed'
+    ? `${action}; the certificate is issued`
+    : s.dcvMethod === 'email'
+      ? `${action}; an approval email went to each approver address`
+      : `${action}; complete the validation below, then GET /ssl/${s.order.id}`
 
 export function registerCertificateRoutes(r: ApiRouter, service: Service): void {
-  const byOrder = (resellerId: number, orderId: number): never => {
-    service.orders.get(resellerId, orderId)
-    throw notImplemented(NOT_YET)
-  }
-  const OrderBody = Type.Object({ order_id: Type.Integer({ minimum: 1 }) }, { additionalProperties: true })
-  for (const path of ['/ssl/configure', '/ssl/resend-validation', '/ssl/change-dcv', '/ssl/reissue']) {
-    r.post(path, { body: OrderBody, response: { ...ErrorRef } }, async (request) =>
-      byOrder(caller(request).id, request.body.order_id)
-    )
-  }
-  r.post('/csr/decode', { body: Type.Object({ csr: Type.String() }), response: { ...ErrorRef } }, async () => {
-    throw notImplemented(NOT_YET)
-  })
-  r.get('/ssl/:order_id', { params: IdParam('order_id'), response: { ...ErrorRef } }, async (request) =>
-    byOrder(caller(request).id, request.params.order_id)
+  const certs = service.certificates
+
+  r.post(
+    '/csr/decode',
+    {
+      summary: 'Decode a CSR: subject, SANs, key, signature check',
+      body: Type.Object({ csr: Csr }, { additionalProperties: false }),
+      response: { 200: ok({ csr: CsrJson }), ...ErrorRef }
+    },
+    async (request) => ({ success: true as const, csr: csrJson(await certs.decode(request.body.csr)) })
   )
-  r.get('/certificate/:order_id', { params: IdParam('order_id'), response: { ...ErrorRef } }, async (request) =>
-    byOrder(caller(request).id, request.params.order_id)
+
+  r.post(
+    '/ssl/configure',
+    {
+      summary: 'Submit the CSR and the validation method of a pending order',
+      body: Type.Object(
+        { order_id: OrderId, csr: Csr, dcv_method: Type.Optional(Method), approver_email: Type.Optional(Email) },
+        { additionalProperties: false }
+      ),
+      response: { 200: SslStatusJson, ...ErrorRef }
+    },
+    async (request) => {
+      const b = request.body
+      const s = await certs.configure(caller(request).id, {
+        orderId: b.order_id,
+        csr: b.csr,
+        dcvMethod: b.dcv_method,
+        approverEmail: b.approver_email
+      })
+      return sslJson(s, messageFor(s, 'CSR accepted'))
+    }
   )
+
+  r.get(
+    '/ssl/:order_id',
+    {
+      summary: 'Live SSL status: runs the validation checks and issues when they pass',
+      params: IdParam('order_id'),
+      response: { 200: SslStatusJson, ...ErrorRef }
+    },
+    async (request) => sslJson(await certs.status(caller(request).id, request.params.order_id))
+  )
+
+  r.post(
+    '/ssl/change-dcv',
+    {
+      summary: 'Change the validation method of the names not yet validated',
+      body: Type.Object(
+        { order_id: OrderId, dcv_method: Method, approver_email: Type.Optional(Email) },
+        { additionalProperties: false }
+      ),
+      response: { 200: SslStatusJson, ...ErrorRef }
+    },
+    async (request) => {
+      const b = request.body
+      const s = await certs.changeDcv(caller(request).id, b.order_id, b.dcv_method, b.approver_email)
+      return sslJson(s, messageFor(s, `Validation method changed to ${b.dcv_method}`))
+    }
+  )
+
+  r.post(
+    '/ssl/resend-validation',
+    {
+      summary: 'Resend the approval email (email validation only; 409 otherwise)',
+      body: Type.Object({ order_id: OrderId }, { additionalProperties: false }),
+      response: { 200: SslStatusJson, ...ErrorRef }
+    },
+    async (request) =>
+      sslJson(
+        await certs.resendValidation(caller(request).id, request.body.order_id),
+        'Approval email sent again with a new code'
+      )
+  )
+
+  r.post(
+    '/ssl/approve',
+    {
+      summary: 'Record an email approval with the code from the approval message (beyond the spec)',
+      body: Type.Object(
+        { order_id: OrderId, code: Type.String({ minLength: 1, maxLength: 64 }) },
+        { additionalProperties: false }
+      ),
+      response: { 200: SslStatusJson, ...ErrorRef }
+    },
+    async (request) => {
+      const s = await certs.approveEmail(caller(request).id, request.body.order_id, request.body.code)
+      return sslJson(s, messageFor(s, 'Approval recorded'))
+    }
+  )
+
+  r.post(
+    '/ssl/reissue',
+    {
+      summary: 'Reissue an active certificate, with a new CSR or the stored one',
+      body: Type.Object(
+        {
+          order_id: OrderId,
+          csr: Type.Optional(Type.String({ maxLength: 64 * 1024 })),
+          dcv_method: Type.Optional(Method),
+          approver_email: Type.Optional(Email)
+        },
+        { additionalProperties: false }
+      ),
+      response: { 200: SslStatusJson, ...ErrorRef }
+    },
+    async (request) => {
+      const b = request.body
+      const s = await certs.reissue(caller(request).id, {
+        orderId: b.order_id,
+        csr: b.csr,
+        dcvMethod: b.dcv_method,
+        approverEmail: b.approver_email
+      })
+      return sslJson(s, messageFor(s, 'Reissue accepted'))
+    }
+  )
+
+  r.get(
+    '/certificate/:order_id',
+    {
+      summary: 'Certificate status',
+      params: IdParam('order_id'),
+      response: { 200: ok({ certificate: CertificateStatusJson }), ...ErrorRef }
+    },
+    async (request) => ({
+      success: true as const,
+      certificate: certificateJson(certs.certificate(caller(request).id, request.params.order_id))
+    })
+  )
+
   r.get(
     '/certificate/:order_id/download',
-    { params: IdParam('order_id'), response: { ...ErrorRef } },
-    async (request) => byOrder(caller(request).id, request.params.order_id)
+    {
+      summary: 'Certificate and CA bundle (PEM); never the private key',
+      params: IdParam('order_id'),
+      response: { 200: ok({ certificate: DownloadJson }), ...ErrorRef }
+    },
+    async (request) => {
+      const { order, certificate } = certs.download(caller(request).id, request.params.order_id)
+      return {
+        success: true as const,
+        certificate: {
+          order_id: order.id,
+          domain: order.domain || (certificate.names[0] ?? ''),
+          valid_from: isoDate(parseDate(certificate.validFrom)),
+          valid_till: isoDate(parseDate(certificate.validTill)),
+          serial_number: certificate.serial,
+          certificate_pem: certificate.certificatePem,
+          ca_bundle: certificate.chainPem,
+          private_key_note: PRIVATE_KEY_NOTE
+        }
+      }
+    }
   )
 }

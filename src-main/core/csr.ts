@@ -1,0 +1,188 @@
+/**
+ * Certificate signing requests (PKCS #10, RFC 2986): decoding for POST /csr/decode and the key
+ * and signature checks POST /ssl/configure makes before any name is looked at.
+ */
+import { createHash } from 'node:crypto'
+import { invalid } from './errors'
+import { nodeCrypto, x509, type CryptoProvider } from './x509'
+
+export interface DecodedCsr {
+  pem: string
+  der: Buffer
+  /** Subject common name, lower-cased when it is a domain name. */
+  commonName: string | null
+  organization: string | null
+  organizationalUnit: string | null
+  locality: string | null
+  state: string | null
+  country: string | null
+  email: string | null
+  /** DNS names of the subjectAltName extension, lower-cased, in CSR order. */
+  dnsNames: string[]
+  keyAlgorithm: 'RSA' | 'EC' | string
+  /** RSA modulus length in bits; for EC the curve's size (256, 384, 521). */
+  keySize: number | null
+  curve: string | null
+  signatureAlgorithm: string
+  signatureValid: boolean
+  /** Upper-case hex MD5 of the DER CSR: the DCV file and record name (design page). */
+  md5: string
+  /** Upper-case hex SHA-256 of the DER CSR: the value DCV files and records carry. */
+  sha256: string
+}
+
+/** Mozilla Root Store Policy §5.1 allows only these curves for subscriber keys. */
+export const ALLOWED_CURVES = ['P-256', 'P-384'] as const
+/** BR §6.1.5: RSA moduli of at least 2048 bits. */
+export const MIN_RSA_BITS = 2048
+/** Code Signing BR §6.1.5.2: RSA keys of at least 3072 bits for code signing. */
+export const MIN_RSA_BITS_CODE_SIGNING = 3072
+
+const PEM_RE = /-----BEGIN (NEW )?CERTIFICATE REQUEST-----([\s\S]*?)-----END (NEW )?CERTIFICATE REQUEST-----/
+
+const CURVE_BITS: Record<string, number> = { 'P-256': 256, 'P-384': 384, 'P-521': 521 }
+
+const SIGNATURE_NAMES: Record<string, string> = {
+  'RSASSA-PKCS1-v1_5': 'sha{n}WithRSAEncryption',
+  'RSA-PSS': 'rsassaPss-sha{n}',
+  ECDSA: 'ecdsa-with-SHA{n}'
+}
+
+function signatureName(alg: { name: string; hash?: { name: string } }): string {
+  const bits = alg.hash?.name.replace('SHA-', '') ?? ''
+  const pattern = SIGNATURE_NAMES[alg.name]
+  return pattern && bits ? pattern.replace('{n}', bits) : alg.hash ? `${alg.name} with ${alg.hash.name}` : alg.name
+}
+
+/** The PEM block of a CSR, or a 400 that says what is wrong with the text. */
+function pemBody(text: string): Buffer {
+  if (typeof text !== 'string' || text.trim() === '') throw invalid('could not decode CSR: it is empty')
+  if (/-----BEGIN CERTIFICATE-----/.test(text) && !PEM_RE.test(text)) {
+    throw invalid('could not decode CSR: this is a certificate, not a certificate signing request')
+  }
+  if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(text) && !PEM_RE.test(text)) {
+    throw invalid(
+      'could not decode CSR: this is a private key; send the certificate signing request, and keep the key to yourself'
+    )
+  }
+  const m = PEM_RE.exec(text)
+  if (!m) {
+    throw invalid(
+      /-----BEGIN (NEW )?CERTIFICATE REQUEST-----/.test(text)
+        ? 'could not decode CSR: the PEM is truncated (no END CERTIFICATE REQUEST line)'
+        : 'could not decode CSR: expected a PEM block starting with -----BEGIN CERTIFICATE REQUEST-----'
+    )
+  }
+  const b64 = m[2].replace(/\s+/g, '')
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) throw invalid('could not decode CSR: the PEM body is not base64')
+  return Buffer.from(b64, 'base64')
+}
+
+/**
+ * Decodes a PEM CSR. Anything that is not one (garbage, a certificate, a truncated PEM) is a
+ * 400 naming what was sent. The signature is checked, not trusted: `signatureValid` says.
+ */
+export async function decodeCsr(text: string, crypto: CryptoProvider = nodeCrypto): Promise<DecodedCsr> {
+  const der = pemBody(text)
+  let csr: InstanceType<typeof x509.Pkcs10CertificateRequest>
+  try {
+    csr = new x509.Pkcs10CertificateRequest(der)
+  } catch {
+    throw invalid('could not decode CSR: the PEM body is not a DER-encoded PKCS #10 request (truncated or damaged?)')
+  }
+  // A certificate's DER can parse as a request structure; its re-encoding then differs.
+  if (Buffer.compare(Buffer.from(csr.rawData), der) !== 0) {
+    throw invalid('could not decode CSR: the PEM body has trailing or damaged data')
+  }
+  const field = (name: string): string | null => csr.subjectName.getField(name)[0] ?? null
+  const san = csr.extensions.find((e) => e instanceof x509.SubjectAlternativeNameExtension) as
+    InstanceType<typeof x509.SubjectAlternativeNameExtension> | undefined
+  const dnsNames = (san?.names.toJSON() ?? [])
+    .filter((n) => n.type === 'dns')
+    .map((n) => n.value.trim().toLowerCase().replace(/\.$/, ''))
+  const alg = csr.publicKey.algorithm as { name: string; modulusLength?: number; namedCurve?: string }
+  let keyAlgorithm: string = alg.name
+  let keySize: number | null = null
+  let curve: string | null = null
+  if (alg.name === 'RSASSA-PKCS1-v1_5' || alg.name === 'RSA-PSS' || alg.name === 'RSA-OAEP') {
+    keyAlgorithm = 'RSA'
+    keySize = alg.modulusLength ?? null
+  } else if (alg.name === 'ECDSA' || alg.name === 'ECDH') {
+    keyAlgorithm = 'EC'
+    curve = alg.namedCurve ?? null
+    keySize = curve ? (CURVE_BITS[curve] ?? null) : null
+  }
+  let signatureValid: boolean
+  try {
+    signatureValid = await csr.verify(crypto)
+  } catch {
+    // An algorithm WebCrypto cannot verify (an unsupported curve, MD5) counts as not verified.
+    signatureValid = false
+  }
+  const cn = field('CN')
+  return {
+    pem: `-----BEGIN CERTIFICATE REQUEST-----\n${der
+      .toString('base64')
+      .replace(/(.{64})/g, '$1\n')
+      .replace(/\n$/, '')}\n-----END CERTIFICATE REQUEST-----\n`,
+    der,
+    commonName: cn === null ? null : /^[*a-z0-9.-]+\.?$/i.test(cn) ? cn.toLowerCase().replace(/\.$/, '') : cn,
+    organization: field('O'),
+    organizationalUnit: field('OU'),
+    locality: field('L'),
+    state: field('ST'),
+    country: field('C'),
+    email: field('E'),
+    dnsNames,
+    keyAlgorithm,
+    keySize,
+    curve,
+    signatureAlgorithm: signatureName(csr.signatureAlgorithm as { name: string; hash?: { name: string } }),
+    signatureValid,
+    md5: createHash('md5').update(der).digest('hex').toUpperCase(),
+    sha256: createHash('sha256').update(der).digest('hex').toUpperCase()
+  }
+}
+
+/**
+ * The checks POST /ssl/configure makes on the request itself: a signature that verifies
+ * (proof of possession, RFC 2986 §3) and a key the Baseline Requirements allow.
+ */
+export function assertAcceptableCsr(csr: DecodedCsr, profile: 'tls' | 'code-signing'): void {
+  if (!csr.signatureValid) {
+    throw invalid(
+      'could not accept CSR: its signature does not verify (the request was altered or signed with another key)'
+    )
+  }
+  if (csr.keyAlgorithm === 'RSA') {
+    const min = profile === 'code-signing' ? MIN_RSA_BITS_CODE_SIGNING : MIN_RSA_BITS
+    if (csr.keySize === null || csr.keySize < min) {
+      throw invalid(
+        `could not accept CSR: its RSA key has ${csr.keySize ?? 'an unknown number of'} bits; at least ${min} are required`
+      )
+    }
+    return
+  }
+  if (csr.keyAlgorithm === 'EC') {
+    if (!csr.curve || !(ALLOWED_CURVES as readonly string[]).includes(csr.curve)) {
+      throw invalid(
+        `could not accept CSR: curve ${csr.curve ?? 'unknown'} is not supported; use ${ALLOWED_CURVES.join(' or ')}`
+      )
+    }
+    return
+  }
+  throw invalid(
+    `could not accept CSR: key algorithm ${csr.keyAlgorithm} is not supported; use RSA (2048+ bits) or ECDSA P-256/P-384`
+  )
+}
+
+/** The names a CSR asks for: the common name when it is a domain, then every DNS SAN, once each. */
+export function requestedNames(csr: DecodedCsr): string[] {
+  const names: string[] = []
+  const add = (n: string | null): void => {
+    if (n && /^[*a-z0-9.-]+$/.test(n) && n.includes('.') && !names.includes(n)) names.push(n)
+  }
+  add(csr.commonName)
+  csr.dnsNames.forEach(add)
+  return names
+}

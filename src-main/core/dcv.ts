@@ -1,0 +1,265 @@
+/**
+ * Domain control validation that really checks (design page, "Certificates"), in the shape
+ * resellers know from the large CAs:
+ *  - http/https (BR §3.2.2.4.18): a file `/.well-known/pki-validation/<MD5>.txt` on the
+ *    domain holding the CSR's SHA-256, the CA marker and a unique value, one per line;
+ *  - dns (BR §3.2.2.4.7): a CNAME (or TXT) at `_<md5>.<domain>` whose value carries the SHA-256;
+ *  - email (BR §3.2.2.4.4, constructed addresses): an approval code mailed to the approver.
+ * Where to look is configurable (settings), so tests point the checks at loopback servers.
+ */
+import { Resolver } from 'node:dns/promises'
+import { lookup } from 'node:dns/promises'
+import http from 'node:http'
+import https from 'node:https'
+import nodemailer from 'nodemailer'
+import type { Settings } from './settings'
+
+export const DCV_METHODS = ['email', 'http', 'https', 'dns'] as const
+export type DcvMethod = (typeof DCV_METHODS)[number]
+
+/**
+ * The CA marker in DCV files and records. `.invalid` (RFC 2606 §2) is never a real zone, so a
+ * record naming it can only have been put there for this CA.
+ */
+export const CA_MARKER = 'certdesk.invalid'
+
+/** Settings that say where checks reach the domain; all optional. */
+export const DCV_SETTINGS = {
+  /** `host:port` of the DNS server to ask; the system resolver when unset. */
+  resolver: 'dcv.dns_resolver',
+  /** Port of the `http` check (BR: 80). */
+  httpPort: 'dcv.http_port',
+  /** Port of the `https` check (BR: 443). */
+  httpsPort: 'dcv.https_port',
+  /** `smtp://host:port` for approval mail; the outbox when unset. */
+  smtpUrl: 'smtp.url',
+  /** Sender of approval mail. */
+  smtpFrom: 'smtp.from'
+} as const
+
+export const SETTING_KEYS = Object.values(DCV_SETTINGS)
+
+/** One network check may take this long before it counts as failed. */
+const CHECK_TIMEOUT_MS = 5000
+/** The validation file is three short lines; anything much larger is not ours. */
+const MAX_FILE_BYTES = 64 * 1024
+
+export interface DcvToken {
+  /** Upper-case hex MD5 of the DER CSR. */
+  md5: string
+  /** Upper-case hex SHA-256 of the DER CSR. */
+  sha256: string
+  unique: string
+}
+
+export const dcvFileName = (t: DcvToken): string => `${t.md5}.txt`
+export const dcvFilePath = (t: DcvToken): string => `/.well-known/pki-validation/${dcvFileName(t)}`
+export const dcvFileContent = (t: DcvToken): string => `${t.sha256}\n${CA_MARKER}\n${t.unique}`
+/** The record lives at `_<md5>.<domain>`; DNS is case-insensitive, so shown lower-case. */
+export const dnsRecordName = (t: DcvToken, domain: string): string => `_${t.md5.toLowerCase()}.${domain}`
+/** A label holds at most 63 octets (RFC 1035 §2.3.4), so the 64-hex SHA-256 is split in two. */
+export const dnsRecordValue = (t: DcvToken): string =>
+  `${t.sha256.slice(0, 32)}.${t.sha256.slice(32)}.${t.unique}.${CA_MARKER}`.toLowerCase()
+
+export interface CheckResult {
+  ok: boolean
+  detail: string
+}
+
+export interface DcvNetwork {
+  resolver: string | null
+  httpPort: number
+  httpsPort: number
+}
+
+export function dcvNetwork(settings: Settings): DcvNetwork {
+  const port = (key: string, fallback: number): number => {
+    const v = settings.get(key)
+    const n = v === null ? fallback : Number(v)
+    return Number.isInteger(n) && n > 0 && n < 65536 ? n : fallback
+  }
+  return {
+    resolver: settings.get(DCV_SETTINGS.resolver),
+    httpPort: port(DCV_SETTINGS.httpPort, 80),
+    httpsPort: port(DCV_SETTINGS.httpsPort, 443)
+  }
+}
+
+/** Checks a settings value before it is stored, so a typo is refused, not silently used. */
+export function validateSetting(key: string, value: string): string | null {
+  if (!(SETTING_KEYS as string[]).includes(key)) return `unknown setting ${key}; known: ${SETTING_KEYS.join(', ')}`
+  if (key === DCV_SETTINGS.resolver && value !== '' && !/^[0-9a-z.:[\]-]+:\d{1,5}$/i.test(value)) {
+    return `${key} must be host:port, such as 127.0.0.1:53`
+  }
+  if ((key === DCV_SETTINGS.httpPort || key === DCV_SETTINGS.httpsPort) && !/^\d{1,5}$/.test(value)) {
+    return `${key} must be a port number`
+  }
+  if (key === DCV_SETTINGS.smtpUrl && value !== '') {
+    let u: URL
+    try {
+      u = new URL(value)
+    } catch {
+      return `${key} must be a URL such as smtp://127.0.0.1:25`
+    }
+    if (u.protocol !== 'smtp:' && u.protocol !== 'smtps:') return `${key} must start with smtp:// or smtps://`
+    // Settings live in SQLite, which never holds a secret (design page).
+    if (u.username || u.password) return `${key} must not carry a user or password: settings are not a secret store`
+  }
+  return null
+}
+
+function resolverFor(net: DcvNetwork): Resolver | null {
+  if (!net.resolver) return null
+  const r = new Resolver({ timeout: 2000, tries: 1 })
+  r.setServers([net.resolver])
+  return r
+}
+
+async function addressOf(host: string, net: DcvNetwork): Promise<string> {
+  const r = resolverFor(net)
+  if (!r) return (await lookup(host)).address
+  try {
+    const v4 = await r.resolve4(host)
+    if (v4.length) return v4[0]
+  } catch {
+    // fall through to AAAA
+  }
+  const v6 = await r.resolve6(host)
+  if (!v6.length) throw new Error('no A or AAAA record')
+  return v6[0]
+}
+
+function fetchText(
+  scheme: 'http' | 'https',
+  host: string,
+  address: string,
+  port: number,
+  path: string
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const defaultPort = scheme === 'http' ? 80 : 443
+    const opts = {
+      host: address,
+      port,
+      path,
+      method: 'GET',
+      headers: { Host: port === defaultPort ? host : `${host}:${port}`, 'User-Agent': 'CertDesk-DCV/1.0' },
+      timeout: CHECK_TIMEOUT_MS,
+      // BR §3.2.2.4.18 checks control of the content, not the server's certificate.
+      ...(scheme === 'https' ? { servername: host, rejectUnauthorized: false } : {})
+    }
+    const req = (scheme === 'http' ? http : https).request(opts, (res) => {
+      const chunks: Buffer[] = []
+      let size = 0
+      res.on('data', (c: Buffer) => {
+        size += c.length
+        if (size > MAX_FILE_BYTES) {
+          req.destroy(new Error('the file is larger than 64 KiB'))
+          return
+        }
+        chunks.push(c)
+      })
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }))
+      res.on('error', reject)
+    })
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${CHECK_TIMEOUT_MS / 1000} s`)))
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+const reason = (err: unknown): string => {
+  const e = err as NodeJS.ErrnoException
+  if (e?.code === 'ENOTFOUND' || e?.code === 'ENODATA') return 'the name does not resolve'
+  if (e?.code === 'ECONNREFUSED') return 'connection refused'
+  return e?.message ? e.message.split('\n')[0] : String(err)
+}
+
+/** http/https: the file must hold exactly the three lines (surrounding whitespace ignored). */
+export async function checkHttp(
+  scheme: 'http' | 'https',
+  domain: string,
+  t: DcvToken,
+  net: DcvNetwork
+): Promise<CheckResult> {
+  const port = scheme === 'http' ? net.httpPort : net.httpsPort
+  const url = `${scheme}://${domain}${dcvFilePath(t)}`
+  let address: string
+  try {
+    address = await addressOf(domain, net)
+  } catch (err) {
+    return { ok: false, detail: `could not resolve ${domain}: ${reason(err)}` }
+  }
+  try {
+    const res = await fetchText(scheme, domain, address, port, dcvFilePath(t))
+    // Redirects are not followed: the file must be served at the exact URL.
+    if (res.status !== 200) return { ok: false, detail: `could not fetch ${url}: HTTP ${res.status}` }
+    const lines = res.body
+      .trim()
+      .split(/\r?\n/)
+      .map((l) => l.trim())
+    const want = dcvFileContent(t).split('\n')
+    if (lines.length === want.length && lines.every((l, i) => l.toUpperCase() === want[i].toUpperCase())) {
+      return { ok: true, detail: `found the validation file at ${url}` }
+    }
+    return { ok: false, detail: `the file at ${url} does not hold the expected content` }
+  } catch (err) {
+    return { ok: false, detail: `could not fetch ${url}: ${reason(err)}` }
+  }
+}
+
+/** dns: a CNAME to `dnsRecordValue`, or a TXT record with that value. */
+export async function checkDns(domain: string, t: DcvToken, net: DcvNetwork): Promise<CheckResult> {
+  const name = dnsRecordName(t, domain)
+  const want = dnsRecordValue(t)
+  const r = resolverFor(net) ?? new Resolver({ timeout: 2000, tries: 2 })
+  const found: string[] = []
+  try {
+    for (const c of await r.resolveCname(name)) found.push(c.toLowerCase().replace(/\.$/, ''))
+  } catch {
+    // no CNAME; try TXT
+  }
+  try {
+    for (const chunks of await r.resolveTxt(name)) found.push(chunks.join('').trim().toLowerCase())
+  } catch {
+    // no TXT either
+  }
+  if (found.includes(want)) return { ok: true, detail: `found ${name} pointing to the expected value` }
+  if (found.length === 0) return { ok: false, detail: `no CNAME or TXT record at ${name}` }
+  return { ok: false, detail: `the record at ${name} holds ${found[0]}, not the expected value` }
+}
+
+export interface Mail {
+  to: string
+  subject: string
+  text: string
+}
+
+/**
+ * Sends through SMTP when `smtp.url` is set (nodemailer); returns 'outbox' when it is not, and
+ * the caller keeps the message for the app to show.
+ */
+export async function deliverMail(settings: Settings, mail: Mail): Promise<'smtp' | 'outbox'> {
+  const url = settings.get(DCV_SETTINGS.smtpUrl)
+  if (!url) return 'outbox'
+  const u = new URL(url)
+  const transport = nodemailer.createTransport({
+    host: u.hostname,
+    port: Number(u.port || (u.protocol === 'smtps:' ? 465 : 25)),
+    secure: u.protocol === 'smtps:',
+    connectionTimeout: CHECK_TIMEOUT_MS,
+    greetingTimeout: CHECK_TIMEOUT_MS,
+    socketTimeout: CHECK_TIMEOUT_MS
+  })
+  try {
+    await transport.sendMail({
+      from: settings.get(DCV_SETTINGS.smtpFrom) ?? 'CertDesk validation <dcv@certdesk.invalid>',
+      to: mail.to,
+      subject: mail.subject,
+      text: mail.text
+    })
+  } finally {
+    transport.close()
+  }
+  return 'smtp'
+}

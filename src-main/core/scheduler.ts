@@ -1,0 +1,164 @@
+/**
+ * The reissue scheduler (design page, "Certificates"; spec "Certificate lifecycle rule"). One
+ * pass, as of the context clock: finish validations that now pass, reissue every certificate
+ * whose `next_reissue_at` has come (14 days before expiry, while the subscription lasts;
+ * never code signing), and mark orders `expired` once the subscription has ended and the last
+ * certificate has run out. A pass is idempotent, so it runs on start (catching up after
+ * sleep), on a timer, and on demand (`certdesk admin scheduler run --as-of DATE`).
+ */
+import type { Certificates } from './certificates'
+import type { CoreContext } from './context'
+import { isoDate, isoTimestamp } from './time'
+
+export interface SchedulerReport {
+  as_of: string
+  issued: {
+    order_id: number
+    order_number: string
+    serial: string
+    valid_from: string
+    valid_till: string
+    reason: string
+  }[]
+  validation_needed: { order_id: number; order_number: string; reason: string }[]
+  expired: { order_id: number; order_number: string }[]
+  errors: { order_id: number; order_number: string; error: string }[]
+}
+
+/** How often `serve` runs a pass. Reissues are due by day, so hourly is plenty. */
+export const SCHEDULER_INTERVAL_MS = 60 * 60 * 1000
+
+export class Scheduler {
+  private running: Promise<SchedulerReport> | null = null
+
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly certificates: Certificates
+  ) {}
+
+  /** One pass; a second call while one runs waits for it instead of running twice. */
+  run(): Promise<SchedulerReport> {
+    this.running ??= this.pass().finally(() => {
+      this.running = null
+    })
+    return this.running
+  }
+
+  /** Resolves once no pass is running, so the store can be closed under it safely. */
+  async idle(): Promise<void> {
+    await this.running?.catch(() => undefined)
+  }
+
+  private async pass(): Promise<SchedulerReport> {
+    const now = this.ctx.clock()
+    const today = isoDate(now)
+    const report: SchedulerReport = {
+      as_of: isoTimestamp(now),
+      issued: [],
+      validation_needed: [],
+      expired: [],
+      errors: []
+    }
+    const db = this.ctx.db
+    const record = (
+      o: { id: number; order_number: string },
+      c: { serial: string; validFrom: string; validTill: string; reason: string }
+    ): void => {
+      report.issued.push({
+        order_id: o.id,
+        order_number: o.order_number,
+        serial: c.serial,
+        valid_from: c.validFrom,
+        valid_till: c.validTill,
+        reason: c.reason
+      })
+    }
+    const fail = (o: { id: number; order_number: string }, err: unknown): void => {
+      report.errors.push({
+        order_id: o.id,
+        order_number: o.order_number,
+        error: err instanceof Error ? err.message : String(err)
+      })
+    }
+
+    // 1. Validations that have passed since the last look (a file put up, a record added).
+    const waiting = db
+      .prepare(
+        `SELECT id, order_number FROM orders WHERE status IN ('validation_pending', 'processing') AND purchase_end_date > ? ORDER BY id`
+      )
+      .all(today) as { id: number; order_number: string }[]
+    for (const o of waiting) {
+      try {
+        const cert = await this.certificates.advance(o.id)
+        if (cert) record(o, cert)
+      } catch (err) {
+        fail(o, err)
+      }
+    }
+
+    // 2. Automatic reissues that are due (auto_reissue is 0 for code signing, spec).
+    const due = db
+      .prepare(
+        `SELECT id, order_number FROM orders WHERE status = 'completed' AND auto_reissue = 1
+           AND next_reissue_at IS NOT NULL AND next_reissue_at <= ? AND purchase_end_date > ? ORDER BY id`
+      )
+      .all(today, today) as { id: number; order_number: string }[]
+    for (const o of due) {
+      try {
+        const r = await this.certificates.autoReissue(o.id)
+        if (r.issued) record(o, r.issued)
+        if (r.validationNeeded)
+          report.validation_needed.push({ order_id: o.id, order_number: o.order_number, reason: r.validationNeeded })
+      } catch (err) {
+        fail(o, err)
+      }
+    }
+
+    // 3. Design page: a subscription whose end has passed and whose last certificate has expired.
+    const ended = db
+      .prepare(
+        `SELECT o.id, o.order_number FROM orders o
+          WHERE o.status IN ('completed', 'validation_pending', 'processing') AND o.purchase_end_date <= ?
+            AND EXISTS (SELECT 1 FROM certificates c WHERE c.order_id = o.id)
+            AND (SELECT MAX(c.valid_till) FROM certificates c WHERE c.order_id = o.id) < ?
+          ORDER BY o.id`
+      )
+      .all(today, isoTimestamp(now)) as { id: number; order_number: string }[]
+    const expire = db.prepare(
+      `UPDATE orders SET status = 'expired', next_reissue_at = NULL, status_note = ?, updated_at = ? WHERE id = ?`
+    )
+    for (const o of ended) {
+      expire.run(`subscription ended and the last certificate expired`, isoTimestamp(now), o.id)
+      report.expired.push({ order_id: o.id, order_number: o.order_number })
+    }
+    return report
+  }
+}
+
+/**
+ * Runs a pass now (catching up after the machine slept or the app was closed) and then every
+ * `intervalMs`; `log` gets one line per pass that did something. The returned stop function
+ * resolves when a pass in flight has finished.
+ */
+export function startSchedulerLoop(
+  scheduler: Scheduler,
+  log: (line: string) => void,
+  intervalMs = SCHEDULER_INTERVAL_MS
+): () => Promise<void> {
+  const pass = (): void => {
+    scheduler.run().then(
+      (r) => {
+        if (r.issued.length || r.expired.length || r.validation_needed.length || r.errors.length)
+          log(`scheduler ${JSON.stringify(r)}`)
+      },
+      (err: unknown) => log(`could not run the scheduler: ${err instanceof Error ? err.message : String(err)}`)
+    )
+  }
+  pass()
+  const timer = setInterval(pass, intervalMs)
+  timer.unref()
+  return () => {
+    clearInterval(timer)
+    return scheduler.idle()
+  }
+}

@@ -1,0 +1,192 @@
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { maxValidityDays } from '../../src-main/core/cab-policy'
+import { DCV_SETTINGS } from '../../src-main/core/dcv'
+import { LocalCa } from '../../src-main/core/local-ca'
+import { openService, type Service } from '../../src-main/core/service'
+import { DAY_MS, parseDate } from '../../src-main/core/time'
+import { CLI } from '../support/cli'
+import { manualClock } from '../support/clock'
+import { opensslCsr, opensslVerify } from '../support/csr'
+import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
+
+/**
+ * The multi-year walk of the design page: a 3-year order driven through the years by
+ * `certdesk admin scheduler run --as-of`, with the domain's web server really answering.
+ * The CLI runs as a child process (async, so this process keeps serving the DCV file).
+ */
+const clock = manualClock('2026-06-01T09:00:00Z')
+let dataDir: string
+let service: Service
+let web: WebServer
+let dns: DnsServer
+let tlsOrder: number
+let codeOrder: number
+
+function scheduler(asOf: string): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, 'admin', '--data-dir', dataDir, 'scheduler', 'run', '--as-of', asOf], {
+      env: process.env
+    })
+    let out = ''
+    let err = ''
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
+    child.stdout.on('data', (d) => (out += d))
+    child.stderr.on('data', (d) => (err += d))
+    child.on('exit', (code) => {
+      clearTimeout(timer)
+      if (code !== 0) reject(new Error(`scheduler run --as-of ${asOf} exited ${code}: ${err}`))
+      else resolve(JSON.parse(out) as Record<string, unknown>)
+    })
+  })
+}
+
+interface OrderRow {
+  status: string
+  status_note: string | null
+  next_reissue_at: string | null
+  reissue_count: number
+  cert_valid_from: string | null
+  cert_valid_till: string | null
+  purchase_end_date: string
+}
+const orderRow = (id: number): OrderRow =>
+  service.ctx.db.prepare('SELECT * FROM orders WHERE id = ?').get(id) as OrderRow
+const certs = (id: number) =>
+  service.ctx.db
+    .prepare(
+      'SELECT valid_from, valid_till, certificate_pem, chain_pem, reason FROM certificates WHERE order_id = ? ORDER BY id'
+    )
+    .all(id) as {
+    valid_from: string
+    valid_till: string
+    certificate_pem: string
+    chain_pem: string
+    reason: string
+  }[]
+
+beforeAll(async () => {
+  ;[web, dns] = await Promise.all([startWeb(), startDns()])
+  dataDir = mkdtempSync(join(tmpdir(), 'certdesk-walk-'))
+  service = openService({ dataDir, clock: clock.clock })
+  service.settings.set(DCV_SETTINGS.resolver, dns.address)
+  service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+  const reseller = service.resellers.create({ name: 'Walk', email: 'walk@example.test', groupId: 1 })
+  service.ledger.topUp(reseller.id, 100_000)
+  const r = service.resellers.get(reseller.id)
+  tlsOrder = service.orders.create(r, { productId: 2, domain: 'walk.example.com', period: 36 }).order.id
+  const conf = await service.certificates.configure(r.id, {
+    orderId: tlsOrder,
+    csr: opensslCsr(['walk.example.com']),
+    dcvMethod: 'http'
+  })
+  const i = conf.validation[0].instructions
+  if (i.method !== 'http') throw new Error('expected http instructions')
+  web.put('walk.example.com', new URL(i.url).pathname, i.fileContent)
+  expect((await service.certificates.status(r.id, tlsOrder)).order.status).toBe('completed')
+  codeOrder = service.orders.create(r, { productId: 10, period: 12 }).order.id
+  await service.certificates.configure(r.id, {
+    orderId: codeOrder,
+    csr: opensslCsr([], 'rsa:3072', '/C=US/O=Walk Ltd/CN=Walk Ltd')
+  })
+})
+afterAll(async () => {
+  service?.close()
+  await Promise.all([web?.close(), dns?.close()])
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+})
+
+describe('scheduler run --as-of through a 3-year subscription', () => {
+  it('reissues 14 days before each expiry: a gap-free chain under the 200/100/47-day caps, none outliving the subscription', async () => {
+    const start = orderRow(tlsOrder)
+    expect(start).toMatchObject({
+      cert_valid_from: '2026-06-01',
+      cert_valid_till: '2026-12-18',
+      next_reissue_at: '2026-12-04',
+      purchase_end_date: '2029-06-01'
+    })
+
+    // A day before it is due nothing happens, and running twice changes nothing.
+    const early = await scheduler('2026-12-03')
+    expect(early).toMatchObject({ success: true, as_of: '2026-12-03 00:00:00', issued: [], expired: [], errors: [] })
+
+    let brokeOnce = false
+    for (let guard = 0; guard < 40; guard++) {
+      const o = orderRow(tlsOrder)
+      if (!o.next_reissue_at) break
+      const asOf = o.next_reissue_at
+      if (!brokeOnce && asOf >= '2029-03-15') {
+        // The reuse period (10 days from 2029-03-15) has passed: the scheduler re-checks, and a missing
+        // file sends the order back to validation_pending with the reason.
+        brokeOnce = true
+        const path = `/.well-known/pki-validation/${(service.ctx.db.prepare('SELECT csr_md5 FROM certificate_requests WHERE order_id = ?').get(tlsOrder) as { csr_md5: string }).csr_md5}.txt`
+        const content = `${(service.ctx.db.prepare('SELECT csr_sha256 FROM certificate_requests WHERE order_id = ?').get(tlsOrder) as { csr_sha256: string }).csr_sha256}\ncertdesk.invalid\n${(service.ctx.db.prepare('SELECT unique_value FROM certificate_requests WHERE order_id = ?').get(tlsOrder) as { unique_value: string }).unique_value}`
+        web.remove('walk.example.com', path)
+        const failed = await scheduler(asOf)
+        expect(failed.issued).toEqual([])
+        expect(failed.validation_needed).toEqual([
+          {
+            order_id: tlsOrder,
+            order_number: expect.any(String),
+            reason: expect.stringMatching(/needs domain validation again .*HTTP 404/)
+          }
+        ])
+        expect(orderRow(tlsOrder)).toMatchObject({
+          status: 'validation_pending',
+          status_note: expect.stringMatching(/HTTP 404/)
+        })
+        web.put('walk.example.com', path, content)
+      }
+      const res = await scheduler(asOf)
+      expect(res.errors).toEqual([])
+      expect(res.issued).toEqual([expect.objectContaining({ order_id: tlsOrder, reason: 'auto_reissue' })])
+      expect(orderRow(tlsOrder).status).toBe('completed')
+    }
+    expect(brokeOnce).toBe(true)
+
+    const chain = certs(tlsOrder)
+    const end = parseDate('2029-06-01')
+    const caps = new Set<number>()
+    const root = await new LocalCa(service.ctx).rootPem()
+    for (const [i, c] of chain.entries()) {
+      const from = parseDate(c.valid_from)
+      const till = parseDate(c.valid_till)
+      const days = (till.getTime() + 1000 - from.getTime()) / DAY_MS
+      const cap = maxValidityDays(from)
+      caps.add(cap)
+      expect(days, `certificate ${i} from ${c.valid_from}`).toBeLessThanOrEqual(cap)
+      expect(till.getTime()).toBeLessThan(end.getTime())
+      if (i > 0) {
+        const prev = chain[i - 1]
+        expect(from.getTime(), `gap before certificate ${i}`).toBeLessThanOrEqual(parseDate(prev.valid_till).getTime())
+        expect(from.getTime()).toBeGreaterThan(parseDate(prev.valid_from).getTime())
+      }
+      expect(opensslVerify(root, c.chain_pem, c.certificate_pem, new Date(from.getTime() + 1000)).ok).toBe(true)
+    }
+    expect([...caps].sort((a, b) => a - b)).toEqual([47, 100, 200])
+    expect(chain[0].reason).toBe('initial')
+    expect(chain.slice(1).every((c) => c.reason === 'auto_reissue')).toBe(true)
+    // The last certificate ends one second before the subscription does.
+    expect(chain[chain.length - 1].valid_till).toBe('2029-05-31 23:59:59')
+    const last = orderRow(tlsOrder)
+    expect(last).toMatchObject({
+      status: 'completed',
+      next_reissue_at: null,
+      reissue_count: chain.length - 1,
+      cert_valid_till: '2029-05-31'
+    })
+
+    // Code signing was never reissued, and turned expired with its subscription.
+    expect(certs(codeOrder)).toHaveLength(1)
+    expect(orderRow(codeOrder)).toMatchObject({ status: 'expired', reissue_count: 0, next_reissue_at: null })
+
+    // The subscription ends: the order turns expired, once.
+    const after = await scheduler('2029-06-01')
+    expect(after.expired).toEqual([{ order_id: tlsOrder, order_number: expect.any(String) }])
+    expect(orderRow(tlsOrder).status).toBe('expired')
+    expect((await scheduler('2029-06-02')).expired).toEqual([])
+  })
+})
