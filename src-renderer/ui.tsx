@@ -3,7 +3,7 @@ import { useState } from 'react'
 import { statusLabel } from './lib/format'
 
 export function Badge({ status }: { status: string }): React.JSX.Element {
-  return <span className={`badge badge-${status}`}>{statusLabel(status)}</span>
+  return <span className={`badge badge-${status}`}>{statusLabel(status.replace(/^dcv-/, ''))}</span>
 }
 
 export function ErrorBox({ text }: { text: string | null }): React.JSX.Element | null {

@@ -51,7 +51,9 @@ export function VirtualList<T>({
           })}
         </div>
       </div>
-      <div className="vlist-foot muted">{total.toLocaleString('en-US')} rows</div>
+      <div className="vlist-foot muted">
+        {total.toLocaleString('en-US')} row{total === 1 ? '' : 's'}
+      </div>
     </div>
   )
 }

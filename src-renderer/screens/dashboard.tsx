@@ -24,7 +24,11 @@ export function Dashboard(): React.JSX.Element {
       </header>
       <div className="stats">
         <Stat label="Credit balance" value={usd(stats.creditBalance)} />
-        <Stat label="Orders" value={String(stats.totalOrders)} hint={`${stats.activeOrders} active, ${stats.pendingOrders} pending`} />
+        <Stat
+          label="Orders"
+          value={stats.totalOrders.toLocaleString('en-US')}
+          hint={`${stats.activeOrders.toLocaleString('en-US')} active, ${stats.pendingOrders.toLocaleString('en-US')} pending`}
+        />
         <Stat label="Revenue this month" value={usd(stats.monthlyRevenue)} />
         <Stat label="Total revenue" value={usd(stats.totalRevenue)} />
       </div>

@@ -213,7 +213,7 @@ function Validation({ order }: { order: OrderView }): React.JSX.Element | null {
         {ssl.validation.map((v) => (
           <div key={v.name} className="name-check" data-name={v.name}>
             <div className="name-head">
-              <span className="strong">{v.name}</span> <Badge status={v.status === 'valid' ? 'completed' : v.status === 'failed' ? 'cancelled' : 'pending'} />
+              <span className="strong">{v.name}</span> <Badge status={`dcv-${v.status}`} />
               <span className="muted small">{v.method.toUpperCase()}{v.checkedAt ? ` · checked ${v.checkedAt}` : ''}</span>
             </div>
             {v.status !== 'valid' && v.detail ? <p className="warn small">{v.detail}</p> : null}

@@ -190,7 +190,7 @@ const sessionSlice: Slice<SessionSlice> = (set, get) => ({
   toast(kind, text) {
     const id = ++toastId
     set({ toasts: [...get().toasts, { id, kind, text }] })
-    setTimeout(() => set({ toasts: get().toasts.filter((t) => t.id !== id) }), kind === 'error' ? 8000 : 4000)
+    setTimeout(() => set({ toasts: get().toasts.filter((t) => t.id !== id) }), kind === 'error' ? 8000 : 2500)
   },
   async saveSettings(input) {
     try {
