@@ -269,6 +269,16 @@ export interface CertificateDetailView {
   history: CertificateView[]
 }
 
+/** An approval message kept by CertDesk (the outbox when no SMTP relay is set, or a copy). */
+export interface OutboxMessageView {
+  id: number
+  to: string
+  subject: string
+  body: string
+  delivery: string
+  createdAt: string
+}
+
 export interface ReissueInput {
   orderId: number
   csr?: string
@@ -313,6 +323,10 @@ export interface AppApi {
   sslStatus(resellerId: number, orderId: number): Promise<SslStatusView>
   changeDcv(resellerId: number, orderId: number, method: DcvMethod, approverEmail?: string): Promise<SslStatusView>
   resendValidation(resellerId: number, orderId: number): Promise<SslStatusView>
+  /** Approval messages of an order kept by CertDesk, newest first. */
+  emailOutbox(resellerId: number, orderId: number): Promise<OutboxMessageView[]>
+  /** Records an email approval with the code from the message. */
+  approveEmail(resellerId: number, orderId: number, code: string): Promise<SslStatusView>
   reissue(resellerId: number, input: ReissueInput): Promise<SslStatusView>
   certificate(resellerId: number, orderId: number): Promise<CertificateDetailView>
   /** The local CA's root, for trust stores. */
@@ -354,6 +368,8 @@ export const APP_METHODS = {
   sslStatus: true,
   changeDcv: true,
   resendValidation: true,
+  emailOutbox: true,
+  approveEmail: true,
   reissue: true,
   certificate: true,
   caRootPem: true,

@@ -294,6 +294,19 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
       sslView(await service.certificates.changeDcv(reseller(resellerId).id, id(orderId, 'order id'), method, approverEmail || undefined)),
     resendValidation: async (resellerId, orderId) =>
       sslView(await service.certificates.resendValidation(reseller(resellerId).id, id(orderId, 'order id'))),
+    emailOutbox: (resellerId, orderId) => {
+      const order = service.orders.get(reseller(resellerId).id, id(orderId, 'order id'))
+      return service.certificates.outbox(order.id).map((m) => ({
+        id: m.id,
+        to: m.to,
+        subject: m.subject,
+        body: m.body,
+        delivery: m.delivery,
+        createdAt: m.createdAt
+      }))
+    },
+    approveEmail: async (resellerId, orderId, code) =>
+      sslView(await service.certificates.approveEmail(reseller(resellerId).id, id(orderId, 'order id'), String(code ?? ''))),
     reissue: async (resellerId, input) =>
       sslView(
         await service.certificates.reissue(reseller(resellerId).id, {

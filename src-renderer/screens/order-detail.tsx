@@ -255,6 +255,7 @@ function Validation({ order }: { order: OrderView }): React.JSX.Element | null {
           </div>
         ))}
       </div>
+      {ssl.validation.some((v) => v.method === 'email' && v.status !== 'valid') ? <EmailApproval orderId={order.id} /> : null}
       {order.status === 'validation_pending' ? (
         <div className="row">
           <label>
@@ -273,6 +274,49 @@ function Validation({ order }: { order: OrderView }): React.JSX.Element | null {
       ) : null}
       <ErrorBox text={error} />
     </section>
+  )
+}
+
+/** Email DCV: the messages CertDesk kept (the outbox without an SMTP relay) and the approval code. */
+function EmailApproval({ orderId }: { orderId: number }): React.JSX.Element {
+  const outbox = useStore((s) => s.outbox)
+  const loadOutbox = useStore((s) => s.loadOutbox)
+  const approve = useStore((s) => s.approveEmail)
+  const [code, setCode] = useState('')
+  const [error, setError] = useState<string | null>(null)
+  useEffect(() => {
+    void loadOutbox(orderId)
+  }, [orderId, loadOutbox])
+  return (
+    <div className="email-approval">
+      {outbox.length > 0 ? (
+        <details>
+          <summary>
+            Approval messages ({outbox.length}) · latest to {outbox[0].to}, {outbox[0].delivery}
+          </summary>
+          <pre className="mono pre">{outbox[0].body}</pre>
+        </details>
+      ) : null}
+      <form
+        className="row"
+        onSubmit={(e) => {
+          e.preventDefault()
+          void approve(orderId, code).then((err) => {
+            setError(err)
+            if (!err) setCode('')
+          })
+        }}
+      >
+        <label className="grow">
+          Approval code from the message
+          <input aria-label="Approval code" value={code} onChange={(e) => setCode(e.target.value)} autoComplete="off" />
+        </label>
+        <button className="btn" type="submit" disabled={!code.trim()}>
+          Approve
+        </button>
+      </form>
+      <ErrorBox text={error} />
+    </div>
   )
 }
 

@@ -6,6 +6,7 @@ import { create, type StateCreator } from 'zustand'
 import type {
   ApiKeyView,
   CertificateDetailView,
+  OutboxMessageView,
   ConfigureInput,
   DcvMethod,
   ReissueInput,
@@ -115,6 +116,9 @@ interface OrderSlice {
   loadSsl(orderId: number): Promise<void>
   changeDcv(orderId: number, method: DcvMethod, approverEmail?: string): Promise<string | null>
   resendValidation(orderId: number): Promise<void>
+  outbox: OutboxMessageView[]
+  loadOutbox(orderId: number): Promise<void>
+  approveEmail(orderId: number, code: string): Promise<string | null>
   reissue(input: ReissueInput): Promise<string | null>
   loadCertificate(orderId: number): Promise<void>
   caRoot(): Promise<string | null>
@@ -294,7 +298,7 @@ const orderSlice: Slice<OrderSlice> = (set, get) => ({
   orderError: null,
   lastRefund: null,
   async loadOrder(id) {
-    if (get().order?.id !== id) set({ order: null, ssl: null, certDetail: null, lastRefund: null })
+    if (get().order?.id !== id) set({ order: null, ssl: null, certDetail: null, lastRefund: null, outbox: [] })
     try {
       set({ order: await bridge.getOrder(rid(get), id), orderError: null })
     } catch (err) {
@@ -376,8 +380,27 @@ const orderSlice: Slice<OrderSlice> = (set, get) => ({
       const ssl = await bridge.resendValidation(rid(get), orderId)
       set({ ssl, order: ssl.order })
       get().toast('ok', 'Approval email sent again')
+      void get().loadOutbox(orderId)
     } catch (err) {
       get().toast('error', errorMessage(err))
+    }
+  },
+  outbox: [],
+  async loadOutbox(orderId) {
+    try {
+      set({ outbox: await bridge.emailOutbox(rid(get), orderId) })
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+    }
+  },
+  async approveEmail(orderId, code) {
+    try {
+      const ssl = await bridge.approveEmail(rid(get), orderId, code)
+      set({ ssl, order: ssl.order })
+      if (ssl.certificate) void get().loadCertificate(orderId)
+      return null
+    } catch (err) {
+      return errorMessage(err)
     }
   },
   async reissue(input) {
