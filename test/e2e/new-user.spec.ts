@@ -112,6 +112,11 @@ test('a new user orders, generates a CSR in the browser, passes HTTP validation 
   writeFileSync(pfxKeyPath, pfxText.slice(pfxText.indexOf('-----BEGIN PRIVATE KEY-----')))
   expect(openssl(['pkey', '-in', pfxKeyPath, '-pubout'])).toBe(certPub)
 
+  // A manual reissue with the same CSR adds a certificate to the history.
+  await page.getByRole('button', { name: 'Reissue with the same CSR' }).click()
+  await expect(page.getByTestId('history').locator('li')).toHaveCount(2)
+  await expect(page.getByTestId('history').locator('li').first()).toContainText('reissue')
+
   await nav(page, 'Settings')
   const [rootDl] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export root certificate' }).click()])
   const rootPath = info.outputPath('root.pem')
