@@ -33,8 +33,10 @@ async function start(): Promise<void> {
   )
 
   const ses = session.defaultSession
-  ses.setPermissionRequestHandler((_wc, _permission, callback) => callback(false))
-  ses.setPermissionCheckHandler(() => false)
+  // Every permission is denied except writing to the clipboard, which the copy buttons need.
+  const allowed = (permission: string): boolean => permission === 'clipboard-sanitized-write'
+  ses.setPermissionRequestHandler((_wc, permission, callback) => callback(allowed(permission)))
+  ses.setPermissionCheckHandler((_wc, permission) => allowed(permission))
   ses.webRequest.onHeadersReceived((details, callback) => {
     callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [CONTENT_SECURITY_POLICY] } })
   })

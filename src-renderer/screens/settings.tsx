@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react'
 import type { DcvSettingsView } from '../../src-preload/contract'
 import { download } from '../lib/format'
 import { useStore } from '../store'
+import { ErrorBox } from '../ui'
 
 export function Acme(): React.JSX.Element {
   return (
@@ -16,6 +17,73 @@ export function Acme(): React.JSX.Element {
         </p>
       </section>
     </div>
+  )
+}
+
+function Resellers(): React.JSX.Element {
+  const resellers = useStore((s) => s.resellers)
+  const add = useStore((s) => s.addReseller)
+  const [form, setForm] = useState({ name: '', email: '', company: '', discount: '0' })
+  const [error, setError] = useState<string | null>(null)
+  return (
+    <section className="card">
+      <h2>Reseller accounts</h2>
+      <table className="table">
+        <thead>
+          <tr>
+            <th>Name</th>
+            <th>Email</th>
+            <th>Group</th>
+            <th className="num">Discount</th>
+            <th>API access</th>
+          </tr>
+        </thead>
+        <tbody>
+          {resellers.map((r) => (
+            <tr key={r.id}>
+              <td className="strong">{r.name}</td>
+              <td>{r.email}</td>
+              <td>{r.groupName ?? 'none'}</td>
+              <td className="num">{r.discountRate}%</td>
+              <td>{r.apiAccess ? 'on' : 'off'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <form
+        className="form"
+        onSubmit={(e) => {
+          e.preventDefault()
+          void add({ name: form.name, email: form.email, company: form.company, discountRate: Number(form.discount) }).then((err) => {
+            setError(err)
+            if (!err) setForm({ name: '', email: '', company: '', discount: '0' })
+          })
+        }}
+      >
+        <div className="row">
+          <label className="grow">
+            Name
+            <input aria-label="Reseller name" value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} />
+          </label>
+          <label className="grow">
+            Email
+            <input aria-label="Reseller email" value={form.email} onChange={(e) => setForm({ ...form, email: e.target.value })} />
+          </label>
+          <label className="grow">
+            Company
+            <input aria-label="Reseller company" value={form.company} onChange={(e) => setForm({ ...form, company: e.target.value })} />
+          </label>
+          <label>
+            Discount %
+            <input aria-label="Reseller discount" inputMode="decimal" value={form.discount} onChange={(e) => setForm({ ...form, discount: e.target.value })} />
+          </label>
+          <button className="btn" type="submit">
+            Add reseller
+          </button>
+        </div>
+        <ErrorBox text={error} />
+      </form>
+    </section>
   )
 }
 
@@ -75,6 +143,7 @@ export function Settings(): React.JSX.Element {
           </button>
         </div>
       </form>
+      <Resellers />
       <section className="card">
         <h2>Local CA</h2>
         <p>Certificates are issued by CertDesk&apos;s own CA. Add its root to a trust store to have browsers and tools accept them.</p>

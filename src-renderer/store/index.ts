@@ -56,6 +56,8 @@ interface SessionSlice {
   loadSession(): Promise<void>
   selectReseller(id: number): void
   refreshResellers(): Promise<void>
+  /** Adds a reseller account and acts for it; the API's message on failure, null on success. */
+  addReseller(input: Parameters<typeof bridge.createReseller>[0]): Promise<string | null>
   go(screen: Screen): void
   toast(kind: Toast['kind'], text: string): void
   saveSettings(input: Parameters<typeof bridge.updateSettings>[0]): Promise<boolean>
@@ -187,6 +189,17 @@ const sessionSlice: Slice<SessionSlice> = (set, get) => ({
   },
   async refreshResellers() {
     set({ resellers: await bridge.listResellers() })
+  },
+  async addReseller(input) {
+    try {
+      const r = await bridge.createReseller(input)
+      await get().refreshResellers()
+      get().selectReseller(r.id)
+      get().toast('ok', `Reseller ${r.name} added`)
+      return null
+    } catch (err) {
+      return errorMessage(err)
+    }
   },
   go(screen) {
     set({ screen })

@@ -51,6 +51,21 @@ test('the session cookie is HttpOnly and SameSite=Strict, the CSP is strict, and
   await expect(page.locator('.toast-ok')).toContainText('Settings saved')
 
 
+  // Adding a reseller account: a bad email is refused and kept; a good one becomes the account acted for.
+  await page.getByLabel('Reseller name').fill('Northwind')
+  await page.getByLabel('Reseller email').fill('ops-at-northwind')
+  await page.getByRole('button', { name: 'Add reseller' }).click()
+  await expect(page.locator('.error-box')).toContainText('is not an email address')
+  await expect(page.getByLabel('Reseller name')).toHaveValue('Northwind')
+  await page.getByLabel('Reseller email').fill('ops@northwind.test')
+  await page.getByLabel('Reseller discount').fill('5')
+  await page.getByRole('button', { name: 'Add reseller' }).click()
+  await expect(page.locator('#acting-for')).toHaveValue(/\d+/)
+  await expect(page.locator('#acting-for option:checked')).toHaveText('Northwind')
+  await expect(page.getByTestId('balance')).toHaveText('$0.00')
+  await expect(page.locator('.sidebar')).toContainText('discount 5%')
+  await page.locator('#acting-for').selectOption({ label: 'Demo Reseller' })
+
   await nav(page, 'ACME')
   await expect(page.getByText('arrive with')).toBeVisible()
   await shot(page, 'acme')

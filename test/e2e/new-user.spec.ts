@@ -125,7 +125,9 @@ test('a new user orders, generates a CSR in the browser, passes HTTP validation 
   await shot(page, 'settings')
 
   await nav(page, 'Dashboard')
-  await expect(page.locator('.stat').nth(1)).toContainText('1 active')
+  // Issued: no longer waiting, and counted as active.
+  await expect(page.locator('.card', { hasText: 'Waiting for CSR or validation' })).not.toContainText('shop.example.test')
+  await expect(page.locator('.stat').nth(1)).not.toContainText(' 0 active')
   await shot(page, 'dashboard')
 })
 
