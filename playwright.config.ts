@@ -24,7 +24,10 @@ export default defineConfig({
   expect: { timeout: 15_000 },
   outputDir: 'test-results/playwright',
   // scripts/test.mjs sets PLAYWRIGHT_JSON_OUTPUT_NAME for its summary line.
-  reporter: [['list'], ['json', { outputFile: process.env.PLAYWRIGHT_JSON_OUTPUT_NAME ?? 'test-results/playwright.json' }]],
+  reporter: [
+    ['list'],
+    ['json', { outputFile: process.env.PLAYWRIGHT_JSON_OUTPUT_NAME ?? 'test-results/playwright.json' }]
+  ],
   use: {
     browserName: 'chromium',
     launchOptions: { executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS },

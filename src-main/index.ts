@@ -24,7 +24,11 @@ async function start(): Promise<void> {
   const server = await listen(await buildServer(service), '127.0.0.1', DEFAULT_PORT)
   const pageUrl = pathToFileURL(join(__dirname, '../renderer/index.html')).href
 
-  const handlers = createHandlers(service, { transport: 'electron', listenerUrl: () => server.url, apiVersion: API_VERSION })
+  const handlers = createHandlers(service, {
+    transport: 'electron',
+    listenerUrl: () => server.url,
+    apiVersion: API_VERSION
+  })
   serveOverIpc(
     ipcMain,
     handlers,
@@ -73,13 +77,19 @@ async function start(): Promise<void> {
       const key = `exp:${o.id}:${o.certValidTill}`
       if (told.has(key)) continue
       told.add(key)
-      new Notification({ title: 'Certificate expiring without renewal', body: `${o.domain} (${o.orderNumber}) ends on ${o.certValidTill}; its subscription does not renew it.` }).show()
+      new Notification({
+        title: 'Certificate expiring without renewal',
+        body: `${o.domain} (${o.orderNumber}) ends on ${o.certValidTill}; its subscription does not renew it.`
+      }).show()
     }
     for (const o of watch.stuckValidations()) {
       const key = `dcv:${o.id}:${o.updatedAt}`
       if (told.has(key)) continue
       told.add(key)
-      new Notification({ title: 'Validation waiting', body: `${o.domain} (${o.orderNumber}) has waited for domain validation since ${o.updatedAt}.` }).show()
+      new Notification({
+        title: 'Validation waiting',
+        body: `${o.domain} (${o.orderNumber}) has waited for domain validation since ${o.updatedAt}.`
+      }).show()
     }
   }
   notify()

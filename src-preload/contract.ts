@@ -14,13 +14,7 @@ export type Cents = number
 export type ProductType = 'ssl' | 'wildcard' | 'multi-domain' | 'code-signing'
 export type ValidationType = 'dv' | 'ov' | 'ev'
 export type OrderStatus =
-  | 'pending'
-  | 'processing'
-  | 'validation_pending'
-  | 'pending_configuration'
-  | 'completed'
-  | 'cancelled'
-  | 'expired'
+  'pending' | 'processing' | 'validation_pending' | 'pending_configuration' | 'completed' | 'cancelled' | 'expired'
 export type InvoiceStatus = 'unpaid' | 'paid' | 'cancelled' | 'sent'
 export type PaymentMethod = 'credit' | 'invoice'
 export type DcvMethod = 'email' | 'http' | 'https' | 'dns'
@@ -299,7 +293,13 @@ export interface AppApi {
   updateSettings(input: SettingsInput): Promise<SettingsView>
 
   listResellers(): Promise<ResellerView[]>
-  createReseller(input: { name: string; email: string; company?: string; groupId?: number | null; discountRate?: number }): Promise<ResellerView>
+  createReseller(input: {
+    name: string
+    email: string
+    company?: string
+    groupId?: number | null
+    discountRate?: number
+  }): Promise<ResellerView>
 
   dashboard(resellerId: number): Promise<DashboardView>
 
@@ -332,7 +332,11 @@ export interface AppApi {
   /** The local CA's root, for trust stores. */
   caRootPem(): Promise<{ pem: string }>
 
-  listInvoices(resellerId: number, filter: { status?: InvoiceStatus }, page: PageRequest): Promise<PageView<InvoiceView>>
+  listInvoices(
+    resellerId: number,
+    filter: { status?: InvoiceStatus },
+    page: PageRequest
+  ): Promise<PageView<InvoiceView>>
   listTransactions(resellerId: number, page: PageRequest): Promise<PageView<TransactionView>>
   topUp(resellerId: number, amount: Cents, description: string): Promise<TransactionView>
 

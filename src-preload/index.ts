@@ -10,7 +10,8 @@ import { appMethodNames, BRIDGE_GLOBAL, CHANNEL_PREFIX, unwrap, type AppApi, typ
 const api = Object.fromEntries(
   appMethodNames.map((name) => [
     name,
-    async (...args: unknown[]) => unwrap((await ipcRenderer.invoke(CHANNEL_PREFIX + name, ...args)) as BridgeResult<unknown>)
+    async (...args: unknown[]) =>
+      unwrap((await ipcRenderer.invoke(CHANNEL_PREFIX + name, ...args)) as BridgeResult<unknown>)
   ])
 ) as unknown as AppApi
 

@@ -66,7 +66,11 @@ function ResellerPicker(): React.JSX.Element {
           {usd(reseller.creditBalance)}
         </div>
       ) : null}
-      {reseller ? <div className="muted small">group {reseller.groupName ?? 'none'} · discount {reseller.discountRate}%</div> : null}
+      {reseller ? (
+        <div className="muted small">
+          group {reseller.groupName ?? 'none'} · discount {reseller.discountRate}%
+        </div>
+      ) : null}
     </div>
   )
 }

@@ -1,7 +1,13 @@
 /** Hand-made SVG charts for the dashboard: no chart library, no inline styles (strict CSP). */
 import { usd } from './lib/format'
 
-export function BarChart({ data, label }: { data: { date: string; orders: number; revenue: number }[]; label: string }): React.JSX.Element {
+export function BarChart({
+  data,
+  label
+}: {
+  data: { date: string; orders: number; revenue: number }[]
+  label: string
+}): React.JSX.Element {
   const w = 560
   const h = 160
   const max = Math.max(1, ...data.map((d) => d.revenue))
@@ -36,7 +42,13 @@ export function BarChart({ data, label }: { data: { date: string; orders: number
 
 const PALETTE = ['#2563eb', '#16a34a', '#d97706', '#dc2626', '#7c3aed', '#0891b2', '#db2777', '#65a30d']
 
-export function Donut({ parts, label }: { parts: { name: string; value: number }[]; label: string }): React.JSX.Element {
+export function Donut({
+  parts,
+  label
+}: {
+  parts: { name: string; value: number }[]
+  label: string
+}): React.JSX.Element {
   const total = parts.reduce((a, p) => a + p.value, 0)
   const r = 54
   const c = 2 * Math.PI * r

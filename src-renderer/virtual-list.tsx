@@ -22,7 +22,12 @@ export function VirtualList<T>({
   const error = useStore((s) => s[name].error)
   const loadPage = useStore((s) => s.loadPage)
   const parent = useRef<HTMLDivElement>(null)
-  const v = useVirtualizer({ count: total, getScrollElement: () => parent.current, estimateSize: () => rowHeight, overscan: 10 })
+  const v = useVirtualizer({
+    count: total,
+    getScrollElement: () => parent.current,
+    estimateSize: () => rowHeight,
+    overscan: 10
+  })
   const items = v.getVirtualItems()
   const first = items[0]?.index ?? 0
   const last = items[items.length - 1]?.index ?? 0

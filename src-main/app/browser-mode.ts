@@ -12,7 +12,11 @@ export function browserUiOptions(
   service: Service,
   listenerUrl: () => string,
   uiDir = join(__dirname, '..', 'renderer')
-): { server: Pick<ServerOptions, 'extend' | 'ownAuth'>; sessions: BrowserSessions; loginUrl: (base: string) => string } {
+): {
+  server: Pick<ServerOptions, 'extend' | 'ownAuth'>
+  sessions: BrowserSessions
+  loginUrl: (base: string) => string
+} {
   const sessions = new BrowserSessions()
   const handlers = createHandlers(service, { transport: 'browser', listenerUrl, apiVersion: API_VERSION })
   return {

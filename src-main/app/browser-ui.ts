@@ -90,7 +90,9 @@ const page = (reply: FastifyReply, status: number, title: string, text: string):
     .code(status)
     .header('content-type', 'text/html; charset=utf-8')
     .header('content-security-policy', CONTENT_SECURITY_POLICY)
-    .send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>CertDesk</title></head><body><h1>${title}</h1><p>${text}</p></body></html>`)
+    .send(
+      `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>CertDesk</title></head><body><h1>${title}</h1><p>${text}</p></body></html>`
+    )
 
 export function installBrowserUi(router: ApiRouter, opts: BrowserUiOptions): void {
   const { handlers, sessions, uiDir } = opts
@@ -101,8 +103,12 @@ export function installBrowserUi(router: ApiRouter, opts: BrowserUiOptions): voi
     const session = typeof token === 'string' ? sessions.exchange(token) : null
     if (!session) {
       if (sessions.valid(request)) return reply.code(303).header('location', UI_PREFIX).send()
-      return page(reply, 401, 'This sign-in link is not valid any more',
-        'Each link printed by CertDesk works once. Restart CertDesk (npm start) for a new one.')
+      return page(
+        reply,
+        401,
+        'This sign-in link is not valid any more',
+        'Each link printed by CertDesk works once. Restart CertDesk (npm start) for a new one.'
+      )
     }
     return reply
       .code(303)

@@ -58,7 +58,12 @@ const page = (p: PageRequest | undefined): PageRequest => {
   if (!Number.isInteger(offset) || offset < 0) throw invalid('offset must be 0 or more')
   return { limit: Math.min(limit, MAX_PAGE), offset }
 }
-const pageOf = <A, B>(p: Page<A>, f: (a: A) => B): PageView<B> => ({ items: p.items.map(f), total: p.total, limit: p.limit, offset: p.offset })
+const pageOf = <A, B>(p: Page<A>, f: (a: A) => B): PageView<B> => ({
+  items: p.items.map(f),
+  total: p.total,
+  limit: p.limit,
+  offset: p.offset
+})
 
 export function createHandlers(service: Service, env: AppEnvironment): AppHandlers {
   const vault = new KeyVault(service.ctx, service.orders)
@@ -192,13 +197,17 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
     listenerUrl: env.listenerUrl(),
     apiVersion: env.apiVersion,
     transport: env.transport,
-    ...(Object.fromEntries(settingFields.map((f) => [f, service.settings.get(SETTING_OF[f]) ?? ''])) as unknown as DcvSettingsView)
+    ...(Object.fromEntries(
+      settingFields.map((f) => [f, service.settings.get(SETTING_OF[f]) ?? ''])
+    ) as unknown as DcvSettingsView)
   })
 
   return {
     settings: settingsView,
     updateSettings: (input) => {
-      const changes = settingFields.filter((f) => input?.[f] !== undefined).map((f) => [SETTING_OF[f], String(input[f]).trim()] as const)
+      const changes = settingFields
+        .filter((f) => input?.[f] !== undefined)
+        .map((f) => [SETTING_OF[f], String(input[f]).trim()] as const)
       // Every value is checked before any is written, so a bad field changes nothing. Empty
       // means "the default" (the core reads '' like an unset key), so it needs no check.
       for (const [key, value] of changes) {
@@ -289,9 +298,17 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
           approverEmail: input?.approverEmail || undefined
         })
       ),
-    sslStatus: async (resellerId, orderId) => sslView(await service.certificates.status(reseller(resellerId).id, id(orderId, 'order id'))),
+    sslStatus: async (resellerId, orderId) =>
+      sslView(await service.certificates.status(reseller(resellerId).id, id(orderId, 'order id'))),
     changeDcv: async (resellerId, orderId, method, approverEmail) =>
-      sslView(await service.certificates.changeDcv(reseller(resellerId).id, id(orderId, 'order id'), method, approverEmail || undefined)),
+      sslView(
+        await service.certificates.changeDcv(
+          reseller(resellerId).id,
+          id(orderId, 'order id'),
+          method,
+          approverEmail || undefined
+        )
+      ),
     resendValidation: async (resellerId, orderId) =>
       sslView(await service.certificates.resendValidation(reseller(resellerId).id, id(orderId, 'order id'))),
     emailOutbox: (resellerId, orderId) => {
@@ -306,7 +323,9 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
       }))
     },
     approveEmail: async (resellerId, orderId, code) =>
-      sslView(await service.certificates.approveEmail(reseller(resellerId).id, id(orderId, 'order id'), String(code ?? ''))),
+      sslView(
+        await service.certificates.approveEmail(reseller(resellerId).id, id(orderId, 'order id'), String(code ?? ''))
+      ),
     reissue: async (resellerId, input) =>
       sslView(
         await service.certificates.reissue(reseller(resellerId).id, {
@@ -332,7 +351,9 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
       pageOf(service.invoices.list(reseller(resellerId).id, { status: filter?.status }, page(p)), invoiceView),
     listTransactions: (resellerId, p) => pageOf(service.ledger.transactions(reseller(resellerId).id, page(p)), txView),
     topUp: (resellerId, amount, description) =>
-      txView(service.ledger.topUp(reseller(resellerId).id, amount, String(description ?? '').trim() || 'Credit top-up')),
+      txView(
+        service.ledger.topUp(reseller(resellerId).id, amount, String(description ?? '').trim() || 'Credit top-up')
+      ),
 
     listApiKeys: (resellerId) => service.resellers.apiKeys(reseller(resellerId).id).map(keyView),
     createApiKey: (resellerId, label) => {
@@ -344,7 +365,11 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
   }
 }
 
-export type BridgeAnswer = { status: number; body: { success: true; result: unknown } | { success: false; error: string }; fault?: unknown }
+export type BridgeAnswer = {
+  status: number
+  body: { success: true; result: unknown } | { success: false; error: string }
+  fault?: unknown
+}
 
 /**
  * Runs one handler and answers in the bridge envelope. Core errors carry a message written for
@@ -356,7 +381,8 @@ export async function callHandler(handlers: AppHandlers, method: AppMethod, args
     const result = await fn(...args)
     return { status: 200, body: { success: true, result: result === undefined ? null : result } }
   } catch (err) {
-    if (err instanceof ServiceError) return { status: STATUS_OF[err.kind], body: { success: false, error: err.message } }
+    if (err instanceof ServiceError)
+      return { status: STATUS_OF[err.kind], body: { success: false, error: err.message } }
     // usdToCents and date parsing say what is wrong with a value in a RangeError.
     if (err instanceof RangeError) return { status: 400, body: { success: false, error: err.message } }
     return { status: 500, body: { success: false, error: 'internal error; see the CertDesk log' }, fault: err }

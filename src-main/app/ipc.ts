@@ -6,7 +6,12 @@ import type { IpcMain, IpcMainInvokeEvent } from 'electron'
 import { appMethodNames, CHANNEL_PREFIX } from '../../src-preload/contract'
 import { callHandler, type AppHandlers } from './handlers'
 
-export function serveOverIpc(ipc: IpcMain, handlers: AppHandlers, trusted: (event: IpcMainInvokeEvent) => boolean, log: (msg: string, err: unknown) => void): void {
+export function serveOverIpc(
+  ipc: IpcMain,
+  handlers: AppHandlers,
+  trusted: (event: IpcMainInvokeEvent) => boolean,
+  log: (msg: string, err: unknown) => void
+): void {
   for (const name of appMethodNames) {
     ipc.handle(CHANNEL_PREFIX + name, async (event, ...args: unknown[]) => {
       if (!trusted(event)) return { success: false, error: 'request refused: not from the CertDesk window' }

@@ -69,7 +69,10 @@ export class KeyVault {
       return Buffer.concat([decipher.update(row.ciphertext), decipher.final()]).toString('utf8')
     } catch (err) {
       if (err instanceof ServiceError) throw err
-      throw new ServiceError('unavailable', `could not decrypt the private key of order ${orderId}: the keychain holds another wrapping key`)
+      throw new ServiceError(
+        'unavailable',
+        `could not decrypt the private key of order ${orderId}: the keychain holds another wrapping key`
+      )
     }
   }
 

@@ -14,12 +14,20 @@ function algorithm(t: KeyType): { gen: RsaHashedKeyGenParams | EcKeyGenParams; s
   if (t.startsWith('RSA')) {
     const bits = Number(t.slice(4))
     return {
-      gen: { name: 'RSASSA-PKCS1-v1_5', modulusLength: bits, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' },
+      gen: {
+        name: 'RSASSA-PKCS1-v1_5',
+        modulusLength: bits,
+        publicExponent: new Uint8Array([1, 0, 1]),
+        hash: 'SHA-256'
+      },
       sign: { name: 'RSASSA-PKCS1-v1_5' }
     }
   }
   const curve = t === 'ECDSA-P256' ? 'P-256' : 'P-384'
-  return { gen: { name: 'ECDSA', namedCurve: curve }, sign: { name: 'ECDSA', hash: curve === 'P-256' ? 'SHA-256' : 'SHA-384' } }
+  return {
+    gen: { name: 'ECDSA', namedCurve: curve },
+    sign: { name: 'ECDSA', hash: curve === 'P-256' ? 'SHA-256' : 'SHA-384' }
+  }
 }
 
 const pem = (label: string, der: ArrayBuffer): string => {
@@ -63,15 +71,30 @@ export async function decodeCsr(text: string): Promise<DecodedCsr> {
   }
   let csr: x509.Pkcs10CertificateRequest
   try {
-    csr = new x509.Pkcs10CertificateRequest(trimmed.replace('NEW CERTIFICATE REQUEST', 'CERTIFICATE REQUEST').replace('NEW CERTIFICATE REQUEST', 'CERTIFICATE REQUEST'))
+    csr = new x509.Pkcs10CertificateRequest(
+      trimmed
+        .replace('NEW CERTIFICATE REQUEST', 'CERTIFICATE REQUEST')
+        .replace('NEW CERTIFICATE REQUEST', 'CERTIFICATE REQUEST')
+    )
   } catch (err) {
     throw new Error(`could not decode the CSR: ${(err as Error).message}`, { cause: err })
   }
-  const san = csr.extensions.find((e): e is x509.SubjectAlternativeNameExtension => e instanceof x509.SubjectAlternativeNameExtension)
-  const sanNames = san ? san.names.toJSON().filter((n) => n.type === 'dns').map((n) => n.value) : []
+  const san = csr.extensions.find(
+    (e): e is x509.SubjectAlternativeNameExtension => e instanceof x509.SubjectAlternativeNameExtension
+  )
+  const sanNames = san
+    ? san.names
+        .toJSON()
+        .filter((n) => n.type === 'dns')
+        .map((n) => n.value)
+    : []
   const commonName = csr.subjectName.getField('CN')[0] ?? ''
   const alg = csr.publicKey.algorithm as RsaHashedKeyAlgorithm & EcKeyAlgorithm
-  const keyAlgorithm = alg.modulusLength ? `RSA ${alg.modulusLength}` : alg.namedCurve ? `ECDSA ${alg.namedCurve}` : alg.name
+  const keyAlgorithm = alg.modulusLength
+    ? `RSA ${alg.modulusLength}`
+    : alg.namedCurve
+      ? `ECDSA ${alg.namedCurve}`
+      : alg.name
   return {
     commonName,
     organization: csr.subjectName.getField('O')[0] ?? '',

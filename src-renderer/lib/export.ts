@@ -30,7 +30,8 @@ export const derToPem = (label: string, der: ArrayBuffer): string => {
 }
 
 /** The PEM blocks of a bundle, in order. */
-export const splitPem = (bundle: string): string[] => bundle.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []
+export const splitPem = (bundle: string): string[] =>
+  bundle.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []
 
 const utf8 = (s: string): ArrayBuffer => new TextEncoder().encode(s).buffer as ArrayBuffer
 
@@ -39,7 +40,9 @@ async function shroud(pkcs8Pem: string, password: string): Promise<pkijs.PKCS8Sh
   await bag.makeInternalValues({
     password: utf8(password),
     // pkijs derives the IV itself for AES-CBC; its type asks for the GCM shape too.
-    contentEncryptionAlgorithm: { name: 'AES-CBC', length: 256 } as unknown as Parameters<pkijs.PKCS8ShroudedKeyBag['makeInternalValues']>[0]['contentEncryptionAlgorithm'],
+    contentEncryptionAlgorithm: { name: 'AES-CBC', length: 256 } as unknown as Parameters<
+      pkijs.PKCS8ShroudedKeyBag['makeInternalValues']
+    >[0]['contentEncryptionAlgorithm'],
     hmacHashAlgorithm: 'SHA-256',
     iterationCount: KDF_ITERATIONS
   })
@@ -54,7 +57,12 @@ export async function privateKeyPem(pkcs8Pem: string, password: string): Promise
 }
 
 /** PKCS#12 with the key (shrouded), the certificate and its chain, MAC'd with the same password. */
-export async function pfx(pkcs8Pem: string, certificatePem: string, chainPem: string, password: string): Promise<ArrayBuffer> {
+export async function pfx(
+  pkcs8Pem: string,
+  certificatePem: string,
+  chainPem: string,
+  password: string
+): Promise<ArrayBuffer> {
   if (!password) throw new Error('could not create the PFX: it needs a password')
   const keyBag = await shroud(pkcs8Pem, password)
   const certs = [certificatePem, ...splitPem(chainPem)].map((p) => pkijs.Certificate.fromBER(pemToDer(p)))
@@ -69,7 +77,13 @@ export async function pfx(pkcs8Pem: string, certificatePem: string, chainPem: st
               value: new pkijs.SafeContents({
                 safeBags: [
                   new pkijs.SafeBag({ bagId: '1.2.840.113549.1.12.10.1.2', bagValue: keyBag }),
-                  ...certs.map((c) => new pkijs.SafeBag({ bagId: '1.2.840.113549.1.12.10.1.3', bagValue: new pkijs.CertBag({ parsedValue: c }) }))
+                  ...certs.map(
+                    (c) =>
+                      new pkijs.SafeBag({
+                        bagId: '1.2.840.113549.1.12.10.1.3',
+                        bagValue: new pkijs.CertBag({ parsedValue: c })
+                      })
+                  )
                 ]
               })
             }
@@ -79,7 +93,12 @@ export async function pfx(pkcs8Pem: string, certificatePem: string, chainPem: st
     }
   })
   await p12.parsedValue!.authenticatedSafe!.makeInternalValues({ safeContents: [{}] })
-  await p12.makeInternalValues({ password: utf8(password), iterations: KDF_ITERATIONS, pbkdf2HashAlgorithm: 'SHA-256', hmacHashAlgorithm: 'SHA-256' })
+  await p12.makeInternalValues({
+    password: utf8(password),
+    iterations: KDF_ITERATIONS,
+    pbkdf2HashAlgorithm: 'SHA-256',
+    hmacHashAlgorithm: 'SHA-256'
+  })
   return p12.toSchema().toBER(false)
 }
 
@@ -97,7 +116,9 @@ export interface CertificateFacts {
 /** Details decoded from the PEM itself, not from what the store says about it. */
 export async function certificateFacts(pem: string): Promise<CertificateFacts> {
   const c = new x509.X509Certificate(pem)
-  const san = c.extensions.find((e): e is x509.SubjectAlternativeNameExtension => e instanceof x509.SubjectAlternativeNameExtension)
+  const san = c.extensions.find(
+    (e): e is x509.SubjectAlternativeNameExtension => e instanceof x509.SubjectAlternativeNameExtension
+  )
   const alg = c.publicKey.algorithm as RsaHashedKeyAlgorithm & EcKeyAlgorithm
   const thumb = new Uint8Array(await c.getThumbprint('SHA-256'))
   return {
@@ -107,7 +128,13 @@ export async function certificateFacts(pem: string): Promise<CertificateFacts> {
     notBefore: c.notBefore,
     notAfter: c.notAfter,
     names: san ? san.names.toJSON().map((n) => n.value) : [],
-    keyAlgorithm: alg.modulusLength ? `RSA ${alg.modulusLength}` : alg.namedCurve ? `ECDSA ${alg.namedCurve}` : alg.name,
-    sha256: Array.from(thumb, (b) => b.toString(16).padStart(2, '0')).join(':').toUpperCase()
+    keyAlgorithm: alg.modulusLength
+      ? `RSA ${alg.modulusLength}`
+      : alg.namedCurve
+        ? `ECDSA ${alg.namedCurve}`
+        : alg.name,
+    sha256: Array.from(thumb, (b) => b.toString(16).padStart(2, '0'))
+      .join(':')
+      .toUpperCase()
   }
 }

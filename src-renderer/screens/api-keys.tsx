@@ -24,14 +24,18 @@ export function ApiKeys(): React.JSX.Element {
       <section className="card">
         <h2>Reseller API v{settings?.apiVersion}</h2>
         <p>
-          Scripts on this machine reach the reseller API at <code>{settings?.listenerUrl}</code> with a key in <code>X-API-Key</code> or{' '}
-          <code>Authorization: Bearer</code>. {settings ? <CopyButton text={settings.listenerUrl} label="Copy URL" /> : null}
+          Scripts on this machine reach the reseller API at <code>{settings?.listenerUrl}</code> with a key in{' '}
+          <code>X-API-Key</code> or <code>Authorization: Bearer</code>.{' '}
+          {settings ? <CopyButton text={settings.listenerUrl} label="Copy URL" /> : null}
         </p>
       </section>
       {shown ? (
         <section className="card highlight" role="status">
           <h2>Your new API key</h2>
-          <p>This is the only time the key is shown in full. CertDesk keeps it in the OS keychain; the database holds only its hash.</p>
+          <p>
+            This is the only time the key is shown in full. CertDesk keeps it in the OS keychain; the database holds
+            only its hash.
+          </p>
           <div className="key-row">
             <code data-testid="new-api-key">{shown.key}</code>
             <CopyButton text={shown.key} />
@@ -51,7 +55,12 @@ export function ApiKeys(): React.JSX.Element {
         <div className="row">
           <label className="grow">
             Label
-            <input aria-label="Key label" value={label} onChange={(e) => setLabel(e.target.value)} placeholder="deploy script" />
+            <input
+              aria-label="Key label"
+              value={label}
+              onChange={(e) => setLabel(e.target.value)}
+              placeholder="deploy script"
+            />
           </label>
           <button className="btn primary" type="submit">
             Create API key
@@ -74,7 +83,13 @@ export function ApiKeys(): React.JSX.Element {
               <td className="mono">{k.prefix}…</td>
               <td>{k.label || <span className="muted">—</span>}</td>
               <td className="muted">{k.createdAt}</td>
-              <td>{k.revokedAt ? <span className="badge badge-cancelled">revoked {k.revokedAt.slice(0, 10)}</span> : <span className="badge badge-completed">active</span>}</td>
+              <td>
+                {k.revokedAt ? (
+                  <span className="badge badge-cancelled">revoked {k.revokedAt.slice(0, 10)}</span>
+                ) : (
+                  <span className="badge badge-completed">active</span>
+                )}
+              </td>
               <td className="actions">
                 {!k.revokedAt ? (
                   <>

@@ -5,7 +5,15 @@ import { useStore, type ListName } from '../store'
 import { Badge, ErrorBox } from '../ui'
 import { VirtualList } from '../virtual-list'
 
-function ExportButton({ name, file, toRows }: { name: ListName; file: string; toRows: (items: unknown[]) => (string | number | null)[][] }): React.JSX.Element {
+function ExportButton({
+  name,
+  file,
+  toRows
+}: {
+  name: ListName
+  file: string
+  toRows: (items: unknown[]) => (string | number | null)[][]
+}): React.JSX.Element {
   const exportList = useStore((s) => s.exportList)
   const [progress, setProgress] = useState<string | null>(null)
   const [error, setError] = useState<string | null>(null)
@@ -41,7 +49,8 @@ function TopUp(): React.JSX.Element {
       onSubmit={(e) => {
         e.preventDefault()
         const usdAmount = Number(amount)
-        if (!/^\d+(\.\d{1,2})?$/.test(amount.trim()) || usdAmount <= 0) return setError('Enter a positive amount in USD, such as 250 or 99.50')
+        if (!/^\d+(\.\d{1,2})?$/.test(amount.trim()) || usdAmount <= 0)
+          return setError('Enter a positive amount in USD, such as 250 or 99.50')
         setError(null)
         void record(Math.round(usdAmount * 100), description).then((ok) => {
           // Only a recorded top-up clears the form.
@@ -56,11 +65,22 @@ function TopUp(): React.JSX.Element {
       <div className="row">
         <label>
           Amount (USD)
-          <input aria-label="Amount" inputMode="decimal" value={amount} onChange={(e) => setAmount(e.target.value)} placeholder="250.00" />
+          <input
+            aria-label="Amount"
+            inputMode="decimal"
+            value={amount}
+            onChange={(e) => setAmount(e.target.value)}
+            placeholder="250.00"
+          />
         </label>
         <label className="grow">
           Description
-          <input aria-label="Description" value={description} onChange={(e) => setDescription(e.target.value)} placeholder="Wire transfer 2026-11" />
+          <input
+            aria-label="Description"
+            value={description}
+            onChange={(e) => setDescription(e.target.value)}
+            placeholder="Wire transfer 2026-11"
+          />
         </label>
         <button className="btn primary" type="submit">
           Record
@@ -104,7 +124,14 @@ export function Billing(): React.JSX.Element {
               file="credit-ledger.csv"
               toRows={(items) => [
                 ['id', 'created_at', 'type', 'amount_usd', 'balance_after_usd', 'description'],
-                ...(items as TransactionView[]).map((t) => [t.id, t.createdAt, t.type, (t.amount / 100).toFixed(2), (t.balanceAfter / 100).toFixed(2), t.description])
+                ...(items as TransactionView[]).map((t) => [
+                  t.id,
+                  t.createdAt,
+                  t.type,
+                  (t.amount / 100).toFixed(2),
+                  (t.balanceAfter / 100).toFixed(2),
+                  t.description
+                ])
               ]}
             />
           </div>
@@ -134,7 +161,9 @@ export function Billing(): React.JSX.Element {
             <select
               aria-label="Invoice status"
               value={invoiceFilter.status ?? ''}
-              onChange={(e) => void setFilter('invoices', { status: (e.target.value || undefined) as InvoiceStatus | undefined })}
+              onChange={(e) =>
+                void setFilter('invoices', { status: (e.target.value || undefined) as InvoiceStatus | undefined })
+              }
             >
               <option value="">All invoices</option>
               {['unpaid', 'sent', 'paid', 'cancelled'].map((s) => (
@@ -145,8 +174,26 @@ export function Billing(): React.JSX.Element {
               name="invoices"
               file="invoices.csv"
               toRows={(items) => [
-                ['invoice_number', 'order_number', 'domain', 'product', 'total_usd', 'status', 'due_date', 'created_at'],
-                ...(items as InvoiceView[]).map((i) => [i.invoiceNumber, i.orderNumber, i.domain, i.productName, (i.total / 100).toFixed(2), i.status, i.dueDate, i.createdAt])
+                [
+                  'invoice_number',
+                  'order_number',
+                  'domain',
+                  'product',
+                  'total_usd',
+                  'status',
+                  'due_date',
+                  'created_at'
+                ],
+                ...(items as InvoiceView[]).map((i) => [
+                  i.invoiceNumber,
+                  i.orderNumber,
+                  i.domain,
+                  i.productName,
+                  (i.total / 100).toFixed(2),
+                  i.status,
+                  i.dueDate,
+                  i.createdAt
+                ])
               ]}
             />
           </div>

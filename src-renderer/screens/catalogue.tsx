@@ -25,13 +25,21 @@ export function Catalogue(): React.JSX.Element {
       <header className="screen-head">
         <h1>Catalogue</h1>
         <div className="filters">
-          <select aria-label="Brand" value={filter.brand ?? ''} onChange={(e) => change({ brand: e.target.value || undefined })}>
+          <select
+            aria-label="Brand"
+            value={filter.brand ?? ''}
+            onChange={(e) => change({ brand: e.target.value || undefined })}
+          >
             <option value="">All brands</option>
             {brands.map((b) => (
               <option key={b}>{b}</option>
             ))}
           </select>
-          <select aria-label="Type" value={filter.type ?? ''} onChange={(e) => change({ type: (e.target.value || undefined) as ProductType })}>
+          <select
+            aria-label="Type"
+            value={filter.type ?? ''}
+            onChange={(e) => change({ type: (e.target.value || undefined) as ProductType })}
+          >
             <option value="">All types</option>
             {TYPES.map((t) => (
               <option key={t}>{t}</option>
@@ -82,7 +90,9 @@ export function Catalogue(): React.JSX.Element {
                 <td className="num strong">{one ? usd(one.price) : '—'}</td>
                 <td className="num">
                   {p.sanEnabled && one ? usd(one.sanPrice) : '—'}
-                  {p.wildcardSanEnabled && one ? <div className="muted small">wildcard {usd(one.wildcardSanPrice)}</div> : null}
+                  {p.wildcardSanEnabled && one ? (
+                    <div className="muted small">wildcard {usd(one.wildcardSanPrice)}</div>
+                  ) : null}
                 </td>
                 <td>1–{p.maxYears}</td>
                 <td>

@@ -73,7 +73,8 @@ export function Dashboard(): React.JSX.Element {
             <ul className="plain-list">
               {dashboard.waitingForValidation.map((o) => (
                 <li key={o.id}>
-                  <a onClick={() => go({ name: 'order', id: o.id })}>{o.domain || o.orderNumber}</a> <Badge status={o.status} />
+                  <a onClick={() => go({ name: 'order', id: o.id })}>{o.domain || o.orderNumber}</a>{' '}
+                  <Badge status={o.status} />
                 </li>
               ))}
             </ul>

@@ -34,7 +34,10 @@ export function NewOrder(): React.JSX.Element {
       >
         <label>
           Product
-          <select value={draft.productId ?? ''} onChange={(e) => setDraft({ productId: e.target.value ? Number(e.target.value) : null })}>
+          <select
+            value={draft.productId ?? ''}
+            onChange={(e) => setDraft({ productId: e.target.value ? Number(e.target.value) : null })}
+          >
             <option value="">Choose a product…</option>
             {products.map((p) => (
               <option key={p.id} value={p.id}>
@@ -69,7 +72,13 @@ export function NewOrder(): React.JSX.Element {
           <div className="row">
             <label>
               Additional SANs
-              <input type="number" min={0} max={product.maxSans} value={draft.sanCount} onChange={(e) => setDraft({ sanCount: Number(e.target.value) })} />
+              <input
+                type="number"
+                min={0}
+                max={product.maxSans}
+                value={draft.sanCount}
+                onChange={(e) => setDraft({ sanCount: Number(e.target.value) })}
+              />
             </label>
             {product.wildcardSanEnabled ? (
               <label>
@@ -88,10 +97,22 @@ export function NewOrder(): React.JSX.Element {
         <fieldset className="radio-row">
           <legend>Payment</legend>
           <label>
-            <input type="radio" name="payment" checked={draft.payment === 'credit'} onChange={() => setDraft({ payment: 'credit' })} /> Pay from credit
+            <input
+              type="radio"
+              name="payment"
+              checked={draft.payment === 'credit'}
+              onChange={() => setDraft({ payment: 'credit' })}
+            />{' '}
+            Pay from credit
           </label>
           <label>
-            <input type="radio" name="payment" checked={draft.payment === 'invoice'} onChange={() => setDraft({ payment: 'invoice' })} /> On invoice (due in 14 days)
+            <input
+              type="radio"
+              name="payment"
+              checked={draft.payment === 'invoice'}
+              onChange={() => setDraft({ payment: 'invoice' })}
+            />{' '}
+            On invoice (due in 14 days)
           </label>
         </fieldset>
         <div className="quote" aria-live="polite">
@@ -129,7 +150,8 @@ export function NewOrder(): React.JSX.Element {
         </div>
         {short ? (
           <p className="warn" role="alert">
-            The credit balance of {reseller?.name} ({usd(quote.balance)}) does not cover {usd(quote.total)}. Record a top-up or order on invoice.
+            The credit balance of {reseller?.name} ({usd(quote.balance)}) does not cover {usd(quote.total)}. Record a
+            top-up or order on invoice.
           </p>
         ) : null}
         <ErrorBox text={submitError} />

@@ -44,7 +44,9 @@ function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
     if (!csr.trim()) return void (setDecoded(null), setDecodeError(null))
     let live = true
     decodeCsr(csr)
-      .then((d) => live && (setDecoded(d), setDecodeError(d.signatureValid ? null : 'the CSR signature does not verify')))
+      .then(
+        (d) => live && (setDecoded(d), setDecodeError(d.signatureValid ? null : 'the CSR signature does not verify'))
+      )
       .catch((e: unknown) => live && (setDecoded(null), setDecodeError((e as Error).message)))
     return () => {
       live = false
@@ -53,7 +55,10 @@ function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
 
   const generate = async (): Promise<void> => {
     setError(null)
-    const list = names.split(/[\s,]+/).map((n) => n.trim().toLowerCase()).filter(Boolean)
+    const list = names
+      .split(/[\s,]+/)
+      .map((n) => n.trim().toLowerCase())
+      .filter(Boolean)
     const started = performance.now()
     setBusy(`Generating a ${keyType} key pair${keyType === 'RSA-4096' ? ' (RSA 4096 can take several seconds)' : ''}…`)
     const tick = setInterval(() => setElapsed(Math.round((performance.now() - started) / 1000)), 250)
@@ -74,7 +79,11 @@ function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
     <section className="card">
       <h2>Certificate request</h2>
       <div className="tabs">
-        <button type="button" className={mode === 'generate' ? 'tab active' : 'tab'} onClick={() => setMode('generate')}>
+        <button
+          type="button"
+          className={mode === 'generate' ? 'tab active' : 'tab'}
+          onClick={() => setMode('generate')}
+        >
           Generate here
         </button>
         <button type="button" className={mode === 'paste' ? 'tab active' : 'tab'} onClick={() => setMode('paste')}>
@@ -107,12 +116,22 @@ function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
               <span className="spinner" /> {busy} {elapsed > 0 ? `${elapsed} s` : ''}
             </div>
           ) : null}
-          {order.hasStoredKey ? <p className="ok-text">The private key is kept on this machine, encrypted with a key from the OS keychain.</p> : null}
+          {order.hasStoredKey ? (
+            <p className="ok-text">
+              The private key is kept on this machine, encrypted with a key from the OS keychain.
+            </p>
+          ) : null}
         </div>
       ) : null}
       <label className="block">
         CSR (PEM)
-        <textarea aria-label="CSR" rows={mode === 'paste' ? 8 : 4} value={csr} onChange={(e) => setCsr(e.target.value)} className="mono" />
+        <textarea
+          aria-label="CSR"
+          rows={mode === 'paste' ? 8 : 4}
+          value={csr}
+          onChange={(e) => setCsr(e.target.value)}
+          className="mono"
+        />
       </label>
       {decoded ? (
         <dl className="facts" data-testid="csr-decoded">
@@ -164,7 +183,12 @@ function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
           onClick={() => {
             setError(null)
             setBusy('Submitting…')
-            void configure({ orderId: order.id, csr, dcvMethod: dcv, approverEmail: dcv === 'email' ? approver : undefined }).then((e) => {
+            void configure({
+              orderId: order.id,
+              csr,
+              dcvMethod: dcv,
+              approverEmail: dcv === 'email' ? approver : undefined
+            }).then((e) => {
               setBusy(null)
               setError(e)
             })
@@ -214,7 +238,10 @@ function Validation({ order }: { order: OrderView }): React.JSX.Element | null {
           <div key={v.name} className="name-check" data-name={v.name}>
             <div className="name-head">
               <span className="strong">{v.name}</span> <Badge status={`dcv-${v.status}`} />
-              <span className="muted small">{v.method.toUpperCase()}{v.checkedAt ? ` · checked ${v.checkedAt}` : ''}</span>
+              <span className="muted small">
+                {v.method.toUpperCase()}
+                {v.checkedAt ? ` · checked ${v.checkedAt}` : ''}
+              </span>
             </div>
             {v.status !== 'valid' && v.detail ? <p className="warn small">{v.detail}</p> : null}
             {v.status !== 'valid' && (v.instructions.method === 'http' || v.instructions.method === 'https') ? (
@@ -225,7 +252,9 @@ function Validation({ order }: { order: OrderView }): React.JSX.Element | null {
                 </dd>
                 <dt>File content</dt>
                 <dd>
-                  <pre className="mono pre" data-testid="dcv-content">{v.instructions.fileContent}</pre>
+                  <pre className="mono pre" data-testid="dcv-content">
+                    {v.instructions.fileContent}
+                  </pre>
                   <CopyButton text={v.instructions.fileContent} />
                 </dd>
               </dl>
@@ -255,7 +284,9 @@ function Validation({ order }: { order: OrderView }): React.JSX.Element | null {
           </div>
         ))}
       </div>
-      {ssl.validation.some((v) => v.method === 'email' && v.status !== 'valid') ? <EmailApproval orderId={order.id} /> : null}
+      {ssl.validation.some((v) => v.method === 'email' && v.status !== 'valid') ? (
+        <EmailApproval orderId={order.id} />
+      ) : null}
       {order.status === 'validation_pending' ? (
         <div className="row">
           <label>
@@ -267,7 +298,12 @@ function Validation({ order }: { order: OrderView }): React.JSX.Element | null {
               <option value="email">Email to admin@{base}</option>
             </select>
           </label>
-          <button className="btn" onClick={() => void changeDcv(order.id, method, method === 'email' ? `admin@${base}` : undefined).then(setError)}>
+          <button
+            className="btn"
+            onClick={() =>
+              void changeDcv(order.id, method, method === 'email' ? `admin@${base}` : undefined).then(setError)
+            }
+          >
             Change
           </button>
         </div>
@@ -354,7 +390,10 @@ function Certificate({ order }: { order: OrderView }): React.JSX.Element {
         <>
           <div className={`countdown ${days !== null && days < 15 ? 'soon' : ''}`} data-testid="expiry">
             {days !== null && days >= 0 ? `${days} days left` : 'expired'}
-            <span className="muted small"> until {facts.notAfter.toISOString().slice(0, 16).replace('T', ' ')} UTC</span>
+            <span className="muted small">
+              {' '}
+              until {facts.notAfter.toISOString().slice(0, 16).replace('T', ' ')} UTC
+            </span>
           </div>
           <dl className="facts" data-testid="cert-facts">
             <dt>Subject</dt>
@@ -375,32 +414,65 @@ function Certificate({ order }: { order: OrderView }): React.JSX.Element {
             <dd className="mono break small">{facts.sha256}</dd>
           </dl>
           <div className="actions wrap">
-            <button className="btn" onClick={() => download(`${file}.crt.pem`, cert.certificatePem, 'application/x-pem-file')}>
+            <button
+              className="btn"
+              onClick={() => download(`${file}.crt.pem`, cert.certificatePem, 'application/x-pem-file')}
+            >
               Certificate
             </button>
-            <button className="btn" onClick={() => download(`${file}.chain.pem`, cert.chainPem, 'application/x-pem-file')}>
+            <button
+              className="btn"
+              onClick={() => download(`${file}.chain.pem`, cert.chainPem, 'application/x-pem-file')}
+            >
               Chain
             </button>
-            <button className="btn" onClick={() => download(`${file}.fullchain.pem`, cert.certificatePem.trim() + '\n' + cert.chainPem, 'application/x-pem-file')}>
+            <button
+              className="btn"
+              onClick={() =>
+                download(
+                  `${file}.fullchain.pem`,
+                  cert.certificatePem.trim() + '\n' + cert.chainPem,
+                  'application/x-pem-file'
+                )
+              }
+            >
               Full chain
             </button>
           </div>
           <div className="row">
             <label className="grow">
               Password for the key or PFX
-              <input aria-label="Export password" type="password" value={password} onChange={(e) => setPassword(e.target.value)} autoComplete="new-password" />
+              <input
+                aria-label="Export password"
+                type="password"
+                value={password}
+                onChange={(e) => setPassword(e.target.value)}
+                autoComplete="new-password"
+              />
             </label>
             <button
               className="btn"
               disabled={!order.hasStoredKey || busy !== null}
-              onClick={() => run('Encrypting the key…', async () => download(`${file}.key.pem`, await privateKeyPem(await key(), password), 'application/x-pem-file'))}
+              onClick={() =>
+                run('Encrypting the key…', async () =>
+                  download(`${file}.key.pem`, await privateKeyPem(await key(), password), 'application/x-pem-file')
+                )
+              }
             >
               Private key{password ? ' (encrypted)' : ''}
             </button>
             <button
               className="btn primary"
               disabled={!order.hasStoredKey || !password || busy !== null}
-              onClick={() => run('Building the PFX…', async () => download(`${file}.pfx`, await pfx(await key(), cert.certificatePem, cert.chainPem, password), 'application/x-pkcs12'))}
+              onClick={() =>
+                run('Building the PFX…', async () =>
+                  download(
+                    `${file}.pfx`,
+                    await pfx(await key(), cert.certificatePem, cert.chainPem, password),
+                    'application/x-pkcs12'
+                  )
+                )
+              }
             >
               PFX / PKCS#12
             </button>
@@ -410,7 +482,11 @@ function Certificate({ order }: { order: OrderView }): React.JSX.Element {
               <span className="spinner" /> {busy}
             </div>
           ) : null}
-          {!order.hasStoredKey ? <p className="muted small">No private key is kept for this order (its CSR was made elsewhere), so the key and PFX exports are off.</p> : null}
+          {!order.hasStoredKey ? (
+            <p className="muted small">
+              No private key is kept for this order (its CSR was made elsewhere), so the key and PFX exports are off.
+            </p>
+          ) : null}
           <ErrorBox text={error} />
           {detail && detail.history.length > 0 ? (
             <>
@@ -418,7 +494,8 @@ function Certificate({ order }: { order: OrderView }): React.JSX.Element {
               <ul className="plain-list" data-testid="history">
                 {detail.history.map((h) => (
                   <li key={h.id}>
-                    <span className="mono small">{h.serial.slice(0, 16)}…</span> {h.validFrom} – {h.validTill} <span className="badge">{h.reason.replace('_', ' ')}</span>
+                    <span className="mono small">{h.serial.slice(0, 16)}…</span> {h.validFrom} – {h.validTill}{' '}
+                    <span className="badge">{h.reason.replace('_', ' ')}</span>
                   </li>
                 ))}
               </ul>
@@ -439,7 +516,9 @@ function Certificate({ order }: { order: OrderView }): React.JSX.Element {
             <button
               className="btn"
               disabled={!order.hasStoredKey}
-              onClick={() => run('Exporting…', async () => download(`${file}.key.pem`, await key(), 'application/x-pem-file'))}
+              onClick={() =>
+                run('Exporting…', async () => download(`${file}.key.pem`, await key(), 'application/x-pem-file'))
+              }
             >
               Private key (PKCS#8 PEM)
             </button>
@@ -483,7 +562,9 @@ export function OrderDetail({ id }: { id: number }): React.JSX.Element {
             {order.domain || order.productName} <Badge status={order.status} />
           </h1>
           <div className="muted">
-            <span data-testid="order-number">{order.orderNumber}</span> <CopyButton text={order.orderNumber} label="Copy number" /> · {order.brand} {order.productName} · {years(order.periodMonths)}
+            <span data-testid="order-number">{order.orderNumber}</span>{' '}
+            <CopyButton text={order.orderNumber} label="Copy number" /> · {order.brand} {order.productName} ·{' '}
+            {years(order.periodMonths)}
           </div>
         </div>
         <div className="actions">
@@ -503,7 +584,9 @@ export function OrderDetail({ id }: { id: number }): React.JSX.Element {
         <div className="confirm" role="dialog" aria-label="Cancel order">
           <p>
             Cancel {order.orderNumber}?{' '}
-            {order.paymentStatus === 'paid' ? `${usd(order.total)} goes back to the credit balance.` : 'Its unpaid invoice is cancelled.'}
+            {order.paymentStatus === 'paid'
+              ? `${usd(order.total)} goes back to the credit balance.`
+              : 'Its unpaid invoice is cancelled.'}
           </p>
           <button className="btn danger" onClick={() => void cancel(order.id).then(() => setConfirming(false))}>
             Yes, cancel and refund
@@ -529,7 +612,8 @@ export function OrderDetail({ id }: { id: number }): React.JSX.Element {
             </dd>
             <dt>Price</dt>
             <dd>
-              {usd(order.basePrice)} + SANs {usd(order.sanTotal)} − discount {usd(order.discountAmount)} = <b>{usd(order.total)}</b>
+              {usd(order.basePrice)} + SANs {usd(order.sanTotal)} − discount {usd(order.discountAmount)} ={' '}
+              <b>{usd(order.total)}</b>
             </dd>
             <dt>Subscription ends</dt>
             <dd>{order.purchaseEndDate}</dd>
@@ -547,8 +631,12 @@ export function OrderDetail({ id }: { id: number }): React.JSX.Element {
         </section>
         <Certificate order={order} />
       </div>
-      {order.status === 'pending' || order.status === 'pending_configuration' ? <CsrStep key={order.id} order={order} /> : null}
-      {order.status === 'validation_pending' || order.status === 'processing' || order.status === 'completed' ? <Validation order={order} /> : null}
+      {order.status === 'pending' || order.status === 'pending_configuration' ? (
+        <CsrStep key={order.id} order={order} />
+      ) : null}
+      {order.status === 'validation_pending' || order.status === 'processing' || order.status === 'completed' ? (
+        <Validation order={order} />
+      ) : null}
     </div>
   )
 }

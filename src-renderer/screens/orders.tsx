@@ -5,7 +5,15 @@ import { useStore } from '../store'
 import { Badge } from '../ui'
 import { VirtualList } from '../virtual-list'
 
-const STATUSES: OrderStatus[] = ['pending', 'pending_configuration', 'validation_pending', 'processing', 'completed', 'cancelled', 'expired']
+const STATUSES: OrderStatus[] = [
+  'pending',
+  'pending_configuration',
+  'validation_pending',
+  'processing',
+  'completed',
+  'cancelled',
+  'expired'
+]
 
 export function Orders(): React.JSX.Element {
   const filter = useStore((s) => s.orders.filter)
@@ -28,8 +36,17 @@ export function Orders(): React.JSX.Element {
       <header className="screen-head">
         <h1>Orders</h1>
         <div className="filters">
-          <input aria-label="Search domain" placeholder="Search domain…" value={domain} onChange={(e) => setDomain(e.target.value)} />
-          <select aria-label="Status" value={filter.status ?? ''} onChange={(e) => void setFilter('orders', { ...filter, status: e.target.value || undefined })}>
+          <input
+            aria-label="Search domain"
+            placeholder="Search domain…"
+            value={domain}
+            onChange={(e) => setDomain(e.target.value)}
+          />
+          <select
+            aria-label="Status"
+            value={filter.status ?? ''}
+            onChange={(e) => void setFilter('orders', { ...filter, status: e.target.value || undefined })}
+          >
             <option value="">All statuses</option>
             {STATUSES.map((s) => (
               <option key={s} value={s}>
@@ -55,7 +72,11 @@ export function Orders(): React.JSX.Element {
           </div>
         }
         row={(o) => (
-          <a className="cols orders-cols row-link" onClick={() => go({ name: 'order', id: o.id })} data-order={o.orderNumber}>
+          <a
+            className="cols orders-cols row-link"
+            onClick={() => go({ name: 'order', id: o.id })}
+            data-order={o.orderNumber}
+          >
             <span className="mono">{o.orderNumber}</span>
             <span className="strong">{o.domain || '—'}</span>
             <span>{o.productName}</span>

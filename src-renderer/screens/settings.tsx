@@ -12,8 +12,9 @@ export function Acme(): React.JSX.Element {
       </header>
       <section className="card">
         <p>
-          ACME subscriptions (an ACME client or an auto-install tool obtaining and renewing certificates by themselves) arrive with CertDesk&apos;s ACME
-          support. Until then, ordering a subscription product answers with the API&apos;s message that subscriptions are not available yet.
+          ACME subscriptions (an ACME client or an auto-install tool obtaining and renewing certificates by themselves)
+          arrive with CertDesk&apos;s ACME support. Until then, ordering a subscription product answers with the
+          API&apos;s message that subscriptions are not available yet.
         </p>
       </section>
     </div>
@@ -54,7 +55,12 @@ function Resellers(): React.JSX.Element {
         className="form"
         onSubmit={(e) => {
           e.preventDefault()
-          void add({ name: form.name, email: form.email, company: form.company, discountRate: Number(form.discount) }).then((err) => {
+          void add({
+            name: form.name,
+            email: form.email,
+            company: form.company,
+            discountRate: Number(form.discount)
+          }).then((err) => {
             setError(err)
             if (!err) setForm({ name: '', email: '', company: '', discount: '0' })
           })
@@ -63,19 +69,36 @@ function Resellers(): React.JSX.Element {
         <div className="row">
           <label className="grow">
             Name
-            <input aria-label="Reseller name" value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} />
+            <input
+              aria-label="Reseller name"
+              value={form.name}
+              onChange={(e) => setForm({ ...form, name: e.target.value })}
+            />
           </label>
           <label className="grow">
             Email
-            <input aria-label="Reseller email" value={form.email} onChange={(e) => setForm({ ...form, email: e.target.value })} />
+            <input
+              aria-label="Reseller email"
+              value={form.email}
+              onChange={(e) => setForm({ ...form, email: e.target.value })}
+            />
           </label>
           <label className="grow">
             Company
-            <input aria-label="Reseller company" value={form.company} onChange={(e) => setForm({ ...form, company: e.target.value })} />
+            <input
+              aria-label="Reseller company"
+              value={form.company}
+              onChange={(e) => setForm({ ...form, company: e.target.value })}
+            />
           </label>
           <label>
             Discount %
-            <input aria-label="Reseller discount" inputMode="decimal" value={form.discount} onChange={(e) => setForm({ ...form, discount: e.target.value })} />
+            <input
+              aria-label="Reseller discount"
+              inputMode="decimal"
+              value={form.discount}
+              onChange={(e) => setForm({ ...form, discount: e.target.value })}
+            />
           </label>
           <button className="btn" type="submit">
             Add reseller
@@ -91,15 +114,33 @@ export function Settings(): React.JSX.Element {
   const settings = useStore((s) => s.settings)
   const save = useStore((s) => s.saveSettings)
   const caRoot = useStore((s) => s.caRoot)
-  const [form, setForm] = useState<DcvSettingsView>({ dcvResolver: '', dcvHttpPort: '', dcvHttpsPort: '', smtpUrl: '', smtpFrom: '' })
+  const [form, setForm] = useState<DcvSettingsView>({
+    dcvResolver: '',
+    dcvHttpPort: '',
+    dcvHttpsPort: '',
+    smtpUrl: '',
+    smtpFrom: ''
+  })
   useEffect(() => {
-    if (settings) setForm({ dcvResolver: settings.dcvResolver, dcvHttpPort: settings.dcvHttpPort, dcvHttpsPort: settings.dcvHttpsPort, smtpUrl: settings.smtpUrl, smtpFrom: settings.smtpFrom })
+    if (settings)
+      setForm({
+        dcvResolver: settings.dcvResolver,
+        dcvHttpPort: settings.dcvHttpPort,
+        dcvHttpsPort: settings.dcvHttpsPort,
+        smtpUrl: settings.smtpUrl,
+        smtpFrom: settings.smtpFrom
+      })
   }, [settings])
   if (!settings) return <p className="muted">Loading…</p>
   const field = (key: keyof DcvSettingsView, label: string, placeholder: string): React.JSX.Element => (
     <label>
       {label}
-      <input aria-label={label} value={form[key]} placeholder={placeholder} onChange={(e) => setForm({ ...form, [key]: e.target.value })} />
+      <input
+        aria-label={label}
+        value={form[key]}
+        placeholder={placeholder}
+        onChange={(e) => setForm({ ...form, [key]: e.target.value })}
+      />
     </label>
   )
   return (
@@ -136,7 +177,9 @@ export function Settings(): React.JSX.Element {
           {field('smtpUrl', 'SMTP relay', 'the outbox (or smtp://127.0.0.1:2525)')}
           {field('smtpFrom', 'Sender address', 'certdesk@localhost')}
         </div>
-        <p className="muted small">No password in the SMTP URL: settings live in the database, secrets only in the OS keychain.</p>
+        <p className="muted small">
+          No password in the SMTP URL: settings live in the database, secrets only in the OS keychain.
+        </p>
         <div className="actions">
           <button className="btn primary" type="submit">
             Save
@@ -146,8 +189,16 @@ export function Settings(): React.JSX.Element {
       <Resellers />
       <section className="card">
         <h2>Local CA</h2>
-        <p>Certificates are issued by CertDesk&apos;s own CA. Add its root to a trust store to have browsers and tools accept them.</p>
-        <button className="btn" onClick={() => void caRoot().then((pem) => pem && download('certdesk-root-ca.pem', pem, 'application/x-pem-file'))}>
+        <p>
+          Certificates are issued by CertDesk&apos;s own CA. Add its root to a trust store to have browsers and tools
+          accept them.
+        </p>
+        <button
+          className="btn"
+          onClick={() =>
+            void caRoot().then((pem) => pem && download('certdesk-root-ca.pem', pem, 'application/x-pem-file'))
+          }
+        >
           Export root certificate
         </button>
       </section>

@@ -184,8 +184,18 @@ const sessionSlice: Slice<SessionSlice> = (set, get) => ({
   },
   selectReseller(id) {
     localStorage.setItem('certdesk.reseller', String(id))
-    set({ resellerId: id, dashboard: null, order: null, ssl: null, certDetail: null, quote: null, apiKeys: [], shownKey: null })
-    for (const name of ['orders', 'invoices', 'transactions'] as const) void get().setListFilter(name, get()[name].filter)
+    set({
+      resellerId: id,
+      dashboard: null,
+      order: null,
+      ssl: null,
+      certDetail: null,
+      quote: null,
+      apiKeys: [],
+      shownKey: null
+    })
+    for (const name of ['orders', 'invoices', 'transactions'] as const)
+      void get().setListFilter(name, get()[name].filter)
   },
   async refreshResellers() {
     set({ resellers: await bridge.listResellers() })
@@ -249,10 +259,17 @@ const catalogueSlice: Slice<CatalogueSlice> = (set, get) => ({
 const emptyList = <T>(): ListState<T> => ({ filter: {}, total: 0, pages: {}, version: 0, error: null })
 const inflight = new Set<string>()
 
-const fetchers: Record<ListName, (resellerId: number, filter: ListState<unknown>['filter'], offset: number) => Promise<PageView<unknown>>> = {
+const fetchers: Record<
+  ListName,
+  (resellerId: number, filter: ListState<unknown>['filter'], offset: number) => Promise<PageView<unknown>>
+> = {
   orders: (r, f, offset) =>
-    bridge.listOrders(r, { status: f.status as OrderStatus | undefined, domain: f.domain } satisfies OrderFilter, { limit: PAGE_SIZE, offset }),
-  invoices: (r, f, offset) => bridge.listInvoices(r, { status: f.status as InvoiceStatus | undefined }, { limit: PAGE_SIZE, offset }),
+    bridge.listOrders(r, { status: f.status as OrderStatus | undefined, domain: f.domain } satisfies OrderFilter, {
+      limit: PAGE_SIZE,
+      offset
+    }),
+  invoices: (r, f, offset) =>
+    bridge.listInvoices(r, { status: f.status as InvoiceStatus | undefined }, { limit: PAGE_SIZE, offset }),
   transactions: (r, _f, offset) => bridge.listTransactions(r, { limit: PAGE_SIZE, offset })
 }
 
@@ -275,7 +292,9 @@ const listsSlice: Slice<ListsSlice> = (set, get) => ({
       const now = get()[name]
       // A filter changed while this page was on its way: drop the stale answer.
       if (now.version !== list.version) return
-      set({ [name]: { ...now, total: page.total, pages: { ...now.pages, [index]: page.items }, error: null } } as Partial<Store>)
+      set({
+        [name]: { ...now, total: page.total, pages: { ...now.pages, [index]: page.items }, error: null }
+      } as Partial<Store>)
     } catch (err) {
       set({ [name]: { ...get()[name], error: errorMessage(err) } } as Partial<Store>)
     } finally {
@@ -444,7 +463,14 @@ const orderSlice: Slice<OrderSlice> = (set, get) => ({
   }
 })
 
-const emptyDraft: Draft = { productId: null, domain: '', period: 12, sanCount: 0, sanWildcardCount: 0, payment: 'credit' }
+const emptyDraft: Draft = {
+  productId: null,
+  domain: '',
+  period: 12,
+  sanCount: 0,
+  sanWildcardCount: 0,
+  payment: 'credit'
+}
 let quoteSeq = 0
 
 const draftSlice: Slice<DraftSlice> = (set, get) => ({
@@ -477,11 +503,22 @@ const draftSlice: Slice<DraftSlice> = (set, get) => ({
     try {
       const r = await bridge.createOrder(
         rid(get),
-        { productId: d.productId, domain: d.domain.trim(), period: d.period, sanCount: d.sanCount, sanWildcardCount: d.sanWildcardCount },
+        {
+          productId: d.productId,
+          domain: d.domain.trim(),
+          period: d.period,
+          sanCount: d.sanCount,
+          sanWildcardCount: d.sanWildcardCount
+        },
         d.payment
       )
       // Only a placed order clears the form; on an error everything typed stays.
-      set({ submitting: false, draft: { ...emptyDraft, productId: d.productId, period: d.period }, quote: null, order: r.order })
+      set({
+        submitting: false,
+        draft: { ...emptyDraft, productId: d.productId, period: d.period },
+        quote: null,
+        order: r.order
+      })
       get().toast('ok', `Order ${r.order.orderNumber} placed`)
       void get().refreshResellers()
       void get().setListFilter('orders', get().orders.filter)
@@ -523,7 +560,10 @@ const keysSlice: Slice<KeysSlice> = (set, get) => ({
   async revokeKey(id) {
     try {
       const info = await bridge.revokeApiKey(rid(get), id)
-      set({ apiKeys: get().apiKeys.map((k) => (k.id === id ? info : k)), shownKey: get().shownKey?.id === id ? null : get().shownKey })
+      set({
+        apiKeys: get().apiKeys.map((k) => (k.id === id ? info : k)),
+        shownKey: get().shownKey?.id === id ? null : get().shownKey
+      })
       get().toast('ok', `API key ${info.prefix}… revoked`)
     } catch (err) {
       get().toast('error', errorMessage(err))

@@ -77,7 +77,10 @@ beforeAll(async () => {
 
   handlers = createHandlers(service, { transport: 'electron', listenerUrl: () => url, apiVersion: API_VERSION })
   serveOverIpc(
-    { handle: (channel: string, fn: (event: unknown, ...args: unknown[]) => Promise<unknown>) => channels.set(channel, fn) } as never,
+    {
+      handle: (channel: string, fn: (event: unknown, ...args: unknown[]) => Promise<unknown>) =>
+        channels.set(channel, fn)
+    } as never,
     handlers,
     () => trusted,
     () => undefined
@@ -134,7 +137,11 @@ describe('both transports answer alike', () => {
 
   it('places, lists and cancels an order with a refund on either transport', async () => {
     const quote = await rpc.quoteOrder(resellerId, { productId: 2, domain: 'bridge.example.test', period: 12 })
-    const created = await ipc.createOrder(resellerId, { productId: 2, domain: 'bridge.example.test', period: 12 }, 'credit')
+    const created = await ipc.createOrder(
+      resellerId,
+      { productId: 2, domain: 'bridge.example.test', period: 12 },
+      'credit'
+    )
     expect(created.order.total).toBe(quote.total)
     expect(created.newBalance).toBe(quote.balance - quote.total)
     const page = await rpc.listOrders(resellerId, { domain: 'bridge.example' }, { limit: 10, offset: 0 })
@@ -172,7 +179,9 @@ describe('secrets over the bridge', () => {
   it('keeps a generated private key encrypted at rest and gives it back only over the bridge', async () => {
     const order = (await rpc.createOrder(resellerId, { productId: 2, domain: 'vault.example.test' }, 'credit')).order
     const { generateKeyPairSync } = await import('node:crypto')
-    const pem = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()
+    const pem = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+      .privateKey.export({ type: 'pkcs8', format: 'pem' })
+      .toString()
     await rpc.storePrivateKey(resellerId, order.id, pem)
     expect((await ipc.getOrder(resellerId, order.id)).hasStoredKey).toBe(true)
     expect((await ipc.exportPrivateKey(resellerId, order.id)).pkcs8Pem).toBe(pem)
@@ -181,7 +190,9 @@ describe('secrets over the bridge', () => {
     expect(readFileSync(join(dataDir, DB_FILE)).includes(Buffer.from(body))).toBe(false)
     // The reseller API has no way to it.
     const key = service.resellers.createApiKey(resellerId).key
-    const doc = (await (await fetch(`${listening.url}/openapi.json`, { headers: { 'x-api-key': key } })).json()) as { paths: Record<string, unknown> }
+    const doc = (await (await fetch(`${listening.url}/openapi.json`, { headers: { 'x-api-key': key } })).json()) as {
+      paths: Record<string, unknown>
+    }
     expect(Object.keys(doc.paths).filter((p) => /key|rpc/i.test(p))).toEqual([])
     await expect(rpc.storePrivateKey(resellerId, order.id, 'not a key')).rejects.toThrow('PKCS#8')
   })
@@ -204,7 +215,11 @@ describe('browser-mode sessions', () => {
     const again = await fetch(loginUrl, { redirect: 'manual' })
     expect(again.status).toBe(401)
     expect(cookie).toMatch(/^certdesk_session=/)
-    const noCookie = await fetch(`${listening.url}/rpc/listResellers`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"args":[]}' })
+    const noCookie = await fetch(`${listening.url}/rpc/listResellers`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"args":[]}'
+    })
     expect(noCookie.status).toBe(401)
     const get = await fetch(`${listening.url}/rpc/listResellers`, { headers: { cookie } })
     expect(get.status).toBe(405)
@@ -213,7 +228,11 @@ describe('browser-mode sessions', () => {
 
   it('an API key does not open the UI routes, and a session does not open the reseller API', async () => {
     const key = service.resellers.createApiKey(resellerId).key
-    const withKey = await fetch(`${listening.url}/rpc/listResellers`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: '{"args":[]}' })
+    const withKey = await fetch(`${listening.url}/rpc/listResellers`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: '{"args":[]}'
+    })
     expect(withKey.status).toBe(401)
     const api = await fetch(`${listening.url}/orders`, { headers: { cookie } })
     expect(api.status).toBe(401)

@@ -23,7 +23,9 @@ const order = (domain: string): number => {
 }
 const set = (id: number, fields: Record<string, string | null>): void => {
   const cols = Object.keys(fields)
-  service.ctx.db.prepare(`UPDATE orders SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`).run(...Object.values(fields), id)
+  service.ctx.db
+    .prepare(`UPDATE orders SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`)
+    .run(...Object.values(fields), id)
 }
 
 beforeAll(() => {
@@ -54,7 +56,11 @@ describe('expiring soon', () => {
     expect(watch.expiringAll().map((o) => o.domain)).toEqual(['soon.example.test', 'last.example.test'])
     // Day 30 is the last day included.
     clock.set('2026-11-22T10:00:00Z')
-    expect(watch.expiringSoon(resellerId).map((o) => o.domain)).toEqual(['soon.example.test', 'last.example.test', 'later.example.test'])
+    expect(watch.expiringSoon(resellerId).map((o) => o.domain)).toEqual([
+      'soon.example.test',
+      'last.example.test',
+      'later.example.test'
+    ])
     clock.set('2026-11-21T10:00:00Z')
   })
 })

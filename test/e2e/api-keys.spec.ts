@@ -1,7 +1,9 @@
 import { expect, test } from '@playwright/test'
 import { base, nav, openApp, shot } from './support'
 
-test('an API key is created, shown once, works against the reseller API, and stops working when revoked', async ({ page }) => {
+test('an API key is created, shown once, works against the reseller API, and stops working when revoked', async ({
+  page
+}) => {
   await openApp(page)
   await nav(page, 'API & integrations')
   await expect(page.getByText(`${base()}`)).toBeVisible()

@@ -11,16 +11,29 @@ test('the printed link works once; without the session cookie the UI and the RPC
   await expect(page.getByRole('heading')).toHaveText('This sign-in link is not valid any more')
   const ui = await page.goto(`${base()}/ui/`)
   expect(ui?.status()).toBe(401)
-  const rpc = await fetch(`${base()}/rpc/listResellers`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"args":[]}' })
+  const rpc = await fetch(`${base()}/rpc/listResellers`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"args":[]}'
+  })
   expect(rpc.status).toBe(401)
   // A rebinding page sends its own Host: refused before any session check.
   // (fetch does not let a caller set Host; node:http does, as a rebinding browser would send it.)
   const rebound = await new Promise<number>((resolve, reject) => {
     const u = new URL(`${base()}/rpc/listResellers`)
-    const req = request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { host: 'evil.example', 'content-type': 'application/json' } }, (res) => {
-      res.resume()
-      resolve(res.statusCode ?? 0)
-    })
+    const req = request(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        method: 'POST',
+        headers: { host: 'evil.example', 'content-type': 'application/json' }
+      },
+      (res) => {
+        res.resume()
+        resolve(res.statusCode ?? 0)
+      }
+    )
     req.on('error', reject)
     req.end('{"args":[]}')
   })
@@ -28,7 +41,10 @@ test('the printed link works once; without the session cookie the UI and the RPC
   await fresh.close()
 })
 
-test('the session cookie is HttpOnly and SameSite=Strict, the CSP is strict, and the page holds no secret', async ({ page, context }) => {
+test('the session cookie is HttpOnly and SameSite=Strict, the CSP is strict, and the page holds no secret', async ({
+  page,
+  context
+}) => {
   await openApp(page)
   const cookie = (await context.cookies()).find((c) => c.name === 'certdesk_session')
   expect(cookie?.httpOnly).toBe(true)
@@ -49,7 +65,6 @@ test('the session cookie is HttpOnly and SameSite=Strict, the CSP is strict, and
   await page.getByLabel('SMTP relay').fill('')
   await page.getByRole('button', { name: 'Save' }).click()
   await expect(page.locator('.toast-ok')).toContainText('Settings saved')
-
 
   // Adding a reseller account: a bad email is refused and kept; a good one becomes the account acted for.
   await page.getByLabel('Reseller name').fill('Northwind')

@@ -10,7 +10,9 @@ test('cancelling a paid order refunds it to credit and shows the refund', async 
   expect(afterOrder).toBeLessThan(start)
 
   await page.getByRole('button', { name: 'Cancel order' }).click()
-  await expect(page.getByRole('dialog', { name: 'Cancel order' })).toContainText(`$${((start - afterOrder) / 100).toFixed(2)} goes back to the credit balance`)
+  await expect(page.getByRole('dialog', { name: 'Cancel order' })).toContainText(
+    `$${((start - afterOrder) / 100).toFixed(2)} goes back to the credit balance`
+  )
   await page.getByRole('button', { name: 'Yes, cancel and refund' }).click()
   await expect(page.locator('.ok-box')).toContainText(`Refunded $${((start - afterOrder) / 100).toFixed(2)}`)
   await expect(page.locator('h1')).toContainText('cancelled')
@@ -27,7 +29,10 @@ test('cancelling a paid order refunds it to credit and shows the refund', async 
   await page.getByRole('button', { name: 'Invoices' }).click()
   await page.getByLabel('Invoice status').selectOption('cancelled')
   await expect(page.getByTestId('invoices-list').locator('.vlist-row').first()).toContainText(number)
-  const [dl] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()])
+  const [dl] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: 'Export CSV' }).click()
+  ])
   expect(dl.suggestedFilename()).toBe('invoices.csv')
 
   await nav(page, 'Orders')
@@ -37,7 +42,9 @@ test('cancelling a paid order refunds it to credit and shows the refund', async 
   await shot(page, 'orders')
 })
 
-test('an order on invoice stays unpaid until paid from credit; a short balance is refused before submit', async ({ page }) => {
+test('an order on invoice stays unpaid until paid from credit; a short balance is refused before submit', async ({
+  page
+}) => {
   await openApp(page)
   await orderFromCatalogue(page, 'invoice.example.test', 'invoice')
   await expect(page.locator('.facts')).toContainText('unpaid')

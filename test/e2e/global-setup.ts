@@ -14,16 +14,34 @@ import { CHROMIUM_ARGS } from '../../playwright.config'
 const ROOT = join(__dirname, '..', '..')
 
 export default async function globalSetup(_config: FullConfig): Promise<() => Promise<void>> {
-  const built = spawnSync(join(ROOT, 'node_modules', '.bin', 'electron-vite'), ['build', '--logLevel', 'error'], { cwd: ROOT, stdio: 'inherit' })
+  const built = spawnSync(join(ROOT, 'node_modules', '.bin', 'electron-vite'), ['build', '--logLevel', 'error'], {
+    cwd: ROOT,
+    stdio: 'inherit'
+  })
   if (built.status !== 0) throw new Error('could not build CertDesk for the end-to-end tests')
   const keyring = await startKeyringSession()
   const dataDir = mkdtempSync(join(tmpdir(), 'certdesk-e2e-'))
   // `timeout` stops the server even if this runner is killed before its teardown.
-  const server = spawn('timeout', ['30m', process.execPath, join(ROOT, 'bin', 'certdesk.cjs'), 'serve', '--ui', '--demo', '--port', '0', '--data-dir', dataDir], {
-    cwd: ROOT,
-    env: { ...process.env, ...keyring.env },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
+  const server = spawn(
+    'timeout',
+    [
+      '30m',
+      process.execPath,
+      join(ROOT, 'bin', 'certdesk.cjs'),
+      'serve',
+      '--ui',
+      '--demo',
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir
+    ],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...keyring.env },
+      stdio: ['ignore', 'pipe', 'pipe']
+    }
+  )
   let errText = ''
   server.stderr?.on('data', (d) => (errText += d))
   const login = await new Promise<string>((resolve, reject) => {

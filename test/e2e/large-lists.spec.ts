@@ -20,7 +20,11 @@ let login = ''
 
 test.beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'certdesk-bulk-'))
-  const made = spawnSync(process.execPath, [CLI, 'admin', '--data-dir', dataDir, 'reseller', 'add', '--name', 'Bulk Hosting', '--email', 'bulk@example.test'], { encoding: 'utf8' })
+  const made = spawnSync(
+    process.execPath,
+    [CLI, 'admin', '--data-dir', dataDir, 'reseller', 'add', '--name', 'Bulk Hosting', '--email', 'bulk@example.test'],
+    { encoding: 'utf8' }
+  )
   expect(made.status, made.stderr).toBe(0)
   const db = new Database(join(dataDir, 'certdesk.sqlite'))
   db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${COUNT})
@@ -30,7 +34,10 @@ test.beforeAll(async () => {
       CASE i % 4 WHEN 0 THEN 'completed' WHEN 1 THEN 'pending' WHEN 2 THEN 'cancelled' ELSE 'processing' END,
       'paid', 1, '2027-11-01', '2026-11-01 10:00:00', '2026-11-01 10:00:00' FROM n`)
   db.close()
-  server = spawn('timeout', ['10m', process.execPath, CLI, 'serve', '--ui', '--port', '0', '--data-dir', dataDir], { env: process.env, stdio: ['ignore', 'pipe', 'inherit'] })
+  server = spawn('timeout', ['10m', process.execPath, CLI, 'serve', '--ui', '--port', '0', '--data-dir', dataDir], {
+    env: process.env,
+    stdio: ['ignore', 'pipe', 'inherit']
+  })
   login = await new Promise<string>((resolve, reject) => {
     let out = ''
     server!.stdout!.on('data', (d) => {
@@ -52,7 +59,10 @@ test.afterAll(async () => {
 })
 
 async function signIn(browser: Browser) {
-  const context = await browser.newContext({ storageState: { cookies: [], origins: [] }, viewport: { width: 1360, height: 860 } })
+  const context = await browser.newContext({
+    storageState: { cookies: [], origins: [] },
+    viewport: { width: 1360, height: 860 }
+  })
   const page = await context.newPage()
   await page.goto(login)
   await expect(page.getByTestId('balance')).toBeVisible()

@@ -23,7 +23,9 @@ test.afterAll(async () => {
 
 const openssl = (args: string[]): string => execFileSync('openssl', args, { encoding: 'utf8' })
 
-test('a new user orders, generates a CSR in the browser, passes HTTP validation and downloads PEM and PFX', async ({ page }, info) => {
+test('a new user orders, generates a CSR in the browser, passes HTTP validation and downloads PEM and PFX', async ({
+  page
+}, info) => {
   await openApp(page)
   await expect(page.getByRole('heading', { name: 'Dashboard' })).toBeVisible()
   // The dashboard's balance is the one the sidebar shows for the chosen reseller.
@@ -54,7 +56,9 @@ test('a new user orders, generates a CSR in the browser, passes HTTP validation 
   await shot(page, 'new-order')
   await page.getByRole('button', { name: /Place order for/ }).click()
   await expect(page.locator('h1', { hasText: 'shop.example.test' })).toBeVisible()
-  await expect(page.getByTestId('balance')).toHaveText(`$${((before - total) / 100).toLocaleString('en-US', { minimumFractionDigits: 2 })}`)
+  await expect(page.getByTestId('balance')).toHaveText(
+    `$${((before - total) / 100).toLocaleString('en-US', { minimumFractionDigits: 2 })}`
+  )
 
   // CSR in the browser: ECDSA P-256 with WebCrypto, decoded and checked at once.
   await page.getByLabel('Names').fill('shop.example.test www.shop.example.test')
@@ -86,7 +90,10 @@ test('a new user orders, generates a CSR in the browser, passes HTTP validation 
   await shot(page, 'certificate')
 
   const save = async (button: string, file: string): Promise<string> => {
-    const [dl] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: button, exact: true }).click()])
+    const [dl] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: button, exact: true }).click()
+    ])
     const path = info.outputPath(file)
     await dl.saveAs(path)
     return path
@@ -95,7 +102,9 @@ test('a new user orders, generates a CSR in the browser, passes HTTP validation 
   const chainPath = await save('Chain', 'chain.pem')
   const fullPath = await save('Full chain', 'fullchain.pem')
   expect(openssl(['x509', '-in', certPath, '-noout', '-ext', 'subjectAltName'])).toContain('DNS:www.shop.example.test')
-  expect(readFileSync(fullPath, 'utf8').match(/BEGIN CERTIFICATE/g)?.length).toBe(1 + (readFileSync(chainPath, 'utf8').match(/BEGIN CERTIFICATE/g)?.length ?? 0))
+  expect(readFileSync(fullPath, 'utf8').match(/BEGIN CERTIFICATE/g)?.length).toBe(
+    1 + (readFileSync(chainPath, 'utf8').match(/BEGIN CERTIFICATE/g)?.length ?? 0)
+  )
 
   // The chain verifies up to the local CA root exported from Settings.
   await page.getByLabel('Export password').fill('s3cret pass')
@@ -118,7 +127,10 @@ test('a new user orders, generates a CSR in the browser, passes HTTP validation 
   await expect(page.getByTestId('history').locator('li').first()).toContainText('reissue')
 
   await nav(page, 'Settings')
-  const [rootDl] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export root certificate' }).click()])
+  const [rootDl] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: 'Export root certificate' }).click()
+  ])
   const rootPath = info.outputPath('root.pem')
   await rootDl.saveAs(rootPath)
   expect(openssl(['verify', '-CAfile', rootPath, '-untrusted', chainPath, certPath]).trim()).toBe(`${certPath}: OK`)
@@ -126,7 +138,9 @@ test('a new user orders, generates a CSR in the browser, passes HTTP validation 
 
   await nav(page, 'Dashboard')
   // Issued: no longer waiting, and counted as active.
-  await expect(page.locator('.card', { hasText: 'Waiting for CSR or validation' })).not.toContainText('shop.example.test')
+  await expect(page.locator('.card', { hasText: 'Waiting for CSR or validation' })).not.toContainText(
+    'shop.example.test'
+  )
   await expect(page.locator('.stat').nth(1).locator('.stat-hint')).not.toHaveText(/^0 active/)
   await shot(page, 'dashboard')
 })
@@ -139,8 +153,17 @@ test('a pasted CSR is decoded as it is typed, and garbage is refused with a reas
   await expect(page.getByText('not a PEM CSR')).toBeVisible()
   await expect(page.getByRole('button', { name: 'Submit CSR' })).toBeDisabled()
   const csr = openssl([
-    'req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', '/dev/null',
-    '-subj', '/CN=paste.example.test/O=Paste Ltd', '-addext', 'subjectAltName=DNS:paste.example.test,DNS:api.paste.example.test'
+    'req',
+    '-new',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    '/dev/null',
+    '-subj',
+    '/CN=paste.example.test/O=Paste Ltd',
+    '-addext',
+    'subjectAltName=DNS:paste.example.test,DNS:api.paste.example.test'
   ])
   await page.getByLabel('CSR').fill(csr)
   await expect(page.getByTestId('csr-decoded')).toContainText('api.paste.example.test')
@@ -148,9 +171,21 @@ test('a pasted CSR is decoded as it is typed, and garbage is refused with a reas
   await expect(page.getByTestId('csr-decoded')).toContainText('Paste Ltd')
   await expect(page.getByRole('button', { name: 'Submit CSR' })).toBeEnabled()
   // Submitting a CSR for other names than the order's shows the API's message; the CSR stays.
-  await page.getByLabel('CSR').fill(
-    openssl(['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', '/dev/null', '-subj', '/CN=other.example.test'])
-  )
+  await page
+    .getByLabel('CSR')
+    .fill(
+      openssl([
+        'req',
+        '-new',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        '/dev/null',
+        '-subj',
+        '/CN=other.example.test'
+      ])
+    )
   await expect(page.getByTestId('csr-decoded')).toContainText('other.example.test')
   await page.getByRole('button', { name: 'Submit CSR' }).click()
   await expect(page.locator('.error-box')).toBeVisible()

@@ -29,7 +29,11 @@ export async function balance(page: Page): Promise<number> {
 }
 
 /** Places a PositiveSSL order for `domain` from the catalogue and lands on its detail page. */
-export async function orderFromCatalogue(page: Page, domain: string, payment: 'credit' | 'invoice' = 'credit'): Promise<string> {
+export async function orderFromCatalogue(
+  page: Page,
+  domain: string,
+  payment: 'credit' | 'invoice' = 'credit'
+): Promise<string> {
   await nav(page, 'Catalogue')
   await page.locator('tr[data-product="PositiveSSL"]').getByRole('button', { name: 'Order' }).click()
   await expect(page.getByRole('heading', { name: 'New order' })).toBeVisible()
