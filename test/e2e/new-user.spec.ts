@@ -191,3 +191,13 @@ test('a pasted CSR is decoded as it is typed, and garbage is refused with a reas
   await expect(page.locator('.error-box')).toBeVisible()
   await expect(page.getByLabel('CSR')).toHaveValue(/BEGIN CERTIFICATE REQUEST/)
 })
+
+test('an RSA 4096 key is generated in the browser and kept for the order', async ({ page }) => {
+  await openApp(page)
+  await orderFromCatalogue(page, 'rsa.example.test')
+  await page.getByLabel('Key type').selectOption('RSA-4096')
+  await page.getByRole('button', { name: 'Generate key and CSR' }).click()
+  await expect(page.getByTestId('csr-decoded')).toContainText('RSA 4096', { timeout: 60_000 })
+  await expect(page.getByRole('button', { name: 'Generate key and CSR' })).toBeEnabled()
+  await expect(page.getByText('The private key is kept on this machine')).toBeVisible()
+})
