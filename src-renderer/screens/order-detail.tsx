@@ -360,6 +360,7 @@ function Certificate({ order }: { order: OrderView }): React.JSX.Element {
   const detail = useStore((s) => s.certDetail)
   const exportKey = useStore((s) => s.exportKey)
   const reissue = useStore((s) => s.reissue)
+  const storeKey = useStore((s) => s.storeKey)
   const [facts, setFacts] = useState<CertificateFacts | null>(null)
   const [password, setPassword] = useState('')
   const [busy, setBusy] = useState<string | null>(null)
@@ -502,9 +503,33 @@ function Certificate({ order }: { order: OrderView }): React.JSX.Element {
             </>
           ) : null}
           {order.status === 'completed' ? (
-            <div className="actions">
-              <button className="btn" onClick={() => void reissue({ orderId: order.id }).then((e) => e && setError(e))}>
+            <div className="actions wrap">
+              <button
+                className="btn"
+                disabled={busy !== null}
+                onClick={() => void reissue({ orderId: order.id }).then((e) => e && setError(e))}
+              >
                 Reissue with the same CSR
+              </button>
+              <button
+                className="btn"
+                disabled={busy !== null}
+                onClick={() =>
+                  run('Generating a new key and reissuing…', async () => {
+                    const names = cert.names.length > 0 ? cert.names : [order.domain]
+                    const g = await generateCsr('ECDSA-P256', names)
+                    const e = await reissue({ orderId: order.id, csr: g.csrPem })
+                    if (e) throw new Error(e)
+                    // Kept only once the new certificate exists, so the stored key always matches
+                    // the certificate the exports pair it with.
+                    if (!(await storeKey(order.id, g.privateKeyPem))) {
+                      download(`${file}.new.key.pem`, g.privateKeyPem, 'application/x-pem-file')
+                      throw new Error('could not keep the new key in CertDesk; it was downloaded instead')
+                    }
+                  })
+                }
+              >
+                Reissue with a new key (ECDSA P-256)
               </button>
             </div>
           ) : null}

@@ -125,6 +125,14 @@ test('a new user orders, generates a CSR in the browser, passes HTTP validation 
   await page.getByRole('button', { name: 'Reissue with the same CSR' }).click()
   await expect(page.getByTestId('history').locator('li')).toHaveCount(2)
   await expect(page.getByTestId('history').locator('li').first()).toContainText('reissue')
+  // A reissue with a new key: the key exported afterwards is the new certificate's key.
+  await page.getByRole('button', { name: 'Reissue with a new key (ECDSA P-256)' }).click()
+  await expect(page.getByTestId('history').locator('li')).toHaveCount(3)
+  const newCertPath = await save('Certificate', 'cert-2.pem')
+  const newKeyPath = await save('Private key (encrypted)', 'key-2.pem')
+  const newPub = openssl(['x509', '-in', newCertPath, '-noout', '-pubkey'])
+  expect(newPub).not.toBe(certPub)
+  expect(openssl(['pkey', '-in', newKeyPath, '-passin', 'pass:s3cret pass', '-pubout'])).toBe(newPub)
 
   await nav(page, 'Settings')
   const [rootDl] = await Promise.all([
