@@ -24,6 +24,7 @@ import type {
   SslStatusView,
   AppMethod,
   InvoiceView,
+  OrderInput,
   OrderView,
   PageRequest,
   PageView,
@@ -57,6 +58,23 @@ const page = (p: PageRequest | undefined): PageRequest => {
   if (!Number.isInteger(limit) || limit < 1) throw invalid('limit must be 1 or more')
   if (!Number.isInteger(offset) || offset < 0) throw invalid('offset must be 0 or more')
   return { limit: Math.min(limit, MAX_PAGE), offset }
+}
+/** The order fields a renderer sends, each checked for its type; the core checks the values. */
+const orderInput = (v: unknown): OrderInput => {
+  const o = (v ?? {}) as Record<string, unknown>
+  const optInt = (k: string): number | undefined => {
+    if (o[k] === undefined || o[k] === null) return undefined
+    if (typeof o[k] !== 'number' || !Number.isInteger(o[k])) throw invalid(`${k} must be a whole number`)
+    return o[k] as number
+  }
+  if (o.domain !== undefined && typeof o.domain !== 'string') throw invalid('domain must be text')
+  return {
+    productId: id(o.productId, 'product id'),
+    domain: o.domain as string | undefined,
+    period: optInt('period'),
+    sanCount: optInt('sanCount'),
+    sanWildcardCount: optInt('sanWildcardCount')
+  }
 }
 const pageOf = <A, B>(p: Page<A>, f: (a: A) => B): PageView<B> => ({
   items: p.items.map(f),
@@ -243,7 +261,7 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
       service.catalogue.list(reseller(resellerId).groupId, filter ?? {}).map(productView),
     quoteOrder: (resellerId, input) => {
       const r = reseller(resellerId)
-      const q = service.orders.quote(r, input)
+      const q = service.orders.quote(r, orderInput(input))
       const balance = service.ledger.balance(r.id)
       return {
         productName: q.product.name,
@@ -260,7 +278,7 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
     },
     createOrder: (resellerId, input, payment) => {
       if (payment !== 'credit' && payment !== 'invoice') throw invalid('payment must be credit or invoice')
-      const created = service.orders.create(reseller(resellerId), input, payment)
+      const created = service.orders.create(reseller(resellerId), orderInput(input), payment)
       return { order: orderView(created.order), creditUsed: created.creditUsed, newBalance: created.newBalance }
     },
     listOrders: (resellerId, filter, p) => {

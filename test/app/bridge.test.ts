@@ -163,6 +163,12 @@ describe('both transports answer alike', () => {
     expect((viaRpc as Error).message).toBe((viaIpc as Error).message)
     // A value of the wrong type is refused with a reason, not passed on to SQL.
     await expect(rpc.getOrder('1 OR 1' as never, 1)).rejects.toThrow('reseller id must be a positive whole number')
+    await expect(rpc.quoteOrder(resellerId, { productId: 2, domain: 42 as never })).rejects.toThrow(
+      'domain must be text'
+    )
+    await expect(
+      ipc.createOrder(resellerId, { productId: 2, domain: 'x.example.test', period: '12' as never }, 'credit')
+    ).rejects.toThrow('period must be a whole number')
   })
 
   it('IPC answers only the app window', async () => {
