@@ -4,6 +4,7 @@
  * same data dir (SQLite WAL with a busy timeout).
  */
 import { parseArgs } from 'node:util'
+import { DEPLOY_USAGE, deployAdmin, isDeployCommand } from './cli-deploy'
 import { ServiceError } from './core/errors'
 import { centsToUsd, usdToCents } from './core/money'
 import { defaultDataDir } from './core/paths'
@@ -32,7 +33,8 @@ const USAGE = `usage:
   certdesk admin [--data-dir D] scheduler run [--as-of YYYY-MM-DD]
   certdesk admin [--data-dir D] settings get [KEY]
   certdesk admin [--data-dir D] settings set KEY VALUE
-  certdesk admin [--data-dir D] ca root [--out FILE]`
+  certdesk admin [--data-dir D] ca root [--out FILE]
+${DEPLOY_USAGE}`
 
 class UsageError extends Error {}
 
@@ -55,6 +57,18 @@ const OPTIONS = {
   disable: { type: 'boolean' },
   demo: { type: 'boolean' },
   ui: { type: 'boolean' },
+  order: { type: 'string' },
+  folder: { type: 'string' },
+  layout: { type: 'string' },
+  pfx: { type: 'boolean' },
+  command: { type: 'string' },
+  timeout: { type: 'string' },
+  cwd: { type: 'string' },
+  webhook: { type: 'string' },
+  target: { type: 'string' },
+  type: { type: 'string' },
+  limit: { type: 'string' },
+  offset: { type: 'string' },
   'as-of': { type: 'string' },
   out: { type: 'string' },
   help: { type: 'boolean', short: 'h' }
@@ -99,8 +113,9 @@ export async function main(argv: string[]): Promise<number> {
       return await certificateAdmin(dataDir, positionals.slice(1), values)
     }
     if (positionals[0] === 'admin') {
-      const service = openService({ dataDir })
+      const service = openService({ dataDir, clock: values['as-of'] ? fixedClock(values['as-of']) : undefined })
       try {
+        if (isDeployCommand(positionals[1])) return await deployAdmin(service, positionals.slice(1), values, (m) => new UsageError(m))
         admin(service, positionals.slice(1), values)
       } finally {
         service.close()

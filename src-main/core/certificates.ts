@@ -25,6 +25,7 @@ import {
 } from './dcv'
 import { baseDomain, isWildcard } from './domains'
 import { conflict, invalid, notFound, ServiceError } from './errors'
+import { recordEvent } from './events'
 import type { CertificateProfile, Issuer } from './issuer'
 import { validityWindow } from './lifecycle'
 import type { Order, Orders } from './orders'
@@ -162,6 +163,9 @@ function approvalCode(): string {
 export class Certificates {
   /** One issuance at a time per order, so two status polls never sign twice. */
   private readonly busy = new Map<number, Promise<unknown>>()
+  /** Called after a certificate is committed (issue 6: deploys and their event); never undoes it. */
+  onStored: ((c: { orderId: number; reason: IssueReason; certificatePem: string; chainPem: string }) => void) | null =
+    null
 
   constructor(
     private readonly ctx: CoreContext,
@@ -292,6 +296,13 @@ export class Certificates {
       )
     if (res.changes === 0)
       throw invalid('could not record approval: the code does not match a pending approval of this order')
+    recordEvent(this.ctx.db, now, {
+      type: 'validation.passed',
+      resellerId,
+      orderId: order.id,
+      message: `Domain validation by email approved for order ${order.orderNumber}`,
+      data: { method: 'email' }
+    })
     await this.advance(order.id)
     return this.sslStatus(resellerId, orderId)
   }
@@ -576,6 +587,7 @@ export class Certificates {
         return Number(r.lastInsertRowid)
       })
       .immediate()
+    this.onStored?.({ orderId, reason, certificatePem: issued.certificatePem, chainPem: issued.chainPem })
     return toCert(db.prepare('SELECT * FROM certificates WHERE id = ?').get(id) as CertRow)
   }
 
@@ -603,6 +615,15 @@ export class Certificates {
           result.ok ? isoTimestamp(now) : null,
           c.id
         )
+        if (result.ok || c.status !== 'failed') {
+          recordEvent(this.ctx.db, now, {
+            type: result.ok ? 'validation.passed' : 'validation.failed',
+            resellerId: this.orderById(orderId).resellerId,
+            orderId,
+            message: `Domain validation of ${c.name} by ${c.method} ${result.ok ? 'passed' : 'failed'}: ${result.detail}`,
+            data: { name: c.name, method: c.method }
+          })
+        }
         if (!result.ok) allValid = false
       })
     }

@@ -7,6 +7,7 @@ import { autoReissues, isAcmeProduct } from './catalogue'
 import type { CoreContext } from './context'
 import { normalizeDomain } from './domains'
 import { conflict, invalid, notFound, notImplemented } from './errors'
+import { recordEvent } from './events'
 import { post, type Page, type Paging } from './ledger'
 import { validityWindow, maxValidityFor } from './lifecycle'
 import { percentOf, type Cents } from './money'
@@ -238,6 +239,8 @@ export class Orders {
           creditUsed = q.total
         }
         this.insertInvoice(id, reseller.id, q.total, paid ? 'paid' : 'unpaid', now)
+        recordEvent(db, now, { type: 'order.created', resellerId: reseller.id, orderId: id, message: `Order ${number} created for ${q.domain || q.product.name}`, data: { product_id: q.product.id, total_cents: q.total } })
+        if (paid) recordEvent(db, now, { type: 'order.paid', resellerId: reseller.id, orderId: id, message: `Order ${number} paid from credit`, data: { amount_cents: q.total } })
         const balance = (db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(reseller.id) as {
           b: number
         }).b
@@ -306,6 +309,7 @@ export class Orders {
              next_reissue_at = NULL, updated_at = ? WHERE id = ?`
         ).run(ts, orderId)
         db.prepare(`UPDATE invoices SET status = 'cancelled', cancelled_at = ? WHERE order_id = ?`).run(ts, orderId)
+        recordEvent(db, now, { type: 'order.cancelled', resellerId, orderId, message: `Order ${order.orderNumber} cancelled`, data: { refunded_cents: refunded } })
         const balance = (db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(resellerId) as {
           b: number
         }).b
@@ -336,6 +340,7 @@ export class Orders {
             : null
         db.prepare(`UPDATE orders SET payment_status = 'paid', updated_at = ? WHERE id = ?`).run(ts, orderId)
         db.prepare(`UPDATE invoices SET status = 'paid', paid_at = ? WHERE order_id = ?`).run(ts, orderId)
+        recordEvent(db, now, { type: 'order.paid', resellerId, orderId, message: `Order ${order.orderNumber} paid from credit`, data: { amount_cents: order.total } })
         const newBalance = tx ? tx.balanceAfter : (db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(resellerId) as { b: number }).b
         return { order: this.get(resellerId, orderId), amountPaid: order.total, newBalance }
       })

@@ -8,6 +8,8 @@ import { Catalogue, seedCatalogue, type CatalogueFile } from './catalogue'
 import { Certificates } from './certificates'
 import type { CoreContext } from './context'
 import { openDatabase, type Db } from './db'
+import { Deploys } from './deploy/deploys'
+import { Events } from './events'
 import { Idempotency } from './idempotency'
 import { Invoices } from './invoices'
 import type { Issuer } from './issuer'
@@ -41,6 +43,8 @@ export interface Service {
   readonly invoices: Invoices
   readonly stats: StatsService
   readonly idempotency: Idempotency
+  readonly events: Events
+  readonly deploys: Deploys
   readonly localCa: LocalCa
   readonly certificates: Certificates
   readonly scheduler: Scheduler
@@ -61,6 +65,10 @@ export function openService(opts: ServiceOptions): Service {
   const orders = new Orders(ctx, catalogue)
   const localCa = new LocalCa(ctx)
   const certificates = new Certificates(ctx, orders, catalogue, settings, opts.issuer ?? localCa)
+  const deploys = new Deploys(ctx)
+  const events = new Events(ctx)
+  // Issue 6: every stored certificate (issue, reissue, automatic reissue) goes to its deploy targets.
+  certificates.onStored = (c) => deploys.afterCertificateStored(c)
   return {
     dataDir: opts.dataDir,
     ctx,
@@ -72,9 +80,11 @@ export function openService(opts: ServiceOptions): Service {
     invoices: new Invoices(ctx),
     stats: new StatsService(ctx),
     idempotency: new Idempotency(ctx),
+    events,
+    deploys,
     localCa,
     certificates,
-    scheduler: new Scheduler(ctx, certificates),
+    scheduler: new Scheduler(ctx, certificates, { deploys, events }),
     close: () => db.close()
   }
 }

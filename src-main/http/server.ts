@@ -16,6 +16,7 @@ import { registerAccountRoutes } from './routes/account'
 import { registerBillingRoutes } from './routes/billing'
 import { registerCatalogueRoutes } from './routes/catalogue'
 import { registerCertificateRoutes } from './routes/certificates'
+import { registerEventRoutes } from './routes/events'
 import { registerOrderRoutes } from './routes/orders'
 import { ErrorEnvelope } from './schemas'
 
@@ -79,6 +80,7 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
   registerBillingRoutes(router, service)
   registerAccountRoutes(router, service)
   registerCertificateRoutes(router, service)
+  registerEventRoutes(router, service)
   router.get('/openapi.json', { hide: true }, async () => app.swagger())
   if (opts.extend) await opts.extend(app, router)
   router.finish()
