@@ -91,7 +91,7 @@ function Resellers(): React.JSX.Element {
               onChange={(e) => setForm({ ...form, company: e.target.value })}
             />
           </label>
-          <label>
+          <label className="narrow-field">
             Discount %
             <input
               aria-label="Reseller discount"
