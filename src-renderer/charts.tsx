@@ -23,7 +23,12 @@ export function BarChart({
               <title>{`${d.date}: ${d.orders} order(s), ${usd(d.revenue)}`}</title>
             </rect>
             {i % 7 === 0 && i < data.length - 4 ? (
-              <text x={i * bw + bw / 2} y={h + 16} className="tick" textAnchor="middle">
+              <text
+                x={i === 0 ? 0 : i * bw + bw / 2}
+                y={h + 16}
+                className="tick"
+                textAnchor={i === 0 ? 'start' : 'middle'}
+              >
                 {d.date.slice(5)}
               </text>
             ) : null}
