@@ -79,6 +79,16 @@ test('the session cookie is HttpOnly and SameSite=Strict, the CSP is strict, and
   await expect(page.locator('#acting-for option:checked')).toHaveText('Northwind')
   await expect(page.getByTestId('balance')).toHaveText('$0.00')
   await expect(page.locator('.sidebar')).toContainText('discount 5%')
+  // Its balance is 0: the wizard says so before submitting, and on invoice is still possible.
+  await nav(page, 'Catalogue')
+  await page.locator('tr[data-product="PositiveSSL"]').getByRole('button', { name: 'Order' }).click()
+  await page.locator('input[name="domain"]').fill('north.example.test')
+  await expect(page.locator('p.warn[role="alert"]')).toContainText('does not cover')
+  await expect(page.locator('.quote')).toContainText('Discount (5%)')
+  await expect(page.getByRole('button', { name: /Place order for/ })).toBeDisabled()
+  await page.getByLabel('On invoice (due in 14 days)').check()
+  await expect(page.getByRole('button', { name: /Place order for/ })).toBeEnabled()
+  await nav(page, 'Settings')
   await page.locator('#acting-for').selectOption({ label: 'Demo Reseller' })
 
   await nav(page, 'ACME')

@@ -42,9 +42,25 @@ test('cancelling a paid order refunds it to credit and shows the refund', async 
   await shot(page, 'orders')
 })
 
-test('an order on invoice stays unpaid until paid from credit; a short balance is refused before submit', async ({
-  page
-}) => {
+test('the validation method of a waiting order can be changed, and it shows the new instructions', async ({ page }) => {
+  await openApp(page)
+  await orderFromCatalogue(page, 'dns.example.test')
+  await page.getByRole('button', { name: 'Generate key and CSR' }).click()
+  await expect(page.getByTestId('csr-decoded')).toContainText('dns.example.test')
+  await page.getByLabel('Validation method').selectOption('http')
+  await page.getByRole('button', { name: 'Submit CSR' }).click()
+  await expect(page.getByTestId('dcv-url')).toContainText('http://dns.example.test/.well-known/pki-validation/')
+  await page.getByLabel('Change method').selectOption('dns')
+  await page.getByRole('button', { name: 'Change', exact: true }).click()
+  const box = page.locator('.name-check[data-name="dns.example.test"]')
+  await expect(box).toContainText('CNAME name')
+  await expect(box).toContainText('_')
+  await expect(box).toContainText('DNS')
+  // A validation_pending order is not cancellable (design page): no cancel button.
+  await expect(page.getByRole('button', { name: 'Cancel order' })).toHaveCount(0)
+})
+
+test('an order on invoice stays unpaid until paid from credit; a top-up is recorded', async ({ page }) => {
   await openApp(page)
   await orderFromCatalogue(page, 'invoice.example.test', 'invoice')
   await expect(page.locator('.facts')).toContainText('unpaid')

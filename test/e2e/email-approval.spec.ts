@@ -17,6 +17,10 @@ test('an email approval from the outbox issues the certificate', async ({ page }
 
   const box = page.locator('.name-check[data-name="mail.example.test"]')
   await expect(box).toContainText('Approval email to hostmaster@mail.example.test')
+  await expect(page.locator('.email-approval summary')).toContainText('Approval messages (1)')
+  // Resend: a fresh message with a new code.
+  await page.getByRole('button', { name: 'Resend email' }).click()
+  await expect(page.locator('.email-approval summary')).toContainText('Approval messages (2)')
   await page.locator('.email-approval summary').click()
   const body = (await page.locator('.email-approval pre').textContent()) ?? ''
   const code = /approval code to your provider:\s+(\S+)/.exec(body)?.[1] ?? ''
