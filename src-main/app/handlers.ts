@@ -2,11 +2,13 @@
  * The bridge's handler table: one thin adapter per `AppApi` method, calling core service
  * functions only. Its type is derived from the contract, so a method without a handler (or a
  * handler with other arguments) does not compile. Served over IPC (src-main/index.ts) and over
- * the browser-mode RPC (./rpc.ts).
+ * the browser-mode RPC (./browser-ui.ts).
  */
 import type { PricedProduct } from '../core/catalogue'
 import { invalid, notFound, ServiceError } from '../core/errors'
 import { STATUS_OF } from '../http/errors'
+// Pages as the reseller API pages them (design page: default 50, at most 100).
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/paging'
 import type { Invoice } from '../core/invoices'
 import { KeyVault } from '../core/key-vault'
 import type { CreditTransaction, Page } from '../core/ledger'
@@ -44,20 +46,17 @@ export interface AppEnvironment {
   apiVersion: string
 }
 
-/** Design page: pages of at most 100 rows, like the reseller API. */
-const MAX_PAGE = 100
-
 // The renderer is trusted less than main: ids and pages are checked here before the core sees them.
 const id = (v: unknown, what: string): number => {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw invalid(`${what} must be a positive whole number`)
   return v
 }
 const page = (p: PageRequest | undefined): PageRequest => {
-  const limit = p?.limit ?? 50
+  const limit = p?.limit ?? DEFAULT_LIMIT
   const offset = p?.offset ?? 0
   if (!Number.isInteger(limit) || limit < 1) throw invalid('limit must be 1 or more')
   if (!Number.isInteger(offset) || offset < 0) throw invalid('offset must be 0 or more')
-  return { limit: Math.min(limit, MAX_PAGE), offset }
+  return { limit: Math.min(limit, MAX_LIMIT), offset }
 }
 /** The order fields a renderer sends, each checked for its type; the core checks the values. */
 const orderInput = (v: unknown): OrderInput => {
