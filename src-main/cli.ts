@@ -11,6 +11,7 @@ import { defaultDataDir } from './core/paths'
 import { ensureDemoReseller, openService, type Service } from './core/service'
 import { buildServer, listen } from './http/server'
 import { DEFAULT_ACME_PORT, startAcmeServer } from './acme/server'
+import { browserUiOptions } from './app/browser-mode'
 import { startSchedulerLoop } from './core/scheduler'
 import { SETTING_KEYS, validateSetting } from './core/dcv'
 import { fixedClock, isValidDate } from './core/time'
@@ -19,7 +20,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 export const DEFAULT_PORT = 7780
 
 const USAGE = `usage:
-  certdesk serve [--data-dir D] [--port P] [--host H] [--log-level L] [--acme-port P]
+  certdesk serve [--data-dir D] [--port P] [--host H] [--log-level L] [--acme-port P] [--ui] [--demo]
   certdesk admin [--data-dir D] reseller add --name N --email E [--company C] [--group ID] [--discount PCT]
   certdesk admin [--data-dir D] reseller list
   certdesk admin [--data-dir D] reseller api-access --reseller ID --enable|--disable
@@ -59,6 +60,7 @@ const OPTIONS = {
   enable: { type: 'boolean' },
   disable: { type: 'boolean' },
   demo: { type: 'boolean' },
+  ui: { type: 'boolean' },
   order: { type: 'string' },
   folder: { type: 'string' },
   layout: { type: 'string' },
@@ -320,9 +322,13 @@ async function serve(dataDir: string, v: Values): Promise<number> {
       )
     }
   }
+  let apiUrl = ''
+  // --ui: the desktop UI in browser mode on the same listener (src-main/app/browser-mode.ts).
+  const ui = v.ui ? browserUiOptions(service, () => apiUrl) : null
   const app = await buildServer(service, {
     logger: { level: v['log-level'] ?? 'warn' },
-    allowedHosts: host === '127.0.0.1' || host === '::1' || host === 'localhost' ? [] : [host]
+    allowedHosts: host === '127.0.0.1' || host === '::1' || host === 'localhost' ? [] : [host],
+    ...(ui?.server ?? {})
   })
   // Listen for the stop signals before announcing the URL: a caller may signal at once.
   const stopped = new Promise<void>((resolve) => {
@@ -343,8 +349,10 @@ async function serve(dataDir: string, v: Values): Promise<number> {
     process.stderr.write(`certdesk: could not start the ACME server on port ${acmePort}: ${(err as Error).message}\n`)
     return null
   })
+  apiUrl = listening.url
   process.stdout.write(`CertDesk reseller API v3.0 listening on ${listening.url}\n`)
   if (acme) process.stdout.write(`CertDesk ACME directory at ${acme.directoryUrl}\n`)
+  if (ui) process.stdout.write(`CertDesk desktop UI (browser mode), open once: ${ui.loginUrl(listening.url)}\n`)
   // Design page: the scheduler runs on start (catching up after sleep) and on a timer.
   const stopScheduler = startSchedulerLoop(service.scheduler, (line) => process.stderr.write(`certdesk: ${line}\n`))
   await stopped
