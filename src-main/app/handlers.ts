@@ -10,7 +10,6 @@ import { STATUS_OF } from '../http/errors'
 // Pages as the reseller API pages them (design page: default 50, at most 100).
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/paging'
 import type { Invoice } from '../core/invoices'
-import { KeyVault } from '../core/key-vault'
 import type { CreditTransaction, Page } from '../core/ledger'
 import type { Order } from '../core/orders'
 import type { ApiKeyInfo, Reseller } from '../core/resellers'
@@ -83,7 +82,7 @@ const pageOf = <A, B>(p: Page<A>, f: (a: A) => B): PageView<B> => ({
 })
 
 export function createHandlers(service: Service, env: AppEnvironment): AppHandlers {
-  const vault = new KeyVault(service.ctx, service.orders)
+  const vault = service.keyVault
   const watch = new Watchlist(service.ctx, service.orders)
 
   const resellerView = (r: Reseller): ResellerView => ({

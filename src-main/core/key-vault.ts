@@ -5,7 +5,7 @@
  * the order id is bound in as additional data, so a row copied to another order fails to open.
  * Nothing here is reachable from the reseller HTTP API.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
+import { createCipheriv, createDecipheriv, createPublicKey, randomBytes, X509Certificate, type KeyObject } from 'node:crypto'
 import type { CoreContext } from './context'
 import { invalid, notFound, ServiceError } from './errors'
 import type { Orders } from './orders'
@@ -58,10 +58,28 @@ export class KeyVault {
 
   read(resellerId: number, orderId: number): string {
     this.orders.get(resellerId, orderId)
+    const key = this.decrypt(orderId)
+    if (key === null) throw notFound(`no private key is kept for order ${orderId}; it was not generated in CertDesk`)
+    return key
+  }
+
+  /**
+   * The kept key of an order, but only when it belongs to `certificatePem` (a key generated for
+   * a later reissue must never be deployed next to an older certificate); null otherwise.
+   */
+  keyMatching(orderId: number, certificatePem: string): string | null {
+    const key = this.decrypt(orderId)
+    if (key === null) return null
+    const spki = (k: KeyObject): Buffer => k.export({ type: 'spki', format: 'der' })
+    const certKey = new X509Certificate(certificatePem).publicKey
+    return spki(createPublicKey(key)).equals(spki(certKey)) ? key : null
+  }
+
+  private decrypt(orderId: number): string | null {
     const row = this.ctx.db
-      .prepare('SELECT iv, ciphertext, tag FROM order_private_keys WHERE order_id = ? AND reseller_id = ?')
-      .get(orderId, resellerId) as { iv: Buffer; ciphertext: Buffer; tag: Buffer } | undefined
-    if (!row) throw notFound(`no private key is kept for order ${orderId}; it was not generated in CertDesk`)
+      .prepare('SELECT iv, ciphertext, tag FROM order_private_keys WHERE order_id = ?')
+      .get(orderId) as { iv: Buffer; ciphertext: Buffer; tag: Buffer } | undefined
+    if (!row) return null
     try {
       const decipher = createDecipheriv('aes-256-gcm', this.wrappingKey(false), row.iv)
       decipher.setAAD(Buffer.from(`order:${orderId}`))

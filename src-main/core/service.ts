@@ -11,6 +11,7 @@ import { Certificates } from './certificates'
 import type { CoreContext } from './context'
 import { openDatabase, type Db } from './db'
 import { Deploys } from './deploy/deploys'
+import { KeyVault } from './key-vault'
 import { Events } from './events'
 import { Idempotency } from './idempotency'
 import { Invoices } from './invoices'
@@ -49,6 +50,7 @@ export interface Service {
   readonly acmeIssuer: AcmeIssuer
   readonly events: Events
   readonly deploys: Deploys
+  readonly keyVault: KeyVault
   readonly localCa: LocalCa
   readonly certificates: Certificates
   readonly scheduler: Scheduler
@@ -76,6 +78,9 @@ export function openService(opts: ServiceOptions): Service {
   const events = new Events(ctx)
   // Issue 6: every stored certificate (issue, reissue, automatic reissue) goes to its deploy targets.
   certificates.onStored = (c) => deploys.afterCertificateStored(c)
+  // Keys generated in the app (issue 4) reach folder targets as privkey.pem, only next to their own certificate.
+  const keyVault = new KeyVault(ctx, orders)
+  deploys.setKeyProvider((orderId, _serial, certificatePem) => keyVault.keyMatching(orderId, certificatePem))
   return {
     dataDir: opts.dataDir,
     ctx,
@@ -91,6 +96,7 @@ export function openService(opts: ServiceOptions): Service {
     acmeIssuer,
     events,
     deploys,
+    keyVault,
     localCa,
     certificates,
     scheduler: new Scheduler(ctx, certificates, { deploys, events }),

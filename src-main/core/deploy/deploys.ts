@@ -67,7 +67,11 @@ export interface StoredCertificate {
  * Where a private key comes from when CertDesk holds it (keys generated on this machine,
  * kept encrypted); null when the customer kept the key, and privkey.pem is then not written.
  */
-export type KeyProvider = (orderId: number, serial: string) => string | null | Promise<string | null>
+export type KeyProvider = (
+  orderId: number,
+  serial: string,
+  certificatePem: string
+) => string | null | Promise<string | null>
 
 export interface DeployAttempt {
   attempt: number
@@ -515,7 +519,7 @@ export class Deploys {
   private async perform(run: RunRow, target: DeployTarget, order: OrderInfo): Promise<Outcome> {
     if (target.kind === 'folder') {
       const config = target.config as FolderConfig
-      const key = await this.keyProvider(order.id, run.serial)
+      const key = await this.keyProvider(order.id, run.serial, run.certificate_pem)
       const wantsPfx = config.pfx || config.layout === 'iis'
       const { summary } = await writeFolder(config, {
         domain: order.domain,
@@ -533,7 +537,7 @@ export class Deploys {
           ok: false,
           summary: `command not run: ${folders === 'busy' ? 'the folders are still being written' : folders}`
         }
-      const key = await this.keyProvider(order.id, run.serial)
+      const key = await this.keyProvider(order.id, run.serial, run.certificate_pem)
       const r = await runCommand(target.config as CommandConfig, this.commandEnv(run, order, key !== null))
       return { ok: r.ok, summary: r.summary, responseCode: r.exitCode, output: r.output }
     }
