@@ -183,6 +183,21 @@ const deployJson = (r: DeployRun): NonNullable<SchedulerReport['deploys']>[numbe
  * `intervalMs`; `log` gets one line per pass that did something. The returned stop function
  * resolves when a pass in flight has finished.
  */
+/**
+ * One log line per pass: counts, and the first few order numbers of each kind, so a pass over a
+ * large store never writes a line the size of the store (`scheduler run` prints the full report).
+ */
+export function summarize(r: SchedulerReport): string {
+  const some = (items: { order_number: string }[]): string =>
+    items.length === 0 ? '' : ` (${items.slice(0, 5).map((i) => i.order_number).join(', ')}${items.length > 5 ? ', …' : ''})`
+  const firstError = r.errors[0] ? `; first error: ${r.errors[0].order_number}: ${r.errors[0].error}` : ''
+  return (
+    `scheduler as of ${r.as_of}: issued ${r.issued.length}${some(r.issued)}, ` +
+    `validation needed ${r.validation_needed.length}${some(r.validation_needed)}, ` +
+    `expired ${r.expired.length}${some(r.expired)}, errors ${r.errors.length}${firstError}`
+  )
+}
+
 export function startSchedulerLoop(
   scheduler: Scheduler,
   log: (line: string) => void,
@@ -191,8 +206,7 @@ export function startSchedulerLoop(
   const pass = (): void => {
     scheduler.run().then(
       (r) => {
-        if (r.issued.length || r.expired.length || r.validation_needed.length || r.errors.length)
-          log(`scheduler ${JSON.stringify(r)}`)
+        if (r.issued.length || r.expired.length || r.validation_needed.length || r.errors.length) log(summarize(r))
       },
       (err: unknown) => log(`could not run the scheduler: ${err instanceof Error ? err.message : String(err)}`)
     )

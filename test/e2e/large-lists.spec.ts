@@ -31,7 +31,7 @@ test.beforeAll(async () => {
     INSERT INTO orders (id, order_number, reseller_id, product_id, domain, period_months, base_price_cents, san_total_cents,
       discount_cents, total_cents, status, payment_status, auto_reissue, purchase_end_date, created_at, updated_at)
     SELECT i, 'ORD-2026-' || printf('%06d', i), 1, 2, 'host-' || i || '.bulk.test', 12, 3120, 0, 0, 3120,
-      CASE i % 4 WHEN 0 THEN 'completed' WHEN 1 THEN 'pending' WHEN 2 THEN 'cancelled' ELSE 'processing' END,
+      CASE i % 4 WHEN 0 THEN 'completed' WHEN 1 THEN 'pending' WHEN 2 THEN 'cancelled' ELSE 'expired' END,
       'paid', 1, '2027-11-01', '2026-11-01 10:00:00', '2026-11-01 10:00:00' FROM n`)
   db.close()
   server = spawn('timeout', ['10m', process.execPath, CLI, 'serve', '--ui', '--port', '0', '--data-dir', dataDir], {
