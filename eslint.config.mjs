@@ -42,7 +42,7 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['**/src-main/**', 'electron', 'node:*', 'fs', 'path', 'child_process'], message: 'The renderer sees only the typed bridge (src-preload).' },
-            { group: ['**/src-preload/*', '!**/src-preload/contract'], message: 'Import only the contract types from src-preload.' }
+            { group: ['**/src-preload/*', '!**/src-preload/contract', '!**/src-preload/rpc-client'], message: 'Import only the contract and its browser-mode client from src-preload.' }
           ]
         }
       ]

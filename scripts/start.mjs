@@ -46,7 +46,7 @@ async function main() {
     child = spawn(electron, [root, ...args], { stdio: 'inherit', env })
   } else {
     log(electron ? 'no display: starting browser mode' : 'no Electron binary on this machine: starting browser mode')
-    child = spawn(process.execPath, [join(root, 'bin', 'certdesk.cjs'), 'serve', '--demo', ...args], { stdio: 'inherit', env })
+    child = spawn(process.execPath, [join(root, 'bin', 'certdesk.cjs'), 'serve', '--demo', '--ui', ...args], { stdio: 'inherit', env })
   }
   for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig))
   child.on('exit', (code) => process.exit(code ?? 0))

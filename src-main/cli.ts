@@ -4,20 +4,23 @@
  * same data dir (SQLite WAL with a busy timeout).
  */
 import { parseArgs } from 'node:util'
+import { DEPLOY_USAGE, deployAdmin, isDeployCommand } from './cli-deploy'
 import { ServiceError } from './core/errors'
 import { centsToUsd, usdToCents } from './core/money'
 import { defaultDataDir } from './core/paths'
 import { ensureDemoReseller, openService, type Service } from './core/service'
 import { buildServer, listen } from './http/server'
+import { DEFAULT_ACME_PORT, startAcmeServer } from './acme/server'
+import { browserUiOptions } from './app/browser-mode'
 import { startSchedulerLoop } from './core/scheduler'
 import { SETTING_KEYS, validateSetting } from './core/dcv'
 import { fixedClock, isValidDate } from './core/time'
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 
 export const DEFAULT_PORT = 7780
 
 const USAGE = `usage:
-  certdesk serve [--data-dir D] [--port P] [--host H] [--log-level L]
+  certdesk serve [--data-dir D] [--port P] [--host H] [--log-level L] [--acme-port P] [--ui] [--demo]
   certdesk admin [--data-dir D] reseller add --name N --email E [--company C] [--group ID] [--discount PCT]
   certdesk admin [--data-dir D] reseller list
   certdesk admin [--data-dir D] reseller api-access --reseller ID --enable|--disable
@@ -31,13 +34,17 @@ const USAGE = `usage:
   certdesk admin [--data-dir D] scheduler run [--as-of YYYY-MM-DD]
   certdesk admin [--data-dir D] settings get [KEY]
   certdesk admin [--data-dir D] settings set KEY VALUE
-  certdesk admin [--data-dir D] ca root [--out FILE]`
+  certdesk admin [--data-dir D] ca root [--out FILE]
+  certdesk admin [--data-dir D] acme-issuer set --directory URL [--eab-kid KID --eab-hmac-file FILE] [--ca-bundle FILE]
+  certdesk admin [--data-dir D] acme-issuer show|off
+${DEPLOY_USAGE}`
 
 class UsageError extends Error {}
 
 const OPTIONS = {
   'data-dir': { type: 'string' },
   port: { type: 'string' },
+  'acme-port': { type: 'string' },
   host: { type: 'string' },
   'log-level': { type: 'string' },
   name: { type: 'string' },
@@ -53,8 +60,25 @@ const OPTIONS = {
   enable: { type: 'boolean' },
   disable: { type: 'boolean' },
   demo: { type: 'boolean' },
+  ui: { type: 'boolean' },
+  order: { type: 'string' },
+  folder: { type: 'string' },
+  layout: { type: 'string' },
+  pfx: { type: 'boolean' },
+  command: { type: 'string' },
+  timeout: { type: 'string' },
+  cwd: { type: 'string' },
+  webhook: { type: 'string' },
+  target: { type: 'string' },
+  type: { type: 'string' },
+  limit: { type: 'string' },
+  offset: { type: 'string' },
   'as-of': { type: 'string' },
   out: { type: 'string' },
+  directory: { type: 'string' },
+  'eab-kid': { type: 'string' },
+  'eab-hmac-file': { type: 'string' },
+  'ca-bundle': { type: 'string' },
   help: { type: 'boolean', short: 'h' }
 } as const
 
@@ -97,8 +121,9 @@ export async function main(argv: string[]): Promise<number> {
       return await certificateAdmin(dataDir, positionals.slice(1), values)
     }
     if (positionals[0] === 'admin') {
-      const service = openService({ dataDir })
+      const service = openService({ dataDir, clock: values['as-of'] ? fixedClock(values['as-of']) : undefined })
       try {
+        if (isDeployCommand(positionals[1])) return await deployAdmin(service, positionals.slice(1), values, (m) => new UsageError(m))
         admin(service, positionals.slice(1), values)
       } finally {
         service.close()
@@ -172,6 +197,19 @@ function admin(service: Service, words: string[], v: Values): void {
       return print({ success: true, api_keys: service.resellers.apiKeys(int(v, 'reseller')).map(keyOut) })
     case 'apikey revoke':
       return print({ success: true, api_key: keyOut(service.resellers.revokeApiKey(int(v, 'key-id'))) })
+    // The external ACME CA TLS orders are issued from (issue 5). The HMAC key is read from a
+    // file, never from the command line (shell history, process list), and goes to the keychain.
+    case 'acme-issuer set': {
+      const hmacFile = v['eab-hmac-file']
+      const hmac = hmacFile ? readFileSync(hmacFile, 'utf8').trim() : null
+      service.acmeIssuer.configure(need(v, 'directory'), v['eab-kid'] ?? null, hmac, v['ca-bundle'] ?? null)
+      return print({ success: true, acme_issuer: service.acmeIssuer.summary() })
+    }
+    case 'acme-issuer show':
+      return print({ success: true, acme_issuer: service.acmeIssuer.summary() })
+    case 'acme-issuer off':
+      service.acmeIssuer.disable()
+      return print({ success: true, acme_issuer: service.acmeIssuer.summary() })
     case 'group list':
       return print({ success: true, groups: service.catalogue.groups() })
     case 'product list':
@@ -284,9 +322,13 @@ async function serve(dataDir: string, v: Values): Promise<number> {
       )
     }
   }
+  let apiUrl = ''
+  // --ui: the desktop UI in browser mode on the same listener (src-main/app/browser-mode.ts).
+  const ui = v.ui ? browserUiOptions(service, () => apiUrl) : null
   const app = await buildServer(service, {
     logger: { level: v['log-level'] ?? 'warn' },
-    allowedHosts: host === '127.0.0.1' || host === '::1' || host === 'localhost' ? [] : [host]
+    allowedHosts: host === '127.0.0.1' || host === '::1' || host === 'localhost' ? [] : [host],
+    ...(ui?.server ?? {})
   })
   // Listen for the stop signals before announcing the URL: a caller may signal at once.
   const stopped = new Promise<void>((resolve) => {
@@ -299,11 +341,23 @@ async function serve(dataDir: string, v: Values): Promise<number> {
     process.on('SIGTERM', stop)
   })
   const listening = await listen(app, host, port)
+  // The embedded ACME server of ACME subscription products: its own HTTPS port (issue 5).
+  const acmePort = v['acme-port'] === undefined ? (port === 0 ? 0 : DEFAULT_ACME_PORT) : Number(v['acme-port'])
+  if (!Number.isInteger(acmePort) || acmePort < 0 || acmePort > 65535) throw new UsageError('--acme-port must be 0-65535')
+  // Without its ACME server (port taken, keychain locked) the reseller API still serves.
+  const acme = await startAcmeServer(service, { host: '127.0.0.1', port: acmePort }).catch((err: unknown) => {
+    process.stderr.write(`certdesk: could not start the ACME server on port ${acmePort}: ${(err as Error).message}\n`)
+    return null
+  })
+  apiUrl = listening.url
   process.stdout.write(`CertDesk reseller API v3.0 listening on ${listening.url}\n`)
+  if (acme) process.stdout.write(`CertDesk ACME directory at ${acme.directoryUrl}\n`)
+  if (ui) process.stdout.write(`CertDesk desktop UI (browser mode), open once: ${ui.loginUrl(listening.url)}\n`)
   // Design page: the scheduler runs on start (catching up after sleep) and on a timer.
   const stopScheduler = startSchedulerLoop(service.scheduler, (line) => process.stderr.write(`certdesk: ${line}\n`))
   await stopped
   await stopScheduler()
+  await acme?.close()
   await listening.close()
   service.close()
   process.stderr.write('certdesk: stopped\n')

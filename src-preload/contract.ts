@@ -1,10 +1,411 @@
 /**
- * The typed contract between the UI and the main process. One interface; the IPC handler
- * table, the preload object and the browser-mode client are all derived from it.
+ * The typed contract between the UI and the main process. One interface, `AppApi`; the IPC
+ * handler table (src-main/app), the preload object and the browser-mode RPC client are all
+ * derived from it, so the three cannot drift (style page, "One contract, derived").
+ *
+ * Every value here crosses a process boundary as structured-clone or JSON data: plain
+ * objects, numbers and strings only. Money is integer cents, dates are UTC text as in the core.
+ * The UI acts for one reseller account at a time: every reseller-scoped method takes its id
+ * first (README, "Desktop app").
  */
+
+export type Cents = number
+
+export type ProductType = 'ssl' | 'wildcard' | 'multi-domain' | 'code-signing'
+export type ValidationType = 'dv' | 'ov' | 'ev'
+export type OrderStatus =
+  'pending' | 'processing' | 'validation_pending' | 'pending_configuration' | 'completed' | 'cancelled' | 'expired'
+export type InvoiceStatus = 'unpaid' | 'paid' | 'cancelled' | 'sent'
+export type PaymentMethod = 'credit' | 'invoice'
+export type DcvMethod = 'email' | 'http' | 'https' | 'dns'
+
+export interface ResellerView {
+  id: number
+  name: string
+  email: string
+  company: string
+  groupId: number | null
+  groupName: string | null
+  discountRate: number
+  status: 'active' | 'suspended'
+  apiAccess: boolean
+  creditBalance: Cents
+}
+
+export interface YearPriceView {
+  years: number
+  price: Cents
+  listPrice: Cents
+  sanPrice: Cents
+  wildcardSanPrice: Cents
+}
+
+export interface ProductView {
+  id: number
+  name: string
+  brand: string
+  type: ProductType
+  validationType: ValidationType
+  maxYears: number
+  warranty: string
+  sanEnabled: boolean
+  wildcardSanEnabled: boolean
+  includedSans: number
+  maxSans: number
+  description: string
+  acme: boolean
+  /** Group prices next to list prices, one entry per year count. */
+  prices: YearPriceView[]
+}
+
+export interface ProductFilter {
+  brand?: string
+  type?: ProductType
+  validation?: ValidationType
+  includeAcme?: boolean
+}
+
+export interface OrderInput {
+  productId: number
+  domain?: string
+  period?: number
+  sanCount?: number
+  sanWildcardCount?: number
+}
+
+export interface QuoteView {
+  productName: string
+  domain: string
+  periodMonths: number
+  basePrice: Cents
+  sanTotal: Cents
+  discountRate: number
+  discountAmount: Cents
+  total: Cents
+  balance: Cents
+  /** False when paying from credit would be refused (402). */
+  affordable: boolean
+}
+
+export interface OrderView {
+  id: number
+  orderNumber: string
+  productId: number
+  productName: string
+  brand: string
+  productType: ProductType
+  domain: string
+  periodMonths: number
+  sanCount: number
+  sanWildcardCount: number
+  basePrice: Cents
+  sanTotal: Cents
+  discountAmount: Cents
+  total: Cents
+  status: OrderStatus
+  paymentStatus: 'paid' | 'unpaid' | 'refunded'
+  autoReissue: boolean
+  maxValidityDays: number
+  purchaseEndDate: string
+  reissueCount: number
+  certValidFrom: string | null
+  certValidTill: string | null
+  nextReissueAt: string | null
+  statusNote: string | null
+  invoiceNumber: string | null
+  invoiceStatus: string | null
+  createdAt: string
+  updatedAt: string
+  /** A private key generated in the app is kept (encrypted) for this order. */
+  hasStoredKey: boolean
+}
+
+export interface OrderFilter {
+  status?: OrderStatus
+  domain?: string
+}
+
+export interface PageRequest {
+  limit: number
+  offset: number
+}
+
+export interface PageView<T> {
+  items: T[]
+  total: number
+  limit: number
+  offset: number
+}
+
+export interface CreatedOrderView {
+  order: OrderView
+  creditUsed: Cents
+  newBalance: Cents
+}
+
+export interface CancelledOrderView {
+  order: OrderView
+  refunded: Cents
+  newBalance: Cents
+}
+
+export interface InvoiceView {
+  id: number
+  invoiceNumber: string
+  orderId: number
+  orderNumber: string
+  domain: string
+  productName: string
+  total: Cents
+  status: InvoiceStatus
+  dueDate: string
+  createdAt: string
+  paidAt: string | null
+}
+
+export interface TransactionView {
+  id: number
+  amount: Cents
+  type: 'debit' | 'credit'
+  description: string
+  balanceAfter: Cents
+  orderId: number | null
+  createdAt: string
+}
+
+export interface StatsView {
+  totalOrders: number
+  activeOrders: number
+  pendingOrders: number
+  totalRevenue: Cents
+  monthlyRevenue: Cents
+  creditBalance: Cents
+  dailySales: { date: string; orders: number; revenue: Cents }[]
+  brandDistribution: { brand: string; count: number }[]
+  statusDistribution: Record<string, number>
+}
+
+export interface DashboardView {
+  stats: StatsView
+  /** Issued certificates ending within 30 days whose subscription does not renew them. */
+  expiringSoon: OrderView[]
+  /** Orders waiting for their CSR or domain validation, oldest first. */
+  waitingForValidation: OrderView[]
+}
+
+export interface ApiKeyView {
+  id: number
+  prefix: string
+  label: string
+  createdAt: string
+  revokedAt: string | null
+  lastUsedAt: string | null
+}
+
+/** The settings domain validation uses; empty means the default (system resolver, ports 80/443, the outbox). */
+export interface DcvSettingsView {
+  dcvResolver: string
+  dcvHttpPort: string
+  dcvHttpsPort: string
+  smtpUrl: string
+  smtpFrom: string
+}
+
+export interface SettingsView extends DcvSettingsView {
+  dataDir: string
+  listenerUrl: string
+  apiVersion: string
+  transport: 'electron' | 'browser'
+}
+
+export type SettingsInput = Partial<DcvSettingsView>
+
+export interface NameValidationView {
+  name: string
+  method: DcvMethod
+  status: 'pending' | 'valid' | 'failed'
+  detail: string | null
+  checkedAt: string | null
+  validatedAt: string | null
+  instructions:
+    | { method: 'http' | 'https'; url: string; fileName: string; fileContent: string }
+    | { method: 'dns'; recordName: string; recordType: 'CNAME' | 'TXT'; recordValue: string; txtAlternative: string }
+    | { method: 'email'; approverEmail: string; sentAt: string | null }
+}
+
+export interface CertificateView {
+  id: number
+  serial: string
+  issuer: string
+  certificatePem: string
+  chainPem: string
+  names: string[]
+  validFrom: string
+  validTill: string
+  reason: 'initial' | 'reissue' | 'auto_reissue'
+  createdAt: string
+}
+
+export interface SslStatusView {
+  order: OrderView
+  dcvMethod: DcvMethod | 'none' | null
+  approverEmail: string | null
+  names: string[]
+  validation: NameValidationView[]
+  certificate: CertificateView | null
+}
+
+export interface CertificateDetailView {
+  certificate: CertificateView | null
+  daysRemaining: number | null
+  isExpired: boolean
+  /** Every certificate issued for the order, newest first (reissues included). */
+  history: CertificateView[]
+}
+
+/** An approval message kept by CertDesk (the outbox when no SMTP relay is set, or a copy). */
+export interface OutboxMessageView {
+  id: number
+  to: string
+  subject: string
+  body: string
+  delivery: string
+  createdAt: string
+}
+
+export interface ReissueInput {
+  orderId: number
+  csr?: string
+  dcvMethod?: DcvMethod
+  approverEmail?: string
+}
+
+export interface ConfigureInput {
+  orderId: number
+  csr: string
+  dcvMethod: DcvMethod
+  approverEmail?: string
+}
+
 export interface AppApi {
-  /** Where the reseller API listens, for the UI's "API & integrations" page. */
-  apiInfo(): Promise<{ baseUrl: string; version: string }>
+  /** Where the reseller API listens and which transport the UI runs over. */
+  settings(): Promise<SettingsView>
+  updateSettings(input: SettingsInput): Promise<SettingsView>
+
+  listResellers(): Promise<ResellerView[]>
+  createReseller(input: {
+    name: string
+    email: string
+    company?: string
+    groupId?: number | null
+    discountRate?: number
+  }): Promise<ResellerView>
+
+  dashboard(resellerId: number): Promise<DashboardView>
+
+  listProducts(resellerId: number, filter: ProductFilter): Promise<ProductView[]>
+  quoteOrder(resellerId: number, input: OrderInput): Promise<QuoteView>
+  createOrder(resellerId: number, input: OrderInput, payment: PaymentMethod): Promise<CreatedOrderView>
+  listOrders(resellerId: number, filter: OrderFilter, page: PageRequest): Promise<PageView<OrderView>>
+  getOrder(resellerId: number, orderId: number): Promise<OrderView>
+  cancelOrder(resellerId: number, orderId: number): Promise<CancelledOrderView>
+  payOrder(resellerId: number, orderId: number): Promise<{ order: OrderView; amountPaid: Cents; newBalance: Cents }>
+
+  /**
+   * Keeps a private key generated in the UI for an order, encrypted with a key from the OS
+   * keychain. The reseller HTTP API never returns it.
+   */
+  storePrivateKey(resellerId: number, orderId: number, pkcs8Pem: string): Promise<{ stored: true }>
+  /** The stored key, for the desktop user's own export. */
+  exportPrivateKey(resellerId: number, orderId: number): Promise<{ pkcs8Pem: string }>
+  configureOrder(resellerId: number, input: ConfigureInput): Promise<SslStatusView>
+  /** Runs the pending domain checks now (issuing once every name passed) and answers the status. */
+  sslStatus(resellerId: number, orderId: number): Promise<SslStatusView>
+  changeDcv(resellerId: number, orderId: number, method: DcvMethod, approverEmail?: string): Promise<SslStatusView>
+  resendValidation(resellerId: number, orderId: number): Promise<SslStatusView>
+  /** Approval messages of an order kept by CertDesk, newest first. */
+  emailOutbox(resellerId: number, orderId: number): Promise<OutboxMessageView[]>
+  /** Records an email approval with the code from the message. */
+  approveEmail(resellerId: number, orderId: number, code: string): Promise<SslStatusView>
+  reissue(resellerId: number, input: ReissueInput): Promise<SslStatusView>
+  certificate(resellerId: number, orderId: number): Promise<CertificateDetailView>
+  /** The local CA's root, for trust stores. */
+  caRootPem(): Promise<{ pem: string }>
+
+  listInvoices(
+    resellerId: number,
+    filter: { status?: InvoiceStatus },
+    page: PageRequest
+  ): Promise<PageView<InvoiceView>>
+  listTransactions(resellerId: number, page: PageRequest): Promise<PageView<TransactionView>>
+  topUp(resellerId: number, amount: Cents, description: string): Promise<TransactionView>
+
+  listApiKeys(resellerId: number): Promise<ApiKeyView[]>
+  /** The plain key is in this answer once; afterwards only `revealApiKey` reads it from the keychain. */
+  createApiKey(resellerId: number, label: string): Promise<{ key: string; info: ApiKeyView }>
+  revealApiKey(resellerId: number, keyId: number): Promise<{ key: string }>
+  revokeApiKey(resellerId: number, keyId: number): Promise<ApiKeyView>
 }
 
 export type AppMethod = keyof AppApi
+
+/**
+ * The method names at run time (types vanish). `satisfies` makes the compiler refuse both a
+ * missing and an extra name, so this list is checked against `AppApi`, not kept by hand.
+ */
+export const APP_METHODS = {
+  settings: true,
+  updateSettings: true,
+  listResellers: true,
+  createReseller: true,
+  dashboard: true,
+  listProducts: true,
+  quoteOrder: true,
+  createOrder: true,
+  listOrders: true,
+  getOrder: true,
+  cancelOrder: true,
+  payOrder: true,
+  storePrivateKey: true,
+  exportPrivateKey: true,
+  configureOrder: true,
+  sslStatus: true,
+  changeDcv: true,
+  resendValidation: true,
+  emailOutbox: true,
+  approveEmail: true,
+  reissue: true,
+  certificate: true,
+  caRootPem: true,
+  listInvoices: true,
+  listTransactions: true,
+  topUp: true,
+  listApiKeys: true,
+  createApiKey: true,
+  revealApiKey: true,
+  revokeApiKey: true
+} as const satisfies Record<AppMethod, true>
+
+export const appMethodNames = Object.keys(APP_METHODS) as AppMethod[]
+
+export const isAppMethod = (name: string): name is AppMethod => Object.hasOwn(APP_METHODS, name)
+
+/** IPC channels are `certdesk:<method>`; main refuses any other channel (VS Code's prefix check). */
+export const CHANNEL_PREFIX = 'certdesk:'
+
+/** Browser mode: POST `/rpc/<method>` with `{ args: [...] }`. */
+export const RPC_PREFIX = '/rpc/'
+
+/**
+ * What a handler answers on either transport, in the reseller API's envelope; the client turns
+ * a failure into an Error carrying the API's message, so the UI cannot tell the transports apart.
+ */
+export type BridgeResult<T> = { success: true; result: T } | { success: false; error: string }
+
+export function unwrap<T>(r: BridgeResult<T>): T {
+  if (r && r.success === true) return r.result
+  throw new Error(r && typeof r.error === 'string' ? r.error : 'could not reach CertDesk: an answer without a result')
+}
+
+/** The browser-mode window global name and the Electron one are the same. */
+export const BRIDGE_GLOBAL = 'certdesk'

@@ -1,8 +1,18 @@
+/**
+ * The preload: exposes exactly one typed object, `window.certdesk`, derived from the contract's
+ * method list. Each member invokes `certdesk:<method>` and unwraps the answer; `ipcRenderer`
+ * itself never reaches the page (style page, "A tiny preload"). Built as one CJS file because
+ * the window runs with sandbox: true.
+ */
 import { contextBridge, ipcRenderer } from 'electron'
-import type { AppApi } from './contract'
+import { appMethodNames, BRIDGE_GLOBAL, CHANNEL_PREFIX, unwrap, type AppApi, type BridgeResult } from './contract'
 
-const api: AppApi = {
-  apiInfo: () => ipcRenderer.invoke('certdesk:apiInfo')
-}
+const api = Object.fromEntries(
+  appMethodNames.map((name) => [
+    name,
+    async (...args: unknown[]) =>
+      unwrap((await ipcRenderer.invoke(CHANNEL_PREFIX + name, ...args)) as BridgeResult<unknown>)
+  ])
+) as unknown as AppApi
 
-contextBridge.exposeInMainWorld('certdesk', api)
+contextBridge.exposeInMainWorld(BRIDGE_GLOBAL, api)

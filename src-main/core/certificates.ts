@@ -5,6 +5,7 @@
  * The scheduler (scheduler.ts) drives the automatic reissues through `autoReissue`.
  */
 import { createHash, randomBytes } from 'node:crypto'
+import type { ExternalValidation } from './acme-issuer'
 import { autoReissues, type Catalogue, type Product } from './catalogue'
 import { APPROVER_LOCAL_PARTS, constructedEmailAllowed, CONSTRUCTED_EMAIL_SUNSET, dcvReuseDays } from './cab-policy'
 import type { CoreContext } from './context'
@@ -25,6 +26,7 @@ import {
 } from './dcv'
 import { baseDomain, isWildcard } from './domains'
 import { conflict, invalid, notFound, ServiceError } from './errors'
+import { recordEvent } from './events'
 import type { CertificateProfile, Issuer } from './issuer'
 import { validityWindow } from './lifecycle'
 import type { Order, Orders } from './orders'
@@ -57,7 +59,7 @@ export interface NameValidation {
   /** What the domain owner must do, for the method chosen. */
   instructions:
     | { method: 'http' | 'https'; url: string; fileName: string; fileContent: string }
-    | { method: 'dns'; recordName: string; recordType: 'CNAME'; recordValue: string; txtAlternative: string }
+    | { method: 'dns'; recordName: string; recordType: 'CNAME' | 'TXT'; recordValue: string; txtAlternative: string }
     | { method: 'email'; approverEmail: string; sentAt: string | null }
 }
 
@@ -162,13 +164,18 @@ function approvalCode(): string {
 export class Certificates {
   /** One issuance at a time per order, so two status polls never sign twice. */
   private readonly busy = new Map<number, Promise<unknown>>()
+  /** Called after a certificate is committed (issue 6: deploys and their event); never undoes it. */
+  onStored: ((c: { orderId: number; reason: IssueReason; certificatePem: string; chainPem: string }) => void) | null =
+    null
 
   constructor(
     private readonly ctx: CoreContext,
     private readonly orders: Orders,
     private readonly catalogue: Catalogue,
     private readonly settings: Settings,
-    readonly issuer: Issuer
+    readonly issuer: Issuer,
+    /** An external CA that validates names itself (the ACME issuer); null for the local CA. */
+    private readonly external: ExternalValidation | null = null
   ) {}
 
   decode(pem: string): Promise<DecodedCsr> {
@@ -201,6 +208,8 @@ export class Certificates {
       return this.sslStatus(resellerId, order.id)
     }
     const method = input.dcvMethod ?? 'email'
+    // An external ACME CA refuses methods it has no challenge for before anything else is said.
+    await this.external?.begin(order.id, names, method)
     const approvers = this.approversFor(order, method, names, input.approverEmail, now)
     this.ctx.db
       .transaction(() => {
@@ -231,6 +240,8 @@ export class Certificates {
     const req = this.request(order.id)
     const names = JSON.parse(req.names) as string[]
     const now = this.ctx.clock()
+    // An external ACME CA refuses methods it has no challenge for before anything else is said.
+    await this.external?.begin(order.id, names, method)
     const approvers = this.approversFor(order, method, names, approverEmail, now)
     this.ctx.db
       .transaction(() => {
@@ -292,6 +303,13 @@ export class Certificates {
       )
     if (res.changes === 0)
       throw invalid('could not record approval: the code does not match a pending approval of this order')
+    recordEvent(this.ctx.db, now, {
+      type: 'validation.passed',
+      resellerId,
+      orderId: order.id,
+      message: `Domain validation by email approved for order ${order.orderNumber}`,
+      data: { method: 'email' }
+    })
     await this.advance(order.id)
     return this.sslStatus(resellerId, orderId)
   }
@@ -328,6 +346,8 @@ export class Certificates {
       await this.issueLocked(order.id, 'reissue')
       return this.sslStatus(resellerId, order.id)
     }
+    // An external ACME CA refuses methods it has no challenge for before anything else is said.
+    await this.external?.begin(order.id, names, method)
     const approvers = this.approversFor(
       order,
       method,
@@ -532,7 +552,8 @@ export class Certificates {
         profile: (product.type === 'code-signing' ? 'code-signing' : 'tls') as CertificateProfile,
         subject: JSON.parse(req.subject) as { CN: string },
         validFrom: window.validFrom,
-        validTill: window.validTill
+        validTill: window.validTill,
+        orderId
       })
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err)
@@ -576,6 +597,7 @@ export class Certificates {
         return Number(r.lastInsertRowid)
       })
       .immediate()
+    this.onStored?.({ orderId, reason, certificatePem: issued.certificatePem, chainPem: issued.chainPem })
     return toCert(db.prepare('SELECT * FROM certificates WHERE id = ?').get(id) as CertRow)
   }
 
@@ -603,6 +625,15 @@ export class Certificates {
           result.ok ? isoTimestamp(now) : null,
           c.id
         )
+        if (result.ok || c.status !== 'failed') {
+          recordEvent(this.ctx.db, now, {
+            type: result.ok ? 'validation.passed' : 'validation.failed',
+            resellerId: this.orderById(orderId).resellerId,
+            orderId,
+            message: `Domain validation of ${c.name} by ${c.method} ${result.ok ? 'passed' : 'failed'}: ${result.detail}`,
+            data: { name: c.name, method: c.method }
+          })
+        }
         if (!result.ok) allValid = false
       })
     }
@@ -610,6 +641,7 @@ export class Certificates {
   }
 
   private check(orderId: number, c: DcvRow): Promise<CheckResult> {
+    if (this.external?.handles(orderId)) return this.external.check(orderId, c.name)
     const t = this.token(orderId)
     const domain = baseDomain(c.name)
     const net = dcvNetwork(this.settings)
@@ -928,8 +960,10 @@ export class Certificates {
 
   private nameValidation(c: DcvRow, t: DcvToken): NameValidation {
     const domain = baseDomain(c.name)
+    const external = this.external?.handles(c.order_id) ? this.external.instructions(c.order_id, c.name) : null
     const instructions: NameValidation['instructions'] =
-      c.method === 'dns'
+      external ??
+      (c.method === 'dns'
         ? {
             method: 'dns',
             recordName: dnsRecordName(t, domain),
@@ -944,7 +978,7 @@ export class Certificates {
               url: `${c.method}://${domain}${dcvFilePath(t)}`,
               fileName: dcvFileName(t),
               fileContent: dcvFileContent(t)
-            }
+            })
     return {
       name: c.name,
       method: c.method,

@@ -47,6 +47,9 @@ export class Idempotency {
           return { statusCode: prior.status_code, body: JSON.parse(prior.body), replayed: true }
         }
         const answer = work()
+        // A refusal answered without throwing (an ACME order whose subscription failed and was
+        // refunded) is not kept either: a retry with the same key may then succeed.
+        if (answer.statusCode >= 400) return { ...answer, replayed: false }
         db.prepare(
           'INSERT INTO idempotency_keys (reseller_id, key, fingerprint, status_code, body, created_at) VALUES (?, ?, ?, ?, ?, ?)'
         ).run(resellerId, key, fingerprint, answer.statusCode, JSON.stringify(answer.body), isoTimestamp(this.ctx.clock()))

@@ -16,6 +16,8 @@ export interface IssueRequest {
   validFrom: Date
   /** Inclusive last second of validity (BR §1.6.1). */
   validTill: Date
+  /** The order being fulfilled, for issuers that keep state per order (the external ACME CA). */
+  orderId?: number
 }
 
 export interface IssuedCertificate {

@@ -2,11 +2,13 @@
  * Orders: pricing, creation with its debit and invoice in one transaction, listing, cancel
  * with refund, and paying an on-invoice order from credit (design page, "Decisions").
  */
+import type { AcmeSubscriptions } from './acme-subscriptions'
 import type { Catalogue, PricedProduct, Product } from './catalogue'
 import { autoReissues, isAcmeProduct } from './catalogue'
 import type { CoreContext } from './context'
 import { normalizeDomain } from './domains'
-import { conflict, invalid, notFound, notImplemented } from './errors'
+import { conflict, invalid, notFound } from './errors'
+import { recordEvent } from './events'
 import { post, type Page, type Paging } from './ledger'
 import { countOrders, usesDomainIndex } from './tallies'
 import { validityWindow, maxValidityFor } from './lifecycle'
@@ -92,6 +94,8 @@ export interface CreatedOrder {
   order: Order
   creditUsed: Cents
   newBalance: Cents
+  /** ACME products: the subscription created with the order, or why it could not be (order cancelled, refunded). */
+  subscription?: { id: number } | { error: string; refunded: Cents }
 }
 
 export interface OrderFilter {
@@ -142,7 +146,8 @@ export const orderNumber = (prefix: 'ORD' | 'INV', id: number, at: Date): string
 export class Orders {
   constructor(
     private readonly ctx: CoreContext,
-    private readonly catalogue: Catalogue
+    private readonly catalogue: Catalogue,
+    private readonly subscriptions?: AcmeSubscriptions
   ) {}
 
   /** The price of an order before it is placed; the same numbers `create` charges. */
@@ -202,9 +207,38 @@ export class Orders {
    */
   create(reseller: Reseller, input: OrderInput, payment: 'credit' | 'invoice' = 'credit'): CreatedOrder {
     const q = this.quote(reseller, input)
-    if (isAcmeProduct(q.product)) {
-      throw notImplemented('ACME subscription orders are not available yet in this version of CertDesk')
+    const created = this.place(reseller, q, input, payment)
+    return isAcmeProduct(q.product) ? this.subscribe(reseller, created, q.product) : created
+  }
+
+  /**
+   * Spec "Order transitions": an ACME subscription order is `completed` as soon as its
+   * subscription exists; when the subscription cannot be created the order ends `cancelled`
+   * and what was paid goes back to credit, in one transaction with its ledger row.
+   */
+  private subscribe(reseller: Reseller, created: CreatedOrder, product: Product): CreatedOrder {
+    const db = this.ctx.db
+    const orderId = created.order.id
+    try {
+      if (!this.subscriptions) throw new Error('ACME subscriptions are not set up in this service')
+      const sub = this.subscriptions.create(created.order, product)
+      db.prepare(`UPDATE orders SET status = 'completed', next_reissue_at = NULL, updated_at = ? WHERE id = ?`).run(
+        isoTimestamp(this.ctx.clock()), orderId)
+      return { ...created, order: this.get(reseller.id, orderId), subscription: { id: sub.id } }
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err)
+      const undone = db
+        .transaction(() => {
+          db.prepare(`UPDATE orders SET status = 'processing', status_note = ? WHERE id = ?`).run(
+            `could not create the ACME subscription: ${reason}`, orderId)
+          return this.cancel(reseller.id, orderId)
+        })
+        .immediate()
+      return { order: undone.order, creditUsed: created.creditUsed, newBalance: undone.newBalance, subscription: { error: reason, refunded: undone.refunded } }
     }
+  }
+
+  private place(reseller: Reseller, q: Quote, input: OrderInput, payment: 'credit' | 'invoice'): CreatedOrder {
     const db = this.ctx.db
     const now = this.ctx.clock()
     const ts = isoTimestamp(now)
@@ -239,6 +273,8 @@ export class Orders {
           creditUsed = q.total
         }
         this.insertInvoice(id, reseller.id, q.total, paid ? 'paid' : 'unpaid', now)
+        recordEvent(db, now, { type: 'order.created', resellerId: reseller.id, orderId: id, message: `Order ${number} created for ${q.domain || q.product.name}`, data: { product_id: q.product.id, total_cents: q.total } })
+        if (paid) recordEvent(db, now, { type: 'order.paid', resellerId: reseller.id, orderId: id, message: `Order ${number} paid from credit`, data: { amount_cents: q.total } })
         const balance = (db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(reseller.id) as {
           b: number
         }).b
@@ -314,6 +350,7 @@ export class Orders {
              next_reissue_at = NULL, updated_at = ? WHERE id = ?`
         ).run(ts, orderId)
         db.prepare(`UPDATE invoices SET status = 'cancelled', cancelled_at = ? WHERE order_id = ?`).run(ts, orderId)
+        recordEvent(db, now, { type: 'order.cancelled', resellerId, orderId, message: `Order ${order.orderNumber} cancelled`, data: { refunded_cents: refunded } })
         const balance = (db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(resellerId) as {
           b: number
         }).b
@@ -344,6 +381,7 @@ export class Orders {
             : null
         db.prepare(`UPDATE orders SET payment_status = 'paid', updated_at = ? WHERE id = ?`).run(ts, orderId)
         db.prepare(`UPDATE invoices SET status = 'paid', paid_at = ? WHERE order_id = ?`).run(ts, orderId)
+        recordEvent(db, now, { type: 'order.paid', resellerId, orderId, message: `Order ${order.orderNumber} paid from credit`, data: { amount_cents: order.total } })
         const newBalance = tx ? tx.balanceAfter : (db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(resellerId) as { b: number }).b
         return { order: this.get(resellerId, orderId), amountPaid: order.total, newBalance }
       })

@@ -8,6 +8,8 @@
  */
 import type { Certificates } from './certificates'
 import type { CoreContext } from './context'
+import type { DeployRun, Deploys } from './deploy/deploys'
+import type { Events } from './events'
 import { isoDate, isoTimestamp } from './time'
 
 export interface SchedulerReport {
@@ -23,17 +25,33 @@ export interface SchedulerReport {
   validation_needed: { order_id: number; order_number: string; reason: string }[]
   expired: { order_id: number; order_number: string }[]
   errors: { order_id: number; order_number: string; error: string }[]
+  /** Issue 6: the deploy attempts of this pass (after its reissues, and retries that were due). */
+  deploys?: {
+    run_id: number
+    order_id: number
+    target_id: number
+    kind: string
+    status: string
+    attempts: number
+    next_attempt_at: string | null
+    last_error: string | null
+  }[]
+  /** Orders announced as `certificate.expiring` (no reissue will follow). */
+  expiring?: number[]
 }
 
 /** How often `serve` runs a pass. Reissues are due by day, so hourly is plenty. */
 export const SCHEDULER_INTERVAL_MS = 60 * 60 * 1000
+/** How often the loop looks for deploy retries that are due (the shortest backoff is a minute). */
+export const DEPLOY_RETRY_INTERVAL_MS = 60 * 1000
 
 export class Scheduler {
   private running: Promise<SchedulerReport> | null = null
 
   constructor(
     private readonly ctx: CoreContext,
-    private readonly certificates: Certificates
+    private readonly certificates: Certificates,
+    private readonly after?: { deploys: Deploys; events: Events }
   ) {}
 
   /** One pass; a second call while one runs waits for it instead of running twice. */
@@ -47,6 +65,12 @@ export class Scheduler {
   /** Resolves once no pass is running, so the store can be closed under it safely. */
   async idle(): Promise<void> {
     await this.running?.catch(() => undefined)
+    await this.after?.deploys.idle()
+  }
+
+  /** Issue 6: deploy retries come due minutes apart, between the hourly passes. */
+  async retryDeploys(): Promise<void> {
+    await this.after?.deploys.runDue()
   }
 
   private async pass(): Promise<SchedulerReport> {
@@ -131,15 +155,49 @@ export class Scheduler {
       expire.run(`subscription ended and the last certificate expired`, isoTimestamp(now), o.id)
       report.expired.push({ order_id: o.id, order_number: o.order_number })
     }
+
+    // 4. Issue 6: deploy retries that are due, then wait for the deploys this pass started.
+    if (this.after) {
+      await this.after.deploys.runDue()
+      await this.after.deploys.idle()
+      report.deploys = this.after.deploys.takeAttempted().map(deployJson)
+      report.expiring = this.after.events.noticeExpiring()
+    }
     return report
   }
 }
+
+const deployJson = (r: DeployRun): NonNullable<SchedulerReport['deploys']>[number] => ({
+  run_id: r.id,
+  order_id: r.orderId,
+  target_id: r.targetId,
+  kind: r.kind,
+  status: r.status,
+  attempts: r.attempts,
+  next_attempt_at: r.nextAttemptAt,
+  last_error: r.lastError
+})
 
 /**
  * Runs a pass now (catching up after the machine slept or the app was closed) and then every
  * `intervalMs`; `log` gets one line per pass that did something. The returned stop function
  * resolves when a pass in flight has finished.
  */
+/**
+ * One log line per pass: counts, and the first few order numbers of each kind, so a pass over a
+ * large store never writes a line the size of the store (`scheduler run` prints the full report).
+ */
+export function summarize(r: SchedulerReport): string {
+  const some = (items: { order_number: string }[]): string =>
+    items.length === 0 ? '' : ` (${items.slice(0, 5).map((i) => i.order_number).join(', ')}${items.length > 5 ? ', …' : ''})`
+  const firstError = r.errors[0] ? `; first error: ${r.errors[0].order_number}: ${r.errors[0].error}` : ''
+  return (
+    `scheduler as of ${r.as_of}: issued ${r.issued.length}${some(r.issued)}, ` +
+    `validation needed ${r.validation_needed.length}${some(r.validation_needed)}, ` +
+    `expired ${r.expired.length}${some(r.expired)}, errors ${r.errors.length}${firstError}`
+  )
+}
+
 export function startSchedulerLoop(
   scheduler: Scheduler,
   log: (line: string) => void,
@@ -148,8 +206,7 @@ export function startSchedulerLoop(
   const pass = (): void => {
     scheduler.run().then(
       (r) => {
-        if (r.issued.length || r.expired.length || r.validation_needed.length || r.errors.length)
-          log(`scheduler ${JSON.stringify(r)}`)
+        if (r.issued.length || r.expired.length || r.validation_needed.length || r.errors.length) log(summarize(r))
       },
       (err: unknown) => log(`could not run the scheduler: ${err instanceof Error ? err.message : String(err)}`)
     )
@@ -157,8 +214,17 @@ export function startSchedulerLoop(
   pass()
   const timer = setInterval(pass, intervalMs)
   timer.unref()
+  const retries = setInterval(
+    () =>
+      void scheduler
+        .retryDeploys()
+        .catch((err: unknown) => log(`could not retry deploys: ${err instanceof Error ? err.message : String(err)}`)),
+    DEPLOY_RETRY_INTERVAL_MS
+  )
+  retries.unref()
   return () => {
     clearInterval(timer)
+    clearInterval(retries)
     return scheduler.idle()
   }
 }

@@ -4,10 +4,15 @@
  */
 import { randomUUID } from 'node:crypto'
 import defaultCatalogue from '../../resources/catalogue.json'
+import { AcmeIssuer } from './acme-issuer'
+import { AcmeSubscriptions } from './acme-subscriptions'
 import { Catalogue, seedCatalogue, type CatalogueFile } from './catalogue'
 import { Certificates } from './certificates'
 import type { CoreContext } from './context'
 import { openDatabase, type Db } from './db'
+import { Deploys } from './deploy/deploys'
+import { KeyVault } from './key-vault'
+import { Events } from './events'
 import { Idempotency } from './idempotency'
 import { Invoices } from './invoices'
 import type { Issuer } from './issuer'
@@ -41,6 +46,11 @@ export interface Service {
   readonly invoices: Invoices
   readonly stats: StatsService
   readonly idempotency: Idempotency
+  readonly acme: AcmeSubscriptions
+  readonly acmeIssuer: AcmeIssuer
+  readonly events: Events
+  readonly deploys: Deploys
+  readonly keyVault: KeyVault
   readonly localCa: LocalCa
   readonly certificates: Certificates
   readonly scheduler: Scheduler
@@ -58,9 +68,19 @@ export function openService(opts: ServiceOptions): Service {
     secrets: opts.secrets ?? new KeyringSecretStore(`CertDesk/${installId}`)
   }
   const catalogue = new Catalogue(ctx)
-  const orders = new Orders(ctx, catalogue)
+  const acme = new AcmeSubscriptions(ctx)
+  const orders = new Orders(ctx, catalogue, acme)
   const localCa = new LocalCa(ctx)
-  const certificates = new Certificates(ctx, orders, catalogue, settings, opts.issuer ?? localCa)
+  // An external ACME CA, when configured, issues TLS orders and validates their names (issue 5).
+  const acmeIssuer = new AcmeIssuer(ctx, settings, opts.issuer ?? localCa)
+  const certificates = new Certificates(ctx, orders, catalogue, settings, acmeIssuer, acmeIssuer)
+  const deploys = new Deploys(ctx)
+  const events = new Events(ctx)
+  // Issue 6: every stored certificate (issue, reissue, automatic reissue) goes to its deploy targets.
+  certificates.onStored = (c) => deploys.afterCertificateStored(c)
+  // Keys generated in the app (issue 4) reach folder targets as privkey.pem, only next to their own certificate.
+  const keyVault = new KeyVault(ctx, orders)
+  deploys.setKeyProvider((orderId, _serial, certificatePem) => keyVault.keyMatching(orderId, certificatePem))
   return {
     dataDir: opts.dataDir,
     ctx,
@@ -72,9 +92,14 @@ export function openService(opts: ServiceOptions): Service {
     invoices: new Invoices(ctx),
     stats: new StatsService(ctx),
     idempotency: new Idempotency(ctx),
+    acme,
+    acmeIssuer,
+    events,
+    deploys,
+    keyVault,
     localCa,
     certificates,
-    scheduler: new Scheduler(ctx, certificates),
+    scheduler: new Scheduler(ctx, certificates, { deploys, events }),
     close: () => db.close()
   }
 }

@@ -6,11 +6,16 @@ import type { Static } from '@sinclair/typebox'
 import type { PricedProduct, PriceTable } from '../core/catalogue'
 import type { Invoice } from '../core/invoices'
 import type { CreditTransaction, Page } from '../core/ledger'
+import type { AcmeDetails, AcmeSubscription } from '../core/acme-subscriptions'
+import { clientCommands } from '../core/acme-subscriptions'
 import { centsToUsd } from '../core/money'
 import type { CreatedOrder, Order } from '../core/orders'
 import type { Reseller } from '../core/resellers'
 import type { Stats } from '../core/stats'
+import { failure } from './errors'
 import type {
+  AcmeCreateResponse,
+  AcmeDetailsJson,
   ChartsJson,
   CreateOrderResponse,
   InvoiceJson,
@@ -146,6 +151,84 @@ export function createdOrderJson(c: CreatedOrder): Static<typeof CreateOrderResp
     purchase_end_date: o.purchaseEndDate,
     next_reissue_at: o.nextReissueAt,
     period: o.periodMonths
+  }
+}
+
+/**
+ * The answer to POST /orders. An ACME subscription order gets the spec's short response; one
+ * whose subscription could not be created was cancelled and refunded, and says so as a 503.
+ */
+export function createdOrderAnswer(c: CreatedOrder): { statusCode: number; body: unknown } {
+  const o = c.order
+  if (!c.subscription) return { statusCode: 200, body: createdOrderJson(c) }
+  if ('error' in c.subscription) {
+    const refund = c.subscription.refunded > 0 ? ` and ${centsToUsd(c.subscription.refunded).toFixed(2)} USD refunded to credit` : ''
+    return {
+      statusCode: 503,
+      body: failure(`could not create the ACME subscription: ${c.subscription.error}; order ${o.orderNumber} is cancelled${refund}`)
+    }
+  }
+  const body: Static<typeof AcmeCreateResponse> = {
+    success: true,
+    message: `Order ${o.orderNumber} completed: ACME subscription created and paid from credit`,
+    order_id: o.id,
+    order_number: o.orderNumber,
+    status: 'completed',
+    fulfillment: 'acme_subscription',
+    total: centsToUsd(o.total),
+    credit_used: centsToUsd(c.creditUsed),
+    new_balance: centsToUsd(c.newBalance),
+    invoice_number: o.invoiceNumber ?? '',
+    acme: { status: 'created', subscription_id: c.subscription.id, details_endpoint: `/orders/${o.id}/acme` }
+  }
+  return { statusCode: 200, body }
+}
+
+export function acmeSummaryJson(s: AcmeSubscription): NonNullable<Static<typeof OrderJson>['acme']> {
+  return {
+    status: s.status,
+    category: s.category,
+    subscription_id: s.id,
+    domains: s.domains.map((d) => d.name),
+    subscription: { begin: s.beginDate, end: s.endDate },
+    bound_accounts: s.accounts.filter((a) => a.status === 'valid').length,
+    details_endpoint: `/orders/${s.orderId}/acme`
+  }
+}
+
+export interface AcmeUrls {
+  serverUrl: string
+  /** The account URL of an ACME account id, as the embedded server names it. */
+  accountUrl: (id: number) => string
+  rootCaUrl: string
+  setupUrl: (token: string) => string
+}
+
+export function acmeDetailsJson(d: AcmeDetails, urls: AcmeUrls): Static<typeof AcmeDetailsJson> {
+  const bound = d.accounts.filter((a) => a.status === 'valid')
+  return {
+    status: d.status,
+    category: d.category,
+    domains: d.domains,
+    subscription: { begin: d.beginDate, next_renewal: d.nextRenewal, end: d.endDate },
+    account: {
+      eab_kid: d.eabKid,
+      eab_hmac_key: d.eabHmacKey,
+      server_url: urls.serverUrl,
+      status: bound.length > 0 ? 'valid' : 'pending',
+      accounts: d.accounts.map((a) => ({ url: urls.accountUrl(a.id), status: a.status, created_at: a.createdAt }))
+    },
+    allowed_identifiers: d.allowedIdentifiers,
+    root_ca_url: urls.rootCaUrl,
+    commands: clientCommands({
+      serverUrl: urls.serverUrl,
+      eabKid: d.eabKid,
+      eabHmacKey: d.eabHmacKey,
+      names: d.domains.map((x) => x.name),
+      email: d.contactEmail,
+      rootCaPath: 'certdesk-root.pem'
+    }),
+    autoinstall: d.setupToken ? { login_url: urls.setupUrl(d.setupToken) } : null
   }
 }
 

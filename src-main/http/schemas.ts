@@ -124,7 +124,18 @@ export const OrderJson = Type.Object({
   invoice_status: Nullable(Type.String()),
   created_at: Timestamp,
   updated_at: Timestamp,
-  ...RenewalFields
+  ...RenewalFields,
+  acme: Type.Optional(
+    Type.Object({
+      status: Type.String(),
+      category: Type.String(),
+      subscription_id: Type.Integer(),
+      domains: Type.Array(Type.String()),
+      subscription: Type.Object({ begin: Day, end: Nullable(Day) }),
+      bound_accounts: Type.Integer(),
+      details_endpoint: Type.String()
+    })
+  )
 })
 
 export const CreateOrderResponse = ok({
@@ -145,6 +156,37 @@ export const CreateOrderResponse = ok({
   purchase_end_date: Day,
   next_reissue_at: Nullable(Day),
   period: Type.Integer()
+})
+
+/** Spec "POST /orders": the short answer for an ACME subscription product. */
+export const AcmeCreateResponse = ok({
+  order_id: Type.Integer(),
+  order_number: Type.String(),
+  status: Type.Literal('completed'),
+  fulfillment: Type.Literal('acme_subscription'),
+  total: Money,
+  credit_used: Money,
+  new_balance: Money,
+  invoice_number: Type.String(),
+  acme: Type.Object({ status: Type.Literal('created'), subscription_id: Type.Integer(), details_endpoint: Type.String() })
+})
+
+export const AcmeDetailsJson = Type.Object({
+  status: Type.String(),
+  category: Type.String(),
+  domains: Type.Array(Type.Object({ id: Type.String(), name: Type.String() })),
+  subscription: Type.Object({ begin: Day, next_renewal: Day, end: Nullable(Day) }),
+  account: Type.Object({
+    eab_kid: Type.String(),
+    eab_hmac_key: Type.String({ description: 'secret: keep it like a password' }),
+    server_url: Type.String({ description: 'the ACME directory' }),
+    status: Type.String({ description: 'pending until an ACME account is bound with these EAB credentials, then valid' }),
+    accounts: Type.Array(Type.Object({ url: Type.String(), status: Type.String(), created_at: Timestamp }))
+  }),
+  allowed_identifiers: Type.Array(Type.String()),
+  root_ca_url: Type.String({ description: 'the CertDesk root the directory\'s HTTPS certificate chains to' }),
+  commands: Type.Object({ certbot: Type.String(), acme_sh: Type.String(), lego: Type.String() }),
+  autoinstall: Nullable(Type.Object({ login_url: Type.String() }))
 })
 
 export const InvoiceJson = Type.Object({

@@ -14,9 +14,11 @@ import { clientErrorHandler, failure, frameworkErrors, installErrorHandling, log
 import { installReadCache } from './read-cache'
 import { ApiRouter } from './router'
 import { registerAccountRoutes } from './routes/account'
+import { isAcmePublicPath, registerAcmeRoutes } from './routes/acme'
 import { registerBillingRoutes } from './routes/billing'
 import { registerCatalogueRoutes } from './routes/catalogue'
 import { registerCertificateRoutes } from './routes/certificates'
+import { registerEventRoutes } from './routes/events'
 import { registerOrderRoutes } from './routes/orders'
 import { ErrorEnvelope } from './schemas'
 
@@ -57,7 +59,7 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
   // Only JSON bodies: anything else is 415, not a string the schema then refuses.
   app.removeContentTypeParser('text/plain')
   app.decorateRequest('reseller', null)
-  installAuth(app, service, opts)
+  installAuth(app, service, { ...opts, ownAuth: (request) => isAcmePublicPath(request) || (opts.ownAuth?.(request) ?? false) })
   installReadCache(app, service)
 
   await app.register(swagger, {
@@ -86,6 +88,8 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
   registerBillingRoutes(router, service)
   registerAccountRoutes(router, service)
   registerCertificateRoutes(router, service)
+  registerAcmeRoutes(router, service)
+  registerEventRoutes(router, service)
   router.get('/openapi.json', { hide: true }, async () => app.swagger())
   if (opts.extend) await opts.extend(app, router)
   router.finish()

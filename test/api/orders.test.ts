@@ -118,14 +118,6 @@ describe('POST /orders pricing', () => {
     expect((await s.request('POST', '/orders', { key: none.key, body: { product_id: 2, domain: 'example.com' } })).status).toBe(403)
     expect((await s.request('POST', '/orders', { key: starter.key, body: { product_id: 999, domain: 'example.com' } })).status).toBe(404)
   })
-
-  it('answers ACME subscription orders with a clear 501 and charges nothing until subscriptions exist', async () => {
-    const r = s.reseller({ credit: 500 })
-    const res = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 12, domain: 'example.com' } })
-    expect(res.status).toBe(501)
-    expect(res.body.error).toMatch(/ACME/)
-    expect((await s.request<Body>('GET', '/balance', { key: r.key })).body.balance).toBe(500)
-  })
 })
 
 describe('orders list and detail', () => {

@@ -40,3 +40,26 @@ export async function serve(dataDir: string, extra: string[] = []): Promise<{ ur
   })
   return { url, child, exited }
 }
+
+/**
+ * `certdesk …` without blocking this process, for commands that talk back to a server the test
+ * runs (a webhook receiver): spawnSync would stop its event loop.
+ */
+export function certdeskAsync(args: string[], timeoutMs = 60_000): Promise<{ code: number; json: Record<string, unknown>; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: process.env, stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs })
+    let out = ''
+    let err = ''
+    child.stdout?.on('data', (d) => (out += d))
+    child.stderr?.on('data', (d) => (err += d))
+    child.on('close', (code) => {
+      let json: Record<string, unknown>
+      try {
+        json = JSON.parse(out || err)
+      } catch {
+        json = {}
+      }
+      resolve({ code: code ?? -1, json, stderr: err })
+    })
+  })
+}

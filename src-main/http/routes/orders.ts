@@ -1,14 +1,13 @@
 import { Type } from '@sinclair/typebox'
-import { notImplemented } from '../../core/errors'
 import { Idempotency } from '../../core/idempotency'
 import { centsToUsd } from '../../core/money'
 import { ORDER_STATUSES } from '../../core/orders'
 import type { Service } from '../../core/service'
 import { caller } from '../auth'
 import { paging } from '../paging'
-import { createdOrderJson, orderJson, paginationJson } from '../present'
+import { acmeSummaryJson, createdOrderAnswer, orderJson, paginationJson } from '../present'
 import type { ApiRouter } from '../router'
-import { CreateOrderResponse, IdParam, Money, ok, OrderJson, Pagination, PagingQuery, StringEnum } from '../schemas'
+import { AcmeCreateResponse, CreateOrderResponse, IdParam, Money, ok, OrderJson, Pagination, PagingQuery, StringEnum } from '../schemas'
 import { ErrorRef, IdempotencyHeaders } from './common'
 
 export const CreateOrderBody = Type.Object(
@@ -45,10 +44,12 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
   r.get(
     '/orders/:id',
     { summary: 'Order detail', params: IdParam('id'), response: { 200: ok({ order: OrderJson }), ...ErrorRef } },
-    async (request) => ({
-      success: true as const,
-      order: orderJson(service.orders.get(caller(request).id, request.params.id))
-    })
+    async (request) => {
+      const order = orderJson(service.orders.get(caller(request).id, request.params.id))
+      // Spec "Order": an ACME subscription order carries an `acme` summary (no secrets in it).
+      const sub = service.acme.summaryForOrder(caller(request).id, request.params.id)
+      return { success: true as const, order: sub ? { ...order, acme: acmeSummaryJson(sub) } : order }
+    }
   )
 
   r.post(
@@ -57,7 +58,7 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
       summary: 'Create an order, paid from credit at once (402 when the balance is short)',
       headers: IdempotencyHeaders,
       body: CreateOrderBody,
-      response: { 200: CreateOrderResponse, ...ErrorRef }
+      response: { 200: Type.Union([CreateOrderResponse, AcmeCreateResponse]), ...ErrorRef }
     },
     async (request, reply) => {
       const reseller = caller(request)
@@ -66,9 +67,8 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
         reseller.id,
         request.headers['idempotency-key'],
         Idempotency.fingerprint('POST', '/orders', b),
-        () => ({
-          statusCode: 200,
-          body: createdOrderJson(
+        () =>
+          createdOrderAnswer(
             service.orders.create(reseller, {
               productId: b.product_id,
               domain: b.domain,
@@ -78,7 +78,6 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
               contactEmail: b.contact_email
             })
           )
-        })
       )
       if (answer.replayed) reply.header('idempotent-replayed', 'true')
       return reply.code(answer.statusCode).send(answer.body)
@@ -110,12 +109,4 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
     }
   )
 
-  r.get(
-    '/orders/:order_id/acme',
-    { summary: 'ACME subscription set-up details', params: IdParam('order_id'), response: { ...ErrorRef } },
-    async (request) => {
-      service.orders.get(caller(request).id, request.params.order_id)
-      throw notImplemented('ACME subscriptions are not available yet in this version of CertDesk')
-    }
-  )
 }

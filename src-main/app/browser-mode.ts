@@ -1,0 +1,30 @@
+/**
+ * Wiring for `certdesk serve --ui`: the bridge handlers over RPC and the built UI, added to the
+ * reseller API's listener through buildServer's `extend` and `ownAuth` options.
+ */
+import { join } from 'node:path'
+import type { Service } from '../core/service'
+import { API_VERSION, type ServerOptions } from '../http/server'
+import { BrowserSessions, installBrowserUi, isBrowserUiRequest, LOGIN_PATH } from './browser-ui'
+import { createHandlers } from './handlers'
+
+export function browserUiOptions(
+  service: Service,
+  listenerUrl: () => string,
+  uiDir = join(__dirname, '..', 'renderer')
+): {
+  server: Pick<ServerOptions, 'extend' | 'ownAuth'>
+  sessions: BrowserSessions
+  loginUrl: (base: string) => string
+} {
+  const sessions = new BrowserSessions()
+  const handlers = createHandlers(service, { transport: 'browser', listenerUrl, apiVersion: API_VERSION })
+  return {
+    sessions,
+    server: {
+      ownAuth: isBrowserUiRequest,
+      extend: (_app, router) => installBrowserUi(router, { handlers, sessions, uiDir })
+    },
+    loginUrl: (base) => `${base}${LOGIN_PATH}?token=${sessions.token ?? ''}`
+  }
+}

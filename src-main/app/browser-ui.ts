@@ -1,0 +1,160 @@
+/**
+ * Browser mode: the built UI and the bridge's RPC on the same listener as the reseller API
+ * (design page, "browser mode"). A one-time token in the printed URL is exchanged for a
+ * session cookie (HttpOnly, SameSite=Strict, Path=/): the page never holds a token or an API
+ * key, another site cannot send the cookie, and the Host check of the listener still applies.
+ * These routes authenticate by session through buildServer's `ownAuth`, never by API key.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
+import { extname, join, normalize, sep } from 'node:path'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { appMethodNames, isAppMethod, RPC_PREFIX } from '../../src-preload/contract'
+import { failure } from '../http/errors'
+import type { ApiRouter } from '../http/router'
+import { callHandler, type AppHandlers } from './handlers'
+
+export const UI_PREFIX = '/ui/'
+export const LOGIN_PATH = '/ui/login'
+export const SESSION_COOKIE = 'certdesk_session'
+
+/**
+ * The page may load only its own scripts and styles and talk only to its own origin: no
+ * inline script, no eval, no framing (the Electron window sets the same policy).
+ */
+export const CONTENT_SECURITY_POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; font-src 'self'; connect-src 'self'; worker-src 'self' blob:; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2',
+  '.json': 'application/json'
+}
+
+/** Sessions of this process; a restart signs everyone out and prints a new link. */
+export class BrowserSessions {
+  private loginToken: string | null = randomBytes(32).toString('base64url')
+  private readonly sessions = new Set<string>()
+
+  /** The token for the printed URL; null once it has been used. */
+  get token(): string | null {
+    return this.loginToken
+  }
+
+  /** Exchanges the one-time token for a session id; null for a wrong or used token. */
+  exchange(token: string): string | null {
+    const want = this.loginToken
+    if (!want || token.length !== want.length) return null
+    if (!timingSafeEqual(Buffer.from(token), Buffer.from(want))) return null
+    this.loginToken = null
+    const session = randomBytes(32).toString('base64url')
+    this.sessions.add(session)
+    return session
+  }
+
+  valid(request: FastifyRequest): boolean {
+    const id = readCookie(request.headers.cookie, SESSION_COOKIE)
+    return id !== null && this.sessions.has(id)
+  }
+}
+
+function readCookie(header: string | undefined, name: string): string | null {
+  if (!header) return null
+  for (const part of header.split(';')) {
+    const [k, ...v] = part.trim().split('=')
+    if (k === name) return v.join('=')
+  }
+  return null
+}
+
+/** For buildServer's `ownAuth`: the UI and RPC routes authenticate by session, not API key. */
+export const isBrowserUiRequest = (request: FastifyRequest): boolean => {
+  const path = request.url.split('?')[0]
+  return path === '/ui' || path.startsWith(UI_PREFIX) || path.startsWith(RPC_PREFIX)
+}
+
+export interface BrowserUiOptions {
+  handlers: AppHandlers
+  sessions: BrowserSessions
+  /** The built renderer (out/renderer). */
+  uiDir: string
+}
+
+const page = (reply: FastifyReply, status: number, title: string, text: string): FastifyReply =>
+  reply
+    .code(status)
+    .header('content-type', 'text/html; charset=utf-8')
+    .header('content-security-policy', CONTENT_SECURITY_POLICY)
+    .send(
+      `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>CertDesk</title></head><body><h1>${title}</h1><p>${text}</p></body></html>`
+    )
+
+export function installBrowserUi(router: ApiRouter, opts: BrowserUiOptions): void {
+  const { handlers, sessions, uiDir } = opts
+  const root = normalize(uiDir + sep)
+
+  router.get('/ui/login', { hide: true }, async (request, reply) => {
+    const token = (request.query as Record<string, unknown>).token
+    const session = typeof token === 'string' ? sessions.exchange(token) : null
+    if (!session) {
+      if (sessions.valid(request)) return reply.code(303).header('location', UI_PREFIX).send()
+      return page(
+        reply,
+        401,
+        'This sign-in link is not valid any more',
+        'Each link printed by CertDesk works once. Restart CertDesk (npm start) for a new one.'
+      )
+    }
+    return reply
+      .code(303)
+      .header('set-cookie', `${SESSION_COOKIE}=${session}; HttpOnly; SameSite=Strict; Path=/`)
+      .header('cache-control', 'no-store')
+      .header('location', UI_PREFIX)
+      .send()
+  })
+
+  const serveFile = async (request: FastifyRequest, reply: FastifyReply, rel: string): Promise<FastifyReply> => {
+    if (!sessions.valid(request)) {
+      return page(reply, 401, 'Sign in first', 'Open the link CertDesk printed when it started (npm start).')
+    }
+    const file = normalize(join(root, rel || 'index.html'))
+    // A path that climbs out of the UI folder is not a file of the UI.
+    if (!file.startsWith(root)) return reply.code(404).send(failure('no such file'))
+    let body: Buffer
+    try {
+      body = await readFile(file)
+    } catch {
+      return reply.code(404).send(failure(`no such file: ${rel}`))
+    }
+    return reply
+      .header('content-type', TYPES[extname(file)] ?? 'application/octet-stream')
+      .header('content-security-policy', CONTENT_SECURITY_POLICY)
+      .header('x-content-type-options', 'nosniff')
+      .header('cache-control', 'no-cache')
+      .send(body)
+  }
+  router.get('/ui', { hide: true }, async (_request, reply) => reply.code(301).header('location', UI_PREFIX).send())
+  router.get('/ui/', { hide: true }, async (request, reply) => serveFile(request, reply, ''))
+  router.get('/ui/*', { hide: true }, async (request, reply) =>
+    serveFile(request, reply, (request.params as Record<string, string>)['*'] ?? '')
+  )
+
+  router.post('/rpc/:method', { hide: true }, async (request, reply) => {
+    if (!sessions.valid(request)) return reply.code(401).send(failure('sign in first: open the link CertDesk printed'))
+    const method = (request.params as Record<string, string>).method
+    if (!isAppMethod(method)) {
+      return reply.code(404).send(failure(`no such bridge method: ${method}; known: ${appMethodNames.join(', ')}`))
+    }
+    const body = request.body as { args?: unknown } | undefined
+    const args = body?.args ?? []
+    if (!Array.isArray(args)) return reply.code(400).send(failure('invalid request: args must be an array'))
+    const answer = await callHandler(handlers, method, args)
+    if (answer.fault) request.log.error({ err: answer.fault }, `bridge method ${method} failed`)
+    return reply.code(answer.status).header('cache-control', 'no-store').send(answer.body)
+  })
+}

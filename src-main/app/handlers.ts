@@ -1,0 +1,406 @@
+/**
+ * The bridge's handler table: one thin adapter per `AppApi` method, calling core service
+ * functions only. Its type is derived from the contract, so a method without a handler (or a
+ * handler with other arguments) does not compile. Served over IPC (src-main/index.ts) and over
+ * the browser-mode RPC (./browser-ui.ts).
+ */
+import type { PricedProduct } from '../core/catalogue'
+import { invalid, notFound, ServiceError } from '../core/errors'
+import { STATUS_OF } from '../http/errors'
+// Pages as the reseller API pages them (design page: default 50, at most 100).
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/paging'
+import type { Invoice } from '../core/invoices'
+import type { CreditTransaction, Page } from '../core/ledger'
+import type { Order } from '../core/orders'
+import type { ApiKeyInfo, Reseller } from '../core/resellers'
+import type { Service } from '../core/service'
+import { DCV_SETTINGS, validateSetting } from '../core/dcv'
+import type { SslStatus, StoredCertificate } from '../core/certificates'
+import { Watchlist } from '../core/watchlist'
+import type {
+  ApiKeyView,
+  AppApi,
+  CertificateView,
+  DcvSettingsView,
+  SslStatusView,
+  AppMethod,
+  InvoiceView,
+  OrderInput,
+  OrderView,
+  PageRequest,
+  PageView,
+  ProductView,
+  ResellerView,
+  TransactionView
+} from '../../src-preload/contract'
+
+export type AppHandlers = {
+  [K in AppMethod]: (...args: Parameters<AppApi[K]>) => Awaited<ReturnType<AppApi[K]>> | ReturnType<AppApi[K]>
+}
+
+export interface AppEnvironment {
+  transport: 'electron' | 'browser'
+  /** The reseller API's base URL, once the listener runs. */
+  listenerUrl: () => string
+  apiVersion: string
+}
+
+// The renderer is trusted less than main: ids and pages are checked here before the core sees them.
+const id = (v: unknown, what: string): number => {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw invalid(`${what} must be a positive whole number`)
+  return v
+}
+const page = (p: PageRequest | undefined): PageRequest => {
+  const limit = p?.limit ?? DEFAULT_LIMIT
+  const offset = p?.offset ?? 0
+  if (!Number.isInteger(limit) || limit < 1) throw invalid('limit must be 1 or more')
+  if (!Number.isInteger(offset) || offset < 0) throw invalid('offset must be 0 or more')
+  return { limit: Math.min(limit, MAX_LIMIT), offset }
+}
+/** The order fields a renderer sends, each checked for its type; the core checks the values. */
+const orderInput = (v: unknown): OrderInput => {
+  const o = (v ?? {}) as Record<string, unknown>
+  const optInt = (k: string): number | undefined => {
+    if (o[k] === undefined || o[k] === null) return undefined
+    if (typeof o[k] !== 'number' || !Number.isInteger(o[k])) throw invalid(`${k} must be a whole number`)
+    return o[k] as number
+  }
+  if (o.domain !== undefined && typeof o.domain !== 'string') throw invalid('domain must be text')
+  return {
+    productId: id(o.productId, 'product id'),
+    domain: o.domain as string | undefined,
+    period: optInt('period'),
+    sanCount: optInt('sanCount'),
+    sanWildcardCount: optInt('sanWildcardCount')
+  }
+}
+const pageOf = <A, B>(p: Page<A>, f: (a: A) => B): PageView<B> => ({
+  items: p.items.map(f),
+  total: p.total,
+  limit: p.limit,
+  offset: p.offset
+})
+
+export function createHandlers(service: Service, env: AppEnvironment): AppHandlers {
+  const vault = service.keyVault
+  const watch = new Watchlist(service.ctx, service.orders)
+
+  const resellerView = (r: Reseller): ResellerView => ({
+    id: r.id,
+    name: r.name,
+    email: r.email,
+    company: r.company,
+    groupId: r.groupId,
+    groupName: r.groupId === null ? null : (service.catalogue.group(r.groupId)?.name ?? null),
+    discountRate: r.discountRate,
+    status: r.status,
+    apiAccess: r.apiAccess,
+    creditBalance: r.creditBalance
+  })
+  const orderView = (o: Order, keys?: Set<number>): OrderView => ({
+    id: o.id,
+    orderNumber: o.orderNumber,
+    productId: o.productId,
+    productName: o.productName,
+    brand: o.brand,
+    productType: o.productType,
+    domain: o.domain,
+    periodMonths: o.periodMonths,
+    sanCount: o.sanCount,
+    sanWildcardCount: o.sanWildcardCount,
+    basePrice: o.basePrice,
+    sanTotal: o.sanTotal,
+    discountAmount: o.discountAmount,
+    total: o.total,
+    status: o.status,
+    paymentStatus: o.paymentStatus,
+    autoReissue: o.autoReissue,
+    maxValidityDays: o.maxValidityDays,
+    purchaseEndDate: o.purchaseEndDate,
+    reissueCount: o.reissueCount,
+    certValidFrom: o.certValidFrom,
+    certValidTill: o.certValidTill,
+    nextReissueAt: o.nextReissueAt,
+    statusNote: o.statusNote,
+    invoiceNumber: o.invoiceNumber,
+    invoiceStatus: o.invoiceStatus,
+    createdAt: o.createdAt,
+    updatedAt: o.updatedAt,
+    hasStoredKey: keys ? keys.has(o.id) : vault.has(o.id)
+  })
+  const productView = (p: PricedProduct): ProductView => ({
+    id: p.id,
+    name: p.name,
+    brand: p.brand,
+    type: p.type,
+    validationType: p.validationType,
+    maxYears: p.maxYears,
+    warranty: p.warranty,
+    sanEnabled: p.sanEnabled,
+    wildcardSanEnabled: p.wildcardSanEnabled,
+    includedSans: p.includedSans,
+    maxSans: p.maxSans,
+    description: p.description,
+    acme: p.fulfillment === 'acme_subscription',
+    prices: Object.entries(p.pricing).map(([years, x]) => ({
+      years: Number(years),
+      price: x.price,
+      listPrice: p.listPricing[Number(years)]?.price ?? x.price,
+      sanPrice: x.sanPrice,
+      wildcardSanPrice: x.wildcardSanPrice
+    }))
+  })
+  const invoiceView = (i: Invoice): InvoiceView => ({
+    id: i.id,
+    invoiceNumber: i.invoiceNumber,
+    orderId: i.orderId,
+    orderNumber: i.orderNumber,
+    domain: i.domain,
+    productName: i.productName,
+    total: i.total,
+    status: i.status,
+    dueDate: i.dueDate,
+    createdAt: i.createdAt,
+    paidAt: i.paidAt
+  })
+  const txView = (t: CreditTransaction): TransactionView => ({ ...t })
+  const keyView = (k: ApiKeyInfo): ApiKeyView => ({
+    id: k.id,
+    prefix: k.prefix,
+    label: k.label,
+    createdAt: k.createdAt,
+    revokedAt: k.revokedAt,
+    lastUsedAt: k.lastUsedAt
+  })
+  const reseller = (resellerId: number): Reseller => service.resellers.get(id(resellerId, 'reseller id'))
+  /** An API key of this reseller, so one account's page cannot act on another's keys. */
+  const ownKey = (resellerId: number, keyId: number): ApiKeyInfo => {
+    const k = service.resellers.apiKey(id(keyId, 'key id'))
+    if (k.resellerId !== reseller(resellerId).id) throw notFound(`API key ${keyId} not found`)
+    return k
+  }
+  const certView = (c: StoredCertificate): CertificateView => ({
+    id: c.id,
+    serial: c.serial,
+    issuer: c.issuer,
+    certificatePem: c.certificatePem,
+    chainPem: c.chainPem,
+    names: c.names,
+    validFrom: c.validFrom,
+    validTill: c.validTill,
+    reason: c.reason,
+    createdAt: c.createdAt
+  })
+  const sslView = (s: SslStatus): SslStatusView => ({
+    order: orderView(s.order),
+    dcvMethod: s.dcvMethod,
+    approverEmail: s.approverEmail,
+    names: s.names,
+    validation: s.validation.map((v) => ({ ...v })),
+    certificate: s.certificate ? certView(s.certificate) : null
+  })
+  // The UI's names for the core's setting keys (src-main/core/dcv.ts owns keys and checks).
+  const SETTING_OF: Record<keyof DcvSettingsView, string> = {
+    dcvResolver: DCV_SETTINGS.resolver,
+    dcvHttpPort: DCV_SETTINGS.httpPort,
+    dcvHttpsPort: DCV_SETTINGS.httpsPort,
+    smtpUrl: DCV_SETTINGS.smtpUrl,
+    smtpFrom: DCV_SETTINGS.smtpFrom
+  }
+  const settingFields = Object.keys(SETTING_OF) as (keyof DcvSettingsView)[]
+  const settingsView = (): Awaited<ReturnType<AppApi['settings']>> => ({
+    dataDir: service.dataDir,
+    listenerUrl: env.listenerUrl(),
+    apiVersion: env.apiVersion,
+    transport: env.transport,
+    ...(Object.fromEntries(
+      settingFields.map((f) => [f, service.settings.get(SETTING_OF[f]) ?? ''])
+    ) as unknown as DcvSettingsView)
+  })
+
+  return {
+    settings: settingsView,
+    updateSettings: (input) => {
+      const changes = settingFields
+        .filter((f) => input?.[f] !== undefined)
+        .map((f) => [SETTING_OF[f], String(input[f]).trim()] as const)
+      // Every value is checked before any is written, so a bad field changes nothing. Empty
+      // means "the default" (the core reads '' like an unset key), so it needs no check.
+      for (const [key, value] of changes) {
+        const problem = value === '' ? null : validateSetting(key, value)
+        if (problem) throw invalid(`could not save the settings: ${problem}`)
+      }
+      for (const [key, value] of changes) service.settings.set(key, value)
+      return settingsView()
+    },
+
+    listResellers: () => service.resellers.list().map(resellerView),
+    createReseller: (input) =>
+      resellerView(
+        service.resellers.create({
+          name: String(input?.name ?? ''),
+          email: String(input?.email ?? ''),
+          company: input?.company,
+          groupId: input?.groupId === undefined ? 1 : input.groupId,
+          discountRate: input?.discountRate
+        })
+      ),
+
+    dashboard: (resellerId) => {
+      const r = reseller(resellerId)
+      return {
+        stats: service.stats.stats(r.id),
+        expiringSoon: watch.expiringSoon(r.id).map((o) => orderView(o)),
+        waitingForValidation: watch.waitingForValidation(r.id).map((o) => orderView(o))
+      }
+    },
+
+    listProducts: (resellerId, filter) =>
+      service.catalogue.list(reseller(resellerId).groupId, filter ?? {}).map(productView),
+    quoteOrder: (resellerId, input) => {
+      const r = reseller(resellerId)
+      const q = service.orders.quote(r, orderInput(input))
+      const balance = service.ledger.balance(r.id)
+      return {
+        productName: q.product.name,
+        domain: q.domain,
+        periodMonths: q.periodMonths,
+        basePrice: q.basePrice,
+        sanTotal: q.sanTotal,
+        discountRate: r.discountRate,
+        discountAmount: q.discountAmount,
+        total: q.total,
+        balance,
+        affordable: balance >= q.total
+      }
+    },
+    createOrder: (resellerId, input, payment) => {
+      if (payment !== 'credit' && payment !== 'invoice') throw invalid('payment must be credit or invoice')
+      const created = service.orders.create(reseller(resellerId), orderInput(input), payment)
+      return { order: orderView(created.order), creditUsed: created.creditUsed, newBalance: created.newBalance }
+    },
+    listOrders: (resellerId, filter, p) => {
+      const result = service.orders.list(
+        reseller(resellerId).id,
+        { status: filter?.status, domain: filter?.domain?.trim() || undefined },
+        page(p)
+      )
+      const keys = vault.withKeys(result.items.map((o) => o.id))
+      return pageOf(result, (o) => orderView(o, keys))
+    },
+    getOrder: (resellerId, orderId) => orderView(service.orders.get(reseller(resellerId).id, id(orderId, 'order id'))),
+    cancelOrder: (resellerId, orderId) => {
+      const r = service.orders.cancel(reseller(resellerId).id, id(orderId, 'order id'))
+      return { order: orderView(r.order), refunded: r.refunded, newBalance: r.newBalance }
+    },
+    payOrder: (resellerId, orderId) => {
+      const r = service.orders.payFromCredit(reseller(resellerId).id, id(orderId, 'order id'))
+      return { order: orderView(r.order), amountPaid: r.amountPaid, newBalance: r.newBalance }
+    },
+
+    storePrivateKey: (resellerId, orderId, pem) => {
+      vault.store(reseller(resellerId).id, id(orderId, 'order id'), pem)
+      return { stored: true as const }
+    },
+    exportPrivateKey: (resellerId, orderId) => ({
+      pkcs8Pem: vault.read(reseller(resellerId).id, id(orderId, 'order id'))
+    }),
+    configureOrder: async (resellerId, input) =>
+      sslView(
+        await service.certificates.configure(reseller(resellerId).id, {
+          orderId: id(input?.orderId, 'order id'),
+          csr: String(input?.csr ?? ''),
+          dcvMethod: input?.dcvMethod,
+          approverEmail: input?.approverEmail || undefined
+        })
+      ),
+    sslStatus: async (resellerId, orderId) =>
+      sslView(await service.certificates.status(reseller(resellerId).id, id(orderId, 'order id'))),
+    changeDcv: async (resellerId, orderId, method, approverEmail) =>
+      sslView(
+        await service.certificates.changeDcv(
+          reseller(resellerId).id,
+          id(orderId, 'order id'),
+          method,
+          approverEmail || undefined
+        )
+      ),
+    resendValidation: async (resellerId, orderId) =>
+      sslView(await service.certificates.resendValidation(reseller(resellerId).id, id(orderId, 'order id'))),
+    emailOutbox: (resellerId, orderId) => {
+      const order = service.orders.get(reseller(resellerId).id, id(orderId, 'order id'))
+      return service.certificates.outbox(order.id).map((m) => ({
+        id: m.id,
+        to: m.to,
+        subject: m.subject,
+        body: m.body,
+        delivery: m.delivery,
+        createdAt: m.createdAt
+      }))
+    },
+    approveEmail: async (resellerId, orderId, code) =>
+      sslView(
+        await service.certificates.approveEmail(reseller(resellerId).id, id(orderId, 'order id'), String(code ?? ''))
+      ),
+    reissue: async (resellerId, input) =>
+      sslView(
+        await service.certificates.reissue(reseller(resellerId).id, {
+          orderId: id(input?.orderId, 'order id'),
+          csr: input?.csr || undefined,
+          dcvMethod: input?.dcvMethod,
+          approverEmail: input?.approverEmail || undefined
+        })
+      ),
+    certificate: (resellerId, orderId) => {
+      const r = reseller(resellerId).id
+      const status = service.certificates.certificate(r, id(orderId, 'order id'))
+      return {
+        certificate: status.certificate ? certView(status.certificate) : null,
+        daysRemaining: status.daysRemaining,
+        isExpired: status.isExpired,
+        history: service.certificates.history(r, orderId).map(certView)
+      }
+    },
+    caRootPem: async () => ({ pem: await service.localCa.rootPem() }),
+
+    listInvoices: (resellerId, filter, p) =>
+      pageOf(service.invoices.list(reseller(resellerId).id, { status: filter?.status }, page(p)), invoiceView),
+    listTransactions: (resellerId, p) => pageOf(service.ledger.transactions(reseller(resellerId).id, page(p)), txView),
+    topUp: (resellerId, amount, description) =>
+      txView(
+        service.ledger.topUp(reseller(resellerId).id, amount, String(description ?? '').trim() || 'Credit top-up')
+      ),
+
+    listApiKeys: (resellerId) => service.resellers.apiKeys(reseller(resellerId).id).map(keyView),
+    createApiKey: (resellerId, label) => {
+      const { key, info } = service.resellers.createApiKey(reseller(resellerId).id, String(label ?? '').trim())
+      return { key, info: keyView(info) }
+    },
+    revealApiKey: (resellerId, keyId) => ({ key: service.resellers.revealApiKey(ownKey(resellerId, keyId).id) }),
+    revokeApiKey: (resellerId, keyId) => keyView(service.resellers.revokeApiKey(ownKey(resellerId, keyId).id))
+  }
+}
+
+export type BridgeAnswer = {
+  status: number
+  body: { success: true; result: unknown } | { success: false; error: string }
+  fault?: unknown
+}
+
+/**
+ * Runs one handler and answers in the bridge envelope. Core errors carry a message written for
+ * a person; anything else comes back as `fault` for the caller's log and leaves without details.
+ */
+export async function callHandler(handlers: AppHandlers, method: AppMethod, args: unknown[]): Promise<BridgeAnswer> {
+  try {
+    const fn = handlers[method] as (...a: unknown[]) => unknown
+    const result = await fn(...args)
+    return { status: 200, body: { success: true, result: result === undefined ? null : result } }
+  } catch (err) {
+    if (err instanceof ServiceError)
+      return { status: STATUS_OF[err.kind], body: { success: false, error: err.message } }
+    // usdToCents and date parsing say what is wrong with a value in a RangeError.
+    if (err instanceof RangeError) return { status: 400, body: { success: false, error: err.message } }
+    return { status: 500, body: { success: false, error: 'internal error; see the CertDesk log' }, fault: err }
+  }
+}

@@ -1,0 +1,316 @@
+/**
+ * ACME subscriptions (spec "ACME subscription details"): a yearly subscription product is
+ * fulfilled by External Account Binding credentials for the embedded ACME server instead of a
+ * CSR. The rules live here: which names a subscription covers, how long it runs, which
+ * certificate lifetime it may get; the RFC 8555 protocol lives in src-main/acme.
+ */
+import { createHash, randomBytes } from 'node:crypto'
+import type { Product } from './catalogue'
+import type { CoreContext } from './context'
+import { baseDomain, isWildcard } from './domains'
+import { forbidden, invalid, notFound, ServiceError } from './errors'
+import { maxValidityDays } from './cab-policy'
+import type { Order } from './orders'
+import { addMonths, isoDate, isoTimestamp, parseDate } from './time'
+
+export type AcmeCategory = 'caas' | 'ais'
+
+export interface AcmeDomain {
+  id: string
+  name: string
+}
+
+export interface AcmeAccountSummary {
+  id: number
+  status: string
+  createdAt: string
+}
+
+export interface AcmeSubscription {
+  id: number
+  orderId: number
+  resellerId: number
+  category: AcmeCategory
+  status: 'active' | 'cancelled' | 'expired'
+  eabKid: string
+  wildcard: boolean
+  beginDate: string
+  endDate: string | null
+  contactEmail: string | null
+  domains: AcmeDomain[]
+  accounts: AcmeAccountSummary[]
+}
+
+export interface AcmeDetails extends AcmeSubscription {
+  eabHmacKey: string
+  nextRenewal: string
+  /** Names an ACME order of this subscription may carry (the domains, plus `*.bare` for wildcard products). */
+  allowedIdentifiers: string[]
+  setupToken: string | null
+}
+
+interface SubscriptionRow {
+  id: number
+  order_id: number
+  reseller_id: number
+  category: AcmeCategory
+  status: AcmeSubscription['status']
+  eab_kid: string
+  wildcard: number
+  begin_date: string
+  end_date: string | null
+  contact_email: string | null
+}
+
+/** Keychain entry names; the values never reach SQLite (design page, "Decisions"). */
+export const eabSecretName = (kid: string): string => `acme-eab/${kid}`
+const setupSecretName = (subscriptionId: number): string => `acme-setup/${subscriptionId}`
+
+const token = (bytes: number): string => randomBytes(bytes).toString('base64url')
+
+/**
+ * A base64url secret that does not start with '-': command-line parsers (certbot's argparse)
+ * read `--eab-hmac-key -abc` as a missing value followed by an option.
+ */
+function pasteableToken(bytes: number): string {
+  for (;;) {
+    const t = token(bytes)
+    if (!t.startsWith('-')) return t
+  }
+}
+const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex')
+
+/**
+ * The names a subscription covers, as the spec's sample lists them: the bare domain and its
+ * www form. A wildcard-only product is ordered as `*.example.com`; its bare domain and www
+ * form are listed, and the wildcard itself may be ordered too.
+ */
+export function subscriptionDomains(orderDomain: string): { bare: string; names: string[]; wildcard: boolean } {
+  const wildcard = isWildcard(orderDomain)
+  let bare = baseDomain(orderDomain)
+  // `www.example.com` ordered on a single-name product still means the site example.com.
+  if (!wildcard && bare.startsWith('www.') && bare.split('.').length > 2) bare = bare.slice(4)
+  return { bare, names: [bare, `www.${bare}`], wildcard }
+}
+
+export class AcmeSubscriptions {
+  constructor(private readonly ctx: CoreContext) {}
+
+  /**
+   * Creates the subscription of a just-paid order: EAB credentials (HMAC key in the keychain
+   * first, so a keychain failure leaves no row behind), the covered names, and for `ais` the
+   * set-up link token. Throws when it cannot; the caller then cancels and refunds the order.
+   */
+  create(order: Order, product: Product): AcmeSubscription {
+    if (product.fulfillment !== 'acme_subscription')
+      throw invalid(`${product.name} is not an ACME subscription product`)
+    const category: AcmeCategory = product.acmeType ?? 'caas'
+    const kid = `kid_${token(12)}`
+    const hmac = pasteableToken(32)
+    this.ctx.secrets.set(eabSecretName(kid), hmac)
+    const db = this.ctx.db
+    const now = this.ctx.clock()
+    const { names, wildcard } = subscriptionDomains(order.domain)
+    const setup = category === 'ais' ? token(24) : null
+    try {
+      return db.transaction(() => {
+        const info = db
+          .prepare(
+            `INSERT INTO acme_subscriptions (order_id, reseller_id, category, status, eab_kid, wildcard, setup_token_hash,
+               begin_date, end_date, created_at) VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?)`
+          )
+          .run(
+            order.id,
+            order.resellerId,
+            category,
+            kid,
+            wildcard ? 1 : 0,
+            setup ? sha256(setup) : null,
+            isoDate(now),
+            order.purchaseEndDate,
+            isoTimestamp(now)
+          )
+        const id = Number(info.lastInsertRowid)
+        names.forEach((name, i) => {
+          db.prepare(
+            'INSERT INTO acme_subscription_domains (subscription_id, public_id, name, position) VALUES (?, ?, ?, ?)'
+          ).run(id, `dom_${token(9)}`, name, i)
+        })
+        if (setup) this.ctx.secrets.set(setupSecretName(id), setup)
+        return this.byId(id)
+      })()
+    } catch (err) {
+      this.forget(kid)
+      throw err
+    }
+  }
+
+  byId(id: number): AcmeSubscription {
+    const row = this.ctx.db.prepare(`${SELECT} WHERE s.id = ?`).get(id) as SubscriptionRow | undefined
+    if (!row) throw notFound(`ACME subscription ${id} not found`)
+    return this.toSubscription(row)
+  }
+
+  /** The subscription of a reseller's order; 404 for another reseller's order or a non-ACME order. */
+  forOrder(resellerId: number, orderId: number): AcmeSubscription {
+    const row = this.ctx.db.prepare(`${SELECT} WHERE s.order_id = ? AND s.reseller_id = ?`).get(orderId, resellerId) as
+      SubscriptionRow | undefined
+    if (!row) throw notFound(`order ${orderId} has no ACME subscription`)
+    return this.toSubscription(row)
+  }
+
+  /** The subscription of an order, or null when the order is not an ACME subscription. */
+  summaryForOrder(resellerId: number, orderId: number): AcmeSubscription | null {
+    const row = this.ctx.db.prepare(`${SELECT} WHERE s.order_id = ? AND s.reseller_id = ?`).get(orderId, resellerId) as
+      SubscriptionRow | undefined
+    return row ? this.toSubscription(row) : null
+  }
+
+  byKid(kid: string): AcmeSubscription | null {
+    const row = this.ctx.db.prepare(`${SELECT} WHERE s.eab_kid = ?`).get(kid) as SubscriptionRow | undefined
+    return row ? this.toSubscription(row) : null
+  }
+
+  bySetupToken(setupToken: string): AcmeSubscription | null {
+    const row = this.ctx.db.prepare(`${SELECT} WHERE s.setup_token_hash = ?`).get(sha256(setupToken)) as
+      SubscriptionRow | undefined
+    return row ? this.toSubscription(row) : null
+  }
+
+  /** Everything GET /orders/{id}/acme shows, including the EAB HMAC key read from the keychain. */
+  details(sub: AcmeSubscription): AcmeDetails {
+    const eabHmacKey = this.hmacKey(sub.eabKid)
+    const setupToken = sub.category === 'ais' ? this.ctx.secrets.get(setupSecretName(sub.id)) : null
+    return {
+      ...sub,
+      eabHmacKey,
+      nextRenewal: this.nextRenewal(sub),
+      allowedIdentifiers: allowedIdentifiers(sub),
+      setupToken
+    }
+  }
+
+  hmacKey(kid: string): string {
+    const key = this.ctx.secrets.get(eabSecretName(kid))
+    if (!key)
+      throw new ServiceError('unavailable', `could not read the EAB key of ${kid}: it is missing from the OS keychain`)
+    return key
+  }
+
+  /**
+   * The yearly renewal date: the next anniversary of the start that falls before the end of
+   * the paid period, else the end itself.
+   */
+  nextRenewal(sub: AcmeSubscription): string {
+    const begin = parseDate(sub.beginDate)
+    const today = isoDate(this.ctx.clock())
+    for (let months = 12; ; months += 12) {
+      const at = isoDate(addMonths(begin, months))
+      if (sub.endDate && at >= sub.endDate) return sub.endDate
+      if (at > today) return at
+    }
+  }
+
+  /**
+   * Checks that an ACME order may be placed under this subscription (RFC 8555 §7.4 leaves the
+   * policy to the server): the subscription is active and not past its end, and every name is
+   * one it covers. Returns the names lower-cased.
+   */
+  checkOrder(sub: AcmeSubscription, identifiers: string[]): string[] {
+    const today = isoDate(this.ctx.clock())
+    if (sub.status !== 'active' || (sub.endDate && today >= sub.endDate)) {
+      throw forbidden(
+        `the subscription of order ${sub.orderId} is ${sub.status === 'active' ? 'past its end' : sub.status} (it ended ${sub.endDate ?? 'never'})`
+      )
+    }
+    if (identifiers.length === 0) throw invalid('an order needs at least one identifier')
+    const allowed = new Set(allowedIdentifiers(sub))
+    const names = identifiers.map((n) => n.toLowerCase().replace(/\.$/, ''))
+    const outside = names.filter((n) => !allowed.has(n))
+    if (outside.length > 0) {
+      throw forbidden(
+        `${outside.join(', ')} ${outside.length === 1 ? 'is' : 'are'} not covered by this subscription (it covers ${[...allowed].join(', ')})`
+      )
+    }
+    return [...new Set(names)]
+  }
+
+  /**
+   * The validity of a certificate issued now: the CA/B Forum maximum for today (BR §6.3.2 as
+   * amended by SC-081), cut at the end of the paid subscription. Ends one second early because
+   * the Baseline Requirements count validity inclusively.
+   */
+  certificateWindow(sub: AcmeSubscription, now: Date): { notBefore: Date; notAfter: Date } {
+    const max = new Date(now.getTime() + maxValidityDays(now) * 86_400_000 - 1000)
+    const end = sub.endDate ? new Date(parseDate(sub.endDate).getTime() - 1000) : max
+    return { notBefore: now, notAfter: end.getTime() < max.getTime() ? end : max }
+  }
+
+  /** Removes the keychain entries of a subscription that was never stored. */
+  private forget(kid: string): void {
+    try {
+      this.ctx.secrets.delete(eabSecretName(kid))
+    } catch {
+      // The keychain already failed once; a stray random key without a row grants nothing.
+    }
+  }
+
+  private toSubscription(r: SubscriptionRow): AcmeSubscription {
+    const domains = this.ctx.db
+      .prepare(
+        'SELECT public_id AS id, name FROM acme_subscription_domains WHERE subscription_id = ? ORDER BY position'
+      )
+      .all(r.id) as AcmeDomain[]
+    const accounts = this.ctx.db
+      .prepare('SELECT id, status, created_at AS createdAt FROM acme_accounts WHERE subscription_id = ? ORDER BY id')
+      .all(r.id) as AcmeAccountSummary[]
+    // Past its end a subscription reads as expired (design page), whether or not a pass stored it.
+    const ended = r.status === 'active' && r.end_date !== null && isoDate(this.ctx.clock()) >= r.end_date
+    return {
+      id: r.id,
+      orderId: r.order_id,
+      resellerId: r.reseller_id,
+      category: r.category,
+      status: ended ? 'expired' : r.status,
+      eabKid: r.eab_kid,
+      wildcard: r.wildcard === 1,
+      beginDate: r.begin_date,
+      endDate: r.end_date,
+      contactEmail: r.contact_email,
+      domains,
+      accounts
+    }
+  }
+}
+
+const SELECT = `SELECT s.*, o.contact_email FROM acme_subscriptions s JOIN orders o ON o.id = s.order_id`
+
+export function allowedIdentifiers(sub: Pick<AcmeSubscription, 'domains' | 'wildcard'>): string[] {
+  const names = sub.domains.map((d) => d.name)
+  return sub.wildcard ? [...names, `*.${names[0]}`] : names
+}
+
+/** Ready-to-paste client command lines for a subscription (the `ais` set-up page and the README). */
+export function clientCommands(d: {
+  serverUrl: string
+  eabKid: string
+  eabHmacKey: string
+  names: string[]
+  email: string | null
+  rootCaPath: string
+}): { certbot: string; acme_sh: string; lego: string } {
+  const email = d.email ?? 'you@example.com'
+  const dn = (flag: string) => d.names.map((n) => `${flag} ${n.startsWith('*') ? `'${n}'` : n}`).join(' ')
+  return {
+    certbot:
+      `REQUESTS_CA_BUNDLE=${d.rootCaPath} certbot certonly --standalone --non-interactive --agree-tos ` +
+      `--server ${d.serverUrl} --eab-kid ${d.eabKid} --eab-hmac-key=${d.eabHmacKey} -m ${email} ${dn('-d')}`,
+    acme_sh:
+      `acme.sh --register-account --server ${d.serverUrl} --ca-bundle ${d.rootCaPath} --eab-kid ${d.eabKid} ` +
+      `--eab-hmac-key ${d.eabHmacKey} -m ${email} && acme.sh --issue --standalone --server ${d.serverUrl} ` +
+      `--ca-bundle ${d.rootCaPath} ${dn('-d')}`,
+    lego:
+      `LEGO_CA_CERTIFICATES=${d.rootCaPath} lego --server ${d.serverUrl} --eab --kid ${d.eabKid} --hmac=${d.eabHmacKey} ` +
+      `--email ${email} --accept-tos ${dn('--domains')} --http run`
+  }
+}

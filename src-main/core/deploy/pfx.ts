@@ -1,0 +1,114 @@
+/**
+ * PKCS#12 (PFX) for IIS and Windows certificate stores, built with pkijs over an injected
+ * WebCrypto (style page: inject the crypto provider). RFC 7292 layout as OpenSSL writes it:
+ * the key in a PKCS8ShroudedKeyBag (PBES2, AES-256-CBC, PBKDF2-HMAC-SHA-256), the certificates
+ * in a password-encrypted SafeContents, and a password-based HMAC-SHA-256 integrity MAC. Windows
+ * Server 2019+ and OpenSSL 1.1.1+/3 read this; the RC2/3DES profile of older Windows is not offered.
+ */
+import * as asn1js from 'asn1js'
+import { webcrypto } from 'node:crypto'
+import * as pkijs from 'pkijs'
+
+/** PBKDF2 iterations: OpenSSL 3's `pkcs12 -export` default since 3.0 is 2048; NIST SP 800-132 asks for far more. */
+const PBKDF2_ITERATIONS = 100_000
+
+const BAG_KEY = '1.2.840.113549.1.12.10.1.2' // pkcs8ShroudedKeyBag
+const BAG_CERT = '1.2.840.113549.1.12.10.1.3' // certBag
+const ATTR_FRIENDLY_NAME = '1.2.840.113549.1.9.20'
+const ATTR_LOCAL_KEY_ID = '1.2.840.113549.1.9.21'
+
+const pemBlocks = (pem: string, label: string): ArrayBuffer[] => {
+  const re = new RegExp(`-----BEGIN ${label}-----([\\s\\S]*?)-----END ${label}-----`, 'g')
+  return [...pem.matchAll(re)].map((m) => {
+    const der = Buffer.from(m[1].replace(/\s+/g, ''), 'base64')
+    return der.buffer.slice(der.byteOffset, der.byteOffset + der.byteLength) as ArrayBuffer
+  })
+}
+
+export interface PfxInput {
+  certificatePem: string
+  /** Intermediates, leaf-side first. */
+  chainPem: string
+  /** PKCS#8 (`BEGIN PRIVATE KEY`). */
+  privateKeyPem: string
+  password: string
+  friendlyName: string
+}
+
+export async function buildPfx(input: PfxInput, crypto: webcrypto.Crypto = webcrypto): Promise<Buffer> {
+  const engine = new pkijs.CryptoEngine({
+    name: 'certdesk',
+    crypto: crypto as unknown as ConstructorParameters<typeof pkijs.CryptoEngine>[0]['crypto']
+  })
+  const keyDer = pemBlocks(input.privateKeyPem, 'PRIVATE KEY')[0]
+  if (!keyDer) throw new Error('could not build PFX: the private key is not PKCS#8 PEM (BEGIN PRIVATE KEY)')
+  const leafDer = pemBlocks(input.certificatePem, 'CERTIFICATE')[0]
+  if (!leafDer) throw new Error('could not build PFX: no certificate in the PEM')
+  const chainDers = pemBlocks(input.chainPem, 'CERTIFICATE')
+  const password = new TextEncoder().encode(input.password).buffer as ArrayBuffer
+
+  // localKeyID ties the key to its certificate (RFC 7292 §4.2); Windows pairs them by it.
+  const leaf = pkijs.Certificate.fromBER(leafDer)
+  const localKeyId = await crypto.subtle.digest('SHA-1', leafDer)
+  const attrs = (withFriendlyName: boolean): pkijs.Attribute[] => [
+    ...(withFriendlyName
+      ? [
+          new pkijs.Attribute({
+            type: ATTR_FRIENDLY_NAME,
+            values: [new asn1js.BmpString({ value: input.friendlyName })]
+          })
+        ]
+      : []),
+    new pkijs.Attribute({ type: ATTR_LOCAL_KEY_ID, values: [new asn1js.OctetString({ valueHex: localKeyId })] })
+  ]
+
+  const pbes2 = {
+    password,
+    contentEncryptionAlgorithm: { name: 'AES-CBC', length: 256 },
+    hmacHashAlgorithm: 'SHA-256',
+    iterationCount: PBKDF2_ITERATIONS
+  }
+  const keyBag = new pkijs.PKCS8ShroudedKeyBag({ parsedValue: pkijs.PrivateKeyInfo.fromBER(keyDer) })
+  await keyBag.makeInternalValues(pbes2, engine)
+
+  const certBags = [
+    new pkijs.SafeBag({
+      bagId: BAG_CERT,
+      bagValue: new pkijs.CertBag({ parsedValue: leaf }),
+      bagAttributes: attrs(true)
+    }),
+    ...chainDers.map(
+      (der) =>
+        new pkijs.SafeBag({
+          bagId: BAG_CERT,
+          bagValue: new pkijs.CertBag({ parsedValue: pkijs.Certificate.fromBER(der) })
+        })
+    )
+  ]
+  const pfx = new pkijs.PFX({
+    parsedValue: {
+      integrityMode: 0,
+      authenticatedSafe: new pkijs.AuthenticatedSafe({
+        parsedValue: {
+          safeContents: [
+            {
+              privacyMode: 0,
+              value: new pkijs.SafeContents({
+                safeBags: [new pkijs.SafeBag({ bagId: BAG_KEY, bagValue: keyBag, bagAttributes: attrs(true) })]
+              })
+            },
+            { privacyMode: 1, value: new pkijs.SafeContents({ safeBags: certBags }) }
+          ]
+        }
+      })
+    }
+  })
+  const safe = pfx.parsedValue?.authenticatedSafe
+  if (!safe) throw new Error('could not build PFX: no authenticated safe')
+  await safe.makeInternalValues({ safeContents: [{}, pbes2] }, engine)
+  await pfx.makeInternalValues(
+    { password, iterations: PBKDF2_ITERATIONS, pbkdf2HashAlgorithm: 'SHA-256', hmacHashAlgorithm: 'SHA-256' },
+    engine
+  )
+  return Buffer.from(pfx.toSchema().toBER(false))
+}

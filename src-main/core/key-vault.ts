@@ -1,0 +1,105 @@
+/**
+ * Private keys generated in the desktop UI, kept per order on this machine (design page: "Keys
+ * generated in the renderer stay on the machine, encrypted, and are exported only by the
+ * desktop user"). AES-256-GCM under a random wrapping key that lives only in the OS keychain;
+ * the order id is bound in as additional data, so a row copied to another order fails to open.
+ * Nothing here is reachable from the reseller HTTP API.
+ */
+import { createCipheriv, createDecipheriv, createPublicKey, randomBytes, X509Certificate, type KeyObject } from 'node:crypto'
+import type { CoreContext } from './context'
+import { invalid, notFound, ServiceError } from './errors'
+import type { Orders } from './orders'
+import { isoTimestamp } from './time'
+
+const WRAPPING_KEY_NAME = 'key-vault:wrapping-key'
+const PKCS8_RE = /^-----BEGIN PRIVATE KEY-----\r?\n[A-Za-z0-9+/=\r\n]+-----END PRIVATE KEY-----\s*$/
+/** A PKCS#8 RSA 4096 key is about 3.3 kB in PEM; anything far larger is not a key. */
+const MAX_PEM_LENGTH = 16_384
+
+export class KeyVault {
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly orders: Orders
+  ) {}
+
+  store(resellerId: number, orderId: number, pkcs8Pem: string): void {
+    const order = this.orders.get(resellerId, orderId)
+    if (typeof pkcs8Pem !== 'string' || pkcs8Pem.length > MAX_PEM_LENGTH || !PKCS8_RE.test(pkcs8Pem.trim() + '\n')) {
+      throw invalid('could not store the private key: it is not an unencrypted PKCS#8 PEM ("BEGIN PRIVATE KEY")')
+    }
+    if (order.status === 'cancelled' || order.status === 'expired') {
+      throw invalid(`could not store the private key: order ${order.orderNumber} is ${order.status}`)
+    }
+    const iv = randomBytes(12)
+    const cipher = createCipheriv('aes-256-gcm', this.wrappingKey(true), iv)
+    cipher.setAAD(Buffer.from(`order:${orderId}`))
+    const ciphertext = Buffer.concat([cipher.update(pkcs8Pem.trim() + '\n', 'utf8'), cipher.final()])
+    this.ctx.db
+      .prepare(
+        `INSERT INTO order_private_keys (order_id, reseller_id, iv, ciphertext, tag, created_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT(order_id) DO UPDATE SET iv = excluded.iv, ciphertext = excluded.ciphertext, tag = excluded.tag,
+           created_at = excluded.created_at`
+      )
+      .run(orderId, resellerId, iv, ciphertext, cipher.getAuthTag(), isoTimestamp(this.ctx.clock()))
+  }
+
+  has(orderId: number): boolean {
+    return this.ctx.db.prepare('SELECT 1 FROM order_private_keys WHERE order_id = ?').get(orderId) !== undefined
+  }
+
+  /** Order ids among `ids` that have a stored key, for list views. */
+  withKeys(ids: number[]): Set<number> {
+    if (ids.length === 0) return new Set()
+    const rows = this.ctx.db
+      .prepare(`SELECT order_id AS id FROM order_private_keys WHERE order_id IN (${ids.map(() => '?').join(',')})`)
+      .all(...ids) as { id: number }[]
+    return new Set(rows.map((r) => r.id))
+  }
+
+  read(resellerId: number, orderId: number): string {
+    this.orders.get(resellerId, orderId)
+    const key = this.decrypt(orderId)
+    if (key === null) throw notFound(`no private key is kept for order ${orderId}; it was not generated in CertDesk`)
+    return key
+  }
+
+  /**
+   * The kept key of an order, but only when it belongs to `certificatePem` (a key generated for
+   * a later reissue must never be deployed next to an older certificate); null otherwise.
+   */
+  keyMatching(orderId: number, certificatePem: string): string | null {
+    const key = this.decrypt(orderId)
+    if (key === null) return null
+    const spki = (k: KeyObject): Buffer => k.export({ type: 'spki', format: 'der' })
+    const certKey = new X509Certificate(certificatePem).publicKey
+    return spki(createPublicKey(key)).equals(spki(certKey)) ? key : null
+  }
+
+  private decrypt(orderId: number): string | null {
+    const row = this.ctx.db
+      .prepare('SELECT iv, ciphertext, tag FROM order_private_keys WHERE order_id = ?')
+      .get(orderId) as { iv: Buffer; ciphertext: Buffer; tag: Buffer } | undefined
+    if (!row) return null
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', this.wrappingKey(false), row.iv)
+      decipher.setAAD(Buffer.from(`order:${orderId}`))
+      decipher.setAuthTag(row.tag)
+      return Buffer.concat([decipher.update(row.ciphertext), decipher.final()]).toString('utf8')
+    } catch (err) {
+      if (err instanceof ServiceError) throw err
+      throw new ServiceError(
+        'unavailable',
+        `could not decrypt the private key of order ${orderId}: the keychain holds another wrapping key`
+      )
+    }
+  }
+
+  private wrappingKey(create: boolean): Buffer {
+    const existing = this.ctx.secrets.get(WRAPPING_KEY_NAME)
+    if (existing) return Buffer.from(existing, 'base64')
+    if (!create) throw new ServiceError('unavailable', 'could not read the key-vault wrapping key from the OS keychain')
+    const key = randomBytes(32)
+    this.ctx.secrets.set(WRAPPING_KEY_NAME, key.toString('base64'))
+    return key
+  }
+}

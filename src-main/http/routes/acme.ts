@@ -1,0 +1,102 @@
+/**
+ * The reseller-API side of ACME subscriptions: GET /orders/{order_id}/acme (spec "ACME
+ * subscription details"), the `ais` set-up page its `autoinstall.login_url` points to, and the
+ * CertDesk root certificate clients must trust for the HTTPS directory.
+ */
+import type { FastifyRequest } from 'fastify'
+import { clientCommands, type AcmeDetails } from '../../core/acme-subscriptions'
+import { ServiceError } from '../../core/errors'
+import type { Service } from '../../core/service'
+import { ACME_SETTINGS, DEFAULT_ACME_PORT } from '../../acme/server'
+import { caller } from '../auth'
+import { acmeDetailsJson, type AcmeUrls } from '../present'
+import type { ApiRouter } from '../router'
+import { AcmeDetailsJson, IdParam, ok } from '../schemas'
+import { ErrorRef } from './common'
+import { Type } from '@sinclair/typebox'
+
+export const SETUP_PREFIX = '/acme/setup/'
+export const ROOT_CA_PATH = '/acme/root-ca.pem'
+
+/**
+ * Paths on the local listener that carry no API key: the set-up page is reached through a
+ * link holding a random token (kept like the EAB key), and the root certificate is public.
+ */
+export const isAcmePublicPath = (request: FastifyRequest): boolean => {
+  const path = request.url.split('?')[0]
+  return request.method === 'GET' && (path === ROOT_CA_PATH || path.startsWith(SETUP_PREFIX))
+}
+
+function urlsFor(service: Service, request: FastifyRequest): AcmeUrls {
+  const serverUrl =
+    service.settings.get(ACME_SETTINGS.directoryUrl) ?? `https://localhost:${DEFAULT_ACME_PORT}/acme/directory`
+  const acmeBase = serverUrl.replace(/\/directory$/, '')
+  const local = `http://${request.headers.host ?? '127.0.0.1'}`
+  return {
+    serverUrl,
+    accountUrl: (id) => `${acmeBase}/acct/${id}`,
+    rootCaUrl: `${local}${ROOT_CA_PATH}`,
+    setupUrl: (token) => `${local}${SETUP_PREFIX}${token}`
+  }
+}
+
+const escapeHtml = (s: string): string =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string)
+
+function setupPage(d: AcmeDetails, urls: AcmeUrls): string {
+  const cmds = clientCommands({
+    serverUrl: urls.serverUrl,
+    eabKid: d.eabKid,
+    eabHmacKey: d.eabHmacKey,
+    names: d.domains.map((x) => x.name),
+    email: d.contactEmail,
+    rootCaPath: 'certdesk-root.pem'
+  })
+  const block = (title: string, cmd: string) => `<h2>${escapeHtml(title)}</h2><pre>${escapeHtml(cmd)}</pre>`
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="referrer" content="no-referrer">
+<title>CertDesk ACME set-up</title><style>body{font:15px system-ui;max-width:60rem;margin:2rem auto;padding:0 1rem}
+pre{background:#f4f4f4;padding:.8rem;white-space:pre-wrap;word-break:break-all}</style></head><body>
+<h1>Automatic certificates for ${escapeHtml(d.domains.map((x) => x.name).join(', '))}</h1>
+<p>Subscription ${d.id}, ${escapeHtml(d.status)}, ${escapeHtml(d.beginDate)} to ${escapeHtml(d.endDate ?? 'open end')}.
+Keep this page private: the HMAC key below binds ACME accounts to the subscription.</p>
+<table><tr><th align="left">ACME directory</th><td><code>${escapeHtml(urls.serverUrl)}</code></td></tr>
+<tr><th align="left">EAB key id</th><td><code>${escapeHtml(d.eabKid)}</code></td></tr>
+<tr><th align="left">EAB HMAC key</th><td><code>${escapeHtml(d.eabHmacKey)}</code></td></tr></table>
+<p>First save the CertDesk root the directory's certificate chains to:</p>
+<pre>curl -so certdesk-root.pem ${escapeHtml(urls.rootCaUrl)}</pre>
+${block('certbot', cmds.certbot)}${block('acme.sh', cmds.acme_sh)}${block('lego', cmds.lego)}
+</body></html>`
+}
+
+export function registerAcmeRoutes(r: ApiRouter, service: Service): void {
+  r.get(
+    '/orders/:order_id/acme',
+    {
+      summary: 'ACME subscription set-up details (EAB credentials read from the OS keychain)',
+      params: IdParam('order_id'),
+      response: { 200: ok({ acme: AcmeDetailsJson }), ...ErrorRef }
+    },
+    async (request) => {
+      const reseller = caller(request)
+      service.orders.get(reseller.id, request.params.order_id)
+      const sub = service.acme.forOrder(reseller.id, request.params.order_id)
+      return { success: true as const, acme: acmeDetailsJson(service.acme.details(sub), urlsFor(service, request)) }
+    }
+  )
+
+  r.get(
+    `${SETUP_PREFIX}:token`,
+    { hide: true, params: Type.Object({ token: Type.String({ maxLength: 128 }) }) },
+    async (request, reply) => {
+      const sub = service.acme.bySetupToken(request.params.token)
+      if (!sub)
+        throw new ServiceError('not_found', "no ACME set-up page has this link; ask for the order's login_url again")
+      const html = setupPage(service.acme.details(sub), urlsFor(service, request))
+      return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(html)
+    }
+  )
+
+  r.get(ROOT_CA_PATH, { hide: true }, async (_request, reply) =>
+    reply.type('application/x-pem-file').send(await service.localCa.rootPem())
+  )
+}

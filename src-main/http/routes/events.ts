@@ -1,0 +1,82 @@
+/**
+ * GET /events: the reseller's event log, newest first. The spec shows no events ("Events: not
+ * shown"), so this endpoint follows the spec's envelope and paging: `type` and `since` filter,
+ * `limit` (default 50, clamped to 100) and `offset` page, `pagination` says what was used.
+ */
+import { Type, type Static } from '@sinclair/typebox'
+import { invalid } from '../../core/errors'
+import { EVENT_TYPES, type CertEvent } from '../../core/events'
+import type { Service } from '../../core/service'
+import { isValidDate, parseDate } from '../../core/time'
+import { caller } from '../auth'
+import { paging } from '../paging'
+import { paginationJson } from '../present'
+import type { ApiRouter } from '../router'
+import { ok, Pagination, PagingQuery, StringEnum, Timestamp } from '../schemas'
+import { ErrorRef } from './common'
+
+export const EventJson = Type.Object({
+  id: Type.Integer(),
+  type: StringEnum(EVENT_TYPES),
+  order_id: Type.Union([Type.Integer(), Type.Null()]),
+  order_number: Type.Union([Type.String(), Type.Null()]),
+  message: Type.String(),
+  data: Type.Object(
+    {},
+    { additionalProperties: true, description: 'details by type; never a secret or a private key' }
+  ),
+  created_at: Timestamp
+})
+
+const TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d+)?Z?$/
+
+/** `since`: a day (`YYYY-MM-DD`, from its start) or a timestamp (`YYYY-MM-DD HH:MM:SS`, UTC). */
+function sinceOf(s: string | undefined): Date | undefined {
+  if (s === undefined) return undefined
+  if (isValidDate(s)) return parseDate(s)
+  if (TIMESTAMP_RE.test(s)) {
+    try {
+      return parseDate(s)
+    } catch {
+      // falls through to the message below
+    }
+  }
+  throw invalid('since must be a day (YYYY-MM-DD) or a UTC timestamp (YYYY-MM-DD HH:MM:SS)')
+}
+
+export const eventJson = (e: CertEvent): Static<typeof EventJson> => ({
+  id: e.id,
+  type: e.type,
+  order_id: e.orderId,
+  order_number: e.orderNumber,
+  message: e.message,
+  data: e.data,
+  created_at: e.createdAt
+})
+
+export function registerEventRoutes(r: ApiRouter, service: Service): void {
+  r.get(
+    '/events',
+    {
+      summary: 'Event log (orders, validation, certificates, deploys), newest first',
+      querystring: Type.Object({
+        type: Type.Optional(StringEnum(EVENT_TYPES)),
+        since: Type.Optional(
+          Type.String({ description: 'YYYY-MM-DD or YYYY-MM-DD HH:MM:SS (UTC); events at or after it' })
+        ),
+        order_id: Type.Optional(Type.Integer({ minimum: 1 })),
+        ...PagingQuery
+      }),
+      response: { 200: ok({ events: Type.Array(EventJson), pagination: Pagination }), ...ErrorRef }
+    },
+    async (request) => {
+      const q = request.query
+      const page = service.events.list(
+        caller(request).id,
+        { type: q.type, since: sinceOf(q.since), orderId: q.order_id },
+        paging(q)
+      )
+      return { success: true as const, events: page.items.map(eventJson), pagination: paginationJson(page) }
+    }
+  )
+}

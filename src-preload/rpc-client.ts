@@ -1,0 +1,41 @@
+/**
+ * The browser-mode client: the same `AppApi`, derived from the contract's method list, over
+ * POST /rpc/<method> on the local listener. The session cookie (HttpOnly, SameSite=Strict)
+ * authenticates it; the page never sees a token or an API key.
+ */
+import { appMethodNames, RPC_PREFIX, unwrap, type AppApi, type BridgeResult } from './contract'
+
+export interface RpcClientOptions {
+  baseUrl?: string
+  fetch?: typeof fetch
+  /** Extra headers, e.g. a cookie for tests running outside a browser. */
+  headers?: Record<string, string>
+}
+
+export function createRpcClient(opts: RpcClientOptions = {}): AppApi {
+  const base = opts.baseUrl ?? ''
+  const doFetch = opts.fetch ?? ((...a: Parameters<typeof fetch>) => fetch(...a))
+  const call =
+    (name: string) =>
+    async (...args: unknown[]): Promise<unknown> => {
+      let res: Response
+      try {
+        res = await doFetch(`${base}${RPC_PREFIX}${name}`, {
+          method: 'POST',
+          credentials: 'same-origin',
+          headers: { 'content-type': 'application/json', accept: 'application/json', ...opts.headers },
+          body: JSON.stringify({ args })
+        })
+      } catch (err) {
+        throw new Error(`could not reach CertDesk: ${(err as Error).message}`, { cause: err })
+      }
+      let body: BridgeResult<unknown>
+      try {
+        body = (await res.json()) as BridgeResult<unknown>
+      } catch {
+        throw new Error(`could not reach CertDesk: HTTP ${res.status} without a JSON answer`)
+      }
+      return unwrap(body)
+    }
+  return Object.fromEntries(appMethodNames.map((name) => [name, call(name)])) as unknown as AppApi
+}

@@ -1,0 +1,105 @@
+/**
+ * Key pairs and CSRs made in the renderer with WebCrypto and @peculiar/x509: the private key
+ * is created here and leaves only to the main process's key vault (encrypted there with a key
+ * from the OS keychain), never to the reseller API.
+ */
+// @peculiar/x509 resolves its ASN.1 classes through tsyringe, which needs the Reflect metadata API first.
+import 'reflect-metadata'
+import * as x509 from '@peculiar/x509'
+
+export type KeyType = 'RSA-2048' | 'RSA-3072' | 'RSA-4096' | 'ECDSA-P256' | 'ECDSA-P384'
+export const KEY_TYPES: KeyType[] = ['RSA-2048', 'RSA-3072', 'RSA-4096', 'ECDSA-P256', 'ECDSA-P384']
+
+function algorithm(t: KeyType): { gen: RsaHashedKeyGenParams | EcKeyGenParams; sign: Algorithm | EcdsaParams } {
+  if (t.startsWith('RSA')) {
+    const bits = Number(t.slice(4))
+    return {
+      gen: {
+        name: 'RSASSA-PKCS1-v1_5',
+        modulusLength: bits,
+        publicExponent: new Uint8Array([1, 0, 1]),
+        hash: 'SHA-256'
+      },
+      sign: { name: 'RSASSA-PKCS1-v1_5' }
+    }
+  }
+  const curve = t === 'ECDSA-P256' ? 'P-256' : 'P-384'
+  return {
+    gen: { name: 'ECDSA', namedCurve: curve },
+    sign: { name: 'ECDSA', hash: curve === 'P-256' ? 'SHA-256' : 'SHA-384' }
+  }
+}
+
+const pem = (label: string, der: ArrayBuffer): string => {
+  const b64 = btoa(String.fromCharCode(...new Uint8Array(der)))
+  return `-----BEGIN ${label}-----\n${b64.replace(/.{1,64}/g, '$&\n')}-----END ${label}-----\n`
+}
+
+export interface GeneratedCsr {
+  csrPem: string
+  privateKeyPem: string
+}
+
+/** CN is the first name; every name (the CN included, as CAs expect) goes in the SAN list. */
+export async function generateCsr(keyType: KeyType, names: string[]): Promise<GeneratedCsr> {
+  if (names.length === 0) throw new Error('could not create the CSR: give at least one domain name')
+  const { gen, sign } = algorithm(keyType)
+  const keys = (await crypto.subtle.generateKey(gen, true, ['sign', 'verify'])) as CryptoKeyPair
+  const csr = await x509.Pkcs10CertificateRequestGenerator.create({
+    name: [{ CN: [names[0].replace(/^\*\./, '*.')] }],
+    keys,
+    signingAlgorithm: sign,
+    extensions: [new x509.SubjectAlternativeNameExtension(names.map((value) => ({ type: 'dns' as const, value })))]
+  })
+  const pkcs8 = await crypto.subtle.exportKey('pkcs8', keys.privateKey)
+  return { csrPem: csr.toString('pem') + '\n', privateKeyPem: pem('PRIVATE KEY', pkcs8) }
+}
+
+export interface DecodedCsr {
+  commonName: string
+  organization: string
+  names: string[]
+  keyAlgorithm: string
+  signatureValid: boolean
+}
+
+/** Decodes a pasted CSR and checks its signature; throws with a readable message. */
+export async function decodeCsr(text: string): Promise<DecodedCsr> {
+  const trimmed = text.trim()
+  if (!/^-----BEGIN (NEW )?CERTIFICATE REQUEST-----[\s\S]+-----END (NEW )?CERTIFICATE REQUEST-----$/.test(trimmed)) {
+    throw new Error('not a PEM CSR: it must start with -----BEGIN CERTIFICATE REQUEST-----')
+  }
+  let csr: x509.Pkcs10CertificateRequest
+  try {
+    csr = new x509.Pkcs10CertificateRequest(
+      trimmed
+        .replace('NEW CERTIFICATE REQUEST', 'CERTIFICATE REQUEST')
+        .replace('NEW CERTIFICATE REQUEST', 'CERTIFICATE REQUEST')
+    )
+  } catch (err) {
+    throw new Error(`could not decode the CSR: ${(err as Error).message}`, { cause: err })
+  }
+  const san = csr.extensions.find(
+    (e): e is x509.SubjectAlternativeNameExtension => e instanceof x509.SubjectAlternativeNameExtension
+  )
+  const sanNames = san
+    ? san.names
+        .toJSON()
+        .filter((n) => n.type === 'dns')
+        .map((n) => n.value)
+    : []
+  const commonName = csr.subjectName.getField('CN')[0] ?? ''
+  const alg = csr.publicKey.algorithm as RsaHashedKeyAlgorithm & EcKeyAlgorithm
+  const keyAlgorithm = alg.modulusLength
+    ? `RSA ${alg.modulusLength}`
+    : alg.namedCurve
+      ? `ECDSA ${alg.namedCurve}`
+      : alg.name
+  return {
+    commonName,
+    organization: csr.subjectName.getField('O')[0] ?? '',
+    names: [...new Set([commonName, ...sanNames].filter(Boolean))],
+    keyAlgorithm,
+    signatureValid: await csr.verify()
+  }
+}

@@ -1,0 +1,229 @@
+import { useEffect, useState } from 'react'
+import type { InvoiceStatus, InvoiceView, TransactionView } from '../../src-preload/contract'
+import { download, errorMessage, toCsv, usd } from '../lib/format'
+import { useStore, type ListName } from '../store'
+import { Badge, ErrorBox } from '../ui'
+import { VirtualList } from '../virtual-list'
+
+function ExportButton({
+  name,
+  file,
+  toRows
+}: {
+  name: ListName
+  file: string
+  toRows: (items: unknown[]) => (string | number | null)[][]
+}): React.JSX.Element {
+  const exportList = useStore((s) => s.exportList)
+  const [progress, setProgress] = useState<string | null>(null)
+  const [error, setError] = useState<string | null>(null)
+  return (
+    <>
+      <button
+        className="btn"
+        disabled={progress !== null}
+        onClick={() => {
+          setError(null)
+          setProgress('Exporting…')
+          exportList(name, (done, total) => setProgress(`Exporting ${done} of ${total}…`))
+            .then((items) => download(file, toCsv(toRows(items)), 'text/csv'))
+            .catch((e: unknown) => setError(errorMessage(e)))
+            .finally(() => setProgress(null))
+        }}
+      >
+        {progress ?? 'Export CSV'}
+      </button>
+      <ErrorBox text={error} />
+    </>
+  )
+}
+
+function TopUp(): React.JSX.Element {
+  const record = useStore((s) => s.recordTopUp)
+  const [amount, setAmount] = useState('')
+  const [description, setDescription] = useState('')
+  const [error, setError] = useState<string | null>(null)
+  return (
+    <form
+      className="card form inline-form"
+      onSubmit={(e) => {
+        e.preventDefault()
+        const usdAmount = Number(amount)
+        if (!/^\d+(\.\d{1,2})?$/.test(amount.trim()) || usdAmount <= 0)
+          return setError('Enter a positive amount in USD, such as 250 or 99.50')
+        setError(null)
+        void record(Math.round(usdAmount * 100), description).then((ok) => {
+          // Only a recorded top-up clears the form.
+          if (ok) {
+            setAmount('')
+            setDescription('')
+          }
+        })
+      }}
+    >
+      <h2>Record a top-up</h2>
+      <div className="row">
+        <label>
+          Amount (USD)
+          <input
+            aria-label="Amount"
+            inputMode="decimal"
+            value={amount}
+            onChange={(e) => setAmount(e.target.value)}
+            placeholder="250.00"
+          />
+        </label>
+        <label className="grow">
+          Description
+          <input
+            aria-label="Description"
+            value={description}
+            onChange={(e) => setDescription(e.target.value)}
+            placeholder="Wire transfer 2026-11"
+          />
+        </label>
+        <button className="btn primary" type="submit">
+          Record
+        </button>
+      </div>
+      <ErrorBox text={error} />
+    </form>
+  )
+}
+
+export function Billing(): React.JSX.Element {
+  const resellerId = useStore((s) => s.resellerId)
+  const invoiceFilter = useStore((s) => s.invoices.filter)
+  const setFilter = useStore((s) => s.setListFilter)
+  const go = useStore((s) => s.go)
+  const [tab, setTab] = useState<'transactions' | 'invoices'>('transactions')
+  useEffect(() => {
+    if (resellerId === null) return
+    void setFilter('transactions', {})
+    void setFilter('invoices', useStore.getState().invoices.filter)
+  }, [resellerId, setFilter])
+  return (
+    <div className="screen fill">
+      <header className="screen-head">
+        <h1>Billing</h1>
+        <div className="tabs">
+          <button className={tab === 'transactions' ? 'tab active' : 'tab'} onClick={() => setTab('transactions')}>
+            Credit ledger
+          </button>
+          <button className={tab === 'invoices' ? 'tab active' : 'tab'} onClick={() => setTab('invoices')}>
+            Invoices
+          </button>
+        </div>
+      </header>
+      {tab === 'transactions' ? (
+        <>
+          <TopUp />
+          <div className="toolbar">
+            <ExportButton
+              name="transactions"
+              file="credit-ledger.csv"
+              toRows={(items) => [
+                ['id', 'created_at', 'type', 'amount_usd', 'balance_after_usd', 'description'],
+                ...(items as TransactionView[]).map((t) => [
+                  t.id,
+                  t.createdAt,
+                  t.type,
+                  (t.amount / 100).toFixed(2),
+                  (t.balanceAfter / 100).toFixed(2),
+                  t.description
+                ])
+              ]}
+            />
+          </div>
+          <VirtualList<TransactionView>
+            name="transactions"
+            header={
+              <div className="cols tx-cols">
+                <span>Date</span>
+                <span>Description</span>
+                <span className="num">Amount</span>
+                <span className="num">Balance</span>
+              </div>
+            }
+            row={(t) => (
+              <div className="cols tx-cols">
+                <span className="muted">{t.createdAt}</span>
+                <span>{t.description}</span>
+                <span className={`num ${t.amount < 0 ? 'neg' : 'pos'}`}>{usd(t.amount)}</span>
+                <span className="num">{usd(t.balanceAfter)}</span>
+              </div>
+            )}
+          />
+        </>
+      ) : (
+        <>
+          <div className="toolbar">
+            <select
+              aria-label="Invoice status"
+              value={invoiceFilter.status ?? ''}
+              onChange={(e) =>
+                void setFilter('invoices', { status: (e.target.value || undefined) as InvoiceStatus | undefined })
+              }
+            >
+              <option value="">All invoices</option>
+              {['unpaid', 'sent', 'paid', 'cancelled'].map((s) => (
+                <option key={s}>{s}</option>
+              ))}
+            </select>
+            <ExportButton
+              name="invoices"
+              file="invoices.csv"
+              toRows={(items) => [
+                [
+                  'invoice_number',
+                  'order_number',
+                  'domain',
+                  'product',
+                  'total_usd',
+                  'status',
+                  'due_date',
+                  'created_at'
+                ],
+                ...(items as InvoiceView[]).map((i) => [
+                  i.invoiceNumber,
+                  i.orderNumber,
+                  i.domain,
+                  i.productName,
+                  (i.total / 100).toFixed(2),
+                  i.status,
+                  i.dueDate,
+                  i.createdAt
+                ])
+              ]}
+            />
+          </div>
+          <VirtualList<InvoiceView>
+            name="invoices"
+            header={
+              <div className="cols inv-cols">
+                <span>Invoice</span>
+                <span>Order</span>
+                <span>Domain</span>
+                <span>Status</span>
+                <span className="num">Total</span>
+                <span>Due</span>
+              </div>
+            }
+            row={(i) => (
+              <a className="cols inv-cols row-link" onClick={() => go({ name: 'order', id: i.orderId })}>
+                <span className="mono">{i.invoiceNumber}</span>
+                <span className="mono">{i.orderNumber}</span>
+                <span>{i.domain || i.productName}</span>
+                <span>
+                  <Badge status={i.status} />
+                </span>
+                <span className="num">{usd(i.total)}</span>
+                <span className="muted">{i.dueDate}</span>
+              </a>
+            )}
+          />
+        </>
+      )}
+    </div>
+  )
+}

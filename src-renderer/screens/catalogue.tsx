@@ -1,0 +1,116 @@
+import { useEffect } from 'react'
+import type { ProductFilter, ProductType, ValidationType } from '../../src-preload/contract'
+import { usd } from '../lib/format'
+import { useStore } from '../store'
+import { ErrorBox } from '../ui'
+
+const TYPES: ProductType[] = ['ssl', 'wildcard', 'multi-domain', 'code-signing']
+const VALIDATIONS: ValidationType[] = ['dv', 'ov', 'ev']
+
+export function Catalogue(): React.JSX.Element {
+  const products = useStore((s) => s.products)
+  const filter = useStore((s) => s.productFilter)
+  const error = useStore((s) => s.productsError)
+  const resellerId = useStore((s) => s.resellerId)
+  const load = useStore((s) => s.loadProducts)
+  const setDraft = useStore((s) => s.setDraft)
+  const go = useStore((s) => s.go)
+  useEffect(() => {
+    if (resellerId !== null) void load()
+  }, [resellerId, load])
+  const brands = [...new Set(products.map((p) => p.brand))].sort()
+  const change = (patch: ProductFilter): void => void load({ ...filter, ...patch })
+  return (
+    <div className="screen">
+      <header className="screen-head">
+        <h1>Catalogue</h1>
+        <div className="filters">
+          <select
+            aria-label="Brand"
+            value={filter.brand ?? ''}
+            onChange={(e) => change({ brand: e.target.value || undefined })}
+          >
+            <option value="">All brands</option>
+            {brands.map((b) => (
+              <option key={b}>{b}</option>
+            ))}
+          </select>
+          <select
+            aria-label="Type"
+            value={filter.type ?? ''}
+            onChange={(e) => change({ type: (e.target.value || undefined) as ProductType })}
+          >
+            <option value="">All types</option>
+            {TYPES.map((t) => (
+              <option key={t}>{t}</option>
+            ))}
+          </select>
+          <select
+            aria-label="Validation"
+            value={filter.validation ?? ''}
+            onChange={(e) => change({ validation: (e.target.value || undefined) as ValidationType })}
+          >
+            <option value="">All validation levels</option>
+            {VALIDATIONS.map((v) => (
+              <option key={v} value={v}>
+                {v.toUpperCase()}
+              </option>
+            ))}
+          </select>
+        </div>
+      </header>
+      <ErrorBox text={error} />
+      <table className="table">
+        <thead>
+          <tr>
+            <th>Product</th>
+            <th>Type</th>
+            <th>Validation</th>
+            <th className="num">List / year</th>
+            <th className="num">Your price / year</th>
+            <th className="num">SAN / year</th>
+            <th>Years</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {products.map((p) => {
+            const one = p.prices.find((x) => x.years === 1) ?? p.prices[0]
+            return (
+              <tr key={p.id} data-product={p.name}>
+                <td>
+                  <div className="strong">{p.name}</div>
+                  <div className="muted small">
+                    {p.brand} · warranty {p.warranty}
+                  </div>
+                </td>
+                <td>{p.type}</td>
+                <td>{p.validationType.toUpperCase()}</td>
+                <td className="num muted strike">{one ? usd(one.listPrice) : '—'}</td>
+                <td className="num strong">{one ? usd(one.price) : '—'}</td>
+                <td className="num">
+                  {p.sanEnabled && one ? usd(one.sanPrice) : '—'}
+                  {p.wildcardSanEnabled && one ? (
+                    <div className="muted small">wildcard {usd(one.wildcardSanPrice)}</div>
+                  ) : null}
+                </td>
+                <td>1–{p.maxYears}</td>
+                <td>
+                  <button
+                    className="btn small primary"
+                    onClick={() => {
+                      setDraft({ productId: p.id, period: 12, sanCount: 0, sanWildcardCount: 0 })
+                      go({ name: 'new-order' })
+                    }}
+                  >
+                    Order
+                  </button>
+                </td>
+              </tr>
+            )
+          })}
+        </tbody>
+      </table>
+    </div>
+  )
+}

@@ -1,0 +1,166 @@
+import { useEffect } from 'react'
+import { usd, years } from '../lib/format'
+import { useReseller, useStore } from '../store'
+import { ErrorBox } from '../ui'
+
+export function NewOrder(): React.JSX.Element {
+  const draft = useStore((s) => s.draft)
+  const quote = useStore((s) => s.quote)
+  const quoteError = useStore((s) => s.quoteError)
+  const submitting = useStore((s) => s.submitting)
+  const submitError = useStore((s) => s.submitError)
+  const products = useStore((s) => s.products)
+  const loadProducts = useStore((s) => s.loadProducts)
+  const setDraft = useStore((s) => s.setDraft)
+  const submit = useStore((s) => s.submitOrder)
+  const go = useStore((s) => s.go)
+  const reseller = useReseller()
+  useEffect(() => {
+    if (products.length === 0) void loadProducts()
+  }, [products.length, loadProducts])
+  const product = products.find((p) => p.id === draft.productId) ?? null
+  const short = quote !== null && draft.payment === 'credit' && !quote.affordable
+  return (
+    <div className="screen narrow">
+      <header className="screen-head">
+        <h1>New order</h1>
+      </header>
+      <form
+        className="card form"
+        onSubmit={(e) => {
+          e.preventDefault()
+          void submit().then((o) => o && go({ name: 'order', id: o.id }))
+        }}
+      >
+        <label>
+          Product
+          <select
+            value={draft.productId ?? ''}
+            onChange={(e) => setDraft({ productId: e.target.value ? Number(e.target.value) : null })}
+          >
+            <option value="">Choose a product…</option>
+            {products.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.brand} {p.name} ({p.validationType.toUpperCase()})
+              </option>
+            ))}
+          </select>
+        </label>
+        {product?.type !== 'code-signing' ? (
+          <label>
+            Domain
+            <input
+              name="domain"
+              placeholder={product?.type === 'wildcard' ? '*.example.com' : 'example.com'}
+              value={draft.domain}
+              onChange={(e) => setDraft({ domain: e.target.value })}
+              autoComplete="off"
+            />
+          </label>
+        ) : null}
+        <label>
+          Period
+          <select value={draft.period} onChange={(e) => setDraft({ period: Number(e.target.value) })}>
+            {Array.from({ length: product?.maxYears ?? 1 }, (_, i) => (i + 1) * 12).map((m) => (
+              <option key={m} value={m}>
+                {years(m)}
+              </option>
+            ))}
+          </select>
+        </label>
+        {product?.sanEnabled ? (
+          <div className="row">
+            <label>
+              Additional SANs
+              <input
+                type="number"
+                min={0}
+                max={product.maxSans}
+                value={draft.sanCount}
+                onChange={(e) => setDraft({ sanCount: Number(e.target.value) })}
+              />
+            </label>
+            {product.wildcardSanEnabled ? (
+              <label>
+                Wildcard SANs
+                <input
+                  type="number"
+                  min={0}
+                  max={product.maxSans}
+                  value={draft.sanWildcardCount}
+                  onChange={(e) => setDraft({ sanWildcardCount: Number(e.target.value) })}
+                />
+              </label>
+            ) : null}
+          </div>
+        ) : null}
+        <fieldset className="radio-row">
+          <legend>Payment</legend>
+          <label>
+            <input
+              type="radio"
+              name="payment"
+              checked={draft.payment === 'credit'}
+              onChange={() => setDraft({ payment: 'credit' })}
+            />{' '}
+            Pay from credit
+          </label>
+          <label>
+            <input
+              type="radio"
+              name="payment"
+              checked={draft.payment === 'invoice'}
+              onChange={() => setDraft({ payment: 'invoice' })}
+            />{' '}
+            On invoice (due in 14 days)
+          </label>
+        </fieldset>
+        <div className="quote" aria-live="polite">
+          {quote ? (
+            <table>
+              <tbody>
+                <tr>
+                  <td>Base price ({years(quote.periodMonths)})</td>
+                  <td className="num">{usd(quote.basePrice)}</td>
+                </tr>
+                <tr>
+                  <td>SANs</td>
+                  <td className="num">{usd(quote.sanTotal)}</td>
+                </tr>
+                <tr>
+                  <td>Discount ({quote.discountRate}%)</td>
+                  <td className="num">−{usd(quote.discountAmount)}</td>
+                </tr>
+                <tr className="total">
+                  <td>Total</td>
+                  <td className="num" data-testid="quote-total">
+                    {usd(quote.total)}
+                  </td>
+                </tr>
+                <tr>
+                  <td className="muted">Credit balance</td>
+                  <td className="num muted">{usd(quote.balance)}</td>
+                </tr>
+              </tbody>
+            </table>
+          ) : (
+            <p className="muted">{quoteError ?? 'Choose a product and a domain to see the price.'}</p>
+          )}
+          {quote && quoteError ? <p className="warn">{quoteError}</p> : null}
+        </div>
+        {short ? (
+          <p className="warn" role="alert">
+            The credit balance of {reseller?.name} ({usd(quote.balance)}) does not cover {usd(quote.total)}. Record a
+            top-up or order on invoice.
+          </p>
+        ) : null}
+        <ErrorBox text={submitError} />
+        <div className="actions">
+          <button className="btn primary" type="submit" disabled={submitting || !quote || quoteError !== null || short}>
+            {submitting ? 'Placing the order…' : `Place order${quote ? ` for ${usd(quote.total)}` : ''}`}
+          </button>
+        </div>
+      </form>
+    </div>
+  )
+}

@@ -1,0 +1,207 @@
+import { useEffect, useState } from 'react'
+import type { DcvSettingsView } from '../../src-preload/contract'
+import { download } from '../lib/format'
+import { useStore } from '../store'
+import { ErrorBox } from '../ui'
+
+export function Acme(): React.JSX.Element {
+  return (
+    <div className="screen narrow">
+      <header className="screen-head">
+        <h1>ACME subscriptions</h1>
+      </header>
+      <section className="card">
+        <p>
+          ACME subscriptions (an ACME client or an auto-install tool obtaining and renewing certificates by themselves)
+          arrive with CertDesk&apos;s ACME support. Until then, ordering a subscription product answers with the
+          API&apos;s message that subscriptions are not available yet.
+        </p>
+      </section>
+    </div>
+  )
+}
+
+function Resellers(): React.JSX.Element {
+  const resellers = useStore((s) => s.resellers)
+  const add = useStore((s) => s.addReseller)
+  const [form, setForm] = useState({ name: '', email: '', company: '', discount: '0' })
+  const [error, setError] = useState<string | null>(null)
+  return (
+    <section className="card">
+      <h2>Reseller accounts</h2>
+      <table className="table">
+        <thead>
+          <tr>
+            <th>Name</th>
+            <th>Email</th>
+            <th>Group</th>
+            <th className="num">Discount</th>
+            <th>API access</th>
+          </tr>
+        </thead>
+        <tbody>
+          {resellers.map((r) => (
+            <tr key={r.id}>
+              <td className="strong">{r.name}</td>
+              <td>{r.email}</td>
+              <td>{r.groupName ?? 'none'}</td>
+              <td className="num">{r.discountRate}%</td>
+              <td>{r.apiAccess ? 'on' : 'off'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <form
+        className="form"
+        onSubmit={(e) => {
+          e.preventDefault()
+          void add({
+            name: form.name,
+            email: form.email,
+            company: form.company,
+            discountRate: Number(form.discount)
+          }).then((err) => {
+            setError(err)
+            if (!err) setForm({ name: '', email: '', company: '', discount: '0' })
+          })
+        }}
+      >
+        <div className="row">
+          <label className="grow">
+            Name
+            <input
+              aria-label="Reseller name"
+              value={form.name}
+              onChange={(e) => setForm({ ...form, name: e.target.value })}
+            />
+          </label>
+          <label className="grow">
+            Email
+            <input
+              aria-label="Reseller email"
+              value={form.email}
+              onChange={(e) => setForm({ ...form, email: e.target.value })}
+            />
+          </label>
+          <label className="grow">
+            Company
+            <input
+              aria-label="Reseller company"
+              value={form.company}
+              onChange={(e) => setForm({ ...form, company: e.target.value })}
+            />
+          </label>
+          <label className="narrow-field">
+            Discount %
+            <input
+              aria-label="Reseller discount"
+              inputMode="decimal"
+              value={form.discount}
+              onChange={(e) => setForm({ ...form, discount: e.target.value })}
+            />
+          </label>
+          <button className="btn" type="submit">
+            Add reseller
+          </button>
+        </div>
+        <ErrorBox text={error} />
+      </form>
+    </section>
+  )
+}
+
+export function Settings(): React.JSX.Element {
+  const settings = useStore((s) => s.settings)
+  const save = useStore((s) => s.saveSettings)
+  const caRoot = useStore((s) => s.caRoot)
+  const [form, setForm] = useState<DcvSettingsView>({
+    dcvResolver: '',
+    dcvHttpPort: '',
+    dcvHttpsPort: '',
+    smtpUrl: '',
+    smtpFrom: ''
+  })
+  useEffect(() => {
+    if (settings)
+      setForm({
+        dcvResolver: settings.dcvResolver,
+        dcvHttpPort: settings.dcvHttpPort,
+        dcvHttpsPort: settings.dcvHttpsPort,
+        smtpUrl: settings.smtpUrl,
+        smtpFrom: settings.smtpFrom
+      })
+  }, [settings])
+  if (!settings) return <p className="muted">Loading…</p>
+  const field = (key: keyof DcvSettingsView, label: string, placeholder: string): React.JSX.Element => (
+    <label>
+      {label}
+      <input
+        aria-label={label}
+        value={form[key]}
+        placeholder={placeholder}
+        onChange={(e) => setForm({ ...form, [key]: e.target.value })}
+      />
+    </label>
+  )
+  return (
+    <div className="screen narrow">
+      <header className="screen-head">
+        <h1>Settings</h1>
+      </header>
+      <section className="card">
+        <h2>This installation</h2>
+        <dl className="facts">
+          <dt>Data folder</dt>
+          <dd className="mono">{settings.dataDir}</dd>
+          <dt>Reseller API</dt>
+          <dd className="mono">{settings.listenerUrl}</dd>
+          <dt>Running as</dt>
+          <dd>{settings.transport === 'electron' ? 'desktop window' : 'browser mode'}</dd>
+        </dl>
+      </section>
+      <form
+        className="card form"
+        onSubmit={(e) => {
+          e.preventDefault()
+          // On an error the form keeps what was typed; only the store's copy stays as saved.
+          void save(form)
+        }}
+      >
+        <h2>Domain validation</h2>
+        {field('dcvResolver', 'DNS resolver', 'system resolver (or 127.0.0.1:5353)')}
+        <div className="row">
+          {field('dcvHttpPort', 'HTTP validation port', '80')}
+          {field('dcvHttpsPort', 'HTTPS validation port', '443')}
+        </div>
+        <div className="row">
+          {field('smtpUrl', 'SMTP relay', 'the outbox (or smtp://127.0.0.1:2525)')}
+          {field('smtpFrom', 'Sender address', 'certdesk@localhost')}
+        </div>
+        <p className="muted small">
+          No password in the SMTP URL: settings live in the database, secrets only in the OS keychain.
+        </p>
+        <div className="actions">
+          <button className="btn primary" type="submit">
+            Save
+          </button>
+        </div>
+      </form>
+      <Resellers />
+      <section className="card">
+        <h2>Local CA</h2>
+        <p>
+          Certificates are issued by CertDesk&apos;s own CA. Add its root to a trust store to have browsers and tools
+          accept them.
+        </p>
+        <button
+          className="btn"
+          onClick={() =>
+            void caRoot().then((pem) => pem && download('certdesk-root-ca.pem', pem, 'application/x-pem-file'))
+          }
+        >
+          Export root certificate
+        </button>
+      </section>
+    </div>
+  )
+}

@@ -1,0 +1,588 @@
+/**
+ * Renderer state, zustand's slices pattern: one slice per domain, combined with the curried
+ * `create<T>()(…)`. Actions call the bridge; components select one field per hook.
+ */
+import { create, type StateCreator } from 'zustand'
+import type {
+  ApiKeyView,
+  CertificateDetailView,
+  OutboxMessageView,
+  ConfigureInput,
+  DcvMethod,
+  ReissueInput,
+  SslStatusView,
+  InvoiceView,
+  TransactionView,
+  DashboardView,
+  InvoiceStatus,
+  OrderFilter,
+  OrderStatus,
+  OrderView,
+  PageView,
+  PaymentMethod,
+  ProductFilter,
+  ProductView,
+  QuoteView,
+  ResellerView,
+  SettingsView
+} from '../../src-preload/contract'
+import { bridge } from '../bridge'
+import { errorMessage } from '../lib/format'
+
+export type Screen =
+  | { name: 'dashboard' }
+  | { name: 'catalogue' }
+  | { name: 'new-order' }
+  | { name: 'orders' }
+  | { name: 'order'; id: number }
+  | { name: 'billing' }
+  | { name: 'api' }
+  | { name: 'acme' }
+  | { name: 'settings' }
+
+export interface Toast {
+  id: number
+  kind: 'ok' | 'error'
+  text: string
+}
+
+// ---- session: who the desktop user acts for, the settings, navigation, messages
+interface SessionSlice {
+  resellers: ResellerView[]
+  resellerId: number | null
+  settings: SettingsView | null
+  screen: Screen
+  toasts: Toast[]
+  loadSession(): Promise<void>
+  selectReseller(id: number): void
+  refreshResellers(): Promise<void>
+  /** Adds a reseller account and acts for it; the API's message on failure, null on success. */
+  addReseller(input: Parameters<typeof bridge.createReseller>[0]): Promise<string | null>
+  go(screen: Screen): void
+  toast(kind: Toast['kind'], text: string): void
+  saveSettings(input: Parameters<typeof bridge.updateSettings>[0]): Promise<boolean>
+}
+
+// ---- dashboard
+interface DashboardSlice {
+  dashboard: DashboardView | null
+  loadDashboard(): Promise<void>
+}
+
+// ---- catalogue
+interface CatalogueSlice {
+  products: ProductView[]
+  productFilter: ProductFilter
+  productsError: string | null
+  loadProducts(filter?: ProductFilter): Promise<void>
+}
+
+// ---- paged lists (orders, invoices, ledger): server-side filters, pages fetched as they scroll in
+export const PAGE_SIZE = 100
+export type ListName = 'orders' | 'invoices' | 'transactions'
+export interface ListState<T> {
+  filter: { status?: string; domain?: string }
+  total: number
+  pages: Record<number, T[]>
+  version: number
+  error: string | null
+}
+interface ListsSlice {
+  orders: ListState<OrderView>
+  invoices: ListState<InvoiceView>
+  transactions: ListState<TransactionView>
+  setListFilter(name: ListName, filter: ListState<unknown>['filter']): Promise<void>
+  loadPage(name: ListName, index: number): Promise<void>
+  /** Records a payment received outside CertDesk; false (and the form kept) on an error. */
+  recordTopUp(amountCents: number, description: string): Promise<boolean>
+  /** Every row of a list under its filter, page by page, for CSV export. */
+  exportList(name: ListName, progress: (done: number, total: number) => void): Promise<unknown[]>
+}
+
+// ---- the order being looked at
+interface OrderSlice {
+  order: OrderView | null
+  orderError: string | null
+  lastRefund: { refunded: number; newBalance: number } | null
+  loadOrder(id: number): Promise<void>
+  cancelOrder(id: number): Promise<void>
+  payOrder(id: number): Promise<void>
+  /** Keeps a key generated here in the main process's vault; true once stored. */
+  storeKey(orderId: number, pkcs8Pem: string): Promise<boolean>
+  exportKey(orderId: number): Promise<string | null>
+  /** Submits the CSR and DCV choice; the API's message on failure, null on success. */
+  configure(input: ConfigureInput): Promise<string | null>
+  ssl: SslStatusView | null
+  certDetail: CertificateDetailView | null
+  /** Live status; `recheck` runs the pending domain checks (and issues once all pass). */
+  loadSsl(orderId: number): Promise<void>
+  changeDcv(orderId: number, method: DcvMethod, approverEmail?: string): Promise<string | null>
+  resendValidation(orderId: number): Promise<void>
+  outbox: OutboxMessageView[]
+  loadOutbox(orderId: number): Promise<void>
+  approveEmail(orderId: number, code: string): Promise<string | null>
+  reissue(input: ReissueInput): Promise<string | null>
+  loadCertificate(orderId: number): Promise<void>
+  caRoot(): Promise<string | null>
+}
+
+// ---- the new-order wizard; the draft outlives errors and screen changes
+export interface Draft {
+  productId: number | null
+  domain: string
+  period: number
+  sanCount: number
+  sanWildcardCount: number
+  payment: PaymentMethod
+}
+interface DraftSlice {
+  draft: Draft
+  quote: QuoteView | null
+  quoteError: string | null
+  submitting: boolean
+  submitError: string | null
+  setDraft(patch: Partial<Draft>): void
+  submitOrder(): Promise<OrderView | null>
+}
+
+// ---- API keys
+interface KeysSlice {
+  apiKeys: ApiKeyView[]
+  shownKey: { id: number; key: string } | null
+  loadKeys(): Promise<void>
+  createKey(label: string): Promise<void>
+  copyKey(id: number): Promise<void>
+  revokeKey(id: number): Promise<void>
+  hideKey(): void
+}
+
+export type Store = SessionSlice & DashboardSlice & CatalogueSlice & ListsSlice & OrderSlice & DraftSlice & KeysSlice
+type Slice<T> = StateCreator<Store, [], [], T>
+
+let toastId = 0
+const rid = (get: () => Store): number => {
+  const id = get().resellerId
+  if (id === null) throw new Error('choose a reseller account first')
+  return id
+}
+
+const sessionSlice: Slice<SessionSlice> = (set, get) => ({
+  resellers: [],
+  resellerId: null,
+  settings: null,
+  screen: { name: 'dashboard' },
+  toasts: [],
+  async loadSession() {
+    try {
+      const [resellers, settings] = await Promise.all([bridge.listResellers(), bridge.settings()])
+      const saved = Number(localStorage.getItem('certdesk.reseller'))
+      const chosen = resellers.find((r) => r.id === saved) ?? resellers[0]
+      set({ resellers, settings, resellerId: chosen?.id ?? null })
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+    }
+  },
+  selectReseller(id) {
+    localStorage.setItem('certdesk.reseller', String(id))
+    set({
+      resellerId: id,
+      dashboard: null,
+      order: null,
+      ssl: null,
+      certDetail: null,
+      quote: null,
+      apiKeys: [],
+      shownKey: null
+    })
+    for (const name of ['orders', 'invoices', 'transactions'] as const)
+      void get().setListFilter(name, get()[name].filter)
+  },
+  async refreshResellers() {
+    set({ resellers: await bridge.listResellers() })
+  },
+  async addReseller(input) {
+    try {
+      const r = await bridge.createReseller(input)
+      await get().refreshResellers()
+      get().selectReseller(r.id)
+      get().toast('ok', `Reseller ${r.name} added`)
+      return null
+    } catch (err) {
+      return errorMessage(err)
+    }
+  },
+  go(screen) {
+    set({ screen })
+  },
+  toast(kind, text) {
+    const id = ++toastId
+    set({ toasts: [...get().toasts, { id, kind, text }] })
+    setTimeout(() => set({ toasts: get().toasts.filter((t) => t.id !== id) }), kind === 'error' ? 8000 : 2500)
+  },
+  async saveSettings(input) {
+    try {
+      set({ settings: await bridge.updateSettings(input) })
+      get().toast('ok', 'Settings saved')
+      return true
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+      return false
+    }
+  }
+})
+
+const dashboardSlice: Slice<DashboardSlice> = (set, get) => ({
+  dashboard: null,
+  async loadDashboard() {
+    try {
+      set({ dashboard: await bridge.dashboard(rid(get)) })
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+    }
+  }
+})
+
+const catalogueSlice: Slice<CatalogueSlice> = (set, get) => ({
+  products: [],
+  productFilter: {},
+  productsError: null,
+  async loadProducts(filter = get().productFilter) {
+    set({ productFilter: filter })
+    try {
+      set({ products: await bridge.listProducts(rid(get), filter), productsError: null })
+    } catch (err) {
+      set({ products: [], productsError: errorMessage(err) })
+    }
+  }
+})
+
+const emptyList = <T>(): ListState<T> => ({ filter: {}, total: 0, pages: {}, version: 0, error: null })
+const inflight = new Set<string>()
+
+const fetchers: Record<
+  ListName,
+  (resellerId: number, filter: ListState<unknown>['filter'], offset: number) => Promise<PageView<unknown>>
+> = {
+  orders: (r, f, offset) =>
+    bridge.listOrders(r, { status: f.status as OrderStatus | undefined, domain: f.domain } satisfies OrderFilter, {
+      limit: PAGE_SIZE,
+      offset
+    }),
+  invoices: (r, f, offset) =>
+    bridge.listInvoices(r, { status: f.status as InvoiceStatus | undefined }, { limit: PAGE_SIZE, offset }),
+  transactions: (r, _f, offset) => bridge.listTransactions(r, { limit: PAGE_SIZE, offset })
+}
+
+const listsSlice: Slice<ListsSlice> = (set, get) => ({
+  orders: emptyList(),
+  invoices: emptyList(),
+  transactions: emptyList(),
+  async setListFilter(name, filter) {
+    const version = get()[name].version + 1
+    set({ [name]: { ...emptyList(), filter, version } } as Partial<Store>)
+    await get().loadPage(name, 0)
+  },
+  async loadPage(name, index) {
+    const list = get()[name]
+    const key = `${name}:${list.version}:${index}`
+    if (list.pages[index] || inflight.has(key) || get().resellerId === null) return
+    inflight.add(key)
+    try {
+      const page = await fetchers[name](rid(get), list.filter, index * PAGE_SIZE)
+      const now = get()[name]
+      // A filter changed while this page was on its way: drop the stale answer.
+      if (now.version !== list.version) return
+      set({
+        [name]: { ...now, total: page.total, pages: { ...now.pages, [index]: page.items }, error: null }
+      } as Partial<Store>)
+    } catch (err) {
+      set({ [name]: { ...get()[name], error: errorMessage(err) } } as Partial<Store>)
+    } finally {
+      inflight.delete(key)
+    }
+  },
+  async recordTopUp(amountCents, description) {
+    try {
+      const tx = await bridge.topUp(rid(get), amountCents, description)
+      get().toast('ok', `Top-up recorded; balance ${(tx.balanceAfter / 100).toFixed(2)} USD`)
+      void get().refreshResellers()
+      void get().setListFilter('transactions', {})
+      return true
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+      return false
+    }
+  },
+  async exportList(name, progress) {
+    const filter = get()[name].filter
+    const rows: unknown[] = []
+    for (let offset = 0; ; offset += PAGE_SIZE) {
+      const page = await fetchers[name](rid(get), filter, offset)
+      rows.push(...page.items)
+      progress(rows.length, page.total)
+      if (page.items.length === 0 || rows.length >= page.total) return rows
+    }
+  }
+})
+
+const orderSlice: Slice<OrderSlice> = (set, get) => ({
+  order: null,
+  orderError: null,
+  lastRefund: null,
+  async loadOrder(id) {
+    if (get().order?.id !== id) set({ order: null, ssl: null, certDetail: null, lastRefund: null, outbox: [] })
+    try {
+      set({ order: await bridge.getOrder(rid(get), id), orderError: null })
+    } catch (err) {
+      set({ orderError: errorMessage(err) })
+    }
+  },
+  async cancelOrder(id) {
+    try {
+      const r = await bridge.cancelOrder(rid(get), id)
+      set({ order: r.order, lastRefund: { refunded: r.refunded, newBalance: r.newBalance } })
+      get().toast('ok', `Order ${r.order.orderNumber} cancelled`)
+      void get().refreshResellers()
+      void get().setListFilter('orders', get().orders.filter)
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+    }
+  },
+  async payOrder(id) {
+    try {
+      const r = await bridge.payOrder(rid(get), id)
+      set({ order: r.order })
+      get().toast('ok', `Order ${r.order.orderNumber} paid from credit`)
+      void get().refreshResellers()
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+    }
+  },
+  async storeKey(orderId, pkcs8Pem) {
+    try {
+      await bridge.storePrivateKey(rid(get), orderId, pkcs8Pem)
+      const o = get().order
+      if (o && o.id === orderId) set({ order: { ...o, hasStoredKey: true } })
+      return true
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+      return false
+    }
+  },
+  async exportKey(orderId) {
+    try {
+      return (await bridge.exportPrivateKey(rid(get), orderId)).pkcs8Pem
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+      return null
+    }
+  },
+  async configure(input) {
+    try {
+      const ssl = await bridge.configureOrder(rid(get), input)
+      set({ ssl, order: ssl.order })
+      return null
+    } catch (err) {
+      return errorMessage(err)
+    }
+  },
+  ssl: null,
+  certDetail: null,
+  async loadSsl(orderId) {
+    try {
+      const ssl = await bridge.sslStatus(rid(get), orderId)
+      set({ ssl, order: ssl.order })
+      if (ssl.certificate) void get().loadCertificate(orderId)
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+    }
+  },
+  async changeDcv(orderId, method, approverEmail) {
+    try {
+      const ssl = await bridge.changeDcv(rid(get), orderId, method, approverEmail)
+      set({ ssl, order: ssl.order })
+      get().toast('ok', `Validation method changed to ${method}`)
+      return null
+    } catch (err) {
+      return errorMessage(err)
+    }
+  },
+  async resendValidation(orderId) {
+    try {
+      const ssl = await bridge.resendValidation(rid(get), orderId)
+      set({ ssl, order: ssl.order })
+      get().toast('ok', 'Approval email sent again')
+      void get().loadOutbox(orderId)
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+    }
+  },
+  outbox: [],
+  async loadOutbox(orderId) {
+    try {
+      set({ outbox: await bridge.emailOutbox(rid(get), orderId) })
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+    }
+  },
+  async approveEmail(orderId, code) {
+    try {
+      const ssl = await bridge.approveEmail(rid(get), orderId, code)
+      set({ ssl, order: ssl.order })
+      if (ssl.certificate) void get().loadCertificate(orderId)
+      return null
+    } catch (err) {
+      return errorMessage(err)
+    }
+  },
+  async reissue(input) {
+    try {
+      const ssl = await bridge.reissue(rid(get), input)
+      set({ ssl, order: ssl.order })
+      get().toast('ok', 'Reissue requested')
+      void get().loadCertificate(input.orderId)
+      return null
+    } catch (err) {
+      return errorMessage(err)
+    }
+  },
+  async loadCertificate(orderId) {
+    try {
+      set({ certDetail: await bridge.certificate(rid(get), orderId) })
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+    }
+  },
+  async caRoot() {
+    try {
+      return (await bridge.caRootPem()).pem
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+      return null
+    }
+  }
+})
+
+const emptyDraft: Draft = {
+  productId: null,
+  domain: '',
+  period: 12,
+  sanCount: 0,
+  sanWildcardCount: 0,
+  payment: 'credit'
+}
+let quoteSeq = 0
+
+const draftSlice: Slice<DraftSlice> = (set, get) => ({
+  draft: emptyDraft,
+  quote: null,
+  quoteError: null,
+  submitting: false,
+  submitError: null,
+  setDraft(patch) {
+    const draft = { ...get().draft, ...patch }
+    set({ draft, submitError: null })
+    if (draft.productId === null) return set({ quote: null, quoteError: null })
+    const seq = ++quoteSeq
+    // The live price is the core's own quote (Orders.quote): the same numbers the order will charge.
+    bridge
+      .quoteOrder(rid(get), {
+        productId: draft.productId,
+        domain: draft.domain.trim() || undefined,
+        period: draft.period,
+        sanCount: draft.sanCount,
+        sanWildcardCount: draft.sanWildcardCount
+      })
+      .then((quote) => seq === quoteSeq && set({ quote, quoteError: null }))
+      .catch((err: unknown) => seq === quoteSeq && set({ quoteError: errorMessage(err) }))
+  },
+  async submitOrder() {
+    const d = get().draft
+    if (d.productId === null) return null
+    set({ submitting: true, submitError: null })
+    try {
+      const r = await bridge.createOrder(
+        rid(get),
+        {
+          productId: d.productId,
+          domain: d.domain.trim(),
+          period: d.period,
+          sanCount: d.sanCount,
+          sanWildcardCount: d.sanWildcardCount
+        },
+        d.payment
+      )
+      // Only a placed order clears the form; on an error everything typed stays.
+      set({
+        submitting: false,
+        draft: { ...emptyDraft, productId: d.productId, period: d.period },
+        quote: null,
+        order: r.order
+      })
+      get().toast('ok', `Order ${r.order.orderNumber} placed`)
+      void get().refreshResellers()
+      void get().setListFilter('orders', get().orders.filter)
+      return r.order
+    } catch (err) {
+      set({ submitting: false, submitError: errorMessage(err) })
+      return null
+    }
+  }
+})
+
+const keysSlice: Slice<KeysSlice> = (set, get) => ({
+  apiKeys: [],
+  shownKey: null,
+  async loadKeys() {
+    try {
+      set({ apiKeys: await bridge.listApiKeys(rid(get)) })
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+    }
+  },
+  async createKey(label) {
+    try {
+      const { key, info } = await bridge.createApiKey(rid(get), label)
+      set({ shownKey: { id: info.id, key }, apiKeys: [info, ...get().apiKeys] })
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+    }
+  },
+  async copyKey(id) {
+    try {
+      const { key } = await bridge.revealApiKey(rid(get), id)
+      await navigator.clipboard.writeText(key)
+      get().toast('ok', 'API key copied to the clipboard')
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+    }
+  },
+  async revokeKey(id) {
+    try {
+      const info = await bridge.revokeApiKey(rid(get), id)
+      set({
+        apiKeys: get().apiKeys.map((k) => (k.id === id ? info : k)),
+        shownKey: get().shownKey?.id === id ? null : get().shownKey
+      })
+      get().toast('ok', `API key ${info.prefix}… revoked`)
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+    }
+  },
+  hideKey() {
+    set({ shownKey: null })
+  }
+})
+
+export const useStore = create<Store>()((...a) => ({
+  ...sessionSlice(...a),
+  ...dashboardSlice(...a),
+  ...catalogueSlice(...a),
+  ...listsSlice(...a),
+  ...orderSlice(...a),
+  ...draftSlice(...a),
+  ...keysSlice(...a)
+}))
+
+export const useReseller = (): ResellerView | null =>
+  useStore((s) => s.resellers.find((r) => r.id === s.resellerId) ?? null)

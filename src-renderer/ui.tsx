@@ -1,0 +1,43 @@
+/** Small shared pieces: status badges, money, a copy button, an error box. */
+import { useState } from 'react'
+import { statusLabel } from './lib/format'
+
+export function Badge({ status }: { status: string }): React.JSX.Element {
+  return <span className={`badge badge-${status}`}>{statusLabel(status.replace(/^dcv-/, ''))}</span>
+}
+
+export function ErrorBox({ text }: { text: string | null }): React.JSX.Element | null {
+  return text ? (
+    <div className="error-box" role="alert">
+      {text}
+    </div>
+  ) : null
+}
+
+export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }): React.JSX.Element {
+  const [done, setDone] = useState(false)
+  return (
+    <button
+      type="button"
+      className="btn small"
+      onClick={() => {
+        void navigator.clipboard.writeText(text).then(() => {
+          setDone(true)
+          setTimeout(() => setDone(false), 1500)
+        })
+      }}
+    >
+      {done ? 'Copied' : label}
+    </button>
+  )
+}
+
+export function Stat({ label, value, hint }: { label: string; value: string; hint?: string }): React.JSX.Element {
+  return (
+    <div className="stat">
+      <div className="stat-label">{label}</div>
+      <div className="stat-value">{value}</div>
+      {hint ? <div className="stat-hint">{hint}</div> : null}
+    </div>
+  )
+}

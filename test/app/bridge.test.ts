@@ -1,0 +1,246 @@
+/**
+ * The bridge contract: every AppApi method has a handler, a channel in the real preload bundle
+ * (IPC) and a route behind the browser-mode RPC client, and both transports answer alike,
+ * errors included. The RPC runs on a real listener over a real SQLite file and the real
+ * keychain, built the way `serve --ui` builds it; the IPC side loads the built preload
+ * (out/preload/index.cjs) and the real main-side wiring (src-main/app/ipc.ts), with only
+ * Electron's message passing stood in, because the Electron binary is not on this machine.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { runInNewContext } from 'node:vm'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { browserUiOptions } from '../../src-main/app/browser-mode'
+import { createHandlers, type AppHandlers } from '../../src-main/app/handlers'
+import { serveOverIpc } from '../../src-main/app/ipc'
+import { DB_FILE } from '../../src-main/core/db'
+import { ensureDemoReseller, openService, type Service } from '../../src-main/core/service'
+import { API_VERSION, buildServer, listen, type Listening } from '../../src-main/http/server'
+import { APP_METHODS, appMethodNames, CHANNEL_PREFIX, RPC_PREFIX, type AppApi } from '../../src-preload/contract'
+import { createRpcClient } from '../../src-preload/rpc-client'
+
+const ROOT = join(__dirname, '..', '..')
+let dataDir: string
+let service: Service
+let listening: Listening
+let loginUrl: string
+let cookie: string
+let rpc: AppApi
+let ipc: AppApi
+let exposedAs: string
+let handlers: AppHandlers
+const channels = new Map<string, (event: unknown, ...args: unknown[]) => Promise<unknown>>()
+let trusted = true
+let resellerId: number
+
+/** Loads the built preload with a stand-in `electron` module and returns what it exposed. */
+function loadPreload(): { name: string; api: AppApi } {
+  const code = readFileSync(join(ROOT, 'out', 'preload', 'index.cjs'), 'utf8')
+  let exposed: { name: string; api: AppApi } | null = null
+  const electron = {
+    contextBridge: { exposeInMainWorld: (name: string, api: AppApi) => (exposed = { name, api }) },
+    ipcRenderer: {
+      invoke: async (channel: string, ...args: unknown[]) => {
+        const h = channels.get(channel)
+        if (!h) throw new Error(`No handler registered for '${channel}'`)
+        // IPC copies arguments with structured clone; so does this stand-in.
+        return h({ senderFrame: { url: 'file:///app/index.html' } }, ...structuredClone(args))
+      }
+    }
+  }
+  const mod = { exports: {} }
+  runInNewContext(code, {
+    module: mod,
+    exports: mod.exports,
+    require: (id: string) => {
+      if (id === 'electron') return electron
+      throw new Error(`the preload must be one self-contained file; it required ${id}`)
+    }
+  })
+  if (!exposed) throw new Error('the preload exposed nothing')
+  return exposed
+}
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'certdesk-bridge-'))
+  service = openService({ dataDir })
+  resellerId = ensureDemoReseller(service)!.id
+  let url = ''
+  const ui = browserUiOptions(service, () => url, join(ROOT, 'out', 'renderer'))
+  listening = await listen(await buildServer(service, ui.server))
+  url = listening.url
+  loginUrl = ui.loginUrl(url)
+  const res = await fetch(loginUrl, { redirect: 'manual' })
+  cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]
+  rpc = createRpcClient({ baseUrl: url, headers: { cookie } })
+
+  handlers = createHandlers(service, { transport: 'electron', listenerUrl: () => url, apiVersion: API_VERSION })
+  serveOverIpc(
+    {
+      handle: (channel: string, fn: (event: unknown, ...args: unknown[]) => Promise<unknown>) =>
+        channels.set(channel, fn)
+    } as never,
+    handlers,
+    () => trusted,
+    () => undefined
+  )
+  const exposed = loadPreload()
+  ipc = exposed.api
+  exposedAs = exposed.name
+})
+
+afterAll(async () => {
+  await listening?.close()
+  service?.close()
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+})
+
+describe('the contract', () => {
+  it('has a handler for every method and nothing else', () => {
+    expect(Object.keys(handlers).sort()).toEqual(appMethodNames.slice().sort())
+    for (const name of appMethodNames) expect(typeof handlers[name]).toBe('function')
+    expect(appMethodNames).toEqual(Object.keys(APP_METHODS))
+  })
+
+  it('the preload exposes exactly one object, window.certdesk, with every method and nothing more', () => {
+    expect(exposedAs).toBe('certdesk')
+    expect(Object.keys(ipc).sort()).toEqual(appMethodNames.slice().sort())
+    expect([...channels.keys()].sort()).toEqual(appMethodNames.map((n) => CHANNEL_PREFIX + n).sort())
+  })
+
+  it('the browser client has every method, and every method has an RPC route', async () => {
+    expect(Object.keys(rpc).sort()).toEqual(appMethodNames.slice().sort())
+    for (const name of appMethodNames) {
+      const res = await fetch(`${listening.url}${RPC_PREFIX}${name}`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/json' },
+        body: JSON.stringify({ args: [] })
+      })
+      const body = (await res.json()) as { success: boolean; error?: string }
+      // Without arguments most methods refuse; what matters is that the method was reached.
+      expect(body.error ?? '', name).not.toMatch(/no such bridge method/)
+      expect(res.status, name).not.toBe(500)
+    }
+  })
+})
+
+describe('both transports answer alike', () => {
+  it('reads the same data', async () => {
+    expect(await ipc.listResellers()).toEqual(await rpc.listResellers())
+    const viaIpc = await ipc.listProducts(resellerId, { validation: 'dv' })
+    expect(viaIpc.length).toBeGreaterThan(0)
+    expect(await rpc.listProducts(resellerId, { validation: 'dv' })).toEqual(viaIpc)
+    expect((await ipc.settings()).transport).toBe('electron')
+    expect((await rpc.settings()).transport).toBe('browser')
+  })
+
+  it('places, lists and cancels an order with a refund on either transport', async () => {
+    const quote = await rpc.quoteOrder(resellerId, { productId: 2, domain: 'bridge.example.test', period: 12 })
+    const created = await ipc.createOrder(
+      resellerId,
+      { productId: 2, domain: 'bridge.example.test', period: 12 },
+      'credit'
+    )
+    expect(created.order.total).toBe(quote.total)
+    expect(created.newBalance).toBe(quote.balance - quote.total)
+    const page = await rpc.listOrders(resellerId, { domain: 'bridge.example' }, { limit: 10, offset: 0 })
+    expect(page.total).toBe(1)
+    expect(page.items[0].orderNumber).toBe(created.order.orderNumber)
+    const cancelled = await rpc.cancelOrder(resellerId, created.order.id)
+    expect(cancelled.refunded).toBe(quote.total)
+    expect(cancelled.newBalance).toBe(quote.balance)
+  })
+
+  it('turns a core error into an Error with the same message on both transports', async () => {
+    const order = (await ipc.createOrder(resellerId, { productId: 2, domain: 'twice.example.test' }, 'credit')).order
+    await ipc.cancelOrder(resellerId, order.id)
+    const viaIpc = await ipc.cancelOrder(resellerId, order.id).catch((e: Error) => e)
+    const viaRpc = await rpc.cancelOrder(resellerId, order.id).catch((e: Error) => e)
+    // (The preload runs in its own realm here, so its Error is not this realm's Error.)
+    expect(Object.prototype.toString.call(viaIpc)).toBe('[object Error]')
+    expect((viaIpc as Error).message).toMatch(/only pending or processing orders can be cancelled/)
+    expect((viaRpc as Error).message).toBe((viaIpc as Error).message)
+    // A value of the wrong type is refused with a reason, not passed on to SQL.
+    await expect(rpc.getOrder('1 OR 1' as never, 1)).rejects.toThrow('reseller id must be a positive whole number')
+    await expect(rpc.quoteOrder(resellerId, { productId: 2, domain: 42 as never })).rejects.toThrow(
+      'domain must be text'
+    )
+    await expect(
+      ipc.createOrder(resellerId, { productId: 2, domain: 'x.example.test', period: '12' as never }, 'credit')
+    ).rejects.toThrow('period must be a whole number')
+  })
+
+  it('IPC answers only the app window', async () => {
+    trusted = false
+    try {
+      await expect(ipc.listResellers()).rejects.toThrow('not from the CertDesk window')
+    } finally {
+      trusted = true
+    }
+  })
+})
+
+describe('secrets over the bridge', () => {
+  it('keeps a generated private key encrypted at rest and gives it back only over the bridge', async () => {
+    const order = (await rpc.createOrder(resellerId, { productId: 2, domain: 'vault.example.test' }, 'credit')).order
+    const { generateKeyPairSync } = await import('node:crypto')
+    const pem = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+      .privateKey.export({ type: 'pkcs8', format: 'pem' })
+      .toString()
+    await rpc.storePrivateKey(resellerId, order.id, pem)
+    expect((await ipc.getOrder(resellerId, order.id)).hasStoredKey).toBe(true)
+    expect((await ipc.exportPrivateKey(resellerId, order.id)).pkcs8Pem).toBe(pem)
+    service.ctx.db.pragma('wal_checkpoint(TRUNCATE)')
+    const body = pem.split('\n')[1]
+    expect(readFileSync(join(dataDir, DB_FILE)).includes(Buffer.from(body))).toBe(false)
+    // The reseller API has no way to it.
+    const key = service.resellers.createApiKey(resellerId).key
+    const doc = (await (await fetch(`${listening.url}/openapi.json`, { headers: { 'x-api-key': key } })).json()) as {
+      paths: Record<string, unknown>
+    }
+    expect(Object.keys(doc.paths).filter((p) => /key|rpc/i.test(p))).toEqual([])
+    await expect(rpc.storePrivateKey(resellerId, order.id, 'not a key')).rejects.toThrow('PKCS#8')
+  })
+
+  it('an API key is shown once at creation, copied from the keychain, and revoked', async () => {
+    const { key, info } = await rpc.createApiKey(resellerId, 'ci')
+    expect(key).toMatch(/^cdk_/)
+    expect(JSON.stringify(await rpc.listApiKeys(resellerId))).not.toContain(key)
+    expect((await ipc.revealApiKey(resellerId, info.id)).key).toBe(key)
+    expect((await rpc.revokeApiKey(resellerId, info.id)).revokedAt).not.toBeNull()
+    await expect(ipc.revealApiKey(resellerId, info.id)).rejects.toThrow('revoked')
+    // Another account's page cannot reach this key.
+    const other = service.resellers.create({ name: 'Other', email: 'other@example.test', groupId: 1 })
+    await expect(rpc.revealApiKey(other.id, info.id)).rejects.toThrow('not found')
+  })
+})
+
+describe('browser-mode sessions', () => {
+  it('the sign-in link works once and sets an HttpOnly SameSite=Strict cookie', async () => {
+    const again = await fetch(loginUrl, { redirect: 'manual' })
+    expect(again.status).toBe(401)
+    expect(cookie).toMatch(/^certdesk_session=/)
+    const noCookie = await fetch(`${listening.url}/rpc/listResellers`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"args":[]}'
+    })
+    expect(noCookie.status).toBe(401)
+    const get = await fetch(`${listening.url}/rpc/listResellers`, { headers: { cookie } })
+    expect(get.status).toBe(405)
+    expect(get.headers.get('allow')).toBe('POST')
+  })
+
+  it('an API key does not open the UI routes, and a session does not open the reseller API', async () => {
+    const key = service.resellers.createApiKey(resellerId).key
+    const withKey = await fetch(`${listening.url}/rpc/listResellers`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: '{"args":[]}'
+    })
+    expect(withKey.status).toBe(401)
+    const api = await fetch(`${listening.url}/orders`, { headers: { cookie } })
+    expect(api.status).toBe(401)
+  })
+})

@@ -1,0 +1,102 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DCV_SETTINGS } from '../../src-main/core/dcv'
+import { openService, type Service } from '../../src-main/core/service'
+import { manualClock } from '../support/clock'
+import { opensslCsr } from '../support/csr'
+import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
+
+/**
+ * The last certificate of a subscription is not renewed (spec, "Certificate lifecycle rule" 3),
+ * so the scheduler announces it once as `certificate.expiring` 30 days before it ends.
+ */
+const clock = manualClock('2026-06-01T09:00:00Z')
+const dataDir = mkdtempSync(join(tmpdir(), 'certdesk-expiring-'))
+let service: Service
+let web: WebServer
+let dns: DnsServer
+let orderId: number
+let resellerId: number
+
+beforeAll(async () => {
+  ;[web, dns] = await Promise.all([startWeb(), startDns()])
+  service = openService({ dataDir, clock: clock.clock })
+  service.settings.set(DCV_SETTINGS.resolver, dns.address)
+  service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+  resellerId = service.resellers.create({ name: 'Expiring', email: 'ops@expiring.test', groupId: 1 }).id
+  service.ledger.topUp(resellerId, 100_000)
+  orderId = service.orders.create(service.resellers.get(resellerId), {
+    productId: 2,
+    domain: 'last.example.com',
+    period: 12
+  }).order.id
+  const conf = await service.certificates.configure(resellerId, {
+    orderId,
+    csr: opensslCsr(['last.example.com']),
+    dcvMethod: 'http'
+  })
+  const i = conf.validation[0].instructions
+  if (i.method !== 'http') throw new Error('expected http instructions')
+  // Two polls before the file is up: one validation.failed, not one per poll.
+  await service.certificates.status(resellerId, orderId)
+  await service.certificates.status(resellerId, orderId)
+  web.put('last.example.com', new URL(i.url).pathname, i.fileContent)
+  await service.certificates.status(resellerId, orderId)
+})
+afterAll(async () => {
+  service?.close()
+  await Promise.all([web?.close(), dns?.close()])
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+const expiring = () => service.events.list(resellerId, { type: 'certificate.expiring' }, { limit: 10, offset: 0 })
+
+describe('validation events', () => {
+  it('records a failed check once and the pass that follows', () => {
+    const types = service.events
+      .list(resellerId, { orderId }, { limit: 10, offset: 0 })
+      .items.map((e) => e.type)
+      .reverse()
+    expect(types).toEqual([
+      'order.created',
+      'order.paid',
+      'validation.failed',
+      'validation.passed',
+      'certificate.issued'
+    ])
+    const failed = service.events.list(resellerId, { type: 'validation.failed' }, { limit: 1, offset: 0 }).items[0]
+    expect(failed.message).toMatch(/^Domain validation of last\.example\.com by http failed: .*404/)
+  })
+})
+
+describe('certificate.expiring', () => {
+  it('is announced once, 30 days before the last certificate of the subscription ends, and never for one that will be reissued', async () => {
+    // The first certificate will be reissued: no notice even in its last 30 days.
+    clock.set('2026-11-20T00:00:00Z')
+    expect((await service.scheduler.run()).expiring).toEqual([])
+    clock.set('2026-12-04T00:00:00Z')
+    const reissue = await service.scheduler.run()
+    expect(reissue.issued).toEqual([expect.objectContaining({ order_id: orderId, reason: 'auto_reissue' })])
+    const order = service.orders.get(resellerId, orderId)
+    expect(order).toMatchObject({ nextReissueAt: null, certValidTill: '2027-05-31' })
+
+    clock.set('2027-04-30T00:00:00Z')
+    expect((await service.scheduler.run()).expiring).toEqual([])
+    clock.set('2027-05-01T00:00:00Z')
+    expect((await service.scheduler.run()).expiring).toEqual([orderId])
+    clock.set('2027-05-02T00:00:00Z')
+    expect((await service.scheduler.run()).expiring).toEqual([])
+    const list = expiring()
+    expect(list.total).toBe(1)
+    expect(list.items[0]).toMatchObject({
+      orderId,
+      createdAt: '2027-05-01 00:00:00',
+      data: { valid_till: '2027-05-31', purchase_end_date: '2027-06-01' }
+    })
+    expect(list.items[0].message).toMatch(
+      /^Certificate of order ORD-2026-\d{6} \(last\.example\.com\) expires on 2027-05-31 and will not be renewed: the subscription ends on 2027-06-01$/
+    )
+  })
+})
