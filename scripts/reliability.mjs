@@ -218,6 +218,19 @@ async function badInput(work, env) {
     headers: { 'x-api-key': r.key, 'content-type': 'application/json' },
     body: '{"product_id":2,"domain":"seed.example.com"}'
   })
+  // An ACME subscription: its EAB HMAC key may appear in GET /orders/{id}/acme and nowhere else.
+  const acme = await client.request({
+    method: 'POST',
+    path: '/orders',
+    headers: { 'x-api-key': r.key, 'content-type': 'application/json' },
+    body: '{"product_id":12,"domain":"acme-fuzz.example.com"}'
+  })
+  const acmeId = acme.status === 200 ? JSON.parse(acme.text).order_id : null
+  const details = acmeId ? await client.request({ path: `/orders/${acmeId}/acme`, headers: { 'x-api-key': r.key } }) : null
+  const eab = details?.status === 200 ? JSON.parse(details.text).acme?.account?.eab_hmac_key : undefined
+  check('secrets: an ACME subscription hands out its EAB HMAC key where the spec says', typeof eab === 'string' && eab.length >= 16,
+    `POST /orders for an ACME product answered ${acme.status}, GET /orders/${acmeId}/acme ${details?.status}`)
+  if (typeof eab === 'string' && eab) secrets.set(eab, 'the EAB HMAC key')
   const ctx = {
     key: r.key,
     revokedKey: revoked.key,
@@ -318,13 +331,12 @@ function secretsScan(dataDirs) {
       if (bytes.includes('PRIVATE KEY-----')) fileLeaks.push(`a PEM private key in ${name}`)
     }
   }
-  check(`secrets: no API key or private key in the SQLite files (${secrets.size} secrets looked for)`, fileLeaks.length === 0, [...new Set(fileLeaks)].slice(0, 5).join('; '))
+  check(`secrets: no API key, EAB HMAC key or private key in the SQLite files (${secrets.size} secrets looked for)`, fileLeaks.length === 0, [...new Set(fileLeaks)].slice(0, 5).join('; '))
   const logText = logs.join('\n')
   const logLeaks = [...secrets].filter(([s]) => logText.includes(s)).map(([, what]) => what)
   if (logText.includes('PRIVATE KEY-----')) logLeaks.push('a PEM private key')
   check(`secrets: none in the server logs (${Math.round(logText.length / 1024)} kB at level info)`, logLeaks.length === 0, [...new Set(logLeaks)].join('; '))
   check(`secrets: none in ${answers.scanned} answers`, answers.leaks.length === 0, [...new Set(answers.leaks)].slice(0, 5).join('; '))
-  say('note: EAB HMAC keys are not issued by this build yet (ACME subscriptions answer 501); nothing of theirs to scan for.')
 }
 
 async function main() {
