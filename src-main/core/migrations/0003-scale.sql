@@ -121,3 +121,6 @@ END;
 -- end date, and for due reissues by date; without these it reads every order each hour.
 CREATE INDEX orders_status_end ON orders(status, purchase_end_date);
 CREATE INDEX orders_next_reissue ON orders(status, auto_reissue, next_reissue_at) WHERE next_reissue_at IS NOT NULL;
+-- Its "certificate expiring, no reissue will follow" notice looks for completed orders by
+-- certificate end; the partial index holds only those rows the notice can ever pick.
+CREATE INDEX orders_expiring ON orders(status, cert_valid_till) WHERE next_reissue_at IS NULL AND cert_valid_till IS NOT NULL;
