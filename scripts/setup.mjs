@@ -4,7 +4,8 @@
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { lookup } from 'node:dns/promises'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -85,9 +86,64 @@ export function build() {
   }
 }
 
+/** Where the Electron build of better-sqlite3 goes; the Node build stays where npm put it. */
+export const ELECTRON_NATIVE_DIR = join(root, 'node_modules', '.certdesk-electron')
+
+/** The Electron binary npm installed, or null (offline installs skip its download). */
+export function electronBinary() {
+  const dir = join(root, 'node_modules', 'electron')
+  const pathTxt = join(dir, 'path.txt')
+  if (!existsSync(pathTxt)) return null
+  const bin = join(dir, 'dist', readFileSync(pathTxt, 'utf8').trim())
+  return existsSync(bin) ? bin : null
+}
+
+/**
+ * Two runtimes, one native module: Node (CLI, tests, browser mode) and Electron (the window)
+ * have different ABIs. better-sqlite3 stays built for Node; where the Electron binary exists, a
+ * second copy is built for Electron's ABI into node_modules/.certdesk-electron and the window
+ * opens the store with it (better-sqlite3's `nativeBinding` option). That build downloads
+ * Electron's headers; when it cannot, set-up says so in one line and npm start uses browser mode.
+ */
+export function ensureElectronNative() {
+  const bin = electronBinary()
+  if (!bin) return
+  const version = JSON.parse(readFileSync(join(root, 'node_modules', 'electron', 'package.json'), 'utf8')).version
+  const marker = join(ELECTRON_NATIVE_DIR, 'built-for')
+  if (existsSync(marker) && readFileSync(marker, 'utf8') === version) return
+  const nodeGyp = process.env.npm_config_node_gyp
+  if (!nodeGyp) {
+    log('cannot build better-sqlite3 for Electron (run set-up through npm); npm start will use browser mode')
+    return
+  }
+  const work = mkdtempSync(join(tmpdir(), 'certdesk-electron-native-'))
+  try {
+    cpSync(join(root, 'node_modules', 'better-sqlite3'), work, { recursive: true })
+    rmSync(join(work, 'build'), { recursive: true, force: true })
+    const env = { ...process.env }
+    // A nodedir in npm's config would point node-gyp at Node's headers, not Electron's.
+    delete env.npm_config_nodedir
+    const ok = run(
+      process.execPath,
+      [nodeGyp, 'rebuild', '--release', '--runtime=electron', `--target=${version}`, '--dist-url=https://electronjs.org/headers'],
+      { cwd: work, env, stdio: 'ignore' }
+    )
+    if (!ok) {
+      log(`could not build better-sqlite3 for Electron ${version} (its headers could not be downloaded); npm start will use browser mode`)
+      return
+    }
+    mkdirSync(ELECTRON_NATIVE_DIR, { recursive: true })
+    cpSync(join(work, 'build', 'Release', 'better_sqlite3.node'), join(ELECTRON_NATIVE_DIR, 'better_sqlite3.node'))
+    writeFileSync(marker, version)
+  } finally {
+    rmSync(work, { recursive: true, force: true })
+  }
+}
+
 export async function setup() {
   ensureSystemPackages()
   await ensureNodeModules()
+  ensureElectronNative()
   build()
 }
 

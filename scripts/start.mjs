@@ -1,25 +1,13 @@
 // `npm start`: set-up, then the Electron app where its binary and a display exist; otherwise
 // the same app in browser mode (the core, the reseller API and the UI on 127.0.0.1).
 import { spawn } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { startKeyringSession } from './keyring-session.mjs'
-import { root, setup } from './setup.mjs'
+import { ELECTRON_NATIVE_DIR, electronBinary, root, setup } from './setup.mjs'
 
 const log = (msg) => process.stderr.write(`start: ${msg}\n`)
-
-function electronBinary() {
-  try {
-    const dir = join(root, 'node_modules', 'electron')
-    const pathTxt = join(dir, 'path.txt')
-    if (!existsSync(pathTxt)) return null
-    const bin = join(dir, 'dist', readFileSync(pathTxt, 'utf8').trim())
-    return existsSync(bin) ? bin : null
-  } catch {
-    return null
-  }
-}
 
 const hasDisplay = () => process.platform !== 'linux' || Boolean(process.env.DISPLAY || process.env.WAYLAND_DISPLAY)
 
@@ -41,11 +29,18 @@ async function main() {
     Object.assign(env, session.env)
   }
   const electron = electronBinary()
+  const nativeForElectron = existsSync(join(ELECTRON_NATIVE_DIR, 'better_sqlite3.node'))
   let child
-  if (electron && hasDisplay()) {
+  if (electron && nativeForElectron && hasDisplay()) {
     child = spawn(electron, [root, ...args], { stdio: 'inherit', env })
   } else {
-    log(electron ? 'no display: starting browser mode' : 'no Electron binary on this machine: starting browser mode')
+    log(
+      !electron
+        ? 'no Electron binary on this machine: starting browser mode'
+        : !nativeForElectron
+          ? 'better-sqlite3 is not built for Electron here: starting browser mode'
+          : 'no display: starting browser mode'
+    )
     child = spawn(process.execPath, [join(root, 'bin', 'certdesk.cjs'), 'serve', '--demo', '--ui', ...args], { stdio: 'inherit', env })
   }
   for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig))

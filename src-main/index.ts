@@ -4,6 +4,7 @@
  * navigation, no new windows, every permission request denied, single instance).
  */
 import { app, BrowserWindow, ipcMain, Notification, session, shell } from 'electron'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { startAcmeServer } from './acme/server'
@@ -20,7 +21,12 @@ import { API_VERSION, buildServer, listen } from './http/server'
 const NOTIFY_EVERY_MS = 6 * 60 * 60 * 1000
 
 async function start(): Promise<void> {
-  const service = openService({ dataDir: app.getPath('userData') })
+  // better-sqlite3 built for Electron's ABI by set-up; the module's own build is Node's.
+  const electronNative = join(app.getAppPath(), 'node_modules', '.certdesk-electron', 'better_sqlite3.node')
+  const service = openService({
+    dataDir: app.getPath('userData'),
+    nativeBinding: existsSync(electronNative) ? electronNative : undefined
+  })
   ensureDemoReseller(service)
   const server = await listen(await buildServer(service), '127.0.0.1', DEFAULT_PORT)
   // The embedded ACME server of ACME subscription products (issue 5), on its own HTTPS port.

@@ -27,9 +27,13 @@ export const migrations: { version: number; name: string; sql: string }[] = Obje
 
 export const DB_FILE = 'certdesk.sqlite'
 
-export function openDatabase(dataDir: string): Db {
+/**
+ * `nativeBinding` is the Electron build of better-sqlite3 when the window opens the store
+ * (README, "Two runtimes, one native module"); Node uses the module's own build.
+ */
+export function openDatabase(dataDir: string, nativeBinding?: string): Db {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 })
-  const db = new Database(join(dataDir, DB_FILE))
+  const db = new Database(join(dataDir, DB_FILE), nativeBinding ? { nativeBinding } : {})
   installStatementCache(db)
   db.pragma('journal_mode = WAL')
   db.pragma('foreign_keys = ON')

@@ -29,6 +29,8 @@ import { systemClock, type Clock } from './time'
 export interface ServiceOptions {
   dataDir: string
   clock?: Clock
+  /** The better-sqlite3 binary built for this runtime's ABI, when it is not the module's own. */
+  nativeBinding?: string
   /** Defaults to the OS keychain under a service name unique to this data dir. */
   secrets?: SecretStore
   /** Who signs certificates; the local CA when not given (the ACME branch adds another). */
@@ -58,7 +60,7 @@ export interface Service {
 }
 
 export function openService(opts: ServiceOptions): Service {
-  const db: Db = openDatabase(opts.dataDir)
+  const db: Db = openDatabase(opts.dataDir, opts.nativeBinding)
   seedCatalogue(db, defaultCatalogue as CatalogueFile)
   const settings = new Settings(db)
   const installId = settings.getOrCreate('install_id', () => randomUUID())
