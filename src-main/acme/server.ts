@@ -8,7 +8,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import Fastify, { type FastifyRequest } from 'fastify'
 import type { JWK } from 'jose'
-import type { AcmeSubscription } from '../core/acme-subscriptions'
+import { ACME_DIRECTORY_URL_SETTING, DEFAULT_ACME_PORT, type AcmeSubscription } from '../core/acme-subscriptions'
 import { DCV_SETTINGS } from '../core/dcv'
 import { ServiceError } from '../core/errors'
 import type { Service } from '../core/service'
@@ -27,14 +27,14 @@ import { AcmeProblem } from './problem'
  */
 export const ACME_SETTINGS = {
   /** The directory URL of the running server, written at start for GET /orders/{id}/acme. */
-  directoryUrl: 'acme_server.directory_url',
+  directoryUrl: ACME_DIRECTORY_URL_SETTING,
   /** `host:port` of the DNS server challenges are checked against (default: the system resolver). */
   resolver: DCV_SETTINGS.resolver,
   /** Port http-01 connects to (default 80, RFC 8555 §8.3). */
   http01Port: DCV_SETTINGS.httpPort
 } as const
 
-export const DEFAULT_ACME_PORT = 7781
+export { DEFAULT_ACME_PORT }
 export const ACME_PREFIX = '/acme'
 
 /** Orders and authorizations not completed within a week expire (RFC 8555 §7.1.3 leaves it to the server). */

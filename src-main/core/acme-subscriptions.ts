@@ -151,6 +151,14 @@ export class AcmeSubscriptions {
     return this.toSubscription(row)
   }
 
+  /** A reseller's subscriptions, newest first (the desktop app's ACME panel). */
+  list(resellerId: number): AcmeSubscription[] {
+    const rows = this.ctx.db
+      .prepare(`${SELECT} WHERE s.reseller_id = ? ORDER BY s.id DESC`)
+      .all(resellerId) as SubscriptionRow[]
+    return rows.map((r) => this.toSubscription(r))
+  }
+
   /** The subscription of a reseller's order; 404 for another reseller's order or a non-ACME order. */
   forOrder(resellerId: number, orderId: number): AcmeSubscription {
     const row = this.ctx.db.prepare(`${SELECT} WHERE s.order_id = ? AND s.reseller_id = ?`).get(orderId, resellerId) as
@@ -312,5 +320,83 @@ export function clientCommands(d: {
     lego:
       `LEGO_CA_CERTIFICATES=${d.rootCaPath} lego --server ${d.serverUrl} --eab --kid ${d.eabKid} --hmac=${d.eabHmacKey} ` +
       `--email ${email} --accept-tos ${dn('--domains')} --http run`
+  }
+}
+
+/** The setting the embedded ACME server writes its directory URL to when it starts. */
+export const ACME_DIRECTORY_URL_SETTING = 'acme_server.directory_url'
+export const DEFAULT_ACME_PORT = 7781
+export const ACME_ROOT_CA_PATH = '/acme/root-ca.pem'
+export const ACME_SETUP_PREFIX = '/acme/setup/'
+
+/** Where clients reach the ACME directory and CertDesk's local listener. */
+export interface AcmeUrls {
+  serverUrl: string
+  /** The account URL of an ACME account id, as the embedded server names it. */
+  accountUrl: (id: number) => string
+  rootCaUrl: string
+  setupUrl: (token: string) => string
+}
+
+/**
+ * The URLs of a subscription's set-up: the directory URL the server recorded (or its default)
+ * and `localBase`, the reseller API listener's base URL (root certificate, `ais` set-up page).
+ */
+export function acmeUrls(directoryUrl: string | null, localBase: string): AcmeUrls {
+  const serverUrl = directoryUrl ?? `https://localhost:${DEFAULT_ACME_PORT}/acme/directory`
+  const acmeBase = serverUrl.replace(/\/directory$/, '')
+  const local = localBase.replace(/\/+$/, '')
+  return {
+    serverUrl,
+    accountUrl: (id) => `${acmeBase}/acct/${id}`,
+    rootCaUrl: `${local}${ACME_ROOT_CA_PATH}`,
+    setupUrl: (token) => `${local}${ACME_SETUP_PREFIX}${token}`
+  }
+}
+
+/** What a subscription's set-up shows: GET /orders/{id}/acme's `acme` object and the desktop ACME panel. */
+export interface AcmeSetup {
+  status: AcmeSubscription['status']
+  category: AcmeCategory
+  domains: AcmeDomain[]
+  subscription: { begin: string; next_renewal: string; end: string | null }
+  account: {
+    eab_kid: string
+    eab_hmac_key: string
+    server_url: string
+    status: 'valid' | 'pending'
+    accounts: { url: string; status: string; created_at: string }[]
+  }
+  allowed_identifiers: string[]
+  root_ca_url: string
+  commands: { certbot: string; acme_sh: string; lego: string }
+  autoinstall: { login_url: string } | null
+}
+
+export function acmeSetup(d: AcmeDetails, urls: AcmeUrls): AcmeSetup {
+  const bound = d.accounts.filter((a) => a.status === 'valid')
+  return {
+    status: d.status,
+    category: d.category,
+    domains: d.domains,
+    subscription: { begin: d.beginDate, next_renewal: d.nextRenewal, end: d.endDate },
+    account: {
+      eab_kid: d.eabKid,
+      eab_hmac_key: d.eabHmacKey,
+      server_url: urls.serverUrl,
+      status: bound.length > 0 ? 'valid' : 'pending',
+      accounts: d.accounts.map((a) => ({ url: urls.accountUrl(a.id), status: a.status, created_at: a.createdAt }))
+    },
+    allowed_identifiers: d.allowedIdentifiers,
+    root_ca_url: urls.rootCaUrl,
+    commands: clientCommands({
+      serverUrl: urls.serverUrl,
+      eabKid: d.eabKid,
+      eabHmacKey: d.eabHmacKey,
+      names: d.domains.map((x) => x.name),
+      email: d.contactEmail,
+      rootCaPath: 'certdesk-root.pem'
+    }),
+    autoinstall: d.setupToken ? { login_url: urls.setupUrl(d.setupToken) } : null
   }
 }

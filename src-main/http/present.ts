@@ -7,7 +7,7 @@ import type { PricedProduct, PriceTable } from '../core/catalogue'
 import type { Invoice } from '../core/invoices'
 import type { CreditTransaction, Page } from '../core/ledger'
 import type { AcmeDetails, AcmeSubscription } from '../core/acme-subscriptions'
-import { clientCommands } from '../core/acme-subscriptions'
+import { acmeSetup, type AcmeUrls } from '../core/acme-subscriptions'
 import { centsToUsd } from '../core/money'
 import type { CreatedOrder, Order } from '../core/orders'
 import type { Reseller } from '../core/resellers'
@@ -162,10 +162,13 @@ export function createdOrderAnswer(c: CreatedOrder): { statusCode: number; body:
   const o = c.order
   if (!c.subscription) return { statusCode: 200, body: createdOrderJson(c) }
   if ('error' in c.subscription) {
-    const refund = c.subscription.refunded > 0 ? ` and ${centsToUsd(c.subscription.refunded).toFixed(2)} USD refunded to credit` : ''
+    const refund =
+      c.subscription.refunded > 0 ? ` and ${centsToUsd(c.subscription.refunded).toFixed(2)} USD refunded to credit` : ''
     return {
       statusCode: 503,
-      body: failure(`could not create the ACME subscription: ${c.subscription.error}; order ${o.orderNumber} is cancelled${refund}`)
+      body: failure(
+        `could not create the ACME subscription: ${c.subscription.error}; order ${o.orderNumber} is cancelled${refund}`
+      )
     }
   }
   const body: Static<typeof AcmeCreateResponse> = {
@@ -196,40 +199,11 @@ export function acmeSummaryJson(s: AcmeSubscription): NonNullable<Static<typeof 
   }
 }
 
-export interface AcmeUrls {
-  serverUrl: string
-  /** The account URL of an ACME account id, as the embedded server names it. */
-  accountUrl: (id: number) => string
-  rootCaUrl: string
-  setupUrl: (token: string) => string
-}
+export type { AcmeUrls } from '../core/acme-subscriptions'
 
+/** The assembly lives in core (the desktop ACME panel shows the same object). */
 export function acmeDetailsJson(d: AcmeDetails, urls: AcmeUrls): Static<typeof AcmeDetailsJson> {
-  const bound = d.accounts.filter((a) => a.status === 'valid')
-  return {
-    status: d.status,
-    category: d.category,
-    domains: d.domains,
-    subscription: { begin: d.beginDate, next_renewal: d.nextRenewal, end: d.endDate },
-    account: {
-      eab_kid: d.eabKid,
-      eab_hmac_key: d.eabHmacKey,
-      server_url: urls.serverUrl,
-      status: bound.length > 0 ? 'valid' : 'pending',
-      accounts: d.accounts.map((a) => ({ url: urls.accountUrl(a.id), status: a.status, created_at: a.createdAt }))
-    },
-    allowed_identifiers: d.allowedIdentifiers,
-    root_ca_url: urls.rootCaUrl,
-    commands: clientCommands({
-      serverUrl: urls.serverUrl,
-      eabKid: d.eabKid,
-      eabHmacKey: d.eabHmacKey,
-      names: d.domains.map((x) => x.name),
-      email: d.contactEmail,
-      rootCaPath: 'certdesk-root.pem'
-    }),
-    autoinstall: d.setupToken ? { login_url: urls.setupUrl(d.setupToken) } : null
-  }
+  return acmeSetup(d, urls)
 }
 
 export function invoiceJson(i: Invoice): Static<typeof InvoiceJson> {

@@ -4,19 +4,26 @@
  * CertDesk root certificate clients must trust for the HTTPS directory.
  */
 import type { FastifyRequest } from 'fastify'
-import { clientCommands, type AcmeDetails } from '../../core/acme-subscriptions'
+import {
+  ACME_DIRECTORY_URL_SETTING,
+  ACME_ROOT_CA_PATH,
+  ACME_SETUP_PREFIX,
+  acmeUrls,
+  clientCommands,
+  type AcmeDetails,
+  type AcmeUrls
+} from '../../core/acme-subscriptions'
 import { ServiceError } from '../../core/errors'
 import type { Service } from '../../core/service'
-import { ACME_SETTINGS, DEFAULT_ACME_PORT } from '../../acme/server'
 import { caller } from '../auth'
-import { acmeDetailsJson, type AcmeUrls } from '../present'
+import { acmeDetailsJson } from '../present'
 import type { ApiRouter } from '../router'
 import { AcmeDetailsJson, IdParam, ok } from '../schemas'
 import { ErrorRef } from './common'
 import { Type } from '@sinclair/typebox'
 
-export const SETUP_PREFIX = '/acme/setup/'
-export const ROOT_CA_PATH = '/acme/root-ca.pem'
+export const SETUP_PREFIX = ACME_SETUP_PREFIX
+export const ROOT_CA_PATH = ACME_ROOT_CA_PATH
 
 /**
  * Paths on the local listener that carry no API key: the set-up page is reached through a
@@ -28,16 +35,7 @@ export const isAcmePublicPath = (request: FastifyRequest): boolean => {
 }
 
 function urlsFor(service: Service, request: FastifyRequest): AcmeUrls {
-  const serverUrl =
-    service.settings.get(ACME_SETTINGS.directoryUrl) ?? `https://localhost:${DEFAULT_ACME_PORT}/acme/directory`
-  const acmeBase = serverUrl.replace(/\/directory$/, '')
-  const local = `http://${request.headers.host ?? '127.0.0.1'}`
-  return {
-    serverUrl,
-    accountUrl: (id) => `${acmeBase}/acct/${id}`,
-    rootCaUrl: `${local}${ROOT_CA_PATH}`,
-    setupUrl: (token) => `${local}${SETUP_PREFIX}${token}`
-  }
+  return acmeUrls(service.settings.get(ACME_DIRECTORY_URL_SETTING), `http://${request.headers.host ?? '127.0.0.1'}`)
 }
 
 const escapeHtml = (s: string): string =>
