@@ -287,6 +287,79 @@ export interface ConfigureInput {
   approverEmail?: string
 }
 
+export type DeployLayout = 'nginx' | 'apache' | 'haproxy' | 'iis'
+export type DeployTargetKind = 'folder' | 'command' | 'webhook'
+export type DeployRunStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'superseded'
+
+/** A deploy target as the renderer adds it; the core checks the values. */
+export type DeployTargetInput =
+  | { kind: 'folder'; path: string; layout?: DeployLayout; pfx?: boolean }
+  | { kind: 'command'; command: string; timeoutSeconds?: number }
+  | { kind: 'webhook'; url: string }
+
+export interface DeployRunView {
+  id: number
+  targetId: number
+  kind: DeployTargetKind
+  serial: string
+  trigger: 'issued' | 'reissued' | 'auto_reissue' | 'manual'
+  status: DeployRunStatus
+  attempts: number
+  nextAttemptAt: string | null
+  lastError: string | null
+  /** The last attempt's summary (files written, exit code, HTTP status), null before the first. */
+  summary: string | null
+  createdAt: string
+  updatedAt: string
+}
+
+export interface DeployTargetView {
+  id: number
+  kind: DeployTargetKind
+  /** Folder targets. */
+  path: string | null
+  layout: DeployLayout | null
+  pfx: boolean
+  /** Command targets. */
+  command: string | null
+  timeoutSeconds: number | null
+  /** Webhook targets. */
+  url: string | null
+  createdAt: string
+  /** The newest run on this target, null before the first. */
+  lastRun: DeployRunView | null
+}
+
+export interface CreatedDeployTargetView {
+  target: DeployTargetView
+  /** Shown once: the webhook secret or the PFX password CertDesk created in the keychain. */
+  secret: { name: 'webhook_secret' | 'pfx_password'; value: string } | null
+}
+
+/** An ACME subscription order with its set-up, the HMAC key left out (`acmeHmacKey` reads it). */
+export interface AcmeSubscriptionView {
+  orderId: number
+  orderNumber: string
+  productName: string
+  status: 'active' | 'cancelled' | 'expired'
+  category: 'caas' | 'ais'
+  domains: string[]
+  begin: string
+  nextRenewal: string
+  end: string | null
+  eabKid: string
+  serverUrl: string
+  accountStatus: 'valid' | 'pending'
+  accounts: { url: string; status: string; createdAt: string }[]
+  rootCaUrl: string
+  /** Ready-to-paste commands with the HMAC key in place of HMAC_KEY_PLACEHOLDER until revealed. */
+  commands: { certbot: string; lego: string; acmeSh: string }
+  setupUrl: string | null
+}
+
+/** Stands for the EAB HMAC key in `AcmeSubscriptionView.commands`. */
+export const HMAC_KEY_PLACEHOLDER = '<EAB_HMAC_KEY>'
+
 export interface AppApi {
   /** Where the reseller API listens and which transport the UI runs over. */
   settings(): Promise<SettingsView>
@@ -331,6 +404,19 @@ export interface AppApi {
   certificate(resellerId: number, orderId: number): Promise<CertificateDetailView>
   /** The local CA's root, for trust stores. */
   caRootPem(): Promise<{ pem: string }>
+
+  /** The order's deploy targets with their newest run. */
+  listDeployTargets(resellerId: number, orderId: number): Promise<DeployTargetView[]>
+  addDeployTarget(resellerId: number, orderId: number, input: DeployTargetInput): Promise<CreatedDeployTargetView>
+  removeDeployTarget(resellerId: number, orderId: number, targetId: number): Promise<{ removed: true }>
+  /** Deploys the current certificate to every target now and answers the runs' outcome. */
+  deployNow(resellerId: number, orderId: number): Promise<DeployRunView[]>
+  listDeployRuns(resellerId: number, orderId: number, page: PageRequest): Promise<PageView<DeployRunView>>
+
+  /** The reseller's ACME subscription orders, newest first. */
+  listAcmeSubscriptions(resellerId: number): Promise<AcmeSubscriptionView[]>
+  /** The EAB HMAC key of a subscription, read from the OS keychain on an explicit request. */
+  acmeHmacKey(resellerId: number, orderId: number): Promise<{ eabHmacKey: string }>
 
   listInvoices(
     resellerId: number,
@@ -377,6 +463,13 @@ export const APP_METHODS = {
   reissue: true,
   certificate: true,
   caRootPem: true,
+  listDeployTargets: true,
+  addDeployTarget: true,
+  removeDeployTarget: true,
+  deployNow: true,
+  listDeployRuns: true,
+  listAcmeSubscriptions: true,
+  acmeHmacKey: true,
   listInvoices: true,
   listTransactions: true,
   topUp: true,

@@ -7,7 +7,8 @@ import { Dashboard } from './screens/dashboard'
 import { NewOrder } from './screens/new-order'
 import { OrderDetail } from './screens/order-detail'
 import { Orders } from './screens/orders'
-import { Acme, Settings } from './screens/settings'
+import { Acme } from './screens/acme'
+import { Settings } from './screens/settings'
 import { useReseller, useStore, type Screen } from './store'
 
 const NAV: { screen: Screen; label: string }[] = [

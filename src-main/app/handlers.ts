@@ -17,9 +17,17 @@ import type { Service } from '../core/service'
 import { DCV_SETTINGS, validateSetting } from '../core/dcv'
 import type { SslStatus, StoredCertificate } from '../core/certificates'
 import { Watchlist } from '../core/watchlist'
+import { ACME_DIRECTORY_URL_SETTING, acmeSetup, acmeUrls } from '../core/acme-subscriptions'
+import type { DeployRun, DeployTarget, TargetInput } from '../core/deploy/deploys'
+import type { CommandConfig } from '../core/deploy/command'
+import type { FolderConfig } from '../core/deploy/folder'
+import type { WebhookConfig } from '../core/deploy/webhook'
 import type {
+  AcmeSubscriptionView,
   ApiKeyView,
   AppApi,
+  DeployRunView,
+  DeployTargetView,
   CertificateView,
   DcvSettingsView,
   SslStatusView,
@@ -33,6 +41,7 @@ import type {
   ResellerView,
   TransactionView
 } from '../../src-preload/contract'
+import { HMAC_KEY_PLACEHOLDER } from '../../src-preload/contract'
 
 export type AppHandlers = {
   [K in AppMethod]: (...args: Parameters<AppApi[K]>) => Awaited<ReturnType<AppApi[K]>> | ReturnType<AppApi[K]>
@@ -73,6 +82,31 @@ const orderInput = (v: unknown): OrderInput => {
     sanCount: optInt('sanCount'),
     sanWildcardCount: optInt('sanWildcardCount')
   }
+}
+/** A deploy target as the renderer sends it, each field checked for its type; the core checks the values. */
+const targetInput = (v: unknown): TargetInput => {
+  const o = (v ?? {}) as Record<string, unknown>
+  const text = (k: string): string => {
+    if (typeof o[k] !== 'string') throw invalid(`${k} must be text`)
+    return o[k] as string
+  }
+  if (o.kind === 'folder') {
+    if (o.layout !== undefined && typeof o.layout !== 'string') throw invalid('layout must be text')
+    return {
+      kind: 'folder',
+      path: text('path').trim(),
+      layout: o.layout as (TargetInput & { kind: 'folder' })['layout'],
+      pfx: o.pfx === true
+    }
+  }
+  if (o.kind === 'command') {
+    const t = o.timeoutSeconds
+    if (t !== undefined && t !== null && (typeof t !== 'number' || !Number.isInteger(t)))
+      throw invalid('timeoutSeconds must be a whole number')
+    return { kind: 'command', command: text('command').trim(), timeoutSeconds: (t as number | null) ?? undefined }
+  }
+  if (o.kind === 'webhook') return { kind: 'webhook', url: text('url').trim() }
+  throw invalid('kind must be folder, command or webhook')
 }
 const pageOf = <A, B>(p: Page<A>, f: (a: A) => B): PageView<B> => ({
   items: p.items.map(f),
@@ -172,6 +206,39 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
     revokedAt: k.revokedAt,
     lastUsedAt: k.lastUsedAt
   })
+  const runView = (r: DeployRun): DeployRunView => ({
+    id: r.id,
+    targetId: r.targetId,
+    kind: r.kind,
+    serial: r.serial,
+    trigger: r.trigger,
+    status: r.status,
+    attempts: r.attempts,
+    nextAttemptAt: r.nextAttemptAt,
+    lastError: r.lastError,
+    summary: r.history.at(-1)?.summary ?? null,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt
+  })
+  const targetView = (t: DeployTarget, lastRun: DeployRun | null): DeployTargetView => {
+    const folder = t.kind === 'folder' ? (t.config as FolderConfig) : null
+    const command = t.kind === 'command' ? (t.config as CommandConfig) : null
+    return {
+      id: t.id,
+      kind: t.kind,
+      path: folder?.path ?? null,
+      layout: folder?.layout ?? null,
+      pfx: folder?.pfx ?? false,
+      command: command?.command ?? null,
+      timeoutSeconds: command?.timeoutSeconds ?? null,
+      url: t.kind === 'webhook' ? (t.config as WebhookConfig).url : null,
+      createdAt: t.createdAt,
+      lastRun: lastRun && runView(lastRun)
+    }
+  }
+  /** The order of this reseller (404 otherwise), so one account's page cannot act on another's orders. */
+  const ownOrder = (resellerId: number, orderId: number): Order =>
+    service.orders.get(reseller(resellerId).id, id(orderId, 'order id'))
   const reseller = (resellerId: number): Reseller => service.resellers.get(id(resellerId, 'reseller id'))
   /** An API key of this reseller, so one account's page cannot act on another's keys. */
   const ownKey = (resellerId: number, keyId: number): ApiKeyInfo => {
@@ -362,6 +429,68 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
       }
     },
     caRootPem: async () => ({ pem: await service.localCa.rootPem() }),
+
+    listDeployTargets: (resellerId, orderId) => {
+      const order = ownOrder(resellerId, orderId)
+      // The newest run of each target: runs come newest first; one page covers the usual order.
+      const latest = new Map<number, DeployRun>()
+      for (const r of service.deploys.runs(order.id, { limit: MAX_LIMIT, offset: 0 }).items)
+        if (!latest.has(r.targetId)) latest.set(r.targetId, r)
+      return service.deploys.targets(order.id).map((t) => targetView(t, latest.get(t.id) ?? null))
+    },
+    addDeployTarget: (resellerId, orderId, input) => {
+      const order = ownOrder(resellerId, orderId)
+      const created = service.deploys.addTarget(order.id, targetInput(input))
+      return { target: targetView(created.target, null), secret: created.secret }
+    },
+    removeDeployTarget: (resellerId, orderId, targetId) => {
+      const order = ownOrder(resellerId, orderId)
+      const t = service.deploys.target(id(targetId, 'target id'))
+      if (t.orderId !== order.id) throw notFound(`deploy target ${targetId} not found`)
+      service.deploys.removeTarget(t.id)
+      return { removed: true as const }
+    },
+    deployNow: async (resellerId, orderId) =>
+      (await service.deploys.runOrder(ownOrder(resellerId, orderId).id)).map(runView),
+    listDeployRuns: (resellerId, orderId, p) =>
+      pageOf(service.deploys.runs(ownOrder(resellerId, orderId).id, page(p)), runView),
+
+    listAcmeSubscriptions: (resellerId) => {
+      const r = reseller(resellerId)
+      const urls = acmeUrls(service.settings.get(ACME_DIRECTORY_URL_SETTING), env.listenerUrl())
+      return service.acme.list(r.id).map((sub): AcmeSubscriptionView => {
+        const order = service.orders.get(r.id, sub.orderId)
+        const setup = acmeSetup(service.acme.details(sub), urls)
+        const hide = (cmd: string): string => cmd.split(setup.account.eab_hmac_key).join(HMAC_KEY_PLACEHOLDER)
+        return {
+          orderId: order.id,
+          orderNumber: order.orderNumber,
+          productName: order.productName,
+          status: setup.status,
+          category: setup.category,
+          domains: setup.domains.map((d) => d.name),
+          begin: setup.subscription.begin,
+          nextRenewal: setup.subscription.next_renewal,
+          end: setup.subscription.end,
+          eabKid: setup.account.eab_kid,
+          serverUrl: setup.account.server_url,
+          accountStatus: setup.account.status,
+          accounts: setup.account.accounts.map((a) => ({ url: a.url, status: a.status, createdAt: a.created_at })),
+          rootCaUrl: setup.root_ca_url,
+          commands: {
+            certbot: hide(setup.commands.certbot),
+            lego: hide(setup.commands.lego),
+            acmeSh: hide(setup.commands.acme_sh)
+          },
+          setupUrl: setup.autoinstall?.login_url ?? null
+        }
+      })
+    },
+    acmeHmacKey: (resellerId, orderId) => {
+      const order = ownOrder(resellerId, orderId)
+      const sub = service.acme.forOrder(order.resellerId, order.id)
+      return { eabHmacKey: service.acme.hmacKey(sub.eabKid) }
+    },
 
     listInvoices: (resellerId, filter, p) =>
       pageOf(service.invoices.list(reseller(resellerId).id, { status: filter?.status }, page(p)), invoiceView),

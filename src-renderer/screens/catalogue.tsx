@@ -57,6 +57,14 @@ export function Catalogue(): React.JSX.Element {
               </option>
             ))}
           </select>
+          <label className="check">
+            <input
+              type="checkbox"
+              checked={filter.includeAcme === true}
+              onChange={(e) => change({ includeAcme: e.target.checked || undefined })}
+            />{' '}
+            Show ACME subscriptions
+          </label>
         </div>
       </header>
       <ErrorBox text={error} />
@@ -79,7 +87,9 @@ export function Catalogue(): React.JSX.Element {
             return (
               <tr key={p.id} data-product={p.name}>
                 <td>
-                  <div className="strong">{p.name}</div>
+                  <div className="strong">
+                    {p.name} {p.acme ? <span className="badge badge-processing">ACME subscription</span> : null}
+                  </div>
                   <div className="muted small">
                     {p.brand} · warranty {p.warranty}
                   </div>

@@ -5,6 +5,7 @@ import { certificateFacts, pfx, privateKeyPem, type CertificateFacts } from '../
 import { download, statusLabel, usd, years } from '../lib/format'
 import { useStore } from '../store'
 import { Badge, CopyButton, ErrorBox } from '../ui'
+import { DeployTargets } from './deploy-targets'
 
 /** The path an order walks (design page, "Order states"), for the timeline. */
 const STEPS = ['pending', 'validation_pending', 'processing', 'completed'] as const
@@ -662,6 +663,7 @@ export function OrderDetail({ id }: { id: number }): React.JSX.Element {
       {order.status === 'validation_pending' || order.status === 'processing' || order.status === 'completed' ? (
         <Validation order={order} />
       ) : null}
+      {order.status !== 'cancelled' ? <DeployTargets order={order} /> : null}
     </div>
   )
 }

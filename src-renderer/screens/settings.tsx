@@ -4,23 +4,6 @@ import { download } from '../lib/format'
 import { useStore } from '../store'
 import { ErrorBox } from '../ui'
 
-export function Acme(): React.JSX.Element {
-  return (
-    <div className="screen narrow">
-      <header className="screen-head">
-        <h1>ACME subscriptions</h1>
-      </header>
-      <section className="card">
-        <p>
-          ACME subscriptions (an ACME client or an auto-install tool obtaining and renewing certificates by themselves)
-          arrive with CertDesk&apos;s ACME support. Until then, ordering a subscription product answers with the
-          API&apos;s message that subscriptions are not available yet.
-        </p>
-      </section>
-    </div>
-  )
-}
-
 function Resellers(): React.JSX.Element {
   const resellers = useStore((s) => s.resellers)
   const add = useStore((s) => s.addReseller)

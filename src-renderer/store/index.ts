@@ -4,7 +4,12 @@
  */
 import { create, type StateCreator } from 'zustand'
 import type {
+  AcmeSubscriptionView,
   ApiKeyView,
+  CreatedDeployTargetView,
+  DeployRunView,
+  DeployTargetInput,
+  DeployTargetView,
   CertificateDetailView,
   OutboxMessageView,
   ConfigureInput,
@@ -156,7 +161,39 @@ interface KeysSlice {
   hideKey(): void
 }
 
-export type Store = SessionSlice & DashboardSlice & CatalogueSlice & ListsSlice & OrderSlice & DraftSlice & KeysSlice
+// ---- deploy targets of the order being looked at
+interface DeploySlice {
+  deployOrderId: number | null
+  deployTargets: DeployTargetView[]
+  deployRuns: DeployRunView[]
+  deployError: string | null
+  deploying: boolean
+  loadDeploys(orderId: number): Promise<void>
+  /** Adds a target; the created target (with its one-time secret) on success, the API's message on failure. */
+  addDeployTarget(orderId: number, input: DeployTargetInput): Promise<CreatedDeployTargetView | string>
+  removeDeployTarget(orderId: number, targetId: number): Promise<void>
+  deployNow(orderId: number): Promise<void>
+}
+
+// ---- ACME subscriptions of the acting reseller
+interface AcmeSlice {
+  acmeSubscriptions: AcmeSubscriptionView[]
+  acmeError: string | null
+  /** HMAC keys revealed on request, by order id; forgotten on reload. */
+  acmeKeys: Record<number, string>
+  loadAcme(): Promise<void>
+  revealAcmeKey(orderId: number): Promise<void>
+}
+
+export type Store = SessionSlice &
+  DashboardSlice &
+  CatalogueSlice &
+  ListsSlice &
+  OrderSlice &
+  DraftSlice &
+  KeysSlice &
+  DeploySlice &
+  AcmeSlice
 type Slice<T> = StateCreator<Store, [], [], T>
 
 let toastId = 0
@@ -574,6 +611,85 @@ const keysSlice: Slice<KeysSlice> = (set, get) => ({
   }
 })
 
+const RECENT_RUNS = 20
+
+const deploySlice: Slice<DeploySlice> = (set, get) => ({
+  deployOrderId: null,
+  deployTargets: [],
+  deployRuns: [],
+  deployError: null,
+  deploying: false,
+  async loadDeploys(orderId) {
+    if (get().deployOrderId !== orderId) set({ deployOrderId: orderId, deployTargets: [], deployRuns: [] })
+    try {
+      const r = rid(get)
+      const [targets, runs] = await Promise.all([
+        bridge.listDeployTargets(r, orderId),
+        bridge.listDeployRuns(r, orderId, { limit: RECENT_RUNS, offset: 0 })
+      ])
+      if (get().deployOrderId === orderId) set({ deployTargets: targets, deployRuns: runs.items, deployError: null })
+    } catch (err) {
+      set({ deployError: errorMessage(err) })
+    }
+  },
+  async addDeployTarget(orderId, input) {
+    try {
+      const created = await bridge.addDeployTarget(rid(get), orderId, input)
+      get().toast('ok', `Deploy target added (${created.target.kind})`)
+      void get().loadDeploys(orderId)
+      return created
+    } catch (err) {
+      return errorMessage(err)
+    }
+  },
+  async removeDeployTarget(orderId, targetId) {
+    try {
+      await bridge.removeDeployTarget(rid(get), orderId, targetId)
+      get().toast('ok', 'Deploy target removed')
+      await get().loadDeploys(orderId)
+    } catch (err) {
+      set({ deployError: errorMessage(err) })
+    }
+  },
+  async deployNow(orderId) {
+    set({ deploying: true, deployError: null })
+    try {
+      const runs = await bridge.deployNow(rid(get), orderId)
+      const failed = runs.filter((r) => r.status === 'failed').length
+      get().toast(
+        failed ? 'error' : 'ok',
+        failed ? `${failed} of ${runs.length} deploys failed` : `Deployed to ${runs.length} target(s)`
+      )
+    } catch (err) {
+      set({ deployError: errorMessage(err) })
+    } finally {
+      set({ deploying: false })
+      await get().loadDeploys(orderId)
+    }
+  }
+})
+
+const acmeSlice: Slice<AcmeSlice> = (set, get) => ({
+  acmeSubscriptions: [],
+  acmeError: null,
+  acmeKeys: {},
+  async loadAcme() {
+    try {
+      set({ acmeSubscriptions: await bridge.listAcmeSubscriptions(rid(get)), acmeError: null, acmeKeys: {} })
+    } catch (err) {
+      set({ acmeSubscriptions: [], acmeError: errorMessage(err) })
+    }
+  },
+  async revealAcmeKey(orderId) {
+    try {
+      const { eabHmacKey } = await bridge.acmeHmacKey(rid(get), orderId)
+      set({ acmeKeys: { ...get().acmeKeys, [orderId]: eabHmacKey } })
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+    }
+  }
+})
+
 export const useStore = create<Store>()((...a) => ({
   ...sessionSlice(...a),
   ...dashboardSlice(...a),
@@ -581,7 +697,9 @@ export const useStore = create<Store>()((...a) => ({
   ...listsSlice(...a),
   ...orderSlice(...a),
   ...draftSlice(...a),
-  ...keysSlice(...a)
+  ...keysSlice(...a),
+  ...deploySlice(...a),
+  ...acmeSlice(...a)
 }))
 
 export const useReseller = (): ResellerView | null =>

@@ -14,10 +14,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { browserUiOptions } from '../../src-main/app/browser-mode'
 import { createHandlers, type AppHandlers } from '../../src-main/app/handlers'
 import { serveOverIpc } from '../../src-main/app/ipc'
+import type { AcmeSetup } from '../../src-main/core/acme-subscriptions'
 import { DB_FILE } from '../../src-main/core/db'
 import { ensureDemoReseller, openService, type Service } from '../../src-main/core/service'
 import { API_VERSION, buildServer, listen, type Listening } from '../../src-main/http/server'
-import { APP_METHODS, appMethodNames, CHANNEL_PREFIX, RPC_PREFIX, type AppApi } from '../../src-preload/contract'
+import {
+  APP_METHODS,
+  appMethodNames,
+  CHANNEL_PREFIX,
+  HMAC_KEY_PLACEHOLDER,
+  RPC_PREFIX,
+  type AppApi
+} from '../../src-preload/contract'
 import { createRpcClient } from '../../src-preload/rpc-client'
 
 const ROOT = join(__dirname, '..', '..')
@@ -213,6 +221,86 @@ describe('secrets over the bridge', () => {
     // Another account's page cannot reach this key.
     const other = service.resellers.create({ name: 'Other', email: 'other@example.test', groupId: 1 })
     await expect(rpc.revealApiKey(other.id, info.id)).rejects.toThrow('not found')
+  })
+})
+
+describe('deploy targets and ACME subscriptions over the bridge', () => {
+  it('adds, lists and removes deploy targets of the acting reseller only', async () => {
+    const order = (await rpc.createOrder(resellerId, { productId: 2, domain: 'deploy.example.test' }, 'credit')).order
+    const hook = await ipc.addDeployTarget(resellerId, order.id, {
+      kind: 'webhook',
+      url: 'https://hooks.example.test/x'
+    })
+    expect(hook.secret?.name).toBe('webhook_secret')
+    expect(hook.secret?.value).toMatch(/^whsec_/)
+    const folder = await rpc.addDeployTarget(resellerId, order.id, {
+      kind: 'folder',
+      path: '/srv/tls',
+      layout: 'apache'
+    })
+    expect(folder.secret).toBeNull()
+    const listed = await rpc.listDeployTargets(resellerId, order.id)
+    expect(listed.map((t) => [t.kind, t.url ?? t.path, t.lastRun])).toEqual([
+      ['webhook', 'https://hooks.example.test/x', null],
+      ['folder', '/srv/tls', null]
+    ])
+    expect(JSON.stringify(listed)).not.toContain(hook.secret!.value)
+    // The core's message, on either transport.
+    await expect(rpc.addDeployTarget(resellerId, order.id, { kind: 'folder', path: 'rel' })).rejects.toThrow(
+      'path must be an absolute folder path'
+    )
+    await expect(ipc.deployNow(resellerId, order.id)).rejects.toThrow('it has no certificate yet')
+    // Another account's page cannot see or change them.
+    const other = service.resellers.create({ name: 'Other deploys', email: 'od@example.test', groupId: 1 })
+    await expect(rpc.listDeployTargets(other.id, order.id)).rejects.toThrow('not found')
+    await expect(rpc.addDeployTarget(other.id, order.id, { kind: 'webhook', url: 'https://x.test/' })).rejects.toThrow(
+      'not found'
+    )
+    await expect(rpc.removeDeployTarget(other.id, order.id, folder.target.id)).rejects.toThrow('not found')
+    const mine = (await rpc.createOrder(other.id, { productId: 2, domain: 'od.example.test' }, 'invoice')).order
+    await expect(rpc.removeDeployTarget(other.id, mine.id, folder.target.id)).rejects.toThrow('not found')
+    expect(await rpc.removeDeployTarget(resellerId, order.id, folder.target.id)).toEqual({ removed: true })
+    expect((await ipc.listDeployTargets(resellerId, order.id)).map((t) => t.kind)).toEqual(['webhook'])
+    expect((await ipc.listDeployRuns(resellerId, order.id, { limit: 10, offset: 0 })).total).toBe(0)
+  })
+
+  it('lists ACME subscriptions as GET /orders/{id}/acme shows them, the HMAC key only on request', async () => {
+    const products = await rpc.listProducts(resellerId, { includeAcme: true })
+    const acme = products.find((p) => p.acme && p.name === 'PositiveSSL ACME DV')!
+    expect(acme).toBeDefined()
+    expect((await rpc.listProducts(resellerId, {})).some((p) => p.acme)).toBe(false)
+    const created = await rpc.createOrder(resellerId, { productId: acme.id, domain: 'sub.example.test' }, 'credit')
+    expect(created.order.status).toBe('completed')
+    const subs = await ipc.listAcmeSubscriptions(resellerId)
+    const sub = subs.find((s) => s.orderId === created.order.id)!
+    expect(sub.domains).toEqual(['sub.example.test', 'www.sub.example.test'])
+    const { eabHmacKey } = await rpc.acmeHmacKey(resellerId, created.order.id)
+    expect(JSON.stringify(subs)).not.toContain(eabHmacKey)
+    expect(sub.commands.certbot).toContain(HMAC_KEY_PLACEHOLDER)
+
+    const key = service.resellers.createApiKey(resellerId).key
+    const res = await fetch(`${listening.url}/orders/${created.order.id}/acme`, { headers: { 'x-api-key': key } })
+    const http = ((await res.json()) as { acme: AcmeSetup }).acme
+    expect(http.account.eab_hmac_key).toBe(eabHmacKey)
+    expect([sub.eabKid, sub.serverUrl, sub.rootCaUrl]).toEqual([
+      http.account.eab_kid,
+      http.account.server_url,
+      http.root_ca_url
+    ])
+    expect([sub.begin, sub.nextRenewal, sub.end]).toEqual([
+      http.subscription.begin,
+      http.subscription.next_renewal,
+      http.subscription.end
+    ])
+    const filled = (c: string): string => c.split(HMAC_KEY_PLACEHOLDER).join(eabHmacKey)
+    expect([filled(sub.commands.certbot), filled(sub.commands.lego), filled(sub.commands.acmeSh)]).toEqual([
+      http.commands.certbot,
+      http.commands.lego,
+      http.commands.acme_sh
+    ])
+    const other = service.resellers.create({ name: 'Other acme', email: 'oa@example.test', groupId: 1 })
+    expect(await rpc.listAcmeSubscriptions(other.id)).toEqual([])
+    await expect(rpc.acmeHmacKey(other.id, created.order.id)).rejects.toThrow('not found')
   })
 })
 

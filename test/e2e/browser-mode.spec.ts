@@ -92,6 +92,6 @@ test('the session cookie is HttpOnly and SameSite=Strict, the CSP is strict, and
   await page.locator('#acting-for').selectOption({ label: 'Demo Reseller' })
 
   await nav(page, 'ACME')
-  await expect(page.getByText('arrive with')).toBeVisible()
+  await expect(page.getByRole('heading', { name: 'ACME subscriptions' })).toBeVisible()
   await shot(page, 'acme')
 })
