@@ -54,6 +54,8 @@ export interface ProductView {
   maxSans: number
   description: string
   acme: boolean
+  /** `caas` (the customer's ACME client) or `ais` (auto-install, needs a contact email); null for certificates. */
+  acmeType: 'caas' | 'ais' | null
   /** Group prices next to list prices, one entry per year count. */
   prices: YearPriceView[]
 }
@@ -71,6 +73,8 @@ export interface OrderInput {
   period?: number
   sanCount?: number
   sanWildcardCount?: number
+  /** Required for auto-install (ais) ACME subscriptions: where certificate notices go. */
+  contactEmail?: string
 }
 
 export interface QuoteView {

@@ -75,12 +75,14 @@ const orderInput = (v: unknown): OrderInput => {
     return o[k] as number
   }
   if (o.domain !== undefined && typeof o.domain !== 'string') throw invalid('domain must be text')
+  if (o.contactEmail !== undefined && typeof o.contactEmail !== 'string') throw invalid('contact email must be text')
   return {
     productId: id(o.productId, 'product id'),
     domain: o.domain as string | undefined,
     period: optInt('period'),
     sanCount: optInt('sanCount'),
-    sanWildcardCount: optInt('sanWildcardCount')
+    sanWildcardCount: optInt('sanWildcardCount'),
+    contactEmail: (o.contactEmail as string | undefined)?.trim() || undefined
   }
 }
 /** A deploy target as the renderer sends it, each field checked for its type; the core checks the values. */
@@ -176,6 +178,7 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
     maxSans: p.maxSans,
     description: p.description,
     acme: p.fulfillment === 'acme_subscription',
+    acmeType: p.acmeType,
     prices: Object.entries(p.pricing).map(([years, x]) => ({
       years: Number(years),
       price: x.price,

@@ -58,6 +58,19 @@ export function NewOrder(): React.JSX.Element {
             />
           </label>
         ) : null}
+        {product?.acme ? (
+          <label>
+            Contact email{product.acmeType === 'ais' ? '' : ' (optional)'}
+            <input
+              name="contact-email"
+              type="email"
+              placeholder="certificates@example.com"
+              value={draft.contactEmail}
+              onChange={(e) => setDraft({ contactEmail: e.target.value })}
+              autoComplete="email"
+            />
+          </label>
+        ) : null}
         <label>
           Period
           <select value={draft.period} onChange={(e) => setDraft({ period: Number(e.target.value) })}>

@@ -138,6 +138,7 @@ export interface Draft {
   period: number
   sanCount: number
   sanWildcardCount: number
+  contactEmail: string
   payment: PaymentMethod
 }
 interface DraftSlice {
@@ -506,6 +507,7 @@ const emptyDraft: Draft = {
   period: 12,
   sanCount: 0,
   sanWildcardCount: 0,
+  contactEmail: '',
   payment: 'credit'
 }
 let quoteSeq = 0
@@ -528,7 +530,8 @@ const draftSlice: Slice<DraftSlice> = (set, get) => ({
         domain: draft.domain.trim() || undefined,
         period: draft.period,
         sanCount: draft.sanCount,
-        sanWildcardCount: draft.sanWildcardCount
+        sanWildcardCount: draft.sanWildcardCount,
+        contactEmail: draft.contactEmail.trim() || undefined
       })
       .then((quote) => seq === quoteSeq && set({ quote, quoteError: null }))
       .catch((err: unknown) => seq === quoteSeq && set({ quoteError: errorMessage(err) }))
@@ -545,7 +548,8 @@ const draftSlice: Slice<DraftSlice> = (set, get) => ({
           domain: d.domain.trim(),
           period: d.period,
           sanCount: d.sanCount,
-          sanWildcardCount: d.sanWildcardCount
+          sanWildcardCount: d.sanWildcardCount,
+          contactEmail: d.contactEmail.trim() || undefined
         },
         d.payment
       )

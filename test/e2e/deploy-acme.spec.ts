@@ -140,3 +140,21 @@ test('an ACME subscription ordered from the catalogue shows its EAB key id, serv
   await expect(certbot).toContainText(`--eab-hmac-key=${hmac}`)
   await expect(certbot).not.toContainText('<EAB_HMAC_KEY>')
 })
+
+test('an auto-install subscription asks for its contact email, keeps the form on the refusal, and completes with it', async ({
+  page
+}) => {
+  await openApp(page)
+  await nav(page, 'Catalogue')
+  await page.getByLabel('Show ACME subscriptions').check()
+  await page.locator('tr[data-product="PositiveSSL Auto-Install DV"]').getByRole('button', { name: 'Order' }).click()
+  await expect(page.getByRole('heading', { name: 'New order' })).toBeVisible()
+  await page.locator('input[name="domain"]').fill('ais-ui.example.test')
+  // Without a contact email the core refuses, and says why, before anything is charged.
+  await expect(page.getByText('contact_email is required for auto-install subscription products')).toBeVisible()
+  await page.getByLabel('Contact email').fill('notices@ais-ui.example.test')
+  await expect(page.getByTestId('quote-total')).toHaveText(/\$\d/)
+  await expect(page.locator('input[name="domain"]')).toHaveValue('ais-ui.example.test')
+  await page.getByRole('button', { name: /Place order for/ }).click()
+  await expect(page.locator('h1', { hasText: 'ais-ui.example.test' })).toContainText('completed')
+})
