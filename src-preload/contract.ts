@@ -393,8 +393,14 @@ export interface AppApi {
    * keychain. The reseller HTTP API never returns it.
    */
   storePrivateKey(resellerId: number, orderId: number, pkcs8Pem: string): Promise<{ stored: true }>
-  /** The stored key, for the desktop user's own export. */
-  exportPrivateKey(resellerId: number, orderId: number): Promise<{ pkcs8Pem: string }>
+  /**
+   * The stored key, for the desktop user's own export, and whether it belongs to the order's
+   * current certificate (null before one exists): after a reissue from another CSR it does not.
+   */
+  exportPrivateKey(
+    resellerId: number,
+    orderId: number
+  ): Promise<{ pkcs8Pem: string; matchesCertificate: boolean | null }>
   configureOrder(resellerId: number, input: ConfigureInput): Promise<SslStatusView>
   /** Runs the pending domain checks now (issuing once every name passed) and answers the status. */
   sslStatus(resellerId: number, orderId: number): Promise<SslStatusView>

@@ -372,9 +372,16 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
       vault.store(reseller(resellerId).id, id(orderId, 'order id'), pem)
       return { stored: true as const }
     },
-    exportPrivateKey: (resellerId, orderId) => ({
-      pkcs8Pem: vault.read(reseller(resellerId).id, id(orderId, 'order id'))
-    }),
+    exportPrivateKey: (resellerId, orderId) => {
+      const r = reseller(resellerId).id
+      const oid = id(orderId, 'order id')
+      const pkcs8Pem = vault.read(r, oid)
+      const current = service.certificates.certificate(r, oid).certificate
+      return {
+        pkcs8Pem,
+        matchesCertificate: current ? vault.keyMatching(oid, current.certificatePem) !== null : null
+      }
+    },
     configureOrder: async (resellerId, input) =>
       sslView(
         await service.certificates.configure(reseller(resellerId).id, {

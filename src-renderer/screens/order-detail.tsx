@@ -379,10 +379,17 @@ function Certificate({ order }: { order: OrderView }): React.JSX.Element {
       .catch((e: unknown) => setError((e as Error).message))
       .finally(() => setBusy(null))
   }
-  const key = async (): Promise<string> => {
-    const pem = await exportKey(order.id)
-    if (!pem) throw new Error('could not export: no private key is kept for this order')
-    return pem
+  const key = async (forPfx = false): Promise<string> => {
+    const kept = await exportKey(order.id)
+    if (!kept) throw new Error('could not export: no private key is kept for this order')
+    // A PFX pairs the key with the current certificate; after a reissue from another CSR the
+    // kept key belongs to an earlier certificate, and such a PFX would not work on a server.
+    if (forPfx && kept.matchesCertificate === false) {
+      throw new Error(
+        'could not build the PFX: the kept private key belongs to an earlier certificate of this order (it was reissued from another CSR)'
+      )
+    }
+    return kept.pkcs8Pem
   }
   const days = facts ? Math.floor((facts.notAfter.getTime() - Date.now()) / 86_400_000) : null
   return (
@@ -470,7 +477,7 @@ function Certificate({ order }: { order: OrderView }): React.JSX.Element {
                 run('Building the PFX…', async () =>
                   download(
                     `${file}.pfx`,
-                    await pfx(await key(), cert.certificatePem, cert.chainPem, password),
+                    await pfx(await key(true), cert.certificatePem, cert.chainPem, password),
                     'application/x-pkcs12'
                   )
                 )

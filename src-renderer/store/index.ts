@@ -114,7 +114,7 @@ interface OrderSlice {
   payOrder(id: number): Promise<void>
   /** Keeps a key generated here in the main process's vault; true once stored. */
   storeKey(orderId: number, pkcs8Pem: string): Promise<boolean>
-  exportKey(orderId: number): Promise<string | null>
+  exportKey(orderId: number): Promise<{ pkcs8Pem: string; matchesCertificate: boolean | null } | null>
   /** Submits the CSR and DCV choice; the API's message on failure, null on success. */
   configure(input: ConfigureInput): Promise<string | null>
   ssl: SslStatusView | null
@@ -409,7 +409,7 @@ const orderSlice: Slice<OrderSlice> = (set, get) => ({
   },
   async exportKey(orderId) {
     try {
-      return (await bridge.exportPrivateKey(rid(get), orderId)).pkcs8Pem
+      return await bridge.exportPrivateKey(rid(get), orderId)
     } catch (err) {
       get().toast('error', errorMessage(err))
       return null
