@@ -10,8 +10,18 @@ if (!existsSync(cli)) {
   process.stderr.write('certdesk: the app is not built yet; run `npm run setup` in the CertDesk folder first\n')
   process.exit(2)
 }
-require(cli)
-  .main(process.argv.slice(2))
+const args = process.argv.slice(2)
+
+async function run() {
+  // Headless Linux: join or start CertDesk's private keyring for this data dir (README, "Secrets").
+  if (process.platform === 'linux' && !process.env.DBUS_SESSION_BUS_ADDRESS) {
+    const { dataDirFromArgs, ensureKeyring } = await import('../scripts/keyring-session.mjs')
+    await ensureKeyring(dataDirFromArgs(args))
+  }
+  return require(cli).main(args)
+}
+
+run()
   .then((code) => process.exit(code))
   .catch((err) => {
     process.stderr.write(`certdesk: ${err && err.message ? err.message : String(err)}\n`)

@@ -3,3 +3,5 @@ export interface KeyringSession {
   stop(): void
 }
 export function startKeyringSession(opts?: { home?: string; password?: string }): Promise<KeyringSession>
+export function dataDirFromArgs(args: string[], env?: NodeJS.ProcessEnv): string
+export function ensureKeyring(dataDir: string, env?: NodeJS.ProcessEnv): Promise<boolean>

@@ -2,32 +2,20 @@
 // the same app in browser mode (the core, the reseller API and the UI on 127.0.0.1).
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { startKeyringSession } from './keyring-session.mjs'
+import { dataDirFromArgs, ensureKeyring } from './keyring-session.mjs'
 import { ELECTRON_NATIVE_DIR, electronBinary, root, setup } from './setup.mjs'
 
 const log = (msg) => process.stderr.write(`start: ${msg}\n`)
 
 const hasDisplay = () => process.platform !== 'linux' || Boolean(process.env.DISPLAY || process.env.WAYLAND_DISPLAY)
 
-function dataDirArg(args) {
-  const i = args.indexOf('--data-dir')
-  return i >= 0 ? args[i + 1] : undefined
-}
-
 async function main() {
   await setup()
   const args = process.argv.slice(2)
   const env = { ...process.env }
-  // A headless Linux machine has no session keyring: run a private gnome-keyring whose files
-  // live next to the data, unlocked with CERTDESK_KEYRING_PASSWORD (README, "Secrets").
-  if (process.platform === 'linux' && !env.DBUS_SESSION_BUS_ADDRESS) {
-    const defaultDir = dataDirArg(args) ?? env.CERTDESK_DATA_DIR ?? join(env.XDG_CONFIG_HOME ?? join(homedir(), '.config'), 'CertDesk')
-    if (!env.CERTDESK_KEYRING_PASSWORD) log('no desktop keyring here; using a private one under the data dir (set CERTDESK_KEYRING_PASSWORD to choose its password)')
-    const session = await startKeyringSession({ home: join(defaultDir, 'keyring'), password: env.CERTDESK_KEYRING_PASSWORD ?? 'certdesk' })
-    Object.assign(env, session.env)
-  }
+  // A headless Linux machine has no session keyring: a private one under the data dir (README, "Secrets").
+  await ensureKeyring(dataDirFromArgs(args, env), env)
   const electron = electronBinary()
   const nativeForElectron = existsSync(join(ELECTRON_NATIVE_DIR, 'better_sqlite3.node'))
   let child
