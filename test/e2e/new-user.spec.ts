@@ -51,6 +51,8 @@ test('a new user orders, generates a CSR in the browser, passes HTTP validation 
   await expect(page.locator('.quote')).toContainText('is not a valid domain name')
   await page.locator('input[name="domain"]').fill('shop.example.test')
   await page.getByRole('combobox').nth(2).selectOption({ label: '2 years' })
+  // Wait for the 2-year quote itself: the 1-year one is still shown while the new one is asked for.
+  await expect(page.locator('.quote')).toContainText('Base price (2 years)')
   await expect(page.getByTestId('quote-total')).toHaveText(/^\$\d+\.\d\d$/)
   const total = Math.round(Number((await page.getByTestId('quote-total').textContent())!.replace(/[^0-9.]/g, '')) * 100)
   await shot(page, 'new-order')
