@@ -624,19 +624,14 @@ export class Deploys {
     return env
   }
 
-  /** The order's current certificate: the certificate store when it exists, else the last one deployed. */
+  /** The order's current certificate: the newest in the certificate store, else the last one deployed. */
   private currentCertificate(orderId: number): { certificatePem: string; chainPem: string } | null {
-    const hasStore = this.ctx.db
-      .prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'certificates'`)
-      .get()
-    if (hasStore) {
-      const row = this.ctx.db
-        .prepare(
-          'SELECT certificate_pem AS certificatePem, chain_pem AS chainPem FROM certificates WHERE order_id = ? ORDER BY id DESC LIMIT 1'
-        )
-        .get(orderId) as { certificatePem: string; chainPem: string } | undefined
-      if (row) return row
-    }
+    const row = this.ctx.db
+      .prepare(
+        'SELECT certificate_pem AS certificatePem, chain_pem AS chainPem FROM certificates WHERE order_id = ? ORDER BY id DESC LIMIT 1'
+      )
+      .get(orderId) as { certificatePem: string; chainPem: string } | undefined
+    if (row) return row
     const last = this.ctx.db
       .prepare(
         'SELECT certificate_pem AS certificatePem, chain_pem AS chainPem FROM deploy_runs WHERE order_id = ? ORDER BY id DESC LIMIT 1'
