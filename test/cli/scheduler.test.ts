@@ -11,7 +11,7 @@ import { DAY_MS, parseDate } from '../../src-main/core/time'
 import { CLI } from '../support/cli'
 import { manualClock } from '../support/clock'
 import { opensslCsr, opensslVerify } from '../support/csr'
-import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
+import { configureOverHttp, startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
 
 /**
  * The multi-year walk of the design page: a 3-year order driven through the years by
@@ -78,14 +78,7 @@ beforeAll(async () => {
   service.ledger.topUp(reseller.id, 100_000)
   const r = service.resellers.get(reseller.id)
   tlsOrder = service.orders.create(r, { productId: 2, domain: 'walk.example.com', period: 36 }).order.id
-  const conf = await service.certificates.configure(r.id, {
-    orderId: tlsOrder,
-    csr: opensslCsr(['walk.example.com']),
-    dcvMethod: 'http'
-  })
-  const i = conf.validation[0].instructions
-  if (i.method !== 'http') throw new Error('expected http instructions')
-  web.put('walk.example.com', new URL(i.url).pathname, i.fileContent)
+  ;(await configureOverHttp(service, web, r.id, tlsOrder, 'walk.example.com'))()
   expect((await service.certificates.status(r.id, tlsOrder)).order.status).toBe('completed')
   codeOrder = service.orders.create(r, { productId: 10, period: 12 }).order.id
   await service.certificates.configure(r.id, {

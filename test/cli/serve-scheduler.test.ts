@@ -6,8 +6,7 @@ import { DCV_SETTINGS } from '../../src-main/core/dcv'
 import { openService, type Service } from '../../src-main/core/service'
 import { certdesk, serve } from '../support/cli'
 import { manualClock } from '../support/clock'
-import { opensslCsr } from '../support/csr'
-import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
+import { configureOverHttp, startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
 
 /**
  * `certdesk serve` runs a scheduler pass on start: an order whose reissue fell due while the
@@ -34,14 +33,7 @@ beforeAll(async () => {
     domain: 'sleepy.example.com',
     period: 24
   }).order.id
-  const conf = await service.certificates.configure(r.id, {
-    orderId,
-    csr: opensslCsr(['sleepy.example.com']),
-    dcvMethod: 'http'
-  })
-  const i = conf.validation[0].instructions
-  if (i.method !== 'http') throw new Error('expected http instructions')
-  web.put('sleepy.example.com', new URL(i.url).pathname, i.fileContent)
+  ;(await configureOverHttp(service, web, r.id, orderId, 'sleepy.example.com'))()
   expect((await service.certificates.status(r.id, orderId)).order.status).toBe('completed')
 })
 afterAll(async () => {

@@ -5,8 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DCV_SETTINGS } from '../../src-main/core/dcv'
 import { openService, type Service } from '../../src-main/core/service'
 import { manualClock } from '../support/clock'
-import { opensslCsr } from '../support/csr'
-import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
+import { configureOverHttp, startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
 
 /**
  * The last certificate of a subscription is not renewed (spec, "Certificate lifecycle rule" 3),
@@ -32,17 +31,11 @@ beforeAll(async () => {
     domain: 'last.example.com',
     period: 12
   }).order.id
-  const conf = await service.certificates.configure(resellerId, {
-    orderId,
-    csr: opensslCsr(['last.example.com']),
-    dcvMethod: 'http'
-  })
-  const i = conf.validation[0].instructions
-  if (i.method !== 'http') throw new Error('expected http instructions')
+  const publish = await configureOverHttp(service, web, resellerId, orderId, 'last.example.com')
   // Two polls before the file is up: one validation.failed, not one per poll.
   await service.certificates.status(resellerId, orderId)
   await service.certificates.status(resellerId, orderId)
-  web.put('last.example.com', new URL(i.url).pathname, i.fileContent)
+  publish()
   await service.certificates.status(resellerId, orderId)
 })
 afterAll(async () => {

@@ -8,8 +8,7 @@ import { openService, type Service } from '../../src-main/core/service'
 import { buildServer, listen, type Listening } from '../../src-main/http/server'
 import { certdeskAsync } from '../support/cli'
 import { manualClock } from '../support/clock'
-import { opensslCsr } from '../support/csr'
-import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
+import { configureOverHttp, startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
 import { startReceiver, unreachableUrl, type Receiver } from '../support/webhook-receiver'
 
 /**
@@ -100,14 +99,7 @@ beforeAll(async () => {
     domain: 'shop.example.com',
     period: 36
   }).order.id
-  const conf = await service.certificates.configure(reseller.id, {
-    orderId,
-    csr: opensslCsr(['shop.example.com']),
-    dcvMethod: 'http'
-  })
-  const i = conf.validation[0].instructions
-  if (i.method !== 'http') throw new Error('expected http instructions')
-  web.put('shop.example.com', new URL(i.url).pathname, i.fileContent)
+  ;(await configureOverHttp(service, web, reseller.id, orderId, 'shop.example.com'))()
   expect((await service.certificates.status(reseller.id, orderId)).order.status).toBe('completed')
   api = await listen(await buildServer(service))
 })

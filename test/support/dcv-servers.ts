@@ -12,6 +12,8 @@ import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SMTPServer } from 'smtp-server'
+import type { Service } from '../../src-main/core/service'
+import { opensslCsr } from './csr'
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -200,4 +202,21 @@ export async function startSmtp(): Promise<SmtpSink> {
     messages,
     close: () => new Promise((resolve) => server.close(() => resolve()))
   }
+}
+
+/**
+ * Configures `orderId` with an openssl CSR for `domain` and HTTP validation. The returned
+ * `publish()` puts the validation file on `web`; the next status check then issues.
+ */
+export async function configureOverHttp(
+  service: Service,
+  web: WebServer,
+  resellerId: number,
+  orderId: number,
+  domain: string
+): Promise<() => void> {
+  const conf = await service.certificates.configure(resellerId, { orderId, csr: opensslCsr([domain]), dcvMethod: 'http' })
+  const i = conf.validation[0].instructions
+  if (i.method !== 'http') throw new Error('expected http instructions')
+  return () => web.put(domain, new URL(i.url).pathname, i.fileContent)
 }
