@@ -14,7 +14,6 @@ import { serveOverIpc } from './app/ipc'
 import { DEFAULT_PORT } from './cli'
 import { startSchedulerLoop } from './core/scheduler'
 import { ensureDemoReseller, openService } from './core/service'
-import { Watchlist } from './core/watchlist'
 import { API_VERSION, buildServer, listen } from './http/server'
 
 /** How often the notifier looks for expiring certificates and stuck validations. */
@@ -81,7 +80,7 @@ async function start(): Promise<void> {
   win.webContents.on('will-attach-webview', (event) => event.preventDefault())
   await win.loadURL(pageUrl)
 
-  const watch = new Watchlist(service.ctx, service.orders)
+  const watch = service.watchlist
   const told = new Set<string>()
   const notify = (): void => {
     if (!Notification.isSupported()) return

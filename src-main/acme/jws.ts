@@ -82,7 +82,7 @@ export async function verifyEab(
   eab: unknown,
   accountJwk: JWK,
   newAccountUrl: string,
-  hmacKeyFor: (kid: string) => string | null
+  hmacKeyFor: (kid: string) => Promise<string | null>
 ): Promise<string> {
   if (!eab || typeof eab !== 'object')
     throw new AcmeProblem('malformed', 'externalAccountBinding must be a flattened JWS')
@@ -104,7 +104,7 @@ export async function verifyEab(
   if (header.url !== newAccountUrl)
     throw new AcmeProblem('malformed', 'externalAccountBinding url must be the newAccount URL')
   if (typeof header.kid !== 'string') throw new AcmeProblem('malformed', 'externalAccountBinding needs a kid')
-  const hmac = hmacKeyFor(header.kid)
+  const hmac = await hmacKeyFor(header.kid)
   if (!hmac) throw new AcmeProblem('unauthorized', 'could not bind the account: unknown EAB key id')
   let payload: Uint8Array
   try {

@@ -1,31 +1,7 @@
 /** RFC 8555 §6.7 errors, sent as RFC 7807 problem documents (`application/problem+json`). */
+import { acmeErrorStatus, type AcmeError, type AcmeErrorType } from '../core/acme-server'
 
-export type ProblemType =
-  | 'accountDoesNotExist'
-  | 'alreadyReplaced'
-  | 'alreadyRevoked'
-  | 'badCSR'
-  | 'badNonce'
-  | 'badPublicKey'
-  | 'badRevocationReason'
-  | 'badSignatureAlgorithm'
-  | 'connection'
-  | 'dns'
-  | 'externalAccountRequired'
-  | 'incorrectResponse'
-  | 'malformed'
-  | 'orderNotReady'
-  | 'rejectedIdentifier'
-  | 'serverInternal'
-  | 'unauthorized'
-  | 'unsupportedIdentifier'
-
-const STATUS: Partial<Record<ProblemType, number>> = {
-  unauthorized: 403,
-  orderNotReady: 403,
-  alreadyReplaced: 409,
-  serverInternal: 500
-}
+export type ProblemType = AcmeErrorType
 
 export class AcmeProblem extends Error {
   readonly status: number
@@ -36,7 +12,12 @@ export class AcmeProblem extends Error {
     status?: number
   ) {
     super(detail)
-    this.status = status ?? STATUS[type] ?? 400
+    this.status = status ?? acmeErrorStatus(type)
+  }
+
+  /** The problem a refusal of the core is answered with. */
+  static of(err: AcmeError): AcmeProblem {
+    return new AcmeProblem(err.type, err.message, {}, err.status)
   }
 
   toJSON(): Record<string, unknown> {

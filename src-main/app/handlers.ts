@@ -16,7 +16,6 @@ import type { ApiKeyInfo, Reseller } from '../core/resellers'
 import type { Service } from '../core/service'
 import { DCV_SETTINGS, validateSetting } from '../core/dcv'
 import type { SslStatus, StoredCertificate } from '../core/certificates'
-import { Watchlist } from '../core/watchlist'
 import { ACME_DIRECTORY_URL_SETTING, acmeSetup, acmeUrls } from '../core/acme-subscriptions'
 import type { DeployRun, DeployTarget, TargetInput } from '../core/deploy/deploys'
 import type { CommandConfig } from '../core/deploy/command'
@@ -119,7 +118,7 @@ const pageOf = <A, B>(p: Page<A>, f: (a: A) => B): PageView<B> => ({
 
 export function createHandlers(service: Service, env: AppEnvironment): AppHandlers {
   const vault = service.keyVault
-  const watch = new Watchlist(service.ctx, service.orders)
+  const watch = service.watchlist
 
   const resellerView = (r: Reseller): ResellerView => ({
     id: r.id,

@@ -2,9 +2,15 @@ import type { Db } from './db'
 import type { SecretStore } from './secrets'
 import type { Clock } from './time'
 
-/** What every core module works with: the store, the clock and the keychain. */
+/**
+ * What every core module works with: the store, the clock and the keychain. The store itself
+ * stays inside src-main/core; a transport reads only the clock and the store version, which
+ * it may await, so another store (a database server) can stand behind the same context.
+ */
 export interface CoreContext {
   db: Db
   clock: Clock
   secrets: SecretStore
+  /** A token that changes whenever the store does (store-version.ts). */
+  storeVersion: () => Promise<string>
 }

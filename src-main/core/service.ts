@@ -5,6 +5,8 @@
 import { randomUUID } from 'node:crypto'
 import defaultCatalogue from '../../resources/catalogue.json'
 import { AcmeIssuer } from './acme-issuer'
+import { AcmeServerCore } from './acme-server'
+import { localCaSigner } from './acme-server/signer'
 import { AcmeSubscriptions } from './acme-subscriptions'
 import { Catalogue, seedCatalogue, type CatalogueFile } from './catalogue'
 import { Certificates } from './certificates'
@@ -24,7 +26,9 @@ import { Scheduler } from './scheduler'
 import { KeyringSecretStore, type SecretStore } from './secrets'
 import { Settings } from './settings'
 import { StatsService } from './stats'
+import { storeVersion } from './store-version'
 import { systemClock, type Clock } from './time'
+import { Watchlist } from './watchlist'
 
 export interface ServiceOptions {
   dataDir: string
@@ -50,12 +54,15 @@ export interface Service {
   readonly idempotency: Idempotency
   readonly acme: AcmeSubscriptions
   readonly acmeIssuer: AcmeIssuer
+  /** The embedded ACME server's accounts, orders and certificates (src-main/acme is its protocol). */
+  readonly acmeServer: AcmeServerCore
   readonly events: Events
   readonly deploys: Deploys
   readonly keyVault: KeyVault
   readonly localCa: LocalCa
   readonly certificates: Certificates
   readonly scheduler: Scheduler
+  readonly watchlist: Watchlist
   close(): void
 }
 
@@ -67,7 +74,8 @@ export function openService(opts: ServiceOptions): Service {
   const ctx: CoreContext = {
     db,
     clock: opts.clock ?? systemClock,
-    secrets: opts.secrets ?? new KeyringSecretStore(`CertDesk/${installId}`)
+    secrets: opts.secrets ?? new KeyringSecretStore(`CertDesk/${installId}`),
+    storeVersion: async () => storeVersion(db)
   }
   const catalogue = new Catalogue(ctx)
   const acme = new AcmeSubscriptions(ctx)
@@ -96,12 +104,14 @@ export function openService(opts: ServiceOptions): Service {
     idempotency: new Idempotency(ctx),
     acme,
     acmeIssuer,
+    acmeServer: new AcmeServerCore(ctx, settings, acme, localCaSigner(localCa)),
     events,
     deploys,
     keyVault,
     localCa,
     certificates,
     scheduler: new Scheduler(ctx, certificates, { deploys, events }),
+    watchlist: new Watchlist(ctx, orders),
     close: () => db.close()
   }
 }

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ServiceError } from '../core/errors'
 import { hashApiKey, type Reseller } from '../core/resellers'
 import type { Service } from '../core/service'
-import { storeVersion } from '../core/store-version'
+import { hostName, isLoopbackName } from '../shared/host-header'
 import { failure, STATUS_OF } from './errors'
 
 export interface AuthOptions {
@@ -18,15 +18,6 @@ export interface AuthOptions {
    * to let the request through without an API key.
    */
   ownAuth?: (request: FastifyRequest) => boolean
-}
-
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]'])
-
-/** The host name of a Host header (`name[:port]`, `[v6][:port]`); null when malformed. */
-export function hostName(header: string | undefined): string | null {
-  if (!header) return null
-  const m = /^([a-z0-9.-]+|\[[0-9a-f:.]+\])(?::\d{1,5})?$/.exec(header.trim().toLowerCase())
-  return m ? m[1] : null
 }
 
 export function presentedKey(request: FastifyRequest): string | null {
@@ -53,10 +44,10 @@ declare module 'fastify' {
 export function installAuth(app: FastifyInstance, service: Service, opts: AuthOptions): void {
   const known = new Map<string, { version: string; reseller: Reseller }>()
   app.decorateRequest('storeVersion', null)
-  const allowed = new Set([...LOOPBACK_HOSTS, ...(opts.allowedHosts ?? []).map((h) => h.toLowerCase())])
+  const allowed = new Set((opts.allowedHosts ?? []).map((h) => h.toLowerCase()))
   app.addHook('onRequest', async (request, reply) => {
     const host = hostName(request.headers.host)
-    if (!host || !(allowed.has(host) || (host.startsWith('127.') && /^127(\.\d{1,3}){3}$/.test(host)))) {
+    if (!host || !(isLoopbackName(host) || allowed.has(host))) {
       return reply.code(403).send(failure('request refused: the Host header is not a loopback name'))
     }
     if (opts.ownAuth?.(request)) return
@@ -66,7 +57,7 @@ export function installAuth(app: FastifyInstance, service: Service, opts: AuthOp
     }
     try {
       // Who a key belongs to changes only when the store does: reuse the answer until then.
-      const version = storeVersion(service.ctx.db)
+      const version = await service.ctx.storeVersion()
       const hash = hashApiKey(key)
       const memo = known.get(hash)
       if (memo && memo.version === version) {

@@ -6,7 +6,6 @@
  * one it was built at, so a write from any process is seen by the very next request.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { storeVersion } from '../core/store-version'
 import type { Service } from '../core/service'
 
 /**
@@ -37,7 +36,7 @@ export function installReadCache(app: FastifyInstance, service: Service): void {
   app.decorateRequest('readCacheVersion', null)
   app.addHook('preHandler', async (request, reply) => {
     if (request.method !== 'GET' || !request.reseller || !CACHEABLE.has(request.routeOptions.url ?? '')) return
-    const version = request.storeVersion ?? storeVersion(service.ctx.db)
+    const version = request.storeVersion ?? (await service.ctx.storeVersion())
     const hit = entries.get(keyOf(request))
     if (hit && hit.version === version) {
       return reply.code(200).header('content-type', hit.contentType).send(hit.payload)

@@ -1,11 +1,10 @@
 /**
- * What the embedded ACME server signs with: the CertDesk local CA (src-main/core/local-ca.ts),
- * the same root and intermediate as every other CertDesk certificate, through the core's
- * `Issuer` interface. The ACME server only adds the RFC 9773 CertID of each leaf.
+ * What the embedded ACME server signs with: the CertDesk local CA (../local-ca.ts), the same
+ * root and intermediate as every other CertDesk certificate, through the core's `Issuer`
+ * interface. The ACME server only adds the RFC 9773 CertID of each leaf.
  */
-import { generateKeyPairSync } from 'node:crypto'
-import type { Issuer } from '../core/issuer'
-import { nodeCrypto, x509 } from '../core/x509'
+import type { Issuer } from '../issuer'
+import { x509 } from '../x509'
 
 export interface AcmeIssued {
   /** Leaf then intermediate: what RFC 8555 §7.4.2 calls the certificate chain. */
@@ -57,40 +56,5 @@ export function localCaSigner(ca: Issuer & { rootPem(): Promise<string> }): Acme
         notAfter: leaf.notAfter
       }
     }
-  }
-}
-
-/** A fresh P-256 key and its CSR, for the ACME listener's own HTTPS certificate. */
-export async function listenerKeyAndCsr(names: string[]): Promise<{ keyPem: string; csrDer: Buffer }> {
-  const pair = generateKeyPairSync('ec', { namedCurve: 'P-256' })
-  const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' }
-  const keys = {
-    privateKey: await nodeCrypto.subtle.importKey(
-      'pkcs8',
-      pair.privateKey.export({ type: 'pkcs8', format: 'der' }),
-      alg,
-      false,
-      ['sign']
-    ),
-    publicKey: await nodeCrypto.subtle.importKey(
-      'spki',
-      pair.publicKey.export({ type: 'spki', format: 'der' }),
-      alg,
-      true,
-      ['verify']
-    )
-  }
-  const csr = await x509.Pkcs10CertificateRequestGenerator.create(
-    {
-      name: `CN=${names[0]}`,
-      keys: keys as never,
-      signingAlgorithm: alg,
-      extensions: [new x509.SubjectAlternativeNameExtension(names.map((value) => ({ type: 'dns' as const, value })))]
-    },
-    nodeCrypto as never
-  )
-  return {
-    keyPem: pair.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
-    csrDer: Buffer.from(csr.rawData)
   }
 }

@@ -1,0 +1,90 @@
+/**
+ * ACME challenges (RFC 8555 §7.5.1, §8): a client asks for its challenge to be checked; the
+ * check (../acme-challenges.ts) runs in the background and its outcome decides the challenge and
+ * its authorization. The same resolver and HTTP port settings serve the order DCV checks: both
+ * are "how this machine reaches a domain".
+ */
+import { ChallengeFailure, checkDns01, checkHttp01, type CheckSettings } from '../acme-challenges'
+import type { CoreContext } from '../context'
+import { DCV_SETTINGS } from '../dcv'
+import type { Settings } from '../settings'
+import { isoTimestamp } from '../time'
+import type { AcmeAuthorizations } from './authorizations'
+import { acmeErrorDocument, noSuch } from './errors'
+import { challengeOf, type AcmeAccount, type AcmeChallenge, type AuthzRow, type ChallengeRow } from './records'
+
+/** How long the http-01 check waits for the site to answer. */
+const HTTP01_TIMEOUT_MS = 10_000
+
+export interface ChallengeResponse {
+  challenge: AcmeChallenge
+  /** Public id of the authorization the challenge belongs to (§7.5.1 `up` link). */
+  authorizationId: string
+  /** The check started by this request, settled once its outcome is stored; null when none started. */
+  validation: Promise<void> | null
+}
+
+export class AcmeChallenges {
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly settings: Settings,
+    private readonly authorizations: AcmeAuthorizations
+  ) {}
+
+  /**
+   * §7.5.1: `answered` (a POST with a JSON object) asks the server to check a pending challenge
+   * of a pending authorization; a POST-as-GET only reads it.
+   */
+  async respond(account: AcmeAccount, challengePublicId: string, answered: boolean): Promise<ChallengeResponse> {
+    const db = this.ctx.db
+    const c = db
+      .prepare(
+        `SELECT c.* FROM acme_challenges c JOIN acme_authorizations z ON z.id = c.authz_id JOIN acme_orders o ON o.id = z.order_id
+                WHERE c.public_id = ? AND o.account_id = ?`
+      )
+      .get(challengePublicId, account.id) as ChallengeRow | undefined
+    if (!c) throw noSuch('challenge')
+    const z = this.authorizations.row(c.authz_id)
+    let validation: Promise<void> | null = null
+    if (answered && c.status === 'pending' && z.status === 'pending') {
+      // Only the request that moves the challenge out of `pending` starts a check.
+      const claimed = db.prepare(`UPDATE acme_challenges SET status = 'processing' WHERE id = ? AND status = 'pending'`).run(c.id)
+      if (claimed.changes === 1) validation = this.validate(c, z, `${c.token}.${account.thumbprint}`)
+    }
+    const now = db.prepare('SELECT * FROM acme_challenges WHERE id = ?').get(c.id) as ChallengeRow
+    return { challenge: challengeOf(now), authorizationId: z.public_id, validation }
+  }
+
+  private checkSettings(): CheckSettings {
+    return {
+      resolver: this.settings.get(DCV_SETTINGS.resolver),
+      http01Port: Number(this.settings.get(DCV_SETTINGS.httpPort) ?? 80),
+      timeoutMs: HTTP01_TIMEOUT_MS
+    }
+  }
+
+  /** §8.3/§8.4 check, then the challenge and its authorization become valid or invalid together. */
+  private async validate(c: ChallengeRow, z: AuthzRow, keyAuthorization: string): Promise<void> {
+    let error: Record<string, unknown> | null = null
+    try {
+      if (c.type === 'http-01') await checkHttp01(z.identifier, c.token, keyAuthorization, this.checkSettings())
+      else await checkDns01(z.identifier, keyAuthorization, this.checkSettings())
+    } catch (err) {
+      error =
+        err instanceof ChallengeFailure
+          ? acmeErrorDocument(err.type, err.message)
+          : acmeErrorDocument('serverInternal', `could not check the challenge: ${(err as Error).message}`)
+    }
+    const ts = isoTimestamp(this.ctx.clock())
+    const db = this.ctx.db
+    db.transaction(() => {
+      if (error) {
+        db.prepare(`UPDATE acme_challenges SET status = 'invalid', error = ? WHERE id = ?`).run(JSON.stringify(error), c.id)
+        db.prepare(`UPDATE acme_authorizations SET status = 'invalid' WHERE id = ?`).run(z.id)
+      } else {
+        db.prepare(`UPDATE acme_challenges SET status = 'valid', validated_at = ? WHERE id = ?`).run(ts, c.id)
+        db.prepare(`UPDATE acme_authorizations SET status = 'valid' WHERE id = ?`).run(z.id)
+      }
+    })()
+  }
+}

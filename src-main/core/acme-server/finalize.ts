@@ -1,0 +1,103 @@
+/**
+ * Order finalization (RFC 8555 §7.4): the CSR of a ready order is checked against the order
+ * and the account, the certificate is signed for the subscription's validity window, and the
+ * order becomes valid with its certificate, marking the certificate it replaces (RFC 9773 §5).
+ */
+import { createHash } from 'node:crypto'
+import type { AcmeSubscriptions } from '../acme-subscriptions'
+import type { CoreContext } from '../context'
+import { isoTimestamp } from '../time'
+import { x509 } from '../x509'
+import { AcmeError, acmeErrorDocument } from './errors'
+import type { AcmeOrders } from './orders'
+import { publicId, type AcmeAccount, type AcmeOrder } from './records'
+import type { AcmeSigner } from './signer'
+
+export interface FinalizeRequest {
+  /** The request's `csr` member: base64url DER (§7.4); anything else is refused. */
+  csr: unknown
+  /** SHA-256 (hex) of the account key's SubjectPublicKeyInfo, '' when it cannot be computed. */
+  accountKeySpkiSha256: () => Promise<string>
+}
+
+export class AcmeFinalizer {
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly subscriptions: AcmeSubscriptions,
+    private readonly orders: AcmeOrders,
+    private readonly signer: AcmeSigner
+  ) {}
+
+  async finalize(account: AcmeAccount, orderPublicId: string, req: FinalizeRequest): Promise<AcmeOrder> {
+    const o = this.orders.owned(account, orderPublicId)
+    if (o.status !== 'ready') throw new AcmeError('orderNotReady', `the order is ${o.status}, not ready`)
+    if (typeof req.csr !== 'string') throw new AcmeError('malformed', 'csr is required (base64url DER)')
+    let csr: x509.Pkcs10CertificateRequest
+    try {
+      csr = new x509.Pkcs10CertificateRequest(Buffer.from(req.csr, 'base64url'))
+    } catch {
+      throw new AcmeError('badCSR', 'could not decode the CSR')
+    }
+    if (!(await csr.verify())) throw new AcmeError('badCSR', 'the CSR signature does not verify')
+    const sanExt = csr.getExtension('2.5.29.17')
+    const san = sanExt ? new x509.SubjectAlternativeNameExtension(sanExt.rawData) : null
+    const sans = san ? san.names.items.filter((n) => n.type === 'dns').map((n) => n.value.toLowerCase()) : []
+    const cns = csr.subjectName.getField('CN').map((n) => n.toLowerCase())
+    const requested = new Set([...sans, ...cns])
+    const ordered = new Set(JSON.parse(o.identifiers) as string[])
+    // §7.4: the CSR must ask for exactly the names of the order.
+    if (requested.size !== ordered.size || [...requested].some((n) => !ordered.has(n))) {
+      throw new AcmeError(
+        'badCSR',
+        `the CSR names ${[...requested].join(', ') || 'nothing'} but the order is for ${[...ordered].join(', ')}`
+      )
+    }
+    const spkiHash = createHash('sha256').update(Buffer.from(csr.publicKey.rawData)).digest('hex')
+    // §11.1: the certificate key must not be the account key.
+    if (spkiHash === (await req.accountKeySpkiSha256())) {
+      throw new AcmeError('badPublicKey', 'the certificate key must not be the account key')
+    }
+    const db = this.ctx.db
+    // Two finalize requests at once: only the one that moves the order out of `ready` signs.
+    const claimed = db.prepare(`UPDATE acme_orders SET status = 'processing' WHERE id = ? AND status = 'ready'`).run(o.id)
+    if (claimed.changes === 0) throw new AcmeError('orderNotReady', 'the order is already being finalized')
+    const sub = this.subscriptions.byId(account.subscriptionId)
+    const window = this.subscriptions.certificateWindow(sub, this.ctx.clock())
+    const names = [...ordered]
+    // The name asked for first goes into the CN, as clients expect.
+    names.sort((x, y) => (x === cns[0] ? -1 : y === cns[0] ? 1 : 0))
+    let issued
+    try {
+      issued = await this.signer.issue(Buffer.from(csr.rawData), names, window.notBefore, window.notAfter)
+    } catch (err) {
+      const message = `could not issue the certificate: ${(err as Error).message}`
+      db.prepare(`UPDATE acme_orders SET status = 'invalid', error = ? WHERE id = ?`).run(
+        JSON.stringify(acmeErrorDocument('serverInternal', message)),
+        o.id
+      )
+      throw new AcmeError('serverInternal', message)
+    }
+    db.transaction(() => {
+      const info = db
+        .prepare(
+          `INSERT INTO acme_certificates (public_id, order_id, account_id, serial_hex, ari_id, spki_sha256, chain_pem, not_before, not_after)
+                  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+        )
+        .run(
+          publicId(),
+          o.id,
+          account.id,
+          issued.serialHex,
+          issued.ariId,
+          spkiHash,
+          issued.chainPem,
+          isoTimestamp(issued.notBefore),
+          isoTimestamp(issued.notAfter)
+        )
+      if (o.replaces)
+        db.prepare('UPDATE acme_certificates SET replaced_by = ? WHERE ari_id = ?').run(Number(info.lastInsertRowid), o.replaces)
+      db.prepare(`UPDATE acme_orders SET status = 'valid' WHERE id = ?`).run(o.id)
+    })()
+    return this.orders.view(this.orders.rowById(o.id))
+  }
+}

@@ -1,0 +1,145 @@
+/**
+ * ACME orders (RFC 8555 §7.4): placed under the account's subscription for names it covers,
+ * each name with its authorization and challenges, optionally replacing an earlier certificate
+ * (RFC 9773 §5); an order's status follows its authorizations (§7.1.6).
+ */
+import { randomBytes } from 'node:crypto'
+import type { AcmeSubscriptions } from '../acme-subscriptions'
+import type { CoreContext } from '../context'
+import { ServiceError } from '../errors'
+import { addDays, isoTimestamp } from '../time'
+import { AcmeError, noSuch } from './errors'
+import { publicId, storedTime, type AcmeAccount, type AcmeOrder, type CertRow, type OrderRow } from './records'
+
+/** Orders and authorizations not completed within a week expire (RFC 8555 §7.1.3 leaves it to the server). */
+export const PENDING_LIFETIME_DAYS = 7
+
+/** §8.1: a token holds at least 128 bits of entropy; 256 here. */
+const challengeToken = (): string => randomBytes(32).toString('base64url')
+
+export class AcmeOrders {
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly subscriptions: AcmeSubscriptions
+  ) {}
+
+  /**
+   * §7.4: a new order for `identifiers` (DNS names), each checked against the subscription.
+   * `replaces` (RFC 9773 §5) must name a certificate of this account not replaced yet.
+   */
+  async create(account: AcmeAccount, identifiers: string[], replaces?: string): Promise<AcmeOrder> {
+    const sub = this.subscriptions.byId(account.subscriptionId)
+    let names: string[]
+    try {
+      names = this.subscriptions.checkOrder(sub, identifiers)
+    } catch (err) {
+      if (err instanceof ServiceError) throw new AcmeError('rejectedIdentifier', `could not create the order: ${err.message}`)
+      throw err
+    }
+    const db = this.ctx.db
+    const now = this.ctx.clock()
+    const expires = isoTimestamp(addDays(now, PENDING_LIFETIME_DAYS))
+    const orderPid = publicId()
+    db.transaction(() => {
+      let replacing: string | null = null
+      if (replaces !== undefined) {
+        const old = db.prepare('SELECT * FROM acme_certificates WHERE ari_id = ?').get(replaces) as CertRow | undefined
+        if (!old || old.account_id !== account.id)
+          throw new AcmeError('malformed', 'replaces does not name a certificate of this account')
+        if (old.replaced_by) throw new AcmeError('alreadyReplaced', 'that certificate was already replaced')
+        replacing = old.ari_id
+      }
+      const info = db
+        .prepare(
+          `INSERT INTO acme_orders (public_id, account_id, status, identifiers, replaces, expires_at, created_at) VALUES (?, ?, 'pending', ?, ?, ?, ?)`
+        )
+        .run(orderPid, account.id, JSON.stringify(names), replacing, expires, isoTimestamp(now))
+      const orderId = Number(info.lastInsertRowid)
+      for (const name of names) {
+        const wildcard = name.startsWith('*.')
+        const z = db
+          .prepare(
+            `INSERT INTO acme_authorizations (public_id, order_id, identifier, wildcard, status, expires_at) VALUES (?, ?, ?, ?, 'pending', ?)`
+          )
+          .run(publicId(), orderId, wildcard ? name.slice(2) : name, wildcard ? 1 : 0, expires)
+        // §7.1.4 / §8.3: a wildcard can only be proven through DNS.
+        const types = wildcard ? ['dns-01'] : ['http-01', 'dns-01']
+        for (const type of types) {
+          db.prepare(
+            `INSERT INTO acme_challenges (public_id, authz_id, type, token, status) VALUES (?, ?, ?, ?, 'pending')`
+          ).run(publicId(), Number(z.lastInsertRowid), type, challengeToken())
+        }
+      }
+    })()
+    return this.view(this.rowByPublicId(orderPid) as OrderRow)
+  }
+
+  /** An order of this account, its status brought up to date (§7.1.6). */
+  async get(account: AcmeAccount, orderPublicId: string): Promise<AcmeOrder> {
+    return this.view(this.owned(account, orderPublicId))
+  }
+
+  /** §7.1.2.1: the account's orders still in progress, newest first. */
+  async listOpen(account: AcmeAccount): Promise<string[]> {
+    const rows = this.ctx.db
+      .prepare(
+        `SELECT public_id FROM acme_orders WHERE account_id = ? AND status IN ('pending', 'ready', 'processing') ORDER BY id DESC`
+      )
+      .all(account.id) as { public_id: string }[]
+    return rows.map((r) => r.public_id)
+  }
+
+  /** The stored order row of this account, refreshed; for the other ACME core modules. */
+  owned(account: AcmeAccount, orderPublicId: string): OrderRow {
+    const o = this.rowByPublicId(orderPublicId)
+    if (!o || o.account_id !== account.id) throw noSuch('order')
+    return this.refresh(o)
+  }
+
+  view(o: OrderRow): AcmeOrder {
+    const db = this.ctx.db
+    const authz = db.prepare('SELECT public_id FROM acme_authorizations WHERE order_id = ? ORDER BY id').all(o.id) as {
+      public_id: string
+    }[]
+    const cert = db.prepare('SELECT public_id FROM acme_certificates WHERE order_id = ?').get(o.id) as
+      | { public_id: string }
+      | undefined
+    return {
+      id: o.id,
+      publicId: o.public_id,
+      accountId: o.account_id,
+      status: o.status,
+      identifiers: JSON.parse(o.identifiers) as string[],
+      replaces: o.replaces,
+      error: o.error ? (JSON.parse(o.error) as Record<string, unknown>) : null,
+      expiresAt: storedTime(o.expires_at),
+      authorizationIds: authz.map((a) => a.public_id),
+      certificateId: cert?.public_id ?? null
+    }
+  }
+
+  rowById(id: number): OrderRow {
+    return this.ctx.db.prepare('SELECT * FROM acme_orders WHERE id = ?').get(id) as OrderRow
+  }
+
+  private rowByPublicId(orderPublicId: string): OrderRow | undefined {
+    return this.ctx.db.prepare('SELECT * FROM acme_orders WHERE public_id = ?').get(orderPublicId) as OrderRow | undefined
+  }
+
+  /** §7.1.6: a pending order is ready once every authorization is valid, invalid once one is not. */
+  private refresh(o: OrderRow): OrderRow {
+    if (o.status !== 'pending') return o
+    const statuses = (
+      this.ctx.db.prepare('SELECT status FROM acme_authorizations WHERE order_id = ? ORDER BY id').all(o.id) as {
+        status: string
+      }[]
+    ).map((a) => a.status)
+    let next: OrderRow['status'] = o.status
+    if (statuses.some((s) => s !== 'pending' && s !== 'valid')) next = 'invalid'
+    else if (statuses.every((s) => s === 'valid')) next = 'ready'
+    else if (storedTime(o.expires_at).getTime() < this.ctx.clock().getTime()) next = 'invalid'
+    if (next !== o.status)
+      this.ctx.db.prepare(`UPDATE acme_orders SET status = ? WHERE id = ? AND status = 'pending'`).run(next, o.id)
+    return { ...o, status: next }
+  }
+}
