@@ -1,9 +1,58 @@
-// Layers are enforced here, not hoped for (style page, "Layers you can see in the path"):
-// src-main/core imports no electron, no fastify and nothing of the UI; the renderer imports
-// only src-preload types.
+// Layers are enforced here, not hoped for: the folder a file sits in decides what it may import.
+//  - src-main/core is the service. It imports no electron, no fastify and nothing of the
+//    transports, the shared transport helpers or the UI, and it takes its clock as a parameter
+//    (only time.ts reads the real one). It alone reaches the database: better-sqlite3, its db
+//    module, a context's `db` and `.prepare()` appear nowhere else in src-main, so every query is
+//    a core function and another store can one day stand behind the same functions.
+//  - src-main/acme (the ACME protocol), src-main/http (the reseller API) and src-main/app (the
+//    desktop bridge) are transports over the core: they parse, authenticate, call the core and
+//    present. They do not import each other, except that the bridge is served on the reseller
+//    API's listener and so uses its server, router, envelope and paging, never its routes. What
+//    two transports need alike lives in src-main/shared, which imports nothing of src-main.
+//  - The entry points (src-main/*.ts) wire the layers together; nothing in src-main imports the
+//    renderer, and the renderer imports only the typed bridge of src-preload.
 import js from '@eslint/js'
 import globals from 'globals'
 import tseslint from 'typescript-eslint'
+
+const RENDERER = { group: ['**/src-renderer/**'], message: 'src-main never imports the renderer; it talks to it through src-preload.' }
+const NO_ELECTRON = { group: ['electron', 'electron/*'], message: 'Only the Electron entry, the IPC bridge and the preload import electron.' }
+const NO_PRELOAD = { group: ['**/src-preload/**'], message: 'Only the bridge (src-main/app) serves the src-preload contract.' }
+const NO_ACME = { group: ['**/acme/**'], message: 'Only the entry points start the ACME server (src-main/acme).' }
+const NO_APP = { group: ['**/app/**'], message: 'The desktop bridge (src-main/app) is wired by the entry points only.' }
+const NO_HTTP = { group: ['**/http/**'], message: 'The reseller API (src-main/http) is no dependency of this layer; shared helpers go to src-main/shared.' }
+
+/** The database is the core's alone (types excepted, which carry no connection). */
+const DATABASE = [
+  { group: ['better-sqlite3'], message: 'Only src-main/core opens the database; call a core function.' },
+  {
+    group: ['**/core/db', '**/core/store-version', '**/core/statement-cache'],
+    allowTypeImports: true,
+    message: 'Only src-main/core queries the database; call a core function (the store version is ctx.storeVersion()).'
+  }
+]
+const DATABASE_SYNTAX = [
+  {
+    selector: "MemberExpression[property.name='db']",
+    message: 'Only src-main/core touches the database; put the query in a core function.'
+  },
+  {
+    selector: "CallExpression[callee.property.name=/^(prepare|pragma|transaction)$/]",
+    message: 'SQL lives only in src-main/core; put the query in a core function.'
+  }
+]
+
+/** `no-restricted-imports` (with type-import exceptions) for the files of one layer. */
+const layer = (files, patterns, extra = {}) => ({
+  files,
+  rules: {
+    'no-restricted-imports': 'off',
+    '@typescript-eslint/no-restricted-imports': ['error', { patterns }],
+    ...extra
+  }
+})
+
+const outsideCore = { 'no-restricted-syntax': ['error', ...DATABASE_SYNTAX] }
 
 export default tseslint.config(
   { ignores: ['out/**', 'dist/**', 'node_modules/**', 'test-results/**', 'playwright-report/**', 'bench/results/**'] },
@@ -16,23 +65,39 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }]
     }
   },
-  {
-    files: ['src-main/core/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            { group: ['electron', 'electron/*'], message: 'src-main/core runs without Electron.' },
-            { group: ['fastify', '@fastify/*'], message: 'src-main/core knows no HTTP; put it in src-main/http.' },
-            { group: ['**/src-renderer/**', '**/http/**', '**/app/**'], message: 'src-main/core imports nothing from the transports or the UI.' }
-          ]
-        }
-      ],
-      // The core takes its clock as a parameter (design page); only time.ts reads the real one.
-      'no-restricted-properties': ['error', { object: 'Date', property: 'now', message: 'Use the injected Clock.' }]
-    }
-  },
+  layer(
+    ['src-main/core/**/*.ts'],
+    [
+      NO_ELECTRON,
+      { group: ['fastify', '@fastify/*'], message: 'src-main/core knows no HTTP; put it in a transport.' },
+      {
+        group: ['**/src-renderer/**', '**/src-preload/**', '**/http/**', '**/app/**', '**/acme/**', '**/shared/**'],
+        message: 'src-main/core imports nothing from the transports or the UI.'
+      }
+    ],
+    { 'no-restricted-properties': ['error', { object: 'Date', property: 'now', message: 'Use the injected Clock.' }] }
+  ),
+  layer(['src-main/acme/**/*.ts'], [RENDERER, NO_ELECTRON, NO_PRELOAD, NO_HTTP, NO_APP, ...DATABASE], outsideCore),
+  layer(['src-main/http/**/*.ts'], [RENDERER, NO_ELECTRON, NO_PRELOAD, NO_ACME, NO_APP, ...DATABASE], outsideCore),
+  layer(
+    ['src-main/app/**/*.ts'],
+    [
+      RENDERER,
+      NO_ACME,
+      {
+        group: ['**/http/*', '!**/http/server', '!**/http/router', '!**/http/errors', '!**/http/paging'],
+        message: 'The bridge uses only the listener it is served on (http/server, router, errors, paging), never the reseller API routes.'
+      },
+      ...DATABASE
+    ],
+    outsideCore
+  ),
+  layer(
+    ['src-main/shared/**/*.ts'],
+    [{ group: ['../*', 'electron', 'fastify'], message: 'src-main/shared serves every layer and imports none.' }],
+    outsideCore
+  ),
+  layer(['src-main/*.ts'], [RENDERER, ...DATABASE], outsideCore),
   {
     files: ['src-renderer/**/*.{ts,tsx}'],
     languageOptions: { globals: { ...globals.browser } },
