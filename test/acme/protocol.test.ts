@@ -157,6 +157,16 @@ describe('acme-client against the embedded ACME server', () => {
     expect(after.account.accounts.map((x) => x.url)).toEqual([url])
   })
 
+  it('refuses an account update with a status a client may not set, and keeps the contact (RFC 8555 §7.3.6)', async () => {
+    const { acme: a } = await subscribe(12, 'contact.example.com')
+    const c = await client(a)
+    await expect(
+      c.updateAccount({ contact: ['mailto:someone-else@example.com'], status: 'valid' } as never)
+    ).rejects.toThrow(/the only status a client may set is deactivated/)
+    const account = (await c.updateAccount({})) as { status: string; contact: string[] }
+    expect(account).toMatchObject({ status: 'valid', contact: ['mailto:ops@example.com'] })
+  })
+
   it('renews with ARI replaces, once, and lets the certificate key revoke', async () => {
     const { acme: a } = await subscribe(12, 'ari.example.com')
     const c = await client(a)
