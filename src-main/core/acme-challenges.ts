@@ -5,10 +5,9 @@
  * (pebble-challtestsrv as DNS, certbot/lego's own HTTP responder on a high port).
  */
 import { createHash } from 'node:crypto'
-import { lookup } from 'node:dns/promises'
-import { Resolver } from 'node:dns/promises'
 import { request } from 'node:http'
 import { isIP } from 'node:net'
+import { addressOf as resolveAddress, dnsResolver } from './dns-resolver'
 
 /** A failed check, typed as RFC 8555 §6.7 names it, so the ACME server can answer with it. */
 export class ChallengeFailure extends Error {
@@ -26,26 +25,13 @@ export interface CheckSettings {
   resolver: string | null
   /** Port http-01 connects to; RFC 8555 §8.3 says 80. */
   http01Port: number
+  /** How long the http-01 request waits for an answer (DNS queries: dns-resolver.ts). */
   timeoutMs: number
 }
 
-function resolverFor(s: CheckSettings): Resolver | null {
-  if (!s.resolver) return null
-  const r = new Resolver({ timeout: s.timeoutMs, tries: 2 })
-  r.setServers([s.resolver])
-  return r
-}
-
 async function addressOf(name: string, s: CheckSettings): Promise<string> {
-  const r = resolverFor(s)
   try {
-    if (r) {
-      const v4 = await r.resolve4(name).catch(() => [] as string[])
-      if (v4.length) return v4[0]
-      const v6 = await r.resolve6(name)
-      return v6[0]
-    }
-    return (await lookup(name)).address
+    return await resolveAddress(name, s.resolver)
   } catch (err) {
     throw new ChallengeFailure(
       'dns',
@@ -126,7 +112,7 @@ export async function checkDns01(
       ? createHash('sha256').update(keyAuthorization).digest('base64url')
       : keyAuthorization.digest
   const owner = `_acme-challenge.${name}`
-  const r = resolverFor(s) ?? new Resolver({ timeout: s.timeoutMs, tries: 2 })
+  const r = dnsResolver(s.resolver)
   let records: string[][]
   try {
     records = await r.resolveTxt(owner)

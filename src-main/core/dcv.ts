@@ -7,11 +7,10 @@
  *  - email (BR §3.2.2.4.4, constructed addresses): an approval code mailed to the approver.
  * Where to look is configurable (settings), so tests point the checks at loopback servers.
  */
-import { Resolver } from 'node:dns/promises'
-import { lookup } from 'node:dns/promises'
 import http from 'node:http'
 import https from 'node:https'
 import nodemailer from 'nodemailer'
+import { addressOf, dnsResolver } from './dns-resolver'
 import type { Settings } from './settings'
 
 export const DCV_METHODS = ['email', 'http', 'https', 'dns'] as const
@@ -39,7 +38,7 @@ export const DCV_SETTINGS = {
 
 export const SETTING_KEYS = Object.values(DCV_SETTINGS)
 
-/** One network check may take this long before it counts as failed. */
+/** One HTTP fetch or SMTP step may take this long before it counts as failed (DNS: dns-resolver.ts). */
 const CHECK_TIMEOUT_MS = 5000
 /** The validation file is three short lines; anything much larger is not ours. */
 const MAX_FILE_BYTES = 64 * 1024
@@ -108,27 +107,6 @@ export function validateSetting(key: string, value: string): string | null {
   return null
 }
 
-function resolverFor(net: DcvNetwork): Resolver | null {
-  if (!net.resolver) return null
-  const r = new Resolver({ timeout: 2000, tries: 1 })
-  r.setServers([net.resolver])
-  return r
-}
-
-async function addressOf(host: string, net: DcvNetwork): Promise<string> {
-  const r = resolverFor(net)
-  if (!r) return (await lookup(host)).address
-  try {
-    const v4 = await r.resolve4(host)
-    if (v4.length) return v4[0]
-  } catch {
-    // fall through to AAAA
-  }
-  const v6 = await r.resolve6(host)
-  if (!v6.length) throw new Error('no A or AAAA record')
-  return v6[0]
-}
-
 function fetchText(
   scheme: 'http' | 'https',
   host: string,
@@ -186,7 +164,7 @@ export async function checkHttp(
   const url = `${scheme}://${domain}${dcvFilePath(t)}`
   let address: string
   try {
-    address = await addressOf(domain, net)
+    address = await addressOf(domain, net.resolver)
   } catch (err) {
     return { ok: false, detail: `could not resolve ${domain}: ${reason(err)}` }
   }
@@ -212,18 +190,12 @@ export async function checkHttp(
 export async function checkDns(domain: string, t: DcvToken, net: DcvNetwork): Promise<CheckResult> {
   const name = dnsRecordName(t, domain)
   const want = dnsRecordValue(t)
-  const r = resolverFor(net) ?? new Resolver({ timeout: 2000, tries: 2 })
+  const r = dnsResolver(net.resolver)
+  // Both record types at once: a server that does not answer costs one time-out, not two.
+  const [cname, txt] = await Promise.allSettled([r.resolveCname(name), r.resolveTxt(name)])
   const found: string[] = []
-  try {
-    for (const c of await r.resolveCname(name)) found.push(c.toLowerCase().replace(/\.$/, ''))
-  } catch {
-    // no CNAME; try TXT
-  }
-  try {
-    for (const chunks of await r.resolveTxt(name)) found.push(chunks.join('').trim().toLowerCase())
-  } catch {
-    // no TXT either
-  }
+  if (cname.status === 'fulfilled') for (const c of cname.value) found.push(c.toLowerCase().replace(/\.$/, ''))
+  if (txt.status === 'fulfilled') for (const chunks of txt.value) found.push(chunks.join('').trim().toLowerCase())
   if (found.includes(want)) return { ok: true, detail: `found ${name} pointing to the expected value` }
   if (found.length === 0) return { ok: false, detail: `no CNAME or TXT record at ${name}` }
   return { ok: false, detail: `the record at ${name} holds ${found[0]}, not the expected value` }
