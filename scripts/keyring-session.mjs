@@ -20,8 +20,24 @@ import { fileURLToPath } from 'node:url'
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
-/** Longest a session may live: the daemons stop by themselves even if we are killed. */
-const MAX_LIFETIME = '4h'
+/**
+ * Runs a daemon for as long as this process lives, and no longer: a small sh supervisor polls
+ * our pid and stops the daemon once we are gone, even after a kill -9 (no orphaned daemons from
+ * a killed test run), while a long-running `certdesk serve` keeps its keychain for days. The
+ * daemon gets the supervisor's stdin through fd 3, because sh gives a background job /dev/null.
+ */
+function supervised(command, args, options) {
+  const script = [
+    'exec 3<&0',
+    'owner=$1; shift',
+    '"$@" <&3 3<&- &',
+    'd=$!',
+    "trap 'kill $d 2>/dev/null; exit 0' TERM INT HUP",
+    'while kill -0 "$owner" 2>/dev/null && kill -0 "$d" 2>/dev/null; do sleep 1 & wait $!; done',
+    'kill $d 2>/dev/null'
+  ].join('\n')
+  return spawn('sh', ['-c', script, 'sh', String(process.pid), command, ...args], options)
+}
 
 /** The password gnome-keyring files of the old layout (`<data dir>/keyring`) were made with. */
 const FORMER_DEFAULT_PASSWORD = 'certdesk'
@@ -56,7 +72,7 @@ export async function startKeyringSession({ home, password } = {}) {
     if (!home) rmSync(base, { recursive: true, force: true })
   }
   try {
-    const bus = spawn('timeout', [MAX_LIFETIME, 'dbus-daemon', '--session', '--nofork', '--nopidfile', '--print-address=1'], {
+    const bus = supervised('dbus-daemon', ['--session', '--nofork', '--nopidfile', '--print-address=1'], {
       env,
       stdio: ['ignore', 'pipe', 'ignore']
     })
@@ -79,9 +95,9 @@ export async function startKeyringSession({ home, password } = {}) {
     bus.stdout.resume()
     env.DBUS_SESSION_BUS_ADDRESS = address
 
-    const keyring = spawn(
-      'timeout',
-      [MAX_LIFETIME, 'gnome-keyring-daemon', '--foreground', '--unlock', '--components=secrets'],
+    const keyring = supervised(
+      'gnome-keyring-daemon',
+      ['--foreground', '--unlock', '--components=secrets'],
       { env, stdio: ['pipe', 'ignore', 'ignore'] }
     )
     children.push(keyring)
