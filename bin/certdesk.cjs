@@ -13,10 +13,12 @@ if (!existsSync(cli)) {
 const args = process.argv.slice(2)
 
 async function run() {
-  // Headless Linux: join or start CertDesk's private keyring for this data dir (README, "Secrets").
+  // Headless Linux: join or start CertDesk's private keyring for this data dir, kept outside
+  // the data dir (README, "Secrets"). A refusal (an unsafe set-up, a keyring that will not open)
+  // stops the command with its message.
   if (process.platform === 'linux' && !process.env.DBUS_SESSION_BUS_ADDRESS) {
-    const { dataDirFromArgs, ensureKeyring } = await import('../scripts/keyring-session.mjs')
-    await ensureKeyring(dataDirFromArgs(args))
+    const { dataDirFromArgs, ensureKeyring, keyringOptionsFromArgs } = await import('../scripts/keyring-session.mjs')
+    await ensureKeyring(dataDirFromArgs(args), process.env, keyringOptionsFromArgs(args))
   }
   return require(cli).main(args)
 }

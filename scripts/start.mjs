@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { dataDirFromArgs, ensureKeyring } from './keyring-session.mjs'
+import { dataDirFromArgs, ensureKeyring, keyringOptionsFromArgs } from './keyring-session.mjs'
 import { ELECTRON_NATIVE_DIR, electronBinary, root, setup } from './setup.mjs'
 
 const log = (msg) => process.stderr.write(`start: ${msg}\n`)
@@ -14,8 +14,9 @@ async function main() {
   await setup()
   const args = process.argv.slice(2)
   const env = { ...process.env }
-  // A headless Linux machine has no session keyring: a private one under the data dir (README, "Secrets").
-  await ensureKeyring(dataDirFromArgs(args, env), env)
+  // A headless Linux machine has no session keyring: a private one outside the data dir, which
+  // the certdesk command joins (README, "Secrets").
+  await ensureKeyring(dataDirFromArgs(args, env), env, keyringOptionsFromArgs(args))
   const electron = electronBinary()
   const nativeForElectron = existsSync(join(ELECTRON_NATIVE_DIR, 'better_sqlite3.node'))
   let child

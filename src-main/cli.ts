@@ -37,12 +37,18 @@ const USAGE = `usage:
   certdesk admin [--data-dir D] ca root [--out FILE]
   certdesk admin [--data-dir D] acme-issuer set --directory URL [--eab-kid KID --eab-hmac-file FILE] [--ca-bundle FILE]
   certdesk admin [--data-dir D] acme-issuer show|off
-${DEPLOY_USAGE}`
+${DEPLOY_USAGE}
+  Headless Linux (no desktop keyring): [--keyring-dir D] [--keyring-password-file F] on any command
+  choose the private keyring's folder (outside the data dir) and the file holding its password.`
 
 class UsageError extends Error {}
 
 const OPTIONS = {
   'data-dir': { type: 'string' },
+  // Read by bin/certdesk.cjs before the CLI runs (the headless keyring); accepted here so that
+  // every command takes them.
+  'keyring-dir': { type: 'string' },
+  'keyring-password-file': { type: 'string' },
   port: { type: 'string' },
   'acme-port': { type: 'string' },
   host: { type: 'string' },

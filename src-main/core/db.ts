@@ -3,8 +3,8 @@
  * runs, foreign keys on, and numbered migrations recorded in `PRAGMA user_version`.
  */
 import Database from 'better-sqlite3'
-import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { ensurePrivateDir, ensurePrivateFile, tightenIfPresent } from './paths'
 import { installStatementCache } from './statement-cache'
 
 export type Db = Database.Database
@@ -32,8 +32,9 @@ export const DB_FILE = 'certdesk.sqlite'
  * (README, "Two runtimes, one native module"); Node uses the module's own build.
  */
 export function openDatabase(dataDir: string, nativeBinding?: string): Db {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 })
-  const db = new Database(join(dataDir, DB_FILE), nativeBinding ? { nativeBinding } : {})
+  const file = join(dataDir, DB_FILE)
+  makePrivate(dataDir, file)
+  const db = new Database(file, nativeBinding ? { nativeBinding } : {})
   installStatementCache(db)
   db.pragma('journal_mode = WAL')
   db.pragma('foreign_keys = ON')
@@ -42,6 +43,26 @@ export function openDatabase(dataDir: string, nativeBinding?: string): Db {
   db.pragma('synchronous = NORMAL')
   migrate(db)
   return db
+}
+
+/**
+ * The data dir 0700 and the store 0600 before SQLite opens it. SQLite would create the store
+ * 0644 minus the umask; it creates the WAL and SHM with the store's own mode (and fchmods them
+ * to it, so the umask does not matter), which is why the store is made 0600 first. A WAL or
+ * SHM left from before (a crash, an older version) is tightened too.
+ */
+function makePrivate(dataDir: string, file: string): void {
+  try {
+    ensurePrivateDir(dataDir)
+    ensurePrivateFile(file)
+    tightenIfPresent(`${file}-wal`)
+    tightenIfPresent(`${file}-shm`)
+    tightenIfPresent(`${file}-journal`)
+  } catch (err) {
+    throw new Error(`could not open the store in ${dataDir}: could not make it private to its owner: ${(err as Error).message}`, {
+      cause: err
+    })
+  }
 }
 
 export function migrate(db: Db): void {
