@@ -31,7 +31,9 @@ export const ACME_SETTINGS = {
   /** `host:port` of the DNS server challenges are checked against (default: the system resolver). */
   resolver: DCV_SETTINGS.resolver,
   /** Port http-01 connects to (default 80, RFC 8555 §8.3). */
-  http01Port: DCV_SETTINGS.httpPort
+  http01Port: DCV_SETTINGS.httpPort,
+  /** `true` lets http-01 reach loopback and private addresses (a lab); refused otherwise. */
+  allowPrivateAddresses: DCV_SETTINGS.allowPrivateAddresses
 } as const
 
 export { DEFAULT_ACME_PORT }
@@ -165,6 +167,7 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
   const checkSettings = (): CheckSettings => ({
     resolver: service.settings.get(ACME_SETTINGS.resolver),
     http01Port: Number(service.settings.get(ACME_SETTINGS.http01Port) ?? 80),
+    allowPrivateAddresses: service.settings.flag(ACME_SETTINGS.allowPrivateAddresses),
     timeoutMs: 10_000
   })
 
