@@ -213,6 +213,8 @@ export interface DcvSettingsView {
   dcvHttpsPort: string
   smtpUrl: string
   smtpFrom: string
+  /** Lab use: validation may reach loopback and private addresses (off: refused, as public CAs do). */
+  dcvAllowPrivateAddresses: boolean
 }
 
 export interface SettingsView extends DcvSettingsView {

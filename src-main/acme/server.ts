@@ -5,10 +5,11 @@
  * refuse a plain-HTTP directory. Subscription rules (covered names, lifetimes) come from
  * src-main/core/acme-subscriptions.ts; this file is the protocol.
  */
-import { createHash, randomBytes } from 'node:crypto'
+import { createHash, randomBytes, type JsonWebKey } from 'node:crypto'
 import Fastify, { type FastifyRequest } from 'fastify'
 import type { JWK } from 'jose'
 import { ACME_DIRECTORY_URL_SETTING, DEFAULT_ACME_PORT, type AcmeSubscription } from '../core/acme-subscriptions'
+import { assertAcceptableCsr, decodeCsrDer } from '../core/csr'
 import { DCV_SETTINGS } from '../core/dcv'
 import { ServiceError } from '../core/errors'
 import type { Service } from '../core/service'
@@ -31,7 +32,9 @@ export const ACME_SETTINGS = {
   /** `host:port` of the DNS server challenges are checked against (default: the system resolver). */
   resolver: DCV_SETTINGS.resolver,
   /** Port http-01 connects to (default 80, RFC 8555 §8.3). */
-  http01Port: DCV_SETTINGS.httpPort
+  http01Port: DCV_SETTINGS.httpPort,
+  /** `true` lets http-01 reach loopback and private addresses (a lab); refused otherwise. */
+  allowPrivateAddresses: DCV_SETTINGS.allowPrivateAddresses
 } as const
 
 export { DEFAULT_ACME_PORT }
@@ -165,6 +168,7 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
   const checkSettings = (): CheckSettings => ({
     resolver: service.settings.get(ACME_SETTINGS.resolver),
     http01Port: Number(service.settings.get(ACME_SETTINGS.http01Port) ?? 80),
+    allowPrivateAddresses: service.settings.flag(ACME_SETTINGS.allowPrivateAddresses),
     timeoutMs: 10_000
   })
 
@@ -594,12 +598,15 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
         `the CSR names ${[...requested].join(', ') || 'nothing'} but the order is for ${[...ordered].join(', ')}`
       )
     }
-    const accountJwk = JSON.parse(a.jwk) as JWK
-    const spki = Buffer.from(csr.publicKey.rawData)
-    const spkiHash = createHash('sha256').update(spki).digest('hex')
-    if (spkiHash === (await spkiSha256(accountJwk, accountJwk.kty === 'EC' ? 'ES256' : 'RS256').catch(() => ''))) {
-      throw new AcmeProblem('badPublicKey', 'the certificate key must not be the account key')
+    // The CSR policy of every issuance path (core/csr.ts): key type and size, and not the account key.
+    try {
+      const decoded = await decodeCsrDer(Buffer.from(body.csr, 'base64url'))
+      assertAcceptableCsr(decoded, 'tls', { accountKey: JSON.parse(a.jwk) as JsonWebKey })
+    } catch (err) {
+      if (err instanceof ServiceError) throw new AcmeProblem('badCSR', err.message)
+      throw err
     }
+    const spkiHash = createHash('sha256').update(Buffer.from(csr.publicKey.rawData)).digest('hex')
     // Two finalize requests at once: only the one that moves the order out of `ready` signs.
     const claimed = db
       .prepare(`UPDATE acme_orders SET status = 'processing' WHERE id = ? AND status = 'ready'`)

@@ -275,7 +275,8 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
     dcvHttpPort: DCV_SETTINGS.httpPort,
     dcvHttpsPort: DCV_SETTINGS.httpsPort,
     smtpUrl: DCV_SETTINGS.smtpUrl,
-    smtpFrom: DCV_SETTINGS.smtpFrom
+    smtpFrom: DCV_SETTINGS.smtpFrom,
+    dcvAllowPrivateAddresses: DCV_SETTINGS.allowPrivateAddresses
   }
   const settingFields = Object.keys(SETTING_OF) as (keyof DcvSettingsView)[]
   const settingsView = (): Awaited<ReturnType<AppApi['settings']>> => ({
@@ -285,7 +286,8 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
     transport: env.transport,
     ...(Object.fromEntries(
       settingFields.map((f) => [f, service.settings.get(SETTING_OF[f]) ?? ''])
-    ) as unknown as DcvSettingsView)
+    ) as unknown as DcvSettingsView),
+    dcvAllowPrivateAddresses: service.settings.flag(DCV_SETTINGS.allowPrivateAddresses)
   })
 
   return {

@@ -5,10 +5,10 @@
  * (pebble-challtestsrv as DNS, certbot/lego's own HTTP responder on a high port).
  */
 import { createHash } from 'node:crypto'
-import { lookup } from 'node:dns/promises'
 import { Resolver } from 'node:dns/promises'
 import { request } from 'node:http'
 import { isIP } from 'node:net'
+import { resolveTarget, TargetRefused } from './validation-target'
 
 /** A failed check, typed as RFC 8555 §6.7 names it, so the ACME server can answer with it. */
 export class ChallengeFailure extends Error {
@@ -26,6 +26,8 @@ export interface CheckSettings {
   resolver: string | null
   /** Port http-01 connects to; RFC 8555 §8.3 says 80. */
   http01Port: number
+  /** The lab setting `dcv.allow_private_addresses`: http-01 may reach loopback and private addresses. */
+  allowPrivateAddresses: boolean
   timeoutMs: number
 }
 
@@ -36,17 +38,19 @@ function resolverFor(s: CheckSettings): Resolver | null {
   return r
 }
 
+/** The checked address http-01 connects to (validation-target.ts); never the name itself. */
 async function addressOf(name: string, s: CheckSettings): Promise<string> {
-  const r = resolverFor(s)
   try {
-    if (r) {
-      const v4 = await r.resolve4(name).catch(() => [] as string[])
-      if (v4.length) return v4[0]
-      const v6 = await r.resolve6(name)
-      return v6[0]
-    }
-    return (await lookup(name)).address
+    const [address] = await resolveTarget(name, {
+      resolver: s.resolver,
+      allowPrivateAddresses: s.allowPrivateAddresses,
+      timeoutMs: s.timeoutMs,
+      tries: 2
+    })
+    return address
   } catch (err) {
+    if (err instanceof TargetRefused)
+      throw new ChallengeFailure('connection', `could not validate ${name}: ${err.message}`)
     throw new ChallengeFailure(
       'dns',
       `could not resolve ${name}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`
@@ -68,6 +72,8 @@ export async function checkHttp01(
       {
         host: address,
         family: isIP(address),
+        // A fresh connection to the checked address: no pooled socket from another check.
+        agent: false,
         port: s.http01Port,
         path,
         method: 'GET',
@@ -82,6 +88,8 @@ export async function checkHttp01(
           if (text.length > 8192) req.destroy(new Error('response too long'))
         })
         res.on('end', () => {
+          // A redirect is an answer other than 200, not followed: it could lead the check to an
+          // address resolveTarget did not check.
           if (res.statusCode !== 200)
             reject(
               new ChallengeFailure(

@@ -330,7 +330,7 @@ export class Certificates {
     const csr =
       input.csr !== undefined && input.csr.trim() !== ''
         ? await this.acceptCsr(input.csr, product)
-        : await decodeCsr(req.csr_pem)
+        : await this.acceptCsr(req.csr_pem, product)
     const names = this.namesFor(order, product, csr)
     const subject = this.subjectFor(order, product, csr, names)
     if (product.type === 'code-signing') {
@@ -544,12 +544,16 @@ export class Certificates {
     const window = validityWindow(product, now, end, autoReissues(product))
     const csr = await decodeCsr(req.csr_pem)
     const names = JSON.parse(req.names) as string[]
+    const profile: CertificateProfile = product.type === 'code-signing' ? 'code-signing' : 'tls'
     let issued
     try {
+      // The same CSR policy as at submission, again at signing: a CSR stored under an older,
+      // weaker policy is never signed (automatic reissues included).
+      assertAcceptableCsr(csr, profile)
       issued = await this.issuer.issue({
         csrDer: csr.der,
         names,
-        profile: (product.type === 'code-signing' ? 'code-signing' : 'tls') as CertificateProfile,
+        profile,
         subject: JSON.parse(req.subject) as { CN: string },
         validFrom: window.validFrom,
         validTill: window.validTill,

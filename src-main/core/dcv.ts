@@ -8,11 +8,11 @@
  * Where to look is configurable (settings), so tests point the checks at loopback servers.
  */
 import { Resolver } from 'node:dns/promises'
-import { lookup } from 'node:dns/promises'
 import http from 'node:http'
 import https from 'node:https'
 import nodemailer from 'nodemailer'
-import type { Settings } from './settings'
+import { ALLOW_PRIVATE_ADDRESSES, type Settings } from './settings'
+import { resolveTarget, TargetRefused } from './validation-target'
 
 export const DCV_METHODS = ['email', 'http', 'https', 'dns'] as const
 export type DcvMethod = (typeof DCV_METHODS)[number]
@@ -31,6 +31,8 @@ export const DCV_SETTINGS = {
   httpPort: 'dcv.http_port',
   /** Port of the `https` check (BR: 443). */
   httpsPort: 'dcv.https_port',
+  /** `true` lets checks reach loopback and private addresses (a lab); refused otherwise. */
+  allowPrivateAddresses: ALLOW_PRIVATE_ADDRESSES,
   /** `smtp://host:port` for approval mail; the outbox when unset. */
   smtpUrl: 'smtp.url',
   /** Sender of approval mail. */
@@ -70,6 +72,7 @@ export interface DcvNetwork {
   resolver: string | null
   httpPort: number
   httpsPort: number
+  allowPrivateAddresses: boolean
 }
 
 export function dcvNetwork(settings: Settings): DcvNetwork {
@@ -81,7 +84,8 @@ export function dcvNetwork(settings: Settings): DcvNetwork {
   return {
     resolver: settings.get(DCV_SETTINGS.resolver),
     httpPort: port(DCV_SETTINGS.httpPort, 80),
-    httpsPort: port(DCV_SETTINGS.httpsPort, 443)
+    httpsPort: port(DCV_SETTINGS.httpsPort, 443),
+    allowPrivateAddresses: settings.flag(DCV_SETTINGS.allowPrivateAddresses)
   }
 }
 
@@ -93,6 +97,9 @@ export function validateSetting(key: string, value: string): string | null {
   }
   if ((key === DCV_SETTINGS.httpPort || key === DCV_SETTINGS.httpsPort) && !/^\d{1,5}$/.test(value)) {
     return `${key} must be a port number`
+  }
+  if (key === DCV_SETTINGS.allowPrivateAddresses && value !== 'true' && value !== 'false') {
+    return `${key} must be true or false`
   }
   if (key === DCV_SETTINGS.smtpUrl && value !== '') {
     let u: URL
@@ -115,20 +122,6 @@ function resolverFor(net: DcvNetwork): Resolver | null {
   return r
 }
 
-async function addressOf(host: string, net: DcvNetwork): Promise<string> {
-  const r = resolverFor(net)
-  if (!r) return (await lookup(host)).address
-  try {
-    const v4 = await r.resolve4(host)
-    if (v4.length) return v4[0]
-  } catch {
-    // fall through to AAAA
-  }
-  const v6 = await r.resolve6(host)
-  if (!v6.length) throw new Error('no A or AAAA record')
-  return v6[0]
-}
-
 function fetchText(
   scheme: 'http' | 'https',
   host: string,
@@ -139,7 +132,10 @@ function fetchText(
   return new Promise((resolve, reject) => {
     const defaultPort = scheme === 'http' ? 80 : 443
     const opts = {
+      // The checked address itself, so no second lookup happens (validation-target.ts); no
+      // agent, so no pooled connection made for another check is reused.
       host: address,
+      agent: false,
       port,
       path,
       method: 'GET',
@@ -184,15 +180,22 @@ export async function checkHttp(
 ): Promise<CheckResult> {
   const port = scheme === 'http' ? net.httpPort : net.httpsPort
   const url = `${scheme}://${domain}${dcvFilePath(t)}`
-  let address: string
+  let addresses: string[]
   try {
-    address = await addressOf(domain, net)
+    addresses = await resolveTarget(domain, {
+      resolver: net.resolver,
+      allowPrivateAddresses: net.allowPrivateAddresses,
+      timeoutMs: 2000,
+      tries: 1
+    })
   } catch (err) {
+    if (err instanceof TargetRefused) return { ok: false, detail: `could not fetch ${url}: ${err.message}` }
     return { ok: false, detail: `could not resolve ${domain}: ${reason(err)}` }
   }
   try {
-    const res = await fetchText(scheme, domain, address, port, dcvFilePath(t))
-    // Redirects are not followed: the file must be served at the exact URL.
+    const res = await fetchText(scheme, domain, addresses[0], port, dcvFilePath(t))
+    // Redirects are not followed: the file must be served at the exact URL, and no redirect
+    // can lead the check to an address resolveTarget did not check.
     if (res.status !== 200) return { ok: false, detail: `could not fetch ${url}: HTTP ${res.status}` }
     const lines = res.body
       .trim()
