@@ -4,6 +4,7 @@
  */
 import { create, type StateCreator } from 'zustand'
 import type {
+  AcmeCommandsView,
   AcmeSubscriptionView,
   ApiKeyView,
   CreatedDeployTargetView,
@@ -180,8 +181,8 @@ interface DeploySlice {
 interface AcmeSlice {
   acmeSubscriptions: AcmeSubscriptionView[]
   acmeError: string | null
-  /** HMAC keys revealed on request, by order id; forgotten on reload. */
-  acmeKeys: Record<number, string>
+  /** HMAC keys revealed on request with the commands that hold them, by order id; forgotten on reload. */
+  acmeKeys: Record<number, { eabHmacKey: string; commands: AcmeCommandsView }>
   loadAcme(): Promise<void>
   revealAcmeKey(orderId: number): Promise<void>
 }
@@ -686,8 +687,8 @@ const acmeSlice: Slice<AcmeSlice> = (set, get) => ({
   },
   async revealAcmeKey(orderId) {
     try {
-      const { eabHmacKey } = await bridge.acmeHmacKey(rid(get), orderId)
-      set({ acmeKeys: { ...get().acmeKeys, [orderId]: eabHmacKey } })
+      const revealed = await bridge.acmeHmacKey(rid(get), orderId)
+      set({ acmeKeys: { ...get().acmeKeys, [orderId]: revealed } })
     } catch (err) {
       get().toast('error', errorMessage(err))
     }
