@@ -30,7 +30,10 @@ export interface WebhookResult {
   status: number | null
   request: string
   response: string
+  /** The admin's detail: may name the URL. */
   summary: string
+  /** Why it failed without the URL (a reseller reads it in GET /events); null when delivered. */
+  reason: string | null
 }
 
 const hmacHex = (secret: string, timestamp: string, body: string | Buffer): string =>
@@ -121,20 +124,20 @@ export async function deliverWebhook(
       status: res.status,
       request,
       response: text,
-      summary: ok ? `receiver answered ${res.status}` : `receiver answered ${res.status}; only 2xx counts as delivered`
+      summary: ok ? `receiver answered ${res.status}` : `receiver answered ${res.status}; only 2xx counts as delivered`,
+      reason: ok ? null : `the receiver answered ${res.status}`
     }
   } catch (err) {
     const e = err as Error & { cause?: { code?: string; message?: string } }
-    const reason =
-      e.name === 'TimeoutError'
-        ? `no answer in ${WEBHOOK_TIMEOUT_MS / 1000} s`
-        : (e.cause?.code ?? e.cause?.message ?? e.message)
+    const timedOut = e.name === 'TimeoutError'
+    const detail = timedOut ? `no answer in ${WEBHOOK_TIMEOUT_MS / 1000} s` : (e.cause?.code ?? e.cause?.message ?? e.message)
     return {
       ok: false,
       status: null,
       request,
       response: '',
-      summary: `could not deliver webhook to ${config.url}: ${reason}`
+      summary: `could not deliver webhook to ${config.url}: ${detail}`,
+      reason: timedOut ? `the receiver did not answer in ${WEBHOOK_TIMEOUT_MS / 1000} s` : 'the receiver could not be reached'
     }
   }
 }
