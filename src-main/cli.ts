@@ -324,7 +324,13 @@ async function serve(dataDir: string, v: Values): Promise<number> {
   }
   let apiUrl = ''
   // --ui: the desktop UI in browser mode on the same listener (src-main/app/browser-mode.ts).
-  const ui = v.ui ? browserUiOptions(service, () => apiUrl) : null
+  // A new link is printed whenever a browser session has ended (signed out, or idle), so the
+  // desktop user can sign in again without a restart; like the first, it goes to stdout only.
+  const ui = v.ui
+    ? browserUiOptions(service, () => apiUrl, undefined, {
+        onNewLink: (url) => process.stdout.write(`CertDesk desktop UI (browser mode), sign in again, open once: ${url}\n`)
+      })
+    : null
   const app = await buildServer(service, {
     logger: { level: v['log-level'] ?? 'warn' },
     allowedHosts: host === '127.0.0.1' || host === '::1' || host === 'localhost' ? [] : [host],

@@ -507,6 +507,9 @@ export const CHANNEL_PREFIX = 'certdesk:'
 /** Browser mode: POST `/rpc/<method>` with `{ args: [...] }`. */
 export const RPC_PREFIX = '/rpc/'
 
+/** Browser mode: POST here ends the session on the server (the sign-out button). */
+export const SIGN_OUT_PATH = '/ui/logout'
+
 /**
  * What a handler answers on either transport, in the reseller API's envelope; the client turns
  * a failure into an Error carrying the API's message, so the UI cannot tell the transports apart.

@@ -32,7 +32,7 @@ import type {
   ResellerView,
   SettingsView
 } from '../../src-preload/contract'
-import { bridge } from '../bridge'
+import { bridge, endBrowserSession, onSignedOut } from '../bridge'
 import { errorMessage } from '../lib/format'
 
 export type Screen =
@@ -67,6 +67,12 @@ interface SessionSlice {
   go(screen: Screen): void
   toast(kind: Toast['kind'], text: string): void
   saveSettings(input: Parameters<typeof bridge.updateSettings>[0]): Promise<boolean>
+  /** Browser mode: why this tab must sign in again (the server's message), null while signed in. */
+  signedOut: string | null
+  /** Browser mode: whether there is a session to sign out of (the Electron window has none). */
+  canSignOut: boolean
+  /** Ends the browser session on the server and shows the sign-in-needed screen. */
+  signOut(): Promise<void>
 }
 
 // ---- dashboard
@@ -266,6 +272,17 @@ const sessionSlice: Slice<SessionSlice> = (set, get) => ({
     } catch (err) {
       get().toast('error', errorMessage(err))
       return false
+    }
+  },
+  signedOut: null,
+  canSignOut: endBrowserSession !== null,
+  async signOut() {
+    if (!endBrowserSession) return
+    try {
+      await endBrowserSession()
+      set({ signedOut: 'You signed out. To continue, open the newest sign-in link CertDesk printed in its terminal.' })
+    } catch (err) {
+      get().toast('error', errorMessage(err))
     }
   }
 })
@@ -706,6 +723,9 @@ export const useStore = create<Store>()((...a) => ({
   ...deploySlice(...a),
   ...acmeSlice(...a)
 }))
+
+// Any call the server refuses for want of a session switches the whole UI to the sign-in-needed screen.
+onSignedOut((message) => useStore.setState({ signedOut: message }))
 
 export const useReseller = (): ResellerView | null =>
   useStore((s) => s.resellers.find((r) => r.id === s.resellerId) ?? null)
