@@ -14,6 +14,7 @@ import { DEFAULT_ACME_PORT, startAcmeServer } from './acme/server'
 import { browserUiOptions } from './app/browser-mode'
 import { startSchedulerLoop } from './core/scheduler'
 import { SETTING_KEYS, validateSetting } from './core/dcv'
+import { shellQuote } from './core/shell-quote'
 import { fixedClock, isValidDate } from './core/time'
 import { readFileSync, writeFileSync } from 'node:fs'
 
@@ -318,7 +319,7 @@ async function serve(dataDir: string, v: Values): Promise<number> {
     if (demo) {
       process.stderr.write(
         `certdesk: created demo reseller ${demo.id} (${demo.name}) with ${centsToUsd(demo.creditBalance).toFixed(2)} USD credit.\n` +
-          `certdesk: get its API key with: npx certdesk admin --data-dir ${JSON.stringify(dataDir)} apikey create --reseller ${demo.id}\n`
+          `certdesk: get its API key with: npx certdesk admin --data-dir ${shellQuote(dataDir)} apikey create --reseller ${demo.id}\n`
       )
     }
   }

@@ -1,7 +1,7 @@
 /**
  * Runs a generated command line through a real POSIX shell with the programs it calls replaced
  * by printers, and answers the argument vector each invocation received, so a test can check
- * what a pasted command would really hand to certbot, lego, acme.sh or curl.
+ * what a pasted command would really hand to certbot, lego, acme.sh, curl or npx.
  */
 import { spawnSync } from 'node:child_process'
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -17,7 +17,7 @@ export interface Invocation {
 
 /** POSIX sh (dash on Debian) and bash, the shells users paste into; zsh too where installed. */
 export const SHELLS = ['/bin/sh', '/bin/bash', '/usr/bin/zsh'].filter(existsSync)
-const PROGRAMS = ['certbot', 'lego', 'acme.sh', 'curl']
+const PROGRAMS = ['certbot', 'lego', 'acme.sh', 'curl', 'npx']
 const CLIENT_ENV = ['REQUESTS_CA_BUNDLE', 'LEGO_CA_CERTIFICATES']
 
 // Each record: the argument count, the program name, the arguments, then the client variables
