@@ -358,9 +358,17 @@ export interface AcmeSubscriptionView {
   accountStatus: 'valid' | 'pending'
   accounts: { url: string; status: string; createdAt: string }[]
   rootCaUrl: string
-  /** Ready-to-paste commands with the HMAC key in place of HMAC_KEY_PLACEHOLDER until revealed. */
-  commands: { certbot: string; lego: string; acmeSh: string }
+  /** Ready-to-paste commands, HMAC_KEY_PLACEHOLDER in place of the HMAC key (`acmeHmacKey` answers the real ones). */
+  commands: AcmeCommandsView
   setupUrl: string | null
+}
+
+/** The set-up commands as the core builds them, every value shell-quoted; the renderer shows them as they are. */
+export interface AcmeCommandsView {
+  rootCa: string
+  certbot: string
+  lego: string
+  acmeSh: string
 }
 
 /** Stands for the EAB HMAC key in `AcmeSubscriptionView.commands`. */
@@ -427,8 +435,8 @@ export interface AppApi {
 
   /** The reseller's ACME subscription orders, newest first. */
   listAcmeSubscriptions(resellerId: number): Promise<AcmeSubscriptionView[]>
-  /** The EAB HMAC key of a subscription, read from the OS keychain on an explicit request. */
-  acmeHmacKey(resellerId: number, orderId: number): Promise<{ eabHmacKey: string }>
+  /** The EAB HMAC key of a subscription, read from the OS keychain on an explicit request, and the commands holding it. */
+  acmeHmacKey(resellerId: number, orderId: number): Promise<{ eabHmacKey: string; commands: AcmeCommandsView }>
 
   listInvoices(
     resellerId: number,
@@ -500,6 +508,9 @@ export const CHANNEL_PREFIX = 'certdesk:'
 
 /** Browser mode: POST `/rpc/<method>` with `{ args: [...] }`. */
 export const RPC_PREFIX = '/rpc/'
+
+/** Browser mode: POST here ends the session on the server (the sign-out button). */
+export const SIGN_OUT_PATH = '/ui/logout'
 
 /**
  * What a handler answers on either transport, in the reseller API's envelope; the client turns

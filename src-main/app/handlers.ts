@@ -17,12 +17,19 @@ import type { Service } from '../core/service'
 import { DCV_SETTINGS, validateSetting } from '../core/dcv'
 import type { SslStatus, StoredCertificate } from '../core/certificates'
 import { Watchlist } from '../core/watchlist'
-import { ACME_DIRECTORY_URL_SETTING, acmeSetup, acmeUrls } from '../core/acme-subscriptions'
+import {
+  ACME_DIRECTORY_URL_SETTING,
+  acmeSetup,
+  acmeUrls,
+  type AcmeClientCommands,
+  type AcmeUrls
+} from '../core/acme-subscriptions'
 import type { DeployRun, DeployTarget, TargetInput } from '../core/deploy/deploys'
 import type { CommandConfig } from '../core/deploy/command'
 import type { FolderConfig } from '../core/deploy/folder'
 import type { WebhookConfig } from '../core/deploy/webhook'
 import type {
+  AcmeCommandsView,
   AcmeSubscriptionView,
   ApiKeyView,
   AppApi,
@@ -243,6 +250,13 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
   const ownOrder = (resellerId: number, orderId: number): Order =>
     service.orders.get(reseller(resellerId).id, id(orderId, 'order id'))
   const reseller = (resellerId: number): Reseller => service.resellers.get(id(resellerId, 'reseller id'))
+  const acmeUrlsNow = (): AcmeUrls => acmeUrls(service.settings.get(ACME_DIRECTORY_URL_SETTING), env.listenerUrl())
+  const commandsView = (c: AcmeClientCommands): AcmeCommandsView => ({
+    rootCa: c.root_ca,
+    certbot: c.certbot,
+    lego: c.lego,
+    acmeSh: c.acme_sh
+  })
   /** An API key of this reseller, so one account's page cannot act on another's keys. */
   const ownKey = (resellerId: number, keyId: number): ApiKeyInfo => {
     const k = service.resellers.apiKey(id(keyId, 'key id'))
@@ -469,11 +483,11 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
 
     listAcmeSubscriptions: (resellerId) => {
       const r = reseller(resellerId)
-      const urls = acmeUrls(service.settings.get(ACME_DIRECTORY_URL_SETTING), env.listenerUrl())
+      const urls = acmeUrlsNow()
       return service.acme.list(r.id).map((sub): AcmeSubscriptionView => {
         const order = service.orders.get(r.id, sub.orderId)
-        const setup = acmeSetup(service.acme.details(sub), urls)
-        const hide = (cmd: string): string => cmd.split(setup.account.eab_hmac_key).join(HMAC_KEY_PLACEHOLDER)
+        // The core builds (and quotes) the commands around the placeholder: the key stays in the keychain until asked for.
+        const setup = acmeSetup({ ...service.acme.details(sub), eabHmacKey: HMAC_KEY_PLACEHOLDER }, urls)
         return {
           orderId: order.id,
           orderNumber: order.orderNumber,
@@ -489,11 +503,7 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
           accountStatus: setup.account.status,
           accounts: setup.account.accounts.map((a) => ({ url: a.url, status: a.status, createdAt: a.created_at })),
           rootCaUrl: setup.root_ca_url,
-          commands: {
-            certbot: hide(setup.commands.certbot),
-            lego: hide(setup.commands.lego),
-            acmeSh: hide(setup.commands.acme_sh)
-          },
+          commands: commandsView(setup.commands),
           setupUrl: setup.autoinstall?.login_url ?? null
         }
       })
@@ -501,7 +511,8 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
     acmeHmacKey: (resellerId, orderId) => {
       const order = ownOrder(resellerId, orderId)
       const sub = service.acme.forOrder(order.resellerId, order.id)
-      return { eabHmacKey: service.acme.hmacKey(sub.eabKid) }
+      const setup = acmeSetup(service.acme.details(sub), acmeUrlsNow())
+      return { eabHmacKey: setup.account.eab_hmac_key, commands: commandsView(setup.commands) }
     },
 
     listInvoices: (resellerId, filter, p) =>

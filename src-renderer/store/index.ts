@@ -4,6 +4,7 @@
  */
 import { create, type StateCreator } from 'zustand'
 import type {
+  AcmeCommandsView,
   AcmeSubscriptionView,
   ApiKeyView,
   CreatedDeployTargetView,
@@ -31,7 +32,7 @@ import type {
   ResellerView,
   SettingsView
 } from '../../src-preload/contract'
-import { bridge } from '../bridge'
+import { bridge, endBrowserSession, onSignedOut } from '../bridge'
 import { errorMessage } from '../lib/format'
 
 export type Screen =
@@ -66,6 +67,12 @@ interface SessionSlice {
   go(screen: Screen): void
   toast(kind: Toast['kind'], text: string): void
   saveSettings(input: Parameters<typeof bridge.updateSettings>[0]): Promise<boolean>
+  /** Browser mode: why this tab must sign in again (the server's message), null while signed in. */
+  signedOut: string | null
+  /** Browser mode: whether there is a session to sign out of (the Electron window has none). */
+  canSignOut: boolean
+  /** Ends the browser session on the server and shows the sign-in-needed screen. */
+  signOut(): Promise<void>
 }
 
 // ---- dashboard
@@ -180,8 +187,8 @@ interface DeploySlice {
 interface AcmeSlice {
   acmeSubscriptions: AcmeSubscriptionView[]
   acmeError: string | null
-  /** HMAC keys revealed on request, by order id; forgotten on reload. */
-  acmeKeys: Record<number, string>
+  /** HMAC keys revealed on request with the commands that hold them, by order id; forgotten on reload. */
+  acmeKeys: Record<number, { eabHmacKey: string; commands: AcmeCommandsView }>
   loadAcme(): Promise<void>
   revealAcmeKey(orderId: number): Promise<void>
 }
@@ -265,6 +272,17 @@ const sessionSlice: Slice<SessionSlice> = (set, get) => ({
     } catch (err) {
       get().toast('error', errorMessage(err))
       return false
+    }
+  },
+  signedOut: null,
+  canSignOut: endBrowserSession !== null,
+  async signOut() {
+    if (!endBrowserSession) return
+    try {
+      await endBrowserSession()
+      set({ signedOut: 'You signed out. To continue, open the newest sign-in link CertDesk printed in its terminal.' })
+    } catch (err) {
+      get().toast('error', errorMessage(err))
     }
   }
 })
@@ -686,8 +704,8 @@ const acmeSlice: Slice<AcmeSlice> = (set, get) => ({
   },
   async revealAcmeKey(orderId) {
     try {
-      const { eabHmacKey } = await bridge.acmeHmacKey(rid(get), orderId)
-      set({ acmeKeys: { ...get().acmeKeys, [orderId]: eabHmacKey } })
+      const revealed = await bridge.acmeHmacKey(rid(get), orderId)
+      set({ acmeKeys: { ...get().acmeKeys, [orderId]: revealed } })
     } catch (err) {
       get().toast('error', errorMessage(err))
     }
@@ -705,6 +723,9 @@ export const useStore = create<Store>()((...a) => ({
   ...deploySlice(...a),
   ...acmeSlice(...a)
 }))
+
+// Any call the server refuses for want of a session switches the whole UI to the sign-in-needed screen.
+onSignedOut((message) => useStore.setState({ signedOut: message }))
 
 export const useReseller = (): ResellerView | null =>
   useStore((s) => s.resellers.find((r) => r.id === s.resellerId) ?? null)

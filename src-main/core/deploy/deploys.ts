@@ -13,8 +13,15 @@ import { invalid, notFound } from '../errors'
 import { recordEvent } from '../events'
 import type { Page, Paging } from '../ledger'
 import { isoTimestamp } from '../time'
-import { DEFAULT_COMMAND_TIMEOUT_SECONDS, MAX_COMMAND_TIMEOUT_SECONDS, runCommand, type CommandConfig } from './command'
+import {
+  DEFAULT_COMMAND_TIMEOUT_SECONDS,
+  MAX_COMMAND_TIMEOUT_SECONDS,
+  runCommand,
+  type CommandConfig,
+  type CommandResult
+} from './command'
 import { FOLDER_LAYOUTS, writeFolder, type FolderConfig, type FolderLayout, type WrittenFiles } from './folder'
+import { MAX_ATTEMPTS, RETRY_MINUTES } from './deploy-events'
 import { deliverWebhook, validateWebhookUrl, type WebhookConfig } from './webhook'
 
 export const TARGET_KINDS = ['folder', 'command', 'webhook'] as const
@@ -22,14 +29,7 @@ export type TargetKind = (typeof TARGET_KINDS)[number]
 export type DeployTrigger = 'issued' | 'reissued' | 'auto_reissue' | 'manual'
 export type RunStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'superseded'
 
-/**
- * Minutes to wait after the 1st, 2nd, … failed attempt: quick at first (a reload racing a
- * restart), then spread over half a day (a receiver down for maintenance). Six attempts in all,
- * the last about 14.5 hours after the first, well inside the 14 days a reissue leaves before
- * the old certificate expires (spec, "Certificate lifecycle rule").
- */
-export const RETRY_MINUTES = [1, 5, 30, 120, 720] as const
-export const MAX_ATTEMPTS = RETRY_MINUTES.length + 1
+export { MAX_ATTEMPTS, RETRY_MINUTES }
 /** How long one process owns a running attempt; past it another process may take it over. */
 const CLAIM_MINUTES = MAX_COMMAND_TIMEOUT_SECONDS / 60 + 5
 
@@ -136,7 +136,10 @@ interface OrderInfo {
 
 interface Outcome {
   ok: boolean
+  /** The admin's detail (paths, URLs, error text): kept with the attempt and in the stored event message. */
   summary: string
+  /** Why it failed in terms a reseller may read (GET /events): never a path, URL or command. */
+  reason?: string
   request?: string | null
   responseCode?: number | null
   output?: string | null
@@ -458,7 +461,7 @@ export class Deploys {
     try {
       outcome = await this.perform(run, target, order)
     } catch (err) {
-      outcome = { ok: false, summary: (err as Error).message }
+      outcome = { ok: false, summary: (err as Error).message, reason: FAILED_REASON[target.kind] }
     }
 
     const end = this.ctx.clock()
@@ -509,7 +512,8 @@ export class Deploys {
           trigger: run.trigger,
           attempt,
           next_attempt_at: next ? isoTimestamp(next) : null,
-          gave_up: gaveUp
+          gave_up: gaveUp,
+          ...(outcome.ok ? {} : { reason: outcome.reason ?? FAILED_REASON[target.kind] })
         }
       })
     }).immediate()
@@ -535,14 +539,18 @@ export class Deploys {
       if (folders !== 'written')
         return {
           ok: false,
-          summary: `command not run: ${folders === 'busy' ? 'the folders are still being written' : folders}`
+          summary: `command not run: ${folders === 'busy' ? 'the folders are still being written' : folders}`,
+          reason: 'the command was not run because the certificate files are not written'
         }
       const key = await this.keyProvider(order.id, run.serial, run.certificate_pem)
       const r = await runCommand(target.config as CommandConfig, this.commandEnv(run, order, key !== null))
-      return { ok: r.ok, summary: r.summary, responseCode: r.exitCode, output: r.output }
+      return { ok: r.ok, summary: r.summary, reason: commandReason(r), responseCode: r.exitCode, output: r.output }
     }
     const secret = this.ctx.secrets.get(secretName(target.id, 'webhook_secret'))
-    if (!secret) return { ok: false, summary: 'could not sign webhook: its secret is missing from the OS keychain' }
+    if (!secret) {
+      const summary = 'could not sign webhook: its secret is missing from the OS keychain'
+      return { ok: false, summary, reason: summary }
+    }
     const attempt = run.attempts + 1
     const r = await deliverWebhook(
       target.config as WebhookConfig,
@@ -568,7 +576,7 @@ export class Deploys {
       },
       Math.floor(this.ctx.clock().getTime() / 1000)
     )
-    return { ok: r.ok, summary: r.summary, request: r.request, responseCode: r.status, output: r.response }
+    return { ok: r.ok, summary: r.summary, reason: r.reason ?? undefined, request: r.request, responseCode: r.status, output: r.response }
   }
 
   /**
@@ -724,6 +732,23 @@ function plannedFiles(config: FolderConfig, hasKey: boolean): WrittenFiles {
   }
 }
 
+/** A failure's reason for resellers when nothing more specific and safe is known. */
+const FAILED_REASON: Record<TargetKind, string> = {
+  folder: 'the certificate files could not be written',
+  command: 'the command did not complete',
+  webhook: 'the webhook could not be delivered'
+}
+
+/** How a command ended, without the command or its output (both the admin's). */
+function commandReason(r: CommandResult): string | undefined {
+  if (r.ok) return undefined
+  if (r.timedOut) return 'the command ran past its time limit'
+  if (r.signal) return `the command was stopped by ${r.signal}`
+  if (r.exitCode !== null) return `the command exited with ${r.exitCode}`
+  return 'the command could not be started'
+}
+
+/** The admin's description of a target (stored event messages, never shown to a reseller). */
 function describeTarget(t: DeployTarget): string {
   if (t.kind === 'folder') return `folder ${(t.config as FolderConfig).path}`
   if (t.kind === 'command') return `command target ${t.id}`
