@@ -30,6 +30,7 @@ import { recordEvent } from './events'
 import type { CertificateProfile, Issuer } from './issuer'
 import { validityWindow } from './lifecycle'
 import type { Order, Orders } from './orders'
+import { assertReissueAllowed } from './reissue-limits'
 import type { Settings } from './settings'
 import { addDays, daysBetween, isoDate, isoTimestamp, parseDate } from './time'
 
@@ -314,7 +315,10 @@ export class Certificates {
     return this.sslStatus(resellerId, orderId)
   }
 
-  /** POST /ssl/reissue: needs an active certificate; new validation only when names or method change. */
+  /**
+   * POST /ssl/reissue: needs an active certificate; new validation only when names or method
+   * change. At most a few per order and hour or day (reissue-limits.ts), else 429.
+   */
   async reissue(resellerId: number, input: ReissueInput): Promise<SslStatus> {
     const order = this.orders.get(resellerId, input.orderId)
     const product = this.product(order)
@@ -325,6 +329,7 @@ export class Certificates {
         `could not reissue order ${order.orderNumber}: it has no active certificate (status ${order.status})`
       )
     }
+    assertReissueAllowed(this.ctx.db, order.id, order.orderNumber, now)
     const req = this.request(order.id)
     const oldNames = JSON.parse(req.names) as string[]
     const csr =
