@@ -282,6 +282,8 @@ export interface ReissueInput {
   csr?: string
   dcvMethod?: DcvMethod
   approverEmail?: string
+  /** The key `csr` was generated from in the app: kept with the certificate issued for it. */
+  privateKeyPem?: string
 }
 
 export interface ConfigureInput {

@@ -85,6 +85,12 @@ const orderInput = (v: unknown): OrderInput => {
     contactEmail: (o.contactEmail as string | undefined)?.trim() || undefined
   }
 }
+/** Optional text from the renderer: undefined when absent or empty. */
+const optText = (v: unknown, what: string): string | undefined => {
+  if (v === undefined || v === null || v === '') return undefined
+  if (typeof v !== 'string') throw invalid(`${what} must be text`)
+  return v
+}
 /** A deploy target as the renderer sends it, each field checked for its type; the core checks the values. */
 const targetInput = (v: unknown): TargetInput => {
   const o = (v ?? {}) as Record<string, unknown>
@@ -423,9 +429,10 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
       sslView(
         await service.certificates.reissue(reseller(resellerId).id, {
           orderId: id(input?.orderId, 'order id'),
-          csr: input?.csr || undefined,
+          csr: optText(input?.csr, 'csr'),
           dcvMethod: input?.dcvMethod,
-          approverEmail: input?.approverEmail || undefined
+          approverEmail: optText(input?.approverEmail, 'approver email'),
+          privateKeyPem: optText(input?.privateKeyPem, 'private key')
         })
       ),
     certificate: (resellerId, orderId) => {

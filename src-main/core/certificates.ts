@@ -48,6 +48,22 @@ export interface ReissueInput {
   csr?: string
   dcvMethod?: DcvMethod
   approverEmail?: string
+  /**
+   * The private key of `csr` when it was generated on this machine (desktop app only; the
+   * reseller API never carries a key). It becomes the order's kept key together with the
+   * certificate issued for it, so that certificate's deploys find it.
+   */
+  privateKeyPem?: string
+}
+
+/**
+ * Keeps a key generated in the app with the certificate issued for it (key-vault.ts): `stage`
+ * holds it until then; `promote` runs inside the transaction that stores a certificate.
+ */
+export interface KeyKeeper {
+  stage(resellerId: number, orderId: number, pkcs8Pem: string, csrDer: Buffer): void
+  promote(orderId: number, certificatePem: string): void
+  discard(orderId: number): void
 }
 
 export interface NameValidation {
@@ -168,6 +184,8 @@ export class Certificates {
   /** Called after a certificate is committed (issue 6: deploys and their event); never undoes it. */
   onStored: ((c: { orderId: number; reason: IssueReason; certificatePem: string; chainPem: string }) => void) | null =
     null
+  /** Where keys generated in the app are kept; set once at start-up (service.ts). */
+  keys: KeyKeeper | null = null
 
   constructor(
     private readonly ctx: CoreContext,
@@ -330,14 +348,44 @@ export class Certificates {
       )
     }
     assertReissueAllowed(this.ctx.db, order.id, order.orderNumber, now)
-    const req = this.request(order.id)
-    const oldNames = JSON.parse(req.names) as string[]
-    const csr =
-      input.csr !== undefined && input.csr.trim() !== ''
-        ? await this.acceptCsr(input.csr, product)
-        : await decodeCsr(req.csr_pem)
+    const newCsr = input.csr !== undefined && input.csr.trim() !== ''
+    if (input.privateKeyPem !== undefined && !newCsr) {
+      throw invalid('could not reissue with a new private key: send the CSR made from that key with it')
+    }
+    const csr = newCsr
+      ? await this.acceptCsr(input.csr as string, product)
+      : await decodeCsr(this.request(order.id).csr_pem)
     const names = this.namesFor(order, product, csr)
     const subject = this.subjectFor(order, product, csr, names)
+    const keys = this.keys
+    if (input.privateKeyPem !== undefined) {
+      if (!keys) throw new ServiceError('unavailable', 'could not keep the new private key: no key store is set up')
+      // Held until the certificate for it is stored, then kept in the same transaction (issueNow).
+      keys.stage(resellerId, order.id, input.privateKeyPem, csr.der)
+    } else if (newCsr) {
+      // A key held for an earlier CSR will never get its certificate now.
+      keys?.discard(order.id)
+    }
+    try {
+      return await this.reissueWith(resellerId, order, product, input, csr, names, subject, now)
+    } catch (err) {
+      if (input.privateKeyPem !== undefined) keys?.discard(order.id)
+      throw err
+    }
+  }
+
+  private async reissueWith(
+    resellerId: number,
+    order: Order,
+    product: Product,
+    input: ReissueInput,
+    csr: DecodedCsr,
+    names: string[],
+    subject: Record<string, string>,
+    now: Date
+  ): Promise<SslStatus> {
+    const req = this.request(order.id)
+    const oldNames = JSON.parse(req.names) as string[]
     if (product.type === 'code-signing') {
       this.storeRequest(order, csr, names, subject, 'none', null, 'reissue', now)
       await this.issueLocked(order.id, 'reissue')
@@ -599,6 +647,8 @@ export class Certificates {
           orderId
         )
         db.prepare('UPDATE certificate_requests SET pending_issue = NULL WHERE order_id = ?').run(orderId)
+        // The key generated for this certificate is kept with it before anything (a deploy) reads it.
+        this.keys?.promote(orderId, issued.certificatePem)
         return Number(r.lastInsertRowid)
       })
       .immediate()

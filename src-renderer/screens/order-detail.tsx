@@ -361,7 +361,6 @@ function Certificate({ order }: { order: OrderView }): React.JSX.Element {
   const detail = useStore((s) => s.certDetail)
   const exportKey = useStore((s) => s.exportKey)
   const reissue = useStore((s) => s.reissue)
-  const storeKey = useStore((s) => s.storeKey)
   const [facts, setFacts] = useState<CertificateFacts | null>(null)
   const [password, setPassword] = useState('')
   const [busy, setBusy] = useState<string | null>(null)
@@ -526,14 +525,10 @@ function Certificate({ order }: { order: OrderView }): React.JSX.Element {
                   run('Generating a new key and reissuing…', async () => {
                     const names = cert.names.length > 0 ? cert.names : [order.domain]
                     const g = await generateCsr('ECDSA-P256', names)
-                    const e = await reissue({ orderId: order.id, csr: g.csrPem })
+                    // The key goes with the request: the core keeps it together with the new
+                    // certificate, before that certificate's deploys look for it.
+                    const e = await reissue({ orderId: order.id, csr: g.csrPem, privateKeyPem: g.privateKeyPem })
                     if (e) throw new Error(e)
-                    // Kept only once the new certificate exists, so the stored key always matches
-                    // the certificate the exports pair it with.
-                    if (!(await storeKey(order.id, g.privateKeyPem))) {
-                      download(`${file}.new.key.pem`, g.privateKeyPem, 'application/x-pem-file')
-                      throw new Error('could not keep the new key in CertDesk; it was downloaded instead')
-                    }
                   })
                 }
               >
