@@ -170,6 +170,33 @@ const toCert = (r: CertRow): StoredCertificate => ({
 /** Names checked at once by one status poll or scheduler pass. */
 const CHECK_CONCURRENCY = 8
 
+/** The approver when the request names none: admin@ at the name's base domain (README, "Email approval"). */
+export const defaultApprover = (name: string): string => `${APPROVER_LOCAL_PARTS[0]}@${baseDomain(name)}`
+
+/**
+ * A constructed approver address for `name`, normalised (BR §3.2.2.4.4): one of
+ * APPROVER_LOCAL_PARTS at the name's base domain or a parent of it, never at a bare top-level
+ * label. Anything else (another mailbox, another domain, a second address, header tricks) is 400.
+ */
+export function approverAddress(name: string, address: string): string {
+  const shown = JSON.stringify(String(address).slice(0, 254))
+  const m =
+    typeof address === 'string' && address.length <= 254
+      ? /^([a-z0-9-]+)@([a-z0-9.-]+)$/.exec(address.trim().toLowerCase())
+      : null
+  if (!m || !(APPROVER_LOCAL_PARTS as readonly string[]).includes(m[1])) {
+    throw invalid(
+      `approver_email ${shown} is not an approver address; use one of ${APPROVER_LOCAL_PARTS.join('@, ')}@ at the domain`
+    )
+  }
+  const [, local, at] = m
+  const base = baseDomain(name)
+  if (!(base === at || base.endsWith(`.${at}`)) || !at.includes('.')) {
+    throw invalid(`approver_email ${shown} is not at ${base} or a parent domain of it`)
+  }
+  return `${local}@${at}`
+}
+
 const hashCode = (code: string): string => createHash('sha256').update(code.trim().toUpperCase()).digest('hex')
 
 /** Approval codes: 10 characters of an alphabet without look-alikes (0/O, 1/I). */
@@ -229,7 +256,7 @@ export class Certificates {
     const method = input.dcvMethod ?? 'email'
     // An external ACME CA refuses methods it has no challenge for before anything else is said.
     await this.external?.begin(order.id, names, method)
-    const approvers = this.approversFor(order, method, names, input.approverEmail, now)
+    const approvers = this.approversFor(order, method, names, now, { approverEmail: input.approverEmail })
     this.ctx.db
       .transaction(() => {
         this.storeRequest(order, csr, names, subject, method, approvers.get(names[0]) ?? null, 'initial', now)
@@ -261,7 +288,7 @@ export class Certificates {
     const now = this.ctx.clock()
     // An external ACME CA refuses methods it has no challenge for before anything else is said.
     await this.external?.begin(order.id, names, method)
-    const approvers = this.approversFor(order, method, names, approverEmail, now)
+    const approvers = this.approversFor(order, method, names, now, { approverEmail })
     this.ctx.db
       .transaction(() => {
         this.ctx.db
@@ -401,13 +428,13 @@ export class Certificates {
     }
     // An external ACME CA refuses methods it has no challenge for before anything else is said.
     await this.external?.begin(order.id, names, method)
-    const approvers = this.approversFor(
-      order,
-      method,
-      names,
-      input.approverEmail ?? (method === req.dcv_method ? (req.approver_email ?? undefined) : undefined),
-      now
+    // Without a new approver, names that stay with email keep the mailbox they had.
+    const previous = new Map(
+      this.checks(order.id)
+        .filter((c) => c.method === 'email' && c.approver_email)
+        .map((c) => [c.name, c.approver_email as string])
     )
+    const approvers = this.approversFor(order, method, names, now, { approverEmail: input.approverEmail, previous })
     this.ctx.db
       .transaction(() => {
         this.storeRequest(order, csr, names, subject, method, approvers.get(names[0]) ?? null, 'reissue', now)
@@ -797,15 +824,18 @@ export class Certificates {
   }
 
   /**
-   * The approver per name for email validation: the given address for the order domain, and
-   * the same mailbox at each other name's domain (BR §3.2.2.4.4 constructed addresses).
+   * The approver of each name for email validation. `approverEmail` is the spec's one field: the
+   * order domain's mailbox, and the same mailbox at each other name's domain; `previous` keeps
+   * what names already had. A name left without one gets admin@ at its base domain: the reseller
+   * API v3.0 (POST /ssl/configure, POST /ssl/change-dcv) makes approver_email optional and email
+   * the default method.
    */
   private approversFor(
-    order: Order,
+    _order: Order,
     method: DcvMethod,
     names: string[],
-    approverEmail: string | undefined,
-    now: Date
+    now: Date,
+    choice: { approverEmail?: string; previous?: Map<string, string> }
   ): Map<string, string> {
     const map = new Map<string, string>()
     if (method === 'http' || method === 'https') {
@@ -816,31 +846,21 @@ export class Certificates {
           `${method} validation cannot validate the wildcard name ${wild} (BR §3.2.2.4.18); use dns or email`
         )
     }
-    if (approverEmail !== undefined && method !== 'email') {
+    if (choice.approverEmail !== undefined && method !== 'email') {
       throw invalid(`approver_email is only for email validation, not ${method}`)
     }
     if (method !== 'email') return map
     if (!constructedEmailAllowed(now)) throw invalid(this.emailSunsetMessage())
-    if (!approverEmail)
-      throw invalid(
-        'approver_email is required for email validation (for example admin@' + baseDomain(order.domain) + ')'
-      )
-    const m = /^([^@\s]+)@([^@\s]+)$/.exec(approverEmail.trim().toLowerCase())
-    const allowed = APPROVER_LOCAL_PARTS.join('@, ') + '@'
-    if (!m || !(APPROVER_LOCAL_PARTS as readonly string[]).includes(m[1])) {
-      throw invalid(`approver_email ${approverEmail} is not an approver address; use one of ${allowed} at the domain`)
-    }
-    const [, local, at] = m
-    const primary = baseDomain(names[0])
-    // The mailbox may sit at the domain or a parent of it, never at a bare top-level label.
-    if (!(primary === at || primary.endsWith(`.${at}`)) || !at.includes('.')) {
-      throw invalid(`approver_email ${approverEmail} is not at ${primary} or a parent domain of it`)
-    }
-    const depth = primary.split('.').length - at.split('.').length
-    for (const n of names) {
-      const labels = baseDomain(n).split('.')
-      const domain = labels.slice(Math.min(depth, labels.length - 2)).join('.')
-      map.set(n, `${local}@${n === names[0] ? at : domain}`)
+    for (const n of names) map.set(n, choice.previous?.get(n) ?? defaultApprover(n))
+    if (choice.approverEmail !== undefined) {
+      const primary = approverAddress(names[0], choice.approverEmail)
+      const [local, at] = primary.split('@')
+      // The same mailbox, as many labels up from each name as the given one is from the first.
+      const depth = baseDomain(names[0]).split('.').length - at.split('.').length
+      for (const n of names) {
+        const labels = baseDomain(n).split('.')
+        map.set(n, n === names[0] ? primary : `${local}@${labels.slice(Math.min(depth, labels.length - 2)).join('.')}`)
+      }
     }
     return map
   }
