@@ -91,6 +91,14 @@ const optText = (v: unknown, what: string): string | undefined => {
   if (typeof v !== 'string') throw invalid(`${what} must be text`)
   return v
 }
+/** Email approvers per name as the renderer sends them; the core checks names and addresses. */
+const approversInput = (v: unknown): Record<string, string> | undefined => {
+  if (v === undefined || v === null) return undefined
+  if (typeof v !== 'object' || Array.isArray(v)) throw invalid('approvers must map each name to an approver address')
+  const entries = Object.entries(v as Record<string, unknown>)
+  if (entries.some(([, a]) => typeof a !== 'string')) throw invalid('each approver must be an email address')
+  return Object.fromEntries(entries) as Record<string, string>
+}
 /** A deploy target as the renderer sends it, each field checked for its type; the core checks the values. */
 const targetInput = (v: unknown): TargetInput => {
   const o = (v ?? {}) as Record<string, unknown>
@@ -394,7 +402,8 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
           orderId: id(input?.orderId, 'order id'),
           csr: String(input?.csr ?? ''),
           dcvMethod: input?.dcvMethod,
-          approverEmail: input?.approverEmail || undefined
+          approverEmail: optText(input?.approverEmail, 'approver email'),
+          approvers: approversInput(input?.approvers)
         })
       ),
     sslStatus: async (resellerId, orderId) =>
@@ -414,6 +423,7 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
       const order = service.orders.get(reseller(resellerId).id, id(orderId, 'order id'))
       return service.certificates.outbox(order.id).map((m) => ({
         id: m.id,
+        name: m.name,
         to: m.to,
         subject: m.subject,
         body: m.body,
@@ -421,9 +431,23 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
         createdAt: m.createdAt
       }))
     },
-    approveEmail: async (resellerId, orderId, code) =>
+    approveEmail: async (resellerId, orderId, code, name) =>
       sslView(
-        await service.certificates.approveEmail(reseller(resellerId).id, id(orderId, 'order id'), String(code ?? ''))
+        await service.certificates.approveEmail(
+          reseller(resellerId).id,
+          id(orderId, 'order id'),
+          String(code ?? ''),
+          optText(name, 'name')
+        )
+      ),
+    chooseApprover: async (resellerId, orderId, name, approverEmail) =>
+      sslView(
+        await service.certificates.chooseApprover(
+          reseller(resellerId).id,
+          id(orderId, 'order id'),
+          optText(name, 'name') ?? '',
+          optText(approverEmail, 'approver email') ?? ''
+        )
       ),
     reissue: async (resellerId, input) =>
       sslView(

@@ -41,6 +41,8 @@ export interface ConfigureInput {
   csr: string
   dcvMethod?: DcvMethod
   approverEmail?: string
+  /** The approver of single names (name → address); the desktop app chooses one per name. */
+  approvers?: Record<string, string>
 }
 
 export interface ReissueInput {
@@ -170,6 +172,11 @@ const toCert = (r: CertRow): StoredCertificate => ({
 /** Names checked at once by one status poll or scheduler pass. */
 const CHECK_CONCURRENCY = 8
 
+/** Subject of an approval message; the outbox reads the name back from it. */
+const approvalSubject = (name: string, orderNumber: string): string =>
+  `Approve the certificate for ${name} (order ${orderNumber})`
+const SUBJECT_NAME_RE = /^Approve the certificate for (\S+) \(order /
+
 /** The approver when the request names none: admin@ at the name's base domain (README, "Email approval"). */
 export const defaultApprover = (name: string): string => `${APPROVER_LOCAL_PARTS[0]}@${baseDomain(name)}`
 
@@ -256,7 +263,10 @@ export class Certificates {
     const method = input.dcvMethod ?? 'email'
     // An external ACME CA refuses methods it has no challenge for before anything else is said.
     await this.external?.begin(order.id, names, method)
-    const approvers = this.approversFor(order, method, names, now, { approverEmail: input.approverEmail })
+    const approvers = this.approversFor(order, method, names, now, {
+      approverEmail: input.approverEmail,
+      perName: input.approvers
+    })
     this.ctx.db
       .transaction(() => {
         this.storeRequest(order, csr, names, subject, method, approvers.get(names[0]) ?? null, 'initial', now)
@@ -324,8 +334,11 @@ export class Certificates {
     return this.sslStatus(resellerId, orderId)
   }
 
-  /** Records an email approval: the code from the message. Beyond the spec (README). */
-  async approveEmail(resellerId: number, orderId: number, code: string): Promise<SslStatus> {
+  /**
+   * Records an email approval: the code from the message. Beyond the spec (README). With `name`
+   * the code must be the one mailed for that name (the desktop app approves name by name).
+   */
+  async approveEmail(resellerId: number, orderId: number, code: string, name?: string): Promise<SslStatus> {
     const order = this.orders.get(resellerId, orderId)
     if (order.status !== 'validation_pending') {
       throw conflict(
@@ -335,28 +348,82 @@ export class Certificates {
     const now = this.ctx.clock()
     // BR §3.2.2.4.4: no validation by constructed email on or after the sunset, even with an older code.
     if (!constructedEmailAllowed(now)) throw invalid(this.emailSunsetMessage())
-    const res = this.ctx.db
+    const check = name === undefined ? null : this.checkOf(order, name, 'record approval')
+    const approved = this.ctx.db
       .prepare(
         `UPDATE dcv_checks SET status = 'valid', validated_at = ?, checked_at = ?, detail = ?, email_code_hash = NULL
-         WHERE order_id = ? AND method = 'email' AND status <> 'valid' AND email_code_hash = ?`
+         WHERE order_id = ? AND method = 'email' AND status <> 'valid' AND email_code_hash = ? ${check ? 'AND id = ?' : ''}
+         RETURNING name, approver_email`
       )
-      .run(
+      .all(
         isoTimestamp(now),
         isoTimestamp(now),
         `approved by the code mailed to the approver`,
         order.id,
-        hashCode(code)
+        hashCode(code),
+        ...(check ? [check.id] : [])
+      ) as { name: string; approver_email: string | null }[]
+    if (approved.length === 0)
+      throw invalid(
+        check
+          ? `could not record approval for ${check.name}: the code does not match its pending approval`
+          : 'could not record approval: the code does not match a pending approval of this order'
       )
-    if (res.changes === 0)
-      throw invalid('could not record approval: the code does not match a pending approval of this order')
-    recordEvent(this.ctx.db, now, {
-      type: 'validation.passed',
-      resellerId,
-      orderId: order.id,
-      message: `Domain validation by email approved for order ${order.orderNumber}`,
-      data: { method: 'email' }
-    })
+    for (const a of approved) {
+      recordEvent(this.ctx.db, now, {
+        type: 'validation.passed',
+        resellerId,
+        orderId: order.id,
+        message: `Domain validation of ${a.name} by email approved by ${a.approver_email ?? 'the approver'} for order ${order.orderNumber}`,
+        data: { name: a.name, method: 'email' }
+      })
+    }
     await this.advance(order.id)
+    return this.sslStatus(resellerId, orderId)
+  }
+
+  /**
+   * Another approver for one name waiting for email approval (the desktop app's per-name
+   * choice): the address must be a constructed one for that name (BR §3.2.2.4.4); a new code
+   * goes to it and the name's earlier code stops working. Other names keep their codes.
+   */
+  async chooseApprover(resellerId: number, orderId: number, name: string, approverEmail: string): Promise<SslStatus> {
+    const order = this.orders.get(resellerId, orderId)
+    if (order.status !== 'validation_pending') {
+      throw conflict(
+        `could not change the approver of order ${order.orderNumber}: it is ${order.status}, not validation_pending`
+      )
+    }
+    const now = this.ctx.clock()
+    if (!constructedEmailAllowed(now)) throw invalid(this.emailSunsetMessage())
+    const check = this.checkOf(order, name, 'change the approver')
+    if (check.status === 'valid') {
+      throw conflict(`could not change the approver of ${check.name}: it is validated already`)
+    }
+    if (check.method !== 'email') {
+      throw conflict(
+        `could not change the approver of ${check.name}: it is validated by ${check.method}; switch the order to email with change-dcv first`
+      )
+    }
+    const approver = approverAddress(check.name, approverEmail)
+    const names = JSON.parse(this.request(order.id).names) as string[]
+    this.ctx.db
+      .transaction(() => {
+        this.ctx.db
+          .prepare(
+            `UPDATE dcv_checks SET approver_email = ?, status = 'pending', detail = NULL, checked_at = NULL,
+               email_code_hash = NULL, email_sent_at = NULL WHERE id = ?`
+          )
+          .run(approver, check.id)
+        if (check.name === names[0]) {
+          this.ctx.db
+            .prepare('UPDATE certificate_requests SET approver_email = ? WHERE order_id = ?')
+            .run(approver, order.id)
+        }
+        this.touch(order.id, now)
+      })
+      .immediate()
+    await this.sendApprovals(order, now, check.name)
     return this.sslStatus(resellerId, orderId)
   }
 
@@ -490,6 +557,8 @@ export class Certificates {
   outbox(orderId?: number): {
     id: number
     orderId: number | null
+    /** The name the message asks approval for. */
+    name: string | null
     to: string
     subject: string
     body: string
@@ -512,6 +581,7 @@ export class Certificates {
     return rows.map((r) => ({
       id: r.id,
       orderId: r.order_id,
+      name: SUBJECT_NAME_RE.exec(r.subject)?.[1] ?? null,
       to: r.to_address,
       subject: r.subject,
       body: r.body,
@@ -825,17 +895,17 @@ export class Certificates {
 
   /**
    * The approver of each name for email validation. `approverEmail` is the spec's one field: the
-   * order domain's mailbox, and the same mailbox at each other name's domain; `previous` keeps
-   * what names already had. A name left without one gets admin@ at its base domain: the reseller
-   * API v3.0 (POST /ssl/configure, POST /ssl/change-dcv) makes approver_email optional and email
-   * the default method.
+   * order domain's mailbox, and the same mailbox at each other name's domain. `perName` picks the
+   * mailbox of single names (the desktop app); `previous` keeps what names already had. A name
+   * left without one gets admin@ at its base domain: the reseller API v3.0 (POST /ssl/configure,
+   * POST /ssl/change-dcv) makes approver_email optional and email the default method.
    */
   private approversFor(
-    _order: Order,
+    order: Order,
     method: DcvMethod,
     names: string[],
     now: Date,
-    choice: { approverEmail?: string; previous?: Map<string, string> }
+    choice: { approverEmail?: string; perName?: Record<string, string>; previous?: Map<string, string> }
   ): Map<string, string> {
     const map = new Map<string, string>()
     if (method === 'http' || method === 'https') {
@@ -846,7 +916,8 @@ export class Certificates {
           `${method} validation cannot validate the wildcard name ${wild} (BR §3.2.2.4.18); use dns or email`
         )
     }
-    if (choice.approverEmail !== undefined && method !== 'email') {
+    const perName = Object.entries(choice.perName ?? {})
+    if ((choice.approverEmail !== undefined || perName.length > 0) && method !== 'email') {
       throw invalid(`approver_email is only for email validation, not ${method}`)
     }
     if (method !== 'email') return map
@@ -862,7 +933,28 @@ export class Certificates {
         map.set(n, n === names[0] ? primary : `${local}@${labels.slice(Math.min(depth, labels.length - 2)).join('.')}`)
       }
     }
+    for (const [given, address] of perName) {
+      const name = given.trim().toLowerCase()
+      if (!names.includes(name)) {
+        throw invalid(
+          `could not choose an approver: ${JSON.stringify(given.slice(0, 253))} is not a name of order ${order.orderNumber}`
+        )
+      }
+      map.set(name, approverAddress(name, address))
+    }
     return map
+  }
+
+  /** The check row of one name of the order; 400 when the order has no such name. */
+  private checkOf(order: Order, name: string, verb: string): DcvRow {
+    const wanted = String(name).trim().toLowerCase()
+    const check = this.checks(order.id).find((c) => c.name === wanted)
+    if (!check) {
+      throw invalid(
+        `could not ${verb}: ${JSON.stringify(String(name).slice(0, 253))} is not a name of order ${order.orderNumber}`
+      )
+    }
+    return check
   }
 
   private storeRequest(
@@ -948,18 +1040,19 @@ export class Certificates {
   /**
    * Mails a fresh code for every pending email check of the order. A message SMTP refuses does
    * not undo the configure or change-dcv that asked for it: its name shows the reason, and
-   * /ssl/resend-validation tries again. Returns the reasons of the messages that failed.
+   * /ssl/resend-validation tries again. `only` limits it to one name. Returns the reasons of the
+   * messages that failed.
    */
-  private async sendApprovals(order: Order, now: Date): Promise<string[]> {
+  private async sendApprovals(order: Order, now: Date, only?: string): Promise<string[]> {
     const failed: string[] = []
     const pending = this.checks(order.id).filter(
-      (c) => c.method === 'email' && c.status !== 'valid' && c.approver_email
+      (c) => c.method === 'email' && c.status !== 'valid' && c.approver_email && (only === undefined || c.name === only)
     )
     for (const c of pending) {
       const code = approvalCode()
       const mail = {
         to: c.approver_email as string,
-        subject: `Approve the certificate for ${c.name} (order ${order.orderNumber})`,
+        subject: approvalSubject(c.name, order.orderNumber),
         text:
           `A TLS certificate for ${c.name} was requested through order ${order.orderNumber}.\n\n` +
           `If you control ${baseDomain(c.name)} and approve it, give this approval code to your provider:\n\n    ${code}\n\n` +
