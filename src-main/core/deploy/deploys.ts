@@ -296,6 +296,9 @@ export class Deploys {
       settle,
       timer: setTimeout(() => this.endHold(orderId)?.settle(this.runPending({ orderId })), wait)
     }
+    // A process that stops meanwhile need not wait: the runs are pending and due in SQLite, and
+    // the next due pass (the scheduler's, of this process or the next) runs them.
+    hold.timer.unref?.()
     this.held.set(orderId, hold)
   }
 
