@@ -272,6 +272,8 @@ export interface CertificateDetailView {
 /** An approval message kept by CertDesk (the outbox when no SMTP relay is set, or a copy). */
 export interface OutboxMessageView {
   id: number
+  /** The name the message asks approval for. */
+  name: string | null
   to: string
   subject: string
   body: string
@@ -284,6 +286,8 @@ export interface ReissueInput {
   csr?: string
   dcvMethod?: DcvMethod
   approverEmail?: string
+  /** The key `csr` was generated from in the app: kept with the certificate issued for it. */
+  privateKeyPem?: string
 }
 
 export interface ConfigureInput {
@@ -291,6 +295,8 @@ export interface ConfigureInput {
   csr: string
   dcvMethod: DcvMethod
   approverEmail?: string
+  /** Email validation: the approver address of each name (name → address). */
+  approvers?: Record<string, string>
 }
 
 export type DeployLayout = 'nginx' | 'apache' | 'haproxy' | 'iis'
@@ -371,6 +377,13 @@ export interface AcmeCommandsView {
   acmeSh: string
 }
 
+/**
+ * The approver mailboxes of email validation, CA/B Baseline Requirements §3.2.2.4.4 (constructed
+ * email to the domain contact), for the UI's choice per name. The core checks against its own
+ * copy (src-main/core/cab-policy.ts); test/app/email-approvers.test.ts keeps the two equal.
+ */
+export const APPROVER_LOCAL_PARTS = ['admin', 'administrator', 'webmaster', 'hostmaster', 'postmaster'] as const
+
 /** Stands for the EAB HMAC key in `AcmeSubscriptionView.commands`. */
 export const HMAC_KEY_PLACEHOLDER = '<EAB_HMAC_KEY>'
 
@@ -418,8 +431,10 @@ export interface AppApi {
   resendValidation(resellerId: number, orderId: number): Promise<SslStatusView>
   /** Approval messages of an order kept by CertDesk, newest first. */
   emailOutbox(resellerId: number, orderId: number): Promise<OutboxMessageView[]>
-  /** Records an email approval with the code from the message. */
-  approveEmail(resellerId: number, orderId: number, code: string): Promise<SslStatusView>
+  /** Records an email approval with the code from the message; with `name`, the code of that name. */
+  approveEmail(resellerId: number, orderId: number, code: string, name?: string): Promise<SslStatusView>
+  /** Another approver address for one name waiting for email approval; a new code is mailed to it. */
+  chooseApprover(resellerId: number, orderId: number, name: string, approverEmail: string): Promise<SslStatusView>
   reissue(resellerId: number, input: ReissueInput): Promise<SslStatusView>
   certificate(resellerId: number, orderId: number): Promise<CertificateDetailView>
   /** The local CA's root, for trust stores. */
@@ -480,6 +495,7 @@ export const APP_METHODS = {
   resendValidation: true,
   emailOutbox: true,
   approveEmail: true,
+  chooseApprover: true,
   reissue: true,
   certificate: true,
   caRootPem: true,

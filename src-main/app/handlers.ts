@@ -92,6 +92,20 @@ const orderInput = (v: unknown): OrderInput => {
     contactEmail: (o.contactEmail as string | undefined)?.trim() || undefined
   }
 }
+/** Optional text from the renderer: undefined when absent or empty. */
+const optText = (v: unknown, what: string): string | undefined => {
+  if (v === undefined || v === null || v === '') return undefined
+  if (typeof v !== 'string') throw invalid(`${what} must be text`)
+  return v
+}
+/** Email approvers per name as the renderer sends them; the core checks names and addresses. */
+const approversInput = (v: unknown): Record<string, string> | undefined => {
+  if (v === undefined || v === null) return undefined
+  if (typeof v !== 'object' || Array.isArray(v)) throw invalid('approvers must map each name to an approver address')
+  const entries = Object.entries(v as Record<string, unknown>)
+  if (entries.some(([, a]) => typeof a !== 'string')) throw invalid('each approver must be an email address')
+  return Object.fromEntries(entries) as Record<string, string>
+}
 /** A deploy target as the renderer sends it, each field checked for its type; the core checks the values. */
 const targetInput = (v: unknown): TargetInput => {
   const o = (v ?? {}) as Record<string, unknown>
@@ -404,7 +418,8 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
           orderId: id(input?.orderId, 'order id'),
           csr: String(input?.csr ?? ''),
           dcvMethod: input?.dcvMethod,
-          approverEmail: input?.approverEmail || undefined
+          approverEmail: optText(input?.approverEmail, 'approver email'),
+          approvers: approversInput(input?.approvers)
         })
       ),
     sslStatus: async (resellerId, orderId) =>
@@ -424,6 +439,7 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
       const order = service.orders.get(reseller(resellerId).id, id(orderId, 'order id'))
       return service.certificates.outbox(order.id).map((m) => ({
         id: m.id,
+        name: m.name,
         to: m.to,
         subject: m.subject,
         body: m.body,
@@ -431,17 +447,32 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
         createdAt: m.createdAt
       }))
     },
-    approveEmail: async (resellerId, orderId, code) =>
+    approveEmail: async (resellerId, orderId, code, name) =>
       sslView(
-        await service.certificates.approveEmail(reseller(resellerId).id, id(orderId, 'order id'), String(code ?? ''))
+        await service.certificates.approveEmail(
+          reseller(resellerId).id,
+          id(orderId, 'order id'),
+          String(code ?? ''),
+          optText(name, 'name')
+        )
+      ),
+    chooseApprover: async (resellerId, orderId, name, approverEmail) =>
+      sslView(
+        await service.certificates.chooseApprover(
+          reseller(resellerId).id,
+          id(orderId, 'order id'),
+          optText(name, 'name') ?? '',
+          optText(approverEmail, 'approver email') ?? ''
+        )
       ),
     reissue: async (resellerId, input) =>
       sslView(
         await service.certificates.reissue(reseller(resellerId).id, {
           orderId: id(input?.orderId, 'order id'),
-          csr: input?.csr || undefined,
+          csr: optText(input?.csr, 'csr'),
           dcvMethod: input?.dcvMethod,
-          approverEmail: input?.approverEmail || undefined
+          approverEmail: optText(input?.approverEmail, 'approver email'),
+          privateKeyPem: optText(input?.privateKeyPem, 'private key')
         })
       ),
     certificate: (resellerId, orderId) => {

@@ -5,7 +5,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Socket } from 'node:net'
 import { ACME_SETUP_PREFIX } from '../core/acme-subscriptions'
-import { ServiceError, type ErrorKind } from '../core/errors'
+import { RateLimitedError, ServiceError, type ErrorKind } from '../core/errors'
 
 export const STATUS_OF: Record<ErrorKind, number> = {
   invalid: 400,
@@ -14,6 +14,7 @@ export const STATUS_OF: Record<ErrorKind, number> = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  rate_limited: 429,
   not_implemented: 501,
   unavailable: 503
 }
@@ -41,6 +42,8 @@ function validationMessage(err: FastifyError): string {
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof ServiceError) {
+      // RFC 6585 §4: a 429 says when to come back.
+      if (err instanceof RateLimitedError) reply.header('retry-after', String(err.retryAfterSeconds))
       return reply.code(STATUS_OF[err.kind]).send(failure(err.message))
     }
     if (err.validation) {

@@ -132,7 +132,10 @@ interface OrderSlice {
   resendValidation(orderId: number): Promise<void>
   outbox: OutboxMessageView[]
   loadOutbox(orderId: number): Promise<void>
-  approveEmail(orderId: number, code: string): Promise<string | null>
+  /** Records an approval code; with `name`, the code mailed for that name. */
+  approveEmail(orderId: number, code: string, name?: string): Promise<string | null>
+  /** Mails a new code for one name to another approver; the API's message on failure. */
+  chooseApprover(orderId: number, name: string, approverEmail: string): Promise<string | null>
   reissue(input: ReissueInput): Promise<string | null>
   loadCertificate(orderId: number): Promise<void>
   caRoot(): Promise<string | null>
@@ -481,9 +484,20 @@ const orderSlice: Slice<OrderSlice> = (set, get) => ({
       get().toast('error', errorMessage(err))
     }
   },
-  async approveEmail(orderId, code) {
+  async chooseApprover(orderId, name, approverEmail) {
     try {
-      const ssl = await bridge.approveEmail(rid(get), orderId, code)
+      const ssl = await bridge.chooseApprover(rid(get), orderId, name, approverEmail)
+      set({ ssl, order: ssl.order })
+      get().toast('ok', `Approval email for ${name} sent to ${approverEmail}`)
+      void get().loadOutbox(orderId)
+      return null
+    } catch (err) {
+      return errorMessage(err)
+    }
+  },
+  async approveEmail(orderId, code, name) {
+    try {
+      const ssl = await bridge.approveEmail(rid(get), orderId, code, name)
       set({ ssl, order: ssl.order })
       if (ssl.certificate) void get().loadCertificate(orderId)
       return null

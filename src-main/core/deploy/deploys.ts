@@ -2,7 +2,7 @@
  * Deploy targets per order and the runs that put every issued and reissued certificate on
  * them (issue 6). The certificate code calls `certificateStored` after it has committed a
  * certificate: that records the event and one pending run per target in SQLite, and starts them
- * in the background. A deploy never undoes or blocks an issuance; a failed attempt is kept, shown
+ * in the background (a reissue on request after a short quiet period, so a burst deploys once). A deploy never undoes or blocks an issuance; a failed attempt is kept, shown
  * in the event log and retried on a backoff schedule computed from ctx.clock and stored, so a
  * due pass (`runDue`, driven by the scheduler or `certdesk admin deploy retry`) picks it up.
  */
@@ -32,6 +32,16 @@ export type RunStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'supers
 export { MAX_ATTEMPTS, RETRY_MINUTES }
 /** How long one process owns a running attempt; past it another process may take it over. */
 const CLAIM_MINUTES = MAX_COMMAND_TIMEOUT_SECONDS / 60 + 5
+
+/**
+ * A certificate reissued on request waits this long for a newer one before its deploys start:
+ * a script that reissues several times in a row (each answer comes in well under a second; an
+ * RSA key for the next CSR takes a second or two) gets one reload and one webhook for the last
+ * certificate, not one per reissue. Nothing is lost by waiting: the old certificate stays valid.
+ */
+export const REISSUE_QUIET_MS = 5_000
+/** Under a steady stream of reissues the deploys start at the latest this long after the first. */
+export const REISSUE_HOLD_MAX_MS = 60_000
 
 export type TargetInput =
   | { kind: 'folder'; path: string; layout?: FolderLayout; pfx?: boolean }
@@ -153,10 +163,19 @@ export const secretName = (targetId: number, kind: 'webhook_secret' | 'pfx_passw
 
 const addMinutes = (d: Date, m: number): Date => new Date(d.getTime() + m * 60_000)
 
+interface Hold {
+  timer: ReturnType<typeof setTimeout>
+  since: Date
+  /** Settles the promise `idle()` waits for with the pass that ends the hold. */
+  settle: (pass: Promise<unknown>) => void
+}
+
 export class Deploys {
   private readonly inFlight = new Set<Promise<unknown>>()
   private keyProvider: KeyProvider = () => null
   private readonly attempted: number[] = []
+  /** Orders whose reissued certificate waits for the quiet period before its deploys run. */
+  private readonly held = new Map<number, Hold>()
 
   constructor(private readonly ctx: CoreContext) {}
 
@@ -249,8 +268,50 @@ export class Deploys {
         return this.createRuns(order.id, c.trigger, cert, c.certificatePem, c.chainPem, now)
       })
       .immediate()
-    if (runIds.length > 0) void this.track(this.runPending({ orderId: order.id }))
+    if (runIds.length === 0) return runIds
+    // A reissue on request may be the first of a burst: its deploys wait for the quiet period,
+    // and a newer certificate arriving meanwhile takes over the same runs (createRuns).
+    if (c.trigger === 'reissued') {
+      this.hold(order.id)
+    } else {
+      const pass = this.runPending({ orderId: order.id })
+      this.endHold(order.id)?.settle(pass)
+      void this.track(pass)
+    }
     return runIds
+  }
+
+  /** (Re)starts the quiet period of an order; its deploy pass runs when the period ends. */
+  private hold(orderId: number): void {
+    const now = this.ctx.clock()
+    const existing = this.held.get(orderId)
+    if (existing) clearTimeout(existing.timer)
+    const since = existing?.since ?? now
+    const wait = Math.max(0, Math.min(REISSUE_QUIET_MS, REISSUE_HOLD_MAX_MS - (now.getTime() - since.getTime())))
+    let settle = existing?.settle
+    if (!settle) {
+      let finish: (pass: Promise<unknown>) => void = () => undefined
+      void this.track(new Promise<unknown>((resolve) => (finish = resolve)))
+      settle = finish
+    }
+    const hold: Hold = {
+      since,
+      settle,
+      timer: setTimeout(() => this.endHold(orderId)?.settle(this.runPending({ orderId })), wait)
+    }
+    // A process that stops meanwhile need not wait: the runs are pending and due in SQLite, and
+    // the next due pass (the scheduler's, of this process or the next) runs them.
+    hold.timer.unref?.()
+    this.held.set(orderId, hold)
+  }
+
+  /** Ends the quiet period of an order, if any; the caller settles it with the pass it runs. */
+  private endHold(orderId: number): Hold | null {
+    const hold = this.held.get(orderId)
+    if (!hold) return null
+    clearTimeout(hold.timer)
+    this.held.delete(orderId)
+    return hold
   }
 
   /**
@@ -312,7 +373,9 @@ export class Deploys {
       )
       .immediate()
     if (ids.length === 0) throw invalid(`could not deploy order ${order.order_number}: it has no deploy targets`)
-    await this.runPending({ orderId: order.id })
+    const pass = this.runPending({ orderId: order.id })
+    this.endHold(order.id)?.settle(pass)
+    await pass
     return ids.map((id) => this.run(id))
   }
 
@@ -388,17 +451,33 @@ export class Deploys {
     const targets = db
       .prepare('SELECT id FROM deploy_targets WHERE order_id = ? AND removed_at IS NULL ORDER BY id')
       .all(orderId) as { id: number }[]
-    // A newer certificate replaces whatever an older run was still retrying.
-    db.prepare(
-      `UPDATE deploy_runs SET status = 'superseded', next_attempt_at = NULL, updated_at = ?
-       WHERE order_id = ? AND status = 'pending' AND serial <> ?`
-    ).run(ts, orderId, cert.serial)
+    // A run not attempted yet (a reissue in its quiet period) takes the newer certificate in
+    // place: one run per target for a burst, and its webhook delivery id stays the same.
+    const waiting = new Map(
+      (
+        db
+          .prepare(
+            `SELECT target_id, MAX(id) AS id FROM deploy_runs WHERE order_id = ? AND status = 'pending' AND attempts = 0
+             GROUP BY target_id`
+          )
+          .all(orderId) as { target_id: number; id: number }[]
+      ).map((r) => [r.target_id, r.id])
+    )
+    const retake = db.prepare(
+      `UPDATE deploy_runs SET serial = ?, certificate_pem = ?, chain_pem = ?, valid_from = ?, valid_till = ?, trigger = ?,
+         next_attempt_at = ?, last_error = NULL, updated_at = ? WHERE id = ?`
+    )
     const insert = db.prepare(
       `INSERT INTO deploy_runs (target_id, order_id, serial, certificate_pem, chain_pem, valid_from, valid_till, trigger,
          status, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`
     )
-    return targets.map((t) =>
-      Number(
+    const ids = targets.map((t) => {
+      const id = waiting.get(t.id)
+      if (id !== undefined) {
+        retake.run(cert.serial, certificatePem, chainPem, cert.validFrom, cert.validTill, trigger, ts, ts, id)
+        return id
+      }
+      return Number(
         insert.run(
           t.id,
           orderId,
@@ -413,20 +492,29 @@ export class Deploys {
           ts
         ).lastInsertRowid
       )
-    )
+    })
+    // A newer certificate replaces whatever an older run was still retrying.
+    db.prepare(
+      `UPDATE deploy_runs SET status = 'superseded', next_attempt_at = NULL, updated_at = ?
+       WHERE order_id = ? AND status = 'pending' AND serial <> ?`
+    ).run(ts, orderId, cert.serial)
+    return ids
   }
 
   /** Runs the due runs (of one order, or all), folder before command before webhook. */
   private async runPending(scope: { orderId?: number }): Promise<number[]> {
     const now = isoTimestamp(this.ctx.clock())
+    // A due pass over all orders leaves the ones in their quiet period to the pass that ends it.
+    const held = scope.orderId === undefined ? [...this.held.keys()] : []
     const rows = this.ctx.db
       .prepare(
         `SELECT r.id FROM deploy_runs r JOIN deploy_targets t ON t.id = r.target_id
          WHERE ((r.status = 'pending' AND r.next_attempt_at <= ?) OR (r.status = 'running' AND r.claimed_until <= ?))
            ${scope.orderId !== undefined ? 'AND r.order_id = ?' : ''}
+           AND r.order_id NOT IN (SELECT value FROM json_each(?))
          ORDER BY r.order_id, ${KIND_ORDER}, r.id`
       )
-      .all(now, now, ...(scope.orderId !== undefined ? [scope.orderId] : [])) as { id: number }[]
+      .all(now, now, ...(scope.orderId !== undefined ? [scope.orderId] : []), JSON.stringify(held)) as { id: number }[]
     const ran: number[] = []
     for (const { id } of rows) {
       if (await this.attempt(id)) ran.push(id)
