@@ -31,10 +31,11 @@ beforeAll(async () => {
     startServer({ clock: clock.clock }),
     startDns(),
     startWeb(),
-    startReceiver()
+    startReceiver({ clock: clock.clock })
   ])
   s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
   s.service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+  s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
   r = s.reseller({ credit: 1000 })
 })
 afterAll(async () => {

@@ -28,6 +28,7 @@ beforeAll(async () => {
   ;[s, dns, web] = await Promise.all([startServer(), startDns(), startWeb()])
   s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
   s.service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+  s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
   app = createHandlers(s.service, { transport: 'electron', listenerUrl: () => s.url, apiVersion: API_VERSION })
   r = s.reseller({ credit: 100 })
 })
