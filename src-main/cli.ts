@@ -14,6 +14,7 @@ import { DEFAULT_ACME_PORT, startAcmeServer } from './acme/server'
 import { browserUiOptions } from './app/browser-mode'
 import { startSchedulerLoop } from './core/scheduler'
 import { SETTING_KEYS, validateSetting } from './core/dcv'
+import { shellQuote } from './core/shell-quote'
 import { fixedClock, isValidDate } from './core/time'
 import { readFileSync, writeFileSync } from 'node:fs'
 
@@ -324,13 +325,19 @@ async function serve(dataDir: string, v: Values): Promise<number> {
     if (demo) {
       process.stderr.write(
         `certdesk: created demo reseller ${demo.id} (${demo.name}) with ${centsToUsd(demo.creditBalance).toFixed(2)} USD credit.\n` +
-          `certdesk: get its API key with: npx certdesk admin --data-dir ${JSON.stringify(dataDir)} apikey create --reseller ${demo.id}\n`
+          `certdesk: get its API key with: npx certdesk admin --data-dir ${shellQuote(dataDir)} apikey create --reseller ${demo.id}\n`
       )
     }
   }
   let apiUrl = ''
   // --ui: the desktop UI in browser mode on the same listener (src-main/app/browser-mode.ts).
-  const ui = v.ui ? browserUiOptions(service, () => apiUrl) : null
+  // A new link is printed whenever a browser session has ended (signed out, or idle), so the
+  // desktop user can sign in again without a restart; like the first, it goes to stdout only.
+  const ui = v.ui
+    ? browserUiOptions(service, () => apiUrl, undefined, {
+        onNewLink: (url) => process.stdout.write(`CertDesk desktop UI (browser mode), sign in again, open once: ${url}\n`)
+      })
+    : null
   const app = await buildServer(service, {
     logger: { level: v['log-level'] ?? 'warn' },
     allowedHosts: host === '127.0.0.1' || host === '::1' || host === 'localhost' ? [] : [host],

@@ -213,6 +213,8 @@ export interface DcvSettingsView {
   dcvHttpsPort: string
   smtpUrl: string
   smtpFrom: string
+  /** Lab use: validation may reach loopback and private addresses (off: refused, as public CAs do). */
+  dcvAllowPrivateAddresses: boolean
 }
 
 export interface SettingsView extends DcvSettingsView {
@@ -270,6 +272,8 @@ export interface CertificateDetailView {
 /** An approval message kept by CertDesk (the outbox when no SMTP relay is set, or a copy). */
 export interface OutboxMessageView {
   id: number
+  /** The name the message asks approval for. */
+  name: string | null
   to: string
   subject: string
   body: string
@@ -282,6 +286,8 @@ export interface ReissueInput {
   csr?: string
   dcvMethod?: DcvMethod
   approverEmail?: string
+  /** The key `csr` was generated from in the app: kept with the certificate issued for it. */
+  privateKeyPem?: string
 }
 
 export interface ConfigureInput {
@@ -289,6 +295,8 @@ export interface ConfigureInput {
   csr: string
   dcvMethod: DcvMethod
   approverEmail?: string
+  /** Email validation: the approver address of each name (name → address). */
+  approvers?: Record<string, string>
 }
 
 export type DeployLayout = 'nginx' | 'apache' | 'haproxy' | 'iis'
@@ -356,10 +364,25 @@ export interface AcmeSubscriptionView {
   accountStatus: 'valid' | 'pending'
   accounts: { url: string; status: string; createdAt: string }[]
   rootCaUrl: string
-  /** Ready-to-paste commands with the HMAC key in place of HMAC_KEY_PLACEHOLDER until revealed. */
-  commands: { certbot: string; lego: string; acmeSh: string }
+  /** Ready-to-paste commands, HMAC_KEY_PLACEHOLDER in place of the HMAC key (`acmeHmacKey` answers the real ones). */
+  commands: AcmeCommandsView
   setupUrl: string | null
 }
+
+/** The set-up commands as the core builds them, every value shell-quoted; the renderer shows them as they are. */
+export interface AcmeCommandsView {
+  rootCa: string
+  certbot: string
+  lego: string
+  acmeSh: string
+}
+
+/**
+ * The approver mailboxes of email validation, CA/B Baseline Requirements §3.2.2.4.4 (constructed
+ * email to the domain contact), for the UI's choice per name. The core checks against its own
+ * copy (src-main/core/cab-policy.ts); test/app/email-approvers.test.ts keeps the two equal.
+ */
+export const APPROVER_LOCAL_PARTS = ['admin', 'administrator', 'webmaster', 'hostmaster', 'postmaster'] as const
 
 /** Stands for the EAB HMAC key in `AcmeSubscriptionView.commands`. */
 export const HMAC_KEY_PLACEHOLDER = '<EAB_HMAC_KEY>'
@@ -408,8 +431,10 @@ export interface AppApi {
   resendValidation(resellerId: number, orderId: number): Promise<SslStatusView>
   /** Approval messages of an order kept by CertDesk, newest first. */
   emailOutbox(resellerId: number, orderId: number): Promise<OutboxMessageView[]>
-  /** Records an email approval with the code from the message. */
-  approveEmail(resellerId: number, orderId: number, code: string): Promise<SslStatusView>
+  /** Records an email approval with the code from the message; with `name`, the code of that name. */
+  approveEmail(resellerId: number, orderId: number, code: string, name?: string): Promise<SslStatusView>
+  /** Another approver address for one name waiting for email approval; a new code is mailed to it. */
+  chooseApprover(resellerId: number, orderId: number, name: string, approverEmail: string): Promise<SslStatusView>
   reissue(resellerId: number, input: ReissueInput): Promise<SslStatusView>
   certificate(resellerId: number, orderId: number): Promise<CertificateDetailView>
   /** The local CA's root, for trust stores. */
@@ -425,8 +450,8 @@ export interface AppApi {
 
   /** The reseller's ACME subscription orders, newest first. */
   listAcmeSubscriptions(resellerId: number): Promise<AcmeSubscriptionView[]>
-  /** The EAB HMAC key of a subscription, read from the OS keychain on an explicit request. */
-  acmeHmacKey(resellerId: number, orderId: number): Promise<{ eabHmacKey: string }>
+  /** The EAB HMAC key of a subscription, read from the OS keychain on an explicit request, and the commands holding it. */
+  acmeHmacKey(resellerId: number, orderId: number): Promise<{ eabHmacKey: string; commands: AcmeCommandsView }>
 
   listInvoices(
     resellerId: number,
@@ -470,6 +495,7 @@ export const APP_METHODS = {
   resendValidation: true,
   emailOutbox: true,
   approveEmail: true,
+  chooseApprover: true,
   reissue: true,
   certificate: true,
   caRootPem: true,
@@ -498,6 +524,9 @@ export const CHANNEL_PREFIX = 'certdesk:'
 
 /** Browser mode: POST `/rpc/<method>` with `{ args: [...] }`. */
 export const RPC_PREFIX = '/rpc/'
+
+/** Browser mode: POST here ends the session on the server (the sign-out button). */
+export const SIGN_OUT_PATH = '/ui/logout'
 
 /**
  * What a handler answers on either transport, in the reseller API's envelope; the client turns

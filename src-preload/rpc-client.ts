@@ -3,13 +3,15 @@
  * POST /rpc/<method> on the local listener. The session cookie (HttpOnly, SameSite=Strict)
  * authenticates it; the page never sees a token or an API key.
  */
-import { appMethodNames, RPC_PREFIX, unwrap, type AppApi, type BridgeResult } from './contract'
+import { appMethodNames, RPC_PREFIX, SIGN_OUT_PATH, unwrap, type AppApi, type BridgeResult } from './contract'
 
 export interface RpcClientOptions {
   baseUrl?: string
   fetch?: typeof fetch
   /** Extra headers, e.g. a cookie for tests running outside a browser. */
   headers?: Record<string, string>
+  /** Called with the server's message when the session is gone (401): signed out, or idle too long. */
+  onUnauthorized?: (message: string) => void
 }
 
 export function createRpcClient(opts: RpcClientOptions = {}): AppApi {
@@ -35,7 +37,25 @@ export function createRpcClient(opts: RpcClientOptions = {}): AppApi {
       } catch {
         throw new Error(`could not reach CertDesk: HTTP ${res.status} without a JSON answer`)
       }
+      if (res.status === 401 && body && body.success === false) opts.onUnauthorized?.(body.error)
       return unwrap(body)
     }
   return Object.fromEntries(appMethodNames.map((name) => [name, call(name)])) as unknown as AppApi
+}
+
+/** Ends the browser session on the server; its cookie opens nothing afterwards. */
+export async function signOut(opts: Pick<RpcClientOptions, 'baseUrl' | 'fetch' | 'headers'> = {}): Promise<void> {
+  const doFetch = opts.fetch ?? ((...a: Parameters<typeof fetch>) => fetch(...a))
+  let res: Response
+  try {
+    res = await doFetch(`${opts.baseUrl ?? ''}${SIGN_OUT_PATH}`, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...opts.headers },
+      body: '{}'
+    })
+  } catch (err) {
+    throw new Error(`could not sign out: ${(err as Error).message}`, { cause: err })
+  }
+  if (!res.ok) throw new Error(`could not sign out: HTTP ${res.status}`)
 }

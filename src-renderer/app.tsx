@@ -76,7 +76,26 @@ function ResellerPicker(): React.JSX.Element {
   )
 }
 
+/** Browser mode, once the server has ended this tab's session: nothing else is shown or reachable. */
+function SignInNeeded({ message }: { message: string }): React.JSX.Element {
+  return (
+    <div className="screen narrow">
+      <section className="card" role="alert" data-testid="sign-in-needed">
+        <h1>Sign-in needed</h1>
+        <p>{message.charAt(0).toUpperCase() + message.slice(1)}</p>
+        <p className="muted small">
+          CertDesk prints a new one-time sign-in link in the terminal where it runs (npm start) whenever a browser
+          session ends.
+        </p>
+      </section>
+    </div>
+  )
+}
+
 export function App(): React.JSX.Element {
+  const signedOut = useStore((s) => s.signedOut)
+  const canSignOut = useStore((s) => s.canSignOut)
+  const signOut = useStore((s) => s.signOut)
   const screen = useStore((s) => s.screen)
   const go = useStore((s) => s.go)
   const toasts = useStore((s) => s.toasts)
@@ -95,6 +114,11 @@ export function App(): React.JSX.Element {
             <path d="m8.5 12 2.5 2.5 4.5-5" stroke="#fff" strokeWidth={2} fill="none" />
           </svg>
           CertDesk
+          {canSignOut && !signedOut ? (
+            <button className="btn small sign-out" onClick={() => void signOut()}>
+              Sign out
+            </button>
+          ) : null}
         </div>
         <ResellerPicker />
         <ul>
@@ -107,7 +131,15 @@ export function App(): React.JSX.Element {
           ))}
         </ul>
       </nav>
-      <main className="content">{resellerId === null ? <p className="muted">Loading…</p> : <Body />}</main>
+      <main className="content">
+        {signedOut ? (
+          <SignInNeeded message={signedOut} />
+        ) : resellerId === null ? (
+          <p className="muted">Loading…</p>
+        ) : (
+          <Body />
+        )}
+      </main>
       <div className="toasts" aria-live="polite">
         {toasts.map((t) => (
           <div key={t.id} className={`toast toast-${t.kind}`} role={t.kind === 'error' ? 'alert' : 'status'}>

@@ -31,7 +31,9 @@ export const ACME_SETTINGS = {
   /** `host:port` of the DNS server challenges are checked against (default: the system resolver). */
   resolver: DCV_SETTINGS.resolver,
   /** Port http-01 connects to (default 80, RFC 8555 §8.3). */
-  http01Port: DCV_SETTINGS.httpPort
+  http01Port: DCV_SETTINGS.httpPort,
+  /** `true` lets http-01 reach loopback and private addresses (a lab); refused otherwise. */
+  allowPrivateAddresses: DCV_SETTINGS.allowPrivateAddresses
 } as const
 
 export { DEFAULT_ACME_PORT }
@@ -305,11 +307,7 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
   app.post<{ Params: { id: string } }>(`${ACME_PREFIX}/order/:id/finalize`, async (request, reply) => {
     const { acct, payload } = await byAccount(request)
     const body = json(payload)
-    const accountJwk = acct.jwk as JWK
-    const done = await core.finalizer.finalize(acct, request.params.id, {
-      csr: body.csr,
-      accountKeySpkiSha256: () => spkiSha256(accountJwk, accountJwk.kty === 'EC' ? 'ES256' : 'RS256').catch(() => '')
-    })
+    const done = await core.finalizer.finalize(acct, request.params.id, { csr: body.csr })
     return reply.header('location', present.orderUrl(done)).send(present.orderJson(done))
   })
 

@@ -9,7 +9,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { extname, join, normalize, sep } from 'node:path'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { appMethodNames, isAppMethod, RPC_PREFIX } from '../../src-preload/contract'
+import { appMethodNames, isAppMethod, RPC_PREFIX, SIGN_OUT_PATH } from '../../src-preload/contract'
 import { failure } from '../http/errors'
 import type { ApiRouter } from '../http/router'
 import { callHandler, type AppHandlers } from './handlers'
@@ -36,10 +36,48 @@ const TYPES: Record<string, string> = {
   '.json': 'application/json'
 }
 
+/**
+ * How long a browser session lasts without a request: 30 minutes, the idle limit OWASP's
+ * Session Management Cheat Sheet gives for low-risk applications at most ("Idle Timeout"),
+ * because a forgotten tab on a shared desk must not stay signed in to the reseller book.
+ */
+export const SESSION_IDLE_MINUTES = 30
+
+export interface BrowserSessionOptions {
+  /** The clock sessions age by; the service's clock in CertDesk, a hand-moved one in tests. */
+  clock?: () => Date
+  idleMinutes?: number
+  /**
+   * Told the new one-time token whenever one is made after the first: once a session has ended
+   * (signed out or idle) or a browser without a session asks, so there is always a way back in
+   * without restarting CertDesk. `serve` prints the link on its standard output.
+   */
+  onNewToken?: (token: string) => void
+}
+
+export type SessionState = 'valid' | 'expired' | 'none'
+
 /** Sessions of this process; a restart signs everyone out and prints a new link. */
 export class BrowserSessions {
-  private loginToken: string | null = randomBytes(32).toString('base64url')
-  private readonly sessions = new Set<string>()
+  private loginToken: string | null = newToken()
+  /** Session id -> when it was last used (ms). */
+  private readonly sessions = new Map<string, number>()
+  private readonly clock: () => Date
+  readonly idleMinutes: number
+  private readonly idleMs: number
+
+  constructor(private readonly opts: BrowserSessionOptions = {}) {
+    this.clock = opts.clock ?? (() => new Date())
+    this.idleMinutes = opts.idleMinutes ?? SESSION_IDLE_MINUTES
+    this.idleMs = this.idleMinutes * 60_000
+  }
+
+  /** The RPC's 401 message, which the UI shows on its sign-in-needed screen. */
+  signInNeeded(state: 'expired' | 'none'): string {
+    return state === 'expired'
+      ? `sign in again: this browser session ended after ${this.idleMinutes} minutes without use; open the newest sign-in link CertDesk printed`
+      : 'sign in first: open the newest sign-in link CertDesk printed'
+  }
 
   /** The token for the printed URL; null once it has been used. */
   get token(): string | null {
@@ -52,16 +90,56 @@ export class BrowserSessions {
     if (!want || token.length !== want.length) return null
     if (!timingSafeEqual(Buffer.from(token), Buffer.from(want))) return null
     this.loginToken = null
-    const session = randomBytes(32).toString('base64url')
-    this.sessions.add(session)
+    const session = newToken()
+    this.sessions.set(session, this.clock().getTime())
+    this.sweep()
     return session
   }
 
-  valid(request: FastifyRequest): boolean {
+  /** Whether the request carries a live session; a live one counts as used now, an idle one ends here. */
+  check(request: FastifyRequest): SessionState {
     const id = readCookie(request.headers.cookie, SESSION_COOKIE)
-    return id !== null && this.sessions.has(id)
+    const seen = id === null ? undefined : this.sessions.get(id)
+    if (id === null || seen === undefined) {
+      this.offerSignIn()
+      return 'none'
+    }
+    const now = this.clock().getTime()
+    if (now - seen > this.idleMs) {
+      this.sessions.delete(id)
+      this.offerSignIn()
+      return 'expired'
+    }
+    this.sessions.set(id, now)
+    return 'valid'
+  }
+
+  valid(request: FastifyRequest): boolean {
+    return this.check(request) === 'valid'
+  }
+
+  /** Signs the request's session out; its cookie opens nothing afterwards. */
+  end(request: FastifyRequest): void {
+    const id = readCookie(request.headers.cookie, SESSION_COOKIE)
+    if (id !== null) this.sessions.delete(id)
+    this.offerSignIn()
+  }
+
+  /** A new one-time token, announced, when none is waiting to be used. */
+  private offerSignIn(): void {
+    if (this.loginToken !== null) return
+    this.loginToken = newToken()
+    this.opts.onNewToken?.(this.loginToken)
+  }
+
+  /** Forgets sessions idle past the limit, so a long-running process keeps no dead ids. */
+  private sweep(): void {
+    const now = this.clock().getTime()
+    for (const [id, seen] of this.sessions) if (now - seen > this.idleMs) this.sessions.delete(id)
   }
 }
+
+const newToken = (): string => randomBytes(32).toString('base64url')
 
 function readCookie(header: string | undefined, name: string): string | null {
   if (!header) return null
@@ -98,7 +176,7 @@ export function installBrowserUi(router: ApiRouter, opts: BrowserUiOptions): voi
   const { handlers, sessions, uiDir } = opts
   const root = normalize(uiDir + sep)
 
-  router.get('/ui/login', { hide: true }, async (request, reply) => {
+  router.get(LOGIN_PATH, { hide: true }, async (request, reply) => {
     const token = (request.query as Record<string, unknown>).token
     const session = typeof token === 'string' ? sessions.exchange(token) : null
     if (!session) {
@@ -107,7 +185,7 @@ export function installBrowserUi(router: ApiRouter, opts: BrowserUiOptions): voi
         reply,
         401,
         'This sign-in link is not valid any more',
-        'Each link printed by CertDesk works once. Restart CertDesk (npm start) for a new one.'
+        'Each link printed by CertDesk works once. Open the newest sign-in link CertDesk printed in its terminal.'
       )
     }
     return reply
@@ -118,9 +196,25 @@ export function installBrowserUi(router: ApiRouter, opts: BrowserUiOptions): voi
       .send()
   })
 
+  // Sign-out ends the session on the server (the cookie then opens nothing) and clears the cookie.
+  router.post(SIGN_OUT_PATH, { hide: true }, async (request, reply) => {
+    sessions.end(request)
+    return reply
+      .code(200)
+      .header('set-cookie', `${SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`)
+      .header('cache-control', 'no-store')
+      .send({ success: true, message: 'signed out' })
+  })
+
   const serveFile = async (request: FastifyRequest, reply: FastifyReply, rel: string): Promise<FastifyReply> => {
     if (!sessions.valid(request)) {
-      return page(reply, 401, 'Sign in first', 'Open the link CertDesk printed when it started (npm start).')
+      return page(
+        reply,
+        401,
+        'Sign in first',
+        'Open the newest sign-in link CertDesk printed in its terminal (npm start). Browser sessions end after ' +
+          `${sessions.idleMinutes} minutes without use.`
+      )
     }
     const file = normalize(join(root, rel || 'index.html'))
     // A path that climbs out of the UI folder is not a file of the UI.
@@ -145,7 +239,8 @@ export function installBrowserUi(router: ApiRouter, opts: BrowserUiOptions): voi
   )
 
   router.post('/rpc/:method', { hide: true }, async (request, reply) => {
-    if (!sessions.valid(request)) return reply.code(401).send(failure('sign in first: open the link CertDesk printed'))
+    const state = sessions.check(request)
+    if (state !== 'valid') return reply.code(401).send(failure(sessions.signInNeeded(state)))
     const method = (request.params as Record<string, string>).method
     if (!isAppMethod(method)) {
       return reply.code(404).send(failure(`no such bridge method: ${method}; known: ${appMethodNames.join(', ')}`))

@@ -16,12 +16,19 @@ import type { ApiKeyInfo, Reseller } from '../core/resellers'
 import type { Service } from '../core/service'
 import { DCV_SETTINGS, validateSetting } from '../core/dcv'
 import type { SslStatus, StoredCertificate } from '../core/certificates'
-import { ACME_DIRECTORY_URL_SETTING, acmeSetup, acmeUrls } from '../core/acme-subscriptions'
+import {
+  ACME_DIRECTORY_URL_SETTING,
+  acmeSetup,
+  acmeUrls,
+  type AcmeClientCommands,
+  type AcmeUrls
+} from '../core/acme-subscriptions'
 import type { DeployRun, DeployTarget, TargetInput } from '../core/deploy/deploys'
 import type { CommandConfig } from '../core/deploy/command'
 import type { FolderConfig } from '../core/deploy/folder'
 import type { WebhookConfig } from '../core/deploy/webhook'
 import type {
+  AcmeCommandsView,
   AcmeSubscriptionView,
   ApiKeyView,
   AppApi,
@@ -83,6 +90,20 @@ const orderInput = (v: unknown): OrderInput => {
     sanWildcardCount: optInt('sanWildcardCount'),
     contactEmail: (o.contactEmail as string | undefined)?.trim() || undefined
   }
+}
+/** Optional text from the renderer: undefined when absent or empty. */
+const optText = (v: unknown, what: string): string | undefined => {
+  if (v === undefined || v === null || v === '') return undefined
+  if (typeof v !== 'string') throw invalid(`${what} must be text`)
+  return v
+}
+/** Email approvers per name as the renderer sends them; the core checks names and addresses. */
+const approversInput = (v: unknown): Record<string, string> | undefined => {
+  if (v === undefined || v === null) return undefined
+  if (typeof v !== 'object' || Array.isArray(v)) throw invalid('approvers must map each name to an approver address')
+  const entries = Object.entries(v as Record<string, unknown>)
+  if (entries.some(([, a]) => typeof a !== 'string')) throw invalid('each approver must be an email address')
+  return Object.fromEntries(entries) as Record<string, string>
 }
 /** A deploy target as the renderer sends it, each field checked for its type; the core checks the values. */
 const targetInput = (v: unknown): TargetInput => {
@@ -242,6 +263,13 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
   const ownOrder = (resellerId: number, orderId: number): Order =>
     service.orders.get(reseller(resellerId).id, id(orderId, 'order id'))
   const reseller = (resellerId: number): Reseller => service.resellers.get(id(resellerId, 'reseller id'))
+  const acmeUrlsNow = (): AcmeUrls => acmeUrls(service.settings.get(ACME_DIRECTORY_URL_SETTING), env.listenerUrl())
+  const commandsView = (c: AcmeClientCommands): AcmeCommandsView => ({
+    rootCa: c.root_ca,
+    certbot: c.certbot,
+    lego: c.lego,
+    acmeSh: c.acme_sh
+  })
   /** An API key of this reseller, so one account's page cannot act on another's keys. */
   const ownKey = (resellerId: number, keyId: number): ApiKeyInfo => {
     const k = service.resellers.apiKey(id(keyId, 'key id'))
@@ -274,7 +302,8 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
     dcvHttpPort: DCV_SETTINGS.httpPort,
     dcvHttpsPort: DCV_SETTINGS.httpsPort,
     smtpUrl: DCV_SETTINGS.smtpUrl,
-    smtpFrom: DCV_SETTINGS.smtpFrom
+    smtpFrom: DCV_SETTINGS.smtpFrom,
+    dcvAllowPrivateAddresses: DCV_SETTINGS.allowPrivateAddresses
   }
   const settingFields = Object.keys(SETTING_OF) as (keyof DcvSettingsView)[]
   const settingsView = (): Awaited<ReturnType<AppApi['settings']>> => ({
@@ -284,7 +313,8 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
     transport: env.transport,
     ...(Object.fromEntries(
       settingFields.map((f) => [f, service.settings.get(SETTING_OF[f]) ?? ''])
-    ) as unknown as DcvSettingsView)
+    ) as unknown as DcvSettingsView),
+    dcvAllowPrivateAddresses: service.settings.flag(DCV_SETTINGS.allowPrivateAddresses)
   })
 
   return {
@@ -387,7 +417,8 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
           orderId: id(input?.orderId, 'order id'),
           csr: String(input?.csr ?? ''),
           dcvMethod: input?.dcvMethod,
-          approverEmail: input?.approverEmail || undefined
+          approverEmail: optText(input?.approverEmail, 'approver email'),
+          approvers: approversInput(input?.approvers)
         })
       ),
     sslStatus: async (resellerId, orderId) =>
@@ -407,6 +438,7 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
       const order = service.orders.get(reseller(resellerId).id, id(orderId, 'order id'))
       return service.certificates.outbox(order.id).map((m) => ({
         id: m.id,
+        name: m.name,
         to: m.to,
         subject: m.subject,
         body: m.body,
@@ -414,17 +446,32 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
         createdAt: m.createdAt
       }))
     },
-    approveEmail: async (resellerId, orderId, code) =>
+    approveEmail: async (resellerId, orderId, code, name) =>
       sslView(
-        await service.certificates.approveEmail(reseller(resellerId).id, id(orderId, 'order id'), String(code ?? ''))
+        await service.certificates.approveEmail(
+          reseller(resellerId).id,
+          id(orderId, 'order id'),
+          String(code ?? ''),
+          optText(name, 'name')
+        )
+      ),
+    chooseApprover: async (resellerId, orderId, name, approverEmail) =>
+      sslView(
+        await service.certificates.chooseApprover(
+          reseller(resellerId).id,
+          id(orderId, 'order id'),
+          optText(name, 'name') ?? '',
+          optText(approverEmail, 'approver email') ?? ''
+        )
       ),
     reissue: async (resellerId, input) =>
       sslView(
         await service.certificates.reissue(reseller(resellerId).id, {
           orderId: id(input?.orderId, 'order id'),
-          csr: input?.csr || undefined,
+          csr: optText(input?.csr, 'csr'),
           dcvMethod: input?.dcvMethod,
-          approverEmail: input?.approverEmail || undefined
+          approverEmail: optText(input?.approverEmail, 'approver email'),
+          privateKeyPem: optText(input?.privateKeyPem, 'private key')
         })
       ),
     certificate: (resellerId, orderId) => {
@@ -466,11 +513,11 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
 
     listAcmeSubscriptions: (resellerId) => {
       const r = reseller(resellerId)
-      const urls = acmeUrls(service.settings.get(ACME_DIRECTORY_URL_SETTING), env.listenerUrl())
+      const urls = acmeUrlsNow()
       return service.acme.list(r.id).map((sub): AcmeSubscriptionView => {
         const order = service.orders.get(r.id, sub.orderId)
-        const setup = acmeSetup(service.acme.details(sub), urls)
-        const hide = (cmd: string): string => cmd.split(setup.account.eab_hmac_key).join(HMAC_KEY_PLACEHOLDER)
+        // The core builds (and quotes) the commands around the placeholder: the key stays in the keychain until asked for.
+        const setup = acmeSetup({ ...service.acme.details(sub), eabHmacKey: HMAC_KEY_PLACEHOLDER }, urls)
         return {
           orderId: order.id,
           orderNumber: order.orderNumber,
@@ -486,11 +533,7 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
           accountStatus: setup.account.status,
           accounts: setup.account.accounts.map((a) => ({ url: a.url, status: a.status, createdAt: a.created_at })),
           rootCaUrl: setup.root_ca_url,
-          commands: {
-            certbot: hide(setup.commands.certbot),
-            lego: hide(setup.commands.lego),
-            acmeSh: hide(setup.commands.acme_sh)
-          },
+          commands: commandsView(setup.commands),
           setupUrl: setup.autoinstall?.login_url ?? null
         }
       })
@@ -498,7 +541,8 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
     acmeHmacKey: (resellerId, orderId) => {
       const order = ownOrder(resellerId, orderId)
       const sub = service.acme.forOrder(order.resellerId, order.id)
-      return { eabHmacKey: service.acme.hmacKey(sub.eabKid) }
+      const setup = acmeSetup(service.acme.details(sub), acmeUrlsNow())
+      return { eabHmacKey: setup.account.eab_hmac_key, commands: commandsView(setup.commands) }
     },
 
     listInvoices: (resellerId, filter, p) =>

@@ -7,7 +7,8 @@
 import { createHash } from 'node:crypto'
 import { request } from 'node:http'
 import { isIP } from 'node:net'
-import { addressOf as resolveAddress, dnsResolver } from './dns-resolver'
+import { dnsResolver } from './dns-resolver'
+import { resolveTarget, TargetRefused } from './validation-target'
 
 /** A failed check, typed as RFC 8555 §6.7 names it, so the ACME server can answer with it. */
 export class ChallengeFailure extends Error {
@@ -25,14 +26,20 @@ export interface CheckSettings {
   resolver: string | null
   /** Port http-01 connects to; RFC 8555 §8.3 says 80. */
   http01Port: number
+  /** The lab setting `dcv.allow_private_addresses`: http-01 may reach loopback and private addresses. */
+  allowPrivateAddresses: boolean
   /** How long the http-01 request waits for an answer (DNS queries: dns-resolver.ts). */
   timeoutMs: number
 }
 
+/** The checked address http-01 connects to (validation-target.ts); never the name itself. */
 async function addressOf(name: string, s: CheckSettings): Promise<string> {
   try {
-    return await resolveAddress(name, s.resolver)
+    const [address] = await resolveTarget(name, { resolver: s.resolver, allowPrivateAddresses: s.allowPrivateAddresses })
+    return address
   } catch (err) {
+    if (err instanceof TargetRefused)
+      throw new ChallengeFailure('connection', `could not validate ${name}: ${err.message}`)
     throw new ChallengeFailure(
       'dns',
       `could not resolve ${name}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`
@@ -54,6 +61,8 @@ export async function checkHttp01(
       {
         host: address,
         family: isIP(address),
+        // A fresh connection to the checked address: no pooled socket from another check.
+        agent: false,
         port: s.http01Port,
         path,
         method: 'GET',
@@ -68,6 +77,8 @@ export async function checkHttp01(
           if (text.length > 8192) req.destroy(new Error('response too long'))
         })
         res.on('end', () => {
+          // A redirect is an answer other than 200, not followed: it could lead the check to an
+          // address resolveTarget did not check.
           if (res.statusCode !== 200)
             reject(
               new ChallengeFailure(

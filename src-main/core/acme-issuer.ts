@@ -215,6 +215,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     const net = {
       resolver: this.settings.get(DCV_SETTINGS.resolver) || null,
       http01Port: Number(this.settings.get(DCV_SETTINGS.httpPort) || 80),
+      allowPrivateAddresses: this.settings.flag(DCV_SETTINGS.allowPrivateAddresses),
       timeoutMs: 5000
     }
     try {

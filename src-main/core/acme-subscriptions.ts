@@ -10,6 +10,7 @@ import type { CoreContext } from './context'
 import { baseDomain, isWildcard } from './domains'
 import { forbidden, invalid, notFound, ServiceError } from './errors'
 import { maxValidityDays } from './cab-policy'
+import { shellQuote } from './shell-quote'
 import type { Order } from './orders'
 import { addMonths, isoDate, isoTimestamp, parseDate } from './time'
 
@@ -298,7 +299,20 @@ export function allowedIdentifiers(sub: Pick<AcmeSubscription, 'domains' | 'wild
   return sub.wildcard ? [...names, `*.${names[0]}`] : names
 }
 
-/** Ready-to-paste client command lines for a subscription (the `ais` set-up page and the README). */
+/** Ready-to-paste command lines of a subscription: fetching the root, then one per ACME client. */
+export interface AcmeClientCommands {
+  root_ca: string
+  certbot: string
+  acme_sh: string
+  lego: string
+}
+
+/**
+ * The command lines the set-up page, GET /orders/{id}/acme and the desktop ACME panel show.
+ * Each value is one shell word made by `shellQuote`: what the store holds (an address, a
+ * name, a URL) reaches the client as one argument and never as shell syntax, even when an
+ * older row holds characters the checks on input refuse today.
+ */
 export function clientCommands(d: {
   serverUrl: string
   eabKid: string
@@ -306,20 +320,34 @@ export function clientCommands(d: {
   names: string[]
   email: string | null
   rootCaPath: string
-}): { certbot: string; acme_sh: string; lego: string } {
-  const email = d.email ?? 'you@example.com'
-  const dn = (flag: string) => d.names.map((n) => `${flag} ${n.startsWith('*') ? `'${n}'` : n}`).join(' ')
+  rootCaUrl: string
+}): AcmeClientCommands {
+  const q = shellQuote
+  const line = (...words: string[]): string => words.join(' ')
+  const email = q(d.email ?? 'you@example.com')
+  const names = (flag: string): string[] => d.names.flatMap((n) => [flag, q(n)])
+  const server = q(d.serverUrl)
+  const root = q(d.rootCaPath)
+  const kid = q(d.eabKid)
+  const hmac = q(d.eabHmacKey)
   return {
-    certbot:
-      `REQUESTS_CA_BUNDLE=${d.rootCaPath} certbot certonly --standalone --non-interactive --agree-tos ` +
-      `--server ${d.serverUrl} --eab-kid ${d.eabKid} --eab-hmac-key=${d.eabHmacKey} -m ${email} ${dn('-d')}`,
-    acme_sh:
-      `acme.sh --register-account --server ${d.serverUrl} --ca-bundle ${d.rootCaPath} --eab-kid ${d.eabKid} ` +
-      `--eab-hmac-key ${d.eabHmacKey} -m ${email} && acme.sh --issue --standalone --server ${d.serverUrl} ` +
-      `--ca-bundle ${d.rootCaPath} ${dn('-d')}`,
-    lego:
-      `LEGO_CA_CERTIFICATES=${d.rootCaPath} lego --server ${d.serverUrl} --eab --kid ${d.eabKid} --hmac=${d.eabHmacKey} ` +
-      `--email ${email} --accept-tos ${dn('--domains')} --http run`
+    root_ca: line('curl', '-so', root, q(d.rootCaUrl)),
+    certbot: line(
+      `REQUESTS_CA_BUNDLE=${root}`,
+      'certbot', 'certonly', '--standalone', '--non-interactive', '--agree-tos',
+      '--server', server, '--eab-kid', kid, `--eab-hmac-key=${hmac}`, '-m', email, ...names('-d')
+    ),
+    acme_sh: line(
+      'acme.sh', '--register-account', '--server', server, '--ca-bundle', root, '--eab-kid', kid,
+      '--eab-hmac-key', hmac, '-m', email,
+      '&&',
+      'acme.sh', '--issue', '--standalone', '--server', server, '--ca-bundle', root, ...names('-d')
+    ),
+    lego: line(
+      `LEGO_CA_CERTIFICATES=${root}`,
+      'lego', '--server', server, '--eab', '--kid', kid, `--hmac=${hmac}`, '--email', email, '--accept-tos',
+      ...names('--domains'), '--http', 'run'
+    )
   }
 }
 
@@ -328,6 +356,8 @@ export const ACME_DIRECTORY_URL_SETTING = 'acme_server.directory_url'
 export const DEFAULT_ACME_PORT = 7781
 export const ACME_ROOT_CA_PATH = '/acme/root-ca.pem'
 export const ACME_SETUP_PREFIX = '/acme/setup/'
+/** The file the set-up commands save the root certificate to and point the clients at. */
+export const ROOT_CA_FILE = 'certdesk-root.pem'
 
 /** Where clients reach the ACME directory and CertDesk's local listener. */
 export interface AcmeUrls {
@@ -369,7 +399,7 @@ export interface AcmeSetup {
   }
   allowed_identifiers: string[]
   root_ca_url: string
-  commands: { certbot: string; acme_sh: string; lego: string }
+  commands: AcmeClientCommands
   autoinstall: { login_url: string } | null
 }
 
@@ -395,7 +425,8 @@ export function acmeSetup(d: AcmeDetails, urls: AcmeUrls): AcmeSetup {
       eabHmacKey: d.eabHmacKey,
       names: d.domains.map((x) => x.name),
       email: d.contactEmail,
-      rootCaPath: 'certdesk-root.pem'
+      rootCaPath: ROOT_CA_FILE,
+      rootCaUrl: urls.rootCaUrl
     }),
     autoinstall: d.setupToken ? { login_url: urls.setupUrl(d.setupToken) } : null
   }

@@ -30,6 +30,7 @@ import { recordEvent } from './events'
 import type { CertificateProfile, Issuer } from './issuer'
 import { validityWindow } from './lifecycle'
 import type { Order, Orders } from './orders'
+import { assertReissueAllowed } from './reissue-limits'
 import type { Settings } from './settings'
 import { addDays, daysBetween, isoDate, isoTimestamp, parseDate } from './time'
 
@@ -40,6 +41,8 @@ export interface ConfigureInput {
   csr: string
   dcvMethod?: DcvMethod
   approverEmail?: string
+  /** The approver of single names (name → address); the desktop app chooses one per name. */
+  approvers?: Record<string, string>
 }
 
 export interface ReissueInput {
@@ -47,6 +50,22 @@ export interface ReissueInput {
   csr?: string
   dcvMethod?: DcvMethod
   approverEmail?: string
+  /**
+   * The private key of `csr` when it was generated on this machine (desktop app only; the
+   * reseller API never carries a key). It becomes the order's kept key together with the
+   * certificate issued for it, so that certificate's deploys find it.
+   */
+  privateKeyPem?: string
+}
+
+/**
+ * Keeps a key generated in the app with the certificate issued for it (key-vault.ts): `stage`
+ * holds it until then; `promote` runs inside the transaction that stores a certificate.
+ */
+export interface KeyKeeper {
+  stage(resellerId: number, orderId: number, pkcs8Pem: string, csrDer: Buffer): void
+  promote(orderId: number, certificatePem: string): void
+  discard(orderId: number): void
 }
 
 export interface NameValidation {
@@ -153,6 +172,38 @@ const toCert = (r: CertRow): StoredCertificate => ({
 /** Names checked at once by one status poll or scheduler pass. */
 const CHECK_CONCURRENCY = 8
 
+/** Subject of an approval message; the outbox reads the name back from it. */
+const approvalSubject = (name: string, orderNumber: string): string =>
+  `Approve the certificate for ${name} (order ${orderNumber})`
+const SUBJECT_NAME_RE = /^Approve the certificate for (\S+) \(order /
+
+/** The approver when the request names none: admin@ at the name's base domain (README, "Email approval"). */
+export const defaultApprover = (name: string): string => `${APPROVER_LOCAL_PARTS[0]}@${baseDomain(name)}`
+
+/**
+ * A constructed approver address for `name`, normalised (BR §3.2.2.4.4): one of
+ * APPROVER_LOCAL_PARTS at the name's base domain or a parent of it, never at a bare top-level
+ * label. Anything else (another mailbox, another domain, a second address, header tricks) is 400.
+ */
+export function approverAddress(name: string, address: string): string {
+  const shown = JSON.stringify(String(address).slice(0, 254))
+  const m =
+    typeof address === 'string' && address.length <= 254
+      ? /^([a-z0-9-]+)@([a-z0-9.-]+)$/.exec(address.trim().toLowerCase())
+      : null
+  if (!m || !(APPROVER_LOCAL_PARTS as readonly string[]).includes(m[1])) {
+    throw invalid(
+      `approver_email ${shown} is not an approver address; use one of ${APPROVER_LOCAL_PARTS.join('@, ')}@ at the domain`
+    )
+  }
+  const [, local, at] = m
+  const base = baseDomain(name)
+  if (!(base === at || base.endsWith(`.${at}`)) || !at.includes('.')) {
+    throw invalid(`approver_email ${shown} is not at ${base} or a parent domain of it`)
+  }
+  return `${local}@${at}`
+}
+
 const hashCode = (code: string): string => createHash('sha256').update(code.trim().toUpperCase()).digest('hex')
 
 /** Approval codes: 10 characters of an alphabet without look-alikes (0/O, 1/I). */
@@ -167,6 +218,8 @@ export class Certificates {
   /** Called after a certificate is committed (issue 6: deploys and their event); never undoes it. */
   onStored: ((c: { orderId: number; reason: IssueReason; certificatePem: string; chainPem: string }) => void) | null =
     null
+  /** Where keys generated in the app are kept; set once at start-up (service.ts). */
+  keys: KeyKeeper | null = null
 
   constructor(
     private readonly ctx: CoreContext,
@@ -210,7 +263,10 @@ export class Certificates {
     const method = input.dcvMethod ?? 'email'
     // An external ACME CA refuses methods it has no challenge for before anything else is said.
     await this.external?.begin(order.id, names, method)
-    const approvers = this.approversFor(order, method, names, input.approverEmail, now)
+    const approvers = this.approversFor(order, method, names, now, {
+      approverEmail: input.approverEmail,
+      perName: input.approvers
+    })
     this.ctx.db
       .transaction(() => {
         this.storeRequest(order, csr, names, subject, method, approvers.get(names[0]) ?? null, 'initial', now)
@@ -242,7 +298,7 @@ export class Certificates {
     const now = this.ctx.clock()
     // An external ACME CA refuses methods it has no challenge for before anything else is said.
     await this.external?.begin(order.id, names, method)
-    const approvers = this.approversFor(order, method, names, approverEmail, now)
+    const approvers = this.approversFor(order, method, names, now, { approverEmail })
     this.ctx.db
       .transaction(() => {
         this.ctx.db
@@ -278,8 +334,11 @@ export class Certificates {
     return this.sslStatus(resellerId, orderId)
   }
 
-  /** Records an email approval: the code from the message. Beyond the spec (README). */
-  async approveEmail(resellerId: number, orderId: number, code: string): Promise<SslStatus> {
+  /**
+   * Records an email approval: the code from the message. Beyond the spec (README). With `name`
+   * the code must be the one mailed for that name (the desktop app approves name by name).
+   */
+  async approveEmail(resellerId: number, orderId: number, code: string, name?: string): Promise<SslStatus> {
     const order = this.orders.get(resellerId, orderId)
     if (order.status !== 'validation_pending') {
       throw conflict(
@@ -289,32 +348,89 @@ export class Certificates {
     const now = this.ctx.clock()
     // BR §3.2.2.4.4: no validation by constructed email on or after the sunset, even with an older code.
     if (!constructedEmailAllowed(now)) throw invalid(this.emailSunsetMessage())
-    const res = this.ctx.db
+    const check = name === undefined ? null : this.checkOf(order, name, 'record approval')
+    const approved = this.ctx.db
       .prepare(
         `UPDATE dcv_checks SET status = 'valid', validated_at = ?, checked_at = ?, detail = ?, email_code_hash = NULL
-         WHERE order_id = ? AND method = 'email' AND status <> 'valid' AND email_code_hash = ?`
+         WHERE order_id = ? AND method = 'email' AND status <> 'valid' AND email_code_hash = ? ${check ? 'AND id = ?' : ''}
+         RETURNING name, approver_email`
       )
-      .run(
+      .all(
         isoTimestamp(now),
         isoTimestamp(now),
         `approved by the code mailed to the approver`,
         order.id,
-        hashCode(code)
+        hashCode(code),
+        ...(check ? [check.id] : [])
+      ) as { name: string; approver_email: string | null }[]
+    if (approved.length === 0)
+      throw invalid(
+        check
+          ? `could not record approval for ${check.name}: the code does not match its pending approval`
+          : 'could not record approval: the code does not match a pending approval of this order'
       )
-    if (res.changes === 0)
-      throw invalid('could not record approval: the code does not match a pending approval of this order')
-    recordEvent(this.ctx.db, now, {
-      type: 'validation.passed',
-      resellerId,
-      orderId: order.id,
-      message: `Domain validation by email approved for order ${order.orderNumber}`,
-      data: { method: 'email' }
-    })
+    for (const a of approved) {
+      recordEvent(this.ctx.db, now, {
+        type: 'validation.passed',
+        resellerId,
+        orderId: order.id,
+        message: `Domain validation of ${a.name} by email approved by ${a.approver_email ?? 'the approver'} for order ${order.orderNumber}`,
+        data: { name: a.name, method: 'email' }
+      })
+    }
     await this.advance(order.id)
     return this.sslStatus(resellerId, orderId)
   }
 
-  /** POST /ssl/reissue: needs an active certificate; new validation only when names or method change. */
+  /**
+   * Another approver for one name waiting for email approval (the desktop app's per-name
+   * choice): the address must be a constructed one for that name (BR §3.2.2.4.4); a new code
+   * goes to it and the name's earlier code stops working. Other names keep their codes.
+   */
+  async chooseApprover(resellerId: number, orderId: number, name: string, approverEmail: string): Promise<SslStatus> {
+    const order = this.orders.get(resellerId, orderId)
+    if (order.status !== 'validation_pending') {
+      throw conflict(
+        `could not change the approver of order ${order.orderNumber}: it is ${order.status}, not validation_pending`
+      )
+    }
+    const now = this.ctx.clock()
+    if (!constructedEmailAllowed(now)) throw invalid(this.emailSunsetMessage())
+    const check = this.checkOf(order, name, 'change the approver')
+    if (check.status === 'valid') {
+      throw conflict(`could not change the approver of ${check.name}: it is validated already`)
+    }
+    if (check.method !== 'email') {
+      throw conflict(
+        `could not change the approver of ${check.name}: it is validated by ${check.method}; switch the order to email with change-dcv first`
+      )
+    }
+    const approver = approverAddress(check.name, approverEmail)
+    const names = JSON.parse(this.request(order.id).names) as string[]
+    this.ctx.db
+      .transaction(() => {
+        this.ctx.db
+          .prepare(
+            `UPDATE dcv_checks SET approver_email = ?, status = 'pending', detail = NULL, checked_at = NULL,
+               email_code_hash = NULL, email_sent_at = NULL WHERE id = ?`
+          )
+          .run(approver, check.id)
+        if (check.name === names[0]) {
+          this.ctx.db
+            .prepare('UPDATE certificate_requests SET approver_email = ? WHERE order_id = ?')
+            .run(approver, order.id)
+        }
+        this.touch(order.id, now)
+      })
+      .immediate()
+    await this.sendApprovals(order, now, check.name)
+    return this.sslStatus(resellerId, orderId)
+  }
+
+  /**
+   * POST /ssl/reissue: needs an active certificate; new validation only when names or method
+   * change. At most a few per order and hour or day (reissue-limits.ts), else 429.
+   */
   async reissue(resellerId: number, input: ReissueInput): Promise<SslStatus> {
     const order = this.orders.get(resellerId, input.orderId)
     const product = this.product(order)
@@ -325,14 +441,45 @@ export class Certificates {
         `could not reissue order ${order.orderNumber}: it has no active certificate (status ${order.status})`
       )
     }
-    const req = this.request(order.id)
-    const oldNames = JSON.parse(req.names) as string[]
-    const csr =
-      input.csr !== undefined && input.csr.trim() !== ''
-        ? await this.acceptCsr(input.csr, product)
-        : await decodeCsr(req.csr_pem)
+    assertReissueAllowed(this.ctx.db, order.id, order.orderNumber, now)
+    const newCsr = input.csr !== undefined && input.csr.trim() !== ''
+    if (input.privateKeyPem !== undefined && !newCsr) {
+      throw invalid('could not reissue with a new private key: send the CSR made from that key with it')
+    }
+    const csr = newCsr
+      ? await this.acceptCsr(input.csr as string, product)
+      : await this.acceptCsr(this.request(order.id).csr_pem, product)
     const names = this.namesFor(order, product, csr)
     const subject = this.subjectFor(order, product, csr, names)
+    const keys = this.keys
+    if (input.privateKeyPem !== undefined) {
+      if (!keys) throw new ServiceError('unavailable', 'could not keep the new private key: no key store is set up')
+      // Held until the certificate for it is stored, then kept in the same transaction (issueNow).
+      keys.stage(resellerId, order.id, input.privateKeyPem, csr.der)
+    } else if (newCsr) {
+      // A key held for an earlier CSR will never get its certificate now.
+      keys?.discard(order.id)
+    }
+    try {
+      return await this.reissueWith(resellerId, order, product, input, csr, names, subject, now)
+    } catch (err) {
+      if (input.privateKeyPem !== undefined) keys?.discard(order.id)
+      throw err
+    }
+  }
+
+  private async reissueWith(
+    resellerId: number,
+    order: Order,
+    product: Product,
+    input: ReissueInput,
+    csr: DecodedCsr,
+    names: string[],
+    subject: Record<string, string>,
+    now: Date
+  ): Promise<SslStatus> {
+    const req = this.request(order.id)
+    const oldNames = JSON.parse(req.names) as string[]
     if (product.type === 'code-signing') {
       this.storeRequest(order, csr, names, subject, 'none', null, 'reissue', now)
       await this.issueLocked(order.id, 'reissue')
@@ -348,13 +495,13 @@ export class Certificates {
     }
     // An external ACME CA refuses methods it has no challenge for before anything else is said.
     await this.external?.begin(order.id, names, method)
-    const approvers = this.approversFor(
-      order,
-      method,
-      names,
-      input.approverEmail ?? (method === req.dcv_method ? (req.approver_email ?? undefined) : undefined),
-      now
+    // Without a new approver, names that stay with email keep the mailbox they had.
+    const previous = new Map(
+      this.checks(order.id)
+        .filter((c) => c.method === 'email' && c.approver_email)
+        .map((c) => [c.name, c.approver_email as string])
     )
+    const approvers = this.approversFor(order, method, names, now, { approverEmail: input.approverEmail, previous })
     this.ctx.db
       .transaction(() => {
         this.storeRequest(order, csr, names, subject, method, approvers.get(names[0]) ?? null, 'reissue', now)
@@ -410,6 +557,8 @@ export class Certificates {
   outbox(orderId?: number): {
     id: number
     orderId: number | null
+    /** The name the message asks approval for. */
+    name: string | null
     to: string
     subject: string
     body: string
@@ -432,6 +581,7 @@ export class Certificates {
     return rows.map((r) => ({
       id: r.id,
       orderId: r.order_id,
+      name: SUBJECT_NAME_RE.exec(r.subject)?.[1] ?? null,
       to: r.to_address,
       subject: r.subject,
       body: r.body,
@@ -544,12 +694,16 @@ export class Certificates {
     const window = validityWindow(product, now, end, autoReissues(product))
     const csr = await decodeCsr(req.csr_pem)
     const names = JSON.parse(req.names) as string[]
+    const profile: CertificateProfile = product.type === 'code-signing' ? 'code-signing' : 'tls'
     let issued
     try {
+      // The same CSR policy as at submission, again at signing: a CSR stored under an older,
+      // weaker policy is never signed (automatic reissues included).
+      assertAcceptableCsr(csr, profile)
       issued = await this.issuer.issue({
         csrDer: csr.der,
         names,
-        profile: (product.type === 'code-signing' ? 'code-signing' : 'tls') as CertificateProfile,
+        profile,
         subject: JSON.parse(req.subject) as { CN: string },
         validFrom: window.validFrom,
         validTill: window.validTill,
@@ -594,6 +748,8 @@ export class Certificates {
           orderId
         )
         db.prepare('UPDATE certificate_requests SET pending_issue = NULL WHERE order_id = ?').run(orderId)
+        // The key generated for this certificate is kept with it before anything (a deploy) reads it.
+        this.keys?.promote(orderId, issued.certificatePem)
         return Number(r.lastInsertRowid)
       })
       .immediate()
@@ -742,15 +898,18 @@ export class Certificates {
   }
 
   /**
-   * The approver per name for email validation: the given address for the order domain, and
-   * the same mailbox at each other name's domain (BR §3.2.2.4.4 constructed addresses).
+   * The approver of each name for email validation. `approverEmail` is the spec's one field: the
+   * order domain's mailbox, and the same mailbox at each other name's domain. `perName` picks the
+   * mailbox of single names (the desktop app); `previous` keeps what names already had. A name
+   * left without one gets admin@ at its base domain: the reseller API v3.0 (POST /ssl/configure,
+   * POST /ssl/change-dcv) makes approver_email optional and email the default method.
    */
   private approversFor(
     order: Order,
     method: DcvMethod,
     names: string[],
-    approverEmail: string | undefined,
-    now: Date
+    now: Date,
+    choice: { approverEmail?: string; perName?: Record<string, string>; previous?: Map<string, string> }
   ): Map<string, string> {
     const map = new Map<string, string>()
     if (method === 'http' || method === 'https') {
@@ -761,33 +920,45 @@ export class Certificates {
           `${method} validation cannot validate the wildcard name ${wild} (BR §3.2.2.4.18); use dns or email`
         )
     }
-    if (approverEmail !== undefined && method !== 'email') {
+    const perName = Object.entries(choice.perName ?? {})
+    if ((choice.approverEmail !== undefined || perName.length > 0) && method !== 'email') {
       throw invalid(`approver_email is only for email validation, not ${method}`)
     }
     if (method !== 'email') return map
     if (!constructedEmailAllowed(now)) throw invalid(this.emailSunsetMessage())
-    if (!approverEmail)
-      throw invalid(
-        'approver_email is required for email validation (for example admin@' + baseDomain(order.domain) + ')'
-      )
-    const m = /^([^@\s]+)@([^@\s]+)$/.exec(approverEmail.trim().toLowerCase())
-    const allowed = APPROVER_LOCAL_PARTS.join('@, ') + '@'
-    if (!m || !(APPROVER_LOCAL_PARTS as readonly string[]).includes(m[1])) {
-      throw invalid(`approver_email ${approverEmail} is not an approver address; use one of ${allowed} at the domain`)
+    for (const n of names) map.set(n, choice.previous?.get(n) ?? defaultApprover(n))
+    if (choice.approverEmail !== undefined) {
+      const primary = approverAddress(names[0], choice.approverEmail)
+      const [local, at] = primary.split('@')
+      // The same mailbox, as many labels up from each name as the given one is from the first.
+      const depth = baseDomain(names[0]).split('.').length - at.split('.').length
+      for (const n of names) {
+        const labels = baseDomain(n).split('.')
+        map.set(n, n === names[0] ? primary : `${local}@${labels.slice(Math.min(depth, labels.length - 2)).join('.')}`)
+      }
     }
-    const [, local, at] = m
-    const primary = baseDomain(names[0])
-    // The mailbox may sit at the domain or a parent of it, never at a bare top-level label.
-    if (!(primary === at || primary.endsWith(`.${at}`)) || !at.includes('.')) {
-      throw invalid(`approver_email ${approverEmail} is not at ${primary} or a parent domain of it`)
-    }
-    const depth = primary.split('.').length - at.split('.').length
-    for (const n of names) {
-      const labels = baseDomain(n).split('.')
-      const domain = labels.slice(Math.min(depth, labels.length - 2)).join('.')
-      map.set(n, `${local}@${n === names[0] ? at : domain}`)
+    for (const [given, address] of perName) {
+      const name = given.trim().toLowerCase()
+      if (!names.includes(name)) {
+        throw invalid(
+          `could not choose an approver: ${JSON.stringify(given.slice(0, 253))} is not a name of order ${order.orderNumber}`
+        )
+      }
+      map.set(name, approverAddress(name, address))
     }
     return map
+  }
+
+  /** The check row of one name of the order; 400 when the order has no such name. */
+  private checkOf(order: Order, name: string, verb: string): DcvRow {
+    const wanted = String(name).trim().toLowerCase()
+    const check = this.checks(order.id).find((c) => c.name === wanted)
+    if (!check) {
+      throw invalid(
+        `could not ${verb}: ${JSON.stringify(String(name).slice(0, 253))} is not a name of order ${order.orderNumber}`
+      )
+    }
+    return check
   }
 
   private storeRequest(
@@ -873,18 +1044,19 @@ export class Certificates {
   /**
    * Mails a fresh code for every pending email check of the order. A message SMTP refuses does
    * not undo the configure or change-dcv that asked for it: its name shows the reason, and
-   * /ssl/resend-validation tries again. Returns the reasons of the messages that failed.
+   * /ssl/resend-validation tries again. `only` limits it to one name. Returns the reasons of the
+   * messages that failed.
    */
-  private async sendApprovals(order: Order, now: Date): Promise<string[]> {
+  private async sendApprovals(order: Order, now: Date, only?: string): Promise<string[]> {
     const failed: string[] = []
     const pending = this.checks(order.id).filter(
-      (c) => c.method === 'email' && c.status !== 'valid' && c.approver_email
+      (c) => c.method === 'email' && c.status !== 'valid' && c.approver_email && (only === undefined || c.name === only)
     )
     for (const c of pending) {
       const code = approvalCode()
       const mail = {
         to: c.approver_email as string,
-        subject: `Approve the certificate for ${c.name} (order ${order.orderNumber})`,
+        subject: approvalSubject(c.name, order.orderNumber),
         text:
           `A TLS certificate for ${c.name} was requested through order ${order.orderNumber}.\n\n` +
           `If you control ${baseDomain(c.name)} and approve it, give this approval code to your provider:\n\n    ${code}\n\n` +

@@ -1,8 +1,10 @@
 /**
- * Certificate signing requests (PKCS #10, RFC 2986): decoding for POST /csr/decode and the key
- * and signature checks POST /ssl/configure makes before any name is looked at.
+ * Certificate signing requests (PKCS #10, RFC 2986): decoding for POST /csr/decode, and the one
+ * key and signature policy every issuance path applies before any name is looked at
+ * (POST /ssl/configure, reissue, the app, and the embedded ACME server's finalize).
  */
-import { createHash } from 'node:crypto'
+import { createHash, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto'
+import * as asn1js from 'asn1js'
 import { invalid } from './errors'
 import { nodeCrypto, x509, type CryptoProvider } from './x509'
 
@@ -29,6 +31,8 @@ export interface DecodedCsr {
   md5: string
   /** Upper-case hex SHA-256 of the DER CSR: the value DCV files and records carry. */
   sha256: string
+  /** The DER SubjectPublicKeyInfo: the key the certificate will carry. */
+  spki: Buffer
 }
 
 /** Mozilla Root Store Policy §5.1 allows only these curves for subscriber keys. */
@@ -83,7 +87,11 @@ function pemBody(text: string): Buffer {
  * 400 naming what was sent. The signature is checked, not trusted: `signatureValid` says.
  */
 export async function decodeCsr(text: string, crypto: CryptoProvider = nodeCrypto): Promise<DecodedCsr> {
-  const der = pemBody(text)
+  return decodeCsrDer(pemBody(text), crypto)
+}
+
+/** Decodes a DER CSR (as ACME finalize carries it, RFC 8555 §7.4); see decodeCsr. */
+export async function decodeCsrDer(der: Buffer, crypto: CryptoProvider = nodeCrypto): Promise<DecodedCsr> {
   let csr: InstanceType<typeof x509.Pkcs10CertificateRequest>
   try {
     csr = new x509.Pkcs10CertificateRequest(der)
@@ -140,15 +148,72 @@ export async function decodeCsr(text: string, crypto: CryptoProvider = nodeCrypt
     signatureAlgorithm: signatureName(csr.signatureAlgorithm as { name: string; hash?: { name: string } }),
     signatureValid,
     md5: createHash('md5').update(der).digest('hex').toUpperCase(),
-    sha256: createHash('sha256').update(der).digest('hex').toUpperCase()
+    sha256: createHash('sha256').update(der).digest('hex').toUpperCase(),
+    spki: Buffer.from(csr.publicKey.rawData)
   }
 }
 
 /**
- * The checks POST /ssl/configure makes on the request itself: a signature that verifies
- * (proof of possession, RFC 2986 §3) and a key the Baseline Requirements allow.
+ * One public key in one canonical form (its JWK members), so that two encodings of the same key
+ * compare equal: an EC point compressed or not, an RSA key under rsaEncryption or RSASSA-PSS.
+ * Null when Node cannot read the key.
  */
-export function assertAcceptableCsr(csr: DecodedCsr, profile: 'tls' | 'code-signing'): void {
+function keyIdentity(key: KeyObject): string | null {
+  try {
+    let k = key
+    if (k.asymmetricKeyType === 'rsa-pss') {
+      // RFC 4055 §1.2: an RSASSA-PSS SPKI carries the same RSAPublicKey as rsaEncryption.
+      const spki = asn1js.fromBER(k.export({ type: 'spki', format: 'der' })).result as asn1js.Sequence
+      const bits = spki.valueBlock.value[1] as asn1js.BitString
+      k = createPublicKey({ key: Buffer.from(bits.valueBlock.valueHexView), format: 'der', type: 'pkcs1' })
+    }
+    const j = k.export({ format: 'jwk' })
+    return JSON.stringify([j.kty, j.crv ?? null, j.n ?? null, j.e ?? null, j.x ?? null, j.y ?? null])
+  } catch {
+    return null
+  }
+}
+
+function isKeyOf(spki: Buffer, jwk: JsonWebKey): boolean {
+  let account: KeyObject
+  try {
+    account = createPublicKey({ key: jwk, format: 'jwk' })
+  } catch {
+    return false
+  }
+  const mine = (() => {
+    try {
+      return keyIdentity(createPublicKey({ key: spki, format: 'der', type: 'spki' }))
+    } catch {
+      return null
+    }
+  })()
+  const theirs = keyIdentity(account)
+  if (mine !== null && theirs !== null) return mine === theirs
+  return Buffer.compare(spki, account.export({ type: 'spki', format: 'der' })) === 0
+}
+
+export interface CsrPolicyOptions {
+  /** The ACME account key of the request, which the certificate must not carry (RFC 8555 §11.1). */
+  accountKey?: JsonWebKey
+}
+
+/**
+ * The checks every issuance path makes on the request itself: a signature that verifies (proof
+ * of possession, RFC 2986 §3), a key the Baseline Requirements allow, and for ACME a key that
+ * is not the account key.
+ */
+export function assertAcceptableCsr(
+  csr: DecodedCsr,
+  profile: 'tls' | 'code-signing',
+  opts: CsrPolicyOptions = {}
+): void {
+  // RFC 8555 §11.1: an account key must not also be a certificate key, whatever its type.
+  if (opts.accountKey && isKeyOf(csr.spki, opts.accountKey)) {
+    throw invalid(
+      'could not accept CSR: its key is the ACME account key; the certificate needs a key of its own (RFC 8555 §11.1)'
+    )
+  }
   if (!csr.signatureValid) {
     throw invalid(
       'could not accept CSR: its signature does not verify (the request was altered or signed with another key)'

@@ -10,8 +10,9 @@
 import http from 'node:http'
 import https from 'node:https'
 import nodemailer from 'nodemailer'
-import { addressOf, dnsResolver } from './dns-resolver'
-import type { Settings } from './settings'
+import { dnsResolver } from './dns-resolver'
+import { ALLOW_PRIVATE_ADDRESSES, type Settings } from './settings'
+import { resolveTarget, TargetRefused } from './validation-target'
 
 export const DCV_METHODS = ['email', 'http', 'https', 'dns'] as const
 export type DcvMethod = (typeof DCV_METHODS)[number]
@@ -30,6 +31,8 @@ export const DCV_SETTINGS = {
   httpPort: 'dcv.http_port',
   /** Port of the `https` check (BR: 443). */
   httpsPort: 'dcv.https_port',
+  /** `true` lets checks reach loopback and private addresses (a lab); refused otherwise. */
+  allowPrivateAddresses: ALLOW_PRIVATE_ADDRESSES,
   /** `smtp://host:port` for approval mail; the outbox when unset. */
   smtpUrl: 'smtp.url',
   /** Sender of approval mail. */
@@ -69,6 +72,7 @@ export interface DcvNetwork {
   resolver: string | null
   httpPort: number
   httpsPort: number
+  allowPrivateAddresses: boolean
 }
 
 export function dcvNetwork(settings: Settings): DcvNetwork {
@@ -80,7 +84,8 @@ export function dcvNetwork(settings: Settings): DcvNetwork {
   return {
     resolver: settings.get(DCV_SETTINGS.resolver),
     httpPort: port(DCV_SETTINGS.httpPort, 80),
-    httpsPort: port(DCV_SETTINGS.httpsPort, 443)
+    httpsPort: port(DCV_SETTINGS.httpsPort, 443),
+    allowPrivateAddresses: settings.flag(DCV_SETTINGS.allowPrivateAddresses)
   }
 }
 
@@ -92,6 +97,9 @@ export function validateSetting(key: string, value: string): string | null {
   }
   if ((key === DCV_SETTINGS.httpPort || key === DCV_SETTINGS.httpsPort) && !/^\d{1,5}$/.test(value)) {
     return `${key} must be a port number`
+  }
+  if (key === DCV_SETTINGS.allowPrivateAddresses && value !== 'true' && value !== 'false') {
+    return `${key} must be true or false`
   }
   if (key === DCV_SETTINGS.smtpUrl && value !== '') {
     let u: URL
@@ -117,7 +125,10 @@ function fetchText(
   return new Promise((resolve, reject) => {
     const defaultPort = scheme === 'http' ? 80 : 443
     const opts = {
+      // The checked address itself, so no second lookup happens (validation-target.ts); no
+      // agent, so no pooled connection made for another check is reused.
       host: address,
+      agent: false,
       port,
       path,
       method: 'GET',
@@ -162,15 +173,17 @@ export async function checkHttp(
 ): Promise<CheckResult> {
   const port = scheme === 'http' ? net.httpPort : net.httpsPort
   const url = `${scheme}://${domain}${dcvFilePath(t)}`
-  let address: string
+  let addresses: string[]
   try {
-    address = await addressOf(domain, net.resolver)
+    addresses = await resolveTarget(domain, { resolver: net.resolver, allowPrivateAddresses: net.allowPrivateAddresses })
   } catch (err) {
+    if (err instanceof TargetRefused) return { ok: false, detail: `could not fetch ${url}: ${err.message}` }
     return { ok: false, detail: `could not resolve ${domain}: ${reason(err)}` }
   }
   try {
-    const res = await fetchText(scheme, domain, address, port, dcvFilePath(t))
-    // Redirects are not followed: the file must be served at the exact URL.
+    const res = await fetchText(scheme, domain, addresses[0], port, dcvFilePath(t))
+    // Redirects are not followed: the file must be served at the exact URL, and no redirect
+    // can lead the check to an address resolveTarget did not check.
     if (res.status !== 200) return { ok: false, detail: `could not fetch ${url}: HTTP ${res.status}` }
     const lines = res.body
       .trim()

@@ -1,11 +1,11 @@
 /**
  * The DNS resolvers every domain check asks: the dns DCV method (BR §3.2.2.4.7), ACME dns-01
- * (RFC 8555 §8.4), and the address lookup before an http/https DCV or http-01 check. The
- * `dcv.dns_resolver` setting names the server (tests point it at a loopback server); without
- * it the system's servers are asked. One resolver is kept per server and reused by every
- * check, so checks share c-ares' channel instead of opening one each.
+ * (RFC 8555 §8.4), and the address lookup before an http/https DCV or http-01 check
+ * (validation-target.ts). The `dcv.dns_resolver` setting names the server (tests point it at a
+ * loopback server); without it the system's servers are asked. One resolver is kept per server
+ * and reused by every check, so checks share c-ares' channel instead of opening one each.
  */
-import { lookup, Resolver } from 'node:dns/promises'
+import { Resolver } from 'node:dns/promises'
 
 /**
  * How long one DNS query waits for an answer, and how often it is sent. c-ares waits longer on
@@ -34,18 +34,4 @@ export function dnsResolver(server: string | null): Resolver {
     resolvers.set(key, r)
   }
   return r
-}
-
-/**
- * The address a check connects to: the first A record, else the first AAAA record, from
- * `server`; without a server, the system lookup (which also reads the hosts file).
- */
-export async function addressOf(name: string, server: string | null): Promise<string> {
-  if (!server) return (await lookup(name)).address
-  const r = dnsResolver(server)
-  const v4 = await r.resolve4(name).catch(() => [] as string[])
-  if (v4.length) return v4[0]
-  const v6 = await r.resolve6(name)
-  if (!v6.length) throw new Error('no A or AAAA record')
-  return v6[0]
 }

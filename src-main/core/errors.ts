@@ -10,6 +10,7 @@ export type ErrorKind =
   | 'forbidden' // 403
   | 'not_found' // 404
   | 'conflict' // 409
+  | 'rate_limited' // 429
   | 'not_implemented' // 501
   | 'unavailable' // 503
 
@@ -20,6 +21,16 @@ export class ServiceError extends Error {
   ) {
     super(message)
     this.name = 'ServiceError'
+  }
+}
+
+/** A request refused for now; the caller may try again after `retryAfterSeconds` (RFC 9110 §10.2.3). */
+export class RateLimitedError extends ServiceError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number
+  ) {
+    super('rate_limited', message)
   }
 }
 

@@ -6,6 +6,7 @@
  */
 import type { CoreContext } from './context'
 import type { Db } from './db'
+import { resellerDeployEvent } from './deploy/deploy-events'
 import type { Page, Paging } from './ledger'
 import { addDays, isoDate, isoTimestamp } from './time'
 
@@ -123,7 +124,11 @@ export class Events {
     return rows.map((r) => r.id)
   }
 
-  /** The reseller's events, newest first; `resellerId: null` lists every reseller's (the desktop app). */
+  /**
+   * The reseller's events, newest first, as the reseller may read them (deploy events without
+   * the admin's paths, URLs or commands); `resellerId: null` lists every reseller's with the
+   * admin's full detail (the desktop app and `certdesk admin events list`).
+   */
   list(resellerId: number | null, filter: EventFilter, page: Paging): Page<CertEvent> {
     const where: string[] = []
     const args: unknown[] = []
@@ -152,8 +157,10 @@ export class Events {
       )
       .all(...args, page.limit, page.offset) as EventRow[]
     const { n } = this.ctx.db.prepare(`SELECT COUNT(*) AS n FROM events e ${sqlWhere}`).get(...args) as { n: number }
+    // A reseller reads what happened to its orders; the admin's deploy configuration stays out.
+    const view = resellerId === null ? (e: CertEvent): CertEvent => e : resellerDeployEvent
     return {
-      items: rows.map((r) => ({
+      items: rows.map((r) => view({
         id: r.id,
         type: r.type,
         resellerId: r.reseller_id,

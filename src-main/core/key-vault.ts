@@ -5,18 +5,32 @@
  * the order id is bound in as additional data, so a row copied to another order fails to open.
  * Nothing here is reachable from the reseller HTTP API.
  */
-import { createCipheriv, createDecipheriv, createPublicKey, randomBytes, X509Certificate, type KeyObject } from 'node:crypto'
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  randomBytes,
+  X509Certificate,
+  type KeyObject
+} from 'node:crypto'
+import type { KeyKeeper } from './certificates'
 import type { CoreContext } from './context'
 import { invalid, notFound, ServiceError } from './errors'
 import type { Orders } from './orders'
 import { isoTimestamp } from './time'
+import { x509 } from './x509'
 
 const WRAPPING_KEY_NAME = 'key-vault:wrapping-key'
 const PKCS8_RE = /^-----BEGIN PRIVATE KEY-----\r?\n[A-Za-z0-9+/=\r\n]+-----END PRIVATE KEY-----\s*$/
 /** A PKCS#8 RSA 4096 key is about 3.3 kB in PEM; anything far larger is not a key. */
 const MAX_PEM_LENGTH = 16_384
 
-export class KeyVault {
+const spkiDer = (k: KeyObject): Buffer => k.export({ type: 'spki', format: 'der' })
+const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex')
+
+export class KeyVault implements KeyKeeper {
   constructor(
     private readonly ctx: CoreContext,
     private readonly orders: Orders
@@ -24,23 +38,81 @@ export class KeyVault {
 
   store(resellerId: number, orderId: number, pkcs8Pem: string): void {
     const order = this.orders.get(resellerId, orderId)
-    if (typeof pkcs8Pem !== 'string' || pkcs8Pem.length > MAX_PEM_LENGTH || !PKCS8_RE.test(pkcs8Pem.trim() + '\n')) {
-      throw invalid('could not store the private key: it is not an unencrypted PKCS#8 PEM ("BEGIN PRIVATE KEY")')
-    }
+    checkPem(pkcs8Pem, 'store')
     if (order.status === 'cancelled' || order.status === 'expired') {
       throw invalid(`could not store the private key: order ${order.orderNumber} is ${order.status}`)
     }
-    const iv = randomBytes(12)
-    const cipher = createCipheriv('aes-256-gcm', this.wrappingKey(true), iv)
-    cipher.setAAD(Buffer.from(`order:${orderId}`))
-    const ciphertext = Buffer.concat([cipher.update(pkcs8Pem.trim() + '\n', 'utf8'), cipher.final()])
+    const sealed = this.seal(orderId, pkcs8Pem)
     this.ctx.db
       .prepare(
         `INSERT INTO order_private_keys (order_id, reseller_id, iv, ciphertext, tag, created_at) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT(order_id) DO UPDATE SET iv = excluded.iv, ciphertext = excluded.ciphertext, tag = excluded.tag,
            created_at = excluded.created_at`
       )
-      .run(orderId, resellerId, iv, ciphertext, cipher.getAuthTag(), isoTimestamp(this.ctx.clock()))
+      .run(orderId, resellerId, sealed.iv, sealed.ciphertext, sealed.tag, isoTimestamp(this.ctx.clock()))
+  }
+
+  /**
+   * Holds the key generated for a reissue CSR until its certificate is stored (`promote`); the
+   * kept key of the current certificate stays as it is meanwhile, and stays for good if the
+   * reissue never completes. The key must be the one the CSR was made from.
+   */
+  stage(resellerId: number, orderId: number, pkcs8Pem: string, csrDer: Buffer): void {
+    this.orders.get(resellerId, orderId)
+    checkPem(pkcs8Pem, 'keep')
+    let publicKey: Buffer
+    try {
+      publicKey = spkiDer(createPublicKey(createPrivateKey(pkcs8Pem)))
+    } catch {
+      throw invalid('could not keep the new private key: it is not a readable PKCS#8 key')
+    }
+    const csrKey = Buffer.from(new x509.Pkcs10CertificateRequest(csrDer).publicKey.rawData)
+    if (!publicKey.equals(csrKey)) {
+      throw invalid('could not keep the new private key: it is not the key the CSR was made from')
+    }
+    const sealed = this.seal(orderId, pkcs8Pem)
+    this.ctx.db
+      .prepare(
+        `INSERT INTO order_staged_keys (order_id, reseller_id, spki_sha256, iv, ciphertext, tag, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT(order_id) DO UPDATE SET spki_sha256 = excluded.spki_sha256, iv = excluded.iv,
+           ciphertext = excluded.ciphertext, tag = excluded.tag, created_at = excluded.created_at`
+      )
+      .run(orderId, resellerId, sha256(publicKey), sealed.iv, sealed.ciphertext, sealed.tag, isoTimestamp(this.ctx.clock()))
+  }
+
+  /**
+   * Called inside the transaction that stores a certificate: the held key becomes the order's
+   * kept key when it is the certificate's key; a held key for another key pair is dropped (its
+   * CSR was replaced). Only moves ciphertext, so it never needs the keychain.
+   */
+  promote(orderId: number, certificatePem: string): void {
+    const staged = this.ctx.db
+      .prepare('SELECT reseller_id, spki_sha256, iv, ciphertext, tag, created_at FROM order_staged_keys WHERE order_id = ?')
+      .get(orderId) as
+      | { reseller_id: number; spki_sha256: string; iv: Buffer; ciphertext: Buffer; tag: Buffer; created_at: string }
+      | undefined
+    if (!staged) return
+    let certKey: string | null
+    try {
+      certKey = sha256(spkiDer(new X509Certificate(certificatePem).publicKey))
+    } catch {
+      certKey = null
+    }
+    if (certKey === staged.spki_sha256) {
+      // The same order id is the associated data of both tables, so the ciphertext moves as is.
+      this.ctx.db
+        .prepare(
+          `INSERT INTO order_private_keys (order_id, reseller_id, iv, ciphertext, tag, created_at) VALUES (?, ?, ?, ?, ?, ?)
+           ON CONFLICT(order_id) DO UPDATE SET iv = excluded.iv, ciphertext = excluded.ciphertext, tag = excluded.tag,
+             created_at = excluded.created_at`
+        )
+        .run(orderId, staged.reseller_id, staged.iv, staged.ciphertext, staged.tag, isoTimestamp(this.ctx.clock()))
+    }
+    this.discard(orderId)
+  }
+
+  discard(orderId: number): void {
+    this.ctx.db.prepare('DELETE FROM order_staged_keys WHERE order_id = ?').run(orderId)
   }
 
   has(orderId: number): boolean {
@@ -70,9 +142,16 @@ export class KeyVault {
   keyMatching(orderId: number, certificatePem: string): string | null {
     const key = this.decrypt(orderId)
     if (key === null) return null
-    const spki = (k: KeyObject): Buffer => k.export({ type: 'spki', format: 'der' })
     const certKey = new X509Certificate(certificatePem).publicKey
-    return spki(createPublicKey(key)).equals(spki(certKey)) ? key : null
+    return spkiDer(createPublicKey(key)).equals(spkiDer(certKey)) ? key : null
+  }
+
+  private seal(orderId: number, pkcs8Pem: string): { iv: Buffer; ciphertext: Buffer; tag: Buffer } {
+    const iv = randomBytes(12)
+    const cipher = createCipheriv('aes-256-gcm', this.wrappingKey(true), iv)
+    cipher.setAAD(Buffer.from(`order:${orderId}`))
+    const ciphertext = Buffer.concat([cipher.update(pkcs8Pem.trim() + '\n', 'utf8'), cipher.final()])
+    return { iv, ciphertext, tag: cipher.getAuthTag() }
   }
 
   private decrypt(orderId: number): string | null {
@@ -101,5 +180,11 @@ export class KeyVault {
     const key = randomBytes(32)
     this.ctx.secrets.set(WRAPPING_KEY_NAME, key.toString('base64'))
     return key
+  }
+}
+
+function checkPem(pkcs8Pem: unknown, verb: 'store' | 'keep'): asserts pkcs8Pem is string {
+  if (typeof pkcs8Pem !== 'string' || pkcs8Pem.length > MAX_PEM_LENGTH || !PKCS8_RE.test(pkcs8Pem.trim() + '\n')) {
+    throw invalid(`could not ${verb} the private key: it is not an unencrypted PKCS#8 PEM ("BEGIN PRIVATE KEY")`)
   }
 }

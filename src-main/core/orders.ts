@@ -7,6 +7,7 @@ import type { Catalogue, PricedProduct, Product } from './catalogue'
 import { autoReissues, isAcmeProduct } from './catalogue'
 import type { CoreContext } from './context'
 import { normalizeDomain } from './domains'
+import { normalizeEmailAddress } from './email-address'
 import { conflict, invalid, notFound } from './errors'
 import { recordEvent } from './events'
 import { post, type Page, type Paging } from './ledger'
@@ -50,6 +51,7 @@ export interface Quote {
   years: number
   sanCount: number
   sanWildcardCount: number
+  contactEmail: string | null
   basePrice: Cents
   sanTotal: Cents
   discountAmount: Cents
@@ -178,9 +180,9 @@ export class Orders {
     if (product.acmeType === 'ais' && !input.contactEmail) {
       throw invalid('contact_email is required for auto-install subscription products')
     }
-    if (input.contactEmail !== undefined && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(input.contactEmail)) {
-      throw invalid('contact_email is not an email address')
-    }
+    // Checked strictly: the address is printed into the ACME client commands of the subscription.
+    const contactEmail =
+      input.contactEmail === undefined ? null : normalizeEmailAddress(input.contactEmail, 'contact_email')
     const price = product.pricing[years]
     if (!price) throw invalid(`${product.name} has no price for ${years} year(s) in your group`)
     const basePrice = price.price
@@ -193,6 +195,7 @@ export class Orders {
       years,
       sanCount,
       sanWildcardCount,
+      contactEmail,
       basePrice,
       sanTotal,
       discountAmount,
@@ -207,7 +210,7 @@ export class Orders {
    */
   create(reseller: Reseller, input: OrderInput, payment: 'credit' | 'invoice' = 'credit'): CreatedOrder {
     const q = this.quote(reseller, input)
-    const created = this.place(reseller, q, input, payment)
+    const created = this.place(reseller, q, payment)
     return isAcmeProduct(q.product) ? this.subscribe(reseller, created, q.product) : created
   }
 
@@ -238,7 +241,7 @@ export class Orders {
     }
   }
 
-  private place(reseller: Reseller, q: Quote, input: OrderInput, payment: 'credit' | 'invoice'): CreatedOrder {
+  private place(reseller: Reseller, q: Quote, payment: 'credit' | 'invoice'): CreatedOrder {
     const db = this.ctx.db
     const now = this.ctx.clock()
     const ts = isoTimestamp(now)
@@ -257,7 +260,7 @@ export class Orders {
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`
         ).run(
           id, number, reseller.id, q.product.id, q.domain, q.periodMonths, q.sanCount, q.sanWildcardCount,
-          input.contactEmail ?? null, q.basePrice, q.sanTotal, q.discountAmount, q.total,
+          q.contactEmail, q.basePrice, q.sanTotal, q.discountAmount, q.total,
           paid ? 'paid' : 'unpaid', auto ? 1 : 0, isoDate(purchaseEnd),
           planned.nextReissueAt ? isoDate(planned.nextReissueAt) : null, ts, ts
         )

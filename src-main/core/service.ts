@@ -90,6 +90,8 @@ export function openService(opts: ServiceOptions): Service {
   certificates.onStored = (c) => deploys.afterCertificateStored(c)
   // Keys generated in the app (issue 4) reach folder targets as privkey.pem, only next to their own certificate.
   const keyVault = new KeyVault(ctx, orders)
+  // A key generated for a reissue is kept in the transaction that stores its certificate, before the deploys start.
+  certificates.keys = keyVault
   deploys.setKeyProvider((orderId, _serial, certificatePem) => keyVault.keyMatching(orderId, certificatePem))
   return {
     dataDir: opts.dataDir,

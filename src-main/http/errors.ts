@@ -4,7 +4,8 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Socket } from 'node:net'
-import { ServiceError, type ErrorKind } from '../core/errors'
+import { ACME_SETUP_PREFIX } from '../core/acme-subscriptions'
+import { RateLimitedError, ServiceError, type ErrorKind } from '../core/errors'
 
 export const STATUS_OF: Record<ErrorKind, number> = {
   invalid: 400,
@@ -13,6 +14,7 @@ export const STATUS_OF: Record<ErrorKind, number> = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  rate_limited: 429,
   not_implemented: 501,
   unavailable: 503
 }
@@ -40,6 +42,8 @@ function validationMessage(err: FastifyError): string {
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof ServiceError) {
+      // RFC 6585 §4: a 429 says when to come back.
+      if (err instanceof RateLimitedError) reply.header('retry-after', String(err.retryAfterSeconds))
       return reply.code(STATUS_OF[err.kind]).send(failure(err.message))
     }
     if (err.validation) {
@@ -98,11 +102,44 @@ export function frameworkErrors(err: FastifyError, _request: FastifyRequest, rep
   void reply.code(400).send(failure(message))
 }
 
+/** Query parameters whose values are secrets wherever they appear (the browser-mode sign-in `token`, a key). */
+const SECRET_PARAMS = new Set(['token', 'api_key', 'apikey', 'key', 'secret', 'password', 'access_token'])
+
+const decodedName = (raw: string): string => {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' ')).trim().toLowerCase()
+  } catch {
+    return raw.toLowerCase()
+  }
+}
+
 /**
- * What the request log shows of a request. A client that puts its API key in the URL by mistake
- * (`?api_key=cdk_…`) must not have it written to the log (design page: secrets never in logs).
+ * What the request log shows of a URL (design page: secrets never in logs). Redacted: API keys
+ * anywhere (`cdk_…`, a client that puts its key in the URL by mistake), the value of any secret
+ * query parameter however its name is percent-encoded (the one-time sign-in link
+ * `/ui/login?token=…` is logged at info), and the token of an ACME set-up page link.
  */
-export const redactSecrets = (text: string): string => text.replace(/cdk_[A-Za-z0-9_-]+/g, 'cdk_[redacted]')
+export function redactSecrets(url: string): string {
+  const q = url.indexOf('?')
+  const path = (q < 0 ? url : url.slice(0, q)).replace(
+    new RegExp(`(${ACME_SETUP_PREFIX.replace(/[/.]/g, '\\$&')})[^/]+`, 'i'),
+    '$1[redacted]'
+  )
+  const query =
+    q < 0
+      ? ''
+      : '?' +
+        url
+          .slice(q + 1)
+          .split('&')
+          .map((pair) => {
+            const eq = pair.indexOf('=')
+            const name = eq < 0 ? pair : pair.slice(0, eq)
+            return eq >= 0 && SECRET_PARAMS.has(decodedName(name)) ? `${name}=[redacted]` : pair
+          })
+          .join('&')
+  return (path + query).replace(/cdk_[A-Za-z0-9_-]+/g, 'cdk_[redacted]')
+}
 
 export const logSerializers = {
   req: (req: FastifyRequest) => ({

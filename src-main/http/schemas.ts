@@ -185,7 +185,15 @@ export const AcmeDetailsJson = Type.Object({
   }),
   allowed_identifiers: Type.Array(Type.String()),
   root_ca_url: Type.String({ description: 'the CertDesk root the directory\'s HTTPS certificate chains to' }),
-  commands: Type.Object({ certbot: Type.String(), acme_sh: Type.String(), lego: Type.String() }),
+  commands: Type.Object(
+    {
+      root_ca: Type.String(),
+      certbot: Type.String(),
+      acme_sh: Type.String(),
+      lego: Type.String()
+    },
+    { description: 'ready-to-paste POSIX shell command lines; every value in them is shell-quoted' }
+  ),
   autoinstall: Nullable(Type.Object({ login_url: Type.String() }))
 })
 

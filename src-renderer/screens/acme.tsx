@@ -15,10 +15,12 @@ const CLIENTS = [
 ] as const
 
 function Subscription({ sub }: { sub: AcmeSubscriptionView }): React.JSX.Element {
-  const hmac = useStore((s) => s.acmeKeys[sub.orderId] ?? null)
+  const revealed = useStore((s) => s.acmeKeys[sub.orderId] ?? null)
   const reveal = useStore((s) => s.revealAcmeKey)
   const go = useStore((s) => s.go)
-  const command = (c: string): string => (hmac ? c.split(HMAC_KEY_PLACEHOLDER).join(hmac) : c)
+  const hmac = revealed?.eabHmacKey ?? null
+  // Shown exactly as the core built and quoted them; the renderer never edits a command line.
+  const commands = revealed?.commands ?? sub.commands
   return (
     <section className="card" data-testid="acme-subscription" data-order={sub.orderNumber}>
       <div className="card-head">
@@ -71,8 +73,8 @@ function Subscription({ sub }: { sub: AcmeSubscriptionView }): React.JSX.Element
           )}
         </dd>
         <dt>Root certificate</dt>
-        <dd className="mono break small">
-          curl -so certdesk-root.pem {sub.rootCaUrl} <CopyButton text={`curl -so certdesk-root.pem ${sub.rootCaUrl}`} />
+        <dd className="mono break small" data-testid="acme-command-rootCa">
+          {sub.commands.rootCa} <CopyButton text={sub.commands.rootCa} />
         </dd>
         {sub.setupUrl ? (
           <>
@@ -93,9 +95,9 @@ function Subscription({ sub }: { sub: AcmeSubscriptionView }): React.JSX.Element
         <div key={key} data-testid={`acme-command-${key}`}>
           <div className="card-head">
             <h3>{label}</h3>
-            <CopyButton text={command(sub.commands[key])} label={`Copy ${label} command`} />
+            <CopyButton text={commands[key]} label={`Copy ${label} command`} />
           </div>
-          <pre className="pre mono small break">{command(sub.commands[key])}</pre>
+          <pre className="pre mono small break">{commands[key]}</pre>
         </div>
       ))}
     </section>

@@ -6,6 +6,7 @@ import { download, statusLabel, usd, years } from '../lib/format'
 import { useStore } from '../store'
 import { Badge, CopyButton, ErrorBox } from '../ui'
 import { DeployTargets } from './deploy-targets'
+import { ApprovalMessages, ApproverChoices, approversFor, EmailNameApproval } from './email-approval'
 
 /** The path an order walks (design page, "Order states"), for the timeline. */
 const STEPS = ['pending', 'validation_pending', 'processing', 'completed'] as const
@@ -37,7 +38,7 @@ function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
   const [busy, setBusy] = useState<string | null>(null)
   const [elapsed, setElapsed] = useState(0)
   const [dcv, setDcv] = useState<DcvMethod>('http')
-  const [approver, setApprover] = useState(`admin@${order.domain.replace(/^\*\./, '')}`)
+  const [approvers, setApprovers] = useState<Record<string, string>>({})
   const [error, setError] = useState<string | null>(null)
 
   // Decoded and checked as you type (or as soon as one is generated).
@@ -164,15 +165,7 @@ function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
           </select>
         </label>
         {dcv === 'email' ? (
-          <label className="grow">
-            Approver
-            <select aria-label="Approver" value={approver} onChange={(e) => setApprover(e.target.value)}>
-              {['admin', 'administrator', 'webmaster', 'hostmaster', 'postmaster'].map((l) => {
-                const a = `${l}@${order.domain.replace(/^\*\./, '')}`
-                return <option key={a}>{a}</option>
-              })}
-            </select>
-          </label>
+          <ApproverChoices names={decoded?.names ?? []} picked={approvers} onPick={setApprovers} />
         ) : null}
       </div>
       <ErrorBox text={error} />
@@ -188,7 +181,7 @@ function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
               orderId: order.id,
               csr,
               dcvMethod: dcv,
-              approverEmail: dcv === 'email' ? approver : undefined
+              approvers: dcv === 'email' ? approversFor(decoded?.names ?? [], approvers) : undefined
             }).then((e) => {
               setBusy(null)
               setError(e)
@@ -211,7 +204,6 @@ function Validation({ order }: { order: OrderView }): React.JSX.Element | null {
   const [method, setMethod] = useState<DcvMethod>('http')
   const [error, setError] = useState<string | null>(null)
   if (!ssl || ssl.order.id !== order.id) return null
-  const base = order.domain.replace(/^\*\./, '')
   return (
     <section className="card">
       <div className="card-head">
@@ -276,18 +268,11 @@ function Validation({ order }: { order: OrderView }): React.JSX.Element | null {
                 </dd>
               </dl>
             ) : null}
-            {v.status !== 'valid' && v.instructions.method === 'email' ? (
-              <p className="muted">
-                Approval email to {v.instructions.approverEmail}
-                {v.instructions.sentAt ? `, sent ${v.instructions.sentAt}` : ', not sent yet'}.
-              </p>
-            ) : null}
+            {v.instructions.method === 'email' ? <EmailNameApproval orderId={order.id} v={v} /> : null}
           </div>
         ))}
       </div>
-      {ssl.validation.some((v) => v.method === 'email' && v.status !== 'valid') ? (
-        <EmailApproval orderId={order.id} />
-      ) : null}
+      {ssl.validation.some((v) => v.method === 'email') ? <ApprovalMessages orderId={order.id} /> : null}
       {order.status === 'validation_pending' ? (
         <div className="row">
           <label>
@@ -296,15 +281,10 @@ function Validation({ order }: { order: OrderView }): React.JSX.Element | null {
               <option value="http">HTTP file</option>
               <option value="https">HTTPS file</option>
               <option value="dns">DNS CNAME</option>
-              <option value="email">Email to admin@{base}</option>
+              <option value="email">Email (admin@ each name; change per name above)</option>
             </select>
           </label>
-          <button
-            className="btn"
-            onClick={() =>
-              void changeDcv(order.id, method, method === 'email' ? `admin@${base}` : undefined).then(setError)
-            }
-          >
+          <button className="btn" onClick={() => void changeDcv(order.id, method).then(setError)}>
             Change
           </button>
         </div>
@@ -314,54 +294,10 @@ function Validation({ order }: { order: OrderView }): React.JSX.Element | null {
   )
 }
 
-/** Email DCV: the messages CertDesk kept (the outbox without an SMTP relay) and the approval code. */
-function EmailApproval({ orderId }: { orderId: number }): React.JSX.Element {
-  const outbox = useStore((s) => s.outbox)
-  const loadOutbox = useStore((s) => s.loadOutbox)
-  const approve = useStore((s) => s.approveEmail)
-  const [code, setCode] = useState('')
-  const [error, setError] = useState<string | null>(null)
-  useEffect(() => {
-    void loadOutbox(orderId)
-  }, [orderId, loadOutbox])
-  return (
-    <div className="email-approval">
-      {outbox.length > 0 ? (
-        <details>
-          <summary>
-            Approval messages ({outbox.length}) · latest to {outbox[0].to}, {outbox[0].delivery}
-          </summary>
-          <pre className="mono pre">{outbox[0].body}</pre>
-        </details>
-      ) : null}
-      <form
-        className="row"
-        onSubmit={(e) => {
-          e.preventDefault()
-          void approve(orderId, code).then((err) => {
-            setError(err)
-            if (!err) setCode('')
-          })
-        }}
-      >
-        <label className="grow">
-          Approval code from the message
-          <input aria-label="Approval code" value={code} onChange={(e) => setCode(e.target.value)} autoComplete="off" />
-        </label>
-        <button className="btn" type="submit" disabled={!code.trim()}>
-          Approve
-        </button>
-      </form>
-      <ErrorBox text={error} />
-    </div>
-  )
-}
-
 function Certificate({ order }: { order: OrderView }): React.JSX.Element {
   const detail = useStore((s) => s.certDetail)
   const exportKey = useStore((s) => s.exportKey)
   const reissue = useStore((s) => s.reissue)
-  const storeKey = useStore((s) => s.storeKey)
   const [facts, setFacts] = useState<CertificateFacts | null>(null)
   const [password, setPassword] = useState('')
   const [busy, setBusy] = useState<string | null>(null)
@@ -526,14 +462,10 @@ function Certificate({ order }: { order: OrderView }): React.JSX.Element {
                   run('Generating a new key and reissuing…', async () => {
                     const names = cert.names.length > 0 ? cert.names : [order.domain]
                     const g = await generateCsr('ECDSA-P256', names)
-                    const e = await reissue({ orderId: order.id, csr: g.csrPem })
+                    // The key goes with the request: the core keeps it together with the new
+                    // certificate, before that certificate's deploys look for it.
+                    const e = await reissue({ orderId: order.id, csr: g.csrPem, privateKeyPem: g.privateKeyPem })
                     if (e) throw new Error(e)
-                    // Kept only once the new certificate exists, so the stored key always matches
-                    // the certificate the exports pair it with.
-                    if (!(await storeKey(order.id, g.privateKeyPem))) {
-                      download(`${file}.new.key.pem`, g.privateKeyPem, 'application/x-pem-file')
-                      throw new Error('could not keep the new key in CertDesk; it was downloaded instead')
-                    }
                   })
                 }
               >

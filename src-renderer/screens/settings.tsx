@@ -102,7 +102,8 @@ export function Settings(): React.JSX.Element {
     dcvHttpPort: '',
     dcvHttpsPort: '',
     smtpUrl: '',
-    smtpFrom: ''
+    smtpFrom: '',
+    dcvAllowPrivateAddresses: false
   })
   useEffect(() => {
     if (settings)
@@ -111,11 +112,16 @@ export function Settings(): React.JSX.Element {
         dcvHttpPort: settings.dcvHttpPort,
         dcvHttpsPort: settings.dcvHttpsPort,
         smtpUrl: settings.smtpUrl,
-        smtpFrom: settings.smtpFrom
+        smtpFrom: settings.smtpFrom,
+        dcvAllowPrivateAddresses: settings.dcvAllowPrivateAddresses
       })
   }, [settings])
   if (!settings) return <p className="muted">Loading…</p>
-  const field = (key: keyof DcvSettingsView, label: string, placeholder: string): React.JSX.Element => (
+  const field = (
+    key: Exclude<keyof DcvSettingsView, 'dcvAllowPrivateAddresses'>,
+    label: string,
+    placeholder: string
+  ): React.JSX.Element => (
     <label>
       {label}
       <input
@@ -156,6 +162,19 @@ export function Settings(): React.JSX.Element {
           {field('dcvHttpPort', 'HTTP validation port', '80')}
           {field('dcvHttpsPort', 'HTTPS validation port', '443')}
         </div>
+        <label className="check">
+          <input
+            type="checkbox"
+            checked={form.dcvAllowPrivateAddresses}
+            onChange={(e) => setForm({ ...form, dcvAllowPrivateAddresses: e.target.checked })}
+          />
+          Lab use: let validation reach loopback and private addresses
+        </label>
+        <p className="muted small">
+          When off, HTTP and HTTPS checks and ACME http-01 checks refuse names that resolve to loopback, private,
+          link-local or other special-purpose addresses, as public CAs do. Turn it on only when the sites being
+          validated are test servers on this machine or its network.
+        </p>
         <div className="row">
           {field('smtpUrl', 'SMTP relay', 'the outbox (or smtp://127.0.0.1:2525)')}
           {field('smtpFrom', 'Sender address', 'certdesk@localhost')}

@@ -4,6 +4,7 @@
  */
 import { create, type StateCreator } from 'zustand'
 import type {
+  AcmeCommandsView,
   AcmeSubscriptionView,
   ApiKeyView,
   CreatedDeployTargetView,
@@ -31,7 +32,7 @@ import type {
   ResellerView,
   SettingsView
 } from '../../src-preload/contract'
-import { bridge } from '../bridge'
+import { bridge, endBrowserSession, onSignedOut } from '../bridge'
 import { errorMessage } from '../lib/format'
 
 export type Screen =
@@ -66,6 +67,12 @@ interface SessionSlice {
   go(screen: Screen): void
   toast(kind: Toast['kind'], text: string): void
   saveSettings(input: Parameters<typeof bridge.updateSettings>[0]): Promise<boolean>
+  /** Browser mode: why this tab must sign in again (the server's message), null while signed in. */
+  signedOut: string | null
+  /** Browser mode: whether there is a session to sign out of (the Electron window has none). */
+  canSignOut: boolean
+  /** Ends the browser session on the server and shows the sign-in-needed screen. */
+  signOut(): Promise<void>
 }
 
 // ---- dashboard
@@ -125,7 +132,10 @@ interface OrderSlice {
   resendValidation(orderId: number): Promise<void>
   outbox: OutboxMessageView[]
   loadOutbox(orderId: number): Promise<void>
-  approveEmail(orderId: number, code: string): Promise<string | null>
+  /** Records an approval code; with `name`, the code mailed for that name. */
+  approveEmail(orderId: number, code: string, name?: string): Promise<string | null>
+  /** Mails a new code for one name to another approver; the API's message on failure. */
+  chooseApprover(orderId: number, name: string, approverEmail: string): Promise<string | null>
   reissue(input: ReissueInput): Promise<string | null>
   loadCertificate(orderId: number): Promise<void>
   caRoot(): Promise<string | null>
@@ -180,8 +190,8 @@ interface DeploySlice {
 interface AcmeSlice {
   acmeSubscriptions: AcmeSubscriptionView[]
   acmeError: string | null
-  /** HMAC keys revealed on request, by order id; forgotten on reload. */
-  acmeKeys: Record<number, string>
+  /** HMAC keys revealed on request with the commands that hold them, by order id; forgotten on reload. */
+  acmeKeys: Record<number, { eabHmacKey: string; commands: AcmeCommandsView }>
   loadAcme(): Promise<void>
   revealAcmeKey(orderId: number): Promise<void>
 }
@@ -265,6 +275,17 @@ const sessionSlice: Slice<SessionSlice> = (set, get) => ({
     } catch (err) {
       get().toast('error', errorMessage(err))
       return false
+    }
+  },
+  signedOut: null,
+  canSignOut: endBrowserSession !== null,
+  async signOut() {
+    if (!endBrowserSession) return
+    try {
+      await endBrowserSession()
+      set({ signedOut: 'You signed out. To continue, open the newest sign-in link CertDesk printed in its terminal.' })
+    } catch (err) {
+      get().toast('error', errorMessage(err))
     }
   }
 })
@@ -463,9 +484,20 @@ const orderSlice: Slice<OrderSlice> = (set, get) => ({
       get().toast('error', errorMessage(err))
     }
   },
-  async approveEmail(orderId, code) {
+  async chooseApprover(orderId, name, approverEmail) {
     try {
-      const ssl = await bridge.approveEmail(rid(get), orderId, code)
+      const ssl = await bridge.chooseApprover(rid(get), orderId, name, approverEmail)
+      set({ ssl, order: ssl.order })
+      get().toast('ok', `Approval email for ${name} sent to ${approverEmail}`)
+      void get().loadOutbox(orderId)
+      return null
+    } catch (err) {
+      return errorMessage(err)
+    }
+  },
+  async approveEmail(orderId, code, name) {
+    try {
+      const ssl = await bridge.approveEmail(rid(get), orderId, code, name)
       set({ ssl, order: ssl.order })
       if (ssl.certificate) void get().loadCertificate(orderId)
       return null
@@ -686,8 +718,8 @@ const acmeSlice: Slice<AcmeSlice> = (set, get) => ({
   },
   async revealAcmeKey(orderId) {
     try {
-      const { eabHmacKey } = await bridge.acmeHmacKey(rid(get), orderId)
-      set({ acmeKeys: { ...get().acmeKeys, [orderId]: eabHmacKey } })
+      const revealed = await bridge.acmeHmacKey(rid(get), orderId)
+      set({ acmeKeys: { ...get().acmeKeys, [orderId]: revealed } })
     } catch (err) {
       get().toast('error', errorMessage(err))
     }
@@ -705,6 +737,9 @@ export const useStore = create<Store>()((...a) => ({
   ...deploySlice(...a),
   ...acmeSlice(...a)
 }))
+
+// Any call the server refuses for want of a session switches the whole UI to the sign-in-needed screen.
+onSignedOut((message) => useStore.setState({ signedOut: message }))
 
 export const useReseller = (): ResellerView | null =>
   useStore((s) => s.resellers.find((r) => r.id === s.resellerId) ?? null)

@@ -154,6 +154,7 @@ beforeAll(async () => {
   s.service.acmeIssuer.configure(`https://localhost:${port}/dir`, EAB_KID, EAB_HMAC, join(work, 'ca.pem'))
   s.service.settings.set(DCV_SETTINGS.resolver, dns.dns)
   s.service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+  s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
   reseller = s.reseller({ credit: 1000 })
 })
 

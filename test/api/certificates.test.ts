@@ -27,6 +27,8 @@ beforeAll(async () => {
   s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
   s.service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
   s.service.settings.set(DCV_SETTINGS.httpsPort, String(web.httpsPort))
+  // The web server is on loopback: a lab, so validation may reach it.
+  s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
   r = s.reseller({ credit: 20_000 })
 })
 afterAll(async () => {
@@ -362,6 +364,77 @@ describe('email validation', () => {
   })
 })
 
+describe('spec defaults: email validation to admin@ when no approver is named', () => {
+  // Reseller API v3.0, POST /ssl/configure: only order_id and csr are required, dcv_method
+  // defaults to email and approver_email is optional.
+  it('configures a multi-domain order from order_id and csr alone, mailing admin@ at each base domain', async () => {
+    const id = await order({ product_id: 4, domain: 'bare.example.com', san_wildcard_count: 1 })
+    const res = await post('/ssl/configure', {
+      order_id: id,
+      csr: opensslCsr(['bare.example.com', 'shop.example.net', '*.example.org'], 'ec:P-256')
+    })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    expect(res.body).toMatchObject({
+      success: true,
+      status: 'validation_pending',
+      dcv_method: 'email',
+      approver_email: 'admin@bare.example.com'
+    })
+    expect(validations(res.body).map((v) => [v.name, v.method, v.instructions.approver_email])).toEqual([
+      ['bare.example.com', 'email', 'admin@bare.example.com'],
+      ['shop.example.net', 'email', 'admin@shop.example.net'],
+      ['*.example.org', 'email', 'admin@example.org']
+    ])
+    expect(
+      s.service.certificates
+        .outbox(id)
+        .map((m) => m.to)
+        .sort()
+    ).toEqual(['admin@bare.example.com', 'admin@example.org', 'admin@shop.example.net'])
+  })
+
+  it('changes to email with only order_id and dcv_method; dcv_method itself stays required', async () => {
+    const id = await order({ product_id: 4, domain: 'switch.example.com' })
+    const conf = await post('/ssl/configure', {
+      order_id: id,
+      csr: opensslCsr(['switch.example.com', 'api.switch.example.com']),
+      dcv_method: 'dns'
+    })
+    expect(conf.status).toBe(200)
+    const missing = await post('/ssl/change-dcv', { order_id: id })
+    expect(missing.status).toBe(400)
+    expect(missing.body).toEqual({ success: false, error: expect.stringMatching(/dcv_method is required/) })
+    const changed = await post('/ssl/change-dcv', { order_id: id, dcv_method: 'email' })
+    expect(changed.status, JSON.stringify(changed.body)).toBe(200)
+    expect(validations(changed.body).map((v) => [v.method, v.instructions.approver_email])).toEqual([
+      ['email', 'admin@switch.example.com'],
+      ['email', 'admin@api.switch.example.com']
+    ])
+    // One approver named: the same mailbox at each name's own domain.
+    const named = await post('/ssl/change-dcv', {
+      order_id: id,
+      dcv_method: 'email',
+      approver_email: 'Webmaster@Switch.Example.com'
+    })
+    expect(named.status).toBe(200)
+    expect(validations(named.body).map((v) => v.instructions.approver_email)).toEqual([
+      'webmaster@switch.example.com',
+      'webmaster@api.switch.example.com'
+    ])
+    // Another reseller's order is 404, with or without an approver.
+    const other = s.reseller({ credit: 10 })
+    for (const body of [
+      { order_id: id, dcv_method: 'email' },
+      { order_id: id, csr: opensslCsr(['switch.example.com']) }
+    ]) {
+      const path = 'csr' in body ? '/ssl/configure' : '/ssl/change-dcv'
+      const res = await post(path, body, other.key)
+      expect(res.status, path).toBe(404)
+      expect(res.body).toEqual({ success: false, error: expect.stringMatching(/not found/) })
+    }
+  })
+})
+
 describe('refusals: 400 and 409, nothing changed', () => {
   it('refuses CSRs and validation choices that do not fit, with the reason', async () => {
     const id = await order({ product_id: 2, domain: 'fit.example.com' })
@@ -384,10 +457,40 @@ describe('refusals: 400 and 409, nothing changed', () => {
         /api\.fit\.example\.com is not covered by this order/
       ],
       [{ csr: opensslCsr(['fit.example.com', '*.fit.example.com']), dcv_method: 'dns' }, /not covered by this order/],
-      [{ csr: opensslCsr(['fit.example.com']) }, /approver_email is required/],
       [
         { csr: opensslCsr(['fit.example.com']), approver_email: 'ceo@fit.example.com' },
         /not an approver address; use one of admin@/
+      ],
+      // Hostile approver addresses: a second recipient, header injection, look-alike letters,
+      // a top-level label, a trailing dot, a longer name that merely ends like the domain.
+      [
+        { csr: opensslCsr(['fit.example.com']), approver_email: 'admin@fit.example.com, root@evil.test' },
+        /not an approver address/
+      ],
+      [
+        { csr: opensslCsr(['fit.example.com']), approver_email: 'admin@fit.example.com\r\nBcc: root@evil.test' },
+        /not an approver address/
+      ],
+      [
+        { csr: opensslCsr(['fit.example.com']), approver_email: 'admin@evil.test@fit.example.com' },
+        /not an approver address/
+      ],
+      [
+        { csr: opensslCsr(['fit.example.com']), approver_email: 'admin@fit.ex\u0430mple.com' },
+        /not an approver address/
+      ],
+      [{ csr: opensslCsr(['fit.example.com']), approver_email: 'admin@com' }, /not at fit\.example\.com or a parent/],
+      [
+        { csr: opensslCsr(['fit.example.com']), approver_email: 'admin@fit.example.com.' },
+        /not at fit\.example\.com or a parent/
+      ],
+      [
+        { csr: opensslCsr(['fit.example.com']), approver_email: 'admin@t.example.com' },
+        /not at fit\.example\.com or a parent/
+      ],
+      [
+        { csr: opensslCsr(['fit.example.com']), approver_email: `admin@${'a'.repeat(250)}.fit.example.com` },
+        /approver_email must NOT have more than 254 characters/
       ],
       [
         { csr: opensslCsr(['fit.example.com']), approver_email: 'admin@elsewhere.com' },

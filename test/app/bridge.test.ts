@@ -292,12 +292,15 @@ describe('deploy targets and ACME subscriptions over the bridge', () => {
       http.subscription.next_renewal,
       http.subscription.end
     ])
-    const filled = (c: string): string => c.split(HMAC_KEY_PLACEHOLDER).join(eabHmacKey)
-    expect([filled(sub.commands.certbot), filled(sub.commands.lego), filled(sub.commands.acmeSh)]).toEqual([
-      http.commands.certbot,
-      http.commands.lego,
-      http.commands.acme_sh
-    ])
+    // Revealed, the panel shows the core's own command lines, the same as the reseller API's.
+    const revealed = await rpc.acmeHmacKey(resellerId, created.order.id)
+    expect(revealed.commands).toEqual({
+      rootCa: http.commands.root_ca,
+      certbot: http.commands.certbot,
+      lego: http.commands.lego,
+      acmeSh: http.commands.acme_sh
+    })
+    expect(sub.commands.rootCa).toBe(http.commands.root_ca)
     const other = service.resellers.create({ name: 'Other acme', email: 'oa@example.test', groupId: 1 })
     expect(await rpc.listAcmeSubscriptions(other.id)).toEqual([])
     await expect(rpc.acmeHmacKey(other.id, created.order.id)).rejects.toThrow('not found')

@@ -28,6 +28,7 @@ beforeAll(async () => {
   web = await startWeb()
   s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
   s.service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+  s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
   app = createHandlers(s.service, { transport: 'electron', listenerUrl: () => s.url, apiVersion: API_VERSION })
 })
 afterAll(async () => {

@@ -74,6 +74,7 @@ beforeAll(async () => {
   service = openService({ dataDir, clock: clock.clock })
   service.settings.set(DCV_SETTINGS.resolver, dns.address)
   service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+  service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
   const reseller = service.resellers.create({ name: 'Walk', email: 'walk@example.test', groupId: 1 })
   service.ledger.topUp(reseller.id, 100_000)
   const r = service.resellers.get(reseller.id)

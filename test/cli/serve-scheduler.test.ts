@@ -26,6 +26,7 @@ beforeAll(async () => {
   service = openService({ dataDir, clock: clock.clock })
   service.settings.set(DCV_SETTINGS.resolver, dns.address)
   service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+  service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
   const r = service.resellers.create({ name: 'Sleepy', email: 'sleepy@example.test', groupId: 1 })
   service.ledger.topUp(r.id, 50_000)
   orderId = service.orders.create(service.resellers.get(r.id), {

@@ -23,7 +23,7 @@ const slowKeys = new Set<string>()
 beforeAll(async () => {
   s = await startServer({ clock: clock.clock })
   ca = await createTestCa()
-  receiver = await startReceiver()
+  receiver = await startReceiver({ clock: clock.clock })
   s.service.deploys.setKeyProvider(async (_orderId, serial) => {
     if (slowKeys.has(serial)) await new Promise((resolve) => setTimeout(resolve, 300))
     return keys.get(serial) ?? null

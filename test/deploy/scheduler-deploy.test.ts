@@ -79,7 +79,9 @@ function startReader(files: string[]): { stop(): Promise<{ reads: number; seen: 
   }
 }
 
+let senderTime: Date | null = null
 async function scheduler(asOf: string): Promise<Body> {
+  senderTime = new Date(`${asOf}T00:00:00Z`)
   const r = await admin('scheduler', 'run', '--as-of', asOf)
   expect(r.code, r.stderr).toBe(0)
   return r.json
@@ -87,10 +89,13 @@ async function scheduler(asOf: string): Promise<Body> {
 
 beforeAll(async () => {
   ;[web, dns] = await Promise.all([startWeb(), startDns()])
-  receiver = await startReceiver()
+  // The receiver checks timestamps against the time of the process that sends: the real time for
+  // `deploy run`, the stopped clock of `scheduler run --as-of`.
+  receiver = await startReceiver({ clock: () => senderTime ?? new Date() })
   service = openService({ dataDir, clock: clock.clock })
   service.settings.set(DCV_SETTINGS.resolver, dns.address)
   service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+  service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
   const reseller = service.resellers.create({ name: 'Shop Hosting', email: 'ops@shop.test', groupId: 1 })
   service.ledger.topUp(reseller.id, 100_000)
   apiKey = service.resellers.createApiKey(reseller.id).key

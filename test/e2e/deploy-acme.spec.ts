@@ -31,6 +31,7 @@ test('a folder target gets the issued certificate on "Deploy now"; a webhook tar
   await nav(page, 'Settings')
   await page.getByLabel('DNS resolver').fill(dns.address)
   await page.getByLabel('HTTP validation port').fill(String(web.httpPort))
+  await page.getByLabel('Lab use: let validation reach loopback and private addresses').check()
   await page.getByRole('button', { name: 'Save' }).click()
   await expect(page.locator('.toast-ok')).toContainText('Settings saved')
 
@@ -152,6 +153,10 @@ test('an auto-install subscription asks for its contact email, keeps the form on
   await page.locator('input[name="domain"]').fill('ais-ui.example.test')
   // Without a contact email the core refuses, and says why, before anything is charged.
   await expect(page.getByText('contact_email is required for auto-install subscription products')).toBeVisible()
+  // An address that would be shell syntax in the set-up commands is refused with the core's reason.
+  await page.getByLabel('Contact email').fill('x@y.z;id>/tmp/pwned;#')
+  await expect(page.getByText('"x@y.z;id>/tmp/pwned;#" is not an email address')).toBeVisible()
+  await expect(page.getByRole('button', { name: /Place order/ })).toBeDisabled()
   await page.getByLabel('Contact email').fill('notices@ais-ui.example.test')
   await expect(page.getByTestId('quote-total')).toHaveText(/\$\d/)
   await expect(page.locator('input[name="domain"]')).toHaveValue('ais-ui.example.test')

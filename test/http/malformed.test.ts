@@ -61,7 +61,7 @@ describe('the request log', () => {
     const res = await s.request('GET', `/orders?api_key=${r.key}`, { key: r.key })
     expect(res.status).toBe(200)
     const log = logged.join('')
-    expect(log).toContain('/orders?api_key=cdk_[redacted]')
+    expect(log).toContain('/orders?api_key=[redacted]')
     expect(log).not.toContain(r.key)
   })
 })

@@ -47,6 +47,18 @@ export function opensslCsr(names: string[], key: OpensslKey = 'rsa:2048', subjec
   }
 }
 
+/** `openssl req -new -key` with a key the caller holds (PEM): a CSR for that very key. */
+export function opensslCsrForKey(names: string[], keyPem: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'certdesk-csr-'))
+  try {
+    writeFileSync(join(dir, 'key.pem'), keyPem, { mode: 0o600 })
+    const san = ['-addext', `subjectAltName=${names.map((n) => `DNS:${n}`).join(',')}`]
+    return run(['req', '-new', '-key', join(dir, 'key.pem'), '-subj', `/CN=${names[0]}`, ...san])
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
 /** A CSR made in code with @peculiar/x509 (RSA 2048 or ECDSA P-256/P-384). */
 export async function x509Csr(names: string[], alg: 'RSA' | 'P-256' | 'P-384' = 'P-256'): Promise<string> {
   const c = nodeCrypto

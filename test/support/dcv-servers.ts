@@ -31,11 +31,18 @@ export interface DnsServer {
   address: string
   setCname(host: string, target: string): Promise<void>
   setTxt(host: string, value: string): Promise<void>
+  /** A and AAAA answers for `host` in place of the defaults. */
+  setA(host: string, addresses: string[]): Promise<void>
+  setAaaa(host: string, addresses: string[]): Promise<void>
   clear(host: string): Promise<void>
   close(): Promise<void>
 }
 
-export async function startDns(): Promise<DnsServer> {
+/**
+ * `defaults` are the A and AAAA answers for names without their own records (127.0.0.1 and ::1
+ * unless given; '' answers none).
+ */
+export async function startDns(defaults: { ipv4?: string; ipv6?: string } = {}): Promise<DnsServer> {
   const dns = await freePort()
   const mgmt = await freePort()
   const child: ChildProcess = spawn(
@@ -54,7 +61,9 @@ export async function startDns(): Promise<DnsServer> {
       '-management',
       `127.0.0.1:${mgmt}`,
       '-defaultIPv4',
-      '127.0.0.1'
+      defaults.ipv4 ?? '127.0.0.1',
+      '-defaultIPv6',
+      defaults.ipv6 ?? '::1'
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] }
   )
@@ -87,6 +96,8 @@ export async function startDns(): Promise<DnsServer> {
     address: `127.0.0.1:${dns}`,
     setCname: (host, target) => post('/set-cname', { host: fqdn(host), target: fqdn(target) }),
     setTxt: (host, value) => post('/set-txt', { host: fqdn(host), value }),
+    setA: (host, addresses) => post('/add-a', { host: fqdn(host), addresses }),
+    setAaaa: (host, addresses) => post('/add-aaaa', { host: fqdn(host), addresses }),
     clear: async (host) => {
       await post('/clear-txt', { host: fqdn(host) })
       await post('/clear-cname', { host: fqdn(host) })
@@ -104,6 +115,8 @@ export interface WebServer {
   /** Serve `body` at `path` for the Host `host` (both schemes). */
   put(host: string, path: string, body: string): void
   remove(host: string, path: string): void
+  /** Answer `path` for the Host `host` with a 302 to `location`. */
+  redirect(host: string, path: string, location: string): void
   /** Host headers seen, to show the check asked for the right domain. */
   hostsSeen: string[]
   close(): Promise<void>
@@ -111,10 +124,16 @@ export interface WebServer {
 
 export async function startWeb(): Promise<WebServer> {
   const files = new Map<string, string>()
+  const redirects = new Map<string, string>()
   const hostsSeen: string[] = []
   const handler: http.RequestListener = (req, res) => {
     const host = (req.headers.host ?? '').replace(/:\d+$/, '')
     hostsSeen.push(host)
+    const location = redirects.get(`${host}${req.url ?? ''}`)
+    if (location !== undefined) {
+      res.writeHead(302, { location }).end()
+      return
+    }
     const body = files.get(`${host}${req.url ?? ''}`)
     if (body === undefined) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found')
@@ -164,6 +183,7 @@ export async function startWeb(): Promise<WebServer> {
     hostsSeen,
     put: (host, path, body) => files.set(`${host}${path}`, body),
     remove: (host, path) => files.delete(`${host}${path}`),
+    redirect: (host, path, location) => redirects.set(`${host}${path}`, location),
     close: async () => {
       await Promise.all([stop(plain), stop(secure)])
     }

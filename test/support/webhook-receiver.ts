@@ -1,15 +1,20 @@
 /**
- * A real webhook receiver on loopback: checks each delivery's HMAC signature the way the README
- * tells receivers to, keeps every delivery, and answers with the status the test chooses.
+ * A real webhook receiver on loopback: checks each delivery with `verifyWebhookSignature`, the
+ * check the README tells receivers to make (timestamp within five minutes of the receiver's
+ * clock, HMAC over "<timestamp>.<raw body>"), keeps every delivery, and answers with the status
+ * the test chooses. Its clock is the test's, like the sender's.
  */
 import { createServer, type Server } from 'node:http'
-import { verifyWebhook } from '../../src-main/core/deploy/webhook'
+import { verifyWebhookSignature } from '../../src-main/core/deploy/webhook'
+import type { Clock } from '../../src-main/core/time'
 
 export interface Delivery {
   headers: Record<string, string>
   body: Record<string, unknown>
   raw: string
   signatureValid: boolean
+  /** Why the check refused the delivery, null when it passed. */
+  refusal: string | null
 }
 
 export interface Receiver {
@@ -21,21 +26,27 @@ export interface Receiver {
   close(): Promise<void>
 }
 
-export async function startReceiver(): Promise<Receiver> {
+export async function startReceiver(opts: { clock?: Clock } = {}): Promise<Receiver> {
+  const clock = opts.clock ?? (() => new Date())
   const r: Receiver = { url: '', deliveries: [], secret: '', answers: [], close: async () => undefined }
   const server: Server = createServer((req, res) => {
-    let raw = ''
-    req.setEncoding('utf8')
-    req.on('data', (d) => (raw += d))
+    const chunks: Buffer[] = []
+    req.on('data', (d: Buffer) => chunks.push(d))
     req.on('end', () => {
+      // The signature covers the bytes as sent: checked before any decoding or JSON parsing.
+      const bytes = Buffer.concat(chunks)
+      const raw = bytes.toString('utf8')
       const h = req.headers as Record<string, string>
-      const signatureValid = verifyWebhook(
-        r.secret,
-        h['x-certdesk-timestamp'] ?? '',
-        raw,
-        h['x-certdesk-signature'] ?? ''
-      )
-      r.deliveries.push({ headers: h, body: JSON.parse(raw) as Record<string, unknown>, raw, signatureValid })
+      const check = verifyWebhookSignature({
+        secret: r.secret,
+        timestamp: h['x-certdesk-timestamp'],
+        signature: h['x-certdesk-signature'],
+        body: bytes,
+        now: clock()
+      })
+      const signatureValid = check.ok
+      const refusal = check.ok ? null : check.reason
+      r.deliveries.push({ headers: h, body: JSON.parse(raw) as Record<string, unknown>, raw, signatureValid, refusal })
       const status = signatureValid ? (r.answers.shift() ?? 200) : 401
       res
         .writeHead(status, { 'content-type': 'text/plain' })

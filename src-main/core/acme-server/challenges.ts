@@ -59,6 +59,7 @@ export class AcmeChallenges {
     return {
       resolver: this.settings.get(DCV_SETTINGS.resolver),
       http01Port: Number(this.settings.get(DCV_SETTINGS.httpPort) ?? 80),
+      allowPrivateAddresses: this.settings.flag(DCV_SETTINGS.allowPrivateAddresses),
       timeoutMs: HTTP01_TIMEOUT_MS
     }
   }

@@ -6,6 +6,8 @@
 import { createHash } from 'node:crypto'
 import type { AcmeSubscriptions } from '../acme-subscriptions'
 import type { CoreContext } from '../context'
+import { assertAcceptableCsr, decodeCsrDer } from '../csr'
+import { ServiceError } from '../errors'
 import { isoTimestamp } from '../time'
 import { x509 } from '../x509'
 import { AcmeError, acmeErrorDocument } from './errors'
@@ -16,8 +18,6 @@ import type { AcmeSigner } from './signer'
 export interface FinalizeRequest {
   /** The request's `csr` member: base64url DER (§7.4); anything else is refused. */
   csr: unknown
-  /** SHA-256 (hex) of the account key's SubjectPublicKeyInfo, '' when it cannot be computed. */
-  accountKeySpkiSha256: () => Promise<string>
 }
 
 export class AcmeFinalizer {
@@ -52,11 +52,15 @@ export class AcmeFinalizer {
         `the CSR names ${[...requested].join(', ') || 'nothing'} but the order is for ${[...ordered].join(', ')}`
       )
     }
-    const spkiHash = createHash('sha256').update(Buffer.from(csr.publicKey.rawData)).digest('hex')
-    // §11.1: the certificate key must not be the account key.
-    if (spkiHash === (await req.accountKeySpkiSha256())) {
-      throw new AcmeError('badPublicKey', 'the certificate key must not be the account key')
+    // The CSR policy of every issuance path (../csr.ts): key type and size, and not the account key.
+    try {
+      const decoded = await decodeCsrDer(Buffer.from(req.csr, 'base64url'))
+      assertAcceptableCsr(decoded, 'tls', { accountKey: account.jwk })
+    } catch (err) {
+      if (err instanceof ServiceError) throw new AcmeError('badCSR', err.message)
+      throw err
     }
+    const spkiHash = createHash('sha256').update(Buffer.from(csr.publicKey.rawData)).digest('hex')
     const db = this.ctx.db
     // Two finalize requests at once: only the one that moves the order out of `ready` signs.
     const claimed = db.prepare(`UPDATE acme_orders SET status = 'processing' WHERE id = ? AND status = 'ready'`).run(o.id)

@@ -2,7 +2,7 @@
  * Deploy targets per order and the runs that put every issued and reissued certificate on
  * them (issue 6). The certificate code calls `certificateStored` after it has committed a
  * certificate: that records the event and one pending run per target in SQLite, and starts them
- * in the background. A deploy never undoes or blocks an issuance; a failed attempt is kept, shown
+ * in the background (a reissue on request after a short quiet period, so a burst deploys once). A deploy never undoes or blocks an issuance; a failed attempt is kept, shown
  * in the event log and retried on a backoff schedule computed from ctx.clock and stored, so a
  * due pass (`runDue`, driven by the scheduler or `certdesk admin deploy retry`) picks it up.
  */
@@ -13,8 +13,15 @@ import { invalid, notFound } from '../errors'
 import { recordEvent } from '../events'
 import type { Page, Paging } from '../ledger'
 import { isoTimestamp } from '../time'
-import { DEFAULT_COMMAND_TIMEOUT_SECONDS, MAX_COMMAND_TIMEOUT_SECONDS, runCommand, type CommandConfig } from './command'
+import {
+  DEFAULT_COMMAND_TIMEOUT_SECONDS,
+  MAX_COMMAND_TIMEOUT_SECONDS,
+  runCommand,
+  type CommandConfig,
+  type CommandResult
+} from './command'
 import { FOLDER_LAYOUTS, writeFolder, type FolderConfig, type FolderLayout, type WrittenFiles } from './folder'
+import { MAX_ATTEMPTS, RETRY_MINUTES } from './deploy-events'
 import { deliverWebhook, validateWebhookUrl, type WebhookConfig } from './webhook'
 
 export const TARGET_KINDS = ['folder', 'command', 'webhook'] as const
@@ -22,16 +29,19 @@ export type TargetKind = (typeof TARGET_KINDS)[number]
 export type DeployTrigger = 'issued' | 'reissued' | 'auto_reissue' | 'manual'
 export type RunStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'superseded'
 
-/**
- * Minutes to wait after the 1st, 2nd, … failed attempt: quick at first (a reload racing a
- * restart), then spread over half a day (a receiver down for maintenance). Six attempts in all,
- * the last about 14.5 hours after the first, well inside the 14 days a reissue leaves before
- * the old certificate expires (spec, "Certificate lifecycle rule").
- */
-export const RETRY_MINUTES = [1, 5, 30, 120, 720] as const
-export const MAX_ATTEMPTS = RETRY_MINUTES.length + 1
+export { MAX_ATTEMPTS, RETRY_MINUTES }
 /** How long one process owns a running attempt; past it another process may take it over. */
 const CLAIM_MINUTES = MAX_COMMAND_TIMEOUT_SECONDS / 60 + 5
+
+/**
+ * A certificate reissued on request waits this long for a newer one before its deploys start:
+ * a script that reissues several times in a row (each answer comes in well under a second; an
+ * RSA key for the next CSR takes a second or two) gets one reload and one webhook for the last
+ * certificate, not one per reissue. Nothing is lost by waiting: the old certificate stays valid.
+ */
+export const REISSUE_QUIET_MS = 5_000
+/** Under a steady stream of reissues the deploys start at the latest this long after the first. */
+export const REISSUE_HOLD_MAX_MS = 60_000
 
 export type TargetInput =
   | { kind: 'folder'; path: string; layout?: FolderLayout; pfx?: boolean }
@@ -136,7 +146,10 @@ interface OrderInfo {
 
 interface Outcome {
   ok: boolean
+  /** The admin's detail (paths, URLs, error text): kept with the attempt and in the stored event message. */
   summary: string
+  /** Why it failed in terms a reseller may read (GET /events): never a path, URL or command. */
+  reason?: string
   request?: string | null
   responseCode?: number | null
   output?: string | null
@@ -150,10 +163,19 @@ export const secretName = (targetId: number, kind: 'webhook_secret' | 'pfx_passw
 
 const addMinutes = (d: Date, m: number): Date => new Date(d.getTime() + m * 60_000)
 
+interface Hold {
+  timer: ReturnType<typeof setTimeout>
+  since: Date
+  /** Settles the promise `idle()` waits for with the pass that ends the hold. */
+  settle: (pass: Promise<unknown>) => void
+}
+
 export class Deploys {
   private readonly inFlight = new Set<Promise<unknown>>()
   private keyProvider: KeyProvider = () => null
   private readonly attempted: number[] = []
+  /** Orders whose reissued certificate waits for the quiet period before its deploys run. */
+  private readonly held = new Map<number, Hold>()
 
   constructor(private readonly ctx: CoreContext) {}
 
@@ -246,8 +268,50 @@ export class Deploys {
         return this.createRuns(order.id, c.trigger, cert, c.certificatePem, c.chainPem, now)
       })
       .immediate()
-    if (runIds.length > 0) void this.track(this.runPending({ orderId: order.id }))
+    if (runIds.length === 0) return runIds
+    // A reissue on request may be the first of a burst: its deploys wait for the quiet period,
+    // and a newer certificate arriving meanwhile takes over the same runs (createRuns).
+    if (c.trigger === 'reissued') {
+      this.hold(order.id)
+    } else {
+      const pass = this.runPending({ orderId: order.id })
+      this.endHold(order.id)?.settle(pass)
+      void this.track(pass)
+    }
     return runIds
+  }
+
+  /** (Re)starts the quiet period of an order; its deploy pass runs when the period ends. */
+  private hold(orderId: number): void {
+    const now = this.ctx.clock()
+    const existing = this.held.get(orderId)
+    if (existing) clearTimeout(existing.timer)
+    const since = existing?.since ?? now
+    const wait = Math.max(0, Math.min(REISSUE_QUIET_MS, REISSUE_HOLD_MAX_MS - (now.getTime() - since.getTime())))
+    let settle = existing?.settle
+    if (!settle) {
+      let finish: (pass: Promise<unknown>) => void = () => undefined
+      void this.track(new Promise<unknown>((resolve) => (finish = resolve)))
+      settle = finish
+    }
+    const hold: Hold = {
+      since,
+      settle,
+      timer: setTimeout(() => this.endHold(orderId)?.settle(this.runPending({ orderId })), wait)
+    }
+    // A process that stops meanwhile need not wait: the runs are pending and due in SQLite, and
+    // the next due pass (the scheduler's, of this process or the next) runs them.
+    hold.timer.unref?.()
+    this.held.set(orderId, hold)
+  }
+
+  /** Ends the quiet period of an order, if any; the caller settles it with the pass it runs. */
+  private endHold(orderId: number): Hold | null {
+    const hold = this.held.get(orderId)
+    if (!hold) return null
+    clearTimeout(hold.timer)
+    this.held.delete(orderId)
+    return hold
   }
 
   /**
@@ -309,7 +373,9 @@ export class Deploys {
       )
       .immediate()
     if (ids.length === 0) throw invalid(`could not deploy order ${order.order_number}: it has no deploy targets`)
-    await this.runPending({ orderId: order.id })
+    const pass = this.runPending({ orderId: order.id })
+    this.endHold(order.id)?.settle(pass)
+    await pass
     return ids.map((id) => this.run(id))
   }
 
@@ -385,17 +451,33 @@ export class Deploys {
     const targets = db
       .prepare('SELECT id FROM deploy_targets WHERE order_id = ? AND removed_at IS NULL ORDER BY id')
       .all(orderId) as { id: number }[]
-    // A newer certificate replaces whatever an older run was still retrying.
-    db.prepare(
-      `UPDATE deploy_runs SET status = 'superseded', next_attempt_at = NULL, updated_at = ?
-       WHERE order_id = ? AND status = 'pending' AND serial <> ?`
-    ).run(ts, orderId, cert.serial)
+    // A run not attempted yet (a reissue in its quiet period) takes the newer certificate in
+    // place: one run per target for a burst, and its webhook delivery id stays the same.
+    const waiting = new Map(
+      (
+        db
+          .prepare(
+            `SELECT target_id, MAX(id) AS id FROM deploy_runs WHERE order_id = ? AND status = 'pending' AND attempts = 0
+             GROUP BY target_id`
+          )
+          .all(orderId) as { target_id: number; id: number }[]
+      ).map((r) => [r.target_id, r.id])
+    )
+    const retake = db.prepare(
+      `UPDATE deploy_runs SET serial = ?, certificate_pem = ?, chain_pem = ?, valid_from = ?, valid_till = ?, trigger = ?,
+         next_attempt_at = ?, last_error = NULL, updated_at = ? WHERE id = ?`
+    )
     const insert = db.prepare(
       `INSERT INTO deploy_runs (target_id, order_id, serial, certificate_pem, chain_pem, valid_from, valid_till, trigger,
          status, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`
     )
-    return targets.map((t) =>
-      Number(
+    const ids = targets.map((t) => {
+      const id = waiting.get(t.id)
+      if (id !== undefined) {
+        retake.run(cert.serial, certificatePem, chainPem, cert.validFrom, cert.validTill, trigger, ts, ts, id)
+        return id
+      }
+      return Number(
         insert.run(
           t.id,
           orderId,
@@ -410,20 +492,29 @@ export class Deploys {
           ts
         ).lastInsertRowid
       )
-    )
+    })
+    // A newer certificate replaces whatever an older run was still retrying.
+    db.prepare(
+      `UPDATE deploy_runs SET status = 'superseded', next_attempt_at = NULL, updated_at = ?
+       WHERE order_id = ? AND status = 'pending' AND serial <> ?`
+    ).run(ts, orderId, cert.serial)
+    return ids
   }
 
   /** Runs the due runs (of one order, or all), folder before command before webhook. */
   private async runPending(scope: { orderId?: number }): Promise<number[]> {
     const now = isoTimestamp(this.ctx.clock())
+    // A due pass over all orders leaves the ones in their quiet period to the pass that ends it.
+    const held = scope.orderId === undefined ? [...this.held.keys()] : []
     const rows = this.ctx.db
       .prepare(
         `SELECT r.id FROM deploy_runs r JOIN deploy_targets t ON t.id = r.target_id
          WHERE ((r.status = 'pending' AND r.next_attempt_at <= ?) OR (r.status = 'running' AND r.claimed_until <= ?))
            ${scope.orderId !== undefined ? 'AND r.order_id = ?' : ''}
+           AND r.order_id NOT IN (SELECT value FROM json_each(?))
          ORDER BY r.order_id, ${KIND_ORDER}, r.id`
       )
-      .all(now, now, ...(scope.orderId !== undefined ? [scope.orderId] : [])) as { id: number }[]
+      .all(now, now, ...(scope.orderId !== undefined ? [scope.orderId] : []), JSON.stringify(held)) as { id: number }[]
     const ran: number[] = []
     for (const { id } of rows) {
       if (await this.attempt(id)) ran.push(id)
@@ -458,7 +549,7 @@ export class Deploys {
     try {
       outcome = await this.perform(run, target, order)
     } catch (err) {
-      outcome = { ok: false, summary: (err as Error).message }
+      outcome = { ok: false, summary: (err as Error).message, reason: FAILED_REASON[target.kind] }
     }
 
     const end = this.ctx.clock()
@@ -509,7 +600,8 @@ export class Deploys {
           trigger: run.trigger,
           attempt,
           next_attempt_at: next ? isoTimestamp(next) : null,
-          gave_up: gaveUp
+          gave_up: gaveUp,
+          ...(outcome.ok ? {} : { reason: outcome.reason ?? FAILED_REASON[target.kind] })
         }
       })
     }).immediate()
@@ -535,14 +627,18 @@ export class Deploys {
       if (folders !== 'written')
         return {
           ok: false,
-          summary: `command not run: ${folders === 'busy' ? 'the folders are still being written' : folders}`
+          summary: `command not run: ${folders === 'busy' ? 'the folders are still being written' : folders}`,
+          reason: 'the command was not run because the certificate files are not written'
         }
       const key = await this.keyProvider(order.id, run.serial, run.certificate_pem)
       const r = await runCommand(target.config as CommandConfig, this.commandEnv(run, order, key !== null))
-      return { ok: r.ok, summary: r.summary, responseCode: r.exitCode, output: r.output }
+      return { ok: r.ok, summary: r.summary, reason: commandReason(r), responseCode: r.exitCode, output: r.output }
     }
     const secret = this.ctx.secrets.get(secretName(target.id, 'webhook_secret'))
-    if (!secret) return { ok: false, summary: 'could not sign webhook: its secret is missing from the OS keychain' }
+    if (!secret) {
+      const summary = 'could not sign webhook: its secret is missing from the OS keychain'
+      return { ok: false, summary, reason: summary }
+    }
     const attempt = run.attempts + 1
     const r = await deliverWebhook(
       target.config as WebhookConfig,
@@ -568,7 +664,7 @@ export class Deploys {
       },
       Math.floor(this.ctx.clock().getTime() / 1000)
     )
-    return { ok: r.ok, summary: r.summary, request: r.request, responseCode: r.status, output: r.response }
+    return { ok: r.ok, summary: r.summary, reason: r.reason ?? undefined, request: r.request, responseCode: r.status, output: r.response }
   }
 
   /**
@@ -724,6 +820,23 @@ function plannedFiles(config: FolderConfig, hasKey: boolean): WrittenFiles {
   }
 }
 
+/** A failure's reason for resellers when nothing more specific and safe is known. */
+const FAILED_REASON: Record<TargetKind, string> = {
+  folder: 'the certificate files could not be written',
+  command: 'the command did not complete',
+  webhook: 'the webhook could not be delivered'
+}
+
+/** How a command ended, without the command or its output (both the admin's). */
+function commandReason(r: CommandResult): string | undefined {
+  if (r.ok) return undefined
+  if (r.timedOut) return 'the command ran past its time limit'
+  if (r.signal) return `the command was stopped by ${r.signal}`
+  if (r.exitCode !== null) return `the command exited with ${r.exitCode}`
+  return 'the command could not be started'
+}
+
+/** The admin's description of a target (stored event messages, never shown to a reseller). */
 function describeTarget(t: DeployTarget): string {
   if (t.kind === 'folder') return `folder ${(t.config as FolderConfig).path}`
   if (t.kind === 'command') return `command target ${t.id}`

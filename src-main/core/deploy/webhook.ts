@@ -1,8 +1,9 @@
 /**
- * A webhook target: a JSON POST signed with HMAC-SHA256, the scheme Stripe and GitHub
- * receivers already know. The signed string is `<timestamp>.<body>`, so a captured delivery
- * cannot be replayed with another timestamp; the receiver recomputes it with the shared secret
- * (README, "Webhook signatures").
+ * A webhook target: a JSON POST signed with HMAC-SHA256 in the scheme Stripe and Slack
+ * receivers already know. The signed string is `<timestamp>.<raw body>` and the timestamp
+ * travels in its own header, so a receiver that refuses timestamps more than five minutes from
+ * its clock (`verifyWebhookSignature`, README "Webhook signatures") cannot be fed a captured
+ * delivery again later, and the timestamp cannot be changed without breaking the signature.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { OUTPUT_LIMIT } from './command'
@@ -13,6 +14,12 @@ export const DELIVERY_HEADER = 'x-certdesk-delivery'
 export const EVENT_HEADER = 'x-certdesk-event'
 /** A receiver that has not answered in this time is treated as down and retried later. */
 export const WEBHOOK_TIMEOUT_MS = 10_000
+/**
+ * How far a delivery's timestamp may be from the receiver's clock: five minutes, the default
+ * tolerance of Stripe's and Slack's signature checks. Long enough for a slow delivery and some
+ * clock drift, short enough that a captured request is useless soon after.
+ */
+export const SIGNATURE_TOLERANCE_SECONDS = 300
 
 export interface WebhookConfig {
   url: string
@@ -23,19 +30,52 @@ export interface WebhookResult {
   status: number | null
   request: string
   response: string
+  /** The admin's detail: may name the URL. */
   summary: string
+  /** Why it failed without the URL (a reseller reads it in GET /events); null when delivered. */
+  reason: string | null
 }
 
-/** `v1=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>` */
+const hmacHex = (secret: string, timestamp: string, body: string | Buffer): string =>
+  createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest('hex')
+
+/** `v1=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>`, the timestamp in whole Unix seconds. */
 export function signWebhook(secret: string, timestamp: number, body: string): string {
-  return `v1=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`
+  if (!Number.isSafeInteger(timestamp) || timestamp < 0)
+    throw new RangeError(`could not sign webhook: timestamp ${timestamp} is not whole Unix seconds`)
+  return `v1=${hmacHex(secret, String(timestamp), body)}`
 }
 
-/** What a receiver does; exported for receivers written in TypeScript and for the tests. */
-export function verifyWebhook(secret: string, timestamp: string, body: string, signature: string): boolean {
-  const expected = Buffer.from(signWebhook(secret, Number(timestamp), body))
-  const given = Buffer.from(signature)
-  return expected.length === given.length && timingSafeEqual(expected, given)
+export type SignatureCheck = { ok: true } | { ok: false; reason: string }
+
+/**
+ * The check a receiver makes, exactly as the README documents it: the timestamp header is whole
+ * Unix seconds within SIGNATURE_TOLERANCE_SECONDS of `now` (older is a replay, much newer a
+ * forged or badly skewed clock), and the signature header is `v1=` and the hex HMAC-SHA256 of
+ * `<timestamp header>.<raw body>` under the shared secret, compared in constant time. `body`
+ * is the bytes as received, before any JSON parsing. Exported for receivers written in
+ * TypeScript; CertDesk's own tests receive with it.
+ */
+export function verifyWebhookSignature(input: {
+  secret: string
+  timestamp: string | undefined
+  signature: string | undefined
+  body: string | Buffer
+  now: Date
+  toleranceSeconds?: number
+}): SignatureCheck {
+  const tolerance = input.toleranceSeconds ?? SIGNATURE_TOLERANCE_SECONDS
+  const ts = input.timestamp ?? ''
+  if (!/^\d{1,12}$/.test(ts)) return { ok: false, reason: `${TIMESTAMP_HEADER} is missing or not whole Unix seconds` }
+  const age = Math.floor(input.now.getTime() / 1000) - Number(ts)
+  if (age > tolerance) return { ok: false, reason: `the timestamp is ${age} s old, more than ${tolerance} s: a replayed or stale delivery` }
+  if (-age > tolerance) return { ok: false, reason: `the timestamp is ${-age} s ahead of this clock, more than ${tolerance} s` }
+  const given = /^v1=([0-9a-f]{64})$/.exec(input.signature ?? '')
+  if (!given) return { ok: false, reason: `${SIGNATURE_HEADER} is missing or not v1=<64 hex digits>` }
+  const expected = Buffer.from(hmacHex(input.secret, ts, input.body), 'hex')
+  if (!timingSafeEqual(expected, Buffer.from(given[1], 'hex')))
+    return { ok: false, reason: 'the signature does not match the body and timestamp' }
+  return { ok: true }
 }
 
 export function validateWebhookUrl(url: string): string | null {
@@ -84,20 +124,20 @@ export async function deliverWebhook(
       status: res.status,
       request,
       response: text,
-      summary: ok ? `receiver answered ${res.status}` : `receiver answered ${res.status}; only 2xx counts as delivered`
+      summary: ok ? `receiver answered ${res.status}` : `receiver answered ${res.status}; only 2xx counts as delivered`,
+      reason: ok ? null : `the receiver answered ${res.status}`
     }
   } catch (err) {
     const e = err as Error & { cause?: { code?: string; message?: string } }
-    const reason =
-      e.name === 'TimeoutError'
-        ? `no answer in ${WEBHOOK_TIMEOUT_MS / 1000} s`
-        : (e.cause?.code ?? e.cause?.message ?? e.message)
+    const timedOut = e.name === 'TimeoutError'
+    const detail = timedOut ? `no answer in ${WEBHOOK_TIMEOUT_MS / 1000} s` : (e.cause?.code ?? e.cause?.message ?? e.message)
     return {
       ok: false,
       status: null,
       request,
       response: '',
-      summary: `could not deliver webhook to ${config.url}: ${reason}`
+      summary: `could not deliver webhook to ${config.url}: ${detail}`,
+      reason: timedOut ? `the receiver did not answer in ${WEBHOOK_TIMEOUT_MS / 1000} s` : 'the receiver could not be reached'
     }
   }
 }

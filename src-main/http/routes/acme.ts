@@ -8,6 +8,7 @@ import {
   ACME_DIRECTORY_URL_SETTING,
   ACME_ROOT_CA_PATH,
   ACME_SETUP_PREFIX,
+  ROOT_CA_FILE,
   acmeUrls,
   clientCommands,
   type AcmeDetails,
@@ -48,7 +49,8 @@ function setupPage(d: AcmeDetails, urls: AcmeUrls): string {
     eabHmacKey: d.eabHmacKey,
     names: d.domains.map((x) => x.name),
     email: d.contactEmail,
-    rootCaPath: 'certdesk-root.pem'
+    rootCaPath: ROOT_CA_FILE,
+    rootCaUrl: urls.rootCaUrl
   })
   const block = (title: string, cmd: string) => `<h2>${escapeHtml(title)}</h2><pre>${escapeHtml(cmd)}</pre>`
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="referrer" content="no-referrer">
@@ -61,7 +63,7 @@ Keep this page private: the HMAC key below binds ACME accounts to the subscripti
 <tr><th align="left">EAB key id</th><td><code>${escapeHtml(d.eabKid)}</code></td></tr>
 <tr><th align="left">EAB HMAC key</th><td><code>${escapeHtml(d.eabHmacKey)}</code></td></tr></table>
 <p>First save the CertDesk root the directory's certificate chains to:</p>
-<pre>curl -so certdesk-root.pem ${escapeHtml(urls.rootCaUrl)}</pre>
+<pre>${escapeHtml(cmds.root_ca)}</pre>
 ${block('certbot', cmds.certbot)}${block('acme.sh', cmds.acme_sh)}${block('lego', cmds.lego)}
 </body></html>`
 }

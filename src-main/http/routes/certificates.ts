@@ -19,7 +19,13 @@ const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => T
 const Csr = Type.String({ minLength: 1, maxLength: 64 * 1024, description: 'PEM certificate signing request' })
 const Method = StringEnum(DCV_METHODS, 'domain control validation method')
 const OrderId = Type.Integer({ minimum: 1 })
-const Email = Type.String({ minLength: 3, maxLength: 254 })
+/** Reseller API v3.0 §POST /ssl/configure: optional; the default is admin@ at each name's base domain. */
+const Email = Type.String({
+  minLength: 3,
+  maxLength: 254,
+  description:
+    "approver for email validation: admin@, administrator@, webmaster@, hostmaster@ or postmaster@ at the order domain or a parent of it; each other name gets the same mailbox at its own domain. Default: admin@ at each name's base domain"
+})
 
 const CsrJson = Type.Object({
   domain: Nullable(Type.String()),
@@ -326,7 +332,8 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
   r.post(
     '/ssl/reissue',
     {
-      summary: 'Reissue an active certificate, with a new CSR or the stored one',
+      summary:
+        'Reissue an active certificate, with a new CSR or the stored one (429 with Retry-After past a few reissues per order and hour or day)',
       body: Type.Object(
         {
           order_id: OrderId,

@@ -79,7 +79,7 @@ describe('ACME server core', () => {
     )
     expect((await core.orders.get(a, o.publicId)).status).toBe('invalid')
     expect(await core.orders.listOpen(a)).toEqual([])
-    await expect(core.finalizer.finalize(a, o.publicId, { csr: 'AA', accountKeySpkiSha256: async () => '' })).rejects.toEqual(
+    await expect(core.finalizer.finalize(a, o.publicId, { csr: 'AA' })).rejects.toEqual(
       refusal('orderNotReady', /^the order is invalid, not ready$/)
     )
   })

@@ -1,0 +1,170 @@
+/**
+ * Email validation on the order page, name by name (CA/B Baseline Requirements §3.2.2.4.4,
+ * constructed email to the domain contact): the approver mailbox of every name, chosen before
+ * the CSR goes in and changeable while the name waits; the message CertDesk kept for it; and
+ * the approval code that validates that name.
+ */
+import { useEffect, useState } from 'react'
+import { APPROVER_LOCAL_PARTS, type NameValidationView } from '../../src-preload/contract'
+import { useStore } from '../store'
+import { ErrorBox } from '../ui'
+
+/** The approver addresses offered for a name: each allowed mailbox at the name's base domain. */
+export const approverChoices = (name: string): string[] =>
+  APPROVER_LOCAL_PARTS.map((local) => `${local}@${name.replace(/^\*\./, '')}`)
+
+/** One approver per name, admin@ until another is picked (the core's default too). */
+export const approversFor = (names: string[], picked: Record<string, string>): Record<string, string> =>
+  Object.fromEntries(names.map((n) => [n, picked[n] ?? approverChoices(n)[0]]))
+
+/** The CSR step's choice: a mailbox for each name the CSR asks for. */
+export function ApproverChoices({
+  names,
+  picked,
+  onPick
+}: {
+  names: string[]
+  picked: Record<string, string>
+  onPick: (picked: Record<string, string>) => void
+}): React.JSX.Element {
+  const chosen = approversFor(names, picked)
+  return (
+    <div className="approver-choices" data-testid="approver-choices">
+      {names.length === 0 ? <p className="muted small">Generate or paste the CSR to choose its approvers.</p> : null}
+      {names.map((name) => (
+        <label key={name} className="grow">
+          Approver for {name}
+          <select
+            aria-label={`Approver for ${name}`}
+            value={chosen[name]}
+            onChange={(e) => onPick({ ...picked, [name]: e.target.value })}
+          >
+            {approverChoices(name).map((a) => (
+              <option key={a}>{a}</option>
+            ))}
+          </select>
+        </label>
+      ))}
+    </div>
+  )
+}
+
+/** Inside a name's validation box: its approver, its message, and its approval code. */
+export function EmailNameApproval({
+  orderId,
+  v
+}: {
+  orderId: number
+  v: NameValidationView
+}): React.JSX.Element | null {
+  const outbox = useStore((s) => s.outbox)
+  const approve = useStore((s) => s.approveEmail)
+  const chooseApprover = useStore((s) => s.chooseApprover)
+  const approver = v.instructions.method === 'email' ? v.instructions.approverEmail : ''
+  const [choice, setChoice] = useState(approver)
+  const [code, setCode] = useState('')
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<string | null>(null)
+  useEffect(() => setChoice(approver), [approver])
+  if (v.instructions.method !== 'email') return null
+  if (v.status === 'valid') {
+    return (
+      <p className="ok-text small" data-testid="email-approved">
+        Approved through {approver}
+        {v.validatedAt ? ` on ${v.validatedAt}` : ''}.
+      </p>
+    )
+  }
+  const sentAt = v.instructions.sentAt
+  // The outbox is newest first: the first message for this name carries its current code.
+  const message = outbox.find((m) => m.name === v.name && m.to === approver)
+  const choices = approverChoices(v.name)
+  if (approver && !choices.includes(approver)) choices.unshift(approver)
+  return (
+    <div className="email-name">
+      <p className="muted">
+        Approval email to {approver}
+        {sentAt ? `, sent ${sentAt}` : ', not sent yet'}.
+      </p>
+      <div className="row">
+        <label className="grow">
+          Approver for {v.name}
+          <select aria-label={`Approver for ${v.name}`} value={choice} onChange={(e) => setChoice(e.target.value)}>
+            {choices.map((a) => (
+              <option key={a}>{a}</option>
+            ))}
+          </select>
+        </label>
+        <button
+          type="button"
+          className="btn"
+          disabled={busy || choice === approver}
+          onClick={() => {
+            setBusy(true)
+            setError(null)
+            void chooseApprover(orderId, v.name, choice).then((e) => {
+              setBusy(false)
+              setError(e)
+            })
+          }}
+        >
+          Change mailbox
+        </button>
+      </div>
+      {message ? (
+        <details className="approval-message">
+          <summary>
+            Message to {message.to} ({message.delivery}, {message.createdAt})
+          </summary>
+          <pre className="mono pre">{message.body}</pre>
+        </details>
+      ) : null}
+      <form
+        className="row"
+        onSubmit={(e) => {
+          e.preventDefault()
+          setBusy(true)
+          void approve(orderId, code, v.name).then((err) => {
+            setBusy(false)
+            setError(err)
+            if (!err) setCode('')
+          })
+        }}
+      >
+        <label className="grow">
+          Approval code for {v.name}
+          <input
+            aria-label={`Approval code for ${v.name}`}
+            value={code}
+            onChange={(e) => setCode(e.target.value)}
+            autoComplete="off"
+          />
+        </label>
+        <button className="btn" type="submit" aria-label={`Approve ${v.name}`} disabled={busy || !code.trim()}>
+          Approve
+        </button>
+      </form>
+      <ErrorBox text={error} />
+    </div>
+  )
+}
+
+/** Every approval message CertDesk kept for the order (the outbox without an SMTP relay, or copies). */
+export function ApprovalMessages({ orderId }: { orderId: number }): React.JSX.Element | null {
+  const outbox = useStore((s) => s.outbox)
+  const loadOutbox = useStore((s) => s.loadOutbox)
+  useEffect(() => {
+    void loadOutbox(orderId)
+  }, [orderId, loadOutbox])
+  if (outbox.length === 0) return null
+  return (
+    <div className="email-approval">
+      <details>
+        <summary>
+          Approval messages ({outbox.length}) · latest to {outbox[0].to}, {outbox[0].delivery}
+        </summary>
+        <pre className="mono pre">{outbox[0].body}</pre>
+      </details>
+    </div>
+  )
+}
