@@ -13,7 +13,7 @@ import { buildServer, listen } from './http/server'
 import { DEFAULT_ACME_PORT, startAcmeServer } from './acme/server'
 import { browserUiOptions } from './app/browser-mode'
 import { startSchedulerLoop } from './core/scheduler'
-import { SETTING_KEYS, validateSetting } from './core/dcv'
+import { EDITABLE_SETTINGS } from './core/settings'
 import { fixedClock, isValidDate } from './core/time'
 import { readFileSync, writeFileSync } from 'node:fs'
 
@@ -255,16 +255,15 @@ async function certificateAdmin(dataDir: string, words: string[], v: Values): Pr
   try {
     switch (key) {
       case 'settings get': {
-        const keys = rest[0] ? [rest[0]] : SETTING_KEYS
+        const keys = rest[0] ? [rest[0]] : EDITABLE_SETTINGS
         print({ success: true, settings: Object.fromEntries(keys.map((k) => [k, service.settings.get(k)])) })
         return 0
       }
       case 'settings set': {
         const [k, value] = rest
         if (!k || value === undefined) throw new UsageError('settings set needs KEY VALUE')
-        const problem = validateSetting(k, value)
-        if (problem) throw new UsageError(problem)
-        service.settings.set(k, value)
+        // The core refuses a value its rule refuses (exit 1, the reason on stderr) and keeps the old one.
+        service.settings.update({ [k]: value })
         print({ success: true, settings: { [k]: value } })
         return 0
       }

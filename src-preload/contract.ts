@@ -224,6 +224,9 @@ export interface SettingsView extends DcvSettingsView {
 
 export type SettingsInput = Partial<DcvSettingsView>
 
+/** Why a typed setting would be refused, by field; a field the core accepts is absent. */
+export type SettingsProblems = Partial<Record<keyof DcvSettingsView, string>>
+
 export interface NameValidationView {
   name: string
   method: DcvMethod
@@ -367,7 +370,10 @@ export const HMAC_KEY_PLACEHOLDER = '<EAB_HMAC_KEY>'
 export interface AppApi {
   /** Where the reseller API listens and which transport the UI runs over. */
   settings(): Promise<SettingsView>
+  /** Saves every value or none: a value the core refuses fails the call with its reason (400). */
   updateSettings(input: SettingsInput): Promise<SettingsView>
+  /** The core's reason for each value it would refuse, so the UI can say it next to the field. */
+  checkSettings(input: SettingsInput): Promise<SettingsProblems>
 
   listResellers(): Promise<ResellerView[]>
   createReseller(input: {
@@ -452,6 +458,7 @@ export type AppMethod = keyof AppApi
 export const APP_METHODS = {
   settings: true,
   updateSettings: true,
+  checkSettings: true,
   listResellers: true,
   createReseller: true,
   dashboard: true,

@@ -14,7 +14,8 @@ import type { CreditTransaction, Page } from '../core/ledger'
 import type { Order } from '../core/orders'
 import type { ApiKeyInfo, Reseller } from '../core/resellers'
 import type { Service } from '../core/service'
-import { DCV_SETTINGS, validateSetting } from '../core/dcv'
+import { DCV_SETTINGS } from '../core/dcv'
+import { settingProblems } from '../core/settings'
 import type { SslStatus, StoredCertificate } from '../core/certificates'
 import { Watchlist } from '../core/watchlist'
 import { ACME_DIRECTORY_URL_SETTING, acmeSetup, acmeUrls } from '../core/acme-subscriptions'
@@ -39,6 +40,7 @@ import type {
   PageView,
   ProductView,
   ResellerView,
+  SettingsInput,
   TransactionView
 } from '../../src-preload/contract'
 import { HMAC_KEY_PLACEHOLDER } from '../../src-preload/contract'
@@ -278,6 +280,11 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
     smtpFrom: DCV_SETTINGS.smtpFrom
   }
   const settingFields = Object.keys(SETTING_OF) as (keyof DcvSettingsView)[]
+  /** The typed values by core key; empty means "the default" (the core reads '' like an unset key). */
+  const settingChanges = (input: SettingsInput | undefined): Record<string, string> =>
+    Object.fromEntries(
+      settingFields.filter((f) => input?.[f] !== undefined).map((f) => [SETTING_OF[f], String(input?.[f]).trim()])
+    )
   const settingsView = (): Awaited<ReturnType<AppApi['settings']>> => ({
     dataDir: service.dataDir,
     listenerUrl: env.listenerUrl(),
@@ -290,18 +297,16 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
 
   return {
     settings: settingsView,
+    // The core checks every value and writes all or none; a refused one is a 400.
     updateSettings: (input) => {
-      const changes = settingFields
-        .filter((f) => input?.[f] !== undefined)
-        .map((f) => [SETTING_OF[f], String(input[f]).trim()] as const)
-      // Every value is checked before any is written, so a bad field changes nothing. Empty
-      // means "the default" (the core reads '' like an unset key), so it needs no check.
-      for (const [key, value] of changes) {
-        const problem = value === '' ? null : validateSetting(key, value)
-        if (problem) throw invalid(`could not save the settings: ${problem}`)
-      }
-      for (const [key, value] of changes) service.settings.set(key, value)
+      service.settings.update(settingChanges(input))
       return settingsView()
+    },
+    checkSettings: (input) => {
+      const problems = settingProblems(settingChanges(input))
+      return Object.fromEntries(
+        settingFields.filter((f) => problems[SETTING_OF[f]]).map((f) => [f, problems[SETTING_OF[f]]])
+      )
     },
 
     listResellers: () => service.resellers.list().map(resellerView),

@@ -37,8 +37,6 @@ export const DCV_SETTINGS = {
   smtpFrom: 'smtp.from'
 } as const
 
-export const SETTING_KEYS = Object.values(DCV_SETTINGS)
-
 /** One network check may take this long before it counts as failed. */
 const CHECK_TIMEOUT_MS = 5000
 /** The validation file is three short lines; anything much larger is not ours. */
@@ -83,29 +81,6 @@ export function dcvNetwork(settings: Settings): DcvNetwork {
     httpPort: port(DCV_SETTINGS.httpPort, 80),
     httpsPort: port(DCV_SETTINGS.httpsPort, 443)
   }
-}
-
-/** Checks a settings value before it is stored, so a typo is refused, not silently used. */
-export function validateSetting(key: string, value: string): string | null {
-  if (!(SETTING_KEYS as string[]).includes(key)) return `unknown setting ${key}; known: ${SETTING_KEYS.join(', ')}`
-  if (key === DCV_SETTINGS.resolver && value !== '' && !/^[0-9a-z.:[\]-]+:\d{1,5}$/i.test(value)) {
-    return `${key} must be host:port, such as 127.0.0.1:53`
-  }
-  if ((key === DCV_SETTINGS.httpPort || key === DCV_SETTINGS.httpsPort) && !/^\d{1,5}$/.test(value)) {
-    return `${key} must be a port number`
-  }
-  if (key === DCV_SETTINGS.smtpUrl && value !== '') {
-    let u: URL
-    try {
-      u = new URL(value)
-    } catch {
-      return `${key} must be a URL such as smtp://127.0.0.1:25`
-    }
-    if (u.protocol !== 'smtp:' && u.protocol !== 'smtps:') return `${key} must start with smtp:// or smtps://`
-    // Settings live in SQLite, which never holds a secret (design page).
-    if (u.username || u.password) return `${key} must not carry a user or password: settings are not a secret store`
-  }
-  return null
 }
 
 function resolverFor(net: DcvNetwork): Resolver | null {
@@ -253,7 +228,8 @@ export async function deliverMail(settings: Settings, mail: Mail): Promise<'smtp
   })
   try {
     await transport.sendMail({
-      from: settings.get(DCV_SETTINGS.smtpFrom) ?? 'CertDesk validation <dcv@certdesk.invalid>',
+      // Empty means the default, as for every setting.
+      from: settings.get(DCV_SETTINGS.smtpFrom) || 'CertDesk validation <dcv@certdesk.invalid>',
       to: mail.to,
       subject: mail.subject,
       text: mail.text

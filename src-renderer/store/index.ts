@@ -29,6 +29,7 @@ import type {
   ProductView,
   QuoteView,
   ResellerView,
+  SettingsProblems,
   SettingsView
 } from '../../src-preload/contract'
 import { bridge } from '../bridge'
@@ -65,7 +66,8 @@ interface SessionSlice {
   addReseller(input: Parameters<typeof bridge.createReseller>[0]): Promise<string | null>
   go(screen: Screen): void
   toast(kind: Toast['kind'], text: string): void
-  saveSettings(input: Parameters<typeof bridge.updateSettings>[0]): Promise<boolean>
+  /** Saves all fields or none; answers the core's reason per refused field (empty once saved). */
+  saveSettings(input: Parameters<typeof bridge.updateSettings>[0]): Promise<SettingsProblems>
 }
 
 // ---- dashboard
@@ -261,10 +263,12 @@ const sessionSlice: Slice<SessionSlice> = (set, get) => ({
     try {
       set({ settings: await bridge.updateSettings(input) })
       get().toast('ok', 'Settings saved')
-      return true
+      return {}
     } catch (err) {
-      get().toast('error', errorMessage(err))
-      return false
+      // The save was refused as a whole; ask the core which fields, to say so next to each.
+      const problems = await bridge.checkSettings(input).catch((): SettingsProblems => ({}))
+      if (Object.keys(problems).length === 0) get().toast('error', errorMessage(err))
+      return problems
     }
   }
 })
