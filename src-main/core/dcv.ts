@@ -59,10 +59,29 @@ export const dnsRecordName = (t: DcvToken, domain: string): string => `_${t.md5.
 export const dnsRecordValue = (t: DcvToken): string =>
   `${t.sha256.slice(0, 32)}.${t.sha256.slice(32)}.${t.unique}.${CA_MARKER}`.toLowerCase()
 
+/**
+ * What one look at a name found. `ok: false` alone leaves the name waiting: nothing found yet,
+ * or something else at the proof's place (a catch-all page, a wildcard DNS record), is what a
+ * name looks like before its owner published the proof, or while DNS still propagates.
+ * `final` means the name cannot pass any more with these instructions (an ACME CA declared the
+ * challenge invalid, RFC 8555 §7.1.6): only new instructions (/ssl/change-dcv) can help.
+ */
 export interface CheckResult {
   ok: boolean
   detail: string
+  final?: boolean
 }
+
+/** A name's validation state: `pending` until its proof is found, then `valid`. */
+export type CheckStatus = 'pending' | 'valid' | 'failed'
+
+/**
+ * A name's status after one look. Not finding the proof does not fail a name: it stays
+ * `pending` (the UI says "waiting") with the time of the look and what was found, because its
+ * owner may not have published the proof yet. `failed` is kept for a name that cannot pass any
+ * more with its current instructions.
+ */
+export const checkStatus = (r: CheckResult): CheckStatus => (r.ok ? 'valid' : r.final ? 'failed' : 'pending')
 
 export interface DcvNetwork {
   resolver: string | null

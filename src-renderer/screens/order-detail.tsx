@@ -1,11 +1,22 @@
 import { useEffect, useState } from 'react'
-import type { DcvMethod, OrderView } from '../../src-preload/contract'
+import type { DcvMethod, NameValidationView, OrderView } from '../../src-preload/contract'
 import { decodeCsr, generateCsr, KEY_TYPES, type DecodedCsr, type KeyType } from '../lib/csr'
 import { certificateFacts, pfx, privateKeyPem, type CertificateFacts } from '../lib/export'
 import { download, statusLabel, usd, years } from '../lib/format'
 import { useStore } from '../store'
 import { Badge, CopyButton, ErrorBox } from '../ui'
 import { DeployTargets } from './deploy-targets'
+
+/**
+ * A name is "waiting" until its proof is found: a look that finds nothing (yet) is not a
+ * failure, since the owner may not have published the file or record. Only a name that cannot
+ * pass with its instructions shows "failed".
+ */
+const DCV_LABEL: Record<NameValidationView['status'], string> = {
+  pending: 'waiting',
+  valid: 'valid',
+  failed: 'failed'
+}
 
 /** The path an order walks (design page, "Order states"), for the timeline. */
 const STEPS = ['pending', 'validation_pending', 'processing', 'completed'] as const
@@ -238,13 +249,20 @@ function Validation({ order }: { order: OrderView }): React.JSX.Element | null {
         {ssl.validation.map((v) => (
           <div key={v.name} className="name-check" data-name={v.name}>
             <div className="name-head">
-              <span className="strong">{v.name}</span> <Badge status={`dcv-${v.status}`} />
+              <span className="strong">{v.name}</span> <Badge status={`dcv-${v.status}`} label={DCV_LABEL[v.status]} />
               <span className="muted small">
                 {v.method.toUpperCase()}
-                {v.checkedAt ? ` · checked ${v.checkedAt}` : ''}
+                {v.status === 'valid' && v.validatedAt ? ` · validated ${v.validatedAt} UTC` : ''}
               </span>
             </div>
-            {v.status !== 'valid' && v.detail ? <p className="warn small">{v.detail}</p> : null}
+            {v.status === 'pending' ? (
+              <p className="muted small" data-testid="dcv-last-check">
+                {v.checkedAt
+                  ? `Last checked ${v.checkedAt} UTC: ${v.detail ?? 'nothing found yet'}`
+                  : (v.detail ?? 'Not checked yet.')}
+              </p>
+            ) : null}
+            {v.status === 'failed' && v.detail ? <p className="warn small">{v.detail}</p> : null}
             {v.status !== 'valid' && (v.instructions.method === 'http' || v.instructions.method === 'https') ? (
               <dl className="facts compact">
                 <dt>URL</dt>
