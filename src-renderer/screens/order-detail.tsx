@@ -18,7 +18,7 @@ const DCV_LABEL: Record<NameValidationView['status'], string> = {
   failed: 'failed'
 }
 
-/** The path an order walks (design page, "Order states"), for the timeline. */
+/** The path an order walks (pending → validation_pending → processing → completed), for the timeline. */
 const STEPS = ['pending', 'validation_pending', 'processing', 'completed'] as const
 
 function Timeline({ order }: { order: OrderView }): React.JSX.Element {
@@ -376,7 +376,8 @@ function EmailApproval({ orderId }: { orderId: number }): React.JSX.Element {
 }
 
 function Certificate({ order }: { order: OrderView }): React.JSX.Element {
-  const detail = useStore((s) => s.certDetail)
+  // Only this order's certificate: the store may still hold nothing, never another order's.
+  const detail = useStore((s) => (s.certDetail?.orderId === order.id ? s.certDetail : null))
   const exportKey = useStore((s) => s.exportKey)
   const reissue = useStore((s) => s.reissue)
   const storeKey = useStore((s) => s.storeKey)
@@ -387,7 +388,11 @@ function Certificate({ order }: { order: OrderView }): React.JSX.Element {
   const cert = detail?.certificate ?? null
   useEffect(() => {
     if (!cert) return setFacts(null)
-    void certificateFacts(cert.certificatePem).then(setFacts)
+    let live = true
+    void certificateFacts(cert.certificatePem).then((f) => live && setFacts(f))
+    return () => {
+      live = false
+    }
   }, [cert])
   const file = order.domain.replace(/^\*\./, 'wildcard.')
   const run = (label: string, work: () => Promise<void>): void => {
@@ -680,15 +685,16 @@ export function OrderDetail({ id }: { id: number }): React.JSX.Element {
             ) : null}
           </dl>
         </section>
-        <Certificate order={order} />
+        {/* Keyed by order: a typed export password or an error never carries over to another order. */}
+        <Certificate key={order.id} order={order} />
       </div>
       {order.status === 'pending' || order.status === 'pending_configuration' ? (
-        <CsrStep key={order.id} order={order} />
+        <CsrStep key={`csr-${order.id}`} order={order} />
       ) : null}
       {order.status === 'validation_pending' || order.status === 'processing' || order.status === 'completed' ? (
-        <Validation order={order} />
+        <Validation key={`validation-${order.id}`} order={order} />
       ) : null}
-      {order.status !== 'cancelled' ? <DeployTargets order={order} /> : null}
+      {order.status !== 'cancelled' ? <DeployTargets key={`deploy-${order.id}`} order={order} /> : null}
     </div>
   )
 }

@@ -106,8 +106,12 @@ interface ListsSlice {
   exportList(name: ListName, progress: (done: number, total: number) => void): Promise<unknown[]>
 }
 
-// ---- the order being looked at
+// ---- the order being looked at. Everything shown of it is keyed by `orderId`: opening another
+// order drops it all at once, and an answer that arrives for an order no longer on screen is
+// dropped too, so one order's certificate, history or messages never show on another's page.
 interface OrderSlice {
+  /** The order the page is about, set before its data arrives. */
+  orderId: number | null
   order: OrderView | null
   orderError: string | null
   lastRefund: { refunded: number; newBalance: number } | null
@@ -120,7 +124,7 @@ interface OrderSlice {
   /** Submits the CSR and DCV choice; the API's message on failure, null on success. */
   configure(input: ConfigureInput): Promise<string | null>
   ssl: SslStatusView | null
-  certDetail: CertificateDetailView | null
+  certDetail: (CertificateDetailView & { orderId: number }) | null
   /** Live status; `recheck` runs the pending domain checks (and issues once all pass). */
   loadSsl(orderId: number): Promise<void>
   changeDcv(orderId: number, method: DcvMethod, approverEmail?: string): Promise<string | null>
@@ -227,9 +231,7 @@ const sessionSlice: Slice<SessionSlice> = (set, get) => ({
     set({
       resellerId: id,
       dashboard: null,
-      order: null,
-      ssl: null,
-      certDetail: null,
+      ...freshOrderState(null),
       quote: null,
       apiKeys: [],
       shownKey: null
@@ -367,143 +369,161 @@ const listsSlice: Slice<ListsSlice> = (set, get) => ({
   }
 })
 
-const orderSlice: Slice<OrderSlice> = (set, get) => ({
+/** The per-order state of a page about `orderId`, before anything of it has arrived. */
+const freshOrderState = (orderId: number | null): Partial<Store> => ({
+  orderId,
   order: null,
   orderError: null,
   lastRefund: null,
-  async loadOrder(id) {
-    if (get().order?.id !== id) set({ order: null, ssl: null, certDetail: null, lastRefund: null, outbox: [] })
-    try {
-      set({ order: await bridge.getOrder(rid(get), id), orderError: null })
-    } catch (err) {
-      set({ orderError: errorMessage(err) })
-    }
-  },
-  async cancelOrder(id) {
-    try {
-      const r = await bridge.cancelOrder(rid(get), id)
-      set({ order: r.order, lastRefund: { refunded: r.refunded, newBalance: r.newBalance } })
-      get().toast('ok', `Order ${r.order.orderNumber} cancelled`)
-      void get().refreshResellers()
-      void get().setListFilter('orders', get().orders.filter)
-    } catch (err) {
-      get().toast('error', errorMessage(err))
-    }
-  },
-  async payOrder(id) {
-    try {
-      const r = await bridge.payOrder(rid(get), id)
-      set({ order: r.order })
-      get().toast('ok', `Order ${r.order.orderNumber} paid from credit`)
-      void get().refreshResellers()
-    } catch (err) {
-      get().toast('error', errorMessage(err))
-    }
-  },
-  async storeKey(orderId, pkcs8Pem) {
-    try {
-      await bridge.storePrivateKey(rid(get), orderId, pkcs8Pem)
-      const o = get().order
-      if (o && o.id === orderId) set({ order: { ...o, hasStoredKey: true } })
-      return true
-    } catch (err) {
-      get().toast('error', errorMessage(err))
-      return false
-    }
-  },
-  async exportKey(orderId) {
-    try {
-      return await bridge.exportPrivateKey(rid(get), orderId)
-    } catch (err) {
-      get().toast('error', errorMessage(err))
-      return null
-    }
-  },
-  async configure(input) {
-    try {
-      const ssl = await bridge.configureOrder(rid(get), input)
-      set({ ssl, order: ssl.order })
-      return null
-    } catch (err) {
-      return errorMessage(err)
-    }
-  },
   ssl: null,
   certDetail: null,
-  async loadSsl(orderId) {
-    try {
-      const ssl = await bridge.sslStatus(rid(get), orderId)
-      set({ ssl, order: ssl.order })
-      if (ssl.certificate) void get().loadCertificate(orderId)
-    } catch (err) {
-      get().toast('error', errorMessage(err))
-    }
-  },
-  async changeDcv(orderId, method, approverEmail) {
-    try {
-      const ssl = await bridge.changeDcv(rid(get), orderId, method, approverEmail)
-      set({ ssl, order: ssl.order })
-      get().toast('ok', `Validation method changed to ${method}`)
-      return null
-    } catch (err) {
-      return errorMessage(err)
-    }
-  },
-  async resendValidation(orderId) {
-    try {
-      const ssl = await bridge.resendValidation(rid(get), orderId)
-      set({ ssl, order: ssl.order })
-      get().toast('ok', 'Approval email sent again')
-      void get().loadOutbox(orderId)
-    } catch (err) {
-      get().toast('error', errorMessage(err))
-    }
-  },
-  outbox: [],
-  async loadOutbox(orderId) {
-    try {
-      set({ outbox: await bridge.emailOutbox(rid(get), orderId) })
-    } catch (err) {
-      get().toast('error', errorMessage(err))
-    }
-  },
-  async approveEmail(orderId, code) {
-    try {
-      const ssl = await bridge.approveEmail(rid(get), orderId, code)
-      set({ ssl, order: ssl.order })
-      if (ssl.certificate) void get().loadCertificate(orderId)
-      return null
-    } catch (err) {
-      return errorMessage(err)
-    }
-  },
-  async reissue(input) {
-    try {
-      const ssl = await bridge.reissue(rid(get), input)
-      set({ ssl, order: ssl.order })
-      get().toast('ok', 'Reissue requested')
-      void get().loadCertificate(input.orderId)
-      return null
-    } catch (err) {
-      return errorMessage(err)
-    }
-  },
-  async loadCertificate(orderId) {
-    try {
-      set({ certDetail: await bridge.certificate(rid(get), orderId) })
-    } catch (err) {
-      get().toast('error', errorMessage(err))
-    }
-  },
-  async caRoot() {
-    try {
-      return (await bridge.caRootPem()).pem
-    } catch (err) {
-      get().toast('error', errorMessage(err))
-      return null
+  outbox: []
+})
+
+const orderSlice: Slice<OrderSlice> = (set, get) => {
+  /** True while `orderId` is the order on screen; answers for any other order are dropped. */
+  const current = (orderId: number): boolean => get().orderId === orderId
+  const setSsl = (ssl: SslStatusView): void => {
+    if (current(ssl.order.id)) set({ ssl, order: ssl.order })
+  }
+  return {
+    orderId: null,
+    order: null,
+    orderError: null,
+    lastRefund: null,
+    async loadOrder(id) {
+      if (!current(id)) set(freshOrderState(id))
+      try {
+        const order = await bridge.getOrder(rid(get), id)
+        if (current(id)) set({ order, orderError: null })
+      } catch (err) {
+        if (current(id)) set({ orderError: errorMessage(err) })
+      }
+    },
+    async cancelOrder(id) {
+      try {
+        const r = await bridge.cancelOrder(rid(get), id)
+        if (current(id)) set({ order: r.order, lastRefund: { refunded: r.refunded, newBalance: r.newBalance } })
+        get().toast('ok', `Order ${r.order.orderNumber} cancelled`)
+        void get().refreshResellers()
+        void get().setListFilter('orders', get().orders.filter)
+      } catch (err) {
+        get().toast('error', errorMessage(err))
+      }
+    },
+    async payOrder(id) {
+      try {
+        const r = await bridge.payOrder(rid(get), id)
+        if (current(id)) set({ order: r.order })
+        get().toast('ok', `Order ${r.order.orderNumber} paid from credit`)
+        void get().refreshResellers()
+      } catch (err) {
+        get().toast('error', errorMessage(err))
+      }
+    },
+    async storeKey(orderId, pkcs8Pem) {
+      try {
+        await bridge.storePrivateKey(rid(get), orderId, pkcs8Pem)
+        const o = get().order
+        if (o && o.id === orderId) set({ order: { ...o, hasStoredKey: true } })
+        return true
+      } catch (err) {
+        get().toast('error', errorMessage(err))
+        return false
+      }
+    },
+    async exportKey(orderId) {
+      try {
+        return await bridge.exportPrivateKey(rid(get), orderId)
+      } catch (err) {
+        get().toast('error', errorMessage(err))
+        return null
+      }
+    },
+    async configure(input) {
+      try {
+        setSsl(await bridge.configureOrder(rid(get), input))
+        return null
+      } catch (err) {
+        return errorMessage(err)
+      }
+    },
+    ssl: null,
+    certDetail: null,
+    async loadSsl(orderId) {
+      try {
+        const ssl = await bridge.sslStatus(rid(get), orderId)
+        setSsl(ssl)
+        if (ssl.certificate) void get().loadCertificate(orderId)
+      } catch (err) {
+        get().toast('error', errorMessage(err))
+      }
+    },
+    async changeDcv(orderId, method, approverEmail) {
+      try {
+        setSsl(await bridge.changeDcv(rid(get), orderId, method, approverEmail))
+        get().toast('ok', `Validation method changed to ${method}`)
+        return null
+      } catch (err) {
+        return errorMessage(err)
+      }
+    },
+    async resendValidation(orderId) {
+      try {
+        setSsl(await bridge.resendValidation(rid(get), orderId))
+        get().toast('ok', 'Approval email sent again')
+        void get().loadOutbox(orderId)
+      } catch (err) {
+        get().toast('error', errorMessage(err))
+      }
+    },
+    outbox: [],
+    async loadOutbox(orderId) {
+      try {
+        const outbox = await bridge.emailOutbox(rid(get), orderId)
+        if (current(orderId)) set({ outbox })
+      } catch (err) {
+        get().toast('error', errorMessage(err))
+      }
+    },
+    async approveEmail(orderId, code) {
+      try {
+        const ssl = await bridge.approveEmail(rid(get), orderId, code)
+        setSsl(ssl)
+        if (ssl.certificate) void get().loadCertificate(orderId)
+        return null
+      } catch (err) {
+        return errorMessage(err)
+      }
+    },
+    async reissue(input) {
+      try {
+        setSsl(await bridge.reissue(rid(get), input))
+        get().toast('ok', 'Reissue requested')
+        void get().loadCertificate(input.orderId)
+        return null
+      } catch (err) {
+        return errorMessage(err)
+      }
+    },
+    async loadCertificate(orderId) {
+      try {
+        const detail = await bridge.certificate(rid(get), orderId)
+        if (current(orderId)) set({ certDetail: { ...detail, orderId } })
+      } catch (err) {
+        get().toast('error', errorMessage(err))
+      }
+    },
+    async caRoot() {
+      try {
+        return (await bridge.caRootPem()).pem
+      } catch (err) {
+        get().toast('error', errorMessage(err))
+        return null
+      }
     }
   }
-})
+}
 
 const emptyDraft: Draft = {
   productId: null,
@@ -557,11 +577,13 @@ const draftSlice: Slice<DraftSlice> = (set, get) => ({
         },
         d.payment
       )
-      // Only a placed order clears the form; on an error everything typed stays.
+      // Only a placed order clears the form; on an error everything typed stays. The new order's
+      // page starts empty: nothing of the order looked at before carries over.
       set({
         submitting: false,
         draft: { ...emptyDraft, productId: d.productId, period: d.period },
         quote: null,
+        ...freshOrderState(r.order.id),
         order: r.order
       })
       get().toast('ok', `Order ${r.order.orderNumber} placed`)
