@@ -17,6 +17,9 @@ test('an out-of-range port and a sender that is not an email are refused next to
   await sender.fill('not an email')
   await page.getByRole('button', { name: 'Save' }).click()
 
+  // Refused, not saved: a message appears, never "Settings saved".
+  await expect(page.getByRole('alert').or(page.locator('.toast-ok')).first()).toBeVisible()
+  expect(await page.locator('.toast-ok').allTextContents()).toEqual([])
   await expect(page.getByTestId('problem-dcvHttpPort')).toHaveText(
     'could not save setting dcv.http_port: must be a port number from 1 to 65535, not "99999"'
   )

@@ -32,6 +32,8 @@ test('names wait after the CSR is submitted, with the last check time and what w
   // The page looks at once; nothing is published yet, so each name waits and says what it saw.
   for (const name of ['waiting.example.test', 'www.waiting.example.test']) {
     const box = page.locator(`.name-check[data-name="${name}"]`)
+    await expect(box).toContainText('HTTP 404')
+    await expect(box.locator('.badge-dcv-failed')).toHaveCount(0)
     await expect(box.getByTestId('dcv-last-check')).toHaveText(
       /^Last checked \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC: could not fetch http:\/\/\S+: HTTP 404$/
     )
