@@ -240,6 +240,13 @@ export interface NameValidationView {
     | { method: 'email'; approverEmail: string; sentAt: string | null }
 }
 
+/** A CSR generated here with the order's kept key, waiting to be submitted. */
+export interface CsrDraftView {
+  csrPem: string
+  /** When it was generated, UTC `YYYY-MM-DD HH:MM:SS`. */
+  createdAt: string
+}
+
 export interface CertificateView {
   id: number
   serial: string
@@ -400,6 +407,16 @@ export interface AppApi {
    */
   storePrivateKey(resellerId: number, orderId: number, pkcs8Pem: string): Promise<{ stored: true }>
   /**
+   * Keeps a key and the CSR generated with it in the UI for an order waiting for its CSR, until
+   * it is submitted or discarded: the key encrypted like `storePrivateKey`, the CSR beside it.
+   * Refused unless the CSR was signed by that key.
+   */
+  keepCsrDraft(resellerId: number, orderId: number, draft: { pkcs8Pem: string; csrPem: string }): Promise<CsrDraftView>
+  /** The kept, unsubmitted CSR of an order waiting for one; null when there is none. */
+  csrDraft(resellerId: number, orderId: number): Promise<CsrDraftView | null>
+  /** Forgets the kept key and CSR of an order that has not taken a CSR. */
+  discardCsrDraft(resellerId: number, orderId: number): Promise<{ discarded: true }>
+  /**
    * The stored key, for the desktop user's own export, and whether it belongs to the order's
    * current certificate (null before one exists): after a reissue from another CSR it does not.
    */
@@ -470,6 +487,9 @@ export const APP_METHODS = {
   cancelOrder: true,
   payOrder: true,
   storePrivateKey: true,
+  keepCsrDraft: true,
+  csrDraft: true,
+  discardCsrDraft: true,
   exportPrivateKey: true,
   configureOrder: true,
   sslStatus: true,

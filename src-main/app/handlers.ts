@@ -377,6 +377,18 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
       vault.store(reseller(resellerId).id, id(orderId, 'order id'), pem)
       return { stored: true as const }
     },
+    keepCsrDraft: (resellerId, orderId, draft) =>
+      vault.keepDraft(
+        reseller(resellerId).id,
+        id(orderId, 'order id'),
+        String(draft?.pkcs8Pem ?? ''),
+        String(draft?.csrPem ?? '')
+      ),
+    csrDraft: (resellerId, orderId) => vault.draft(reseller(resellerId).id, id(orderId, 'order id')),
+    discardCsrDraft: (resellerId, orderId) => {
+      vault.discard(reseller(resellerId).id, id(orderId, 'order id'))
+      return { discarded: true as const }
+    },
     exportPrivateKey: (resellerId, orderId) => {
       const r = reseller(resellerId).id
       const oid = id(orderId, 'order id')

@@ -37,12 +37,19 @@ function Timeline({ order }: { order: OrderView }): React.JSX.Element {
 }
 
 function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
-  const storeKey = useStore((s) => s.storeKey)
   const configure = useStore((s) => s.configure)
+  const loadDraft = useStore((s) => s.loadCsrDraft)
+  const keepDraft = useStore((s) => s.keepCsrDraft)
+  const discardDraft = useStore((s) => s.discardCsrDraft)
+  // A CSR generated here lives in the main process with its key until submitted or discarded,
+  // so leaving the page or reloading brings it back; a pasted one is only typed text.
+  const draft = useStore((s) => (s.csrDraft?.orderId === order.id ? s.csrDraft : null))
   const [mode, setMode] = useState<'generate' | 'paste'>('generate')
   const [keyType, setKeyType] = useState<KeyType>('ECDSA-P256')
   const [names, setNames] = useState(order.domain)
-  const [csr, setCsr] = useState('')
+  const [pasted, setPasted] = useState('')
+  const [discarding, setDiscarding] = useState(false)
+  const csr = draft?.csrPem ?? pasted
   const [decoded, setDecoded] = useState<DecodedCsr | null>(null)
   const [decodeError, setDecodeError] = useState<string | null>(null)
   const [busy, setBusy] = useState<string | null>(null)
@@ -50,6 +57,10 @@ function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
   const [dcv, setDcv] = useState<DcvMethod>('http')
   const [approver, setApprover] = useState(`admin@${order.domain.replace(/^\*\./, '')}`)
   const [error, setError] = useState<string | null>(null)
+
+  useEffect(() => {
+    void loadDraft(order.id)
+  }, [order.id, loadDraft])
 
   // Decoded and checked as you type (or as soon as one is generated).
   useEffect(() => {
@@ -76,8 +87,10 @@ function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
     const tick = setInterval(() => setElapsed(Math.round((performance.now() - started) / 1000)), 250)
     try {
       const g = await generateCsr(keyType, list)
-      // Kept (encrypted) in the main process before anything else, so it is never lost.
-      if (await storeKey(order.id, g.privateKeyPem)) setCsr(g.csrPem)
+      // Key and CSR are kept together (the key encrypted) before the CSR is shown: a CSR whose
+      // key could be lost is never offered for submission.
+      const refused = await keepDraft(order.id, g.privateKeyPem, g.csrPem)
+      if (refused) setError(refused)
     } catch (e) {
       setError((e as Error).message)
     } finally {
@@ -128,11 +141,45 @@ function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
               <span className="spinner" /> {busy} {elapsed > 0 ? `${elapsed} s` : ''}
             </div>
           ) : null}
-          {order.hasStoredKey ? (
+        </div>
+      ) : null}
+      {order.hasStoredKey ? (
+        <div className="kept-key" data-testid="kept-key">
+          {draft ? (
             <p className="ok-text">
-              The private key is kept on this machine, encrypted with a key from the OS keychain.
+              The private key is kept on this machine, encrypted with a key from the OS keychain, together with the CSR
+              generated {draft.createdAt} UTC, until you submit or discard them.
             </p>
-          ) : null}
+          ) : (
+            <p className="muted">
+              A private key from an earlier attempt is kept for this order, without its CSR. Generating a new key and CSR
+              replaces it.
+            </p>
+          )}
+          {discarding ? (
+            <div className="confirm" role="dialog" aria-label="Discard the generated key">
+              <p>Discard the kept private key{draft ? ' and its CSR' : ''}? It cannot be recovered.</p>
+              <button
+                type="button"
+                className="btn danger"
+                onClick={() => void discardDraft(order.id).then(() => setDiscarding(false))}
+              >
+                Yes, discard
+              </button>
+              <button type="button" className="btn" onClick={() => setDiscarding(false)}>
+                Keep them
+              </button>
+            </div>
+          ) : (
+            <button
+              type="button"
+              className="btn small danger"
+              disabled={busy !== null}
+              onClick={() => setDiscarding(true)}
+            >
+              Discard
+            </button>
+          )}
         </div>
       ) : null}
       <label className="block">
@@ -141,10 +188,14 @@ function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
           aria-label="CSR"
           rows={mode === 'paste' ? 8 : 4}
           value={csr}
-          onChange={(e) => setCsr(e.target.value)}
+          readOnly={draft !== null}
+          onChange={(e) => setPasted(e.target.value)}
           className="mono"
         />
       </label>
+      {draft && mode === 'paste' ? (
+        <p className="muted small">Discard the key and CSR generated here to paste another CSR.</p>
+      ) : null}
       {decoded ? (
         <dl className="facts" data-testid="csr-decoded">
           <dt>Common name</dt>

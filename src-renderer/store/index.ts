@@ -11,6 +11,7 @@ import type {
   DeployTargetInput,
   DeployTargetView,
   CertificateDetailView,
+  CsrDraftView,
   OutboxMessageView,
   ConfigureInput,
   DcvMethod,
@@ -120,6 +121,13 @@ interface OrderSlice {
   payOrder(id: number): Promise<void>
   /** Keeps a key generated here in the main process's vault; true once stored. */
   storeKey(orderId: number, pkcs8Pem: string): Promise<boolean>
+  /** The CSR generated here and kept with its key until it is submitted or discarded. */
+  csrDraft: (CsrDraftView & { orderId: number }) | null
+  loadCsrDraft(orderId: number): Promise<void>
+  /** Keeps a generated key and its CSR together; the API's message on failure, null once kept. */
+  keepCsrDraft(orderId: number, pkcs8Pem: string, csrPem: string): Promise<string | null>
+  /** Forgets the kept key and CSR of an order that has not taken a CSR; true once done. */
+  discardCsrDraft(orderId: number): Promise<boolean>
   exportKey(orderId: number): Promise<{ pkcs8Pem: string; matchesCertificate: boolean | null } | null>
   /** Submits the CSR and DCV choice; the API's message on failure, null on success. */
   configure(input: ConfigureInput): Promise<string | null>
@@ -377,7 +385,8 @@ const freshOrderState = (orderId: number | null): Partial<Store> => ({
   lastRefund: null,
   ssl: null,
   certDetail: null,
-  outbox: []
+  outbox: [],
+  csrDraft: null
 })
 
 const orderSlice: Slice<OrderSlice> = (set, get) => {
@@ -426,6 +435,37 @@ const orderSlice: Slice<OrderSlice> = (set, get) => {
         await bridge.storePrivateKey(rid(get), orderId, pkcs8Pem)
         const o = get().order
         if (o && o.id === orderId) set({ order: { ...o, hasStoredKey: true } })
+        return true
+      } catch (err) {
+        get().toast('error', errorMessage(err))
+        return false
+      }
+    },
+    csrDraft: null,
+    async loadCsrDraft(orderId) {
+      try {
+        const draft = await bridge.csrDraft(rid(get), orderId)
+        if (current(orderId)) set({ csrDraft: draft && { ...draft, orderId } })
+      } catch (err) {
+        get().toast('error', errorMessage(err))
+      }
+    },
+    async keepCsrDraft(orderId, pkcs8Pem, csrPem) {
+      try {
+        const draft = await bridge.keepCsrDraft(rid(get), orderId, { pkcs8Pem, csrPem })
+        const o = get().order
+        if (current(orderId) && o) set({ csrDraft: { ...draft, orderId }, order: { ...o, hasStoredKey: true } })
+        return null
+      } catch (err) {
+        return errorMessage(err)
+      }
+    },
+    async discardCsrDraft(orderId) {
+      try {
+        await bridge.discardCsrDraft(rid(get), orderId)
+        const o = get().order
+        if (current(orderId) && o) set({ csrDraft: null, order: { ...o, hasStoredKey: false } })
+        get().toast('ok', 'The generated key and CSR were discarded')
         return true
       } catch (err) {
         get().toast('error', errorMessage(err))
