@@ -182,7 +182,8 @@ interface DeploySlice {
   deployTargets: DeployTargetView[]
   deployRuns: DeployRunView[]
   deployError: string | null
-  deploying: boolean
+  /** Orders with a "Deploy now" on its way (the answer comes once every run has its outcome). */
+  deploying: number[]
   loadDeploys(orderId: number): Promise<void>
   /** Adds a target; the created target (with its one-time secret) on success, the API's message on failure. */
   addDeployTarget(orderId: number, input: DeployTargetInput): Promise<CreatedDeployTargetView | string>
@@ -688,9 +689,10 @@ const deploySlice: Slice<DeploySlice> = (set, get) => ({
   deployTargets: [],
   deployRuns: [],
   deployError: null,
-  deploying: false,
+  deploying: [],
   async loadDeploys(orderId) {
-    if (get().deployOrderId !== orderId) set({ deployOrderId: orderId, deployTargets: [], deployRuns: [] })
+    if (get().deployOrderId !== orderId)
+      set({ deployOrderId: orderId, deployTargets: [], deployRuns: [], deployError: null })
     try {
       const r = rid(get)
       const [targets, runs] = await Promise.all([
@@ -699,7 +701,7 @@ const deploySlice: Slice<DeploySlice> = (set, get) => ({
       ])
       if (get().deployOrderId === orderId) set({ deployTargets: targets, deployRuns: runs.items, deployError: null })
     } catch (err) {
-      set({ deployError: errorMessage(err) })
+      if (get().deployOrderId === orderId) set({ deployError: errorMessage(err) })
     }
   },
   async addDeployTarget(orderId, input) {
@@ -718,11 +720,11 @@ const deploySlice: Slice<DeploySlice> = (set, get) => ({
       get().toast('ok', 'Deploy target removed')
       await get().loadDeploys(orderId)
     } catch (err) {
-      set({ deployError: errorMessage(err) })
+      if (get().deployOrderId === orderId) set({ deployError: errorMessage(err) })
     }
   },
   async deployNow(orderId) {
-    set({ deploying: true, deployError: null })
+    set({ deploying: [...get().deploying, orderId], deployError: null })
     try {
       const runs = await bridge.deployNow(rid(get), orderId)
       const failed = runs.filter((r) => r.status === 'failed').length
@@ -731,10 +733,11 @@ const deploySlice: Slice<DeploySlice> = (set, get) => ({
         failed ? `${failed} of ${runs.length} deploys failed` : `Deployed to ${runs.length} target(s)`
       )
     } catch (err) {
-      set({ deployError: errorMessage(err) })
+      if (get().deployOrderId === orderId) set({ deployError: errorMessage(err) })
     } finally {
-      set({ deploying: false })
-      await get().loadDeploys(orderId)
+      set({ deploying: get().deploying.filter((id) => id !== orderId) })
+      // Only the page still showing this order reloads; another order's page keeps its own runs.
+      if (get().deployOrderId === orderId) await get().loadDeploys(orderId)
     }
   }
 })
