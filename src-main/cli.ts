@@ -197,7 +197,7 @@ function admin(service: Service, words: string[], v: Values): void {
       return print({ success: true, api_keys: service.resellers.apiKeys(int(v, 'reseller')).map(keyOut) })
     case 'apikey revoke':
       return print({ success: true, api_key: keyOut(service.resellers.revokeApiKey(int(v, 'key-id'))) })
-    // The external ACME CA TLS orders are issued from (issue 5). The HMAC key is read from a
+    // The external ACME CA TLS orders are issued from (RFC 8555). The HMAC key is read from a
     // file, never from the command line (shell history, process list), and goes to the keychain.
     case 'acme-issuer set': {
       const hmacFile = v['eab-hmac-file']
@@ -340,7 +340,7 @@ async function serve(dataDir: string, v: Values): Promise<number> {
     process.on('SIGTERM', stop)
   })
   const listening = await listen(app, host, port)
-  // The embedded ACME server of ACME subscription products: its own HTTPS port (issue 5).
+  // The embedded ACME server of ACME subscription products: its own HTTPS port.
   const acmePort = v['acme-port'] === undefined ? (port === 0 ? 0 : DEFAULT_ACME_PORT) : Number(v['acme-port'])
   if (!Number.isInteger(acmePort) || acmePort < 0 || acmePort > 65535) throw new UsageError('--acme-port must be 0-65535')
   // Without its ACME server (port taken, keychain locked) the reseller API still serves.

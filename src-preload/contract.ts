@@ -1,7 +1,7 @@
 /**
  * The typed contract between the UI and the main process. One interface, `AppApi`; the IPC
  * handler table (src-main/app), the preload object and the browser-mode RPC client are all
- * derived from it, so the three cannot drift (style page, "One contract, derived").
+ * derived from it, so the three cannot drift.
  *
  * Every value here crosses a process boundary as structured-clone or JSON data: plain
  * objects, numbers and strings only. Money is integer cents, dates are UTC text as in the core.

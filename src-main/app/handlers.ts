@@ -7,7 +7,7 @@
 import type { PricedProduct } from '../core/catalogue'
 import { invalid, notFound, ServiceError } from '../core/errors'
 import { STATUS_OF } from '../http/errors'
-// Pages as the reseller API pages them (design page: default 50, at most 100).
+// Pages as the reseller API pages them (reseller API v3.0 "Limits": default 50, at most 100).
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/paging'
 import type { Invoice } from '../core/invoices'
 import type { CreditTransaction, Page } from '../core/ledger'

@@ -1,6 +1,5 @@
 /**
- * Domain control validation that really checks (design page, "Certificates"), in the shape
- * resellers know from the large CAs:
+ * Domain control validation that really checks, in the shape resellers know from the large CAs:
  *  - http/https (BR §3.2.2.4.18): a file `/.well-known/pki-validation/<MD5>.txt` on the
  *    domain holding the CSR's SHA-256, the CA marker and a unique value, one per line;
  *  - dns (BR §3.2.2.4.7): a CNAME (or TXT) at `_<md5>.<domain>` whose value carries the SHA-256;

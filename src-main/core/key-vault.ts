@@ -1,9 +1,9 @@
 /**
- * Private keys generated in the desktop UI, kept per order on this machine (design page: "Keys
- * generated in the renderer stay on the machine, encrypted, and are exported only by the
- * desktop user"). AES-256-GCM under a random wrapping key that lives only in the OS keychain;
- * the order id is bound in as additional data, so a row copied to another order fails to open.
- * Nothing here is reachable from the reseller HTTP API.
+ * Private keys generated in the desktop UI, kept per order on this machine: they stay on the
+ * machine, encrypted, and only the desktop user exports them. AES-256-GCM under a random
+ * wrapping key that lives only in the OS keychain; the order id is bound in as additional data,
+ * so a row copied to another order fails to open. Beside a key: the CSR generated with it, until
+ * the order takes a CSR. Nothing here is reachable from the reseller HTTP API.
  */
 import { createCipheriv, createDecipheriv, createPublicKey, randomBytes, X509Certificate, type KeyObject } from 'node:crypto'
 import type { CoreContext } from './context'

@@ -73,7 +73,8 @@ export const mailboxRule: SettingRule = (v) => {
 }
 
 /** An on/off switch, written `true` or `false`. */
-export const flagRule: SettingRule = (v) => (v === 'true' || v === 'false' ? null : `must be true or false, not ${quote(v)}`)
+export const flagRule: SettingRule = (v) =>
+  v === 'true' || v === 'false' ? null : `must be true or false, not ${quote(v)}`
 
 /** The settings a person may change, each with its rule. */
 export const SETTING_RULES: Record<string, SettingRule> = {

@@ -152,8 +152,8 @@ function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
             </p>
           ) : (
             <p className="muted">
-              A private key from an earlier attempt is kept for this order, without its CSR. Generating a new key and CSR
-              replaces it.
+              A private key from an earlier attempt is kept for this order, without its CSR. Generating a new key and
+              CSR replaces it.
             </p>
           )}
           {discarding ? (
