@@ -37,7 +37,8 @@ export const smtpUrlRule: SettingRule = (v) => {
   try {
     u = new URL(v)
   } catch {
-    return `must be a URL such as smtp://127.0.0.1:25, not ${quote(v)}`
+    // Not echoed: a mistyped URL may still hold a password.
+    return 'must be a URL such as smtp://127.0.0.1:25'
   }
   if (u.protocol !== 'smtp:' && u.protocol !== 'smtps:') return 'must start with smtp:// or smtps://'
   if (!u.hostname) return 'must name the relay host, such as smtp://127.0.0.1:25'

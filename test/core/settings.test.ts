@@ -79,8 +79,11 @@ describe('settings a person types', () => {
     expect(refusal({ [DCV_SETTINGS.smtpUrl]: 'http://mail.example.com' })).toMatch(/must start with smtp:\/\/ or smtps:\/\//)
     expect(refusal({ [DCV_SETTINGS.smtpUrl]: 'smtp://mail.example.com:25/x?y' })).toMatch(/without a path/)
     expect(refusal({ [DCV_SETTINGS.smtpUrl]: 'smtps://mail.example.com:465' })).toBeNull()
-    // A refused password never comes back in the message.
+    // A refused password never comes back in the message, even in a URL that does not parse.
     expect(refusal({ [DCV_SETTINGS.smtpUrl]: 'smtp://user:hunter2@mail.example.com' })).not.toContain('hunter2')
+    expect(refusal({ [DCV_SETTINGS.smtpUrl]: 'smtp://user:hunter2@mail example.com' })).toBe(
+      'could not save setting smtp.url: must be a URL such as smtp://127.0.0.1:25'
+    )
   })
 
   it('saves all values or none, names every refused one, and treats empty as the default', () => {
