@@ -13,8 +13,8 @@ import { buildServer, listen } from './http/server'
 import { DEFAULT_ACME_PORT, startAcmeServer } from './acme/server'
 import { browserUiOptions } from './app/browser-mode'
 import { startSchedulerLoop } from './core/scheduler'
-import { SETTING_KEYS, validateSetting } from './core/dcv'
 import { shellQuote } from './core/shell-quote'
+import { EDITABLE_SETTINGS } from './core/settings'
 import { fixedClock, isValidDate } from './core/time'
 import { readFileSync, writeFileSync } from 'node:fs'
 
@@ -204,7 +204,7 @@ function admin(service: Service, words: string[], v: Values): void {
       return print({ success: true, api_keys: service.resellers.apiKeys(int(v, 'reseller')).map(keyOut) })
     case 'apikey revoke':
       return print({ success: true, api_key: keyOut(service.resellers.revokeApiKey(int(v, 'key-id'))) })
-    // The external ACME CA TLS orders are issued from (issue 5). The HMAC key is read from a
+    // The external ACME CA TLS orders are issued from (RFC 8555). The HMAC key is read from a
     // file, never from the command line (shell history, process list), and goes to the keychain.
     case 'acme-issuer set': {
       const hmacFile = v['eab-hmac-file']
@@ -262,16 +262,15 @@ async function certificateAdmin(dataDir: string, words: string[], v: Values): Pr
   try {
     switch (key) {
       case 'settings get': {
-        const keys = rest[0] ? [rest[0]] : SETTING_KEYS
+        const keys = rest[0] ? [rest[0]] : EDITABLE_SETTINGS
         print({ success: true, settings: Object.fromEntries(keys.map((k) => [k, service.settings.get(k)])) })
         return 0
       }
       case 'settings set': {
         const [k, value] = rest
         if (!k || value === undefined) throw new UsageError('settings set needs KEY VALUE')
-        const problem = validateSetting(k, value)
-        if (problem) throw new UsageError(problem)
-        service.settings.set(k, value)
+        // The core refuses a value its rule refuses (exit 1, the reason on stderr) and keeps the old one.
+        service.settings.update({ [k]: value })
         print({ success: true, settings: { [k]: value } })
         return 0
       }
@@ -354,7 +353,7 @@ async function serve(dataDir: string, v: Values): Promise<number> {
     process.on('SIGTERM', stop)
   })
   const listening = await listen(app, host, port)
-  // The embedded ACME server of ACME subscription products: its own HTTPS port (issue 5).
+  // The embedded ACME server of ACME subscription products: its own HTTPS port.
   const acmePort = v['acme-port'] === undefined ? (port === 0 ? 0 : DEFAULT_ACME_PORT) : Number(v['acme-port'])
   if (!Number.isInteger(acmePort) || acmePort < 0 || acmePort > 65535) throw new UsageError('--acme-port must be 0-65535')
   // Without its ACME server (port taken, keychain locked) the reseller API still serves.
