@@ -1,0 +1,199 @@
+/**
+ * The certificate lifecycle of an order (reseller API v3.0, "Certificate lifecycle rule"):
+ * configure with a CSR → `validation_pending` → every name validated → `processing` → issued →
+ * `completed`; reissue; the certificate and download records. The scheduler (scheduler.ts)
+ * drives the automatic reissues through `autoReissue`.
+ *
+ * `Certificates` is the one object callers hold; each step is a module of this folder:
+ * `csr-policy.ts` (what a CSR may ask), `requests.ts` (configure, change-dcv, reissue),
+ * `validation.ts` (the DCV checks), `email-approval.ts` (approvers, codes, the outbox),
+ * `issuance.ts` (signing and storing, one at a time per order), `records.ts` (rows and reads).
+ */
+import type { ExternalValidation } from '../acme-issuer'
+import type { Catalogue } from '../catalogue'
+import type { CoreContext } from '../context'
+import { decodeCsr, type DecodedCsr } from '../csr'
+import type { DcvMethod } from '../dcv'
+import { notFound } from '../errors'
+import type { Issuer } from '../issuer'
+import type { Order, Orders } from '../orders'
+import type { Settings } from '../settings'
+import { daysBetween, parseDate } from '../time'
+import { chooseApprover, outbox, recordApproval, resendValidation, type OutboxMessage } from './email-approval'
+import { advance, autoReissue } from './issuance'
+import {
+  certificateHistory,
+  latestCertificate,
+  sslStatus,
+  type CertificateStatus,
+  type SslStatus,
+  type StoredCertificate
+} from './records'
+import { changeDcv, configure, reissue, type ConfigureInput, type ReissueInput } from './requests'
+import { OrderLock, type CertificatesScope, type KeyKeeper } from './scope'
+
+export { approverAddress, defaultApprover, type OutboxMessage } from './email-approval'
+export type {
+  CertificateHandover,
+  CertificateStatus,
+  IssueReason,
+  NameValidation,
+  SslStatus,
+  StoredCertificate
+} from './records'
+export type { ConfigureInput, ReissueInput } from './requests'
+export type { KeyKeeper } from './scope'
+
+/** The hooks start-up sets after construction (service.ts); the modules read them through the scope. */
+type Hooks = { -readonly [K in 'keys' | 'onStored']: CertificatesScope[K] }
+
+export class Certificates {
+  private readonly scope: Omit<CertificatesScope, keyof Hooks> & Hooks
+
+  constructor(
+    ctx: CoreContext,
+    orders: Orders,
+    catalogue: Catalogue,
+    settings: Settings,
+    readonly issuer: Issuer,
+    /** An external CA that validates names itself (the ACME issuer); null for the local CA. */
+    external: ExternalValidation | null = null
+  ) {
+    this.scope = {
+      ctx,
+      orders,
+      catalogue,
+      settings,
+      issuer,
+      external,
+      lock: new OrderLock(),
+      keys: null,
+      onStored: null
+    }
+  }
+
+  /** Called after a certificate is committed (deploys and their event); never undoes it. */
+  get onStored(): Hooks['onStored'] {
+    return this.scope.onStored
+  }
+
+  set onStored(hook: Hooks['onStored']) {
+    this.scope.onStored = hook
+  }
+
+  /** Where keys generated in the app are kept; set once at start-up (service.ts). */
+  get keys(): KeyKeeper | null {
+    return this.scope.keys
+  }
+
+  set keys(keeper: KeyKeeper | null) {
+    this.scope.keys = keeper
+  }
+
+  decode(pem: string): Promise<DecodedCsr> {
+    return decodeCsr(pem)
+  }
+
+  /** POST /ssl/configure. */
+  async configure(resellerId: number, input: ConfigureInput): Promise<SslStatus> {
+    await configure(this.scope, resellerId, input)
+    return sslStatus(this.scope, resellerId, input.orderId)
+  }
+
+  /** GET /ssl/{id}: runs the pending checks, issues the moment every name passed. */
+  async status(resellerId: number, orderId: number): Promise<SslStatus> {
+    const order = this.scope.orders.get(resellerId, orderId)
+    if (order.status === 'validation_pending' || order.status === 'processing') await this.advance(order.id)
+    return sslStatus(this.scope, resellerId, orderId)
+  }
+
+  /** POST /ssl/change-dcv: a new method (and approver) for every name not yet validated. */
+  async changeDcv(resellerId: number, orderId: number, method: DcvMethod, approverEmail?: string): Promise<SslStatus> {
+    await changeDcv(this.scope, resellerId, orderId, method, approverEmail)
+    return sslStatus(this.scope, resellerId, orderId)
+  }
+
+  /** POST /ssl/resend-validation: a fresh approval message (new codes); email method only. */
+  async resendValidation(resellerId: number, orderId: number): Promise<SslStatus> {
+    await resendValidation(this.scope, resellerId, orderId)
+    return sslStatus(this.scope, resellerId, orderId)
+  }
+
+  /** Records an email approval (email-approval.ts) and issues when it was the last name waiting. */
+  async approveEmail(resellerId: number, orderId: number, code: string, name?: string): Promise<SslStatus> {
+    recordApproval(this.scope, resellerId, orderId, code, name)
+    await this.advance(orderId)
+    return sslStatus(this.scope, resellerId, orderId)
+  }
+
+  /** Another approver for one name waiting for email approval (the desktop app's per-name choice). */
+  async chooseApprover(resellerId: number, orderId: number, name: string, approverEmail: string): Promise<SslStatus> {
+    await chooseApprover(this.scope, resellerId, orderId, name, approverEmail)
+    return sslStatus(this.scope, resellerId, orderId)
+  }
+
+  /**
+   * POST /ssl/reissue: needs an active certificate; new validation only when names or method
+   * change. At most a few per order and hour or day (reissue-limits.ts), else 429.
+   */
+  async reissue(resellerId: number, input: ReissueInput): Promise<SslStatus> {
+    await reissue(this.scope, resellerId, input)
+    return sslStatus(this.scope, resellerId, input.orderId)
+  }
+
+  /** GET /certificate/{id}. */
+  certificate(resellerId: number, orderId: number): CertificateStatus {
+    const order = this.scope.orders.get(resellerId, orderId)
+    const cert = this.latestCertificate(order.id)
+    const now = this.scope.ctx.clock()
+    if (!cert) return { order, certificate: null, daysRemaining: null, isExpired: false }
+    const till = parseDate(cert.validTill)
+    return {
+      order,
+      certificate: cert,
+      daysRemaining: Math.max(0, daysBetween(now, till)),
+      isExpired: till.getTime() <= now.getTime()
+    }
+  }
+
+  /** GET /certificate/{id}/download: 404 until a certificate exists. */
+  download(resellerId: number, orderId: number): { order: Order; certificate: StoredCertificate } {
+    const order = this.scope.orders.get(resellerId, orderId)
+    const cert = this.latestCertificate(order.id)
+    if (!cert)
+      throw notFound(
+        `certificate for order ${order.orderNumber} not found: none has been issued yet (status ${order.status})`
+      )
+    return { order, certificate: cert }
+  }
+
+  /** Every certificate of an order, newest first (history for the UI and the scheduler walk). */
+  history(resellerId: number, orderId: number): StoredCertificate[] {
+    const order = this.scope.orders.get(resellerId, orderId)
+    return certificateHistory(this.scope.ctx.db, order.id)
+  }
+
+  /** Validation messages kept when no SMTP server is set (and copies of those sent). */
+  outbox(orderId?: number): OutboxMessage[] {
+    return outbox(this.scope.ctx.db, orderId)
+  }
+
+  // ---- used by the scheduler -------------------------------------------------------------
+
+  /**
+   * Runs the checks of a validation_pending (or stuck processing) order and issues when all
+   * passed. Returns the certificate when one was issued.
+   */
+  advance(orderId: number): Promise<StoredCertificate | null> {
+    return advance(this.scope, orderId)
+  }
+
+  /** The automatic reissue of a due order (issuance.ts); returns what happened. */
+  autoReissue(orderId: number): Promise<{ issued: StoredCertificate | null; validationNeeded: string | null }> {
+    return autoReissue(this.scope, orderId)
+  }
+
+  latestCertificate(orderId: number): StoredCertificate | null {
+    return latestCertificate(this.scope.ctx.db, orderId)
+  }
+}

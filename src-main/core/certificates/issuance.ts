@@ -1,0 +1,160 @@
+/**
+ * Issuance: signing a validated request and storing the certificate, one at a time per order,
+ * and the two ways the validation of an order leads to it: a status poll or approval that
+ * finds every name valid (`advance`), and the scheduler's automatic reissue (`autoReissue`).
+ */
+import { constructedEmailAllowed, dcvReuseDays } from '../cab-policy'
+import { autoReissues } from '../catalogue'
+import { assertAcceptableCsr, decodeCsr } from '../csr'
+import { conflict, ServiceError } from '../errors'
+import type { CertificateProfile } from '../issuer'
+import { validityWindow } from '../lifecycle'
+import { isoDate, isoTimestamp, parseDate } from '../time'
+import { productFor } from './csr-policy'
+import { sendApprovals } from './email-approval'
+import {
+  orderById,
+  orderStatus,
+  readCertificate,
+  readRequest,
+  setOrderStatus,
+  type IssueReason,
+  type StoredCertificate
+} from './records'
+import type { CertificatesScope } from './scope'
+import { recheckStale, runChecks, staleChecks } from './validation'
+
+/**
+ * Runs the checks of a validation_pending (or stuck processing) order and issues when all
+ * passed. Returns the certificate when one was issued.
+ */
+export function advance(scope: CertificatesScope, orderId: number): Promise<StoredCertificate | null> {
+  const db = scope.ctx.db
+  return scope.lock.run(orderId, async () => {
+    const status = orderStatus(db, orderId)
+    if (status === 'validation_pending') {
+      const allValid = await runChecks(scope, orderId)
+      if (!allValid) return null
+      setOrderStatus(db, orderId, 'processing', null, scope.ctx.clock())
+    } else if (status !== 'processing') {
+      return null
+    }
+    return issueNow(scope, orderId, readRequest(db, orderId).pending_issue ?? 'initial')
+  })
+}
+
+/**
+ * The automatic reissue of a due order: re-checks names whose validation is older than the
+ * reuse period of today (BR §4.2.1); a failed re-check moves the order to validation_pending
+ * and says why. Returns what happened.
+ */
+export function autoReissue(
+  scope: CertificatesScope,
+  orderId: number
+): Promise<{ issued: StoredCertificate | null; validationNeeded: string | null }> {
+  const db = scope.ctx.db
+  return scope.lock.run(orderId, async () => {
+    const now = scope.ctx.clock()
+    const stale = staleChecks(db, orderId, now)
+    const failures = await recheckStale(scope, orderId, stale, now)
+    if (failures.length > 0) {
+      const note = `automatic reissue on ${isoDate(now)} needs domain validation again (the previous check is older than ${dcvReuseDays(now)} days): ${failures.join('; ')}`
+      db.prepare(`UPDATE certificate_requests SET pending_issue = 'auto_reissue' WHERE order_id = ?`).run(orderId)
+      setOrderStatus(db, orderId, 'validation_pending', note, now)
+      if (stale.some((c) => c.method === 'email') && constructedEmailAllowed(now)) {
+        await sendApprovals(scope, orderById(scope, orderId), now)
+      }
+      return { issued: null, validationNeeded: note }
+    }
+    return { issued: await issueNow(scope, orderId, 'auto_reissue'), validationNeeded: null }
+  })
+}
+
+/** Issues under the order's lock (configure and reissue when nothing is left to validate). */
+export function issueLocked(
+  scope: CertificatesScope,
+  orderId: number,
+  reason: IssueReason
+): Promise<StoredCertificate> {
+  return scope.lock.run(orderId, () => issueNow(scope, orderId, reason))
+}
+
+/** Signs and stores one certificate, and moves the order to completed, in one transaction. */
+async function issueNow(scope: CertificatesScope, orderId: number, reason: IssueReason): Promise<StoredCertificate> {
+  const db = scope.ctx.db
+  const order = orderById(scope, orderId)
+  const product = productFor(scope.catalogue, order)
+  const req = readRequest(db, orderId)
+  const now = scope.ctx.clock()
+  const end = parseDate(order.purchaseEndDate)
+  if (end.getTime() <= now.getTime()) {
+    throw conflict(
+      `could not issue a certificate for order ${order.orderNumber}: its subscription ended on ${order.purchaseEndDate}`
+    )
+  }
+  const window = validityWindow(product, now, end, autoReissues(product))
+  const csr = await decodeCsr(req.csr_pem)
+  const names = JSON.parse(req.names) as string[]
+  const profile: CertificateProfile = product.type === 'code-signing' ? 'code-signing' : 'tls'
+  let issued
+  try {
+    // The same CSR policy as at submission, again at signing: a CSR stored under an older,
+    // weaker policy is never signed (automatic reissues included).
+    assertAcceptableCsr(csr, profile)
+    issued = await scope.issuer.issue({
+      csrDer: csr.der,
+      names,
+      profile,
+      subject: JSON.parse(req.subject) as { CN: string },
+      validFrom: window.validFrom,
+      validTill: window.validTill,
+      orderId
+    })
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err)
+    db.prepare('UPDATE orders SET status_note = ?, updated_at = ? WHERE id = ?').run(
+      `could not issue certificate: ${why}`,
+      isoTimestamp(now),
+      orderId
+    )
+    throw err instanceof ServiceError ? err : new ServiceError('unavailable', `could not issue certificate: ${why}`)
+  }
+  const id = db
+    .transaction(() => {
+      const r = db
+        .prepare(
+          `INSERT INTO certificates (order_id, serial, issuer, certificate_pem, chain_pem, names, valid_from, valid_till, reason, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+        )
+        .run(
+          orderId,
+          issued.serial,
+          issued.issuer,
+          issued.certificatePem,
+          issued.chainPem,
+          req.names,
+          isoTimestamp(issued.validFrom),
+          isoTimestamp(issued.validTill),
+          reason,
+          isoTimestamp(now)
+        )
+      db.prepare(
+        `UPDATE orders SET status = 'completed', status_note = NULL, cert_valid_from = ?, cert_valid_till = ?, next_reissue_at = ?,
+           reissue_count = reissue_count + ?, updated_at = ? WHERE id = ?`
+      ).run(
+        isoDate(issued.validFrom),
+        isoDate(issued.validTill),
+        window.nextReissueAt ? isoDate(window.nextReissueAt) : null,
+        reason === 'auto_reissue' ? 1 : 0,
+        isoTimestamp(now),
+        orderId
+      )
+      db.prepare('UPDATE certificate_requests SET pending_issue = NULL WHERE order_id = ?').run(orderId)
+      // The key generated for this certificate is kept with it before anything (a deploy) reads it.
+      scope.keys?.promote(orderId, issued.certificatePem)
+      return Number(r.lastInsertRowid)
+    })
+    .immediate()
+  scope.onStored?.({ orderId, reason, certificatePem: issued.certificatePem, chainPem: issued.chainPem })
+  return readCertificate(db, id)
+}

@@ -1,0 +1,288 @@
+/**
+ * The certificate records of an order and their rows: the request (CSR, names, method), one
+ * DCV check per name, the certificates issued; the reads over them and the status the
+ * reseller API v3.0 shows for an order (GET /ssl/{order_id}, GET /certificate/{order_id}).
+ */
+import { randomBytes } from 'node:crypto'
+import type { DecodedCsr } from '../csr'
+import type { Db } from '../db'
+import {
+  dcvFileContent,
+  dcvFileName,
+  dcvFilePath,
+  dnsRecordName,
+  dnsRecordValue,
+  type DcvMethod,
+  type DcvToken
+} from '../dcv'
+import { baseDomain } from '../domains'
+import { conflict } from '../errors'
+import type { Order } from '../orders'
+import { isoTimestamp } from '../time'
+import type { CertificatesScope } from './scope'
+
+export type IssueReason = 'initial' | 'reissue' | 'auto_reissue'
+
+/** A certificate as stored: what GET /certificate/{order_id}/download hands out. */
+export interface StoredCertificate {
+  id: number
+  orderId: number
+  serial: string
+  issuer: string
+  certificatePem: string
+  chainPem: string
+  names: string[]
+  validFrom: string
+  validTill: string
+  reason: IssueReason
+  createdAt: string
+}
+
+/** What the certificate code hands over after committing a certificate (to the deploys). */
+export type CertificateHandover = Pick<StoredCertificate, 'orderId' | 'reason' | 'certificatePem' | 'chainPem'>
+
+export interface NameValidation {
+  name: string
+  method: DcvMethod
+  status: 'pending' | 'valid' | 'failed'
+  detail: string | null
+  checkedAt: string | null
+  validatedAt: string | null
+  /** What the domain owner must do, for the method chosen. */
+  instructions:
+    | { method: 'http' | 'https'; url: string; fileName: string; fileContent: string }
+    | { method: 'dns'; recordName: string; recordType: 'CNAME' | 'TXT'; recordValue: string; txtAlternative: string }
+    | { method: 'email'; approverEmail: string; sentAt: string | null }
+}
+
+export interface SslStatus {
+  order: Order
+  dcvMethod: DcvMethod | 'none' | null
+  approverEmail: string | null
+  csr: { commonName: string | null; md5: string; sha256: string } | null
+  names: string[]
+  validation: NameValidation[]
+  certificate: StoredCertificate | null
+}
+
+export interface CertificateStatus {
+  order: Order
+  certificate: StoredCertificate | null
+  daysRemaining: number | null
+  isExpired: boolean
+}
+
+export interface RequestRow {
+  order_id: number
+  csr_pem: string
+  csr_md5: string
+  csr_sha256: string
+  names: string
+  subject: string
+  dcv_method: DcvMethod | 'none'
+  approver_email: string | null
+  unique_value: string
+  submitted_at: string
+  pending_issue: IssueReason | null
+}
+
+export interface DcvRow {
+  id: number
+  order_id: number
+  name: string
+  method: DcvMethod
+  approver_email: string | null
+  status: 'pending' | 'valid' | 'failed'
+  detail: string | null
+  checked_at: string | null
+  validated_at: string | null
+  email_code_hash: string | null
+  email_sent_at: string | null
+}
+
+export interface CertRow {
+  id: number
+  order_id: number
+  serial: string
+  issuer: string
+  certificate_pem: string
+  chain_pem: string
+  names: string
+  valid_from: string
+  valid_till: string
+  reason: IssueReason
+  created_at: string
+}
+
+export const toCert = (r: CertRow): StoredCertificate => ({
+  id: r.id,
+  orderId: r.order_id,
+  serial: r.serial,
+  issuer: r.issuer,
+  certificatePem: r.certificate_pem,
+  chainPem: r.chain_pem,
+  names: JSON.parse(r.names) as string[],
+  validFrom: r.valid_from,
+  validTill: r.valid_till,
+  reason: r.reason,
+  createdAt: r.created_at
+})
+
+export function findRequest(db: Db, orderId: number): RequestRow | undefined {
+  return db.prepare('SELECT * FROM certificate_requests WHERE order_id = ?').get(orderId) as RequestRow | undefined
+}
+
+/** The request of an order; 409 until a CSR was configured. */
+export function readRequest(db: Db, orderId: number): RequestRow {
+  const r = findRequest(db, orderId)
+  if (!r) throw conflict(`order ${orderId} has no CSR yet; POST /ssl/configure first`)
+  return r
+}
+
+export function requestNames(db: Db, orderId: number): string[] {
+  return JSON.parse(readRequest(db, orderId).names) as string[]
+}
+
+export function readChecks(db: Db, orderId: number): DcvRow[] {
+  return db.prepare('SELECT * FROM dcv_checks WHERE order_id = ? ORDER BY id').all(orderId) as DcvRow[]
+}
+
+export function latestCertificate(db: Db, orderId: number): StoredCertificate | null {
+  const row = db.prepare('SELECT * FROM certificates WHERE order_id = ? ORDER BY id DESC LIMIT 1').get(orderId) as
+    CertRow | undefined
+  return row ? toCert(row) : null
+}
+
+/** Every certificate of an order, newest first. */
+export function certificateHistory(db: Db, orderId: number): StoredCertificate[] {
+  return (db.prepare('SELECT * FROM certificates WHERE order_id = ? ORDER BY id DESC').all(orderId) as CertRow[]).map(
+    toCert
+  )
+}
+
+export function readCertificate(db: Db, id: number): StoredCertificate {
+  return toCert(db.prepare('SELECT * FROM certificates WHERE id = ?').get(id) as CertRow)
+}
+
+/** The values the DCV file and record of an order are made from. */
+export function dcvToken(db: Db, orderId: number): DcvToken {
+  const r = readRequest(db, orderId)
+  return { md5: r.csr_md5, sha256: r.csr_sha256, unique: r.unique_value }
+}
+
+export function storeRequest(
+  db: Db,
+  order: Order,
+  csr: DecodedCsr,
+  names: string[],
+  subject: Record<string, string>,
+  method: DcvMethod | 'none',
+  approver: string | null,
+  pending: IssueReason,
+  now: Date
+): void {
+  const existing = db
+    .prepare('SELECT csr_md5, unique_value FROM certificate_requests WHERE order_id = ?')
+    .get(order.id) as { csr_md5: string; unique_value: string } | undefined
+  // A new unique value with every new CSR, so an old validation file never validates a new request.
+  const unique = existing && existing.csr_md5 === csr.md5 ? existing.unique_value : randomBytes(10).toString('hex')
+  db.prepare(
+    `INSERT INTO certificate_requests (order_id, csr_pem, csr_md5, csr_sha256, names, subject, dcv_method, approver_email, unique_value, submitted_at, pending_issue)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT(order_id) DO UPDATE SET csr_pem = excluded.csr_pem, csr_md5 = excluded.csr_md5, csr_sha256 = excluded.csr_sha256,
+       names = excluded.names, subject = excluded.subject, dcv_method = excluded.dcv_method, approver_email = excluded.approver_email,
+       unique_value = excluded.unique_value, submitted_at = excluded.submitted_at, pending_issue = excluded.pending_issue`
+  ).run(
+    order.id,
+    csr.pem,
+    csr.md5,
+    csr.sha256,
+    JSON.stringify(names),
+    JSON.stringify(subject),
+    method,
+    approver,
+    unique,
+    isoTimestamp(now),
+    pending
+  )
+}
+
+export function orderStatus(db: Db, orderId: number): string {
+  return (db.prepare('SELECT status FROM orders WHERE id = ?').get(orderId) as { status: string }).status
+}
+
+/** An order by id alone (the scheduler's and the status poll's view), through its reseller. */
+export function orderById(scope: CertificatesScope, orderId: number): Order {
+  const { reseller_id } = scope.ctx.db.prepare('SELECT reseller_id FROM orders WHERE id = ?').get(orderId) as {
+    reseller_id: number
+  }
+  return scope.orders.get(reseller_id, orderId)
+}
+
+export function setOrderStatus(db: Db, orderId: number, status: string, note: string | null, now: Date): void {
+  db.prepare('UPDATE orders SET status = ?, status_note = ?, updated_at = ? WHERE id = ?').run(
+    status,
+    note,
+    isoTimestamp(now),
+    orderId
+  )
+}
+
+export function touchOrder(db: Db, orderId: number, now: Date): void {
+  db.prepare('UPDATE orders SET updated_at = ? WHERE id = ?').run(isoTimestamp(now), orderId)
+}
+
+/** GET /ssl/{order_id}: the order, its request, each name's validation and the newest certificate. */
+export function sslStatus(scope: CertificatesScope, resellerId: number, orderId: number): SslStatus {
+  const db = scope.ctx.db
+  const order = scope.orders.get(resellerId, orderId)
+  const req = findRequest(db, orderId)
+  const token = req ? { md5: req.csr_md5, sha256: req.csr_sha256, unique: req.unique_value } : null
+  return {
+    order,
+    dcvMethod: req?.dcv_method ?? null,
+    approverEmail: req?.approver_email ?? null,
+    csr: req
+      ? {
+          commonName: (JSON.parse(req.names) as string[])[0] ?? (JSON.parse(req.subject) as { CN?: string }).CN ?? null,
+          md5: req.csr_md5,
+          sha256: req.csr_sha256
+        }
+      : null,
+    names: req ? (JSON.parse(req.names) as string[]) : [],
+    validation: token ? readChecks(db, orderId).map((c) => nameValidation(scope, c, token)) : [],
+    certificate: latestCertificate(db, orderId)
+  }
+}
+
+function nameValidation(scope: CertificatesScope, c: DcvRow, t: DcvToken): NameValidation {
+  const domain = baseDomain(c.name)
+  const external = scope.external?.handles(c.order_id) ? scope.external.instructions(c.order_id, c.name) : null
+  const instructions: NameValidation['instructions'] =
+    external ??
+    (c.method === 'dns'
+      ? {
+          method: 'dns',
+          recordName: dnsRecordName(t, domain),
+          recordType: 'CNAME',
+          recordValue: dnsRecordValue(t),
+          txtAlternative: dnsRecordValue(t)
+        }
+      : c.method === 'email'
+        ? { method: 'email', approverEmail: c.approver_email ?? '', sentAt: c.email_sent_at }
+        : {
+            method: c.method,
+            url: `${c.method}://${domain}${dcvFilePath(t)}`,
+            fileName: dcvFileName(t),
+            fileContent: dcvFileContent(t)
+          })
+  return {
+    name: c.name,
+    method: c.method,
+    status: c.status,
+    detail: c.detail,
+    checkedAt: c.checked_at,
+    validatedAt: c.validated_at,
+    instructions
+  }
+}
