@@ -1,0 +1,186 @@
+/**
+ * Executing one deploy attempt: the target kind picks the executor (folder.ts writes the files,
+ * command.ts runs the admin's command after them, webhook.ts delivers a signed POST), and the
+ * outcome says what happened for the admin and, in general terms, for the reseller.
+ */
+import { join } from 'node:path'
+import type { CoreContext } from '../context'
+import type { Db } from '../db'
+import { runCommand, type CommandConfig, type CommandResult } from './command'
+import { writeFolder, type FolderConfig, type WrittenFiles } from './folder'
+import type { RunRow, RunStatus } from './runs'
+import { folderTargets, secretName, type DeployTarget, type OrderInfo, type TargetKind } from './targets'
+import { deliverWebhook, type WebhookConfig } from './webhook'
+
+/**
+ * Where a private key comes from when CertDesk holds it (keys generated on this machine,
+ * kept encrypted); null when the customer kept the key, and privkey.pem is then not written.
+ */
+export type KeyProvider = (
+  orderId: number,
+  serial: string,
+  certificatePem: string
+) => string | null | Promise<string | null>
+
+export interface Outcome {
+  ok: boolean
+  /** The admin's detail (paths, URLs, error text): kept with the attempt and in the stored event message. */
+  summary: string
+  /** Why it failed in terms a reseller may read (GET /events): never a path, URL or command. */
+  reason?: string
+  request?: string | null
+  responseCode?: number | null
+  output?: string | null
+}
+
+export async function perform(
+  ctx: CoreContext,
+  keyProvider: KeyProvider,
+  run: RunRow,
+  target: DeployTarget,
+  order: OrderInfo
+): Promise<Outcome> {
+  if (target.kind === 'folder') {
+    const config = target.config as FolderConfig
+    const key = await keyProvider(order.id, run.serial, run.certificate_pem)
+    const wantsPfx = config.pfx || config.layout === 'iis'
+    const { summary } = await writeFolder(config, {
+      domain: order.domain,
+      certificatePem: run.certificate_pem,
+      chainPem: run.chain_pem,
+      privateKeyPem: key,
+      pfxPassword: wantsPfx ? ctx.secrets.get(secretName(target.id, 'pfx_password')) : null
+    })
+    return { ok: true, summary }
+  }
+  if (target.kind === 'command') {
+    const folders = folderState(ctx.db, run)
+    if (folders !== 'written')
+      return {
+        ok: false,
+        summary: `command not run: ${folders === 'busy' ? 'the folders are still being written' : folders}`,
+        reason: 'the command was not run because the certificate files are not written'
+      }
+    const key = await keyProvider(order.id, run.serial, run.certificate_pem)
+    const r = await runCommand(target.config as CommandConfig, commandEnv(ctx.db, run, order, key !== null))
+    return { ok: r.ok, summary: r.summary, reason: commandReason(r), responseCode: r.exitCode, output: r.output }
+  }
+  const secret = ctx.secrets.get(secretName(target.id, 'webhook_secret'))
+  if (!secret) {
+    const summary = 'could not sign webhook: its secret is missing from the OS keychain'
+    return { ok: false, summary, reason: summary }
+  }
+  const attempt = run.attempts + 1
+  const r = await deliverWebhook(
+    target.config as WebhookConfig,
+    secret,
+    {
+      type:
+        run.trigger === 'issued'
+          ? 'certificate.issued'
+          : run.trigger === 'manual'
+            ? 'certificate.deployed'
+            : 'certificate.reissued',
+      delivery: `run-${run.id}`,
+      attempt,
+      trigger: run.trigger,
+      order_id: order.id,
+      order_number: order.order_number,
+      domain: order.domain,
+      serial: run.serial,
+      valid_from: run.valid_from,
+      valid_till: run.valid_till,
+      certificate_pem: run.certificate_pem,
+      ca_bundle: run.chain_pem
+    },
+    Math.floor(ctx.clock().getTime() / 1000)
+  )
+  return {
+    ok: r.ok,
+    summary: r.summary,
+    reason: r.reason ?? undefined,
+    request: r.request,
+    responseCode: r.status,
+    output: r.response
+  }
+}
+
+/**
+ * "After the files are written": a command runs once every folder of this certificate is
+ * written; `busy` while a folder's first attempt is still to come or under way (the command is
+ * then left for the pass that writes the folder), else why a folder is not written.
+ */
+export function folderState(db: Db, run: RunRow): 'written' | 'busy' | string {
+  const rows = db
+    .prepare(
+      `SELECT r.target_id, r.status, r.attempts, r.last_error FROM deploy_runs r JOIN deploy_targets t ON t.id = r.target_id
+       WHERE r.order_id = ? AND r.serial = ? AND t.kind = 'folder' AND t.removed_at IS NULL AND r.status <> 'superseded'
+         AND r.id = (SELECT MAX(id) FROM deploy_runs x WHERE x.target_id = r.target_id AND x.serial = r.serial)`
+    )
+    .all(run.order_id, run.serial) as {
+    target_id: number
+    status: RunStatus
+    attempts: number
+    last_error: string | null
+  }[]
+  if (rows.some((r) => r.status === 'running' || (r.status === 'pending' && r.attempts === 0))) return 'busy'
+  const notDone = rows.find((r) => r.status !== 'succeeded')
+  if (!notDone) return 'written'
+  return `folder target ${notDone.target_id} is not written${notDone.last_error ? ` (${notDone.last_error})` : ''}`
+}
+
+function commandEnv(db: Db, run: RunRow, order: OrderInfo, hasKey: boolean): Record<string, string> {
+  const folders = folderTargets(db, order.id)
+  const env: Record<string, string> = {
+    CERTDESK_ORDER_ID: String(order.id),
+    CERTDESK_ORDER_NUMBER: order.order_number,
+    CERTDESK_DOMAIN: order.domain,
+    CERTDESK_SERIAL: run.serial,
+    CERTDESK_TRIGGER: run.trigger,
+    CERTDESK_VALID_FROM: run.valid_from,
+    CERTDESK_VALID_TILL: run.valid_till,
+    CERTDESK_DEPLOY_DIRS: folders.map((f) => f.path).join('\n')
+  }
+  // The first folder target's files under fixed names; every folder's path in CERTDESK_DEPLOY_DIRS.
+  const first = folders[0]
+  if (first) {
+    const files = plannedFiles(first, hasKey)
+    env.CERTDESK_DEPLOY_DIR = first.path
+    env.CERTDESK_CERT_FILE = files.cert
+    env.CERTDESK_CHAIN_FILE = files.chain
+    env.CERTDESK_FULLCHAIN_FILE = files.fullchain
+    if (files.key) env.CERTDESK_KEY_FILE = files.key
+    if (files.combined) env.CERTDESK_COMBINED_FILE = files.combined
+    if (files.pfx) env.CERTDESK_PFX_FILE = files.pfx
+  }
+  return env
+}
+
+/** The paths a folder target writes, the same names writeFolder uses. */
+function plannedFiles(config: FolderConfig, hasKey: boolean): WrittenFiles {
+  const at = (name: string): string => join(config.path, name)
+  return {
+    cert: at('cert.pem'),
+    chain: at('chain.pem'),
+    fullchain: at('fullchain.pem'),
+    key: hasKey ? at('privkey.pem') : null,
+    combined: config.layout === 'haproxy' ? at('haproxy.pem') : null,
+    pfx: config.pfx || config.layout === 'iis' ? at('certificate.pfx') : null
+  }
+}
+
+/** A failure's reason for resellers when nothing more specific and safe is known. */
+export const FAILED_REASON: Record<TargetKind, string> = {
+  folder: 'the certificate files could not be written',
+  command: 'the command did not complete',
+  webhook: 'the webhook could not be delivered'
+}
+
+/** How a command ended, without the command or its output (both the admin's). */
+function commandReason(r: CommandResult): string | undefined {
+  if (r.ok) return undefined
+  if (r.timedOut) return 'the command ran past its time limit'
+  if (r.signal) return `the command was stopped by ${r.signal}`
+  if (r.exitCode !== null) return `the command exited with ${r.exitCode}`
+  return 'the command could not be started'
+}

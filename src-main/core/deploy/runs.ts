@@ -1,0 +1,197 @@
+/**
+ * Deploy runs: one per target and certificate, with the attempts made for it. A run is created
+ * pending when a certificate is stored (or a deploy is asked for) and read back for the
+ * scheduler's report, the CLI and the desktop app.
+ */
+import { X509Certificate } from 'node:crypto'
+import { latestCertificate, type StoredCertificate } from '../certificates/records'
+import type { Db } from '../db'
+import { invalid, notFound } from '../errors'
+import type { Page, Paging } from '../ledger'
+import { isoTimestamp } from '../time'
+import { deployOrder, type TargetKind } from './targets'
+
+export type DeployTrigger = 'issued' | 'reissued' | 'auto_reissue' | 'manual'
+/** The files a run deploys: the certificate and its chain as stored. */
+export type DeployedPems = Pick<StoredCertificate, 'certificatePem' | 'chainPem'>
+
+export type RunStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'superseded'
+
+export interface DeployAttempt {
+  attempt: number
+  ok: boolean
+  summary: string
+  request: string | null
+  responseCode: number | null
+  output: string | null
+  startedAt: string
+  finishedAt: string
+}
+
+export interface DeployRun {
+  id: number
+  targetId: number
+  kind: TargetKind
+  orderId: number
+  serial: string
+  trigger: DeployTrigger
+  status: RunStatus
+  attempts: number
+  nextAttemptAt: string | null
+  lastError: string | null
+  createdAt: string
+  updatedAt: string
+  history: DeployAttempt[]
+}
+
+export interface RunRow {
+  id: number
+  target_id: number
+  order_id: number
+  serial: string
+  certificate_pem: string
+  chain_pem: string
+  valid_from: string
+  valid_till: string
+  trigger: DeployTrigger
+  status: RunStatus
+  attempts: number
+  next_attempt_at: string | null
+  last_error: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface ParsedCertificate {
+  serial: string
+  validFrom: string
+  validTill: string
+}
+
+export function parseCertificate(pem: string): ParsedCertificate {
+  let c: X509Certificate
+  try {
+    c = new X509Certificate(pem)
+  } catch (err) {
+    throw invalid(`could not read certificate: ${(err as Error).message}`)
+  }
+  return {
+    serial: c.serialNumber.toUpperCase(),
+    validFrom: isoTimestamp(new Date(c.validFrom)),
+    validTill: isoTimestamp(new Date(c.validTo))
+  }
+}
+
+export function listRuns(db: Db, orderId: number, page: Paging): Page<DeployRun> {
+  deployOrder(db, orderId)
+  const ids = db
+    .prepare('SELECT id FROM deploy_runs WHERE order_id = ? ORDER BY id DESC LIMIT ? OFFSET ?')
+    .all(orderId, page.limit, page.offset) as { id: number }[]
+  const { n } = db.prepare('SELECT COUNT(*) AS n FROM deploy_runs WHERE order_id = ?').get(orderId) as {
+    n: number
+  }
+  return { items: ids.map((r) => readRun(db, r.id)), total: n, ...page }
+}
+
+export function readRun(db: Db, runId: number): DeployRun {
+  const r = db
+    .prepare('SELECT r.*, t.kind FROM deploy_runs r JOIN deploy_targets t ON t.id = r.target_id WHERE r.id = ?')
+    .get(runId) as (RunRow & { kind: TargetKind }) | undefined
+  if (!r) throw notFound(`deploy run ${runId} not found`)
+  const history = db
+    .prepare(
+      `SELECT attempt, ok, summary, request, response_code AS responseCode, output, started_at AS startedAt,
+         finished_at AS finishedAt FROM deploy_attempts WHERE run_id = ? ORDER BY attempt`
+    )
+    .all(runId) as (Omit<DeployAttempt, 'ok'> & { ok: number })[]
+  return {
+    id: r.id,
+    targetId: r.target_id,
+    kind: r.kind,
+    orderId: r.order_id,
+    serial: r.serial,
+    trigger: r.trigger,
+    status: r.status,
+    attempts: r.attempts,
+    nextAttemptAt: r.next_attempt_at,
+    lastError: r.last_error,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    history: history.map((h) => ({ ...h, ok: h.ok === 1 }))
+  }
+}
+
+export function createRuns(
+  db: Db,
+  orderId: number,
+  trigger: DeployTrigger,
+  cert: ParsedCertificate,
+  certificatePem: string,
+  chainPem: string,
+  now: Date
+): number[] {
+  const ts = isoTimestamp(now)
+  const targets = db
+    .prepare('SELECT id FROM deploy_targets WHERE order_id = ? AND removed_at IS NULL ORDER BY id')
+    .all(orderId) as { id: number }[]
+  // A run not attempted yet (a reissue in its quiet period) takes the newer certificate in
+  // place: one run per target for a burst, and its webhook delivery id stays the same.
+  const waiting = new Map(
+    (
+      db
+        .prepare(
+          `SELECT target_id, MAX(id) AS id FROM deploy_runs WHERE order_id = ? AND status = 'pending' AND attempts = 0
+           GROUP BY target_id`
+        )
+        .all(orderId) as { target_id: number; id: number }[]
+    ).map((r) => [r.target_id, r.id])
+  )
+  const retake = db.prepare(
+    `UPDATE deploy_runs SET serial = ?, certificate_pem = ?, chain_pem = ?, valid_from = ?, valid_till = ?, trigger = ?,
+       next_attempt_at = ?, last_error = NULL, updated_at = ? WHERE id = ?`
+  )
+  const insert = db.prepare(
+    `INSERT INTO deploy_runs (target_id, order_id, serial, certificate_pem, chain_pem, valid_from, valid_till, trigger,
+       status, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`
+  )
+  const ids = targets.map((t) => {
+    const id = waiting.get(t.id)
+    if (id !== undefined) {
+      retake.run(cert.serial, certificatePem, chainPem, cert.validFrom, cert.validTill, trigger, ts, ts, id)
+      return id
+    }
+    return Number(
+      insert.run(
+        t.id,
+        orderId,
+        cert.serial,
+        certificatePem,
+        chainPem,
+        cert.validFrom,
+        cert.validTill,
+        trigger,
+        ts,
+        ts,
+        ts
+      ).lastInsertRowid
+    )
+  })
+  // A newer certificate replaces whatever an older run was still retrying.
+  db.prepare(
+    `UPDATE deploy_runs SET status = 'superseded', next_attempt_at = NULL, updated_at = ?
+     WHERE order_id = ? AND status = 'pending' AND serial <> ?`
+  ).run(ts, orderId, cert.serial)
+  return ids
+}
+
+/** The order's current certificate: the newest in the certificate store, else the last one deployed. */
+export function currentCertificate(db: Db, orderId: number): DeployedPems | null {
+  const stored = latestCertificate(db, orderId)
+  if (stored) return { certificatePem: stored.certificatePem, chainPem: stored.chainPem }
+  const last = db
+    .prepare(
+      'SELECT certificate_pem AS certificatePem, chain_pem AS chainPem FROM deploy_runs WHERE order_id = ? ORDER BY id DESC LIMIT 1'
+    )
+    .get(orderId) as DeployedPems | undefined
+  return last ?? null
+}

@@ -1,0 +1,195 @@
+/**
+ * Deploy targets of an order: a folder the certificate files are written to, a command run after
+ * them, a webhook told about each certificate. Their settings are checked on the way in; their
+ * secrets (webhook signing secret, PFX password) live only in the OS keychain.
+ */
+import { randomBytes } from 'node:crypto'
+import { isAbsolute } from 'node:path'
+import type { CoreContext } from '../context'
+import type { Db } from '../db'
+import { invalid, notFound } from '../errors'
+import { isoTimestamp } from '../time'
+import { DEFAULT_COMMAND_TIMEOUT_SECONDS, MAX_COMMAND_TIMEOUT_SECONDS, type CommandConfig } from './command'
+import { FOLDER_LAYOUTS, type FolderConfig, type FolderLayout } from './folder'
+import { validateWebhookUrl, type WebhookConfig } from './webhook'
+
+export const TARGET_KINDS = ['folder', 'command', 'webhook'] as const
+export type TargetKind = (typeof TARGET_KINDS)[number]
+
+export type TargetInput =
+  | { kind: 'folder'; path: string; layout?: FolderLayout; pfx?: boolean }
+  | { kind: 'command'; command: string; timeoutSeconds?: number; cwd?: string }
+  | { kind: 'webhook'; url: string; secret?: string }
+
+export type TargetConfig = FolderConfig | CommandConfig | WebhookConfig
+
+export interface DeployTarget {
+  id: number
+  orderId: number
+  kind: TargetKind
+  config: TargetConfig
+  createdAt: string
+  removedAt: string | null
+}
+
+export interface CreatedTarget {
+  target: DeployTarget
+  /** Shown once: the webhook secret or the PFX password CertDesk created in the keychain. */
+  secret: { name: 'webhook_secret' | 'pfx_password'; value: string } | null
+}
+
+export interface TargetRow {
+  id: number
+  order_id: number
+  kind: TargetKind
+  config: string
+  created_at: string
+  removed_at: string | null
+}
+
+/** The order a target or run belongs to, as the deploys name it. */
+export interface OrderInfo {
+  id: number
+  reseller_id: number
+  order_number: string
+  domain: string
+}
+
+export const secretName = (targetId: number, kind: 'webhook_secret' | 'pfx_password'): string =>
+  `deploy-target-${targetId}-${kind === 'webhook_secret' ? 'webhook-secret' : 'pfx-password'}`
+
+export function deployOrder(db: Db, orderId: number): OrderInfo {
+  const row = db.prepare('SELECT id, reseller_id, order_number, domain FROM orders WHERE id = ?').get(orderId) as
+    OrderInfo | undefined
+  if (!row) throw notFound(`order ${orderId} not found`)
+  return row
+}
+
+export function addTarget(ctx: CoreContext, orderId: number, input: TargetInput): CreatedTarget {
+  const order = deployOrder(ctx.db, orderId)
+  const db = ctx.db
+  const now = isoTimestamp(ctx.clock())
+  const { config, secret } = checkTarget(input)
+  return db
+    .transaction((): CreatedTarget => {
+      const info = db
+        .prepare('INSERT INTO deploy_targets (order_id, kind, config, created_at) VALUES (?, ?, ?, ?)')
+        .run(order.id, input.kind, JSON.stringify(config), now)
+      const id = Number(info.lastInsertRowid)
+      // Inside the transaction: if the keychain refuses, the target is not created either.
+      if (secret) ctx.secrets.set(secretName(id, secret.name), secret.value)
+      return { target: readTarget(db, id), secret }
+    })
+    .immediate()
+}
+
+export function listTargets(db: Db, orderId: number, includeRemoved = false): DeployTarget[] {
+  deployOrder(db, orderId)
+  const rows = db
+    .prepare(
+      `SELECT * FROM deploy_targets WHERE order_id = ? ${includeRemoved ? '' : 'AND removed_at IS NULL'} ORDER BY id`
+    )
+    .all(orderId) as TargetRow[]
+  return rows.map(toTarget)
+}
+
+/** The folder targets in use of an order, oldest first (a command's files and folders). */
+export function folderTargets(db: Db, orderId: number): FolderConfig[] {
+  return (
+    db
+      .prepare(`SELECT * FROM deploy_targets WHERE order_id = ? AND kind = 'folder' AND removed_at IS NULL ORDER BY id`)
+      .all(orderId) as TargetRow[]
+  ).map((r) => JSON.parse(r.config) as FolderConfig)
+}
+
+export function readTarget(db: Db, targetId: number): DeployTarget {
+  const row = db.prepare('SELECT * FROM deploy_targets WHERE id = ?').get(targetId) as TargetRow | undefined
+  if (!row) throw notFound(`deploy target ${targetId} not found`)
+  return toTarget(row)
+}
+
+/** Stops using a target and deletes its secrets; its runs and attempts stay as history. */
+export function removeTarget(ctx: CoreContext, targetId: number): DeployTarget {
+  const db = ctx.db
+  const t = readTarget(db, targetId)
+  if (t.removedAt) throw notFound(`deploy target ${targetId} not found`)
+  const now = isoTimestamp(ctx.clock())
+  db.transaction(() => {
+    db.prepare('UPDATE deploy_targets SET removed_at = ? WHERE id = ?').run(now, targetId)
+    db.prepare(
+      `UPDATE deploy_runs SET status = 'superseded', last_error = 'target removed', next_attempt_at = NULL, updated_at = ?
+       WHERE target_id = ? AND status IN ('pending', 'running')`
+    ).run(now, targetId)
+  }).immediate()
+  for (const name of ['webhook_secret', 'pfx_password'] as const) {
+    if (ctx.secrets.get(secretName(targetId, name)) !== null) ctx.secrets.delete(secretName(targetId, name))
+  }
+  return readTarget(db, targetId)
+}
+
+/** The webhook secret or PFX password, for the desktop user to copy again. */
+export function revealSecret(ctx: CoreContext, targetId: number): string | null {
+  const t = readTarget(ctx.db, targetId)
+  if (t.kind === 'webhook') return ctx.secrets.get(secretName(targetId, 'webhook_secret'))
+  if (t.kind === 'folder') return ctx.secrets.get(secretName(targetId, 'pfx_password'))
+  return null
+}
+
+/** The admin's description of a target (stored event messages, never shown to a reseller). */
+export function describeTarget(t: DeployTarget): string {
+  if (t.kind === 'folder') return `folder ${(t.config as FolderConfig).path}`
+  if (t.kind === 'command') return `command target ${t.id}`
+  return `webhook ${(t.config as WebhookConfig).url}`
+}
+
+function checkTarget(input: TargetInput): { config: TargetConfig; secret: CreatedTarget['secret'] } {
+  switch (input.kind) {
+    case 'folder': {
+      const path = input.path?.trim()
+      if (!path || !isAbsolute(path)) throw invalid('could not add folder target: path must be an absolute folder path')
+      const layout = input.layout ?? 'nginx'
+      if (!FOLDER_LAYOUTS.includes(layout))
+        throw invalid(`could not add folder target: layout must be one of ${FOLDER_LAYOUTS.join(', ')}`)
+      const pfx = Boolean(input.pfx) || layout === 'iis'
+      return {
+        config: { path, layout, pfx },
+        secret: pfx ? { name: 'pfx_password', value: randomBytes(18).toString('base64url') } : null
+      }
+    }
+    case 'command': {
+      const command = input.command?.trim()
+      if (!command) throw invalid('could not add command target: command is empty')
+      if (command.length > 4096) throw invalid('could not add command target: command is longer than 4096 characters')
+      const timeoutSeconds = input.timeoutSeconds ?? DEFAULT_COMMAND_TIMEOUT_SECONDS
+      if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > MAX_COMMAND_TIMEOUT_SECONDS) {
+        throw invalid(`could not add command target: timeout must be 1 to ${MAX_COMMAND_TIMEOUT_SECONDS} seconds`)
+      }
+      if (input.cwd !== undefined && !isAbsolute(input.cwd))
+        throw invalid('could not add command target: cwd must be an absolute path')
+      return { config: { command, timeoutSeconds, ...(input.cwd ? { cwd: input.cwd } : {}) }, secret: null }
+    }
+    case 'webhook': {
+      const problem = validateWebhookUrl(input.url ?? '')
+      if (problem) throw invalid(`could not add webhook target: url ${problem}`)
+      if (input.secret !== undefined && input.secret.length < 16)
+        throw invalid('could not add webhook target: a secret needs at least 16 characters')
+      return {
+        config: { url: input.url },
+        secret: { name: 'webhook_secret', value: input.secret ?? `whsec_${randomBytes(32).toString('base64url')}` }
+      }
+    }
+    default:
+      throw invalid(`could not add deploy target: kind must be one of ${TARGET_KINDS.join(', ')}`)
+  }
+}
+
+function toTarget(r: TargetRow): DeployTarget {
+  return {
+    id: r.id,
+    orderId: r.order_id,
+    kind: r.kind,
+    config: JSON.parse(r.config) as TargetConfig,
+    createdAt: r.created_at,
+    removedAt: r.removed_at
+  }
+}
