@@ -63,7 +63,10 @@ interface SubscriptionRow {
   contact_email: string | null
 }
 
-/** Keychain entry names; the values never reach SQLite (design page, "Decisions"). */
+/**
+ * Keychain entry names; the values never reach SQLite (docs/security.md, "Secrets live in the OS
+ * keychain").
+ */
 export const eabSecretName = (kid: string): string => `acme-eab/${kid}`
 const setupSecretName = (subscriptionId: number): string => `acme-setup/${subscriptionId}`
 
@@ -273,7 +276,8 @@ export class AcmeSubscriptions {
     const accounts = this.ctx.db
       .prepare('SELECT id, status, created_at AS createdAt FROM acme_accounts WHERE subscription_id = ? ORDER BY id')
       .all(r.id) as AcmeAccountSummary[]
-    // Past its end a subscription reads as expired (design page), whether or not a pass stored it.
+    // Past its end a subscription reads as expired (reseller API v3.0, "Order statuses"),
+    // whether or not a pass stored it.
     const ended = r.status === 'active' && r.end_date !== null && isoDate(this.ctx.clock()) >= r.end_date
     return {
       id: r.id,

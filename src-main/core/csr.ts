@@ -27,7 +27,10 @@ export interface DecodedCsr {
   curve: string | null
   signatureAlgorithm: string
   signatureValid: boolean
-  /** Upper-case hex MD5 of the DER CSR: the DCV file and record name (design page). */
+  /**
+   * Upper-case hex MD5 of the DER CSR: the DCV file and record name (docs/decisions.md,
+   * "Validation file and DNS record shapes").
+   */
   md5: string
   /** Upper-case hex SHA-256 of the DER CSR: the value DCV files and records carry. */
   sha256: string

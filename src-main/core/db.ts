@@ -9,7 +9,7 @@ import { installStatementCache } from './statement-cache'
 
 export type Db = Database.Database
 
-// Numbered SQL files, bundled as text at build time (style page, "Migrations as numbered files").
+// Numbered SQL files, bundled as text at build time; `PRAGMA user_version` records the last one applied.
 const migrationFiles = import.meta.glob<string>('./migrations/*.sql', {
   query: '?raw',
   import: 'default',
@@ -29,7 +29,8 @@ export const DB_FILE = 'certdesk.sqlite'
 
 /**
  * `nativeBinding` is the Electron build of better-sqlite3 when the window opens the store
- * (README, "Two runtimes, one native module"); Node uses the module's own build.
+ * (a native module is built for one runtime, and Electron's ABI differs from Node's); Node uses
+ * the module's own build.
  */
 export function openDatabase(dataDir: string, nativeBinding?: string): Db {
   const file = join(dataDir, DB_FILE)

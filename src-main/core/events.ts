@@ -1,6 +1,6 @@
 /**
  * The event log: what happened to orders and certificates, in SQLite. It feeds GET /events,
- * the deploy webhooks and the desktop notifications (issue 6). `record` takes the db handle so
+ * the deploy webhooks and the desktop notifications. `record` takes the db handle so
  * callers write the event inside the transaction that made the change: an order is never
  * created without its `order.created` event, and never the other way round.
  */

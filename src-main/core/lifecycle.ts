@@ -1,6 +1,6 @@
 /**
- * Validity arithmetic shared by ordering, issuance and the scheduler (design page,
- * "Certificates"): `valid_till = min(valid_from + max, purchase_end_date)`, and the next
+ * Validity arithmetic shared by ordering, issuance and the scheduler (reseller API v3.0,
+ * "Certificate lifecycle rule"): `valid_till = min(valid_from + max, purchase_end_date)`, and the next
  * reissue 14 days before `valid_till` while the subscription outlasts the certificate.
  */
 import { maxValidityDays, REISSUE_LEAD_DAYS } from './cab-policy'

@@ -1,6 +1,6 @@
 /**
- * The embedded CA: a root and one intermediate, created on first use (design page,
- * "Certificates"). Modelled on mkcert: random 128-bit serials, the intermediate limited to path
+ * The embedded CA: a root and one intermediate, created on first use (docs/decisions.md,
+ * "The local CA"). Modelled on mkcert: random 128-bit serials, the intermediate limited to path
  * length 0, only the key usages each certificate needs, SKI/AKI on everything. The private keys
  * are stored in SQLite only as AES-256-GCM ciphertext; the wrapping key lives in the OS keychain.
  */

@@ -1,5 +1,5 @@
 /**
- * Money is integer cents inside the core (design page, "Money, time, identifiers"); the API
+ * Money is integer cents inside the core (docs/decisions.md, "Money is integer cents"); the API
  * shows USD numbers with at most two decimals.
  */
 export type Cents = number
@@ -22,7 +22,10 @@ export function formatUsd(cents: Cents): string {
   return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')} USD`
 }
 
-/** Rounds half away from zero: `round((base + san) * rate / 100)` of the design page, in cents. */
+/**
+ * Rounds half away from zero: `round((base + san) * rate / 100)` in cents (docs/decisions.md,
+ * "Discounts round half away from zero").
+ */
 export function percentOf(cents: Cents, percent: number): Cents {
   return Math.round((cents * percent) / 100)
 }

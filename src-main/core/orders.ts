@@ -1,6 +1,7 @@
 /**
  * Orders: pricing, creation with its debit and invoice in one transaction, listing, cancel
- * with refund, and paying an on-invoice order from credit (design page, "Decisions").
+ * with refund, and paying an on-invoice order from credit (reseller API v3.0, "Order";
+ * docs/decisions.md, "Money and orders").
  */
 import type { AcmeSubscriptions } from './acme-subscriptions'
 import type { Catalogue, PricedProduct, Product } from './catalogue'
@@ -29,7 +30,10 @@ export const ORDER_STATUSES = [
 export type OrderStatus = (typeof ORDER_STATUSES)[number]
 export type PaymentStatus = 'paid' | 'unpaid' | 'refunded'
 
-/** States an order can be cancelled from (design page: pending or processing only). */
+/**
+ * States an order can be cancelled from (reseller API v3.0, "States and transitions": pending
+ * or processing only).
+ */
 const CANCELLABLE: OrderStatus[] = ['pending', 'processing']
 
 /** Unpaid invoices are due this many days after the order. */
@@ -290,7 +294,7 @@ export class Orders {
     const row = this.ctx.db.prepare(`${ORDER_SELECT} WHERE o.id = ? AND o.reseller_id = ?`).get(orderId, resellerId) as
       | OrderRow
       | undefined
-    // Another reseller's order is 404, never 403 (design page).
+    // Another reseller's order is 404, never 403 (docs/decisions.md): its existence is not disclosed.
     if (!row) throw notFound(`order ${orderId} not found`)
     return this.toOrder(row)
   }

@@ -1,5 +1,5 @@
 /**
- * The reissue scheduler (design page, "Certificates"; spec "Certificate lifecycle rule"). One
+ * The reissue scheduler (reseller API v3.0, "Certificate lifecycle rule"). One
  * pass, as of the context clock: finish validations that now pass, reissue every certificate
  * whose `next_reissue_at` has come (14 days before expiry, while the subscription lasts;
  * never code signing), and mark orders `expired` once the subscription has ended and the last
@@ -25,7 +25,7 @@ export interface SchedulerReport {
   validation_needed: { order_id: number; order_number: string; reason: string }[]
   expired: { order_id: number; order_number: string }[]
   errors: { order_id: number; order_number: string; error: string }[]
-  /** Issue 6: the deploy attempts of this pass (after its reissues, and retries that were due). */
+  /** The deploy attempts of this pass (after its reissues, and retries that were due). */
   deploys?: {
     run_id: number
     order_id: number
@@ -68,7 +68,7 @@ export class Scheduler {
     await this.after?.deploys.idle()
   }
 
-  /** Issue 6: deploy retries come due minutes apart, between the hourly passes. */
+  /** Deploy retries come due minutes apart, between the hourly passes. */
   async retryDeploys(): Promise<void> {
     await this.after?.deploys.runDue()
   }
@@ -156,7 +156,7 @@ export class Scheduler {
       report.expired.push({ order_id: o.id, order_number: o.order_number })
     }
 
-    // 4. Issue 6: deploy retries that are due, then wait for the deploys this pass started.
+    // 4. Deploy retries that are due, then wait for the deploys this pass started.
     if (this.after) {
       await this.after.deploys.runDue()
       await this.after.deploys.idle()

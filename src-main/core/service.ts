@@ -81,14 +81,14 @@ export function openService(opts: ServiceOptions): Service {
   const acme = new AcmeSubscriptions(ctx)
   const orders = new Orders(ctx, catalogue, acme)
   const localCa = new LocalCa(ctx)
-  // An external ACME CA, when configured, issues TLS orders and validates their names (issue 5).
+  // An external ACME CA, when configured, issues TLS orders and validates their names (RFC 8555).
   const acmeIssuer = new AcmeIssuer(ctx, settings, opts.issuer ?? localCa)
   const certificates = new Certificates(ctx, orders, catalogue, settings, acmeIssuer, acmeIssuer)
   const deploys = new Deploys(ctx)
   const events = new Events(ctx)
-  // Issue 6: every stored certificate (issue, reissue, automatic reissue) goes to its deploy targets.
+  // Every stored certificate (issue, reissue, automatic reissue) goes to its deploy targets.
   certificates.onStored = (c) => deploys.afterCertificateStored(c)
-  // Keys generated in the app (issue 4) reach folder targets as privkey.pem, only next to their own certificate.
+  // Keys generated in the app reach folder targets as privkey.pem, only next to their own certificate.
   const keyVault = new KeyVault(ctx, orders)
   // A key generated for a reissue is kept in the transaction that stores its certificate, before the deploys start.
   certificates.keys = keyVault

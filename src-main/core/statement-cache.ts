@@ -1,7 +1,7 @@
 /**
  * Prepared statements kept per connection. better-sqlite3 prepares anew on every `prepare`,
- * and preparing cost more than running most of CertDesk's queries (issue 7 profile: 12% of a
- * GET /products). Callers keep writing `db.prepare(sql)`; the same text gets the same statement.
+ * and preparing cost more than running most of CertDesk's queries (profiled: 12% of a GET
+ * /products). Callers keep writing `db.prepare(sql)`; the same text gets the same statement.
  */
 import type Database from 'better-sqlite3'
 

@@ -1,6 +1,6 @@
 /**
  * Row counts and sums kept by the triggers of migration 0003, so list totals and statistics
- * read a handful of rows instead of counting a million (issue 7, "Scale"). The triggers run
+ * read a handful of rows instead of counting a million. The triggers run
  * inside every writer's transaction, so these numbers are exactly what COUNT(*) would say.
  */
 import type { Db } from './db'

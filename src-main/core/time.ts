@@ -1,6 +1,6 @@
 /**
  * Time in the core. Everything is UTC; the core never reads the wall clock itself but takes a
- * `Clock`, so tests and `scheduler run --as-of` can drive it (design page, "Money, time").
+ * `Clock`, so tests and `scheduler run --as-of` can drive it (docs/decisions.md).
  */
 export type Clock = () => Date
 

@@ -1,8 +1,8 @@
 /**
  * The one door to @peculiar/x509 for the core. The library's ASN.1 schema decorators need the
- * Reflect metadata API loaded before it (its README, "Installation"), and every call here takes
- * the crypto provider as a parameter instead of the library's global (style page,
- * "Certificates": inject the clock and the crypto provider).
+ * Reflect metadata API loaded before it (@peculiar/x509's README, "Installation"), and every call here takes
+ * the crypto provider as a parameter instead of the library's global (so tests and
+ * callers choose the provider, as the library's own tests do).
  */
 import 'reflect-metadata'
 import { webcrypto } from 'node:crypto'

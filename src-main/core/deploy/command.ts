@@ -87,8 +87,8 @@ export function runCommand(config: CommandConfig, env: Record<string, string>): 
 
 /**
  * The environment a command inherits: CertDesk's own variables are dropped, because one of them
- * unlocks the keychain (CERTDESK_KEYRING_PASSWORD, README "Secrets") and a command's output is
- * kept in SQLite, where no secret may go.
+ * unlocks the keychain (CERTDESK_KEYRING_PASSWORD, docs/security.md "Headless Linux") and a
+ * command's output is kept in SQLite, where no secret may go.
  */
 function inheritedEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.toUpperCase().startsWith('CERTDESK_')))

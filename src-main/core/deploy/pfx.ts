@@ -1,9 +1,10 @@
 /**
- * PKCS#12 (PFX) for IIS and Windows certificate stores, built with pkijs over an injected
- * WebCrypto (style page: inject the crypto provider). RFC 7292 layout as OpenSSL writes it:
- * the key in a PKCS8ShroudedKeyBag (PBES2, AES-256-CBC, PBKDF2-HMAC-SHA-256), the certificates
- * in a password-encrypted SafeContents, and a password-based HMAC-SHA-256 integrity MAC. Windows
- * Server 2019+ and OpenSSL 1.1.1+/3 read this; the RC2/3DES profile of older Windows is not offered.
+ * PKCS#12 (PFX) for IIS and Windows certificate stores, built with pkijs over an injected WebCrypto
+ * (the caller passes the crypto provider, as @peculiar/x509 does). RFC 7292 layout as OpenSSL
+ * writes it: the key in a PKCS8ShroudedKeyBag (PBES2, AES-256-CBC, PBKDF2-HMAC-SHA-256), the
+ * certificates in a password-encrypted SafeContents, and a password-based HMAC-SHA-256 integrity
+ * MAC. Windows Server 2019+ and OpenSSL 1.1.1+/3 read this; the RC2/3DES profile of older Windows
+ * is not offered.
  */
 import * as asn1js from 'asn1js'
 import { webcrypto } from 'node:crypto'

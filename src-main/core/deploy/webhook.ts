@@ -2,7 +2,7 @@
  * A webhook target: a JSON POST signed with HMAC-SHA256 in the scheme Stripe and Slack
  * receivers already know. The signed string is `<timestamp>.<raw body>` and the timestamp
  * travels in its own header, so a receiver that refuses timestamps more than five minutes from
- * its clock (`verifyWebhookSignature`, README "Webhook signatures") cannot be fed a captured
+ * its clock (`verifyWebhookSignature`, docs/decisions.md "Webhook signatures") cannot be fed a captured
  * delivery again later, and the timestamp cannot be changed without breaking the signature.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto'
@@ -49,11 +49,11 @@ export function signWebhook(secret: string, timestamp: number, body: string): st
 export type SignatureCheck = { ok: true } | { ok: false; reason: string }
 
 /**
- * The check a receiver makes, exactly as the README documents it: the timestamp header is whole
- * Unix seconds within SIGNATURE_TOLERANCE_SECONDS of `now` (older is a replay, much newer a
- * forged or badly skewed clock), and the signature header is `v1=` and the hex HMAC-SHA256 of
- * `<timestamp header>.<raw body>` under the shared secret, compared in constant time. `body`
- * is the bytes as received, before any JSON parsing. Exported for receivers written in
+ * The check a receiver makes, exactly as docs/guide.md ("Webhook targets") documents it: the
+ * timestamp header is whole Unix seconds within SIGNATURE_TOLERANCE_SECONDS of `now` (older is a
+ * replay, much newer a forged or badly skewed clock), and the signature header is `v1=` and the hex
+ * HMAC-SHA256 of `<timestamp header>.<raw body>` under the shared secret, compared in constant
+ * time. `body` is the bytes as received, before any JSON parsing. Exported for receivers written in
  * TypeScript; CertDesk's own tests receive with it.
  */
 export function verifyWebhookSignature(input: {

@@ -1,5 +1,5 @@
 -- CertDesk schema 2: the local CA, CSRs, domain control validation, issued certificates and
--- the email outbox (issue 3, design page "Certificates").
+-- the email outbox.
 
 -- The local CA. Private keys only as AES-256-GCM ciphertext; the wrapping key is in the OS keychain.
 CREATE TABLE ca_keys (
@@ -26,7 +26,8 @@ CREATE TABLE certificate_requests (
   pending_issue  TEXT CHECK (pending_issue IN ('initial', 'reissue', 'auto_reissue'))
 ) STRICT;
 
--- One row per name and order: every SAN has its own instruction and status (design page).
+-- One row per name and order: every SAN has its own instruction and status
+-- (BR §3.2.2.4: each FQDN is validated on its own).
 CREATE TABLE dcv_checks (
   id              INTEGER PRIMARY KEY,
   order_id        INTEGER NOT NULL REFERENCES orders(id),

@@ -1,5 +1,5 @@
--- CertDesk schema 3: what keeps the reseller API fast on a store of a million orders
--- (issue 7). Nothing here changes what the API answers; each structure is kept exact by
+-- CertDesk schema 3: what keeps the reseller API fast on a store of a million orders.
+-- Nothing here changes what the API answers; each structure is kept exact by
 -- triggers inside the writer's own transaction, so every writer (API, admin CLI, scheduler)
 -- keeps it right without knowing it exists.
 
@@ -76,9 +76,10 @@ END;
 -- GET /stats reads the last 30 days and the current month from this index alone.
 CREATE INDEX orders_reseller_created ON orders(reseller_id, created_at, payment_status, total_cents);
 
--- GET /orders?domain= is a case-insensitive substring search (README, "Paging"). A trigram
--- index answers LIKE '%term%' for terms of three characters or more without reading every
--- order; `detail=none` keeps it small, and SQLite re-checks each candidate against the text.
+-- GET /orders?domain= is a case-insensitive substring search (docs/decisions.md, "`?domain=` is a
+-- substring"). A trigram index answers LIKE '%term%' for terms of three characters or more without
+-- reading every order; `detail=none` keeps it small, and SQLite re-checks each candidate against
+-- the text.
 CREATE VIRTUAL TABLE orders_domain USING fts5(domain, content = 'orders', content_rowid = 'id',
   tokenize = 'trigram', detail = 'none');
 INSERT INTO orders_domain(orders_domain) VALUES ('rebuild');

@@ -1,5 +1,5 @@
 -- CertDesk schema 5: the event log, deploy targets per order, and every deploy run, attempt and
--- answer (issue 6). Secrets (webhook HMAC secrets, PFX passwords) are in the OS keychain, never here.
+-- answer. Secrets (webhook HMAC secrets, PFX passwords) are in the OS keychain, never here.
 
 -- What happened to orders and certificates, newest last. Feeds GET /events, the webhooks and
 -- the desktop notifications. `data` is JSON and never carries a secret or a private key.
