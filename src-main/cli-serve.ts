@@ -19,15 +19,15 @@ export async function serve(dataDir: string, v: Values): Promise<number> {
   const acmePort = port(v, 'acme-port')
   // Listen for the stop signals before anything starts: a caller may signal at once, and a
   // signal during start-up stops CertDesk as soon as it is up.
-  const stopped = new Promise<void>((resolve) => {
-    const stop = (): void => {
-      process.off('SIGINT', stop)
-      process.off('SIGTERM', stop)
-      resolve()
-    }
-    process.on('SIGINT', stop)
-    process.on('SIGTERM', stop)
-  })
+  let signalled = (): void => undefined
+  const stopped = new Promise<void>((resolve) => (signalled = resolve))
+  const onSignal = (): void => {
+    process.off('SIGINT', onSignal)
+    process.off('SIGTERM', onSignal)
+    signalled()
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
   const running = await startCertDesk({
     dataDir,
     host: v.host ?? '127.0.0.1',
@@ -42,13 +42,17 @@ export async function serve(dataDir: string, v: Values): Promise<number> {
       ? { onNewLink: (url) => process.stdout.write(`CertDesk desktop UI (browser mode), sign in again, open once: ${url}\n`) }
       : undefined,
     log: { info: say, error: say }
+  }).catch((err: unknown) => {
+    // Nothing runs: Node's own signal handling applies again.
+    process.off('SIGINT', onSignal)
+    process.off('SIGTERM', onSignal)
+    throw err
   })
   const demo = running.demoReseller
   if (demo) {
-    say(
-      `created demo reseller ${demo.id} (${demo.name}) with ${centsToUsd(demo.creditBalance).toFixed(2)} USD credit.\n` +
-        `certdesk: get its API key with: npx certdesk admin --data-dir ${shellQuote(dataDir)} apikey create --reseller ${demo.id}`
-    )
+    say(`created demo reseller ${demo.id} (${demo.name}) with ${centsToUsd(demo.creditBalance).toFixed(2)} USD credit.`)
+    // The data dir is the user's own text: quoted so that the pasted command passes it as one argument.
+    say(`get its API key with: npx certdesk admin --data-dir ${shellQuote(dataDir)} apikey create --reseller ${demo.id}`)
   }
   const { urls } = running
   process.stdout.write(`CertDesk reseller API v3.0 listening on ${urls.api}\n`)
