@@ -5,8 +5,8 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { commandKey, need, print, UsageError, type Values } from './cli-args'
-import { SETTING_KEYS, validateSetting } from './core/dcv'
 import { openService } from './core/service'
+import { EDITABLE_SETTINGS } from './core/settings'
 import { fixedClock, isValidDate } from './core/time'
 
 export const CERTIFICATE_USAGE = `  certdesk admin [--data-dir D] scheduler run [--as-of YYYY-MM-DD]
@@ -34,16 +34,15 @@ export async function certificateAdmin(dataDir: string, words: string[], v: Valu
         print({ success: true, ...(await service.scheduler.run()) })
         return 0
       case 'settings get': {
-        const keys = rest[0] ? [rest[0]] : SETTING_KEYS
+        const keys = rest[0] ? [rest[0]] : EDITABLE_SETTINGS
         print({ success: true, settings: Object.fromEntries(keys.map((k) => [k, service.settings.get(k)])) })
         return 0
       }
       case 'settings set': {
         const [k, value] = rest
         if (!k || value === undefined) throw new UsageError('settings set needs KEY VALUE')
-        const problem = validateSetting(k, value)
-        if (problem) throw new UsageError(problem)
-        service.settings.set(k, value)
+        // The core refuses a value its rule refuses (exit 1, the reason on stderr) and keeps the old one.
+        service.settings.update({ [k]: value })
         print({ success: true, settings: { [k]: value } })
         return 0
       }

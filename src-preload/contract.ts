@@ -1,7 +1,7 @@
 /**
  * The typed contract between the UI and the main process. One interface, `AppApi`; the IPC
  * handler table (src-main/app), the preload object and the browser-mode RPC client are all
- * derived from it, so the three cannot drift (style page, "One contract, derived").
+ * derived from it, so the three cannot drift.
  *
  * Every value here crosses a process boundary as structured-clone or JSON data: plain
  * objects, numbers and strings only. Money is integer cents, dates are UTC text as in the core.
@@ -226,6 +226,9 @@ export interface SettingsView extends DcvSettingsView {
 
 export type SettingsInput = Partial<DcvSettingsView>
 
+/** Why a typed setting would be refused, by field; a field the core accepts is absent. */
+export type SettingsProblems = Partial<Record<keyof DcvSettingsView, string>>
+
 export interface NameValidationView {
   name: string
   method: DcvMethod
@@ -237,6 +240,13 @@ export interface NameValidationView {
     | { method: 'http' | 'https'; url: string; fileName: string; fileContent: string }
     | { method: 'dns'; recordName: string; recordType: 'CNAME' | 'TXT'; recordValue: string; txtAlternative: string }
     | { method: 'email'; approverEmail: string; sentAt: string | null }
+}
+
+/** A CSR generated here with the order's kept key, waiting to be submitted. */
+export interface CsrDraftView {
+  csrPem: string
+  /** When it was generated, UTC `YYYY-MM-DD HH:MM:SS`. */
+  createdAt: string
 }
 
 export interface CertificateView {
@@ -390,7 +400,10 @@ export const HMAC_KEY_PLACEHOLDER = '<EAB_HMAC_KEY>'
 export interface AppApi {
   /** Where the reseller API listens and which transport the UI runs over. */
   settings(): Promise<SettingsView>
+  /** Saves every value or none: a value the core refuses fails the call with its reason (400). */
   updateSettings(input: SettingsInput): Promise<SettingsView>
+  /** The core's reason for each value it would refuse, so the UI can say it next to the field. */
+  checkSettings(input: SettingsInput): Promise<SettingsProblems>
 
   listResellers(): Promise<ResellerView[]>
   createReseller(input: {
@@ -416,6 +429,16 @@ export interface AppApi {
    * keychain. The reseller HTTP API never returns it.
    */
   storePrivateKey(resellerId: number, orderId: number, pkcs8Pem: string): Promise<{ stored: true }>
+  /**
+   * Keeps a key and the CSR generated with it in the UI for an order waiting for its CSR, until
+   * it is submitted or discarded: the key encrypted like `storePrivateKey`, the CSR beside it.
+   * Refused unless the CSR was signed by that key.
+   */
+  keepCsrDraft(resellerId: number, orderId: number, draft: { pkcs8Pem: string; csrPem: string }): Promise<CsrDraftView>
+  /** The kept, unsubmitted CSR of an order waiting for one; null when there is none. */
+  csrDraft(resellerId: number, orderId: number): Promise<CsrDraftView | null>
+  /** Forgets the kept key and CSR of an order that has not taken a CSR. */
+  discardCsrDraft(resellerId: number, orderId: number): Promise<{ discarded: true }>
   /**
    * The stored key, for the desktop user's own export, and whether it belongs to the order's
    * current certificate (null before one exists): after a reissue from another CSR it does not.
@@ -477,6 +500,7 @@ export type AppMethod = keyof AppApi
 export const APP_METHODS = {
   settings: true,
   updateSettings: true,
+  checkSettings: true,
   listResellers: true,
   createReseller: true,
   dashboard: true,
@@ -488,6 +512,9 @@ export const APP_METHODS = {
   cancelOrder: true,
   payOrder: true,
   storePrivateKey: true,
+  keepCsrDraft: true,
+  csrDraft: true,
+  discardCsrDraft: true,
   exportPrivateKey: true,
   configureOrder: true,
   sslStatus: true,

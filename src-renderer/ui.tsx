@@ -2,8 +2,8 @@
 import { useState } from 'react'
 import { statusLabel } from './lib/format'
 
-export function Badge({ status }: { status: string }): React.JSX.Element {
-  return <span className={`badge badge-${status}`}>{statusLabel(status.replace(/^dcv-/, ''))}</span>
+export function Badge({ status, label }: { status: string; label?: string }): React.JSX.Element {
+  return <span className={`badge badge-${status}`}>{label ?? statusLabel(status.replace(/^dcv-/, ''))}</span>
 }
 
 export function ErrorBox({ text }: { text: string | null }): React.JSX.Element | null {

@@ -7,14 +7,15 @@
 import type { PricedProduct } from '../core/catalogue'
 import { invalid, notFound, ServiceError } from '../core/errors'
 import { STATUS_OF } from '../http/errors'
-// Pages as the reseller API pages them (design page: default 50, at most 100).
+// Pages as the reseller API pages them (reseller API v3.0 "Limits": default 50, at most 100).
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/paging'
 import type { Invoice } from '../core/invoices'
 import type { CreditTransaction, Page } from '../core/ledger'
 import type { Order } from '../core/orders'
 import type { ApiKeyInfo, Reseller } from '../core/resellers'
 import type { Service } from '../core/service'
-import { DCV_SETTINGS, validateSetting } from '../core/dcv'
+import { DCV_SETTINGS } from '../core/dcv'
+import { settingProblems } from '../core/settings'
 import type { SslStatus, StoredCertificate } from '../core/certificates'
 import {
   ACME_DIRECTORY_URL_SETTING,
@@ -45,6 +46,7 @@ import type {
   PageView,
   ProductView,
   ResellerView,
+  SettingsInput,
   TransactionView
 } from '../../src-preload/contract'
 import { HMAC_KEY_PLACEHOLDER } from '../../src-preload/contract'
@@ -306,6 +308,11 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
     dcvAllowPrivateAddresses: DCV_SETTINGS.allowPrivateAddresses
   }
   const settingFields = Object.keys(SETTING_OF) as (keyof DcvSettingsView)[]
+  /** The typed values by core key; empty means "the default" (the core reads '' like an unset key). */
+  const settingChanges = (input: SettingsInput | undefined): Record<string, string> =>
+    Object.fromEntries(
+      settingFields.filter((f) => input?.[f] !== undefined).map((f) => [SETTING_OF[f], String(input?.[f]).trim()])
+    )
   const settingsView = (): Awaited<ReturnType<AppApi['settings']>> => ({
     dataDir: service.dataDir,
     listenerUrl: env.listenerUrl(),
@@ -319,18 +326,16 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
 
   return {
     settings: settingsView,
+    // The core checks every value and writes all or none; a refused one is a 400.
     updateSettings: (input) => {
-      const changes = settingFields
-        .filter((f) => input?.[f] !== undefined)
-        .map((f) => [SETTING_OF[f], String(input[f]).trim()] as const)
-      // Every value is checked before any is written, so a bad field changes nothing. Empty
-      // means "the default" (the core reads '' like an unset key), so it needs no check.
-      for (const [key, value] of changes) {
-        const problem = value === '' ? null : validateSetting(key, value)
-        if (problem) throw invalid(`could not save the settings: ${problem}`)
-      }
-      for (const [key, value] of changes) service.settings.set(key, value)
+      service.settings.update(settingChanges(input))
       return settingsView()
+    },
+    checkSettings: (input) => {
+      const problems = settingProblems(settingChanges(input))
+      return Object.fromEntries(
+        settingFields.filter((f) => problems[SETTING_OF[f]]).map((f) => [f, problems[SETTING_OF[f]]])
+      )
     },
 
     listResellers: () => service.resellers.list().map(resellerView),
@@ -400,6 +405,18 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
     storePrivateKey: (resellerId, orderId, pem) => {
       vault.store(reseller(resellerId).id, id(orderId, 'order id'), pem)
       return { stored: true as const }
+    },
+    keepCsrDraft: (resellerId, orderId, draft) =>
+      vault.keepDraft(
+        reseller(resellerId).id,
+        id(orderId, 'order id'),
+        String(draft?.pkcs8Pem ?? ''),
+        String(draft?.csrPem ?? '')
+      ),
+    csrDraft: (resellerId, orderId) => vault.draft(reseller(resellerId).id, id(orderId, 'order id')),
+    discardCsrDraft: (resellerId, orderId) => {
+      vault.discardDraft(reseller(resellerId).id, id(orderId, 'order id'))
+      return { discarded: true as const }
     },
     exportPrivateKey: (resellerId, orderId) => {
       const r = reseller(resellerId).id

@@ -13,6 +13,7 @@ import { assertAcceptableCsr, decodeCsr, requestedNames, type DecodedCsr } from 
 import {
   checkDns,
   checkHttp,
+  checkStatus,
   dcvFileContent,
   dcvFileName,
   dcvFilePath,
@@ -774,14 +775,11 @@ export class Certificates {
       const results = await Promise.all(batch.map((c) => this.check(orderId, c)))
       batch.forEach((c, j) => {
         const result = results[j]
-        update.run(
-          result.ok ? 'valid' : 'failed',
-          result.detail,
-          isoTimestamp(now),
-          result.ok ? isoTimestamp(now) : null,
-          c.id
-        )
-        if (result.ok || c.status !== 'failed') {
+        const status = checkStatus(result)
+        update.run(status, result.detail, isoTimestamp(now), result.ok ? isoTimestamp(now) : null, c.id)
+        // The log tells what changed: a pass, or a name that can no longer pass. A name still
+        // waiting for its owner logs nothing, however often a status poll looks.
+        if (status !== 'pending' && status !== c.status) {
           recordEvent(this.ctx.db, now, {
             type: result.ok ? 'validation.passed' : 'validation.failed',
             resellerId: this.orderById(orderId).resellerId,

@@ -1,6 +1,5 @@
 /**
- * Domain control validation that really checks (design page, "Certificates"), in the shape
- * resellers know from the large CAs:
+ * Domain control validation that really checks, in the shape resellers know from the large CAs:
  *  - http/https (BR §3.2.2.4.18): a file `/.well-known/pki-validation/<MD5>.txt` on the
  *    domain holding the CSR's SHA-256, the CA marker and a unique value, one per line;
  *  - dns (BR §3.2.2.4.7): a CNAME (or TXT) at `_<md5>.<domain>` whose value carries the SHA-256;
@@ -39,8 +38,6 @@ export const DCV_SETTINGS = {
   smtpFrom: 'smtp.from'
 } as const
 
-export const SETTING_KEYS = Object.values(DCV_SETTINGS)
-
 /** One HTTP fetch or SMTP step may take this long before it counts as failed (DNS: dns-resolver.ts). */
 const CHECK_TIMEOUT_MS = 5000
 /** The validation file is three short lines; anything much larger is not ours. */
@@ -63,10 +60,29 @@ export const dnsRecordName = (t: DcvToken, domain: string): string => `_${t.md5.
 export const dnsRecordValue = (t: DcvToken): string =>
   `${t.sha256.slice(0, 32)}.${t.sha256.slice(32)}.${t.unique}.${CA_MARKER}`.toLowerCase()
 
+/**
+ * What one look at a name found. `ok: false` alone leaves the name waiting: nothing found yet,
+ * or something else at the proof's place (a catch-all page, a wildcard DNS record), is what a
+ * name looks like before its owner published the proof, or while DNS still propagates.
+ * `final` means the name cannot pass any more with these instructions (an ACME CA declared the
+ * challenge invalid, RFC 8555 §7.1.6): only new instructions (/ssl/change-dcv) can help.
+ */
 export interface CheckResult {
   ok: boolean
   detail: string
+  final?: boolean
 }
+
+/** A name's validation state: `pending` until its proof is found, then `valid`. */
+export type CheckStatus = 'pending' | 'valid' | 'failed'
+
+/**
+ * A name's status after one look. Not finding the proof does not fail a name: it stays
+ * `pending` (the UI says "waiting") with the time of the look and what was found, because its
+ * owner may not have published the proof yet. `failed` is kept for a name that cannot pass any
+ * more with its current instructions.
+ */
+export const checkStatus = (r: CheckResult): CheckStatus => (r.ok ? 'valid' : r.final ? 'failed' : 'pending')
 
 export interface DcvNetwork {
   resolver: string | null
@@ -87,32 +103,6 @@ export function dcvNetwork(settings: Settings): DcvNetwork {
     httpsPort: port(DCV_SETTINGS.httpsPort, 443),
     allowPrivateAddresses: settings.flag(DCV_SETTINGS.allowPrivateAddresses)
   }
-}
-
-/** Checks a settings value before it is stored, so a typo is refused, not silently used. */
-export function validateSetting(key: string, value: string): string | null {
-  if (!(SETTING_KEYS as string[]).includes(key)) return `unknown setting ${key}; known: ${SETTING_KEYS.join(', ')}`
-  if (key === DCV_SETTINGS.resolver && value !== '' && !/^[0-9a-z.:[\]-]+:\d{1,5}$/i.test(value)) {
-    return `${key} must be host:port, such as 127.0.0.1:53`
-  }
-  if ((key === DCV_SETTINGS.httpPort || key === DCV_SETTINGS.httpsPort) && !/^\d{1,5}$/.test(value)) {
-    return `${key} must be a port number`
-  }
-  if (key === DCV_SETTINGS.allowPrivateAddresses && value !== 'true' && value !== 'false') {
-    return `${key} must be true or false`
-  }
-  if (key === DCV_SETTINGS.smtpUrl && value !== '') {
-    let u: URL
-    try {
-      u = new URL(value)
-    } catch {
-      return `${key} must be a URL such as smtp://127.0.0.1:25`
-    }
-    if (u.protocol !== 'smtp:' && u.protocol !== 'smtps:') return `${key} must start with smtp:// or smtps://`
-    // Settings live in SQLite, which never holds a secret (design page).
-    if (u.username || u.password) return `${key} must not carry a user or password: settings are not a secret store`
-  }
-  return null
 }
 
 function fetchText(
@@ -238,7 +228,8 @@ export async function deliverMail(settings: Settings, mail: Mail): Promise<'smtp
   })
   try {
     await transport.sendMail({
-      from: settings.get(DCV_SETTINGS.smtpFrom) ?? 'CertDesk validation <dcv@certdesk.invalid>',
+      // Empty means the default, as for every setting.
+      from: settings.get(DCV_SETTINGS.smtpFrom) || 'CertDesk validation <dcv@certdesk.invalid>',
       to: mail.to,
       subject: mail.subject,
       text: mail.text

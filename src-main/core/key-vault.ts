@@ -1,9 +1,9 @@
 /**
- * Private keys generated in the desktop UI, kept per order on this machine (design page: "Keys
- * generated in the renderer stay on the machine, encrypted, and are exported only by the
- * desktop user"). AES-256-GCM under a random wrapping key that lives only in the OS keychain;
- * the order id is bound in as additional data, so a row copied to another order fails to open.
- * Nothing here is reachable from the reseller HTTP API.
+ * Private keys generated in the desktop UI, kept per order on this machine: they stay on the
+ * machine, encrypted, and only the desktop user exports them. AES-256-GCM under a random
+ * wrapping key that lives only in the OS keychain; the order id is bound in as additional data,
+ * so a row copied to another order fails to open. Beside a key: the CSR generated with it, until
+ * the order takes a CSR. Nothing here is reachable from the reseller HTTP API.
  */
 import {
   createCipheriv,
@@ -17,8 +17,9 @@ import {
 } from 'node:crypto'
 import type { KeyKeeper } from './certificates'
 import type { CoreContext } from './context'
-import { invalid, notFound, ServiceError } from './errors'
-import type { Orders } from './orders'
+import { decodeCsr } from './csr'
+import { conflict, invalid, notFound, ServiceError } from './errors'
+import type { Order, Orders } from './orders'
 import { isoTimestamp } from './time'
 import { x509 } from './x509'
 
@@ -26,6 +27,15 @@ const WRAPPING_KEY_NAME = 'key-vault:wrapping-key'
 const PKCS8_RE = /^-----BEGIN PRIVATE KEY-----\r?\n[A-Za-z0-9+/=\r\n]+-----END PRIVATE KEY-----\s*$/
 /** A PKCS#8 RSA 4096 key is about 3.3 kB in PEM; anything far larger is not a key. */
 const MAX_PEM_LENGTH = 16_384
+/** A CSR with a 4096-bit key and a few hundred names stays well inside this. */
+const MAX_CSR_LENGTH = 65_536
+
+/** A CSR generated in the app with the order's kept key, not submitted yet. */
+export interface CsrDraft {
+  csrPem: string
+  createdAt: string
+}
+
 
 const spkiDer = (k: KeyObject): Buffer => k.export({ type: 'spki', format: 'der' })
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex')
@@ -36,20 +46,100 @@ export class KeyVault implements KeyKeeper {
     private readonly orders: Orders
   ) {}
 
+  /** Keeps a key (replacing the order's earlier one, and the CSR kept with that). */
   store(resellerId: number, orderId: number, pkcs8Pem: string): void {
+    this.write(this.orders.get(resellerId, orderId), pkcs8Pem, null)
+  }
+
+  /**
+   * Keeps a key and the CSR generated with it for an order that has not taken a CSR yet, until
+   * it is submitted or discarded. The CSR must be signed by that very key (RFC 2986 §3), so a
+   * draft can never pair a kept key with somebody else's request.
+   */
+  async keepDraft(resellerId: number, orderId: number, pkcs8Pem: string, csrPem: string): Promise<CsrDraft> {
     const order = this.orders.get(resellerId, orderId)
+    if (order.status !== 'pending') {
+      throw conflict(
+        `could not keep the CSR of order ${order.orderNumber}: it is ${order.status}; only an order waiting for its CSR keeps one`
+      )
+    }
+    if (typeof csrPem !== 'string' || csrPem.length > MAX_CSR_LENGTH) {
+      throw invalid('could not keep the CSR: it is not a PEM certificate signing request of at most 64 KiB')
+    }
+    const csr = await decodeCsr(csrPem)
+    if (!csr.signatureValid) throw invalid('could not keep the CSR: its signature does not verify')
+    const key = this.publicKeyOf(pkcs8Pem)
+    if (!key || !Buffer.from(new x509.Pkcs10CertificateRequest(csr.der).publicKey.rawData).equals(spkiDer(key))) {
+      throw invalid('could not keep the CSR: it was not made with this private key')
+    }
+    this.write(order, pkcs8Pem, csr.pem)
+    return this.draft(resellerId, orderId) as CsrDraft
+  }
+
+  /**
+   * The kept CSR of an order still waiting for one, or null. Checked against the kept key on
+   * every read: a CSR changed in the database behind the app's back is refused, not offered
+   * for submission.
+   */
+  draft(resellerId: number, orderId: number): CsrDraft | null {
+    const order = this.orders.get(resellerId, orderId)
+    if (order.status !== 'pending') return null
+    const row = this.ctx.db
+      .prepare('SELECT csr_pem, created_at FROM order_private_keys WHERE order_id = ? AND csr_pem IS NOT NULL')
+      .get(order.id) as { csr_pem: string; created_at: string } | undefined
+    if (!row) return null
+    const key = this.publicKeyOf(this.decrypt(order.id) ?? '')
+    let csrKey: Buffer | null = null
+    try {
+      csrKey = Buffer.from(new x509.Pkcs10CertificateRequest(row.csr_pem).publicKey.rawData)
+    } catch {
+      // not a CSR any more: refused below
+    }
+    if (!key || !csrKey || !csrKey.equals(spkiDer(key))) {
+      throw conflict(
+        `could not read the kept CSR of order ${order.orderNumber}: it no longer belongs to the kept private key; discard it and generate a new one`
+      )
+    }
+    return { csrPem: row.csr_pem, createdAt: row.created_at }
+  }
+
+  /**
+   * Forgets an order's kept key and its CSR, while the order has not taken a CSR: once one is
+   * submitted the key belongs to the certificate the order gets, and stays.
+   */
+  discardDraft(resellerId: number, orderId: number): void {
+    const order = this.orders.get(resellerId, orderId)
+    const submitted = this.ctx.db.prepare('SELECT 1 FROM certificate_requests WHERE order_id = ?').get(order.id)
+    if (submitted) {
+      throw conflict(
+        `could not discard the private key of order ${order.orderNumber}: the order has taken a CSR, and the key belongs to its certificate`
+      )
+    }
+    this.ctx.db.prepare('DELETE FROM order_private_keys WHERE order_id = ?').run(order.id)
+  }
+
+  private write(order: Order, pkcs8Pem: string, csrPem: string | null): void {
     checkPem(pkcs8Pem, 'store')
     if (order.status === 'cancelled' || order.status === 'expired') {
       throw invalid(`could not store the private key: order ${order.orderNumber} is ${order.status}`)
     }
-    const sealed = this.seal(orderId, pkcs8Pem)
+    const sealed = this.seal(order.id, pkcs8Pem)
     this.ctx.db
       .prepare(
-        `INSERT INTO order_private_keys (order_id, reseller_id, iv, ciphertext, tag, created_at) VALUES (?, ?, ?, ?, ?, ?)
+        `INSERT INTO order_private_keys (order_id, reseller_id, iv, ciphertext, tag, created_at, csr_pem) VALUES (?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT(order_id) DO UPDATE SET iv = excluded.iv, ciphertext = excluded.ciphertext, tag = excluded.tag,
-           created_at = excluded.created_at`
+           created_at = excluded.created_at, csr_pem = excluded.csr_pem`
       )
-      .run(orderId, resellerId, sealed.iv, sealed.ciphertext, sealed.tag, isoTimestamp(this.ctx.clock()))
+      .run(order.id, order.resellerId, sealed.iv, sealed.ciphertext, sealed.tag, isoTimestamp(this.ctx.clock()), csrPem)
+  }
+
+  /** The public half of a PKCS#8 PEM, or null when it is not a key Node can read. */
+  private publicKeyOf(pkcs8Pem: string): KeyObject | null {
+    try {
+      return createPublicKey(pkcs8Pem)
+    } catch {
+      return null
+    }
   }
 
   /**
@@ -104,7 +194,7 @@ export class KeyVault implements KeyKeeper {
         .prepare(
           `INSERT INTO order_private_keys (order_id, reseller_id, iv, ciphertext, tag, created_at) VALUES (?, ?, ?, ?, ?, ?)
            ON CONFLICT(order_id) DO UPDATE SET iv = excluded.iv, ciphertext = excluded.ciphertext, tag = excluded.tag,
-             created_at = excluded.created_at`
+             created_at = excluded.created_at, csr_pem = NULL`
         )
         .run(orderId, staged.reseller_id, staged.iv, staged.ciphertext, staged.tag, isoTimestamp(this.ctx.clock()))
     }

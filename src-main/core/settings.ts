@@ -1,5 +1,120 @@
-/** Key-value settings kept in SQLite. Never a secret: those go to the keychain. */
+/**
+ * Key-value settings kept in SQLite. Never a secret: those go to the keychain.
+ *
+ * The settings a person may change (desktop Settings, `certdesk admin settings set`) are listed
+ * in SETTING_RULES with one rule each, and `update` refuses a value its rule refuses, so a typo
+ * never becomes a port or an address that checks and mail then use. Adding a setting is one
+ * entry there. An empty value means "the default" and is always accepted.
+ */
+import { isIP } from 'node:net'
 import type { Db } from './db'
+import { DCV_SETTINGS } from './dcv'
+import { invalid } from './errors'
+
+/** Says what is wrong with a value, or null when it is fine. */
+export type SettingRule = (value: string) => string | null
+
+/** A TCP port: a whole number from 1 to 65535, written plainly. */
+export const portRule: SettingRule = (v) =>
+  /^[1-9]\d{0,4}$/.test(v) && Number(v) <= 65535 ? null : `must be a port number from 1 to 65535, not ${quote(v)}`
+
+/**
+ * A DNS server as `address:port`. Node's resolver takes IP addresses only (an IPv6 one in
+ * brackets), never a name: the server that resolves names cannot itself need resolving.
+ */
+export const resolverRule: SettingRule = (v) => {
+  const m = /^(?:\[([0-9a-f:.]+)\]|([0-9.]+)):(\d+)$/i.exec(v)
+  const ip = m?.[1] ?? m?.[2]
+  if (!m || !ip || isIP(ip) !== (m[1] ? 6 : 4)) {
+    return `must be an IP address and port, such as 127.0.0.1:53 or [::1]:53, not ${quote(v)}`
+  }
+  return portRule(m[3]) && `must end in a port number from 1 to 65535, not ${quote(m[3])}`
+}
+
+/** An SMTP relay URL, without credentials: settings live in SQLite, which never holds a secret. */
+export const smtpUrlRule: SettingRule = (v) => {
+  let u: URL
+  try {
+    u = new URL(v)
+  } catch {
+    // Not echoed: a mistyped URL may still hold a password.
+    return 'must be a URL such as smtp://127.0.0.1:25'
+  }
+  if (u.protocol !== 'smtp:' && u.protocol !== 'smtps:') return 'must start with smtp:// or smtps://'
+  if (!u.hostname) return 'must name the relay host, such as smtp://127.0.0.1:25'
+  if (u.username || u.password) return 'must not carry a user or password: settings are not a secret store'
+  if (u.pathname !== '' && u.pathname !== '/') return 'must be only smtp://host:port, without a path'
+  if (u.search || u.hash) return 'must be only smtp://host:port, without a query'
+  return null
+}
+
+/**
+ * A mailbox (RFC 5322 §3.4): `local@domain`, optionally as `Display Name <local@domain>`. The
+ * local part is a dot-atom and the domain DNS labels, which leaves out line breaks and the
+ * other characters a header could be split or extended with.
+ */
+export const mailboxRule: SettingRule = (v) => {
+  const bad = `must be an email address such as certdesk@example.com or "CertDesk <certdesk@example.com>", not ${quote(v)}`
+  if (v.length > 320 || /\p{Cc}/u.test(v)) return bad
+  const m = /^(?:([^<>"@,;]*?)\s*<([^<>\s]+)>|([^<>\s]+))$/.exec(v)
+  const address = m?.[2] ?? m?.[3]
+  if (!address) return bad
+  const at = address.lastIndexOf('@')
+  const local = address.slice(0, at)
+  const domain = address.slice(at + 1)
+  const atom = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+$/
+  const label = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/
+  const ok =
+    at > 0 &&
+    local.length <= 64 &&
+    local.split('.').every((a) => atom.test(a)) &&
+    domain.length <= 253 &&
+    domain.split('.').every((l) => label.test(l))
+  return ok ? null : bad
+}
+
+/** An on/off switch, written `true` or `false`. */
+export const flagRule: SettingRule = (v) =>
+  v === 'true' || v === 'false' ? null : `must be true or false, not ${quote(v)}`
+
+/** The settings a person may change, each with its rule. */
+export const SETTING_RULES: Record<string, SettingRule> = {
+  [DCV_SETTINGS.resolver]: resolverRule,
+  [DCV_SETTINGS.httpPort]: portRule,
+  [DCV_SETTINGS.httpsPort]: portRule,
+  [DCV_SETTINGS.smtpUrl]: smtpUrlRule,
+  [DCV_SETTINGS.smtpFrom]: mailboxRule,
+  [DCV_SETTINGS.allowPrivateAddresses]: flagRule
+}
+
+export const EDITABLE_SETTINGS = Object.keys(SETTING_RULES)
+
+/** Quoted and cut short, so a message shows what was typed without repeating a whole paste. */
+function quote(v: string): string {
+  const shown = v.length > 40 ? `${v.slice(0, 40)}…` : v
+  return JSON.stringify(shown)
+}
+
+/**
+ * What is wrong with each value, by key; empty when all may be saved. The messages read
+ * "could not save setting <key>: <reason>" so they stand on their own in a CLI or a UI.
+ */
+export function settingProblems(changes: Record<string, string>): Record<string, string> {
+  const problems: Record<string, string> = {}
+  for (const [key, value] of Object.entries(changes)) {
+    const rule = Object.hasOwn(SETTING_RULES, key) ? SETTING_RULES[key] : null
+    const reason =
+      rule === null
+        ? `it is not a setting; known: ${EDITABLE_SETTINGS.join(', ')}`
+        : typeof value !== 'string'
+          ? 'the value must be text'
+          : value === ''
+            ? null
+            : rule(value)
+    if (reason) problems[key] = `could not save setting ${key}: ${reason}`
+  }
+  return problems
+}
 
 /**
  * Lab use only: when `true`, domain validation (http/https DCV and ACME http-01) may connect to
@@ -16,6 +131,7 @@ export class Settings {
     return row?.value ?? null
   }
 
+  /** Stores a value the core itself computed; values a person typed go through `update`. */
   set(key: string, value: string): void {
     this.db
       .prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value')
@@ -25,6 +141,18 @@ export class Settings {
   /** A yes/no setting: only the stored text `true` means yes; unset or anything else means no. */
   flag(key: string): boolean {
     return this.get(key) === 'true'
+  }
+
+  /**
+   * Saves settings a person typed, all or none: one refused value refuses the whole change
+   * (400, every problem in the message) and nothing is written.
+   */
+  update(changes: Record<string, string>): void {
+    const problems = Object.values(settingProblems(changes))
+    if (problems.length > 0) throw invalid(problems.join('; '))
+    this.db.transaction(() => {
+      for (const [key, value] of Object.entries(changes)) this.set(key, value)
+    })()
   }
 
   getOrCreate(key: string, make: () => string): string {

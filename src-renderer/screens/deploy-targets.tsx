@@ -1,5 +1,5 @@
 /**
- * The order's deploy targets (issue 6): where every issued and reissued certificate goes (a
+ * The order's deploy targets: where every issued and reissued certificate goes (a
  * folder, a command, a webhook), the last run of each, "Deploy now" and the recent runs.
  */
 import { useEffect, useState } from 'react'
@@ -16,6 +16,13 @@ import { useStore } from '../store'
 import { Badge, CopyButton, ErrorBox } from '../ui'
 
 const LAYOUTS: DeployLayout[] = ['nginx', 'apache', 'haproxy', 'iis']
+/**
+ * Runs change on their own (a deploy started by an issuance, a retry the scheduler makes), so
+ * while one is not settled the page looks again: often while one is running, now and then
+ * while one waits for its next attempt. It stops once every run has its outcome.
+ */
+const RUNNING_POLL_MS = 1500
+const PENDING_POLL_MS = 15_000
 const when = (t: string | null): string => (t ? t.slice(0, 16).replace('T', ' ') : '—')
 
 function describe(t: DeployTargetView): string {
@@ -202,7 +209,7 @@ export function DeployTargets({ order }: { order: OrderView }): React.JSX.Elemen
   const targets = useStore((s) => s.deployTargets)
   const runs = useStore((s) => s.deployRuns)
   const error = useStore((s) => s.deployError)
-  const deploying = useStore((s) => s.deploying)
+  const deploying = useStore((s) => s.deploying.includes(order.id))
   const load = useStore((s) => s.loadDeploys)
   const remove = useStore((s) => s.removeDeployTarget)
   const deployNow = useStore((s) => s.deployNow)
@@ -213,6 +220,18 @@ export function DeployTargets({ order }: { order: OrderView }): React.JSX.Elemen
   const mine = orderId === order.id
   const shown = mine ? targets : []
   const recent = mine ? runs : []
+  const unsettled = [...recent, ...shown.map((t) => t.lastRun)].map((r) => r?.status)
+  const pollMs =
+    deploying || unsettled.includes('running')
+      ? RUNNING_POLL_MS
+      : unsettled.includes('pending')
+        ? PENDING_POLL_MS
+        : null
+  useEffect(() => {
+    if (pollMs === null) return
+    const timer = setInterval(() => void load(order.id), pollMs)
+    return () => clearInterval(timer)
+  }, [pollMs, order.id, load])
   const kindOf = new Map(shown.map((t) => [t.id, describe(t)]))
   return (
     <section className="card" data-testid="deploy-targets">

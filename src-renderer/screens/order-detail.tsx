@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react'
-import type { DcvMethod, OrderView } from '../../src-preload/contract'
+import type { DcvMethod, NameValidationView, OrderView } from '../../src-preload/contract'
 import { decodeCsr, generateCsr, KEY_TYPES, type DecodedCsr, type KeyType } from '../lib/csr'
 import { certificateFacts, pfx, privateKeyPem, type CertificateFacts } from '../lib/export'
 import { download, statusLabel, usd, years } from '../lib/format'
@@ -8,7 +8,18 @@ import { Badge, CopyButton, ErrorBox } from '../ui'
 import { DeployTargets } from './deploy-targets'
 import { ApprovalMessages, ApproverChoices, approversFor, EmailNameApproval } from './email-approval'
 
-/** The path an order walks (design page, "Order states"), for the timeline. */
+/**
+ * A name is "waiting" until its proof is found: a look that finds nothing (yet) is not a
+ * failure, since the owner may not have published the file or record. Only a name that cannot
+ * pass with its instructions shows "failed".
+ */
+const DCV_LABEL: Record<NameValidationView['status'], string> = {
+  pending: 'waiting',
+  valid: 'valid',
+  failed: 'failed'
+}
+
+/** The path an order walks (pending → validation_pending → processing → completed), for the timeline. */
 const STEPS = ['pending', 'validation_pending', 'processing', 'completed'] as const
 
 function Timeline({ order }: { order: OrderView }): React.JSX.Element {
@@ -27,12 +38,19 @@ function Timeline({ order }: { order: OrderView }): React.JSX.Element {
 }
 
 function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
-  const storeKey = useStore((s) => s.storeKey)
   const configure = useStore((s) => s.configure)
+  const loadDraft = useStore((s) => s.loadCsrDraft)
+  const keepDraft = useStore((s) => s.keepCsrDraft)
+  const discardDraft = useStore((s) => s.discardCsrDraft)
+  // A CSR generated here lives in the main process with its key until submitted or discarded,
+  // so leaving the page or reloading brings it back; a pasted one is only typed text.
+  const draft = useStore((s) => (s.csrDraft?.orderId === order.id ? s.csrDraft : null))
   const [mode, setMode] = useState<'generate' | 'paste'>('generate')
   const [keyType, setKeyType] = useState<KeyType>('ECDSA-P256')
   const [names, setNames] = useState(order.domain)
-  const [csr, setCsr] = useState('')
+  const [pasted, setPasted] = useState('')
+  const [discarding, setDiscarding] = useState(false)
+  const csr = draft?.csrPem ?? pasted
   const [decoded, setDecoded] = useState<DecodedCsr | null>(null)
   const [decodeError, setDecodeError] = useState<string | null>(null)
   const [busy, setBusy] = useState<string | null>(null)
@@ -40,6 +58,10 @@ function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
   const [dcv, setDcv] = useState<DcvMethod>('http')
   const [approvers, setApprovers] = useState<Record<string, string>>({})
   const [error, setError] = useState<string | null>(null)
+
+  useEffect(() => {
+    void loadDraft(order.id)
+  }, [order.id, loadDraft])
 
   // Decoded and checked as you type (or as soon as one is generated).
   useEffect(() => {
@@ -66,8 +88,10 @@ function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
     const tick = setInterval(() => setElapsed(Math.round((performance.now() - started) / 1000)), 250)
     try {
       const g = await generateCsr(keyType, list)
-      // Kept (encrypted) in the main process before anything else, so it is never lost.
-      if (await storeKey(order.id, g.privateKeyPem)) setCsr(g.csrPem)
+      // Key and CSR are kept together (the key encrypted) before the CSR is shown: a CSR whose
+      // key could be lost is never offered for submission.
+      const refused = await keepDraft(order.id, g.privateKeyPem, g.csrPem)
+      if (refused) setError(refused)
     } catch (e) {
       setError((e as Error).message)
     } finally {
@@ -118,11 +142,45 @@ function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
               <span className="spinner" /> {busy} {elapsed > 0 ? `${elapsed} s` : ''}
             </div>
           ) : null}
-          {order.hasStoredKey ? (
+        </div>
+      ) : null}
+      {order.hasStoredKey ? (
+        <div className="kept-key" data-testid="kept-key">
+          {draft ? (
             <p className="ok-text">
-              The private key is kept on this machine, encrypted with a key from the OS keychain.
+              The private key is kept on this machine, encrypted with a key from the OS keychain, together with the CSR
+              generated {draft.createdAt} UTC, until you submit or discard them.
             </p>
-          ) : null}
+          ) : (
+            <p className="muted">
+              A private key from an earlier attempt is kept for this order, without its CSR. Generating a new key and
+              CSR replaces it.
+            </p>
+          )}
+          {discarding ? (
+            <div className="confirm" role="dialog" aria-label="Discard the generated key">
+              <p>Discard the kept private key{draft ? ' and its CSR' : ''}? It cannot be recovered.</p>
+              <button
+                type="button"
+                className="btn danger"
+                onClick={() => void discardDraft(order.id).then(() => setDiscarding(false))}
+              >
+                Yes, discard
+              </button>
+              <button type="button" className="btn" onClick={() => setDiscarding(false)}>
+                Keep them
+              </button>
+            </div>
+          ) : (
+            <button
+              type="button"
+              className="btn small danger"
+              disabled={busy !== null}
+              onClick={() => setDiscarding(true)}
+            >
+              Discard
+            </button>
+          )}
         </div>
       ) : null}
       <label className="block">
@@ -131,10 +189,14 @@ function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
           aria-label="CSR"
           rows={mode === 'paste' ? 8 : 4}
           value={csr}
-          onChange={(e) => setCsr(e.target.value)}
+          readOnly={draft !== null}
+          onChange={(e) => setPasted(e.target.value)}
           className="mono"
         />
       </label>
+      {draft && mode === 'paste' ? (
+        <p className="muted small">Discard the key and CSR generated here to paste another CSR.</p>
+      ) : null}
       {decoded ? (
         <dl className="facts" data-testid="csr-decoded">
           <dt>Common name</dt>
@@ -230,13 +292,20 @@ function Validation({ order }: { order: OrderView }): React.JSX.Element | null {
         {ssl.validation.map((v) => (
           <div key={v.name} className="name-check" data-name={v.name}>
             <div className="name-head">
-              <span className="strong">{v.name}</span> <Badge status={`dcv-${v.status}`} />
+              <span className="strong">{v.name}</span> <Badge status={`dcv-${v.status}`} label={DCV_LABEL[v.status]} />
               <span className="muted small">
                 {v.method.toUpperCase()}
-                {v.checkedAt ? ` · checked ${v.checkedAt}` : ''}
+                {v.status === 'valid' && v.validatedAt ? ` · validated ${v.validatedAt} UTC` : ''}
               </span>
             </div>
-            {v.status !== 'valid' && v.detail ? <p className="warn small">{v.detail}</p> : null}
+            {v.status === 'pending' ? (
+              <p className="muted small" data-testid="dcv-last-check">
+                {v.checkedAt
+                  ? `Last checked ${v.checkedAt} UTC: ${v.detail ?? 'nothing found yet'}`
+                  : (v.detail ?? 'Not checked yet.')}
+              </p>
+            ) : null}
+            {v.status === 'failed' && v.detail ? <p className="warn small">{v.detail}</p> : null}
             {v.status !== 'valid' && (v.instructions.method === 'http' || v.instructions.method === 'https') ? (
               <dl className="facts compact">
                 <dt>URL</dt>
@@ -295,7 +364,8 @@ function Validation({ order }: { order: OrderView }): React.JSX.Element | null {
 }
 
 function Certificate({ order }: { order: OrderView }): React.JSX.Element {
-  const detail = useStore((s) => s.certDetail)
+  // Only this order's certificate: the store may still hold nothing, never another order's.
+  const detail = useStore((s) => (s.certDetail?.orderId === order.id ? s.certDetail : null))
   const exportKey = useStore((s) => s.exportKey)
   const reissue = useStore((s) => s.reissue)
   const [facts, setFacts] = useState<CertificateFacts | null>(null)
@@ -305,7 +375,11 @@ function Certificate({ order }: { order: OrderView }): React.JSX.Element {
   const cert = detail?.certificate ?? null
   useEffect(() => {
     if (!cert) return setFacts(null)
-    void certificateFacts(cert.certificatePem).then(setFacts)
+    let live = true
+    void certificateFacts(cert.certificatePem).then((f) => live && setFacts(f))
+    return () => {
+      live = false
+    }
   }, [cert])
   const file = order.domain.replace(/^\*\./, 'wildcard.')
   const run = (label: string, work: () => Promise<void>): void => {
@@ -594,15 +668,16 @@ export function OrderDetail({ id }: { id: number }): React.JSX.Element {
             ) : null}
           </dl>
         </section>
-        <Certificate order={order} />
+        {/* Keyed by order: a typed export password or an error never carries over to another order. */}
+        <Certificate key={order.id} order={order} />
       </div>
       {order.status === 'pending' || order.status === 'pending_configuration' ? (
-        <CsrStep key={order.id} order={order} />
+        <CsrStep key={`csr-${order.id}`} order={order} />
       ) : null}
       {order.status === 'validation_pending' || order.status === 'processing' || order.status === 'completed' ? (
-        <Validation order={order} />
+        <Validation key={`validation-${order.id}`} order={order} />
       ) : null}
-      {order.status !== 'cancelled' ? <DeployTargets order={order} /> : null}
+      {order.status !== 'cancelled' ? <DeployTargets key={`deploy-${order.id}`} order={order} /> : null}
     </div>
   )
 }

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react'
-import type { DcvSettingsView } from '../../src-preload/contract'
+import type { DcvSettingsView, SettingsProblems } from '../../src-preload/contract'
 import { download } from '../lib/format'
 import { useStore } from '../store'
 import { ErrorBox } from '../ui'
@@ -96,6 +96,8 @@ function Resellers(): React.JSX.Element {
 export function Settings(): React.JSX.Element {
   const settings = useStore((s) => s.settings)
   const save = useStore((s) => s.saveSettings)
+  // Kept here, not in the store: coming back to Settings shows the saved values, without old messages.
+  const [problems, setProblems] = useState<SettingsProblems>({})
   const caRoot = useStore((s) => s.caRoot)
   const [form, setForm] = useState<DcvSettingsView>({
     dcvResolver: '',
@@ -117,6 +119,7 @@ export function Settings(): React.JSX.Element {
       })
   }, [settings])
   if (!settings) return <p className="muted">Loading…</p>
+  // The core's reason sits under the field it is about, and the field is marked invalid.
   const field = (
     key: Exclude<keyof DcvSettingsView, 'dcvAllowPrivateAddresses'>,
     label: string,
@@ -128,8 +131,15 @@ export function Settings(): React.JSX.Element {
         aria-label={label}
         value={form[key]}
         placeholder={placeholder}
+        aria-invalid={problems[key] ? true : undefined}
+        aria-describedby={problems[key] ? `setting-problem-${key}` : undefined}
         onChange={(e) => setForm({ ...form, [key]: e.target.value })}
       />
+      {problems[key] ? (
+        <span className="field-error" role="alert" id={`setting-problem-${key}`} data-testid={`problem-${key}`}>
+          {problems[key]}
+        </span>
+      ) : null}
     </label>
   )
   return (
@@ -149,11 +159,11 @@ export function Settings(): React.JSX.Element {
         </dl>
       </section>
       <form
-        className="card form"
+        className="card form settings-form"
         onSubmit={(e) => {
           e.preventDefault()
           // On an error the form keeps what was typed; only the store's copy stays as saved.
-          void save(form)
+          void save(form).then(setProblems)
         }}
       >
         <h2>Domain validation</h2>

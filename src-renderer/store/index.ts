@@ -12,6 +12,7 @@ import type {
   DeployTargetInput,
   DeployTargetView,
   CertificateDetailView,
+  CsrDraftView,
   OutboxMessageView,
   ConfigureInput,
   DcvMethod,
@@ -30,6 +31,7 @@ import type {
   ProductView,
   QuoteView,
   ResellerView,
+  SettingsProblems,
   SettingsView
 } from '../../src-preload/contract'
 import { bridge, endBrowserSession, onSignedOut } from '../bridge'
@@ -66,7 +68,8 @@ interface SessionSlice {
   addReseller(input: Parameters<typeof bridge.createReseller>[0]): Promise<string | null>
   go(screen: Screen): void
   toast(kind: Toast['kind'], text: string): void
-  saveSettings(input: Parameters<typeof bridge.updateSettings>[0]): Promise<boolean>
+  /** Saves all fields or none; answers the core's reason per refused field (empty once saved). */
+  saveSettings(input: Parameters<typeof bridge.updateSettings>[0]): Promise<SettingsProblems>
   /** Browser mode: why this tab must sign in again (the server's message), null while signed in. */
   signedOut: string | null
   /** Browser mode: whether there is a session to sign out of (the Electron window has none). */
@@ -111,8 +114,12 @@ interface ListsSlice {
   exportList(name: ListName, progress: (done: number, total: number) => void): Promise<unknown[]>
 }
 
-// ---- the order being looked at
+// ---- the order being looked at. Everything shown of it is keyed by `orderId`: opening another
+// order drops it all at once, and an answer that arrives for an order no longer on screen is
+// dropped too, so one order's certificate, history or messages never show on another's page.
 interface OrderSlice {
+  /** The order the page is about, set before its data arrives. */
+  orderId: number | null
   order: OrderView | null
   orderError: string | null
   lastRefund: { refunded: number; newBalance: number } | null
@@ -121,11 +128,18 @@ interface OrderSlice {
   payOrder(id: number): Promise<void>
   /** Keeps a key generated here in the main process's vault; true once stored. */
   storeKey(orderId: number, pkcs8Pem: string): Promise<boolean>
+  /** The CSR generated here and kept with its key until it is submitted or discarded. */
+  csrDraft: (CsrDraftView & { orderId: number }) | null
+  loadCsrDraft(orderId: number): Promise<void>
+  /** Keeps a generated key and its CSR together; the API's message on failure, null once kept. */
+  keepCsrDraft(orderId: number, pkcs8Pem: string, csrPem: string): Promise<string | null>
+  /** Forgets the kept key and CSR of an order that has not taken a CSR; true once done. */
+  discardCsrDraft(orderId: number): Promise<boolean>
   exportKey(orderId: number): Promise<{ pkcs8Pem: string; matchesCertificate: boolean | null } | null>
   /** Submits the CSR and DCV choice; the API's message on failure, null on success. */
   configure(input: ConfigureInput): Promise<string | null>
   ssl: SslStatusView | null
-  certDetail: CertificateDetailView | null
+  certDetail: (CertificateDetailView & { orderId: number }) | null
   /** Live status; `recheck` runs the pending domain checks (and issues once all pass). */
   loadSsl(orderId: number): Promise<void>
   changeDcv(orderId: number, method: DcvMethod, approverEmail?: string): Promise<string | null>
@@ -178,7 +192,8 @@ interface DeploySlice {
   deployTargets: DeployTargetView[]
   deployRuns: DeployRunView[]
   deployError: string | null
-  deploying: boolean
+  /** Orders with a "Deploy now" on its way (the answer comes once every run has its outcome). */
+  deploying: number[]
   loadDeploys(orderId: number): Promise<void>
   /** Adds a target; the created target (with its one-time secret) on success, the API's message on failure. */
   addDeployTarget(orderId: number, input: DeployTargetInput): Promise<CreatedDeployTargetView | string>
@@ -235,9 +250,7 @@ const sessionSlice: Slice<SessionSlice> = (set, get) => ({
     set({
       resellerId: id,
       dashboard: null,
-      order: null,
-      ssl: null,
-      certDetail: null,
+      ...freshOrderState(null),
       quote: null,
       apiKeys: [],
       shownKey: null
@@ -271,10 +284,12 @@ const sessionSlice: Slice<SessionSlice> = (set, get) => ({
     try {
       set({ settings: await bridge.updateSettings(input) })
       get().toast('ok', 'Settings saved')
-      return true
+      return {}
     } catch (err) {
-      get().toast('error', errorMessage(err))
-      return false
+      // The save was refused as a whole; ask the core which fields, to say so next to each.
+      const problems = await bridge.checkSettings(input).catch((): SettingsProblems => ({}))
+      if (Object.keys(problems).length === 0) get().toast('error', errorMessage(err))
+      return problems
     }
   },
   signedOut: null,
@@ -384,154 +399,203 @@ const listsSlice: Slice<ListsSlice> = (set, get) => ({
   }
 })
 
-const orderSlice: Slice<OrderSlice> = (set, get) => ({
+/** The per-order state of a page about `orderId`, before anything of it has arrived. */
+const freshOrderState = (orderId: number | null): Partial<Store> => ({
+  orderId,
   order: null,
   orderError: null,
   lastRefund: null,
-  async loadOrder(id) {
-    if (get().order?.id !== id) set({ order: null, ssl: null, certDetail: null, lastRefund: null, outbox: [] })
-    try {
-      set({ order: await bridge.getOrder(rid(get), id), orderError: null })
-    } catch (err) {
-      set({ orderError: errorMessage(err) })
-    }
-  },
-  async cancelOrder(id) {
-    try {
-      const r = await bridge.cancelOrder(rid(get), id)
-      set({ order: r.order, lastRefund: { refunded: r.refunded, newBalance: r.newBalance } })
-      get().toast('ok', `Order ${r.order.orderNumber} cancelled`)
-      void get().refreshResellers()
-      void get().setListFilter('orders', get().orders.filter)
-    } catch (err) {
-      get().toast('error', errorMessage(err))
-    }
-  },
-  async payOrder(id) {
-    try {
-      const r = await bridge.payOrder(rid(get), id)
-      set({ order: r.order })
-      get().toast('ok', `Order ${r.order.orderNumber} paid from credit`)
-      void get().refreshResellers()
-    } catch (err) {
-      get().toast('error', errorMessage(err))
-    }
-  },
-  async storeKey(orderId, pkcs8Pem) {
-    try {
-      await bridge.storePrivateKey(rid(get), orderId, pkcs8Pem)
-      const o = get().order
-      if (o && o.id === orderId) set({ order: { ...o, hasStoredKey: true } })
-      return true
-    } catch (err) {
-      get().toast('error', errorMessage(err))
-      return false
-    }
-  },
-  async exportKey(orderId) {
-    try {
-      return await bridge.exportPrivateKey(rid(get), orderId)
-    } catch (err) {
-      get().toast('error', errorMessage(err))
-      return null
-    }
-  },
-  async configure(input) {
-    try {
-      const ssl = await bridge.configureOrder(rid(get), input)
-      set({ ssl, order: ssl.order })
-      return null
-    } catch (err) {
-      return errorMessage(err)
-    }
-  },
   ssl: null,
   certDetail: null,
-  async loadSsl(orderId) {
-    try {
-      const ssl = await bridge.sslStatus(rid(get), orderId)
-      set({ ssl, order: ssl.order })
-      if (ssl.certificate) void get().loadCertificate(orderId)
-    } catch (err) {
-      get().toast('error', errorMessage(err))
-    }
-  },
-  async changeDcv(orderId, method, approverEmail) {
-    try {
-      const ssl = await bridge.changeDcv(rid(get), orderId, method, approverEmail)
-      set({ ssl, order: ssl.order })
-      get().toast('ok', `Validation method changed to ${method}`)
-      return null
-    } catch (err) {
-      return errorMessage(err)
-    }
-  },
-  async resendValidation(orderId) {
-    try {
-      const ssl = await bridge.resendValidation(rid(get), orderId)
-      set({ ssl, order: ssl.order })
-      get().toast('ok', 'Approval email sent again')
-      void get().loadOutbox(orderId)
-    } catch (err) {
-      get().toast('error', errorMessage(err))
-    }
-  },
   outbox: [],
-  async loadOutbox(orderId) {
-    try {
-      set({ outbox: await bridge.emailOutbox(rid(get), orderId) })
-    } catch (err) {
-      get().toast('error', errorMessage(err))
-    }
-  },
-  async chooseApprover(orderId, name, approverEmail) {
-    try {
-      const ssl = await bridge.chooseApprover(rid(get), orderId, name, approverEmail)
-      set({ ssl, order: ssl.order })
-      get().toast('ok', `Approval email for ${name} sent to ${approverEmail}`)
-      void get().loadOutbox(orderId)
-      return null
-    } catch (err) {
-      return errorMessage(err)
-    }
-  },
-  async approveEmail(orderId, code, name) {
-    try {
-      const ssl = await bridge.approveEmail(rid(get), orderId, code, name)
-      set({ ssl, order: ssl.order })
-      if (ssl.certificate) void get().loadCertificate(orderId)
-      return null
-    } catch (err) {
-      return errorMessage(err)
-    }
-  },
-  async reissue(input) {
-    try {
-      const ssl = await bridge.reissue(rid(get), input)
-      set({ ssl, order: ssl.order })
-      get().toast('ok', 'Reissue requested')
-      void get().loadCertificate(input.orderId)
-      return null
-    } catch (err) {
-      return errorMessage(err)
-    }
-  },
-  async loadCertificate(orderId) {
-    try {
-      set({ certDetail: await bridge.certificate(rid(get), orderId) })
-    } catch (err) {
-      get().toast('error', errorMessage(err))
-    }
-  },
-  async caRoot() {
-    try {
-      return (await bridge.caRootPem()).pem
-    } catch (err) {
-      get().toast('error', errorMessage(err))
-      return null
+  csrDraft: null
+})
+
+const orderSlice: Slice<OrderSlice> = (set, get) => {
+  /** True while `orderId` is the order on screen; answers for any other order are dropped. */
+  const current = (orderId: number): boolean => get().orderId === orderId
+  const setSsl = (ssl: SslStatusView): void => {
+    if (current(ssl.order.id)) set({ ssl, order: ssl.order })
+  }
+  return {
+    orderId: null,
+    order: null,
+    orderError: null,
+    lastRefund: null,
+    async loadOrder(id) {
+      if (!current(id)) set(freshOrderState(id))
+      try {
+        const order = await bridge.getOrder(rid(get), id)
+        if (current(id)) set({ order, orderError: null })
+      } catch (err) {
+        if (current(id)) set({ orderError: errorMessage(err) })
+      }
+    },
+    async cancelOrder(id) {
+      try {
+        const r = await bridge.cancelOrder(rid(get), id)
+        if (current(id)) set({ order: r.order, lastRefund: { refunded: r.refunded, newBalance: r.newBalance } })
+        get().toast('ok', `Order ${r.order.orderNumber} cancelled`)
+        void get().refreshResellers()
+        void get().setListFilter('orders', get().orders.filter)
+      } catch (err) {
+        get().toast('error', errorMessage(err))
+      }
+    },
+    async payOrder(id) {
+      try {
+        const r = await bridge.payOrder(rid(get), id)
+        if (current(id)) set({ order: r.order })
+        get().toast('ok', `Order ${r.order.orderNumber} paid from credit`)
+        void get().refreshResellers()
+      } catch (err) {
+        get().toast('error', errorMessage(err))
+      }
+    },
+    async storeKey(orderId, pkcs8Pem) {
+      try {
+        await bridge.storePrivateKey(rid(get), orderId, pkcs8Pem)
+        const o = get().order
+        if (o && o.id === orderId) set({ order: { ...o, hasStoredKey: true } })
+        return true
+      } catch (err) {
+        get().toast('error', errorMessage(err))
+        return false
+      }
+    },
+    csrDraft: null,
+    async loadCsrDraft(orderId) {
+      try {
+        const draft = await bridge.csrDraft(rid(get), orderId)
+        if (current(orderId)) set({ csrDraft: draft && { ...draft, orderId } })
+      } catch (err) {
+        get().toast('error', errorMessage(err))
+      }
+    },
+    async keepCsrDraft(orderId, pkcs8Pem, csrPem) {
+      try {
+        const draft = await bridge.keepCsrDraft(rid(get), orderId, { pkcs8Pem, csrPem })
+        const o = get().order
+        if (current(orderId) && o) set({ csrDraft: { ...draft, orderId }, order: { ...o, hasStoredKey: true } })
+        return null
+      } catch (err) {
+        return errorMessage(err)
+      }
+    },
+    async discardCsrDraft(orderId) {
+      try {
+        await bridge.discardCsrDraft(rid(get), orderId)
+        const o = get().order
+        if (current(orderId) && o) set({ csrDraft: null, order: { ...o, hasStoredKey: false } })
+        get().toast('ok', 'The generated key and CSR were discarded')
+        return true
+      } catch (err) {
+        get().toast('error', errorMessage(err))
+        return false
+      }
+    },
+    async exportKey(orderId) {
+      try {
+        return await bridge.exportPrivateKey(rid(get), orderId)
+      } catch (err) {
+        get().toast('error', errorMessage(err))
+        return null
+      }
+    },
+    async configure(input) {
+      try {
+        setSsl(await bridge.configureOrder(rid(get), input))
+        return null
+      } catch (err) {
+        return errorMessage(err)
+      }
+    },
+    ssl: null,
+    certDetail: null,
+    async loadSsl(orderId) {
+      try {
+        const ssl = await bridge.sslStatus(rid(get), orderId)
+        setSsl(ssl)
+        if (ssl.certificate) void get().loadCertificate(orderId)
+      } catch (err) {
+        get().toast('error', errorMessage(err))
+      }
+    },
+    async changeDcv(orderId, method, approverEmail) {
+      try {
+        setSsl(await bridge.changeDcv(rid(get), orderId, method, approverEmail))
+        get().toast('ok', `Validation method changed to ${method}`)
+        return null
+      } catch (err) {
+        return errorMessage(err)
+      }
+    },
+    async resendValidation(orderId) {
+      try {
+        setSsl(await bridge.resendValidation(rid(get), orderId))
+        get().toast('ok', 'Approval email sent again')
+        void get().loadOutbox(orderId)
+      } catch (err) {
+        get().toast('error', errorMessage(err))
+      }
+    },
+    outbox: [],
+    async loadOutbox(orderId) {
+      try {
+        const outbox = await bridge.emailOutbox(rid(get), orderId)
+        if (current(orderId)) set({ outbox })
+      } catch (err) {
+        get().toast('error', errorMessage(err))
+      }
+    },
+    async chooseApprover(orderId, name, approverEmail) {
+      try {
+        setSsl(await bridge.chooseApprover(rid(get), orderId, name, approverEmail))
+        get().toast('ok', `Approval email for ${name} sent to ${approverEmail}`)
+        void get().loadOutbox(orderId)
+        return null
+      } catch (err) {
+        return errorMessage(err)
+      }
+    },
+    async approveEmail(orderId, code, name) {
+      try {
+        const ssl = await bridge.approveEmail(rid(get), orderId, code, name)
+        setSsl(ssl)
+        if (ssl.certificate) void get().loadCertificate(orderId)
+        return null
+      } catch (err) {
+        return errorMessage(err)
+      }
+    },
+    async reissue(input) {
+      try {
+        setSsl(await bridge.reissue(rid(get), input))
+        get().toast('ok', 'Reissue requested')
+        void get().loadCertificate(input.orderId)
+        return null
+      } catch (err) {
+        return errorMessage(err)
+      }
+    },
+    async loadCertificate(orderId) {
+      try {
+        const detail = await bridge.certificate(rid(get), orderId)
+        if (current(orderId)) set({ certDetail: { ...detail, orderId } })
+      } catch (err) {
+        get().toast('error', errorMessage(err))
+      }
+    },
+    async caRoot() {
+      try {
+        return (await bridge.caRootPem()).pem
+      } catch (err) {
+        get().toast('error', errorMessage(err))
+        return null
+      }
     }
   }
-})
+}
 
 const emptyDraft: Draft = {
   productId: null,
@@ -585,11 +649,13 @@ const draftSlice: Slice<DraftSlice> = (set, get) => ({
         },
         d.payment
       )
-      // Only a placed order clears the form; on an error everything typed stays.
+      // Only a placed order clears the form; on an error everything typed stays. The new order's
+      // page starts empty: nothing of the order looked at before carries over.
       set({
         submitting: false,
         draft: { ...emptyDraft, productId: d.productId, period: d.period },
         quote: null,
+        ...freshOrderState(r.order.id),
         order: r.order
       })
       get().toast('ok', `Order ${r.order.orderNumber} placed`)
@@ -654,9 +720,10 @@ const deploySlice: Slice<DeploySlice> = (set, get) => ({
   deployTargets: [],
   deployRuns: [],
   deployError: null,
-  deploying: false,
+  deploying: [],
   async loadDeploys(orderId) {
-    if (get().deployOrderId !== orderId) set({ deployOrderId: orderId, deployTargets: [], deployRuns: [] })
+    if (get().deployOrderId !== orderId)
+      set({ deployOrderId: orderId, deployTargets: [], deployRuns: [], deployError: null })
     try {
       const r = rid(get)
       const [targets, runs] = await Promise.all([
@@ -665,7 +732,7 @@ const deploySlice: Slice<DeploySlice> = (set, get) => ({
       ])
       if (get().deployOrderId === orderId) set({ deployTargets: targets, deployRuns: runs.items, deployError: null })
     } catch (err) {
-      set({ deployError: errorMessage(err) })
+      if (get().deployOrderId === orderId) set({ deployError: errorMessage(err) })
     }
   },
   async addDeployTarget(orderId, input) {
@@ -684,11 +751,11 @@ const deploySlice: Slice<DeploySlice> = (set, get) => ({
       get().toast('ok', 'Deploy target removed')
       await get().loadDeploys(orderId)
     } catch (err) {
-      set({ deployError: errorMessage(err) })
+      if (get().deployOrderId === orderId) set({ deployError: errorMessage(err) })
     }
   },
   async deployNow(orderId) {
-    set({ deploying: true, deployError: null })
+    set({ deploying: [...get().deploying, orderId], deployError: null })
     try {
       const runs = await bridge.deployNow(rid(get), orderId)
       const failed = runs.filter((r) => r.status === 'failed').length
@@ -697,10 +764,11 @@ const deploySlice: Slice<DeploySlice> = (set, get) => ({
         failed ? `${failed} of ${runs.length} deploys failed` : `Deployed to ${runs.length} target(s)`
       )
     } catch (err) {
-      set({ deployError: errorMessage(err) })
+      if (get().deployOrderId === orderId) set({ deployError: errorMessage(err) })
     } finally {
-      set({ deploying: false })
-      await get().loadDeploys(orderId)
+      set({ deploying: get().deploying.filter((id) => id !== orderId) })
+      // Only the page still showing this order reloads; another order's page keeps its own runs.
+      if (get().deployOrderId === orderId) await get().loadDeploys(orderId)
     }
   }
 })

@@ -150,16 +150,20 @@ describe('http and https validation, issuance and download', () => {
     })
     expect(v[1].instructions.url).toBe(`http://www.shop.example.com/.well-known/pki-validation/${md5}.txt`)
 
-    // Nothing served yet: the live status says why, per name, and issues nothing.
+    // Nothing served yet: each name waits, saying when it looked and what it found; nothing is issued.
     const early = await get(`/ssl/${id}`)
     expect(early.body.status).toBe('validation_pending')
-    expect(validations(early.body)[0]).toMatchObject({ status: 'failed', detail: expect.stringMatching(/HTTP 404/) })
+    expect(validations(early.body)[0]).toMatchObject({
+      status: 'pending',
+      checked_at: '2026-11-21 10:00:00',
+      detail: expect.stringMatching(/HTTP 404/)
+    })
     expect((await get(`/certificate/${id}/download`)).status).toBe(404)
 
-    // Only the bare domain's file: that name passes, www still fails.
+    // Only the bare domain's file: that name passes, www still waits.
     web.put('shop.example.com', `/.well-known/pki-validation/${md5}.txt`, v[0].instructions.file_content)
     const half = await get(`/ssl/${id}`)
-    expect(validations(half.body).map((x) => x.status)).toEqual(['valid', 'failed'])
+    expect(validations(half.body).map((x) => x.status)).toEqual(['valid', 'pending'])
     expect(half.body.status).toBe('validation_pending')
     expect(web.hostsSeen).toContain('www.shop.example.com')
 
@@ -247,7 +251,7 @@ describe('dns validation for a multi-domain order, each SAN on its own', () => {
     await dns.setCname(v[2].instructions.record_name, 'wrong.certdesk.invalid')
     const partial = await get(`/ssl/${id}`)
     expect(partial.body.status).toBe('validation_pending')
-    expect(validations(partial.body).map((x) => x.status)).toEqual(['valid', 'valid', 'failed', 'failed'])
+    expect(validations(partial.body).map((x) => x.status)).toEqual(['valid', 'valid', 'pending', 'pending'])
     expect(validations(partial.body)[2].detail).toMatch(/holds wrong\.certdesk\.invalid/)
     expect(validations(partial.body)[3].detail).toMatch(/no CNAME or TXT record/)
 

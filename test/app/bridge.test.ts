@@ -179,6 +179,32 @@ describe('both transports answer alike', () => {
     ).rejects.toThrow('period must be a whole number')
   })
 
+  it('refuses a bad setting with 400 and the core\'s reason on either transport, saving nothing', async () => {
+    await rpc.updateSettings({ dcvHttpPort: '8080', smtpFrom: 'certs@example.test' })
+    const res = await fetch(`${listening.url}${RPC_PREFIX}updateSettings`, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/json' },
+      body: JSON.stringify({ args: [{ dcvHttpPort: '99999', smtpFrom: 'not an email', dcvHttpsPort: '8443' }] })
+    })
+    expect(res.status).toBe(400)
+    expect(await res.json()).toEqual({
+      success: false,
+      error: expect.stringMatching(/^could not save setting dcv\.http_port: .+; could not save setting smtp\.from: .+$/)
+    })
+    await expect(ipc.updateSettings({ dcvHttpPort: '99999' })).rejects.toThrow(
+      'could not save setting dcv.http_port: must be a port number from 1 to 65535, not "99999"'
+    )
+    // Which field each reason belongs to, for the Settings screen.
+    const problems = await ipc.checkSettings({ dcvHttpPort: '99999', smtpFrom: 'not an email', dcvHttpsPort: '8443' })
+    expect(problems).toEqual({
+      dcvHttpPort: expect.stringMatching(/^could not save setting dcv\.http_port: /),
+      smtpFrom: expect.stringMatching(/^could not save setting smtp\.from: must be an email address/)
+    })
+    expect(await rpc.checkSettings({ dcvHttpPort: '80' })).toEqual({})
+    expect(await rpc.settings()).toMatchObject({ dcvHttpPort: '8080', dcvHttpsPort: '', smtpFrom: 'certs@example.test' })
+    await rpc.updateSettings({ dcvHttpPort: '', smtpFrom: '' })
+  })
+
   it('IPC answers only the app window', async () => {
     trusted = false
     try {

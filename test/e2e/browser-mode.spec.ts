@@ -57,10 +57,11 @@ test('the session cookie is HttpOnly and SameSite=Strict, the CSP is strict, and
 
   await nav(page, 'Settings')
   await expect(page.getByText('browser mode')).toBeVisible()
-  // A bad setting shows the core's message and keeps what was typed.
+  // A bad setting shows the core's message next to its field and keeps what was typed.
   await page.getByLabel('SMTP relay').fill('smtp://user:secret@127.0.0.1:2525')
   await page.getByRole('button', { name: 'Save' }).click()
-  await expect(page.locator('.toast-error')).toContainText('must not carry a user or password')
+  await expect(page.getByTestId('problem-smtpUrl')).toContainText('must not carry a user or password')
+  await expect(page.getByTestId('problem-smtpUrl')).not.toContainText('user:secret')
   await expect(page.getByLabel('SMTP relay')).toHaveValue('smtp://user:secret@127.0.0.1:2525')
   await page.getByLabel('SMTP relay').fill('')
   await page.getByRole('button', { name: 'Save' }).click()

@@ -44,3 +44,45 @@ export async function orderFromCatalogue(
   await expect(page.locator('h1', { hasText: domain })).toBeVisible()
   return (await page.getByTestId('order-number').textContent()) ?? ''
 }
+
+/** Opens the app and points domain validation at loopback servers, as an admin sets a resolver. */
+export async function pointChecksAt(page: Page, dns: { address: string }, web: { httpPort: number }): Promise<void> {
+  await openApp(page)
+  await nav(page, 'Settings')
+  await page.getByLabel('DNS resolver').fill(dns.address)
+  await page.getByLabel('HTTP validation port').fill(String(web.httpPort))
+  await page.getByRole('button', { name: 'Save' }).click()
+  await expect(page.locator('.toast-ok').last()).toContainText('Settings saved')
+}
+
+/** Back to the default resolver and port, for the other files. */
+export async function resetChecks(page: Page): Promise<void> {
+  await nav(page, 'Settings')
+  await page.getByLabel('DNS resolver').fill('')
+  await page.getByLabel('HTTP validation port').fill('')
+  await page.getByRole('button', { name: 'Save' }).click()
+  await expect(page.locator('.toast-ok').last()).toContainText('Settings saved')
+}
+
+/**
+ * On an order page: generates a key and CSR for `names` (the first is the order domain),
+ * submits it for HTTP validation, publishes every file on `web` and re-checks until issued.
+ */
+export async function issueOverHttp(
+  page: Page,
+  web: { put(host: string, path: string, body: string): void },
+  names: string[]
+): Promise<void> {
+  await page.getByLabel('Names').fill(names.join(' '))
+  await page.getByRole('button', { name: 'Generate key and CSR' }).click()
+  await expect(page.getByTestId('csr-decoded')).toContainText(names[names.length - 1])
+  await page.getByLabel('Validation method').selectOption('http')
+  await page.getByRole('button', { name: 'Submit CSR' }).click()
+  for (const name of names) {
+    const box = page.locator(`.name-check[data-name="${name}"]`)
+    const url = new URL(((await box.getByTestId('dcv-url').textContent()) ?? '').replace(/Copy$/, '').trim())
+    web.put(name, url.pathname, (await box.getByTestId('dcv-content').textContent()) ?? '')
+  }
+  await page.getByRole('button', { name: 'Re-check now' }).click()
+  await expect(page.locator('h1')).toContainText('completed')
+}

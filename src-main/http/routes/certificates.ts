@@ -49,7 +49,10 @@ const CsrJson = Type.Object({
 const ValidationJson = Type.Object({
   name: Type.String(),
   method: Type.String(),
-  status: Type.String({ description: 'pending, valid or failed' }),
+  status: Type.String({
+    description:
+      'pending (waiting for the proof; checked_at and detail tell when the last look was and what it found), valid, or failed (cannot pass with these instructions; change the method)'
+  }),
   detail: Nullable(Type.String()),
   checked_at: Nullable(Timestamp),
   validated_at: Nullable(Timestamp),
