@@ -116,7 +116,6 @@ export function settingProblems(changes: Record<string, string>): Record<string,
   return problems
 }
 
-export { ALLOW_PRIVATE_ADDRESSES } from './setting-keys'
 
 export class Settings {
   constructor(private readonly db: Db) {}
