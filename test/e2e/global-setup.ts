@@ -8,7 +8,6 @@ import { spawn, spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startKeyringSession } from '../../scripts/keyring-session.mjs'
 import { CHROMIUM_ARGS } from '../../playwright.config'
 
 const ROOT = join(__dirname, '..', '..')
@@ -19,6 +18,9 @@ export default async function globalSetup(_config: FullConfig): Promise<() => Pr
     stdio: 'inherit'
   })
   if (built.status !== 0) throw new Error('could not build CertDesk for the end-to-end tests')
+  // A dynamic import: Node 20.19+ would load the .mjs through require(esm) after Playwright's
+  // CommonJS transform, which fails with "exports is not defined in ES module scope".
+  const { startKeyringSession } = await import('../../scripts/keyring-session.mjs')
   const keyring = await startKeyringSession()
   const dataDir = mkdtempSync(join(tmpdir(), 'certdesk-e2e-'))
   // `timeout` stops the server even if this runner is killed before its teardown.
