@@ -10,7 +10,8 @@ import http from 'node:http'
 import https from 'node:https'
 import nodemailer from 'nodemailer'
 import { dnsResolver } from './dns-resolver'
-import { DCV_SETTINGS, type Settings } from './settings'
+import { DCV_SETTINGS } from './setting-keys'
+import type { Settings } from './settings'
 import { resolveTarget, TargetRefused } from './validation-target'
 
 export const DCV_METHODS = ['email', 'http', 'https', 'dns'] as const
@@ -22,7 +23,6 @@ export type DcvMethod = (typeof DCV_METHODS)[number]
  */
 export const CA_MARKER = 'certdesk.invalid'
 
-// The keys live with the settings rules, which check them; dcv reads them from there.
 export { DCV_SETTINGS }
 
 /** One HTTP fetch or SMTP step may take this long before it counts as failed (DNS: dns-resolver.ts). */
@@ -152,10 +152,7 @@ export async function checkHttp(
   const url = `${scheme}://${domain}${dcvFilePath(t)}`
   let addresses: string[]
   try {
-    addresses = await resolveTarget(domain, {
-      resolver: net.resolver,
-      allowPrivateAddresses: net.allowPrivateAddresses
-    })
+    addresses = await resolveTarget(domain, { resolver: net.resolver, allowPrivateAddresses: net.allowPrivateAddresses })
   } catch (err) {
     if (err instanceof TargetRefused) return { ok: false, detail: `could not fetch ${url}: ${err.message}` }
     return { ok: false, detail: `could not resolve ${domain}: ${reason(err)}` }

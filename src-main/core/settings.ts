@@ -8,30 +8,8 @@
  */
 import { isIP } from 'node:net'
 import type { Db } from './db'
+import { DCV_SETTINGS } from './setting-keys'
 import { invalid } from './errors'
-
-/**
- * Lab use only: when `true`, domain validation (http/https DCV and ACME http-01) may connect to
- * loopback, private and other special-purpose addresses. Off unless set, as public CAs refuse
- * such targets (validation-target.ts).
- */
-export const ALLOW_PRIVATE_ADDRESSES = 'dcv.allow_private_addresses'
-
-/** Settings that say where checks reach the domain; all optional. */
-export const DCV_SETTINGS = {
-  /** `host:port` of the DNS server to ask; the system resolver when unset. */
-  resolver: 'dcv.dns_resolver',
-  /** Port of the `http` check (BR: 80). */
-  httpPort: 'dcv.http_port',
-  /** Port of the `https` check (BR: 443). */
-  httpsPort: 'dcv.https_port',
-  /** `true` lets checks reach loopback and private addresses (a lab); refused otherwise. */
-  allowPrivateAddresses: ALLOW_PRIVATE_ADDRESSES,
-  /** `smtp://host:port` for approval mail; the outbox when unset. */
-  smtpUrl: 'smtp.url',
-  /** Sender of approval mail. */
-  smtpFrom: 'smtp.from'
-} as const
 
 /** Says what is wrong with a value, or null when it is fine. */
 export type SettingRule = (value: string) => string | null
@@ -137,6 +115,7 @@ export function settingProblems(changes: Record<string, string>): Record<string,
   }
   return problems
 }
+
 
 export class Settings {
   constructor(private readonly db: Db) {}

@@ -18,8 +18,8 @@ export default async function globalSetup(_config: FullConfig): Promise<() => Pr
     stdio: 'inherit'
   })
   if (built.status !== 0) throw new Error('could not build CertDesk for the end-to-end tests')
-  // A dynamic import: Node 20.19+ would load the .mjs through require(esm) after Playwright's
-  // CommonJS transform, which fails with "exports is not defined in ES module scope".
+  // Imported as ES module at run time: Playwright compiles this file to CommonJS, and a static
+  // import would make its loader compile the .mjs too, which breaks its `import.meta`.
   const { startKeyringSession } = await import('../../scripts/keyring-session.mjs')
   const keyring = await startKeyringSession()
   const dataDir = mkdtempSync(join(tmpdir(), 'certdesk-e2e-'))
