@@ -107,7 +107,8 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['**/src-main/**', 'electron', 'node:*', 'fs', 'path', 'child_process'], message: 'The renderer sees only the typed bridge (src-preload).' },
-            { group: ['**/src-preload/*', '!**/src-preload/contract', '!**/src-preload/rpc-client'], message: 'Import only the contract and its browser-mode client from src-preload.' }
+            { group: ['**/src-preload/*', '!**/src-preload/contract', '!**/src-preload/rpc-client'], message: 'Import only the contract and its browser-mode client from src-preload.' },
+            { group: ['pkijs', 'asn1js'], message: 'PKCS#12 and encrypted keys are built in the main process (src-main/core/deploy/pfx.ts); ask the bridge for the file.' }
           ]
         }
       ]

@@ -447,6 +447,17 @@ export interface AppApi {
     resellerId: number,
     orderId: number
   ): Promise<{ pkcs8Pem: string; matchesCertificate: boolean | null }>
+  /**
+   * The kept key as an encrypted PKCS#8 PEM ("BEGIN ENCRYPTED PRIVATE KEY"), built in the main
+   * process so the page never holds the password-based encryption.
+   */
+  exportEncryptedKey(resellerId: number, orderId: number, password: string): Promise<{ pem: string }>
+  /**
+   * A PKCS#12 file of the kept key, the current certificate and its chain, with friendlyName and
+   * localKeyID on the key and the certificate (RFC 7292 §4.2), built in the main process.
+   * Refused when the kept key is not the current certificate's key. The file is base64.
+   */
+  exportPfx(resellerId: number, orderId: number, password: string): Promise<{ pfxBase64: string }>
   configureOrder(resellerId: number, input: ConfigureInput): Promise<SslStatusView>
   /** Runs the pending domain checks now (issuing once every name passed) and answers the status. */
   sslStatus(resellerId: number, orderId: number): Promise<SslStatusView>
@@ -516,6 +527,8 @@ export const APP_METHODS = {
   csrDraft: true,
   discardCsrDraft: true,
   exportPrivateKey: true,
+  exportEncryptedKey: true,
+  exportPfx: true,
   configureOrder: true,
   sslStatus: true,
   changeDcv: true,

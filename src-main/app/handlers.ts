@@ -5,7 +5,8 @@
  * the browser-mode RPC (./browser-ui.ts).
  */
 import type { PricedProduct } from '../core/catalogue'
-import { invalid, notFound, ServiceError } from '../core/errors'
+import { conflict, invalid, notFound, ServiceError } from '../core/errors'
+import { buildPfx, encryptPrivateKeyPem } from '../core/deploy/pfx'
 import { STATUS_OF } from '../http/errors'
 // Pages as the reseller API pages them (reseller API v3.0 "Limits": default 50, at most 100).
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/paging'
@@ -97,6 +98,12 @@ const orderInput = (v: unknown): OrderInput => {
 const optText = (v: unknown, what: string): string | undefined => {
   if (v === undefined || v === null || v === '') return undefined
   if (typeof v !== 'string') throw invalid(`${what} must be text`)
+  return v
+}
+/** An export password: required, and bounded so a pasted file cannot become one. */
+const exportPassword = (v: unknown, what: string): string => {
+  if (typeof v !== 'string' || v === '') throw invalid(`could not export the ${what}: it needs a password`)
+  if (v.length > 1024) throw invalid(`could not export the ${what}: the password is longer than 1024 characters`)
   return v
 }
 /** Email approvers per name as the renderer sends them; the core checks names and addresses. */
@@ -427,6 +434,34 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
         pkcs8Pem,
         matchesCertificate: current ? vault.keyMatching(oid, current.certificatePem) !== null : null
       }
+    },
+    exportEncryptedKey: async (resellerId, orderId, password) => {
+      const secret = exportPassword(password, 'private key')
+      return { pem: await encryptPrivateKeyPem(vault.read(reseller(resellerId).id, id(orderId, 'order id')), secret) }
+    },
+    exportPfx: async (resellerId, orderId, password) => {
+      const r = reseller(resellerId).id
+      const oid = id(orderId, 'order id')
+      const secret = exportPassword(password, 'PFX')
+      vault.read(r, oid) // the order is this reseller's and a key is kept for it, or 404
+      const current = service.certificates.certificate(r, oid).certificate
+      if (!current) throw conflict('could not build the PFX: the order has no certificate yet')
+      // A PFX pairs the key with the current certificate; after a reissue from another CSR the
+      // kept key belongs to an earlier certificate, and such a PFX would not work on a server.
+      const key = vault.keyMatching(oid, current.certificatePem)
+      if (!key) {
+        throw conflict(
+          'could not build the PFX: the kept private key belongs to an earlier certificate of this order (it was reissued from another CSR)'
+        )
+      }
+      const pfx = await buildPfx({
+        certificatePem: current.certificatePem,
+        chainPem: current.chainPem,
+        privateKeyPem: key,
+        password: secret,
+        friendlyName: service.orders.get(r, oid).domain
+      })
+      return { pfxBase64: pfx.toString('base64') }
     },
     configureOrder: async (resellerId, input) =>
       sslView(
