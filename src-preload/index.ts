@@ -5,7 +5,8 @@
  * the window runs with sandbox: true.
  */
 import { contextBridge, ipcRenderer } from 'electron'
-import { appMethodNames, BRIDGE_GLOBAL, CHANNEL_PREFIX, unwrap, type AppApi, type BridgeResult } from './contract'
+import { appMethodNames, BRIDGE_GLOBAL, CHANNEL_PREFIX, unwrap, type BridgeResult } from './channels'
+import type { AppApi } from '../src-shared/app-api'
 
 const api = Object.fromEntries(
   appMethodNames.map((name) => [
