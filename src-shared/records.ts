@@ -117,7 +117,9 @@ export const NewReseller = Type.Object(
     name: Text,
     email: Text,
     company: Type.Optional(Text),
-    groupId: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { must: 'must be a group id or null' })),
+    groupId: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { must: 'must be a group id or null' })
+    ),
     discountRate: Type.Optional(Type.Number({ must: 'must be a number' }))
   },
   { must: 'must be { name, email, company?, groupId?, discountRate? }' }
@@ -457,16 +459,17 @@ export const CsrDraft = Type.Object({
 export type CsrDraft = Static<typeof CsrDraft>
 export type CsrDraftView = CsrDraft
 
-export const CsrDraftInput = Type.Object(
-  { pkcs8Pem: Text, csrPem: Text },
-  { must: 'must be { pkcs8Pem, csrPem }' }
-)
+export const CsrDraftInput = Type.Object({ pkcs8Pem: Text, csrPem: Text }, { must: 'must be { pkcs8Pem, csrPem }' })
 
 /** Email validation: the approver address of each name (name → address). */
-const Approvers = Type.Record(Type.String(), Type.String({ title: 'each approver', must: 'must be an email address' }), {
-  title: 'approvers',
-  must: 'must map each name to an approver address'
-})
+const Approvers = Type.Record(
+  Type.String(),
+  Type.String({ title: 'each approver', must: 'must be an email address' }),
+  {
+    title: 'approvers',
+    must: 'must map each name to an approver address'
+  }
+)
 
 export const ConfigureInput = Type.Object(
   {

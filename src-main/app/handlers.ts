@@ -7,16 +7,22 @@
  * RPC (./browser-ui.ts).
  */
 import type { AppApi, AppMethod } from '../../src-shared/app-api'
-import type { DcvSettingsView, Order, OrderView, PageRequest, Reseller, ResellerView, SettingsInput, SettingsView } from '../../src-shared/records'
+import type { Order, OrderView, PageRequest, Reseller, ResellerView, SettingsView } from '../../src-shared/records'
 import type { StoredCertificate, SslStatus } from '../core/certificates'
 import { productView } from '../core/catalogue'
-import { acmeCommandsView, acmeSetup, acmeSubscriptionView, acmeUrls, ACME_DIRECTORY_URL_SETTING, type AcmeUrls } from '../core/acme-subscriptions'
-import { DCV_SETTINGS } from '../core/dcv'
+import {
+  acmeCommandsView,
+  acmeSetup,
+  acmeSubscriptionView,
+  acmeUrls,
+  ACME_DIRECTORY_URL_SETTING,
+  type AcmeUrls
+} from '../core/acme-subscriptions'
+import { dcvSettingProblems, dcvSettingsView, updateDcvSettings } from '../core/dcv-settings-view'
 import { deployRunView, deployTargetView, deployTargetViews } from '../core/deploy/deploy-views'
 import { invalid, notFound, ServiceError } from '../core/errors'
 import type { ApiKeyInfo } from '../core/resellers'
 import type { Service } from '../core/service'
-import { settingProblems } from '../core/settings'
 import { STATUS_OF } from '../http/errors'
 // Pages as the reseller API pages them (reseller API v3.0 "Limits": default 50, at most 100).
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/paging'
@@ -96,45 +102,22 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
   }
   const acmeUrlsNow = (): AcmeUrls => acmeUrls(service.settings.get(ACME_DIRECTORY_URL_SETTING), env.listenerUrl())
 
-  // The UI's names for the core's setting keys (src-main/core/dcv.ts owns keys and checks).
-  const SETTING_OF: Record<keyof DcvSettingsView, string> = {
-    dcvResolver: DCV_SETTINGS.resolver,
-    dcvHttpPort: DCV_SETTINGS.httpPort,
-    dcvHttpsPort: DCV_SETTINGS.httpsPort,
-    smtpUrl: DCV_SETTINGS.smtpUrl,
-    smtpFrom: DCV_SETTINGS.smtpFrom,
-    dcvAllowPrivateAddresses: DCV_SETTINGS.allowPrivateAddresses
-  }
-  const settingFields = Object.keys(SETTING_OF) as (keyof DcvSettingsView)[]
-  /** The typed values by core key; empty means "the default" (the core reads '' like an unset key). */
-  const settingChanges = (input: SettingsInput): Record<string, string> =>
-    Object.fromEntries(
-      settingFields.filter((f) => input[f] !== undefined).map((f) => [SETTING_OF[f], String(input[f]).trim()])
-    )
   const settingsView = (): SettingsView => ({
     dataDir: service.dataDir,
     listenerUrl: env.listenerUrl(),
     apiVersion: env.apiVersion,
     transport: env.transport,
-    ...(Object.fromEntries(
-      settingFields.map((f) => [f, service.settings.get(SETTING_OF[f]) ?? ''])
-    ) as unknown as DcvSettingsView),
-    dcvAllowPrivateAddresses: service.settings.flag(DCV_SETTINGS.allowPrivateAddresses)
+    ...dcvSettingsView(service.settings)
   })
 
   return {
     settings: settingsView,
     // The core checks every value and writes all or none; a refused one is a 400.
     updateSettings: (input) => {
-      service.settings.update(settingChanges(input))
+      updateDcvSettings(service.settings, input)
       return settingsView()
     },
-    checkSettings: (input) => {
-      const problems = settingProblems(settingChanges(input))
-      return Object.fromEntries(
-        settingFields.filter((f) => problems[SETTING_OF[f]]).map((f) => [f, problems[SETTING_OF[f]]])
-      )
-    },
+    checkSettings: (input) => dcvSettingProblems(input),
 
     listResellers: () => service.resellers.list().map(resellerView),
     createReseller: (input) => resellerView(service.resellers.create(input)),
@@ -205,11 +188,10 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
           approverEmail: optText(input.approverEmail)
         })
       ),
-    sslStatus: async (resellerId, orderId) => sslView(await service.certificates.status(reseller(resellerId).id, orderId)),
+    sslStatus: async (resellerId, orderId) =>
+      sslView(await service.certificates.status(reseller(resellerId).id, orderId)),
     changeDcv: async (resellerId, orderId, method, approverEmail) =>
-      sslView(
-        await service.certificates.changeDcv(reseller(resellerId).id, orderId, method, optText(approverEmail))
-      ),
+      sslView(await service.certificates.changeDcv(reseller(resellerId).id, orderId, method, optText(approverEmail))),
     resendValidation: async (resellerId, orderId) =>
       sslView(await service.certificates.resendValidation(reseller(resellerId).id, orderId)),
     emailOutbox: (resellerId, orderId) => service.certificates.outbox(ownOrder(resellerId, orderId).id),

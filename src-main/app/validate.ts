@@ -43,7 +43,10 @@ export type ArgsCheck = { ok: true; args: unknown[] } | { ok: false; error: stri
 export function checkArgs(method: AppMethod, args: readonly unknown[]): ArgsCheck {
   const specs = compiled.get(method)!
   if (args.length > specs.length)
-    return { ok: false, error: `could not call ${method}: it takes at most ${specs.length} arguments, not ${args.length}` }
+    return {
+      ok: false,
+      error: `could not call ${method}: it takes at most ${specs.length} arguments, not ${args.length}`
+    }
   const out: unknown[] = []
   for (const [i, spec] of specs.entries()) {
     const value = args[i]

@@ -27,7 +27,8 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'certdesk-bridge-args-'))
   service = openService({ dataDir })
   resellerId = ensureDemoReseller(service)!.id
-  orderId = service.orders.create(service.resellers.get(resellerId), { productId: 2, domain: 'args.example.test' }).order.id
+  orderId = service.orders.create(service.resellers.get(resellerId), { productId: 2, domain: 'args.example.test' })
+    .order.id
   let url = ''
   const ui = browserUiOptions(service, () => url, join(ROOT, 'out', 'renderer'))
   listening = await listen(await buildServer(service, ui.server))
@@ -36,7 +37,8 @@ beforeAll(async () => {
   cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]
   serveOverIpc(
     {
-      handle: (channel: string, fn: (event: unknown, ...args: unknown[]) => Promise<unknown>) => channels.set(channel, fn)
+      handle: (channel: string, fn: (event: unknown, ...args: unknown[]) => Promise<unknown>) =>
+        channels.set(channel, fn)
     } as never,
     createHandlers(service, { transport: 'electron', listenerUrl: () => url, apiVersion: API_VERSION }),
     () => true,
@@ -83,16 +85,32 @@ describe('arguments of the wrong type', () => {
 
   it('a validation method that is not one, and the order stays as it was', async () => {
     const before = service.orders.get(resellerId, orderId)
-    await refusedAlike('changeDcv', [resellerId, orderId, 'ftp'], /^could not call changeDcv: method must be email, http, https or dns$/)
+    await refusedAlike(
+      'changeDcv',
+      [resellerId, orderId, 'ftp'],
+      /^could not call changeDcv: method must be email, http, https or dns$/
+    )
     expect(service.orders.get(resellerId, orderId)).toEqual(before)
   })
 
   it('ids, amounts, order fields and deploy targets', async () => {
     const balance = service.ledger.balance(resellerId)
-    await refusedAlike('getOrder', ['1 OR 1', orderId], /could not call getOrder: reseller id must be a positive whole number/)
+    await refusedAlike(
+      'getOrder',
+      ['1 OR 1', orderId],
+      /could not call getOrder: reseller id must be a positive whole number/
+    )
     await refusedAlike('getOrder', [resellerId], /could not call getOrder: order id must be a positive whole number/)
-    await refusedAlike('quoteOrder', [resellerId, { domain: 'x.example.test' }], /product id must be a positive whole number/)
-    await refusedAlike('topUp', [resellerId, 10.5, 'half a cent'], /could not call topUp: amount must be a whole number of cents/)
+    await refusedAlike(
+      'quoteOrder',
+      [resellerId, { domain: 'x.example.test' }],
+      /product id must be a positive whole number/
+    )
+    await refusedAlike(
+      'topUp',
+      [resellerId, 10.5, 'half a cent'],
+      /could not call topUp: amount must be a whole number of cents/
+    )
     await refusedAlike('createOrder', [resellerId, { productId: 2 }, 'cash'], /payment must be credit or invoice/)
     await refusedAlike(
       'addDeployTarget',

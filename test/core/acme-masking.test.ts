@@ -55,6 +55,11 @@ describe('masking the EAB HMAC key', () => {
     const view = acmeSubscriptionView({ id: 42, orderNumber: 'ORD-2026-000042', productName: 'ACME DV' }, details, urls)
     expect(JSON.stringify(view)).not.toContain('k3y-with')
     expect(view.commands.certbot).toContain(HMAC_KEY_PLACEHOLDER)
-    expect(view).toMatchObject({ orderId: 42, eabKid: 'kid-123', domains: ['sub.example.test'], accountStatus: 'valid' })
+    expect(view).toMatchObject({
+      orderId: 42,
+      eabKid: 'kid-123',
+      domains: ['sub.example.test'],
+      accountStatus: 'valid'
+    })
   })
 })

@@ -37,7 +37,11 @@ describe('the latest deploy run per target', () => {
   it('is right for any number of runs', () => {
     const r = service.resellers.create({ name: 'Busy', email: 'busy@example.test', groupId: 1 })
     service.ledger.topUp(r.id, 100_000, 'credit')
-    const order = service.orders.create(service.resellers.get(r.id), { productId: 2, domain: 'busy.example.test' }, 'credit').order
+    const order = service.orders.create(
+      service.resellers.get(r.id),
+      { productId: 2, domain: 'busy.example.test' },
+      'credit'
+    ).order
     const quiet = service.deploys.addTarget(order.id, { kind: 'folder', path: '/srv/quiet' }).target
     const busy = service.deploys.addTarget(order.id, { kind: 'folder', path: '/srv/busy' }).target
     const idle = service.deploys.addTarget(order.id, { kind: 'folder', path: '/srv/idle' }).target
@@ -57,7 +61,11 @@ describe('the latest deploy run per target', () => {
       ['/srv/idle', null, null]
     ])
     // What the Deploy panel receives over the bridge.
-    const app = createHandlers(service, { transport: 'electron', listenerUrl: () => 'http://127.0.0.1:1', apiVersion: '3.0' })
+    const app = createHandlers(service, {
+      transport: 'electron',
+      listenerUrl: () => 'http://127.0.0.1:1',
+      apiVersion: '3.0'
+    })
     const listed = app.listDeployTargets(r.id, order.id) as Awaited<ReturnType<typeof app.listDeployTargets>>
     expect(listed.find((t) => t.id === quiet.id)?.lastRun?.serial).toBe('AA02')
   })
