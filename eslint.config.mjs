@@ -121,7 +121,8 @@ export default tseslint.config(
               allowTypeImports: true,
               message: 'The renderer takes the contract and the shared records as types only (`import type`): their schemas stay out of its bundle; run-time names come from src-preload/channels.'
             },
-            { group: ['@sinclair/typebox', '@sinclair/typebox/*', 'ajv', 'ajv/*'], message: 'Arguments are checked in main; no validator enters the renderer bundle.' }
+            { group: ['@sinclair/typebox', '@sinclair/typebox/*', 'ajv', 'ajv/*'], message: 'Arguments are checked in main; no validator enters the renderer bundle.' },
+            { group: ['pkijs', 'asn1js'], message: 'PKCS#12 and encrypted keys are built in the main process (src-main/core/deploy/pfx.ts); ask the bridge for the file.' }
           ]
         }
       ]

@@ -31,6 +31,8 @@ export const APP_METHODS = {
   csrDraft: true,
   discardCsrDraft: true,
   exportPrivateKey: true,
+  exportEncryptedKey: true,
+  exportPfx: true,
   configureOrder: true,
   sslStatus: true,
   changeDcv: true,

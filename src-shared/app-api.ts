@@ -115,6 +115,17 @@ export const APP_API = {
     [reseller, order],
     Type.Object({ pkcs8Pem: Type.String(), matchesCertificate: Type.Union([Type.Boolean(), Type.Null()]) })
   ),
+  /**
+   * The kept key as an encrypted PKCS#8 PEM ("BEGIN ENCRYPTED PRIVATE KEY"), built in the main
+   * process so the page never holds the password-based encryption.
+   */
+  exportEncryptedKey: method([reseller, order, arg('password', Text)], Type.Object({ pem: Type.String() })),
+  /**
+   * A PKCS#12 file of the kept key, the current certificate and its chain, with friendlyName and
+   * localKeyID on the key and the certificate (RFC 7292 §4.2), built in the main process.
+   * Refused when the kept key is not the current certificate's key. The file is base64.
+   */
+  exportPfx: method([reseller, order, arg('password', Text)], Type.Object({ pfxBase64: Type.String() })),
   configureOrder: method([reseller, arg('input', ConfigureInput)], SslStatusView),
   /** Runs the pending domain checks now (issuing once every name passed) and answers the status. */
   sslStatus: method([reseller, order], SslStatusView),

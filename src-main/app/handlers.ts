@@ -20,7 +20,8 @@ import {
 } from '../core/acme-subscriptions'
 import { dcvSettingProblems, dcvSettingsView, updateDcvSettings } from '../core/dcv-settings-view'
 import { deployRunView, deployTargetView, deployTargetViews } from '../core/deploy/deploy-views'
-import { invalid, notFound, ServiceError } from '../core/errors'
+import { conflict, invalid, notFound, ServiceError } from '../core/errors'
+import { buildPfx, encryptPrivateKeyPem } from '../core/deploy/pfx'
 import type { ApiKeyInfo } from '../core/resellers'
 import type { Service } from '../core/service'
 import { STATUS_OF } from '../http/errors'
@@ -43,6 +44,12 @@ const page = (p: PageRequest | undefined): { limit: number; offset: number } => 
   limit: Math.min(p?.limit ?? DEFAULT_LIMIT, MAX_LIMIT),
   offset: p?.offset ?? 0
 })
+/** An export password: required, and bounded so a pasted file cannot become one. */
+const exportPassword = (v: string, what: string): string => {
+  if (v === '') throw invalid(`could not export the ${what}: it needs a password`)
+  if (v.length > 1024) throw invalid(`could not export the ${what}: the password is longer than 1024 characters`)
+  return v
+}
 /** Optional text from the renderer: undefined when empty. */
 const optText = (v: string | undefined): string | undefined => v?.trim() || undefined
 /** The certificate without its order id (the UI has the order already). */
@@ -180,6 +187,33 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
         pkcs8Pem,
         matchesCertificate: current ? vault.keyMatching(orderId, current.certificatePem) !== null : null
       }
+    },
+    exportEncryptedKey: async (resellerId, orderId, password) => {
+      const secret = exportPassword(password, 'private key')
+      return { pem: await encryptPrivateKeyPem(vault.read(reseller(resellerId).id, orderId), secret) }
+    },
+    exportPfx: async (resellerId, orderId, password) => {
+      const r = reseller(resellerId).id
+      const secret = exportPassword(password, 'PFX')
+      vault.read(r, orderId) // the order is this reseller's and a key is kept for it, or 404
+      const current = service.certificates.certificate(r, orderId).certificate
+      if (!current) throw conflict('could not build the PFX: the order has no certificate yet')
+      // A PFX pairs the key with the current certificate; after a reissue from another CSR the
+      // kept key belongs to an earlier certificate, and such a PFX would not work on a server.
+      const key = vault.keyMatching(orderId, current.certificatePem)
+      if (!key) {
+        throw conflict(
+          'could not build the PFX: the kept private key belongs to an earlier certificate of this order (it was reissued from another CSR)'
+        )
+      }
+      const pfx = await buildPfx({
+        certificatePem: current.certificatePem,
+        chainPem: current.chainPem,
+        privateKeyPem: key,
+        password: secret,
+        friendlyName: service.orders.get(r, orderId).domain
+      })
+      return { pfxBase64: pfx.toString('base64') }
     },
     configureOrder: async (resellerId, input) =>
       sslView(

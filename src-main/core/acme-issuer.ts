@@ -236,7 +236,17 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
       return { ok: true, detail: `validated by the ACME CA (${ch.type})` }
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err)
-      return { ok: false, detail: `the ACME CA could not validate ${name} over ${ch.type}: ${why}` }
+      // Final only when the CA itself marked the challenge or its authorization invalid
+      // (§7.1.6); a time-out or a network error may still pass on the next look.
+      let final = false
+      try {
+        const [authz] = await client.getAuthorizations({ authorizations: [ch.authzUrl] } as never)
+        const current = authz?.challenges.find((c) => c.url === ch.challengeUrl)
+        final = authz?.status === 'invalid' || current?.status === 'invalid'
+      } catch {
+        // the CA did not answer: not known to be final
+      }
+      return { ok: false, final, detail: `the ACME CA could not validate ${name} over ${ch.type}: ${why}` }
     }
   }
 

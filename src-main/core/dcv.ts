@@ -10,7 +10,8 @@ import http from 'node:http'
 import https from 'node:https'
 import nodemailer from 'nodemailer'
 import { dnsResolver } from './dns-resolver'
-import { ALLOW_PRIVATE_ADDRESSES, type Settings } from './settings'
+import { DCV_SETTINGS } from './setting-keys'
+import type { Settings } from './settings'
 import { resolveTarget, TargetRefused } from './validation-target'
 
 export const DCV_METHODS = ['email', 'http', 'https', 'dns'] as const
@@ -22,21 +23,7 @@ export type DcvMethod = (typeof DCV_METHODS)[number]
  */
 export const CA_MARKER = 'certdesk.invalid'
 
-/** Settings that say where checks reach the domain; all optional. */
-export const DCV_SETTINGS = {
-  /** `host:port` of the DNS server to ask; the system resolver when unset. */
-  resolver: 'dcv.dns_resolver',
-  /** Port of the `http` check (BR: 80). */
-  httpPort: 'dcv.http_port',
-  /** Port of the `https` check (BR: 443). */
-  httpsPort: 'dcv.https_port',
-  /** `true` lets checks reach loopback and private addresses (a lab); refused otherwise. */
-  allowPrivateAddresses: ALLOW_PRIVATE_ADDRESSES,
-  /** `smtp://host:port` for approval mail; the outbox when unset. */
-  smtpUrl: 'smtp.url',
-  /** Sender of approval mail. */
-  smtpFrom: 'smtp.from'
-} as const
+export { DCV_SETTINGS }
 
 /** One HTTP fetch or SMTP step may take this long before it counts as failed (DNS: dns-resolver.ts). */
 const CHECK_TIMEOUT_MS = 5000

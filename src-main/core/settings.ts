@@ -8,7 +8,7 @@
  */
 import { isIP } from 'node:net'
 import type { Db } from './db'
-import { DCV_SETTINGS } from './dcv'
+import { DCV_SETTINGS } from './setting-keys'
 import { invalid } from './errors'
 
 /** Says what is wrong with a value, or null when it is fine. */
@@ -116,12 +116,6 @@ export function settingProblems(changes: Record<string, string>): Record<string,
   return problems
 }
 
-/**
- * Lab use only: when `true`, domain validation (http/https DCV and ACME http-01) may connect to
- * loopback, private and other special-purpose addresses. Off unless set, as public CAs refuse
- * such targets (validation-target.ts).
- */
-export const ALLOW_PRIVATE_ADDRESSES = 'dcv.allow_private_addresses'
 
 export class Settings {
   constructor(private readonly db: Db) {}

@@ -11,7 +11,7 @@ import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
 import { dnsResolver } from './dns-resolver'
 import { isDomainName } from './domains'
-import { ALLOW_PRIVATE_ADDRESSES } from './settings'
+import { DCV_SETTINGS } from './setting-keys'
 import { specialPurpose } from './special-addresses'
 
 /** A target validation refuses to connect to; the message says why and how a lab allows it. */
@@ -29,7 +29,7 @@ export interface TargetLookup {
   allowPrivateAddresses: boolean
 }
 
-const LAB_HINT = `domain validation never connects to loopback, private or other special-purpose addresses, as public CAs do not (for a lab, set ${ALLOW_PRIVATE_ADDRESSES} to true)`
+const LAB_HINT = `domain validation never connects to loopback, private or other special-purpose addresses, as public CAs do not (for a lab, set ${DCV_SETTINGS.allowPrivateAddresses} to true)`
 
 /**
  * Refuses what is not a domain name before anything is sent: IP literals, and names the system

@@ -1,10 +1,12 @@
 /**
  * Core records -> the reseller API's JSON (snake_case, USD numbers). Pure functions: the
- * business rules stay in src-main/core.
+ * business rules stay in src-main/core. The `certdesk admin` commands print the same records
+ * through these functions, so a script reads one shape from the API and from the CLI.
  */
 import type { Static } from '@sinclair/typebox'
-import type { PricedProduct, PriceTable } from '../core/catalogue'
+import type { PricedProduct, PriceTable, Product } from '../core/catalogue'
 import type { Invoice } from '../core/invoices'
+import type { CertEvent } from '../core/events'
 import type { CreditTransaction, Page } from '../core/ledger'
 import type { AcmeDetails, AcmeSubscription } from '../core/acme-subscriptions'
 import { acmeSetup, type AcmeUrls } from '../core/acme-subscriptions'
@@ -18,6 +20,7 @@ import type {
   AcmeDetailsJson,
   ChartsJson,
   CreateOrderResponse,
+  EventJson,
   InvoiceJson,
   OrderJson,
   ProductDetailJson,
@@ -31,8 +34,15 @@ import type {
 const byYears = (t: PriceTable, pick: (p: PriceTable[number]) => number): Record<string, number> =>
   Object.fromEntries(Object.entries(t).map(([years, p]) => [years, centsToUsd(pick(p))]))
 
-export function productJson(p: PricedProduct): Static<typeof ProductJson> {
-  const base: Static<typeof ProductJson> = {
+/**
+ * A product as the catalogue lists it, without any reseller's prices: the list prices the
+ * desktop user sets (`certdesk admin product list`) and the part of GET /products every
+ * reseller shares.
+ */
+export function catalogueProductJson(
+  p: Product & { listPricing: PriceTable }
+): Omit<Static<typeof ProductJson>, 'reseller_price' | 'pricing'> {
+  const base = {
     id: p.id,
     name: p.name,
     brand: p.brand,
@@ -41,8 +51,6 @@ export function productJson(p: PricedProduct): Static<typeof ProductJson> {
     domain_type: p.domainType,
     list_price: centsToUsd(p.listPricing[1]?.price ?? 0),
     list_pricing: byYears(p.listPricing, (x) => x.price),
-    reseller_price: centsToUsd(p.pricing[1]?.price ?? 0),
-    pricing: byYears(p.pricing, (x) => x.price),
     max_years: p.maxYears,
     warranty: p.warranty,
     san_enabled: p.sanEnabled
@@ -57,6 +65,15 @@ export function productJson(p: PricedProduct): Static<typeof ProductJson> {
     }
   }
   return base
+}
+
+/** A product with the prices of the caller's group (GET /products). */
+export function productJson(p: PricedProduct): Static<typeof ProductJson> {
+  return {
+    ...catalogueProductJson(p),
+    reseller_price: centsToUsd(p.pricing[1]?.price ?? 0),
+    pricing: byYears(p.pricing, (x) => x.price)
+  }
 }
 
 export function sanPricingJson(p: PricedProduct): Static<typeof SanPricingJson> {
@@ -274,6 +291,17 @@ export function statsJson(s: Stats): { stats: Static<typeof StatsJson>; charts: 
     }
   }
 }
+
+/** An event as a reseller sees it in GET /events (the core has already left out what it may not see). */
+export const eventJson = (e: CertEvent): Static<typeof EventJson> => ({
+  id: e.id,
+  type: e.type,
+  order_id: e.orderId,
+  order_number: e.orderNumber,
+  message: e.message,
+  data: e.data,
+  created_at: e.createdAt
+})
 
 export const paginationJson = <T>(p: Page<T>): { total: number; limit: number; offset: number } => ({
   total: p.total,

@@ -1,8 +1,9 @@
 /**
- * TypeBox schemas of the reseller API v3.0 (../shared/spec/reseller-api-v3.md, "Resources").
- * They validate requests, serialise responses and make /openapi.json; handler types come from
- * them (`Static<typeof X>`), so validation and types are one thing.
+ * TypeBox schemas of the reseller API v3.0 (its section "Resources and their fields" gives the
+ * shapes). They validate requests, serialise responses and make /openapi.json; handler types
+ * come from them (`Static<typeof X>`), so validation and types are one thing.
  */
+import { EVENT_TYPES } from '../core/events'
 import { Type, type TInteger, type TLiteral, type TSchema, type TUnion, type Static } from '@sinclair/typebox'
 
 /** A string enum that reads as one in errors and in OpenAPI (not an anyOf of literals). */
@@ -251,6 +252,20 @@ export const ChartsJson = Type.Object({
   daily_sales: Type.Array(Type.Object({ date: Day, orders: Type.Integer(), revenue: Money })),
   brand_distribution: Type.Array(Type.Object({ brand: Type.String(), count: Type.Integer() })),
   status_distribution: Type.Record(Type.String(), Type.Integer())
+})
+
+/** GET /events. The spec shows no events (reseller API v3.0, "Events": not shown); this follows its envelope. */
+export const EventJson = Type.Object({
+  id: Type.Integer(),
+  type: StringEnum(EVENT_TYPES),
+  order_id: Type.Union([Type.Integer(), Type.Null()]),
+  order_number: Type.Union([Type.String(), Type.Null()]),
+  message: Type.String(),
+  data: Type.Object(
+    {},
+    { additionalProperties: true, description: 'details by type; never a secret or a private key' }
+  ),
+  created_at: Timestamp
 })
 
 export type OrderJsonT = Static<typeof OrderJson>

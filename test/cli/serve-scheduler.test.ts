@@ -56,12 +56,13 @@ describe('certdesk admin settings', () => {
       'smtp.url': null
     })
     const typo = set('dcv.http_prot', '80')
-    expect(typo.code).toBe(2)
-    expect(typo.stderr).toMatch(/unknown setting dcv\.http_prot/)
+    // A refused value is the core's answer (exit 1, as every refused admin command), not a usage error.
+    expect(typo.code).toBe(1)
+    expect(typo.stderr).toMatch(/could not save setting dcv\.http_prot: it is not a setting/)
     const secret = set(DCV_SETTINGS.smtpUrl, 'smtp://user:pw@127.0.0.1:25')
-    expect(secret.code).toBe(2)
+    expect(secret.code).toBe(1)
     expect(secret.stderr).toMatch(/must not carry a user or password/)
-    expect(set(DCV_SETTINGS.resolver, 'nonsense').code).toBe(2)
+    expect(set(DCV_SETTINGS.resolver, 'nonsense').code).toBe(1)
   })
 })
 

@@ -26,6 +26,7 @@ beforeAll(async () => {
   service = openService({ dataDir, clock: clock.clock })
   service.settings.set(DCV_SETTINGS.resolver, dns.address)
   service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+  service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
   resellerId = service.resellers.create({ name: 'Waiting', email: 'ops@waiting.test', groupId: 1 }).id
   service.ledger.topUp(resellerId, 100_000)
 })

@@ -8,7 +8,6 @@ import { spawn, spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startKeyringSession } from '../../scripts/keyring-session.mjs'
 import { CHROMIUM_ARGS } from '../../playwright.config'
 
 const ROOT = join(__dirname, '..', '..')
@@ -19,8 +18,19 @@ export default async function globalSetup(_config: FullConfig): Promise<() => Pr
     stdio: 'inherit'
   })
   if (built.status !== 0) throw new Error('could not build CertDesk for the end-to-end tests')
+  // Imported as ES module at run time: Playwright compiles this file to CommonJS, and a static
+  // import would make its loader compile the .mjs too, which breaks its `import.meta`.
+  const { startKeyringSession } = await import('../../scripts/keyring-session.mjs')
   const keyring = await startKeyringSession()
   const dataDir = mkdtempSync(join(tmpdir(), 'certdesk-e2e-'))
+  // The test sites run on loopback, which domain validation refuses unless the admin says this
+  // is a lab; each spec may then run on its own.
+  const lab = spawnSync(
+    process.execPath,
+    [join(ROOT, 'bin', 'certdesk.cjs'), 'admin', '--data-dir', dataDir, 'settings', 'set', 'dcv.allow_private_addresses', 'true'],
+    { cwd: ROOT, env: { ...process.env, ...keyring.env }, encoding: 'utf8' }
+  )
+  if (lab.status !== 0) throw new Error(`could not turn on the lab setting: ${lab.stderr}`)
   // `timeout` stops the server even if this runner is killed before its teardown.
   const server = spawn(
     'timeout',

@@ -127,6 +127,20 @@ test('a new user orders, generates a CSR in the browser, passes HTTP validation 
   const pfxKeyPath = info.outputPath('pfx-key.pem')
   writeFileSync(pfxKeyPath, pfxText.slice(pfxText.indexOf('-----BEGIN PRIVATE KEY-----')))
   expect(openssl(['pkey', '-in', pfxKeyPath, '-pubout'])).toBe(certPub)
+  // Windows pairs the key with its certificate by localKeyID and lists them by friendlyName
+  // (RFC 7292 §4.2, PKCS#9 attributes): both bags carry both, with the same key id.
+  const info12 = execFileSync('openssl', ['pkcs12', '-info', '-in', pfxPath, '-passin', 'pass:s3cret pass', '-nodes'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  const bags = info12.split(/^(?=Bag Attributes)/m).filter((b) => b.startsWith('Bag Attributes'))
+  const keyBag = bags.find((b) => b.includes('BEGIN PRIVATE KEY'))
+  const leafBag = bags.find((b) => b.includes('BEGIN CERTIFICATE'))
+  for (const bag of [keyBag, leafBag]) {
+    expect(bag).toContain('friendlyName: shop.example.test')
+    expect(bag).toMatch(/localKeyID: [0-9A-F ]{59}/)
+  }
+  expect(keyBag!.match(/localKeyID: (.*)/)![1]).toBe(leafBag!.match(/localKeyID: (.*)/)![1])
 
   // A manual reissue with the same CSR adds a certificate to the history.
   await page.getByRole('button', { name: 'Reissue with the same CSR' }).click()

@@ -1,6 +1,7 @@
 /**
- * PKCS#12 (PFX) for IIS and Windows certificate stores, built with pkijs over an injected
- * WebCrypto (style page: inject the crypto provider). RFC 7292 layout as OpenSSL writes it:
+ * PKCS#12 (PFX) for IIS and Windows certificate stores, and the password-encrypted PKCS#8 key
+ * file, built with pkijs over an injected WebCrypto. The one builder of both: the folder deploy
+ * writes it and the desktop user's export asks for it over the bridge. RFC 7292 layout as OpenSSL writes it:
  * the key in a PKCS8ShroudedKeyBag (PBES2, AES-256-CBC, PBKDF2-HMAC-SHA-256), the certificates
  * in a password-encrypted SafeContents, and a password-based HMAC-SHA-256 integrity MAC. Windows
  * Server 2019+ and OpenSSL 1.1.1+/3 read this; the RC2/3DES profile of older Windows is not offered.
@@ -35,17 +36,58 @@ export interface PfxInput {
   friendlyName: string
 }
 
-export async function buildPfx(input: PfxInput, crypto: webcrypto.Crypto = webcrypto): Promise<Buffer> {
-  const engine = new pkijs.CryptoEngine({
+const engineOver = (crypto: webcrypto.Crypto): pkijs.CryptoEngine =>
+  new pkijs.CryptoEngine({
     name: 'certdesk',
     crypto: crypto as unknown as ConstructorParameters<typeof pkijs.CryptoEngine>[0]['crypto']
   })
+
+/** PBES2 (RFC 8018 §6.2) with AES-256-CBC and PBKDF2-HMAC-SHA-256, for the key bag and the encrypted key file. */
+const pbes2Of = (password: ArrayBuffer) => ({
+  password,
+  contentEncryptionAlgorithm: { name: 'AES-CBC', length: 256 },
+  hmacHashAlgorithm: 'SHA-256',
+  iterationCount: PBKDF2_ITERATIONS
+})
+
+const utf8 = (text: string): ArrayBuffer => new TextEncoder().encode(text).buffer as ArrayBuffer
+
+async function shroud(
+  keyDer: ArrayBuffer,
+  password: ArrayBuffer,
+  engine: pkijs.CryptoEngine
+): Promise<pkijs.PKCS8ShroudedKeyBag> {
+  const bag = new pkijs.PKCS8ShroudedKeyBag({ parsedValue: pkijs.PrivateKeyInfo.fromBER(keyDer) })
+  await bag.makeInternalValues(pbes2Of(password), engine)
+  return bag
+}
+
+/**
+ * The key as an RFC 5958 EncryptedPrivateKeyInfo PEM ("BEGIN ENCRYPTED PRIVATE KEY"), encrypted
+ * like the PFX's key bag; `openssl pkey -passin` opens it.
+ */
+export async function encryptPrivateKeyPem(
+  privateKeyPem: string,
+  password: string,
+  crypto: webcrypto.Crypto = webcrypto
+): Promise<string> {
+  if (!password) throw new Error('could not encrypt the private key: it needs a password')
+  const keyDer = pemBlocks(privateKeyPem, 'PRIVATE KEY')[0]
+  if (!keyDer) throw new Error('could not encrypt the private key: it is not PKCS#8 PEM (BEGIN PRIVATE KEY)')
+  const bag = await shroud(keyDer, utf8(password), engineOver(crypto))
+  const b64 = Buffer.from(bag.toSchema().toBER(false)).toString('base64')
+  return `-----BEGIN ENCRYPTED PRIVATE KEY-----\n${b64.replace(/.{1,64}/g, '$&\n')}-----END ENCRYPTED PRIVATE KEY-----\n`
+}
+
+export async function buildPfx(input: PfxInput, crypto: webcrypto.Crypto = webcrypto): Promise<Buffer> {
+  if (!input.password) throw new Error('could not build PFX: it needs a password')
+  const engine = engineOver(crypto)
   const keyDer = pemBlocks(input.privateKeyPem, 'PRIVATE KEY')[0]
   if (!keyDer) throw new Error('could not build PFX: the private key is not PKCS#8 PEM (BEGIN PRIVATE KEY)')
   const leafDer = pemBlocks(input.certificatePem, 'CERTIFICATE')[0]
   if (!leafDer) throw new Error('could not build PFX: no certificate in the PEM')
   const chainDers = pemBlocks(input.chainPem, 'CERTIFICATE')
-  const password = new TextEncoder().encode(input.password).buffer as ArrayBuffer
+  const password = utf8(input.password)
 
   // localKeyID ties the key to its certificate (RFC 7292 §4.2); Windows pairs them by it.
   const leaf = pkijs.Certificate.fromBER(leafDer)
@@ -62,14 +104,8 @@ export async function buildPfx(input: PfxInput, crypto: webcrypto.Crypto = webcr
     new pkijs.Attribute({ type: ATTR_LOCAL_KEY_ID, values: [new asn1js.OctetString({ valueHex: localKeyId })] })
   ]
 
-  const pbes2 = {
-    password,
-    contentEncryptionAlgorithm: { name: 'AES-CBC', length: 256 },
-    hmacHashAlgorithm: 'SHA-256',
-    iterationCount: PBKDF2_ITERATIONS
-  }
-  const keyBag = new pkijs.PKCS8ShroudedKeyBag({ parsedValue: pkijs.PrivateKeyInfo.fromBER(keyDer) })
-  await keyBag.makeInternalValues(pbes2, engine)
+  const pbes2 = pbes2Of(password)
+  const keyBag = await shroud(keyDer, password, engine)
 
   const certBags = [
     new pkijs.SafeBag({

@@ -3,30 +3,17 @@
  * shown"), so this endpoint follows the spec's envelope and paging: `type` and `since` filter,
  * `limit` (default 50, clamped to 100) and `offset` page, `pagination` says what was used.
  */
-import { Type, type Static } from '@sinclair/typebox'
+import { Type } from '@sinclair/typebox'
 import { invalid } from '../../core/errors'
-import { EVENT_TYPES, type CertEvent } from '../../core/events'
+import { EVENT_TYPES } from '../../core/events'
 import type { Service } from '../../core/service'
 import { isValidDate, parseDate } from '../../core/time'
 import { caller } from '../auth'
 import { paging } from '../paging'
-import { paginationJson } from '../present'
+import { eventJson, paginationJson } from '../present'
 import type { ApiRouter } from '../router'
-import { ok, Pagination, PagingQuery, StringEnum, Timestamp } from '../schemas'
+import { EventJson, ok, Pagination, PagingQuery, StringEnum } from '../schemas'
 import { ErrorRef } from './common'
-
-export const EventJson = Type.Object({
-  id: Type.Integer(),
-  type: StringEnum(EVENT_TYPES),
-  order_id: Type.Union([Type.Integer(), Type.Null()]),
-  order_number: Type.Union([Type.String(), Type.Null()]),
-  message: Type.String(),
-  data: Type.Object(
-    {},
-    { additionalProperties: true, description: 'details by type; never a secret or a private key' }
-  ),
-  created_at: Timestamp
-})
 
 const TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d+)?Z?$/
 
@@ -43,16 +30,6 @@ function sinceOf(s: string | undefined): Date | undefined {
   }
   throw invalid('since must be a day (YYYY-MM-DD) or a UTC timestamp (YYYY-MM-DD HH:MM:SS)')
 }
-
-export const eventJson = (e: CertEvent): Static<typeof EventJson> => ({
-  id: e.id,
-  type: e.type,
-  order_id: e.orderId,
-  order_number: e.orderNumber,
-  message: e.message,
-  data: e.data,
-  created_at: e.createdAt
-})
 
 export function registerEventRoutes(r: ApiRouter, service: Service): void {
   r.get(

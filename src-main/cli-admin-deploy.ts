@@ -1,12 +1,15 @@
 /**
  * `certdesk admin deploy …` and `certdesk admin events list`: deploy targets per order, a
  * manual re-run, the due-retry pass, and the event log, printed as JSON like every admin
- * command. A thin adapter: the rules live in src-main/core/deploy.
+ * command. A thin adapter: the rules live in src-main/core/deploy. Events are printed through
+ * the reseller API's presenter (GET /events), with the reseller each belongs to beside it.
  */
+import { commandKey, int, need, optionalInt, print, UsageError, type Values } from './cli-args'
 import type { DeployRun, DeployTarget, TargetInput } from './core/deploy/deploys'
 import type { FolderLayout } from './core/deploy/folder'
 import { EVENT_TYPES, type CertEvent, type EventType } from './core/events'
 import type { Service } from './core/service'
+import { eventJson, paginationJson } from './http/present'
 
 export const DEPLOY_USAGE = `  certdesk admin [--data-dir D] deploy add --order ID --folder PATH [--layout nginx|apache|haproxy|iis] [--pfx]
   certdesk admin [--data-dir D] deploy add --order ID --command CMD [--timeout SECONDS] [--cwd DIR]
@@ -18,55 +21,33 @@ export const DEPLOY_USAGE = `  certdesk admin [--data-dir D] deploy add --order 
   certdesk admin [--data-dir D] deploy retry [--as-of YYYY-MM-DD[ HH:MM:SS]]
   certdesk admin [--data-dir D] events list [--order ID] [--type T] [--limit N] [--offset N]`
 
-type Values = Record<string, string | boolean | undefined>
-
 export const isDeployCommand = (noun: string | undefined): boolean => noun === 'deploy' || noun === 'events'
 
-const print = (value: unknown): void => {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`)
-}
-
 /** Returns the exit code: 1 when a deploy attempt failed, so scripts notice. */
-export async function deployAdmin(
-  service: Service,
-  words: string[],
-  v: Values,
-  usage: (m: string) => Error
-): Promise<number> {
-  const str = (name: string): string => {
-    const value = v[name]
-    if (typeof value !== 'string' || value === '') throw usage(`--${name} is required`)
-    return value
-  }
-  const int = (name: string): number => {
-    const s = str(name)
-    if (!/^\d+$/.test(s)) throw usage(`--${name} must be a whole number`)
-    return Number(s)
-  }
-  const optInt = (name: string): number | undefined => (v[name] === undefined ? undefined : int(name))
+export async function deployAdmin(service: Service, words: string[], v: Values): Promise<number> {
   const d = service.deploys
-  const key = words.slice(0, 2).join(' ')
+  const key = commandKey(words)
   switch (key) {
     case 'deploy add': {
-      const kinds = ['folder', 'command', 'webhook'].filter((k) => v[k] !== undefined)
-      if (kinds.length !== 1) throw usage('give exactly one of --folder, --command or --webhook')
+      const kinds = (['folder', 'command', 'webhook'] as const).filter((k) => v[k] !== undefined)
+      if (kinds.length !== 1) throw new UsageError('give exactly one of --folder, --command or --webhook')
       let input: TargetInput
       if (kinds[0] === 'folder')
         input = {
           kind: 'folder',
-          path: str('folder'),
+          path: need(v, 'folder'),
           layout: (v.layout as FolderLayout | undefined) ?? 'nginx',
           pfx: Boolean(v.pfx)
         }
       else if (kinds[0] === 'command')
         input = {
           kind: 'command',
-          command: str('command'),
-          timeoutSeconds: optInt('timeout'),
-          cwd: v.cwd as string | undefined
+          command: need(v, 'command'),
+          timeoutSeconds: optionalInt(v, 'timeout'),
+          cwd: v.cwd
         }
-      else input = { kind: 'webhook', url: str('webhook') }
-      const created = d.addTarget(int('order'), input)
+      else input = { kind: 'webhook', url: need(v, 'webhook') }
+      const created = d.addTarget(int(v, 'order'), input)
       print({
         success: true,
         target: targetOut(created.target),
@@ -80,21 +61,21 @@ export async function deployAdmin(
       return 0
     }
     case 'deploy list': {
-      const orderId = int('order')
+      const orderId = int(v, 'order')
       const runs = d.runs(orderId, { limit: 20, offset: 0 })
       print({ success: true, targets: d.targets(orderId).map(targetOut), recent_runs: runs.items.map(runOut) })
       return 0
     }
     case 'deploy remove':
-      print({ success: true, target: targetOut(d.removeTarget(int('target'))) })
+      print({ success: true, target: targetOut(d.removeTarget(int(v, 'target'))) })
       return 0
     case 'deploy secret': {
-      const secret = d.revealSecret(int('target'))
+      const secret = d.revealSecret(int(v, 'target'))
       print({ success: secret !== null, ...(secret !== null ? { secret } : { error: 'this target has no secret' }) })
       return secret !== null ? 0 : 1
     }
     case 'deploy run': {
-      const runs = await d.runOrder(int('order'))
+      const runs = await d.runOrder(int(v, 'order'))
       const ok = runs.every((r) => r.status === 'succeeded')
       print({ success: ok, runs: runs.map(runOut) })
       return ok ? 0 : 1
@@ -107,27 +88,26 @@ export async function deployAdmin(
       return ok ? 0 : 1
     }
     case 'events list': {
-      const type = v.type as string | undefined
+      const type = v.type
       if (type !== undefined && !(EVENT_TYPES as readonly string[]).includes(type))
-        throw usage(`--type must be one of ${EVENT_TYPES.join(', ')}`)
-      const limit = Math.min(optInt('limit') ?? 50, 100)
+        throw new UsageError(`--type must be one of ${EVENT_TYPES.join(', ')}`)
+      const limit = Math.min(optionalInt(v, 'limit') ?? 50, 100)
       const page = service.events.list(
         null,
-        { type: type as EventType | undefined, orderId: optInt('order') },
-        { limit, offset: optInt('offset') ?? 0 }
+        { type: type as EventType | undefined, orderId: optionalInt(v, 'order') },
+        { limit, offset: optionalInt(v, 'offset') ?? 0 }
       )
-      print({
-        success: true,
-        events: page.items.map(eventOut),
-        pagination: { total: page.total, limit: page.limit, offset: page.offset }
-      })
+      print({ success: true, events: page.items.map(eventOut), pagination: paginationJson(page) })
       return 0
     }
     default:
-      throw usage(`unknown admin command: ${key}`)
+      throw new UsageError(`unknown admin command: ${key || '(none)'}`)
   }
 }
 
+// Deploy targets and their runs are the desktop user's configuration: the reseller API shows
+// them to a reseller only as events that name a target by kind and number, so these shapes are
+// the CLI's own.
 const targetOut = (t: DeployTarget) => ({
   id: t.id,
   order_id: t.orderId,
@@ -158,13 +138,5 @@ const runOut = (r: DeployRun) => ({
   }))
 })
 
-const eventOut = (e: CertEvent) => ({
-  id: e.id,
-  type: e.type,
-  reseller_id: e.resellerId,
-  order_id: e.orderId,
-  order_number: e.orderNumber,
-  message: e.message,
-  data: e.data,
-  created_at: e.createdAt
-})
+/** GET /events's event, with the reseller it belongs to (the desktop user sees every reseller's). */
+const eventOut = (e: CertEvent) => ({ ...eventJson(e), reseller_id: e.resellerId })

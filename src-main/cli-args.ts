@@ -1,0 +1,87 @@
+/**
+ * What every `certdesk` command shares: the option table, reading required values, the usage
+ * error (exit 2) and printing JSON on stdout.
+ */
+import { parseArgs } from 'node:util'
+
+/** A command line that cannot run as given: the CLI prints the message and the usage, exit 2. */
+export class UsageError extends Error {}
+
+const OPTIONS = {
+  'data-dir': { type: 'string' },
+  // Read by bin/certdesk.cjs before the CLI runs (the headless keyring); accepted here so that
+  // every command takes them.
+  'keyring-dir': { type: 'string' },
+  'keyring-password-file': { type: 'string' },
+  port: { type: 'string' },
+  'acme-port': { type: 'string' },
+  host: { type: 'string' },
+  'log-level': { type: 'string' },
+  name: { type: 'string' },
+  email: { type: 'string' },
+  company: { type: 'string' },
+  group: { type: 'string' },
+  discount: { type: 'string' },
+  reseller: { type: 'string' },
+  amount: { type: 'string' },
+  description: { type: 'string' },
+  label: { type: 'string' },
+  'key-id': { type: 'string' },
+  enable: { type: 'boolean' },
+  disable: { type: 'boolean' },
+  demo: { type: 'boolean' },
+  ui: { type: 'boolean' },
+  order: { type: 'string' },
+  folder: { type: 'string' },
+  layout: { type: 'string' },
+  pfx: { type: 'boolean' },
+  command: { type: 'string' },
+  timeout: { type: 'string' },
+  cwd: { type: 'string' },
+  webhook: { type: 'string' },
+  target: { type: 'string' },
+  type: { type: 'string' },
+  limit: { type: 'string' },
+  offset: { type: 'string' },
+  'as-of': { type: 'string' },
+  out: { type: 'string' },
+  directory: { type: 'string' },
+  'eab-kid': { type: 'string' },
+  'eab-hmac-file': { type: 'string' },
+  'ca-bundle': { type: 'string' },
+  help: { type: 'boolean', short: 'h' }
+} as const
+
+export const parse = (argv: string[]) => parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true })
+
+export type Values = ReturnType<typeof parse>['values']
+
+export function need(v: Values, name: keyof Values): string {
+  const value = v[name]
+  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`)
+  return value
+}
+
+export function int(v: Values, name: keyof Values): number {
+  const s = need(v, name)
+  if (!/^\d+$/.test(s)) throw new UsageError(`--${name} must be a whole number`)
+  return Number(s)
+}
+
+export const optionalInt = (v: Values, name: keyof Values): number | undefined => (v[name] === undefined ? undefined : int(v, name))
+
+/** A TCP port option, 0-65535 (0: a free one); undefined when absent. */
+export function port(v: Values, name: 'port' | 'acme-port'): number | undefined {
+  const s = v[name]
+  if (s === undefined) return undefined
+  const n = Number(s)
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new UsageError(`--${name} must be 0-65535`)
+  return n
+}
+
+export const print = (value: unknown): void => {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`)
+}
+
+/** `noun verb` of an admin command, for its switch and its usage error. */
+export const commandKey = (words: string[]): string => `${words[0] ?? ''} ${words[1] ?? ''}`.trim()

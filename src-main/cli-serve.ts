@@ -1,0 +1,65 @@
+/**
+ * `certdesk serve`: CertDesk without Electron (src-main/runtime.ts), its URLs on stdout, and a
+ * clean stop on SIGTERM or SIGINT (Ctrl-C) with exit code 0.
+ */
+import { port, type Values } from './cli-args'
+import { centsToUsd } from './core/money'
+import { shellQuote } from './core/shell-quote'
+import { DEFAULT_PORT, startCertDesk } from './runtime'
+
+export const SERVE_USAGE =
+  '  certdesk serve [--data-dir D] [--port P] [--host H] [--log-level L] [--acme-port P] [--ui] [--demo]'
+
+const say = (line: string): void => {
+  process.stderr.write(`certdesk: ${line}\n`)
+}
+
+export async function serve(dataDir: string, v: Values): Promise<number> {
+  const apiPort = port(v, 'port') ?? DEFAULT_PORT
+  const acmePort = port(v, 'acme-port')
+  // Listen for the stop signals before anything starts: a caller may signal at once, and a
+  // signal during start-up stops CertDesk as soon as it is up.
+  let signalled = (): void => undefined
+  const stopped = new Promise<void>((resolve) => (signalled = resolve))
+  const onSignal = (): void => {
+    process.off('SIGINT', onSignal)
+    process.off('SIGTERM', onSignal)
+    signalled()
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+  const running = await startCertDesk({
+    dataDir,
+    host: v.host ?? '127.0.0.1',
+    port: apiPort,
+    acmePort,
+    logLevel: v['log-level'] ?? 'warn',
+    demo: v.demo,
+    // --ui: the desktop UI in browser mode on the same listener. A new link is printed whenever
+    // a browser session has ended (signed out, or idle), so the desktop user can sign in again
+    // without a restart; like the first, it goes to stdout only, never to the request log.
+    browserUi: v.ui
+      ? { onNewLink: (url) => process.stdout.write(`CertDesk desktop UI (browser mode), sign in again, open once: ${url}\n`) }
+      : undefined,
+    log: { info: say, error: say }
+  }).catch((err: unknown) => {
+    // Nothing runs: Node's own signal handling applies again.
+    process.off('SIGINT', onSignal)
+    process.off('SIGTERM', onSignal)
+    throw err
+  })
+  const demo = running.demoReseller
+  if (demo) {
+    say(`created demo reseller ${demo.id} (${demo.name}) with ${centsToUsd(demo.creditBalance).toFixed(2)} USD credit.`)
+    // The data dir is the user's own text: quoted so that the pasted command passes it as one argument.
+    say(`get its API key with: npx certdesk admin --data-dir ${shellQuote(dataDir)} apikey create --reseller ${demo.id}`)
+  }
+  const { urls } = running
+  process.stdout.write(`CertDesk reseller API v3.0 listening on ${urls.api}\n`)
+  if (urls.acmeDirectory) process.stdout.write(`CertDesk ACME directory at ${urls.acmeDirectory}\n`)
+  if (urls.browserLogin) process.stdout.write(`CertDesk desktop UI (browser mode), open once: ${urls.browserLogin}\n`)
+  await stopped
+  await running.stop()
+  say('stopped')
+  return 0
+}

@@ -1,0 +1,20 @@
+/**
+ * The names of the settings domain checks and approval mail read, in a module of their own that
+ * imports nothing, so the settings rules (settings.ts) and the checks (dcv.ts,
+ * validation-target.ts) can both name them without importing each other.
+ */
+/** Settings that say where checks reach the domain; all optional. */
+export const DCV_SETTINGS = {
+  /** `host:port` of the DNS server to ask; the system resolver when unset. */
+  resolver: 'dcv.dns_resolver',
+  /** Port of the `http` check (BR: 80). */
+  httpPort: 'dcv.http_port',
+  /** Port of the `https` check (BR: 443). */
+  httpsPort: 'dcv.https_port',
+  /** `true` lets checks reach loopback and private addresses (a lab); refused otherwise. */
+  allowPrivateAddresses: 'dcv.allow_private_addresses',
+  /** `smtp://host:port` for approval mail; the outbox when unset. */
+  smtpUrl: 'smtp.url',
+  /** Sender of approval mail. */
+  smtpFrom: 'smtp.from'
+} as const

@@ -1,0 +1,107 @@
+/** The order's certificate: what it says (decoded from the PEM), its downloads, history and reissue. */
+import { useEffect, useState } from 'react'
+import type { OrderView } from '../../src-preload/contract'
+import { certificateFacts, type CertificateFacts } from '../lib/export'
+import { download } from '../lib/format'
+import { useStore } from '../store'
+import { ErrorBox } from '../ui'
+import { CertificateDownloads, exportFileName, type RunExport } from './order-downloads'
+import { ReissueActions } from './order-reissue'
+
+export function OrderCertificate({ order }: { order: OrderView }): React.JSX.Element {
+  // Only this order's certificate: the store may still hold nothing, never another order's.
+  const detail = useStore((s) => (s.certDetail?.orderId === order.id ? s.certDetail : null))
+  const exportKeyFile = useStore((s) => s.exportKeyFile)
+  const [facts, setFacts] = useState<CertificateFacts | null>(null)
+  const [busy, setBusy] = useState<string | null>(null)
+  const [error, setError] = useState<string | null>(null)
+  const cert = detail?.certificate ?? null
+  useEffect(() => {
+    if (!cert) return setFacts(null)
+    let live = true
+    void certificateFacts(cert.certificatePem).then((f) => live && setFacts(f))
+    return () => {
+      live = false
+    }
+  }, [cert])
+  const run: RunExport = (label, work) => {
+    setError(null)
+    setBusy(label)
+    work()
+      .catch((e: unknown) => setError((e as Error).message))
+      .finally(() => setBusy(null))
+  }
+  const days = facts ? Math.floor((facts.notAfter.getTime() - Date.now()) / 86_400_000) : null
+  return (
+    <section className="card">
+      <h2>Certificate</h2>
+      {cert && facts ? (
+        <>
+          <div className={`countdown ${days !== null && days < 15 ? 'soon' : ''}`} data-testid="expiry">
+            {days !== null && days >= 0 ? `${days} days left` : 'expired'}
+            <span className="muted small">
+              {' '}
+              until {facts.notAfter.toISOString().slice(0, 16).replace('T', ' ')} UTC
+            </span>
+          </div>
+          <dl className="facts" data-testid="cert-facts">
+            <dt>Subject</dt>
+            <dd className="break">{facts.subject}</dd>
+            <dt>Names</dt>
+            <dd className="break">{facts.names.join(', ')}</dd>
+            <dt>Issuer</dt>
+            <dd className="break">{facts.issuer}</dd>
+            <dt>Serial</dt>
+            <dd className="mono break">{facts.serial}</dd>
+            <dt>Key</dt>
+            <dd>{facts.keyAlgorithm}</dd>
+            <dt>Valid</dt>
+            <dd>
+              {facts.notBefore.toISOString().slice(0, 10)} – {facts.notAfter.toISOString().slice(0, 10)}
+            </dd>
+            <dt>SHA-256</dt>
+            <dd className="mono break small">{facts.sha256}</dd>
+          </dl>
+          <CertificateDownloads order={order} cert={cert} busy={busy} run={run} />
+          <ErrorBox text={error} />
+          {detail && detail.history.length > 0 ? (
+            <>
+              <h2 className="sub">Issued certificates</h2>
+              <ul className="plain-list" data-testid="history">
+                {detail.history.map((h) => (
+                  <li key={h.id}>
+                    <span className="mono small">{h.serial.slice(0, 16)}…</span> {h.validFrom} – {h.validTill}{' '}
+                    <span className="badge">{h.reason.replace('_', ' ')}</span>
+                  </li>
+                ))}
+              </ul>
+            </>
+          ) : null}
+          {order.status === 'completed' ? (
+            <ReissueActions order={order} cert={cert} busy={busy} run={run} onError={setError} />
+          ) : null}
+        </>
+      ) : (
+        <>
+          <p className="muted">Not issued yet. It is issued once the CSR is submitted and every name is validated.</p>
+          <div className="actions wrap">
+            <button
+              className="btn"
+              disabled={!order.hasStoredKey}
+              onClick={() =>
+                run('Exporting…', async () => {
+                  const r = await exportKeyFile(order.id, '')
+                  if ('error' in r) throw new Error(r.error)
+                  download(`${exportFileName(order)}.key.pem`, r.pem, 'application/x-pem-file')
+                })
+              }
+            >
+              Private key (PKCS#8 PEM)
+            </button>
+          </div>
+          <ErrorBox text={error} />
+        </>
+      )}
+    </section>
+  )
+}

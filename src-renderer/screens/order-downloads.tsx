@@ -1,0 +1,106 @@
+/**
+ * The certificate's files: PEM pieces straight from the store, and the key and PFX exports that
+ * the main process builds (the password-based encryption never runs in the page).
+ */
+import { useState } from 'react'
+import type { CertificateView, OrderView } from '../../src-preload/contract'
+import { download } from '../lib/format'
+import { useStore } from '../store'
+
+/** Runs one export with a progress label; a thrown error is shown under the downloads. */
+export type RunExport = (label: string, work: () => Promise<void>) => void
+
+/** File names follow the order's domain; a wildcard's `*` is not a file-name character everywhere. */
+export const exportFileName = (order: OrderView): string => order.domain.replace(/^\*\./, 'wildcard.')
+
+export function CertificateDownloads({
+  order,
+  cert,
+  busy,
+  run
+}: {
+  order: OrderView
+  cert: CertificateView
+  busy: string | null
+  run: RunExport
+}): React.JSX.Element {
+  const exportKeyFile = useStore((s) => s.exportKeyFile)
+  const exportPfx = useStore((s) => s.exportPfx)
+  const [password, setPassword] = useState('')
+  const file = exportFileName(order)
+  return (
+    <>
+      <div className="actions wrap">
+        <button
+          className="btn"
+          onClick={() => download(`${file}.crt.pem`, cert.certificatePem, 'application/x-pem-file')}
+        >
+          Certificate
+        </button>
+        <button className="btn" onClick={() => download(`${file}.chain.pem`, cert.chainPem, 'application/x-pem-file')}>
+          Chain
+        </button>
+        <button
+          className="btn"
+          onClick={() =>
+            download(
+              `${file}.fullchain.pem`,
+              cert.certificatePem.trim() + '\n' + cert.chainPem,
+              'application/x-pem-file'
+            )
+          }
+        >
+          Full chain
+        </button>
+      </div>
+      <div className="row">
+        <label className="grow">
+          Password for the key or PFX
+          <input
+            aria-label="Export password"
+            type="password"
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+            autoComplete="new-password"
+          />
+        </label>
+        <button
+          className="btn"
+          disabled={!order.hasStoredKey || busy !== null}
+          onClick={() =>
+            run('Encrypting the key…', async () => {
+              const r = await exportKeyFile(order.id, password)
+              if ('error' in r) throw new Error(r.error)
+              download(`${file}.key.pem`, r.pem, 'application/x-pem-file')
+            })
+          }
+        >
+          Private key{password ? ' (encrypted)' : ''}
+        </button>
+        <button
+          className="btn primary"
+          disabled={!order.hasStoredKey || !password || busy !== null}
+          onClick={() =>
+            run('Building the PFX…', async () => {
+              const r = await exportPfx(order.id, password)
+              if ('error' in r) throw new Error(r.error)
+              download(`${file}.pfx`, r.pfx, 'application/x-pkcs12')
+            })
+          }
+        >
+          PFX / PKCS#12
+        </button>
+      </div>
+      {busy ? (
+        <div className="progress" role="status">
+          <span className="spinner" /> {busy}
+        </div>
+      ) : null}
+      {!order.hasStoredKey ? (
+        <p className="muted small">
+          No private key is kept for this order (its CSR was made elsewhere), so the key and PFX exports are off.
+        </p>
+      ) : null}
+    </>
+  )
+}

@@ -1,0 +1,123 @@
+/** Domain validation of an order: each name's instructions and live status, re-check, method change. */
+import { useState } from 'react'
+import type { DcvMethod, NameValidationView, OrderView } from '../../src-preload/contract'
+import { useStore } from '../store'
+import { Badge, CopyButton, ErrorBox } from '../ui'
+import { ApprovalMessages, EmailNameApproval } from './email-approval'
+
+/**
+ * A name is "waiting" until its proof is found: a look that finds nothing (yet) is not a
+ * failure, since the owner may not have published the file or record. Only a name that cannot
+ * pass with its instructions shows "failed".
+ */
+const DCV_LABEL: Record<NameValidationView['status'], string> = {
+  pending: 'waiting',
+  valid: 'valid',
+  failed: 'failed'
+}
+
+export function ValidationStep({ order }: { order: OrderView }): React.JSX.Element | null {
+  const ssl = useStore((s) => s.ssl)
+  const loadSsl = useStore((s) => s.loadSsl)
+  const changeDcv = useStore((s) => s.changeDcv)
+  const resend = useStore((s) => s.resendValidation)
+  const [checking, setChecking] = useState(false)
+  const [method, setMethod] = useState<DcvMethod>('http')
+  const [error, setError] = useState<string | null>(null)
+  if (!ssl || ssl.order.id !== order.id) return null
+  return (
+    <section className="card">
+      <div className="card-head">
+        <h2>Domain validation</h2>
+        <div className="actions">
+          <button
+            className="btn primary"
+            disabled={checking}
+            onClick={() => {
+              setChecking(true)
+              void loadSsl(order.id).finally(() => setChecking(false))
+            }}
+          >
+            {checking ? 'Checking…' : 'Re-check now'}
+          </button>
+          {ssl.dcvMethod === 'email' ? (
+            <button className="btn" onClick={() => void resend(order.id)}>
+              Resend email
+            </button>
+          ) : null}
+        </div>
+      </div>
+      <div className="names">
+        {ssl.validation.map((v) => (
+          <div key={v.name} className="name-check" data-name={v.name}>
+            <div className="name-head">
+              <span className="strong">{v.name}</span> <Badge status={`dcv-${v.status}`} label={DCV_LABEL[v.status]} />
+              <span className="muted small">
+                {v.method.toUpperCase()}
+                {v.status === 'valid' && v.validatedAt ? ` · validated ${v.validatedAt} UTC` : ''}
+              </span>
+            </div>
+            {v.status === 'pending' ? (
+              <p className="muted small" data-testid="dcv-last-check">
+                {v.checkedAt
+                  ? `Last checked ${v.checkedAt} UTC: ${v.detail ?? 'nothing found yet'}`
+                  : (v.detail ?? 'Not checked yet.')}
+              </p>
+            ) : null}
+            {v.status === 'failed' && v.detail ? <p className="warn small">{v.detail}</p> : null}
+            {v.status !== 'valid' && (v.instructions.method === 'http' || v.instructions.method === 'https') ? (
+              <dl className="facts compact">
+                <dt>URL</dt>
+                <dd className="mono break" data-testid="dcv-url">
+                  {v.instructions.url} <CopyButton text={v.instructions.url} />
+                </dd>
+                <dt>File content</dt>
+                <dd>
+                  <pre className="mono pre" data-testid="dcv-content">
+                    {v.instructions.fileContent}
+                  </pre>
+                  <CopyButton text={v.instructions.fileContent} />
+                </dd>
+              </dl>
+            ) : null}
+            {v.status !== 'valid' && v.instructions.method === 'dns' ? (
+              <dl className="facts compact">
+                <dt>CNAME name</dt>
+                <dd className="mono break">
+                  {v.instructions.recordName} <CopyButton text={v.instructions.recordName} />
+                </dd>
+                <dt>CNAME value</dt>
+                <dd className="mono break">
+                  {v.instructions.recordValue} <CopyButton text={v.instructions.recordValue} />
+                </dd>
+                <dt>or TXT</dt>
+                <dd className="mono break">
+                  {v.instructions.txtAlternative} <CopyButton text={v.instructions.txtAlternative} />
+                </dd>
+              </dl>
+            ) : null}
+            {v.instructions.method === 'email' ? <EmailNameApproval orderId={order.id} v={v} /> : null}
+          </div>
+        ))}
+      </div>
+      {ssl.validation.some((v) => v.method === 'email') ? <ApprovalMessages orderId={order.id} /> : null}
+      {order.status === 'validation_pending' ? (
+        <div className="row">
+          <label>
+            Change method
+            <select aria-label="Change method" value={method} onChange={(e) => setMethod(e.target.value as DcvMethod)}>
+              <option value="http">HTTP file</option>
+              <option value="https">HTTPS file</option>
+              <option value="dns">DNS CNAME</option>
+              <option value="email">Email (admin@ each name; change per name above)</option>
+            </select>
+          </label>
+          <button className="btn" onClick={() => void changeDcv(order.id, method).then(setError)}>
+            Change
+          </button>
+        </div>
+      ) : null}
+      <ErrorBox text={error} />
+    </section>
+  )
+}

@@ -1,0 +1,125 @@
+/** Who the desktop user acts for, the settings, navigation and messages. */
+import type { ResellerView, SettingsProblems, SettingsView } from '../../src-preload/contract'
+import { bridge, endBrowserSession } from '../bridge'
+import { errorMessage } from '../lib/format'
+import { freshOrderState } from './order'
+import type { Slice } from './slice'
+
+export type Screen =
+  | { name: 'dashboard' }
+  | { name: 'catalogue' }
+  | { name: 'new-order' }
+  | { name: 'orders' }
+  | { name: 'order'; id: number }
+  | { name: 'billing' }
+  | { name: 'api' }
+  | { name: 'acme' }
+  | { name: 'settings' }
+
+export interface Toast {
+  id: number
+  kind: 'ok' | 'error'
+  text: string
+}
+
+// ---- session: who the desktop user acts for, the settings, navigation, messages
+export interface SessionSlice {
+  resellers: ResellerView[]
+  resellerId: number | null
+  settings: SettingsView | null
+  screen: Screen
+  toasts: Toast[]
+  loadSession(): Promise<void>
+  selectReseller(id: number): void
+  refreshResellers(): Promise<void>
+  /** Adds a reseller account and acts for it; the API's message on failure, null on success. */
+  addReseller(input: Parameters<typeof bridge.createReseller>[0]): Promise<string | null>
+  go(screen: Screen): void
+  toast(kind: Toast['kind'], text: string): void
+  /** Saves all fields or none; answers the core's reason per refused field (empty once saved). */
+  saveSettings(input: Parameters<typeof bridge.updateSettings>[0]): Promise<SettingsProblems>
+  /** Browser mode: why this tab must sign in again (the server's message), null while signed in. */
+  signedOut: string | null
+  /** Browser mode: whether there is a session to sign out of (the Electron window has none). */
+  canSignOut: boolean
+  /** Ends the browser session on the server and shows the sign-in-needed screen. */
+  signOut(): Promise<void>
+}
+
+let toastId = 0
+
+export const sessionSlice: Slice<SessionSlice> = (set, get) => ({
+  resellers: [],
+  resellerId: null,
+  settings: null,
+  screen: { name: 'dashboard' },
+  toasts: [],
+  async loadSession() {
+    try {
+      const [resellers, settings] = await Promise.all([bridge.listResellers(), bridge.settings()])
+      const saved = Number(localStorage.getItem('certdesk.reseller'))
+      const chosen = resellers.find((r) => r.id === saved) ?? resellers[0]
+      set({ resellers, settings, resellerId: chosen?.id ?? null })
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+    }
+  },
+  selectReseller(id) {
+    localStorage.setItem('certdesk.reseller', String(id))
+    set({
+      resellerId: id,
+      dashboard: null,
+      ...freshOrderState(null),
+      quote: null,
+      apiKeys: [],
+      shownKey: null
+    })
+    for (const name of ['orders', 'invoices', 'transactions'] as const)
+      void get().setListFilter(name, get()[name].filter)
+  },
+  async refreshResellers() {
+    set({ resellers: await bridge.listResellers() })
+  },
+  async addReseller(input) {
+    try {
+      const r = await bridge.createReseller(input)
+      await get().refreshResellers()
+      get().selectReseller(r.id)
+      get().toast('ok', `Reseller ${r.name} added`)
+      return null
+    } catch (err) {
+      return errorMessage(err)
+    }
+  },
+  go(screen) {
+    set({ screen })
+  },
+  toast(kind, text) {
+    const id = ++toastId
+    set({ toasts: [...get().toasts, { id, kind, text }] })
+    setTimeout(() => set({ toasts: get().toasts.filter((t) => t.id !== id) }), kind === 'error' ? 8000 : 2500)
+  },
+  async saveSettings(input) {
+    try {
+      set({ settings: await bridge.updateSettings(input) })
+      get().toast('ok', 'Settings saved')
+      return {}
+    } catch (err) {
+      // The save was refused as a whole; ask the core which fields, to say so next to each.
+      const problems = await bridge.checkSettings(input).catch((): SettingsProblems => ({}))
+      if (Object.keys(problems).length === 0) get().toast('error', errorMessage(err))
+      return problems
+    }
+  },
+  signedOut: null,
+  canSignOut: endBrowserSession !== null,
+  async signOut() {
+    if (!endBrowserSession) return
+    try {
+      await endBrowserSession()
+      set({ signedOut: 'You signed out. To continue, open the newest sign-in link CertDesk printed in its terminal.' })
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+    }
+  }
+})

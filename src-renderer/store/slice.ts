@@ -1,0 +1,34 @@
+/**
+ * What every slice shares: the combined store type (zustand's slices pattern, each slice typed
+ * against the whole store so its actions can read and set the others) and the acting reseller.
+ */
+import type { StateCreator } from 'zustand'
+import type { AcmeSlice } from './acme'
+import type { KeysSlice } from './api-keys'
+import type { BillingSlice } from './billing'
+import type { CatalogueSlice } from './catalogue'
+import type { DashboardSlice } from './dashboard'
+import type { DeploySlice } from './deploys'
+import type { ListsSlice } from './lists'
+import type { DraftSlice } from './new-order'
+import type { OrderSlice } from './order'
+import type { SessionSlice } from './session'
+
+export type Store = SessionSlice &
+  DashboardSlice &
+  CatalogueSlice &
+  ListsSlice &
+  BillingSlice &
+  OrderSlice &
+  DraftSlice &
+  KeysSlice &
+  DeploySlice &
+  AcmeSlice
+
+export type Slice<T> = StateCreator<Store, [], [], T>
+
+export const rid = (get: () => Store): number => {
+  const id = get().resellerId
+  if (id === null) throw new Error('choose a reseller account first')
+  return id
+}

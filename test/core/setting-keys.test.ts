@@ -1,0 +1,28 @@
+/**
+ * The settings rules (settings.ts) and the checks (dcv.ts) both need the setting names when they
+ * load. Whichever of the two a program loads first (the CLI's admin commands load settings.ts
+ * first), every editable setting has its real name: none is missing or called "undefined".
+ */
+import { beforeEach, describe, expect, it, vi } from 'vitest'
+
+const NAMES = ['dcv.dns_resolver', 'dcv.http_port', 'dcv.https_port', 'smtp.url', 'smtp.from', 'dcv.allow_private_addresses']
+
+beforeEach(() => {
+  vi.resetModules()
+})
+
+describe('setting names', () => {
+  it('are all there when settings.ts loads first', async () => {
+    const settings = await import('../../src-main/core/settings')
+    const dcv = await import('../../src-main/core/dcv')
+    expect([...settings.EDITABLE_SETTINGS].sort()).toEqual([...NAMES].sort())
+    expect(Object.values(dcv.DCV_SETTINGS).sort()).toEqual([...NAMES].sort())
+  })
+
+  it('are all there when dcv.ts loads first', async () => {
+    const dcv = await import('../../src-main/core/dcv')
+    const settings = await import('../../src-main/core/settings')
+    expect(Object.values(dcv.DCV_SETTINGS).sort()).toEqual([...NAMES].sort())
+    expect([...settings.EDITABLE_SETTINGS].sort()).toEqual([...NAMES].sort())
+  })
+})
