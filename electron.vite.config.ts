@@ -8,7 +8,10 @@ export default defineConfig({
       outDir: 'out/main',
       rollupOptions: {
         // The Electron entry and the `certdesk` CLI share the core; the CLI runs under plain Node.
-        input: { index: resolve(__dirname, 'src-main/index.ts'), cli: resolve(__dirname, 'src-main/cli.ts') }
+        input: { index: resolve(__dirname, 'src-main/index.ts'), cli: resolve(__dirname, 'src-main/cli.ts') },
+        // Shared code goes into chunks beside the entries, not in a subfolder, so `__dirname` is
+        // out/main in every module and paths such as the UI folder (../renderer) hold everywhere.
+        output: { chunkFileNames: '[name]-[hash].js' }
       }
     }
   },
@@ -17,7 +20,8 @@ export default defineConfig({
       outDir: 'out/preload',
       rollupOptions: {
         input: { index: resolve(__dirname, 'src-preload/index.ts') },
-        // With sandbox: true the preload must be one CommonJS file (style page, "A tiny preload").
+        // With sandbox: true, Electron loads a preload as one CommonJS file without require() of
+        // other files, so it is built as a single .cjs.
         output: { format: 'cjs', entryFileNames: '[name].cjs' }
       }
     }

@@ -14,7 +14,7 @@ const args = process.argv.slice(2)
 
 async function run() {
   // Headless Linux: join or start CertDesk's private keyring for this data dir, kept outside
-  // the data dir (README, "Secrets"). A refusal (an unsafe set-up, a keyring that will not open)
+  // the data dir (docs/security.md, "Headless Linux"). A refusal (an unsafe set-up, a keyring that will not open)
   // stops the command with its message.
   if (process.platform === 'linux' && !process.env.DBUS_SESSION_BUS_ADDRESS) {
     const { dataDirFromArgs, ensureKeyring, keyringOptionsFromArgs } = await import('../scripts/keyring-session.mjs')

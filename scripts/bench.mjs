@@ -1,5 +1,5 @@
 // `npm run bench`: CertDesk's speed, scale and start-up, each figure against a baseline measured
-// in the same run on the same machine, so the ratios hold on a noisy machine (issue 7). Load
+// in the same run on the same machine, so the ratios hold on a noisy machine. Load
 // comes from separate processes on loopback (autocannon). Writes bench/results/latest.{md,json}.
 //   --quick   10k and 100k orders only and shorter load runs (a smoke run, not for the README)
 import { spawnSync } from 'node:child_process'

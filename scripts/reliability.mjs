@@ -1,5 +1,5 @@
 // `npm run test:reliability`: fault tolerance of `certdesk serve` as a user would meet it
-// (issue 7). Three parts, each on real processes, real SQLite files and the real keychain:
+// Three parts, each on real processes, real SQLite files and the real keychain:
 //   1. kill -9 of the server in the middle of a storm of concurrent orders, repeated; after each
 //      restart the books must balance and every order a client saw succeed must exist;
 //   2. at least 10,000 generated bad requests: no 5xx, no crash, every answer in the envelope;

@@ -15,7 +15,7 @@ async function main() {
   const args = process.argv.slice(2)
   const env = { ...process.env }
   // A headless Linux machine has no session keyring: a private one outside the data dir, which
-  // the certdesk command joins (README, "Secrets").
+  // the certdesk command joins (docs/security.md, "Headless Linux").
   await ensureKeyring(dataDirFromArgs(args, env), env, keyringOptionsFromArgs(args))
   const electron = electronBinary()
   const nativeForElectron = existsSync(join(ELECTRON_NATIVE_DIR, 'better_sqlite3.node'))

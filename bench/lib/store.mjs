@@ -2,7 +2,7 @@
 // would take hours for a million orders). The schema comes from the real migrations: the
 // reseller and its API key are made by `certdesk admin`, then orders, invoices and the ledger
 // are inserted consistently: every order has one debit and one invoice, every balance change
-// one ledger row, and the balance equals the sum of the ledger (design page, "Money").
+// one ledger row, and the balance equals the sum of the ledger.
 import { spawnSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'

@@ -9,7 +9,9 @@ import { installStatementCache } from './statement-cache'
 
 export type Db = Database.Database
 
-// Numbered SQL files, bundled as text at build time (style page, "Migrations as numbered files").
+// Numbered SQL files named by what they create, bundled as text at build time; each is applied
+// once, in one transaction, and its number recorded in `PRAGMA user_version`, so a renamed file
+// is never applied twice.
 const migrationFiles = import.meta.glob<string>('./migrations/*.sql', {
   query: '?raw',
   import: 'default',

@@ -1,6 +1,6 @@
 /**
  * One error handler for the listener: every failure leaves as `{ success: false, error }`
- * with the status the design page fixes. 5xx details stay in the process log.
+ * with the status docs/decisions.md records. 5xx details stay in the process log.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Socket } from 'node:net'
@@ -114,7 +114,7 @@ const decodedName = (raw: string): string => {
 }
 
 /**
- * What the request log shows of a URL (design page: secrets never in logs). Redacted: API keys
+ * What the request log shows of a URL (secrets never reach a log). Redacted: API keys
  * anywhere (`cdk_…`, a client that puts its key in the URL by mistake), the value of any secret
  * query parameter however its name is percent-encoded (the one-time sign-in link
  * `/ui/login?token=…` is logged at info), and the token of an ACME set-up page link.

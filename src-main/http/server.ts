@@ -1,7 +1,7 @@
 /**
  * The local HTTP listener: the reseller API v3.0 over the core service. Binds 127.0.0.1 by
  * default, refuses foreign Host headers (DNS rebinding), authenticates every request, and
- * answers every failure in the spec's envelope (design page, "Local HTTP listener security").
+ * answers every failure in the spec's envelope (reseller API v3.0, "General response envelope").
  */
 import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'

@@ -14,7 +14,7 @@ import { opensslCsr, opensslVerify } from '../support/csr'
 import { configureOverHttp, startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
 
 /**
- * The multi-year walk of the design page: a 3-year order driven through the years by
+ * The multi-year walk: a 3-year order driven through the years by
  * `certdesk admin scheduler run --as-of`, with the domain's web server really answering.
  * The CLI runs as a child process (async, so this process keeps serving the DCV file).
  */

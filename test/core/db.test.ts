@@ -1,8 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import Database from 'better-sqlite3'
 import { migrations, openDatabase } from '../../src-main/core/db'
 
 const dir = mkdtempSync(join(tmpdir(), 'certdesk-db-'))
@@ -25,5 +26,22 @@ describe('the store', () => {
     expect(db.prepare('SELECT COUNT(*) AS n FROM products').get()).toEqual({ n: 0 })
     db.close()
     expect(() => openDatabase(join(dir, 'c'), join(dir, 'missing.node'))).toThrow()
+  })
+
+  it('upgrades a store made by an older release, whatever its migration files were called', () => {
+    // A store left at version 5 by a release whose files had other names, with an order in it.
+    const path = join(dir, 'old')
+    mkdirSync(path, { recursive: true })
+    const old = new Database(join(path, 'certdesk.sqlite'))
+    for (const m of migrations.filter((x) => x.version <= 5)) old.exec(m.sql)
+    old.pragma('user_version = 5')
+    old.prepare("INSERT INTO settings (key, value) VALUES ('kept.from.before', 'yes')").run()
+    old.close()
+    const db = openDatabase(path)
+    expect(db.pragma('user_version', { simple: true })).toBe(migrations.at(-1)?.version)
+    expect(db.prepare("SELECT value FROM settings WHERE key = 'kept.from.before'").get()).toEqual({ value: 'yes' })
+    expect(db.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'acme_subscriptions'").get()).toEqual({ n: 1 })
+    expect(db.pragma('integrity_check', { simple: true })).toBe('ok')
+    db.close()
   })
 })

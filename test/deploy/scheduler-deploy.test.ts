@@ -12,7 +12,7 @@ import { configureOverHttp, startDns, startWeb, type DnsServer, type WebServer }
 import { startReceiver, unreachableUrl, type Receiver } from '../support/webhook-receiver'
 
 /**
- * Issue 6, "Done means": an order is pointed at a folder, an nginx-style reload command and a
+ * An order is pointed at a folder, an nginx-style reload command and a
  * webhook once; every later automatic reissue, driven by `certdesk admin scheduler run --as-of`
  * in a child process, shows up on disk, in the command's environment, at the receiver and in
  * the event log, while a broken command and a dead receiver are retried and reported.

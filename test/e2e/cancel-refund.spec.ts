@@ -56,7 +56,7 @@ test('the validation method of a waiting order can be changed, and it shows the 
   await expect(box).toContainText('CNAME name')
   await expect(box).toContainText('_')
   await expect(box).toContainText('DNS')
-  // A validation_pending order is not cancellable (design page): no cancel button.
+  // A validation_pending order is not cancellable (docs/decisions.md, order states): no cancel button.
   await expect(page.getByRole('button', { name: 'Cancel order' })).toHaveCount(0)
 })
 

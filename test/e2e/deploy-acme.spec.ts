@@ -1,5 +1,5 @@
 /**
- * Deploy targets on the order page (issue 6) and the ACME panel: a certificate issued through
+ * Deploy targets on the order page and the ACME panel: a certificate issued through
  * the UI is deployed to a folder on disk with "Deploy now"; an ACME subscription ordered from
  * the catalogue shows its EAB key id, directory URL and client commands.
  */

@@ -1,6 +1,6 @@
 /**
  * The desktop window itself, where the Electron binary is installed. Offline installs skip the
- * binary download (README), so here the test says which file is missing and skips.
+ * binary download (see the README), so here the test says which file is missing and skips.
  */
 import { _electron as electron, expect, test } from '@playwright/test'
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs'

@@ -1,6 +1,6 @@
 /**
  * The embedded ACME server's resources (RFC 8555 §7.1) as the core hands them out, and the
- * SQLite rows they are read from (migration 0006-acme.sql). Public ids are random so that one
+ * SQLite rows they are read from (migration 0006-acme-subscriptions-and-server.sql). Public ids are random so that one
  * account cannot guess another's URLs.
  */
 import { randomBytes, type JsonWebKey } from 'node:crypto'
