@@ -1,7 +1,7 @@
 /**
  * The preload: exposes exactly one typed object, `window.certdesk`, derived from the contract's
  * method list. Each member invokes `certdesk:<method>` and unwraps the answer; `ipcRenderer`
- * itself never reaches the page (style page, "A tiny preload"). Built as one CJS file because
+ * itself never reaches the page, so a compromised page can call only these methods. Built as one CJS file because
  * the window runs with sandbox: true.
  */
 import { contextBridge, ipcRenderer } from 'electron'
