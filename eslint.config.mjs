@@ -11,6 +11,10 @@
 //    two transports need alike lives in src-main/shared, which imports nothing of src-main.
 //  - The entry points (src-main/*.ts) wire the layers together; nothing in src-main imports the
 //    renderer, and the renderer imports only the typed bridge of src-preload.
+//  - src-shared holds the bridge contract (its method table and record schemas) and the values
+//    both sides know. It imports nothing of src-main, src-preload, src-renderer or Node. The
+//    renderer takes its types (`import type` only, so no schema code enters its bundle) and
+//    the run-time names from src-preload/channels.
 import js from '@eslint/js'
 import globals from 'globals'
 import tseslint from 'typescript-eslint'
@@ -102,13 +106,52 @@ export default tseslint.config(
     files: ['src-renderer/**/*.{ts,tsx}'],
     languageOptions: { globals: { ...globals.browser } },
     rules: {
-      'no-restricted-imports': [
+      'no-restricted-imports': 'off',
+      '@typescript-eslint/no-restricted-imports': [
         'error',
         {
           patterns: [
             { group: ['**/src-main/**', 'electron', 'node:*', 'fs', 'path', 'child_process'], message: 'The renderer sees only the typed bridge (src-preload).' },
-            { group: ['**/src-preload/*', '!**/src-preload/contract', '!**/src-preload/rpc-client'], message: 'Import only the contract and its browser-mode client from src-preload.' },
+            {
+              group: ['**/src-preload/*', '!**/src-preload/contract', '!**/src-preload/channels', '!**/src-preload/rpc-client'],
+              message: 'Import only the contract, its run-time names (channels) and its browser-mode client from src-preload.'
+            },
+            {
+              group: ['**/src-preload/contract', '**/src-shared/**'],
+              allowTypeImports: true,
+              message: 'The renderer takes the contract and the shared records as types only (`import type`): their schemas stay out of its bundle; run-time names come from src-preload/channels.'
+            },
+            { group: ['@sinclair/typebox', '@sinclair/typebox/*', 'ajv', 'ajv/*'], message: 'Arguments are checked in main; no validator enters the renderer bundle.' },
             { group: ['pkijs', 'asn1js'], message: 'PKCS#12 and encrypted keys are built in the main process (src-main/core/deploy/pfx.ts); ask the bridge for the file.' }
+          ]
+        }
+      ]
+    }
+  },
+  layer(
+    ['src-shared/**/*.ts'],
+    [
+      {
+        group: ['**/src-main/**', '**/src-preload/**', '**/src-renderer/**', 'electron', 'electron/*', 'node:*', 'fs', 'path', 'crypto', 'child_process', 'os'],
+        message: 'src-shared is read by main and the renderer alike: it imports nothing of src-main, src-preload, src-renderer or Node.'
+      }
+    ],
+    outsideCore
+  ),
+  {
+    files: ['src-preload/channels.ts', 'src-preload/rpc-client.ts'],
+    rules: {
+      'no-restricted-imports': 'off',
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/src-shared/*', '!**/src-shared/constants'],
+              allowTypeImports: true,
+              message: 'What the renderer bundles takes the contract as types only; values come from src-shared/constants.'
+            },
+            { group: ['@sinclair/typebox', '@sinclair/typebox/*', 'ajv', 'ajv/*'], message: 'No validator enters the renderer bundle.' }
           ]
         }
       ]

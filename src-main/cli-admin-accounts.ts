@@ -30,7 +30,8 @@ export function accountAdmin(service: Service, words: string[], v: Values): numb
   }
   switch (key) {
     case 'reseller add': {
-      const group = v.group === undefined ? 1 : v.group === 'none' ? null : int(v, 'group')
+      // Without --group the core puts the reseller in its default group.
+      const group = v.group === undefined ? undefined : v.group === 'none' ? null : int(v, 'group')
       const discount = v.discount === undefined ? 0 : Number(v.discount)
       if (Number.isNaN(discount)) throw new UsageError('--discount must be a number')
       const r = service.resellers.create({

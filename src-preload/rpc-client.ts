@@ -3,7 +3,8 @@
  * POST /rpc/<method> on the local listener. The session cookie (HttpOnly, SameSite=Strict)
  * authenticates it; the page never sees a token or an API key.
  */
-import { appMethodNames, RPC_PREFIX, SIGN_OUT_PATH, unwrap, type AppApi, type BridgeResult } from './contract'
+import { appMethodNames, RPC_PREFIX, SIGN_OUT_PATH, unwrap, type BridgeResult } from './channels'
+import type { AppApi } from '../src-shared/app-api'
 
 export interface RpcClientOptions {
   baseUrl?: string

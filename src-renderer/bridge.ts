@@ -3,7 +3,8 @@
  * browser mode the same typed client runs over the session-authenticated RPC. Store actions
  * call this; components never do.
  */
-import { BRIDGE_GLOBAL, type AppApi } from '../src-preload/contract'
+import type { AppApi } from '../src-preload/contract'
+import { BRIDGE_GLOBAL } from '../src-preload/channels'
 import { createRpcClient, signOut } from '../src-preload/rpc-client'
 
 const exposed = (window as unknown as Record<string, AppApi | undefined>)[BRIDGE_GLOBAL]

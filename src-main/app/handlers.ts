@@ -1,56 +1,33 @@
 /**
- * The bridge's handler table: one thin adapter per `AppApi` method, calling core service
- * functions only. Its type is derived from the contract, so a method without a handler (or a
- * handler with other arguments) does not compile. Served over IPC (src-main/index.ts) and over
- * the browser-mode RPC (./browser-ui.ts).
+ * The bridge's handler table: one thin adapter per method of the contract table
+ * (src-shared/app-api.ts), calling core service functions only. Its type is derived from the
+ * contract, so a method without a handler (or a handler with other arguments) does not compile.
+ * Arguments reach a handler only after `callHandler` has checked them against the contract's
+ * schemas; values are the core's to judge. Served over IPC (./ipc.ts) and over the browser-mode
+ * RPC (./browser-ui.ts).
  */
-import type { PricedProduct } from '../core/catalogue'
+import type { AppApi, AppMethod } from '../../src-shared/app-api'
+import type { Order, OrderView, PageRequest, Reseller, ResellerView, SettingsView } from '../../src-shared/records'
+import type { StoredCertificate, SslStatus } from '../core/certificates'
+import { productView } from '../core/catalogue'
+import {
+  acmeCommandsView,
+  acmeSetup,
+  acmeSubscriptionView,
+  acmeUrls,
+  ACME_DIRECTORY_URL_SETTING,
+  type AcmeUrls
+} from '../core/acme-subscriptions'
+import { dcvSettingProblems, dcvSettingsView, updateDcvSettings } from '../core/dcv-settings-view'
+import { deployRunView, deployTargetView, deployTargetViews } from '../core/deploy/deploy-views'
 import { conflict, invalid, notFound, ServiceError } from '../core/errors'
 import { buildPfx, encryptPrivateKeyPem } from '../core/deploy/pfx'
+import type { ApiKeyInfo } from '../core/resellers'
+import type { Service } from '../core/service'
 import { STATUS_OF } from '../http/errors'
 // Pages as the reseller API pages them (reseller API v3.0 "Limits": default 50, at most 100).
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/paging'
-import type { Invoice } from '../core/invoices'
-import type { CreditTransaction, Page } from '../core/ledger'
-import type { Order } from '../core/orders'
-import type { ApiKeyInfo, Reseller } from '../core/resellers'
-import type { Service } from '../core/service'
-import { DCV_SETTINGS } from '../core/dcv'
-import { settingProblems } from '../core/settings'
-import type { SslStatus, StoredCertificate } from '../core/certificates'
-import {
-  ACME_DIRECTORY_URL_SETTING,
-  acmeSetup,
-  acmeUrls,
-  type AcmeClientCommands,
-  type AcmeUrls
-} from '../core/acme-subscriptions'
-import type { DeployRun, DeployTarget, TargetInput } from '../core/deploy/deploys'
-import type { CommandConfig } from '../core/deploy/command'
-import type { FolderConfig } from '../core/deploy/folder'
-import type { WebhookConfig } from '../core/deploy/webhook'
-import type {
-  AcmeCommandsView,
-  AcmeSubscriptionView,
-  ApiKeyView,
-  AppApi,
-  DeployRunView,
-  DeployTargetView,
-  CertificateView,
-  DcvSettingsView,
-  SslStatusView,
-  AppMethod,
-  InvoiceView,
-  OrderInput,
-  OrderView,
-  PageRequest,
-  PageView,
-  ProductView,
-  ResellerView,
-  SettingsInput,
-  TransactionView
-} from '../../src-preload/contract'
-import { HMAC_KEY_PLACEHOLDER } from '../../src-preload/contract'
+import { checkArgs } from './validate'
 
 export type AppHandlers = {
   [K in AppMethod]: (...args: Parameters<AppApi[K]>) => Awaited<ReturnType<AppApi[K]>> | ReturnType<AppApi[K]>
@@ -63,299 +40,94 @@ export interface AppEnvironment {
   apiVersion: string
 }
 
-// The renderer is trusted less than main: ids and pages are checked here before the core sees them.
-const id = (v: unknown, what: string): number => {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw invalid(`${what} must be a positive whole number`)
-  return v
-}
-const page = (p: PageRequest | undefined): PageRequest => {
-  const limit = p?.limit ?? DEFAULT_LIMIT
-  const offset = p?.offset ?? 0
-  if (!Number.isInteger(limit) || limit < 1) throw invalid('limit must be 1 or more')
-  if (!Number.isInteger(offset) || offset < 0) throw invalid('offset must be 0 or more')
-  return { limit: Math.min(limit, MAX_LIMIT), offset }
-}
-/** The order fields a renderer sends, each checked for its type; the core checks the values. */
-const orderInput = (v: unknown): OrderInput => {
-  const o = (v ?? {}) as Record<string, unknown>
-  const optInt = (k: string): number | undefined => {
-    if (o[k] === undefined || o[k] === null) return undefined
-    if (typeof o[k] !== 'number' || !Number.isInteger(o[k])) throw invalid(`${k} must be a whole number`)
-    return o[k] as number
-  }
-  if (o.domain !== undefined && typeof o.domain !== 'string') throw invalid('domain must be text')
-  if (o.contactEmail !== undefined && typeof o.contactEmail !== 'string') throw invalid('contact email must be text')
-  return {
-    productId: id(o.productId, 'product id'),
-    domain: o.domain as string | undefined,
-    period: optInt('period'),
-    sanCount: optInt('sanCount'),
-    sanWildcardCount: optInt('sanWildcardCount'),
-    contactEmail: (o.contactEmail as string | undefined)?.trim() || undefined
-  }
-}
-/** Optional text from the renderer: undefined when absent or empty. */
-const optText = (v: unknown, what: string): string | undefined => {
-  if (v === undefined || v === null || v === '') return undefined
-  if (typeof v !== 'string') throw invalid(`${what} must be text`)
-  return v
-}
+const page = (p: PageRequest | undefined): { limit: number; offset: number } => ({
+  limit: Math.min(p?.limit ?? DEFAULT_LIMIT, MAX_LIMIT),
+  offset: p?.offset ?? 0
+})
 /** An export password: required, and bounded so a pasted file cannot become one. */
-const exportPassword = (v: unknown, what: string): string => {
-  if (typeof v !== 'string' || v === '') throw invalid(`could not export the ${what}: it needs a password`)
+const exportPassword = (v: string, what: string): string => {
+  if (v === '') throw invalid(`could not export the ${what}: it needs a password`)
   if (v.length > 1024) throw invalid(`could not export the ${what}: the password is longer than 1024 characters`)
   return v
 }
-/** Email approvers per name as the renderer sends them; the core checks names and addresses. */
-const approversInput = (v: unknown): Record<string, string> | undefined => {
-  if (v === undefined || v === null) return undefined
-  if (typeof v !== 'object' || Array.isArray(v)) throw invalid('approvers must map each name to an approver address')
-  const entries = Object.entries(v as Record<string, unknown>)
-  if (entries.some(([, a]) => typeof a !== 'string')) throw invalid('each approver must be an email address')
-  return Object.fromEntries(entries) as Record<string, string>
-}
-/** A deploy target as the renderer sends it, each field checked for its type; the core checks the values. */
-const targetInput = (v: unknown): TargetInput => {
-  const o = (v ?? {}) as Record<string, unknown>
-  const text = (k: string): string => {
-    if (typeof o[k] !== 'string') throw invalid(`${k} must be text`)
-    return o[k] as string
-  }
-  if (o.kind === 'folder') {
-    if (o.layout !== undefined && typeof o.layout !== 'string') throw invalid('layout must be text')
-    return {
-      kind: 'folder',
-      path: text('path').trim(),
-      layout: o.layout as (TargetInput & { kind: 'folder' })['layout'],
-      pfx: o.pfx === true
-    }
-  }
-  if (o.kind === 'command') {
-    const t = o.timeoutSeconds
-    if (t !== undefined && t !== null && (typeof t !== 'number' || !Number.isInteger(t)))
-      throw invalid('timeoutSeconds must be a whole number')
-    return { kind: 'command', command: text('command').trim(), timeoutSeconds: (t as number | null) ?? undefined }
-  }
-  if (o.kind === 'webhook') return { kind: 'webhook', url: text('url').trim() }
-  throw invalid('kind must be folder, command or webhook')
-}
-const pageOf = <A, B>(p: Page<A>, f: (a: A) => B): PageView<B> => ({
-  items: p.items.map(f),
-  total: p.total,
-  limit: p.limit,
-  offset: p.offset
-})
+/** Optional text from the renderer: undefined when empty. */
+const optText = (v: string | undefined): string | undefined => v?.trim() || undefined
+/** The certificate without its order id (the UI has the order already). */
+const certView = ({ orderId: _orderId, ...c }: StoredCertificate) => c
 
+/**
+ * The handler table, each handler behind the argument check of the contract's schemas: whoever
+ * calls it (the IPC handler, the browser-mode RPC, a test), a value of the wrong type is refused
+ * with 400 and the argument's name before the core sees it.
+ */
 export function createHandlers(service: Service, env: AppEnvironment): AppHandlers {
+  const handlers = adapters(service, env)
+  return Object.fromEntries(
+    (Object.keys(handlers) as AppMethod[]).map((m) => {
+      const fn = handlers[m] as (...a: unknown[]) => unknown
+      // An async handler refuses with a rejected promise, a plain one by throwing, as each did alone.
+      const async = fn.constructor.name === 'AsyncFunction'
+      const guarded = (...args: unknown[]): unknown => {
+        const checked = checkArgs(m, args)
+        if (!checked.ok) return async ? Promise.reject(invalid(checked.error)) : fail(invalid(checked.error))
+        return fn(...checked.args)
+      }
+      return [m, guarded]
+    })
+  ) as AppHandlers
+}
+
+const fail = (err: Error): never => {
+  throw err
+}
+
+function adapters(service: Service, env: AppEnvironment): AppHandlers {
   const vault = service.keyVault
   const watch = service.watchlist
 
   const resellerView = (r: Reseller): ResellerView => ({
-    id: r.id,
-    name: r.name,
-    email: r.email,
-    company: r.company,
-    groupId: r.groupId,
-    groupName: r.groupId === null ? null : (service.catalogue.group(r.groupId)?.name ?? null),
-    discountRate: r.discountRate,
-    status: r.status,
-    apiAccess: r.apiAccess,
-    creditBalance: r.creditBalance
+    ...r,
+    groupName: r.groupId === null ? null : (service.catalogue.group(r.groupId)?.name ?? null)
   })
   const orderView = (o: Order, keys?: Set<number>): OrderView => ({
-    id: o.id,
-    orderNumber: o.orderNumber,
-    productId: o.productId,
-    productName: o.productName,
-    brand: o.brand,
-    productType: o.productType,
-    domain: o.domain,
-    periodMonths: o.periodMonths,
-    sanCount: o.sanCount,
-    sanWildcardCount: o.sanWildcardCount,
-    basePrice: o.basePrice,
-    sanTotal: o.sanTotal,
-    discountAmount: o.discountAmount,
-    total: o.total,
-    status: o.status,
-    paymentStatus: o.paymentStatus,
-    autoReissue: o.autoReissue,
-    maxValidityDays: o.maxValidityDays,
-    purchaseEndDate: o.purchaseEndDate,
-    reissueCount: o.reissueCount,
-    certValidFrom: o.certValidFrom,
-    certValidTill: o.certValidTill,
-    nextReissueAt: o.nextReissueAt,
-    statusNote: o.statusNote,
-    invoiceNumber: o.invoiceNumber,
-    invoiceStatus: o.invoiceStatus,
-    createdAt: o.createdAt,
-    updatedAt: o.updatedAt,
+    ...o,
     hasStoredKey: keys ? keys.has(o.id) : vault.has(o.id)
   })
-  const productView = (p: PricedProduct): ProductView => ({
-    id: p.id,
-    name: p.name,
-    brand: p.brand,
-    type: p.type,
-    validationType: p.validationType,
-    maxYears: p.maxYears,
-    warranty: p.warranty,
-    sanEnabled: p.sanEnabled,
-    wildcardSanEnabled: p.wildcardSanEnabled,
-    includedSans: p.includedSans,
-    maxSans: p.maxSans,
-    description: p.description,
-    acme: p.fulfillment === 'acme_subscription',
-    acmeType: p.acmeType,
-    prices: Object.entries(p.pricing).map(([years, x]) => ({
-      years: Number(years),
-      price: x.price,
-      listPrice: p.listPricing[Number(years)]?.price ?? x.price,
-      sanPrice: x.sanPrice,
-      wildcardSanPrice: x.wildcardSanPrice
-    }))
+  const sslView = ({ csr: _csr, ...s }: SslStatus) => ({
+    ...s,
+    order: orderView(s.order),
+    certificate: s.certificate && certView(s.certificate)
   })
-  const invoiceView = (i: Invoice): InvoiceView => ({
-    id: i.id,
-    invoiceNumber: i.invoiceNumber,
-    orderId: i.orderId,
-    orderNumber: i.orderNumber,
-    domain: i.domain,
-    productName: i.productName,
-    total: i.total,
-    status: i.status,
-    dueDate: i.dueDate,
-    createdAt: i.createdAt,
-    paidAt: i.paidAt
-  })
-  const txView = (t: CreditTransaction): TransactionView => ({ ...t })
-  const keyView = (k: ApiKeyInfo): ApiKeyView => ({
-    id: k.id,
-    prefix: k.prefix,
-    label: k.label,
-    createdAt: k.createdAt,
-    revokedAt: k.revokedAt,
-    lastUsedAt: k.lastUsedAt
-  })
-  const runView = (r: DeployRun): DeployRunView => ({
-    id: r.id,
-    targetId: r.targetId,
-    kind: r.kind,
-    serial: r.serial,
-    trigger: r.trigger,
-    status: r.status,
-    attempts: r.attempts,
-    nextAttemptAt: r.nextAttemptAt,
-    lastError: r.lastError,
-    summary: r.history.at(-1)?.summary ?? null,
-    createdAt: r.createdAt,
-    updatedAt: r.updatedAt
-  })
-  const targetView = (t: DeployTarget, lastRun: DeployRun | null): DeployTargetView => {
-    const folder = t.kind === 'folder' ? (t.config as FolderConfig) : null
-    const command = t.kind === 'command' ? (t.config as CommandConfig) : null
-    return {
-      id: t.id,
-      kind: t.kind,
-      path: folder?.path ?? null,
-      layout: folder?.layout ?? null,
-      pfx: folder?.pfx ?? false,
-      command: command?.command ?? null,
-      timeoutSeconds: command?.timeoutSeconds ?? null,
-      url: t.kind === 'webhook' ? (t.config as WebhookConfig).url : null,
-      createdAt: t.createdAt,
-      lastRun: lastRun && runView(lastRun)
-    }
-  }
+  const reseller = (resellerId: number): Reseller => service.resellers.get(resellerId)
   /** The order of this reseller (404 otherwise), so one account's page cannot act on another's orders. */
-  const ownOrder = (resellerId: number, orderId: number): Order =>
-    service.orders.get(reseller(resellerId).id, id(orderId, 'order id'))
-  const reseller = (resellerId: number): Reseller => service.resellers.get(id(resellerId, 'reseller id'))
-  const acmeUrlsNow = (): AcmeUrls => acmeUrls(service.settings.get(ACME_DIRECTORY_URL_SETTING), env.listenerUrl())
-  const commandsView = (c: AcmeClientCommands): AcmeCommandsView => ({
-    rootCa: c.root_ca,
-    certbot: c.certbot,
-    lego: c.lego,
-    acmeSh: c.acme_sh
-  })
+  const ownOrder = (resellerId: number, orderId: number): Order => service.orders.get(reseller(resellerId).id, orderId)
   /** An API key of this reseller, so one account's page cannot act on another's keys. */
   const ownKey = (resellerId: number, keyId: number): ApiKeyInfo => {
-    const k = service.resellers.apiKey(id(keyId, 'key id'))
+    const k = service.resellers.apiKey(keyId)
     if (k.resellerId !== reseller(resellerId).id) throw notFound(`API key ${keyId} not found`)
     return k
   }
-  const certView = (c: StoredCertificate): CertificateView => ({
-    id: c.id,
-    serial: c.serial,
-    issuer: c.issuer,
-    certificatePem: c.certificatePem,
-    chainPem: c.chainPem,
-    names: c.names,
-    validFrom: c.validFrom,
-    validTill: c.validTill,
-    reason: c.reason,
-    createdAt: c.createdAt
-  })
-  const sslView = (s: SslStatus): SslStatusView => ({
-    order: orderView(s.order),
-    dcvMethod: s.dcvMethod,
-    approverEmail: s.approverEmail,
-    names: s.names,
-    validation: s.validation.map((v) => ({ ...v })),
-    certificate: s.certificate ? certView(s.certificate) : null
-  })
-  // The UI's names for the core's setting keys (src-main/core/dcv.ts owns keys and checks).
-  const SETTING_OF: Record<keyof DcvSettingsView, string> = {
-    dcvResolver: DCV_SETTINGS.resolver,
-    dcvHttpPort: DCV_SETTINGS.httpPort,
-    dcvHttpsPort: DCV_SETTINGS.httpsPort,
-    smtpUrl: DCV_SETTINGS.smtpUrl,
-    smtpFrom: DCV_SETTINGS.smtpFrom,
-    dcvAllowPrivateAddresses: DCV_SETTINGS.allowPrivateAddresses
-  }
-  const settingFields = Object.keys(SETTING_OF) as (keyof DcvSettingsView)[]
-  /** The typed values by core key; empty means "the default" (the core reads '' like an unset key). */
-  const settingChanges = (input: SettingsInput | undefined): Record<string, string> =>
-    Object.fromEntries(
-      settingFields.filter((f) => input?.[f] !== undefined).map((f) => [SETTING_OF[f], String(input?.[f]).trim()])
-    )
-  const settingsView = (): Awaited<ReturnType<AppApi['settings']>> => ({
+  const acmeUrlsNow = (): AcmeUrls => acmeUrls(service.settings.get(ACME_DIRECTORY_URL_SETTING), env.listenerUrl())
+
+  const settingsView = (): SettingsView => ({
     dataDir: service.dataDir,
     listenerUrl: env.listenerUrl(),
     apiVersion: env.apiVersion,
     transport: env.transport,
-    ...(Object.fromEntries(
-      settingFields.map((f) => [f, service.settings.get(SETTING_OF[f]) ?? ''])
-    ) as unknown as DcvSettingsView),
-    dcvAllowPrivateAddresses: service.settings.flag(DCV_SETTINGS.allowPrivateAddresses)
+    ...dcvSettingsView(service.settings)
   })
 
   return {
     settings: settingsView,
     // The core checks every value and writes all or none; a refused one is a 400.
     updateSettings: (input) => {
-      service.settings.update(settingChanges(input))
+      updateDcvSettings(service.settings, input)
       return settingsView()
     },
-    checkSettings: (input) => {
-      const problems = settingProblems(settingChanges(input))
-      return Object.fromEntries(
-        settingFields.filter((f) => problems[SETTING_OF[f]]).map((f) => [f, problems[SETTING_OF[f]]])
-      )
-    },
+    checkSettings: (input) => dcvSettingProblems(input),
 
     listResellers: () => service.resellers.list().map(resellerView),
-    createReseller: (input) =>
-      resellerView(
-        service.resellers.create({
-          name: String(input?.name ?? ''),
-          email: String(input?.email ?? ''),
-          company: input?.company,
-          groupId: input?.groupId === undefined ? 1 : input.groupId,
-          discountRate: input?.discountRate
-        })
-      ),
+    createReseller: (input) => resellerView(service.resellers.create(input)),
 
     dashboard: (resellerId) => {
       const r = reseller(resellerId)
@@ -366,89 +138,69 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
       }
     },
 
-    listProducts: (resellerId, filter) =>
-      service.catalogue.list(reseller(resellerId).groupId, filter ?? {}).map(productView),
-    quoteOrder: (resellerId, input) => {
-      const r = reseller(resellerId)
-      const q = service.orders.quote(r, orderInput(input))
-      const balance = service.ledger.balance(r.id)
-      return {
-        productName: q.product.name,
-        domain: q.domain,
-        periodMonths: q.periodMonths,
-        basePrice: q.basePrice,
-        sanTotal: q.sanTotal,
-        discountRate: r.discountRate,
-        discountAmount: q.discountAmount,
-        total: q.total,
-        balance,
-        affordable: balance >= q.total
-      }
-    },
+    listProducts: (resellerId, filter) => service.catalogue.list(reseller(resellerId).groupId, filter).map(productView),
+    quoteOrder: (resellerId, input) =>
+      service.orders.quoteView(reseller(resellerId), { ...input, contactEmail: optText(input.contactEmail) }),
     createOrder: (resellerId, input, payment) => {
-      if (payment !== 'credit' && payment !== 'invoice') throw invalid('payment must be credit or invoice')
-      const created = service.orders.create(reseller(resellerId), orderInput(input), payment)
+      const created = service.orders.create(
+        reseller(resellerId),
+        { ...input, contactEmail: optText(input.contactEmail) },
+        payment
+      )
       return { order: orderView(created.order), creditUsed: created.creditUsed, newBalance: created.newBalance }
     },
     listOrders: (resellerId, filter, p) => {
       const result = service.orders.list(
         reseller(resellerId).id,
-        { status: filter?.status, domain: filter?.domain?.trim() || undefined },
+        { status: filter.status, domain: optText(filter.domain) },
         page(p)
       )
       const keys = vault.withKeys(result.items.map((o) => o.id))
-      return pageOf(result, (o) => orderView(o, keys))
+      return { ...result, items: result.items.map((o) => orderView(o, keys)) }
     },
-    getOrder: (resellerId, orderId) => orderView(service.orders.get(reseller(resellerId).id, id(orderId, 'order id'))),
+    getOrder: (resellerId, orderId) => orderView(ownOrder(resellerId, orderId)),
     cancelOrder: (resellerId, orderId) => {
-      const r = service.orders.cancel(reseller(resellerId).id, id(orderId, 'order id'))
-      return { order: orderView(r.order), refunded: r.refunded, newBalance: r.newBalance }
+      const r = service.orders.cancel(reseller(resellerId).id, orderId)
+      return { ...r, order: orderView(r.order) }
     },
     payOrder: (resellerId, orderId) => {
-      const r = service.orders.payFromCredit(reseller(resellerId).id, id(orderId, 'order id'))
-      return { order: orderView(r.order), amountPaid: r.amountPaid, newBalance: r.newBalance }
+      const r = service.orders.payFromCredit(reseller(resellerId).id, orderId)
+      return { ...r, order: orderView(r.order) }
     },
 
     storePrivateKey: (resellerId, orderId, pem) => {
-      vault.store(reseller(resellerId).id, id(orderId, 'order id'), pem)
+      vault.store(reseller(resellerId).id, orderId, pem)
       return { stored: true as const }
     },
     keepCsrDraft: (resellerId, orderId, draft) =>
-      vault.keepDraft(
-        reseller(resellerId).id,
-        id(orderId, 'order id'),
-        String(draft?.pkcs8Pem ?? ''),
-        String(draft?.csrPem ?? '')
-      ),
-    csrDraft: (resellerId, orderId) => vault.draft(reseller(resellerId).id, id(orderId, 'order id')),
+      vault.keepDraft(reseller(resellerId).id, orderId, draft.pkcs8Pem, draft.csrPem),
+    csrDraft: (resellerId, orderId) => vault.draft(reseller(resellerId).id, orderId),
     discardCsrDraft: (resellerId, orderId) => {
-      vault.discardDraft(reseller(resellerId).id, id(orderId, 'order id'))
+      vault.discardDraft(reseller(resellerId).id, orderId)
       return { discarded: true as const }
     },
     exportPrivateKey: (resellerId, orderId) => {
       const r = reseller(resellerId).id
-      const oid = id(orderId, 'order id')
-      const pkcs8Pem = vault.read(r, oid)
-      const current = service.certificates.certificate(r, oid).certificate
+      const pkcs8Pem = vault.read(r, orderId)
+      const current = service.certificates.certificate(r, orderId).certificate
       return {
         pkcs8Pem,
-        matchesCertificate: current ? vault.keyMatching(oid, current.certificatePem) !== null : null
+        matchesCertificate: current ? vault.keyMatching(orderId, current.certificatePem) !== null : null
       }
     },
     exportEncryptedKey: async (resellerId, orderId, password) => {
       const secret = exportPassword(password, 'private key')
-      return { pem: await encryptPrivateKeyPem(vault.read(reseller(resellerId).id, id(orderId, 'order id')), secret) }
+      return { pem: await encryptPrivateKeyPem(vault.read(reseller(resellerId).id, orderId), secret) }
     },
     exportPfx: async (resellerId, orderId, password) => {
       const r = reseller(resellerId).id
-      const oid = id(orderId, 'order id')
       const secret = exportPassword(password, 'PFX')
-      vault.read(r, oid) // the order is this reseller's and a key is kept for it, or 404
-      const current = service.certificates.certificate(r, oid).certificate
+      vault.read(r, orderId) // the order is this reseller's and a key is kept for it, or 404
+      const current = service.certificates.certificate(r, orderId).certificate
       if (!current) throw conflict('could not build the PFX: the order has no certificate yet')
       // A PFX pairs the key with the current certificate; after a reissue from another CSR the
       // kept key belongs to an earlier certificate, and such a PFX would not work on a server.
-      const key = vault.keyMatching(oid, current.certificatePem)
+      const key = vault.keyMatching(orderId, current.certificatePem)
       if (!key) {
         throw conflict(
           'could not build the PFX: the kept private key belongs to an earlier certificate of this order (it was reissued from another CSR)'
@@ -459,159 +211,92 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
         chainPem: current.chainPem,
         privateKeyPem: key,
         password: secret,
-        friendlyName: service.orders.get(r, oid).domain
+        friendlyName: service.orders.get(r, orderId).domain
       })
       return { pfxBase64: pfx.toString('base64') }
     },
     configureOrder: async (resellerId, input) =>
       sslView(
         await service.certificates.configure(reseller(resellerId).id, {
-          orderId: id(input?.orderId, 'order id'),
-          csr: String(input?.csr ?? ''),
-          dcvMethod: input?.dcvMethod,
-          approverEmail: optText(input?.approverEmail, 'approver email'),
-          approvers: approversInput(input?.approvers)
+          ...input,
+          approverEmail: optText(input.approverEmail)
         })
       ),
     sslStatus: async (resellerId, orderId) =>
-      sslView(await service.certificates.status(reseller(resellerId).id, id(orderId, 'order id'))),
+      sslView(await service.certificates.status(reseller(resellerId).id, orderId)),
     changeDcv: async (resellerId, orderId, method, approverEmail) =>
-      sslView(
-        await service.certificates.changeDcv(
-          reseller(resellerId).id,
-          id(orderId, 'order id'),
-          method,
-          approverEmail || undefined
-        )
-      ),
+      sslView(await service.certificates.changeDcv(reseller(resellerId).id, orderId, method, optText(approverEmail))),
     resendValidation: async (resellerId, orderId) =>
-      sslView(await service.certificates.resendValidation(reseller(resellerId).id, id(orderId, 'order id'))),
-    emailOutbox: (resellerId, orderId) => {
-      const order = service.orders.get(reseller(resellerId).id, id(orderId, 'order id'))
-      return service.certificates.outbox(order.id).map((m) => ({
-        id: m.id,
-        name: m.name,
-        to: m.to,
-        subject: m.subject,
-        body: m.body,
-        delivery: m.delivery,
-        createdAt: m.createdAt
-      }))
-    },
+      sslView(await service.certificates.resendValidation(reseller(resellerId).id, orderId)),
+    emailOutbox: (resellerId, orderId) => service.certificates.outbox(ownOrder(resellerId, orderId).id),
     approveEmail: async (resellerId, orderId, code, name) =>
-      sslView(
-        await service.certificates.approveEmail(
-          reseller(resellerId).id,
-          id(orderId, 'order id'),
-          String(code ?? ''),
-          optText(name, 'name')
-        )
-      ),
+      sslView(await service.certificates.approveEmail(reseller(resellerId).id, orderId, code, optText(name))),
     chooseApprover: async (resellerId, orderId, name, approverEmail) =>
-      sslView(
-        await service.certificates.chooseApprover(
-          reseller(resellerId).id,
-          id(orderId, 'order id'),
-          optText(name, 'name') ?? '',
-          optText(approverEmail, 'approver email') ?? ''
-        )
-      ),
+      sslView(await service.certificates.chooseApprover(reseller(resellerId).id, orderId, name, approverEmail)),
     reissue: async (resellerId, input) =>
       sslView(
         await service.certificates.reissue(reseller(resellerId).id, {
-          orderId: id(input?.orderId, 'order id'),
-          csr: optText(input?.csr, 'csr'),
-          dcvMethod: input?.dcvMethod,
-          approverEmail: optText(input?.approverEmail, 'approver email'),
-          privateKeyPem: optText(input?.privateKeyPem, 'private key')
+          ...input,
+          csr: optText(input.csr),
+          approverEmail: optText(input.approverEmail),
+          privateKeyPem: optText(input.privateKeyPem)
         })
       ),
     certificate: (resellerId, orderId) => {
       const r = reseller(resellerId).id
-      const status = service.certificates.certificate(r, id(orderId, 'order id'))
+      const { order: _order, ...status } = service.certificates.certificate(r, orderId)
       return {
-        certificate: status.certificate ? certView(status.certificate) : null,
-        daysRemaining: status.daysRemaining,
-        isExpired: status.isExpired,
+        ...status,
+        certificate: status.certificate && certView(status.certificate),
         history: service.certificates.history(r, orderId).map(certView)
       }
     },
     caRootPem: async () => ({ pem: await service.localCa.rootPem() }),
 
-    listDeployTargets: (resellerId, orderId) => {
-      const order = ownOrder(resellerId, orderId)
-      // The newest run of each target: runs come newest first; one page covers the usual order.
-      const latest = new Map<number, DeployRun>()
-      for (const r of service.deploys.runs(order.id, { limit: MAX_LIMIT, offset: 0 }).items)
-        if (!latest.has(r.targetId)) latest.set(r.targetId, r)
-      return service.deploys.targets(order.id).map((t) => targetView(t, latest.get(t.id) ?? null))
-    },
+    listDeployTargets: (resellerId, orderId) =>
+      deployTargetViews(service.ctx, service.deploys, ownOrder(resellerId, orderId).id),
     addDeployTarget: (resellerId, orderId, input) => {
       const order = ownOrder(resellerId, orderId)
-      const created = service.deploys.addTarget(order.id, targetInput(input))
-      return { target: targetView(created.target, null), secret: created.secret }
+      const created = service.deploys.addTarget(order.id, input)
+      return { target: deployTargetView(created.target, null), secret: created.secret }
     },
     removeDeployTarget: (resellerId, orderId, targetId) => {
       const order = ownOrder(resellerId, orderId)
-      const t = service.deploys.target(id(targetId, 'target id'))
+      const t = service.deploys.target(targetId)
       if (t.orderId !== order.id) throw notFound(`deploy target ${targetId} not found`)
       service.deploys.removeTarget(t.id)
       return { removed: true as const }
     },
     deployNow: async (resellerId, orderId) =>
-      (await service.deploys.runOrder(ownOrder(resellerId, orderId).id)).map(runView),
-    listDeployRuns: (resellerId, orderId, p) =>
-      pageOf(service.deploys.runs(ownOrder(resellerId, orderId).id, page(p)), runView),
+      (await service.deploys.runOrder(ownOrder(resellerId, orderId).id)).map(deployRunView),
+    listDeployRuns: (resellerId, orderId, p) => {
+      const runs = service.deploys.runs(ownOrder(resellerId, orderId).id, page(p))
+      return { ...runs, items: runs.items.map(deployRunView) }
+    },
 
     listAcmeSubscriptions: (resellerId) => {
       const r = reseller(resellerId)
       const urls = acmeUrlsNow()
-      return service.acme.list(r.id).map((sub): AcmeSubscriptionView => {
-        const order = service.orders.get(r.id, sub.orderId)
-        // The core builds (and quotes) the commands around the placeholder: the key stays in the keychain until asked for.
-        const setup = acmeSetup({ ...service.acme.details(sub), eabHmacKey: HMAC_KEY_PLACEHOLDER }, urls)
-        return {
-          orderId: order.id,
-          orderNumber: order.orderNumber,
-          productName: order.productName,
-          status: setup.status,
-          category: setup.category,
-          domains: setup.domains.map((d) => d.name),
-          begin: setup.subscription.begin,
-          nextRenewal: setup.subscription.next_renewal,
-          end: setup.subscription.end,
-          eabKid: setup.account.eab_kid,
-          serverUrl: setup.account.server_url,
-          accountStatus: setup.account.status,
-          accounts: setup.account.accounts.map((a) => ({ url: a.url, status: a.status, createdAt: a.created_at })),
-          rootCaUrl: setup.root_ca_url,
-          commands: commandsView(setup.commands),
-          setupUrl: setup.autoinstall?.login_url ?? null
-        }
-      })
+      return service.acme
+        .list(r.id)
+        .map((sub) => acmeSubscriptionView(service.orders.get(r.id, sub.orderId), service.acme.details(sub), urls))
     },
     acmeHmacKey: (resellerId, orderId) => {
       const order = ownOrder(resellerId, orderId)
       const sub = service.acme.forOrder(order.resellerId, order.id)
       const setup = acmeSetup(service.acme.details(sub), acmeUrlsNow())
-      return { eabHmacKey: setup.account.eab_hmac_key, commands: commandsView(setup.commands) }
+      return { eabHmacKey: setup.account.eab_hmac_key, commands: acmeCommandsView(setup.commands) }
     },
 
-    listInvoices: (resellerId, filter, p) =>
-      pageOf(service.invoices.list(reseller(resellerId).id, { status: filter?.status }, page(p)), invoiceView),
-    listTransactions: (resellerId, p) => pageOf(service.ledger.transactions(reseller(resellerId).id, page(p)), txView),
+    listInvoices: (resellerId, filter, p) => service.invoices.list(reseller(resellerId).id, filter, page(p)),
+    listTransactions: (resellerId, p) => service.ledger.transactions(reseller(resellerId).id, page(p)),
     topUp: (resellerId, amount, description) =>
-      txView(
-        service.ledger.topUp(reseller(resellerId).id, amount, String(description ?? '').trim() || 'Credit top-up')
-      ),
+      service.ledger.topUp(reseller(resellerId).id, amount, optText(description) ?? 'Credit top-up'),
 
-    listApiKeys: (resellerId) => service.resellers.apiKeys(reseller(resellerId).id).map(keyView),
-    createApiKey: (resellerId, label) => {
-      const { key, info } = service.resellers.createApiKey(reseller(resellerId).id, String(label ?? '').trim())
-      return { key, info: keyView(info) }
-    },
+    listApiKeys: (resellerId) => service.resellers.apiKeys(reseller(resellerId).id),
+    createApiKey: (resellerId, label) => service.resellers.createApiKey(reseller(resellerId).id, label?.trim() ?? ''),
     revealApiKey: (resellerId, keyId) => ({ key: service.resellers.revealApiKey(ownKey(resellerId, keyId).id) }),
-    revokeApiKey: (resellerId, keyId) => keyView(service.resellers.revokeApiKey(ownKey(resellerId, keyId).id))
+    revokeApiKey: (resellerId, keyId) => service.resellers.revokeApiKey(ownKey(resellerId, keyId).id)
   }
 }
 
@@ -622,7 +307,8 @@ export type BridgeAnswer = {
 }
 
 /**
- * Runs one handler and answers in the bridge envelope. Core errors carry a message written for
+ * Runs one handler and answers in the bridge envelope; arguments that do not fit the contract's
+ * schemas come back as 400 from the handler's own check. Core errors carry a message written for
  * a person; anything else comes back as `fault` for the caller's log and leaves without details.
  */
 export async function callHandler(handlers: AppHandlers, method: AppMethod, args: unknown[]): Promise<BridgeAnswer> {

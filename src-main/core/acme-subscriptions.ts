@@ -13,6 +13,8 @@ import { maxValidityDays } from './cab-policy'
 import { shellQuote } from './shell-quote'
 import type { Order } from './orders'
 import { addMonths, isoDate, isoTimestamp, parseDate } from './time'
+import { HMAC_KEY_PLACEHOLDER } from '../../src-shared/constants'
+import type { AcmeCommandsView, AcmeSubscriptionView } from '../../src-shared/records'
 
 export type AcmeCategory = 'caas' | 'ais'
 
@@ -433,5 +435,48 @@ export function acmeSetup(d: AcmeDetails, urls: AcmeUrls): AcmeSetup {
       rootCaUrl: urls.rootCaUrl
     }),
     autoinstall: d.setupToken ? { login_url: urls.setupUrl(d.setupToken) } : null
+  }
+}
+
+/** The set-up commands under the desktop app's names; the values are the core's, quoted as built. */
+export const acmeCommandsView = (c: AcmeClientCommands): AcmeCommandsView => ({
+  rootCa: c.root_ca,
+  certbot: c.certbot,
+  lego: c.lego,
+  acmeSh: c.acme_sh
+})
+
+/**
+ * A subscription's set-up with the EAB HMAC key left out: the key is replaced before the
+ * commands are built, so HMAC_KEY_PLACEHOLDER stands where it would be and the key itself stays
+ * in the keychain until the desktop user asks for it (`eab_hmac_key` holds the placeholder too).
+ */
+export const maskedAcmeSetup = (d: AcmeDetails, urls: AcmeUrls): AcmeSetup =>
+  acmeSetup({ ...d, eabHmacKey: HMAC_KEY_PLACEHOLDER }, urls)
+
+/** A subscription as the desktop app lists it, without its HMAC key. */
+export function acmeSubscriptionView(
+  order: Pick<Order, 'id' | 'orderNumber' | 'productName'>,
+  d: AcmeDetails,
+  urls: AcmeUrls
+): AcmeSubscriptionView {
+  const setup = maskedAcmeSetup(d, urls)
+  return {
+    orderId: order.id,
+    orderNumber: order.orderNumber,
+    productName: order.productName,
+    status: setup.status,
+    category: setup.category,
+    domains: setup.domains.map((x) => x.name),
+    begin: setup.subscription.begin,
+    nextRenewal: setup.subscription.next_renewal,
+    end: setup.subscription.end,
+    eabKid: setup.account.eab_kid,
+    serverUrl: setup.account.server_url,
+    accountStatus: setup.account.status,
+    accounts: setup.account.accounts.map((a) => ({ url: a.url, status: a.status, createdAt: a.created_at })),
+    rootCaUrl: setup.root_ca_url,
+    commands: acmeCommandsView(setup.commands),
+    setupUrl: setup.autoinstall?.login_url ?? null
   }
 }

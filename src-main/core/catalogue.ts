@@ -7,11 +7,10 @@ import type { CoreContext } from './context'
 import type { Db } from './db'
 import { forbidden, notFound } from './errors'
 import type { Cents } from './money'
+import type { ProductFilter, ProductType, ProductView, ValidationType } from '../../src-shared/records'
 
-export const PRODUCT_TYPES = ['ssl', 'wildcard', 'multi-domain', 'code-signing'] as const
-export const VALIDATION_TYPES = ['dv', 'ov', 'ev'] as const
-export type ProductType = (typeof PRODUCT_TYPES)[number]
-export type ValidationType = (typeof VALIDATION_TYPES)[number]
+export { PRODUCT_TYPES, VALIDATION_TYPES } from '../../src-shared/constants'
+export type { ProductFilter, ProductType, ProductView, ValidationType } from '../../src-shared/records'
 
 export interface Product {
   id: number
@@ -50,13 +49,6 @@ export interface Group {
   id: number
   name: string
   description: string
-}
-
-export interface ProductFilter {
-  brand?: string
-  type?: ProductType
-  validation?: ValidationType
-  includeAcme?: boolean
 }
 
 interface ProductRow {
@@ -285,4 +277,23 @@ export function seedCatalogue(db: Db, file: CatalogueFile): boolean {
     }
   }).immediate()
   return true
+}
+
+/**
+ * A product as the desktop app lists it: group prices next to list prices, one entry per year
+ * count, and whether it is an ACME subscription.
+ */
+export function productView(p: PricedProduct): ProductView {
+  const { pricing, listPricing, fulfillment, domainType: _domainType, wildcardOnly: _wildcardOnly, ...product } = p
+  return {
+    ...product,
+    acme: fulfillment === 'acme_subscription',
+    prices: Object.entries(pricing).map(([years, x]) => ({
+      years: Number(years),
+      price: x.price,
+      listPrice: listPricing[Number(years)]?.price ?? x.price,
+      sanPrice: x.sanPrice,
+      wildcardSanPrice: x.wildcardSanPrice
+    }))
+  }
 }

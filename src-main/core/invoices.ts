@@ -2,28 +2,11 @@
 import type { CoreContext } from './context'
 import { notFound } from './errors'
 import type { Page, Paging } from './ledger'
-import type { Cents } from './money'
 import { countInvoices } from './tallies'
+import type { Invoice, InvoiceStatus } from '../../src-shared/records'
 
-export const INVOICE_STATUSES = ['unpaid', 'paid', 'cancelled', 'sent'] as const
-export type InvoiceStatus = (typeof INVOICE_STATUSES)[number]
-
-export interface Invoice {
-  id: number
-  invoiceNumber: string
-  orderId: number
-  orderNumber: string
-  domain: string
-  productName: string
-  total: Cents
-  currency: 'USD'
-  status: InvoiceStatus
-  dueDate: string
-  createdAt: string
-  paidAt: string | null
-  sentAt: string | null
-  cancelledAt: string | null
-}
+export { INVOICE_STATUSES } from '../../src-shared/constants'
+export type { Invoice, InvoiceStatus } from '../../src-shared/records'
 
 const SELECT = `SELECT i.id, i.invoice_number AS invoiceNumber, i.order_id AS orderId, o.order_number AS orderNumber,
   o.domain, p.name AS productName, i.total_cents AS total, i.currency, i.status, i.due_date AS dueDate,

@@ -31,10 +31,8 @@ const MAX_PEM_LENGTH = 16_384
 const MAX_CSR_LENGTH = 65_536
 
 /** A CSR generated in the app with the order's kept key, not submitted yet. */
-export interface CsrDraft {
-  csrPem: string
-  createdAt: string
-}
+export type { CsrDraft } from '../../src-shared/records'
+import type { CsrDraft } from '../../src-shared/records'
 
 
 const spkiDer = (k: KeyObject): Buffer => k.export({ type: 'spki', format: 'der' })

@@ -8,23 +8,15 @@ import { invalid, notFound, paymentRequired } from './errors'
 import { formatUsd, type Cents } from './money'
 import { countLedger } from './tallies'
 import { isoTimestamp } from './time'
+import type { CreditTransaction, Page } from '../../src-shared/records'
 
-export interface CreditTransaction {
-  id: number
-  amount: Cents
-  type: 'debit' | 'credit'
-  description: string
-  balanceAfter: Cents
-  orderId: number | null
-  createdAt: string
-}
+export type { CreditTransaction, Page } from '../../src-shared/records'
 
-export interface Page<T> {
-  items: T[]
-  total: number
-  limit: number
-  offset: number
-}
+/**
+ * Whether a balance pays a debit: the ledger never lets a balance go below zero, so a debit
+ * larger than the balance is refused with 402 (reseller API v3.0 "Errors": insufficient credit).
+ */
+export const coversDebit = (balance: Cents, amount: Cents): boolean => balance - amount >= 0
 
 export interface Paging {
   limit: number

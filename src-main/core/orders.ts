@@ -11,24 +11,16 @@ import { normalizeDomain } from './domains'
 import { normalizeEmailAddress } from './email-address'
 import { conflict, invalid, notFound } from './errors'
 import { recordEvent } from './events'
-import { post, type Page, type Paging } from './ledger'
+import { coversDebit, post, type Page, type Paging } from './ledger'
 import { countOrders, usesDomainIndex } from './tallies'
 import { validityWindow, maxValidityFor } from './lifecycle'
 import { percentOf, type Cents } from './money'
 import type { Reseller } from './resellers'
+import type { Order, OrderFilter, OrderInput, OrderStatus, PaymentStatus, QuoteView } from '../../src-shared/records'
 import { addDays, addMonths, isoDate, isoTimestamp, parseDate, startOfDay } from './time'
 
-export const ORDER_STATUSES = [
-  'pending',
-  'processing',
-  'validation_pending',
-  'pending_configuration',
-  'completed',
-  'cancelled',
-  'expired'
-] as const
-export type OrderStatus = (typeof ORDER_STATUSES)[number]
-export type PaymentStatus = 'paid' | 'unpaid' | 'refunded'
+export { ORDER_STATUSES } from '../../src-shared/constants'
+export type { Order, OrderFilter, OrderInput, OrderStatus, PaymentStatus, QuoteView } from '../../src-shared/records'
 
 /**
  * States an order can be cancelled from (reseller API v3.0, "States and transitions": pending
@@ -38,15 +30,6 @@ const CANCELLABLE: OrderStatus[] = ['pending', 'processing']
 
 /** Unpaid invoices are due this many days after the order. */
 export const INVOICE_TERMS_DAYS = 14
-
-export interface OrderInput {
-  productId: number
-  domain?: string
-  period?: number
-  sanCount?: number
-  sanWildcardCount?: number
-  contactEmail?: string
-}
 
 export interface Quote {
   product: PricedProduct
@@ -62,51 +45,12 @@ export interface Quote {
   total: Cents
 }
 
-export interface Order {
-  id: number
-  orderNumber: string
-  resellerId: number
-  productId: number
-  productName: string
-  brand: string
-  productType: Product['type']
-  validationType: Product['validationType']
-  domain: string
-  periodMonths: number
-  sanCount: number
-  sanWildcardCount: number
-  contactEmail: string | null
-  basePrice: Cents
-  sanTotal: Cents
-  discountAmount: Cents
-  total: Cents
-  status: OrderStatus
-  paymentStatus: PaymentStatus
-  autoReissue: boolean
-  maxValidityDays: number
-  purchaseEndDate: string
-  reissueCount: number
-  certValidFrom: string | null
-  certValidTill: string | null
-  nextReissueAt: string | null
-  statusNote: string | null
-  invoiceNumber: string | null
-  invoiceStatus: string | null
-  createdAt: string
-  updatedAt: string
-}
-
 export interface CreatedOrder {
   order: Order
   creditUsed: Cents
   newBalance: Cents
   /** ACME products: the subscription created with the order, or why it could not be (order cancelled, refunded). */
   subscription?: { id: number } | { error: string; refunded: Cents }
-}
-
-export interface OrderFilter {
-  status?: OrderStatus
-  domain?: string
 }
 
 interface OrderRow {
@@ -157,6 +101,29 @@ export class Orders {
   ) {}
 
   /** The price of an order before it is placed; the same numbers `create` charges. */
+  /**
+   * The price of an order as the desktop app shows it before placing it, with the balance and
+   * whether paying from credit would go through (the same rule the debit applies: 402 otherwise).
+   */
+  quoteView(reseller: Reseller, input: OrderInput): QuoteView {
+    const q = this.quote(reseller, input)
+    const balance = (this.ctx.db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(reseller.id) as {
+      b: number
+    }).b
+    return {
+      productName: q.product.name,
+      domain: q.domain,
+      periodMonths: q.periodMonths,
+      basePrice: q.basePrice,
+      sanTotal: q.sanTotal,
+      discountRate: reseller.discountRate,
+      discountAmount: q.discountAmount,
+      total: q.total,
+      balance,
+      affordable: coversDebit(balance, q.total)
+    }
+  }
+
   quote(reseller: Reseller, input: OrderInput): Quote {
     const product = this.catalogue.product(reseller.groupId, input.productId)
     const periodMonths = input.period ?? 12

@@ -6,37 +6,20 @@ import { createHash, randomBytes } from 'node:crypto'
 import type { CoreContext } from './context'
 import { conflict, invalid, notFound, unauthorized } from './errors'
 import { isoTimestamp } from './time'
+import type { ApiKeyInfo, NewReseller, Reseller } from '../../src-shared/records'
 
-export interface Reseller {
-  id: number
-  name: string
-  email: string
-  company: string
-  groupId: number | null
-  discountRate: number
-  status: 'active' | 'suspended'
-  apiAccess: boolean
-  creditBalance: number
-  createdAt: string
-}
+export type { ApiKeyInfo, NewReseller, Reseller } from '../../src-shared/records'
 
-export interface ApiKeyInfo {
-  id: number
-  resellerId: number
-  prefix: string
-  label: string
-  createdAt: string
-  revokedAt: string | null
-  lastUsedAt: string | null
-}
+/**
+ * The group a new reseller joins when none is given: group 1, "Standard", from the default
+ * catalogue (resources/), so a new account can see prices and order at once; a reseller without
+ * a group gets 403 on the catalogue and on ordering (reseller API v3.0 "Errors").
+ */
+export const DEFAULT_GROUP_ID = 1
 
-export interface NewReseller {
-  name: string
-  email: string
-  company?: string
-  groupId?: number | null
-  discountRate?: number
-}
+/** The group of a new reseller: the one asked for, none when `null` was asked for, else the default. */
+export const groupForNewReseller = (groupId: number | null | undefined): number | null =>
+  groupId === undefined ? DEFAULT_GROUP_ID : groupId
 
 interface ResellerRow {
   id: number
@@ -79,13 +62,14 @@ export class Resellers {
     if (!EMAIL_RE.test(email)) throw invalid(`email ${JSON.stringify(email)} is not an email address`)
     const rate = input.discountRate ?? 0
     if (!Number.isFinite(rate) || rate < 0 || rate > 100) throw invalid('discount must be a percentage from 0 to 100')
-    if (input.groupId != null) this.requireGroup(input.groupId)
+    const groupId = groupForNewReseller(input.groupId)
+    if (groupId !== null) this.requireGroup(groupId)
     const info = this.ctx.db
       .prepare(
         `INSERT INTO resellers (name, email, company, group_id, discount_rate, created_at)
          VALUES (?, ?, ?, ?, ?, ?)`
       )
-      .run(name, email, input.company?.trim() ?? '', input.groupId ?? null, rate, isoTimestamp(this.ctx.clock()))
+      .run(name, email, input.company?.trim() ?? '', groupId, rate, isoTimestamp(this.ctx.clock()))
     return this.get(Number(info.lastInsertRowid))
   }
 

@@ -5,18 +5,9 @@
 import type { CoreContext } from './context'
 import type { Cents } from './money'
 import { addDays, isoDate, startOfDay } from './time'
+import type { Stats } from '../../src-shared/records'
 
-export interface Stats {
-  totalOrders: number
-  activeOrders: number
-  pendingOrders: number
-  totalRevenue: Cents
-  monthlyRevenue: Cents
-  creditBalance: Cents
-  dailySales: { date: string; orders: number; revenue: Cents }[]
-  brandDistribution: { brand: string; count: number }[]
-  statusDistribution: Record<string, number>
-}
+export type { Stats } from '../../src-shared/records'
 
 /** Days shown in the daily sales chart, today included. */
 export const DAILY_SALES_DAYS = 30

@@ -4,7 +4,8 @@
  * same core function as GET /orders/{id}/acme. The HMAC key is read only on an explicit click.
  */
 import { useEffect } from 'react'
-import { HMAC_KEY_PLACEHOLDER, type AcmeSubscriptionView } from '../../src-preload/contract'
+import type { AcmeSubscriptionView } from '../../src-preload/contract'
+import { HMAC_KEY_PLACEHOLDER } from '../../src-preload/channels'
 import { useStore } from '../store'
 import { Badge, CopyButton, ErrorBox } from '../ui'
 

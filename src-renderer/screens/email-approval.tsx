@@ -5,7 +5,8 @@
  * the approval code that validates that name.
  */
 import { useEffect, useState } from 'react'
-import { APPROVER_LOCAL_PARTS, type NameValidationView } from '../../src-preload/contract'
+import type { NameValidationView } from '../../src-preload/contract'
+import { APPROVER_LOCAL_PARTS } from '../../src-preload/channels'
 import { useStore } from '../store'
 import { ErrorBox } from '../ui'
 

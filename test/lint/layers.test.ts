@@ -78,4 +78,41 @@ describe('layer rules', () => {
       expect(found[0]).toMatch(/src-main never imports the renderer|nothing from the transports or the UI/)
     }
   })
+
+  it('lets the renderer take the contract and the shared records as types only', async () => {
+    const found = await problems(
+      'src-renderer/screens/probe.tsx',
+      [
+        "import type { OrderView } from '../../src-preload/contract'",
+        "import type { Order } from '../../src-shared/records'",
+        "import { HMAC_KEY_PLACEHOLDER } from '../../src-preload/channels'",
+        "import { APP_METHODS } from '../../src-preload/contract'",
+        "import { OrderView as Schema } from '../../src-shared/records'",
+        "import { Type } from '@sinclair/typebox'",
+        'export const p: unknown[] = [HMAC_KEY_PLACEHOLDER, APP_METHODS, Schema, Type]',
+        'export type P = OrderView | Order',
+        ''
+      ].join('\n')
+    )
+    expect(found.map((m) => m.slice(0, 2))).toEqual(['4:', '5:', '6:'])
+    expect(found[0]).toMatch(/as types only/)
+  })
+
+  it('keeps src-shared free of main, preload, renderer and Node', async () => {
+    const found = await problems(
+      'src-shared/probe.ts',
+      [
+        "import { Type } from '@sinclair/typebox'",
+        "import { ORDER_STATUSES } from './constants'",
+        "import { createHash } from 'node:crypto'",
+        "import type { Service } from '../src-main/core/service'",
+        "import { bridge } from '../src-renderer/bridge'",
+        "import { unwrap } from '../src-preload/channels'",
+        'export const p: unknown[] = [Type, ORDER_STATUSES, createHash, bridge, unwrap]',
+        'export type P = Service',
+        ''
+      ].join('\n')
+    )
+    expect(found.map((m) => m.slice(0, 2))).toEqual(['3:', '4:', '5:', '6:'])
+  })
 })

@@ -1,0 +1,50 @@
+/**
+ * Deploy targets and runs as the desktop app shows them: the target's settings without its
+ * secrets (the webhook secret and the PFX password stay in the keychain), and the newest run of
+ * each target.
+ */
+import type { CoreContext } from '../context'
+import type { DeployRunView, DeployTargetView } from '../../../src-shared/records'
+import type { CommandConfig } from './command'
+import type { DeployRun, DeployTarget, Deploys } from './deploys'
+import type { FolderConfig } from './folder'
+import type { WebhookConfig } from './webhook'
+
+export function deployRunView(r: DeployRun): DeployRunView {
+  const { orderId: _orderId, history, ...run } = r
+  return { ...run, summary: history.at(-1)?.summary ?? null }
+}
+
+export function deployTargetView(t: DeployTarget, lastRun: DeployRun | null): DeployTargetView {
+  const folder = t.kind === 'folder' ? (t.config as FolderConfig) : null
+  const command = t.kind === 'command' ? (t.config as CommandConfig) : null
+  return {
+    id: t.id,
+    kind: t.kind,
+    path: folder?.path ?? null,
+    layout: folder?.layout ?? null,
+    pfx: folder?.pfx ?? false,
+    command: command?.command ?? null,
+    timeoutSeconds: command?.timeoutSeconds ?? null,
+    url: t.kind === 'webhook' ? (t.config as WebhookConfig).url : null,
+    createdAt: t.createdAt,
+    lastRun: lastRun && deployRunView(lastRun)
+  }
+}
+
+/**
+ * The newest run of each target of an order, however many runs the order has: run ids grow
+ * with time, so the newest run of a target is its highest id.
+ */
+export function latestRunPerTarget(ctx: CoreContext, deploys: Deploys, orderId: number): Map<number, DeployRun> {
+  const rows = ctx.db
+    .prepare('SELECT target_id AS targetId, MAX(id) AS id FROM deploy_runs WHERE order_id = ? GROUP BY target_id')
+    .all(orderId) as { targetId: number; id: number }[]
+  return new Map(rows.map((r) => [r.targetId, deploys.run(r.id)]))
+}
+
+/** An order's live targets with the newest run of each. */
+export function deployTargetViews(ctx: CoreContext, deploys: Deploys, orderId: number): DeployTargetView[] {
+  const latest = latestRunPerTarget(ctx, deploys, orderId)
+  return deploys.targets(orderId).map((t) => deployTargetView(t, latest.get(t.id) ?? null))
+}

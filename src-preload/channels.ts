@@ -1,0 +1,87 @@
+/**
+ * What the preload, the browser-mode client and the UI need at run time: the method names, the
+ * channel and route prefixes, and the envelope. No schema code lives here (the table with
+ * schemas is src-shared/app-api.ts, read by main), so the preload stays one small file and the
+ * renderer bundle carries no validator.
+ */
+import type { AppMethod } from '../src-shared/app-api'
+
+export { APPROVER_LOCAL_PARTS, HMAC_KEY_PLACEHOLDER } from '../src-shared/constants'
+
+/**
+ * The method names at run time (types vanish). `satisfies` makes the compiler refuse both a
+ * missing and an extra name, so this list is checked against the contract table, not kept by hand.
+ */
+export const APP_METHODS = {
+  settings: true,
+  updateSettings: true,
+  checkSettings: true,
+  listResellers: true,
+  createReseller: true,
+  dashboard: true,
+  listProducts: true,
+  quoteOrder: true,
+  createOrder: true,
+  listOrders: true,
+  getOrder: true,
+  cancelOrder: true,
+  payOrder: true,
+  storePrivateKey: true,
+  keepCsrDraft: true,
+  csrDraft: true,
+  discardCsrDraft: true,
+  exportPrivateKey: true,
+  exportEncryptedKey: true,
+  exportPfx: true,
+  configureOrder: true,
+  sslStatus: true,
+  changeDcv: true,
+  resendValidation: true,
+  emailOutbox: true,
+  approveEmail: true,
+  chooseApprover: true,
+  reissue: true,
+  certificate: true,
+  caRootPem: true,
+  listDeployTargets: true,
+  addDeployTarget: true,
+  removeDeployTarget: true,
+  deployNow: true,
+  listDeployRuns: true,
+  listAcmeSubscriptions: true,
+  acmeHmacKey: true,
+  listInvoices: true,
+  listTransactions: true,
+  topUp: true,
+  listApiKeys: true,
+  createApiKey: true,
+  revealApiKey: true,
+  revokeApiKey: true
+} as const satisfies Record<AppMethod, true>
+
+export const appMethodNames = Object.keys(APP_METHODS) as AppMethod[]
+
+export const isAppMethod = (name: string): name is AppMethod => Object.hasOwn(APP_METHODS, name)
+
+/** IPC channels are `certdesk:<method>`; main refuses any other channel (VS Code's prefix check). */
+export const CHANNEL_PREFIX = 'certdesk:'
+
+/** Browser mode: POST `/rpc/<method>` with `{ args: [...] }`. */
+export const RPC_PREFIX = '/rpc/'
+
+/** Browser mode: POST here ends the session on the server (the sign-out button). */
+export const SIGN_OUT_PATH = '/ui/logout'
+
+/**
+ * What a handler answers on either transport, in the reseller API's envelope; the client turns
+ * a failure into an Error carrying the API's message, so the UI cannot tell the transports apart.
+ */
+export type BridgeResult<T> = { success: true; result: T } | { success: false; error: string }
+
+export function unwrap<T>(r: BridgeResult<T>): T {
+  if (r && r.success === true) return r.result
+  throw new Error(r && typeof r.error === 'string' ? r.error : 'could not reach CertDesk: an answer without a result')
+}
+
+/** The browser-mode window global name and the Electron one are the same. */
+export const BRIDGE_GLOBAL = 'certdesk'

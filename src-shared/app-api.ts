@@ -1,0 +1,184 @@
+/**
+ * The bridge contract, written once: every method the UI may call, with the TypeBox schema of
+ * each argument and of its result. `AppApi` (what the UI calls), the handler table of
+ * src-main/app (what main answers) and the argument check both transports run before a handler
+ * (src-main/app/validate.ts) all come from this table, so none can drift from another.
+ *
+ * The UI acts for one reseller account at a time: every reseller-scoped method takes its id
+ * first (README, "Desktop app").
+ */
+import { Type, type Static, type TOptional, type TSchema } from '@sinclair/typebox'
+import {
+  AcmeHmacKeyView,
+  AcmeSubscriptionView,
+  ApiKeyView,
+  CancelledOrderView,
+  CertificateDetailView,
+  ConfigureInput,
+  CreatedDeployTargetView,
+  CreatedOrderView,
+  CreditTransaction,
+  CsrDraft,
+  CsrDraftInput,
+  DashboardView,
+  DcvMethod,
+  DeployRunView,
+  DeployTargetInput,
+  DeployTargetView,
+  Id,
+  InvoiceFilter,
+  Invoice,
+  NewReseller,
+  OrderFilter,
+  OrderInput,
+  OrderView,
+  OutboxMessageView,
+  PageOf,
+  PageRequest,
+  PaidOrderView,
+  PaymentMethod,
+  ProductFilter,
+  ProductView,
+  QuoteView,
+  ReissueInput,
+  ResellerView,
+  SettingsInput,
+  SettingsProblems,
+  SettingsView,
+  SslStatusView,
+  Text,
+  Cents
+} from './records'
+
+/** One argument: the name a refusal uses, and its schema (`Type.Optional` for a trailing optional one). */
+export interface ArgSpec<S extends TSchema = TSchema> {
+  name: string
+  schema: S
+}
+export interface MethodSpec {
+  args: readonly ArgSpec[]
+  result: TSchema
+}
+
+const arg = <S extends TSchema>(name: string, schema: S): ArgSpec<S> => ({ name, schema })
+const optional = <S extends TSchema>(name: string, schema: S): ArgSpec<TOptional<S>> => ({
+  name,
+  schema: Type.Optional(schema) as TOptional<S>
+})
+const method = <const A extends readonly ArgSpec[], R extends TSchema>(args: A, result: R) => ({ args, result })
+
+const reseller = arg('reseller id', Id)
+const order = arg('order id', Id)
+
+export const APP_API = {
+  /** Where the reseller API listens and which transport the UI runs over. */
+  settings: method([], SettingsView),
+  /** Saves every value or none: a value the core refuses fails the call with its reason (400). */
+  updateSettings: method([arg('input', SettingsInput)], SettingsView),
+  /** The core's reason for each value it would refuse, so the UI can say it next to the field. */
+  checkSettings: method([arg('input', SettingsInput)], SettingsProblems),
+
+  listResellers: method([], Type.Array(ResellerView)),
+  /** Without `groupId` the core puts the new reseller in its default group. */
+  createReseller: method([arg('input', NewReseller)], ResellerView),
+
+  dashboard: method([reseller], DashboardView),
+
+  listProducts: method([reseller, arg('filter', ProductFilter)], Type.Array(ProductView)),
+  quoteOrder: method([reseller, arg('input', OrderInput)], QuoteView),
+  createOrder: method([reseller, arg('input', OrderInput), arg('payment', PaymentMethod)], CreatedOrderView),
+  listOrders: method([reseller, arg('filter', OrderFilter), arg('page', PageRequest)], PageOf(OrderView)),
+  getOrder: method([reseller, order], OrderView),
+  cancelOrder: method([reseller, order], CancelledOrderView),
+  payOrder: method([reseller, order], PaidOrderView),
+
+  /**
+   * Keeps a private key generated in the UI for an order, encrypted with a key from the OS
+   * keychain. The reseller HTTP API never returns it.
+   */
+  storePrivateKey: method([reseller, order, arg('private key', Text)], Type.Object({ stored: Type.Literal(true) })),
+  /**
+   * Keeps a key and the CSR generated with it in the UI for an order waiting for its CSR, until
+   * it is submitted or discarded: the key encrypted like `storePrivateKey`, the CSR beside it.
+   * Refused unless the CSR was signed by that key.
+   */
+  keepCsrDraft: method([reseller, order, arg('draft', CsrDraftInput)], CsrDraft),
+  /** The kept, unsubmitted CSR of an order waiting for one; null when there is none. */
+  csrDraft: method([reseller, order], Type.Union([CsrDraft, Type.Null()])),
+  /** Forgets the kept key and CSR of an order that has not taken a CSR. */
+  discardCsrDraft: method([reseller, order], Type.Object({ discarded: Type.Literal(true) })),
+  /**
+   * The stored key, for the desktop user's own export, and whether it belongs to the order's
+   * current certificate (null before one exists): after a reissue from another CSR it does not.
+   */
+  exportPrivateKey: method(
+    [reseller, order],
+    Type.Object({ pkcs8Pem: Type.String(), matchesCertificate: Type.Union([Type.Boolean(), Type.Null()]) })
+  ),
+  /**
+   * The kept key as an encrypted PKCS#8 PEM ("BEGIN ENCRYPTED PRIVATE KEY"), built in the main
+   * process so the page never holds the password-based encryption.
+   */
+  exportEncryptedKey: method([reseller, order, arg('password', Text)], Type.Object({ pem: Type.String() })),
+  /**
+   * A PKCS#12 file of the kept key, the current certificate and its chain, with friendlyName and
+   * localKeyID on the key and the certificate (RFC 7292 §4.2), built in the main process.
+   * Refused when the kept key is not the current certificate's key. The file is base64.
+   */
+  exportPfx: method([reseller, order, arg('password', Text)], Type.Object({ pfxBase64: Type.String() })),
+  configureOrder: method([reseller, arg('input', ConfigureInput)], SslStatusView),
+  /** Runs the pending domain checks now (issuing once every name passed) and answers the status. */
+  sslStatus: method([reseller, order], SslStatusView),
+  changeDcv: method([reseller, order, arg('method', DcvMethod), optional('approver email', Text)], SslStatusView),
+  resendValidation: method([reseller, order], SslStatusView),
+  /** Approval messages of an order kept by CertDesk, newest first. */
+  emailOutbox: method([reseller, order], Type.Array(OutboxMessageView)),
+  /** Records an email approval with the code from the message; with `name`, the code of that name. */
+  approveEmail: method([reseller, order, arg('code', Text), optional('name', Text)], SslStatusView),
+  /** Another approver address for one name waiting for email approval; a new code is mailed to it. */
+  chooseApprover: method([reseller, order, arg('name', Text), arg('approver email', Text)], SslStatusView),
+  reissue: method([reseller, arg('input', ReissueInput)], SslStatusView),
+  certificate: method([reseller, order], CertificateDetailView),
+  /** The local CA's root, for trust stores. */
+  caRootPem: method([], Type.Object({ pem: Type.String() })),
+
+  /** The order's deploy targets with their newest run. */
+  listDeployTargets: method([reseller, order], Type.Array(DeployTargetView)),
+  addDeployTarget: method([reseller, order, arg('target', DeployTargetInput)], CreatedDeployTargetView),
+  removeDeployTarget: method([reseller, order, arg('target id', Id)], Type.Object({ removed: Type.Literal(true) })),
+  /** Deploys the current certificate to every target now and answers the runs' outcome. */
+  deployNow: method([reseller, order], Type.Array(DeployRunView)),
+  listDeployRuns: method([reseller, order, arg('page', PageRequest)], PageOf(DeployRunView)),
+
+  /** The reseller's ACME subscription orders, newest first. */
+  listAcmeSubscriptions: method([reseller], Type.Array(AcmeSubscriptionView)),
+  /** The EAB HMAC key of a subscription, read from the OS keychain on an explicit request, and the commands holding it. */
+  acmeHmacKey: method([reseller, order], AcmeHmacKeyView),
+
+  listInvoices: method([reseller, arg('filter', InvoiceFilter), arg('page', PageRequest)], PageOf(Invoice)),
+  listTransactions: method([reseller, arg('page', PageRequest)], PageOf(CreditTransaction)),
+  topUp: method([reseller, arg('amount', Cents), optional('description', Text)], CreditTransaction),
+
+  listApiKeys: method([reseller], Type.Array(ApiKeyView)),
+  /** The plain key is in this answer once; afterwards only `revealApiKey` reads it from the keychain. */
+  createApiKey: method([reseller, optional('label', Text)], Type.Object({ key: Type.String(), info: ApiKeyView })),
+  revealApiKey: method([reseller, arg('key id', Id)], Type.Object({ key: Type.String() })),
+  revokeApiKey: method([reseller, arg('key id', Id)], ApiKeyView)
+} as const satisfies Record<string, MethodSpec>
+
+export type AppMethod = keyof typeof APP_API
+
+/** The TypeScript parameters of a method: each argument's `Static<>`, trailing optional ones optional. */
+type Params<A extends readonly ArgSpec[]> = A extends readonly [
+  infer H extends ArgSpec,
+  ...infer R extends readonly ArgSpec[]
+]
+  ? H['schema'] extends TOptional<TSchema>
+    ? [arg?: Static<H['schema']>, ...Params<R>]
+    : [Static<H['schema']>, ...Params<R>]
+  : []
+
+/** The bridge as the UI calls it, derived from the table. */
+export type AppApi = {
+  [K in AppMethod]: (...args: Params<(typeof APP_API)[K]['args']>) => Promise<Static<(typeof APP_API)[K]['result']>>
+}

@@ -1,0 +1,36 @@
+/**
+ * Values both sides of the bridge know: the literal sets of the shared records, and the two
+ * constants the UI shows. Plain data only, no schema library, so the renderer bundle can take
+ * them as they are.
+ */
+
+export const PRODUCT_TYPES = ['ssl', 'wildcard', 'multi-domain', 'code-signing'] as const
+export const VALIDATION_TYPES = ['dv', 'ov', 'ev'] as const
+export const ORDER_STATUSES = [
+  'pending',
+  'processing',
+  'validation_pending',
+  'pending_configuration',
+  'completed',
+  'cancelled',
+  'expired'
+] as const
+export const PAYMENT_STATUSES = ['paid', 'unpaid', 'refunded'] as const
+export const INVOICE_STATUSES = ['unpaid', 'paid', 'cancelled', 'sent'] as const
+/** How a desktop order is paid: from credit at once, or on an unpaid invoice. */
+export const PAYMENT_METHODS = ['credit', 'invoice'] as const
+export const DCV_METHODS = ['email', 'http', 'https', 'dns'] as const
+export const DEPLOY_LAYOUTS = ['nginx', 'apache', 'haproxy', 'iis'] as const
+export const DEPLOY_TARGET_KINDS = ['folder', 'command', 'webhook'] as const
+export const DEPLOY_RUN_STATUSES = ['pending', 'running', 'succeeded', 'failed', 'superseded'] as const
+export const DEPLOY_TRIGGERS = ['issued', 'reissued', 'auto_reissue', 'manual'] as const
+
+/**
+ * The approver mailboxes of email validation, CA/B Baseline Requirements §3.2.2.4.4 (constructed
+ * email to the domain contact), for the UI's choice per name. The core checks against its own
+ * copy (src-main/core/cab-policy.ts); test/app/email-approvers.test.ts keeps the two equal.
+ */
+export const APPROVER_LOCAL_PARTS = ['admin', 'administrator', 'webmaster', 'hostmaster', 'postmaster'] as const
+
+/** Stands for the EAB HMAC key in an ACME subscription's set-up commands until it is asked for. */
+export const HMAC_KEY_PLACEHOLDER = '<EAB_HMAC_KEY>'

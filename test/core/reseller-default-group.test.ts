@@ -1,0 +1,38 @@
+/** A reseller created without a group joins the default group, so it can see prices and order at once. */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DEFAULT_GROUP_ID, groupForNewReseller } from '../../src-main/core/resellers'
+import { openService, type Service } from '../../src-main/core/service'
+
+let dataDir: string
+let service: Service
+
+beforeAll(() => {
+  dataDir = mkdtempSync(join(tmpdir(), 'certdesk-group-'))
+  service = openService({ dataDir })
+})
+afterAll(() => {
+  service?.close()
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+describe('the default group of a new reseller', () => {
+  it('is group 1 when none is given, none when null is asked for, and the one asked for otherwise', () => {
+    expect(DEFAULT_GROUP_ID).toBe(1)
+    expect(groupForNewReseller(undefined)).toBe(1)
+    expect(groupForNewReseller(null)).toBeNull()
+    expect(groupForNewReseller(2)).toBe(2)
+  })
+
+  it('applies to every caller of the core', () => {
+    const plain = service.resellers.create({ name: 'Plain', email: 'plain@example.test' })
+    expect(plain.groupId).toBe(DEFAULT_GROUP_ID)
+    // It sees the catalogue at its group's prices.
+    expect(service.catalogue.list(plain.groupId, {}).length).toBeGreaterThan(0)
+    const none = service.resellers.create({ name: 'None', email: 'none@example.test', groupId: null })
+    expect(none.groupId).toBeNull()
+    expect(() => service.resellers.create({ name: 'Bad', email: 'bad@example.test', groupId: 999 })).toThrow()
+  })
+})
