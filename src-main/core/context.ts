@@ -1,5 +1,6 @@
 import type { Db } from './db'
 import type { SecretStore } from './secrets'
+import type { ScopeVersions } from './store-version'
 import type { Clock } from './time'
 
 /**
@@ -13,4 +14,6 @@ export interface CoreContext {
   secrets: SecretStore
   /** A token that changes whenever the store does (store-version.ts). */
   storeVersion: () => Promise<string>
+  /** Tokens for the parts of the store one reseller's answers are computed from (store-version.ts). */
+  scopeVersions: (resellerId: number) => Promise<ScopeVersions>
 }

@@ -28,11 +28,19 @@ export class StatsService {
     return { orderCount: r.n, totalRevenue: r.rev }
   }
 
+  /**
+   * The day `stats` counts from: its answer reads the clock through this alone, so an answer
+   * may be reused for the rest of the day while the store is unchanged.
+   */
+  day(): string {
+    return isoDate(this.ctx.clock())
+  }
+
   stats(resellerId: number): Stats {
     const db = this.ctx.db
     const now = this.ctx.clock()
     const today = startOfDay(now)
-    const monthStart = `${isoDate(now).slice(0, 7)}-01 00:00:00`
+    const monthStart = `${isoDate(now).slice(0, 7)}-01`
     const firstDay = addDays(today, -(DAILY_SALES_DAYS - 1))
 
     const statusRows = db
@@ -42,24 +50,18 @@ export class StatsService {
     for (const r of statusRows) statusDistribution[r.status] = r.n
     const total = statusRows.reduce((a, r) => a + r.n, 0)
 
-    // Migration 0003: totals from the tallies, this month's orders from orders_reseller_created.
+    // Totals from order_tallies (migration 0003); this month and the last 30 days from the
+    // tallies per day (migration 0009): a month of orders is at most 31 rows.
     const { rev } = db
       .prepare(`SELECT COALESCE(SUM(total_cents), 0) AS rev FROM order_tallies WHERE reseller_id = ? AND payment_status = 'paid'`)
       .get(resellerId) as { rev: number }
     const { month } = db
-      .prepare(
-        `SELECT COALESCE(SUM(total_cents), 0) AS month FROM orders
-         WHERE reseller_id = ? AND created_at >= ? AND payment_status = 'paid'`
-      )
+      .prepare('SELECT COALESCE(SUM(paid_cents), 0) AS month FROM order_day_tallies WHERE reseller_id = ? AND day >= ?')
       .get(resellerId, monthStart) as { month: number }
 
     const daily = db
-      .prepare(
-        `SELECT substr(created_at, 1, 10) AS date, COUNT(*) AS orders,
-                COALESCE(SUM(CASE WHEN payment_status = 'paid' THEN total_cents END), 0) AS revenue
-         FROM orders WHERE reseller_id = ? AND created_at >= ? GROUP BY 1`
-      )
-      .all(resellerId, `${isoDate(firstDay)} 00:00:00`) as { date: string; orders: number; revenue: number }[]
+      .prepare('SELECT day AS date, n AS orders, paid_cents AS revenue FROM order_day_tallies WHERE reseller_id = ? AND day >= ?')
+      .all(resellerId, isoDate(firstDay)) as { date: string; orders: number; revenue: number }[]
     const byDate = new Map(daily.map((d) => [d.date, d]))
     const dailySales = Array.from({ length: DAILY_SALES_DAYS }, (_, i) => {
       const date = isoDate(addDays(firstDay, i))

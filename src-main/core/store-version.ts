@@ -1,15 +1,61 @@
 /**
- * A token that changes whenever the store changes: `data_version` moves when another
- * connection (the admin CLI, another process) commits, `total_changes()` when this one writes
- * a row, triggers included. Equal tokens mean every query answers as it did before, so a
- * transport may reuse an answer that was computed from the store alone (docs/decisions.md,
- * "Repeated GETs are answered from a cache").
+ * How far the store, or a part of it, has moved. A transport may reuse an answer computed from
+ * the store alone while the numbers it was computed at are unchanged.
  */
 import type { Db } from './db'
 
+/**
+ * A token that changes whenever the store changes: `data_version` moves when another
+ * connection (the admin CLI, another process) commits, `total_changes()` when this one writes
+ * a row, triggers included.
+ */
 export function storeVersion(db: Db): string {
   const row = db
     .prepare('SELECT (SELECT data_version FROM pragma_data_version) AS d, total_changes() AS c')
     .get() as { d: number; c: number }
   return `${row.d}.${row.c}`
+}
+
+/**
+ * The parts of the store one reseller's answers are computed from, each as a token that moves
+ * with every write to that part. Migration 0009's triggers move the numbers inside the
+ * writer's own transaction, so a write by any process (the admin CLI, the scheduler, a repair
+ * by hand) is seen by the next read here, and a write that touches neither part (another
+ * reseller's order) moves neither token.
+ */
+export interface ScopeVersions {
+  /** The reseller's account row, API keys, orders, invoices and ledger. */
+  reseller: string
+  /**
+   * Products, prices and reseller groups, which every reseller's answers may name. A schema
+   * change moves it too: a writer that dropped a trigger to bulk-load rows, or a migration,
+   * then empties every cached answer, because what it wrote cannot be known.
+   */
+  catalogue: string
+}
+
+/** The scope name migration 0009 gives a reseller's rows. */
+export const resellerScope = (resellerId: number): string => `reseller:${resellerId}`
+
+/** The catalogue part of `scopeVersions` alone, for answers that name products but belong to no one reseller. */
+export function catalogueVersion(db: Db): string {
+  const row = db
+    .prepare(
+      `SELECT (SELECT gen FROM cache_generations WHERE scope = 'catalogue') AS c,
+              (SELECT schema_version FROM pragma_schema_version) AS s`
+    )
+    .get() as { c: number | null; s: number }
+  return `${row.c ?? 0}.${row.s}`
+}
+
+export function scopeVersions(db: Db, resellerId: number): ScopeVersions {
+  // One statement, so both numbers come from one snapshot of the store.
+  const row = db
+    .prepare(
+      `SELECT (SELECT gen FROM cache_generations WHERE scope = ?) AS r,
+              (SELECT gen FROM cache_generations WHERE scope = 'catalogue') AS c,
+              (SELECT schema_version FROM pragma_schema_version) AS s`
+    )
+    .get(resellerScope(resellerId)) as { r: number | null; c: number | null; s: number }
+  return { reseller: String(row.r ?? 0), catalogue: `${row.c ?? 0}.${row.s}` }
 }

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ServiceError } from '../core/errors'
 import { hashApiKey, type Reseller } from '../core/resellers'
 import type { Service } from '../core/service'
+import type { ScopeVersions } from '../core/store-version'
 import { hostName, isLoopbackName } from '../shared/host-header'
 import { failure, STATUS_OF } from './errors'
 
@@ -36,14 +37,26 @@ const MAX_KNOWN_KEYS = 1024
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** `storeVersion` when the request was authenticated. */
-    storeVersion: string | null
+    /** The caller's scope versions, read after authentication and before the handler runs. */
+    scopeVersions: ScopeVersions | null
   }
 }
 
+interface KnownKey {
+  reseller: Reseller
+  /** Versions read before the lookup that found `reseller`; null when they were read after it. */
+  versions: ScopeVersions | null
+}
+
+const sameVersions = (a: ScopeVersions, b: ScopeVersions): boolean => a.reseller === b.reseller && a.catalogue === b.catalogue
+
 export function installAuth(app: FastifyInstance, service: Service, opts: AuthOptions): void {
-  const known = new Map<string, { version: string; reseller: Reseller }>()
-  app.decorateRequest('storeVersion', null)
+  const known = new Map<string, KnownKey>()
+  const remember = (hash: string, entry: KnownKey): void => {
+    if (!known.has(hash) && known.size >= MAX_KNOWN_KEYS) known.clear()
+    known.set(hash, entry)
+  }
+  app.decorateRequest('scopeVersions', null)
   const allowed = new Set((opts.allowedHosts ?? []).map((h) => h.toLowerCase()))
   app.addHook('onRequest', async (request, reply) => {
     const host = hostName(request.headers.host)
@@ -55,20 +68,31 @@ export function installAuth(app: FastifyInstance, service: Service, opts: AuthOp
     if (!key) {
       return reply.code(401).send(failure('missing API key: send it as X-API-Key or Authorization: Bearer'))
     }
+    const hash = hashApiKey(key)
     try {
-      // Who a key belongs to changes only when the store does: reuse the answer until then.
-      const version = await service.ctx.storeVersion()
-      const hash = hashApiKey(key)
+      // Who a key belongs to is read from the key's row and its reseller's row, both in the
+      // reseller's scope: the answer holds until a write moves that scope (another reseller's
+      // order does not). Versions are read before the lookup they vouch for, so a write landing
+      // in between can only make them older than the answer, never newer.
       const memo = known.get(hash)
-      if (memo && memo.version === version) {
-        request.reseller = memo.reseller
+      if (memo) {
+        const versions = await service.ctx.scopeVersions(memo.reseller.id)
+        if (memo.versions && sameVersions(memo.versions, versions)) {
+          request.reseller = memo.reseller
+        } else {
+          request.reseller = service.resellers.authenticate(key)
+          remember(hash, { reseller: request.reseller, versions: request.reseller.id === memo.reseller.id ? versions : null })
+        }
+        request.scopeVersions = request.reseller.id === memo.reseller.id ? versions : await service.ctx.scopeVersions(request.reseller.id)
       } else {
         request.reseller = service.resellers.authenticate(key)
-        if (known.size >= MAX_KNOWN_KEYS) known.clear()
-        known.set(hash, { version, reseller: request.reseller })
+        // Read after the lookup, these may already count a write the lookup did not see: good
+        // enough for answers computed from here on, not to vouch for this lookup later.
+        remember(hash, { reseller: request.reseller, versions: null })
+        request.scopeVersions = await service.ctx.scopeVersions(request.reseller.id)
       }
-      request.storeVersion = version
     } catch (err) {
+      known.delete(hash)
       if (err instanceof ServiceError) return reply.code(STATUS_OF[err.kind]).send(failure(err.message))
       throw err
     }

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { usdToCents } from '../../src-main/core/money'
 import { openService, type Service } from '../../src-main/core/service'
-import { buildServer, listen, type ServerOptions } from '../../src-main/http/server'
+import { buildServer, listen, type App, type ServerOptions } from '../../src-main/http/server'
 import type { Clock } from '../../src-main/core/time'
 
 export interface ApiResponse<T = Record<string, unknown>> {
@@ -26,6 +26,8 @@ export interface TestServer {
   url: string
   dataDir: string
   service: Service
+  /** The listener itself, for what only it can tell (the read cache's counters). */
+  app: App
   /** A reseller in `groupId` (default 1) with `credit` USD and an API key. */
   reseller(opts?: { credit?: number; groupId?: number | null; discount?: number; name?: string }): TestReseller
   request<T = Record<string, unknown>>(
@@ -46,6 +48,7 @@ export async function startServer(opts: { clock?: Clock; server?: ServerOptions 
     url: listening.url,
     dataDir,
     service,
+    app: listening.app,
     reseller({ credit = 0, groupId = 1, discount = 0, name } = {}) {
       counter += 1
       const r = service.resellers.create({

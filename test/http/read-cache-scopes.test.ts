@@ -1,0 +1,208 @@
+import { spawnSync } from 'node:child_process'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { certdesk } from '../support/cli'
+import { startServer, type TestReseller, type TestServer } from '../support/server'
+
+// A cached answer is dropped by exactly the writes that can change it (migration 0009): a
+// reseller's own rows move its lists, balance and account; the catalogue moves products and
+// prices. Another reseller's order changes neither. Whoever writes (this server, the admin CLI
+// in another process, a repair by hand), the next read shows the write.
+type Body = Record<string, unknown>
+let s: TestServer
+
+beforeAll(async () => {
+  s = await startServer()
+})
+afterAll(() => s.close())
+
+/** GET `path` as `r`, and whether the read cache answered it (its hit counter moved by one). */
+async function read(r: TestReseller, path: string): Promise<{ body: Body; cached: boolean; text: string }> {
+  const before = s.app.readCache.hits
+  const res = await fetch(s.url + path, { headers: { 'x-api-key': r.key } })
+  const text = await res.text()
+  expect(res.status, `GET ${path}: ${text}`).toBe(200)
+  return { body: JSON.parse(text) as Body, cached: s.app.readCache.hits === before + 1, text }
+}
+
+const order = async (r: TestReseller, domain: string): Promise<number> => {
+  const res = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 2, domain } })
+  expect(res.status).toBe(200)
+  return res.body.order_id as number
+}
+
+const READS = [
+  '/orders?limit=50',
+  '/orders?limit=50&offset=50',
+  '/invoices',
+  '/credits',
+  '/balance',
+  '/account',
+  '/stats',
+  '/products'
+]
+
+/**
+ * Writes to the store from another process, the way a repair by hand would: plain SQL through
+ * better-sqlite3, knowing nothing of CertDesk.
+ */
+function writeByHand(sql: string): void {
+  const sqlite = createRequire(import.meta.url).resolve('better-sqlite3')
+  const script = `const D = require(${JSON.stringify(sqlite)}); const db = new D(process.argv[1]); db.pragma('busy_timeout = 5000'); db.exec(process.argv[2]); db.close()`
+  const r = spawnSync(process.execPath, ['-e', script, join(s.dataDir, 'certdesk.sqlite'), sql], { encoding: 'utf8' })
+  expect(r.status, r.stderr).toBe(0)
+}
+
+describe('a write leaves the answers it cannot change cached', () => {
+  it("keeps reseller B's lists, balance, account and statistics, and the catalogue, while A places orders", async () => {
+    const a = s.reseller({ credit: 500 })
+    const b = s.reseller({ credit: 500 })
+    await order(b, 'b-first.example.com')
+    const kept: Record<string, string> = {}
+    for (const path of READS) {
+      await read(b, path)
+      const again = await read(b, path)
+      expect(again.cached, `B's second GET ${path}`).toBe(true)
+      kept[path] = again.text
+    }
+
+    await order(a, 'a-first.example.com')
+    await order(a, 'a-second.example.com')
+
+    for (const path of READS) {
+      const after = await read(b, path)
+      expect(after.cached, `B's GET ${path} after A's orders`).toBe(true)
+      expect(after.text).toBe(kept[path])
+    }
+    // A's own list is built anew and shows both orders.
+    const own = await read(a, '/orders?limit=50')
+    expect(own.cached).toBe(false)
+    expect((own.body.pagination as Body).total).toBe(2)
+  })
+
+  it('shares one catalogue answer between the resellers of a group', async () => {
+    const a = s.reseller({ credit: 10 })
+    const b = s.reseller({ credit: 10 })
+    const first = await read(a, '/products?brand=Sectigo')
+    const second = await read(b, '/products?brand=Sectigo')
+    expect(first.cached).toBe(false)
+    expect(second.cached).toBe(true)
+    expect(second.text).toBe(first.text)
+    // Another group's answer is its own.
+    const gold = s.reseller({ credit: 10, groupId: 2 })
+    expect((await read(gold, '/products?brand=Sectigo')).cached).toBe(false)
+  })
+})
+
+describe('no cached answer survives a write that changes it', () => {
+  it("shows the caller's own order, cancel and refund in every list, balance, account and statistics", async () => {
+    const a = s.reseller({ credit: 500 })
+    const id = await order(a, 'first.example.com')
+    const before: Record<string, Body> = {}
+    for (const path of READS) {
+      await read(a, path)
+      const again = await read(a, path)
+      expect(again.cached, `second GET ${path}`).toBe(true)
+      before[path] = again.body
+    }
+
+    const second = await order(a, 'second.example.com')
+    const orders = await read(a, '/orders?limit=50')
+    expect(orders.cached).toBe(false)
+    expect((orders.body.orders as Body[]).map((o) => o.id)).toEqual([second, id])
+    expect(((await read(a, '/invoices')).body.pagination as Body).total).toBe(2)
+    const credits = (await read(a, '/credits')).body
+    expect((credits.pagination as Body).total).toBe(((before['/credits'].pagination as Body).total as number) + 1)
+    const paid = (before['/balance'].balance as number) - (credits.balance as number)
+    expect(paid).toBeGreaterThan(0)
+    expect((await read(a, '/balance')).body.balance).toBe(credits.balance)
+    expect(((await read(a, '/account')).body.reseller as Body).credit_balance).toBe(credits.balance)
+    const stats = (await read(a, '/stats')).body.stats as Body
+    expect(stats).toMatchObject({ total_orders: 2, credit_balance: credits.balance })
+
+    expect((await s.request('PUT', `/orders/${second}`, { key: a.key, body: { action: 'cancel' } })).status).toBe(200)
+    const cancelled = (await read(a, '/orders?limit=50')).body.orders as Body[]
+    expect(cancelled[0]).toMatchObject({
+      id: second,
+      status: 'cancelled',
+      payment_status: 'refunded',
+      invoice_status: 'cancelled'
+    })
+    expect(((await read(a, '/invoices')).body.invoices as Body[])[0]).toMatchObject({ status: 'cancelled' })
+    expect((await read(a, '/balance')).body.balance).toBe(before['/balance'].balance)
+    expect(((await read(a, '/stats')).body.charts as Body).status_distribution).toMatchObject({ cancelled: 1 })
+  })
+
+  it('shows what the admin CLI changed in another process: credit, group, prices', async () => {
+    const a = s.reseller({ credit: 500 })
+    await order(a, 'cli.example.com')
+    for (const path of ['/balance', '/credits', '/account', '/stats', '/products']) {
+      await read(a, path)
+      expect((await read(a, path)).cached).toBe(true)
+    }
+    const balance = (await read(a, '/balance')).body.balance as number
+
+    const topUp = certdesk([
+      'admin',
+      '--data-dir',
+      s.dataDir,
+      'credit',
+      'add',
+      '--reseller',
+      String(a.id),
+      '--amount',
+      '25'
+    ])
+    expect(topUp.code, topUp.stderr).toBe(0)
+    expect((await read(a, '/balance')).body.balance).toBe(balance + 25)
+    const credits = (await read(a, '/credits')).body
+    expect(credits.balance).toBe(balance + 25)
+    expect(((credits.transactions as Body[])[0] as Body).amount).toBe(25)
+    expect(((await read(a, '/account')).body.reseller as Body).credit_balance).toBe(balance + 25)
+    expect(((await read(a, '/stats')).body.stats as Body).credit_balance).toBe(balance + 25)
+
+    const standard = await read(a, '/products')
+    const moved = certdesk([
+      'admin',
+      '--data-dir',
+      s.dataDir,
+      'reseller',
+      'set-group',
+      '--reseller',
+      String(a.id),
+      '--group',
+      '2'
+    ])
+    expect(moved.code, moved.stderr).toBe(0)
+    const gold = await read(a, '/products')
+    expect(gold.body.group_id).toBe(2)
+    expect(gold.body.products).not.toEqual(standard.body.products)
+    expect(((await read(a, '/account')).body.reseller as Body).group_id).toBe(2)
+  })
+
+  it('shows an order, its invoice and a product name changed by hand in another process', async () => {
+    const a = s.reseller({ credit: 500 })
+    const id = await order(a, 'by-hand.example.com')
+    for (const path of ['/orders?limit=50', '/invoices', '/products', '/stats']) await read(a, path)
+
+    writeByHand(`UPDATE orders SET status = 'completed' WHERE id = ${id}`)
+    const completed = await read(a, '/orders?limit=50')
+    expect(completed.cached).toBe(false)
+    expect((completed.body.orders as Body[])[0]).toMatchObject({ id, status: 'completed' })
+    expect(((await read(a, '/stats')).body.charts as Body).status_distribution).toMatchObject({
+      completed: 1,
+      pending: 0
+    })
+
+    writeByHand(`UPDATE invoices SET status = 'sent' WHERE order_id = ${id}`)
+    expect(((await read(a, '/orders?limit=50')).body.orders as Body[])[0]).toMatchObject({ invoice_status: 'sent' })
+    expect(((await read(a, '/invoices')).body.invoices as Body[])[0]).toMatchObject({ status: 'sent' })
+
+    const name = 'Renamed By Hand SSL'
+    writeByHand(`UPDATE products SET name = '${name}' WHERE id = 2`)
+    expect(((await read(a, '/orders?limit=50')).body.orders as Body[])[0]).toMatchObject({ product: name })
+    expect(((await read(a, '/invoices')).body.invoices as Body[])[0]).toMatchObject({ product: name })
+    expect(((await read(a, '/products')).body.products as Body[]).find((p) => p.id === 2)).toMatchObject({ name })
+  })
+})
