@@ -19,8 +19,13 @@ export class Invoices {
   list(resellerId: number, filter: { status?: InvoiceStatus }, page: Paging): Page<Invoice> {
     const where = filter.status ? 'i.reseller_id = ? AND i.status = ?' : 'i.reseller_id = ?'
     const args: unknown[] = filter.status ? [resellerId, filter.status] : [resellerId]
+    // The page's ids first, from invoices_reseller or invoices_reseller_status alone: OFFSET then
+    // skips index entries, not invoices joined with their orders and products.
     const items = this.ctx.db
-      .prepare(`${SELECT} WHERE ${where} ORDER BY i.id DESC LIMIT ? OFFSET ?`)
+      .prepare(
+        `${SELECT} WHERE i.id IN (SELECT i.id FROM invoices i WHERE ${where} ORDER BY i.id DESC LIMIT ? OFFSET ?)
+         ORDER BY i.id DESC`
+      )
       .all(...args, page.limit, page.offset) as Invoice[]
     return { items, total: countInvoices(this.ctx.db, resellerId, filter.status), ...page }
   }

@@ -12,6 +12,7 @@ import { normalizeEmailAddress } from './email-address'
 import { conflict, invalid, notFound } from './errors'
 import { recordEvent } from './events'
 import { coversDebit, post, type Page, type Paging } from './ledger'
+import { OrderCache, type OrderRef } from './order-cache'
 import { countOrders, usesDomainIndex } from './tallies'
 import { validityWindow, maxValidityFor } from './lifecycle'
 import { percentOf, type Cents } from './money'
@@ -53,52 +54,64 @@ export interface CreatedOrder {
   subscription?: { id: number } | { error: string; refunded: Cents }
 }
 
-interface OrderRow {
-  id: number
-  order_number: string
-  reseller_id: number
-  product_id: number
-  product_name: string
-  brand: string
-  product_type: Product['type']
-  validation_type: Product['validationType']
-  domain: string
-  period_months: number
-  san_count: number
-  san_wildcard_count: number
-  contact_email: string | null
-  base_price_cents: number
-  san_total_cents: number
-  discount_cents: number
-  total_cents: number
-  status: OrderStatus
-  payment_status: PaymentStatus
-  auto_reissue: number
-  purchase_end_date: string
-  reissue_count: number
-  cert_valid_from: string | null
-  cert_valid_till: string | null
-  next_reissue_at: string | null
-  status_note: string | null
-  invoice_number: string | null
-  invoice_status: string | null
-  created_at: string
-  updated_at: string
-}
+/**
+ * One row of ORDER_SELECT, in its column order. Orders are read as arrays (better-sqlite3's raw
+ * mode): for a page of 50 orders that costs about half of what building the row objects natively
+ * does, and a reseller's pages are rebuilt after each of its writes.
+ */
+type OrderRow = [
+  id: number,
+  orderNumber: string,
+  resellerId: number,
+  productId: number,
+  productName: string,
+  brand: string,
+  productType: Product['type'],
+  validationType: Product['validationType'],
+  domain: string,
+  periodMonths: number,
+  sanCount: number,
+  sanWildcardCount: number,
+  contactEmail: string | null,
+  basePrice: number,
+  sanTotal: number,
+  discountAmount: number,
+  total: number,
+  status: OrderStatus,
+  paymentStatus: PaymentStatus,
+  autoReissue: number,
+  purchaseEndDate: string,
+  reissueCount: number,
+  certValidFrom: string | null,
+  certValidTill: string | null,
+  nextReissueAt: string | null,
+  statusNote: string | null,
+  invoiceNumber: string | null,
+  invoiceStatus: string | null,
+  createdAt: string,
+  updatedAt: string
+]
 
-const ORDER_SELECT = `SELECT o.*, p.name AS product_name, p.brand, p.type AS product_type,
-  p.validation_type, i.invoice_number, i.status AS invoice_status
+const ORDER_SELECT = `SELECT o.id, o.order_number, o.reseller_id, o.product_id, p.name, p.brand, p.type, p.validation_type,
+  o.domain, o.period_months, o.san_count, o.san_wildcard_count, o.contact_email, o.base_price_cents, o.san_total_cents,
+  o.discount_cents, o.total_cents, o.status, o.payment_status, o.auto_reissue, o.purchase_end_date, o.reissue_count,
+  o.cert_valid_from, o.cert_valid_till, o.next_reissue_at, o.status_note, i.invoice_number, i.status, o.created_at, o.updated_at
   FROM orders o JOIN products p ON p.id = o.product_id LEFT JOIN invoices i ON i.order_id = o.id`
 
 export const orderNumber = (prefix: 'ORD' | 'INV', id: number, at: Date): string =>
   `${prefix}-${at.getUTCFullYear()}-${String(id).padStart(6, '0')}`
 
 export class Orders {
+  /** Orders built for earlier pages (order-cache.ts). */
+  private readonly kept: OrderCache
+
   constructor(
     private readonly ctx: CoreContext,
     private readonly catalogue: Catalogue,
     private readonly subscriptions?: AcmeSubscriptions
-  ) {}
+  ) {
+    this.kept = new OrderCache(ctx.db)
+  }
 
   /** The price of an order before it is placed; the same numbers `create` charges. */
   /**
@@ -258,7 +271,7 @@ export class Orders {
   }
 
   get(resellerId: number, orderId: number): Order {
-    const row = this.ctx.db.prepare(`${ORDER_SELECT} WHERE o.id = ? AND o.reseller_id = ?`).get(orderId, resellerId) as
+    const row = this.ctx.db.prepare(`${ORDER_SELECT} WHERE o.id = ? AND o.reseller_id = ?`).raw(true).get(orderId, resellerId) as
       | OrderRow
       | undefined
     // Another reseller's order is 404, never 403 (docs/decisions.md): its existence is not disclosed.
@@ -285,13 +298,34 @@ export class Orders {
       }
     }
     const sqlWhere = where.join(' AND ')
+    const db = this.ctx.db
+    // One read transaction: the page's ids and versions, and the orders read for them, come
+    // from one snapshot even while another process writes.
+    return db.transaction((): Page<Order> => {
+      // The page's ids first, from the index that serves the filter and the order alone (OFFSET
+      // skips index entries, not joined rows), each with its number in order_versions.
+      const refs = db
+        .prepare(
+          `SELECT p.id, COALESCE(v.v, 0) FROM (SELECT o.id FROM orders o WHERE ${sqlWhere} ORDER BY o.id DESC LIMIT ? OFFSET ?) p
+           LEFT JOIN order_versions v ON v.order_id = p.id ORDER BY p.id DESC`
+        )
+        .raw(true)
+        .all(...args, page.limit, page.offset) as OrderRef[]
+      const items = this.kept.resolve(refs, (ids) => this.load(ids))
+      const total = filter.domain
+        ? (db.prepare(`SELECT COUNT(*) AS n FROM orders o WHERE ${sqlWhere}`).get(...args) as { n: number }).n
+        : countOrders(db, resellerId, filter.status)
+      return { items, total, ...page }
+    })()
+  }
+
+  /** Orders by id, read whole. */
+  private load(ids: number[]): Order[] {
     const rows = this.ctx.db
-      .prepare(`${ORDER_SELECT} WHERE ${sqlWhere} ORDER BY o.id DESC LIMIT ? OFFSET ?`)
-      .all(...args, page.limit, page.offset) as OrderRow[]
-    const total = filter.domain
-      ? (this.ctx.db.prepare(`SELECT COUNT(*) AS n FROM orders o WHERE ${sqlWhere}`).get(...args) as { n: number }).n
-      : countOrders(this.ctx.db, resellerId, filter.status)
-    return { items: rows.map((r) => this.toOrder(r)), total, ...page }
+      .prepare(`${ORDER_SELECT} WHERE o.id IN (SELECT value FROM json_each(?))`)
+      .raw(true)
+      .all(JSON.stringify(ids)) as OrderRow[]
+    return rows.map((r) => this.toOrder(r))
   }
 
   /**
@@ -386,39 +420,42 @@ export class Orders {
   }
 
   private toOrder(r: OrderRow): Order {
-    const issuedOrPlanned = r.cert_valid_from ? parseDate(r.cert_valid_from) : parseDate(r.created_at)
+    const [id, orderNumber, resellerId, productId, productName, brand, productType, validationType, domain, periodMonths,
+      sanCount, sanWildcardCount, contactEmail, basePrice, sanTotal, discountAmount, total, status, paymentStatus,
+      autoReissue, purchaseEndDate, reissueCount, certValidFrom, certValidTill, nextReissueAt, statusNote,
+      invoiceNumber, invoiceStatus, createdAt, updatedAt] = r
     return {
-      id: r.id,
-      orderNumber: r.order_number,
-      resellerId: r.reseller_id,
-      productId: r.product_id,
-      productName: r.product_name,
-      brand: r.brand,
-      productType: r.product_type,
-      validationType: r.validation_type,
-      domain: r.domain,
-      periodMonths: r.period_months,
-      sanCount: r.san_count,
-      sanWildcardCount: r.san_wildcard_count,
-      contactEmail: r.contact_email,
-      basePrice: r.base_price_cents,
-      sanTotal: r.san_total_cents,
-      discountAmount: r.discount_cents,
-      total: r.total_cents,
-      status: r.status,
-      paymentStatus: r.payment_status,
-      autoReissue: r.auto_reissue === 1,
-      maxValidityDays: maxValidityFor({ type: r.product_type }, issuedOrPlanned),
-      purchaseEndDate: r.purchase_end_date,
-      reissueCount: r.reissue_count,
-      certValidFrom: r.cert_valid_from,
-      certValidTill: r.cert_valid_till,
-      nextReissueAt: r.next_reissue_at,
-      statusNote: r.status_note,
-      invoiceNumber: r.invoice_number,
-      invoiceStatus: r.invoice_status,
-      createdAt: r.created_at,
-      updatedAt: r.updated_at
+      id,
+      orderNumber,
+      resellerId,
+      productId,
+      productName,
+      brand,
+      productType,
+      validationType,
+      domain,
+      periodMonths,
+      sanCount,
+      sanWildcardCount,
+      contactEmail,
+      basePrice,
+      sanTotal,
+      discountAmount,
+      total,
+      status,
+      paymentStatus,
+      autoReissue: autoReissue === 1,
+      maxValidityDays: maxValidityFor({ type: productType }, parseDate(certValidFrom || createdAt)),
+      purchaseEndDate,
+      reissueCount,
+      certValidFrom,
+      certValidTill,
+      nextReissueAt,
+      statusNote,
+      invoiceNumber,
+      invoiceStatus,
+      createdAt,
+      updatedAt
     }
   }
 }

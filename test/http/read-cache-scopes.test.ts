@@ -205,4 +205,49 @@ describe('no cached answer survives a write that changes it', () => {
     expect(((await read(a, '/invoices')).body.invoices as Body[])[0]).toMatchObject({ product: name })
     expect(((await read(a, '/products')).body.products as Body[]).find((p) => p.id === 2)).toMatchObject({ name })
   })
+
+  it('never shows a deleted order under its id when the id is used again', async () => {
+    const a = s.reseller({ credit: 500 })
+    await order(a, 'kept.example.com')
+    const id = (s.service.ctx.db.prepare('SELECT MAX(id) AS n FROM orders').get() as { n: number }).n + 1
+    // Rows written by hand, without an invoice: only the order's own row names it.
+    const insert = (domain: string): string =>
+      `INSERT INTO orders (id, order_number, reseller_id, product_id, domain, period_months, base_price_cents,
+         san_total_cents, discount_cents, total_cents, status, payment_status, auto_reissue, purchase_end_date,
+         created_at, updated_at)
+       VALUES (${id}, 'ORD-HAND-${domain}', ${a.id}, 2, '${domain}', 12, 0, 0, 0, 0, 'pending', 'paid', 1, '2027-11-21',
+         '2026-11-21 10:00:00', '2026-11-21 10:00:00');`
+    writeByHand(insert('deleted.example.com'))
+    expect(((await read(a, '/orders?limit=50')).body.orders as Body[])[0]).toMatchObject({
+      id,
+      domain: 'deleted.example.com'
+    })
+    writeByHand(`DELETE FROM orders WHERE id = ${id}; ${insert('reborn.example.com')}`)
+    const page = (await read(a, '/orders?limit=50')).body.orders as Body[]
+    expect(page[0]).toMatchObject({ id, domain: 'reborn.example.com' })
+    expect(page.map((o) => o.domain)).not.toContain('deleted.example.com')
+  })
+})
+
+describe('GET /orders answered from kept orders', () => {
+  it('sends each order exactly as GET /orders/:id does, as compact JSON', async () => {
+    const a = s.reseller({ credit: 500 })
+    const domains = ['one.example.com', 'two.example.com', 'three.example.com']
+    for (const domain of domains) await order(a, domain)
+    // Built twice: once from rows, once from kept orders after another order shifted the page.
+    for (const next of ['four.example.com', 'five.example.com']) {
+      await order(a, next)
+      domains.push(next)
+      const page = await read(a, '/orders?limit=3&offset=1')
+      expect(page.text).toBe(JSON.stringify(page.body))
+      const orders = page.body.orders as Body[]
+      expect(orders).toHaveLength(3)
+      for (const o of orders) {
+        const detail = await s.request<{ order: Body }>('GET', `/orders/${o.id as number}`, { key: a.key })
+        expect(o).toEqual(detail.body.order)
+      }
+      expect(orders.map((o) => o.domain)).toEqual(domains.slice(-4, -1).reverse())
+      expect(page.body.pagination).toEqual({ total: domains.length, limit: 3, offset: 1 })
+    }
+  })
 })

@@ -5,7 +5,8 @@ import { ORDER_STATUSES } from '../../core/orders'
 import type { Service } from '../../core/service'
 import { caller } from '../auth'
 import { paging } from '../paging'
-import { acmeSummaryJson, createdOrderAnswer, orderJson, paginationJson } from '../present'
+import { JSON_CONTENT_TYPE, orderPageBytes } from '../order-page'
+import { acmeSummaryJson, createdOrderAnswer, orderJson } from '../present'
 import type { ApiRouter } from '../router'
 import { AcmeCreateResponse, CreateOrderResponse, IdParam, Money, ok, OrderJson, Pagination, PagingQuery, StringEnum } from '../schemas'
 import { ErrorRef, IdempotencyHeaders } from './common'
@@ -34,10 +35,11 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
       }),
       response: { 200: ok({ orders: Type.Array(OrderJson), pagination: Pagination }), ...ErrorRef }
     },
-    async (request) => {
+    async (request, reply) => {
       const q = request.query
       const page = service.orders.list(caller(request).id, { status: q.status, domain: q.domain?.trim() || undefined }, paging(q))
-      return { success: true as const, orders: page.items.map(orderJson), pagination: paginationJson(page) }
+      // Already the bytes the response schema makes of the page (order-page.ts).
+      return reply.header('content-type', JSON_CONTENT_TYPE).send(orderPageBytes(reply, page) as never)
     }
   )
 

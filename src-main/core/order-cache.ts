@@ -1,0 +1,53 @@
+/**
+ * Orders as built from their rows, kept between list calls. A reseller's next order shifts each
+ * of its pages by one, so every page it had is rebuilt; reading fifty orders of thirty columns
+ * for that cost more than placing the order. Migration 0009 keeps a number per order
+ * (order_versions) that moves with every change to the order's row or its invoice, and the
+ * catalogue's version covers the product names: a page reads from the store only the orders
+ * whose number moved since they were kept, usually the one new order.
+ */
+import type { Db } from './db'
+import type { Order } from './orders'
+import { catalogueVersion } from './store-version'
+
+/** Orders kept at most (about 1 kB each); past it the oldest kept go first. */
+const MAX_KEPT = 20_000
+
+/** An order of a page as the store names it: its id and its number in order_versions. */
+export type OrderRef = [id: number, version: number]
+
+export class OrderCache {
+  private catalogue: string | null = null
+  private readonly kept = new Map<number, { version: number; order: Readonly<Order> }>()
+
+  constructor(private readonly db: Db) {}
+
+  /**
+   * The orders of `refs`, in their order: kept ones whose number is unchanged, the others from
+   * `load`. Call it in the read transaction that produced `refs`, so that what `load` reads is
+   * the same snapshot of the store.
+   */
+  resolve(refs: OrderRef[], load: (ids: number[]) => Order[]): Order[] {
+    const catalogue = catalogueVersion(this.db)
+    if (catalogue !== this.catalogue) {
+      this.kept.clear()
+      this.catalogue = catalogue
+    }
+    const missing = refs.filter(([id, version]) => this.kept.get(id)?.version !== version).map(([id]) => id)
+    const loaded = new Map(missing.length > 0 ? load(missing).map((o) => [o.id, o]) : [])
+    return refs.map(([id, version]) => {
+      const fresh = loaded.get(id)
+      if (!fresh) {
+        const kept = this.kept.get(id)
+        if (!kept || kept.version !== version)
+          throw new Error(`could not list orders: order ${id} vanished while the page was read`)
+        return kept.order as Order
+      }
+      this.kept.delete(id)
+      if (this.kept.size >= MAX_KEPT) this.kept.delete(this.kept.keys().next().value as number)
+      // Shared by every later page that shows it: nobody may change it in place.
+      this.kept.set(id, { version, order: Object.freeze(fresh) })
+      return fresh
+    })
+  }
+}
