@@ -2,12 +2,14 @@
 // in the same run on the same machine, so the ratios hold on a noisy machine. Load
 // comes from separate processes on loopback (autocannon). Writes bench/results/latest.{md,json}.
 //   --quick   10k and 100k orders only and shorter load runs (a smoke run, not for the README)
+//   --mixed-only [--mixed-seconds S] [--mixed-rounds N]   only the mixed-load section, printed
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { auditStore, admin, Database, DB_FILE, fillOrders, makeReseller } from '../bench/lib/store.mjs'
 import { load } from '../bench/lib/load.mjs'
+import { mixedLoad, mixedMarkdown } from '../bench/lib/mixed.mjs'
 import { ROOT } from '../bench/lib/paths.mjs'
 import { startCertdesk, startNode } from '../bench/lib/procs.mjs'
 import { buildCoreBench } from '../bench/lib/build-core-bench.mjs'
@@ -15,6 +17,12 @@ import { startKeyringSession } from './keyring-session.mjs'
 import { build } from './setup.mjs'
 
 const quick = process.argv.includes('--quick')
+const mixedOnly = process.argv.includes('--mixed-only')
+const numberArg = (name, fallback) => {
+  const i = process.argv.indexOf(name)
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback
+}
+const MIXED = { seconds: numberArg('--mixed-seconds', quick ? 4 : 10), rounds: numberArg('--mixed-rounds', 3) }
 const SIZES = quick ? [10_000, 100_000] : [10_000, 100_000, 1_000_000]
 const DURATION = quick ? 4 : 10
 const CONNECTIONS = 64
@@ -83,6 +91,12 @@ async function main() {
   const work = mkdtempSync(join(tmpdir(), 'certdesk-bench-'))
   process.once('exit', () => rmSync(work, { recursive: true, force: true }))
   const started = Date.now()
+  if (mixedOnly) {
+    const mixed = await mixedLoad({ work, env, ...MIXED, log })
+    session.stop()
+    process.stdout.write(mixedMarkdown(mixed))
+    return
+  }
   const sqlite = new Database(':memory:').prepare('SELECT sqlite_version() AS v').get().v
   const results = {
     date: new Date().toISOString(),
@@ -261,6 +275,11 @@ async function main() {
     log(`POST /orders: ${round(api.rps, 0)} req/s vs raw ${round(rawRes.rps, 0)} (${results.writes.rpsRatio}); money ${apiCheck.moneyOk ? 'ok' : 'WRONG'}`)
   }
 
+  // Writes and reads at once, against each alone on the same server (bench/lib/mixed.mjs).
+  results.mixed = await mixedLoad({ work, env, ...MIXED, log })
+  if (results.mixed.non2xx || results.mixed.errors) results.notes.push(`mixed load: ${results.mixed.non2xx} non-2xx answers, ${results.mixed.errors} errors`)
+  if (!results.mixed.moneyOk) results.notes.push(`mixed load: the books do not balance: ${results.mixed.violations.join('; ')}`)
+
   // Crypto: local CA issuance and CSR decode against the bare WebCrypto sign they build on.
   {
     const c = core(['crypto', join(work, 'crypto'), quick ? '1' : '3'])
@@ -330,6 +349,7 @@ export function markdown(r) {
     `Ratio CertDesk / raw over HTTP: **${w.rpsRatio}** (target ≥ 0.5: ${mark(w.rpsRatio >= TARGETS.writeRatio)}); ` +
       `CertDesk / raw in-process: ${w.inProcessRatio}.`,
     '',
+    ...(r.mixed ? [mixedMarkdown(r.mixed)] : []),
     '## Scale',
     '',
     `| store | ${sizes.map((n) => n.toLocaleString('en') + ' orders').join(' | ')} | target |`,

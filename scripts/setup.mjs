@@ -29,7 +29,9 @@ const SYSTEM = [
   ['pebble', 'pebble'],
   ['pebble-challtestsrv', 'pebble'],
   ['certbot', 'certbot'],
-  ['lego', 'lego']
+  ['lego', 'lego'],
+  // The load generator of the mixed-load section of `npm run bench` (bench/lib/mixed.lua).
+  ['wrk', 'wrk']
 ]
 
 export function ensureSystemPackages() {
