@@ -229,7 +229,9 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
         'this server requires External Account Binding: use the eab_kid and eab_hmac_key of your subscription (GET /orders/{id}/acme)'
       )
     }
-    const kid = await verifyEab(body.externalAccountBinding, jwk, url('/new-account'), (k) => core.accounts.eabHmacKey(k))
+    const kid = await verifyEab(body.externalAccountBinding, jwk, url('/new-account'), (k) =>
+      core.accounts.eabHmacKey(k)
+    )
     const created = await core.accounts.create({ eabKid: kid, jwk, thumbprint: tp, contact: body.contact })
     return reply.code(201).header('location', present.accountUrl(created)).send(present.accountJson(created))
   })

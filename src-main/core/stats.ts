@@ -44,7 +44,9 @@ export class StatsService {
 
     // Migration 0003: totals from the tallies, this month's orders from orders_reseller_created.
     const { rev } = db
-      .prepare(`SELECT COALESCE(SUM(total_cents), 0) AS rev FROM order_tallies WHERE reseller_id = ? AND payment_status = 'paid'`)
+      .prepare(
+        `SELECT COALESCE(SUM(total_cents), 0) AS rev FROM order_tallies WHERE reseller_id = ? AND payment_status = 'paid'`
+      )
       .get(resellerId) as { rev: number }
     const { month } = db
       .prepare(
@@ -74,9 +76,11 @@ export class StatsService {
       )
       .all(resellerId) as { brand: string; count: number }[]
 
-    const balance = (db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(resellerId) as {
-      b: number
-    }).b
+    const balance = (
+      db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(resellerId) as {
+        b: number
+      }
+    ).b
 
     return {
       totalOrders: total,

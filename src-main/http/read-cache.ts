@@ -45,7 +45,8 @@ export function installReadCache(app: FastifyInstance, service: Service): void {
   })
   app.addHook('onSend', async (request, reply, payload) => {
     const version = request.readCacheVersion
-    if (version === null || reply.statusCode !== 200 || typeof payload !== 'string' || payload.length > MAX_BYTES) return payload
+    if (version === null || reply.statusCode !== 200 || typeof payload !== 'string' || payload.length > MAX_BYTES)
+      return payload
     const key = keyOf(request)
     entries.delete(key)
     if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value as string)

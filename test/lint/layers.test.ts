@@ -15,7 +15,9 @@ beforeAll(() => {
 /** The rule messages a probe file at `filePath` gets (unused-variable noise aside). */
 async function problems(filePath: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath })
-  return result.messages.filter((m) => m.ruleId !== '@typescript-eslint/no-unused-vars').map((m) => `${m.line}: ${m.message}`)
+  return result.messages
+    .filter((m) => m.ruleId !== '@typescript-eslint/no-unused-vars')
+    .map((m) => `${m.line}: ${m.message}`)
 }
 
 describe('layer rules', () => {
@@ -29,9 +31,15 @@ describe('layer rules', () => {
     ].join('\n')
     for (const file of ['src-main/acme/probe.ts', 'src-main/http/probe.ts', 'src-main/app/probe.ts']) {
       const found = await problems(file, code)
-      expect(found.filter((m) => m.startsWith('1: ') && /Only src-main\/core opens the database/.test(m))).toHaveLength(1)
-      expect(found.filter((m) => m.startsWith('2: ') && /Only src-main\/core queries the database/.test(m))).toHaveLength(1)
-      expect(found.filter((m) => m.startsWith('4: ') && /Only src-main\/core touches the database/.test(m))).toHaveLength(1)
+      expect(found.filter((m) => m.startsWith('1: ') && /Only src-main\/core opens the database/.test(m))).toHaveLength(
+        1
+      )
+      expect(
+        found.filter((m) => m.startsWith('2: ') && /Only src-main\/core queries the database/.test(m))
+      ).toHaveLength(1)
+      expect(
+        found.filter((m) => m.startsWith('4: ') && /Only src-main\/core touches the database/.test(m))
+      ).toHaveLength(1)
       expect(found.filter((m) => m.startsWith('4: ') && /SQL lives only in src-main\/core/.test(m))).toHaveLength(1)
     }
     const entry = await problems('src-main/probe.ts', code.replaceAll('../core/', './core/'))
@@ -62,7 +70,10 @@ describe('layer rules', () => {
     )
     expect(app.map((m) => m.slice(0, 2))).toEqual(['1:', '2:', '3:'])
     expect(app[0]).toMatch(/never the reseller API routes/)
-    const shared = await problems('src-main/shared/probe.ts', "import { ServiceError } from '../core/errors'\nexport const p = ServiceError\n")
+    const shared = await problems(
+      'src-main/shared/probe.ts',
+      "import { ServiceError } from '../core/errors'\nexport const p = ServiceError\n"
+    )
     expect(shared).toHaveLength(1)
     const core = await problems(
       'src-main/core/probe.ts',
@@ -72,7 +83,12 @@ describe('layer rules', () => {
   })
 
   it('lets nothing in src-main import the renderer', async () => {
-    for (const file of ['src-main/probe.ts', 'src-main/acme/probe.ts', 'src-main/http/probe.ts', 'src-main/app/probe.ts']) {
+    for (const file of [
+      'src-main/probe.ts',
+      'src-main/acme/probe.ts',
+      'src-main/http/probe.ts',
+      'src-main/app/probe.ts'
+    ]) {
       const found = await problems(file, "import { App } from '../../src-renderer/app'\nexport const p = App\n")
       expect(found).toHaveLength(1)
       expect(found[0]).toMatch(/src-main never imports the renderer|nothing from the transports or the UI/)

@@ -7,7 +7,17 @@ import { caller } from '../auth'
 import { paging } from '../paging'
 import { acmeSummaryJson, createdOrderAnswer, orderJson, paginationJson } from '../present'
 import type { ApiRouter } from '../router'
-import { AcmeCreateResponse, CreateOrderResponse, IdParam, Money, ok, OrderJson, Pagination, PagingQuery, StringEnum } from '../schemas'
+import {
+  AcmeCreateResponse,
+  CreateOrderResponse,
+  IdParam,
+  Money,
+  ok,
+  OrderJson,
+  Pagination,
+  PagingQuery,
+  StringEnum
+} from '../schemas'
 import { ErrorRef, IdempotencyHeaders } from './common'
 
 export const CreateOrderBody = Type.Object(
@@ -36,7 +46,11 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
     },
     async (request) => {
       const q = request.query
-      const page = service.orders.list(caller(request).id, { status: q.status, domain: q.domain?.trim() || undefined }, paging(q))
+      const page = service.orders.list(
+        caller(request).id,
+        { status: q.status, domain: q.domain?.trim() || undefined },
+        paging(q)
+      )
       return { success: true as const, orders: page.items.map(orderJson), pagination: paginationJson(page) }
     }
   )
@@ -91,7 +105,13 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
       params: IdParam('id'),
       body: Type.Object({ action: StringEnum(['cancel'] as const) }, { additionalProperties: false }),
       response: {
-        200: ok({ order_id: Type.Integer(), status: Type.String(), refunded: Money, new_balance: Money, order: OrderJson }),
+        200: ok({
+          order_id: Type.Integer(),
+          status: Type.String(),
+          refunded: Money,
+          new_balance: Money,
+          order: OrderJson
+        }),
         ...ErrorRef
       }
     },
@@ -99,7 +119,9 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
       const result = service.orders.cancel(caller(request).id, request.params.id)
       return {
         success: true as const,
-        message: `Order ${result.order.orderNumber} cancelled` + (result.refunded > 0 ? `; ${centsToUsd(result.refunded).toFixed(2)} USD refunded to credit` : ''),
+        message:
+          `Order ${result.order.orderNumber} cancelled` +
+          (result.refunded > 0 ? `; ${centsToUsd(result.refunded).toFixed(2)} USD refunded to credit` : ''),
         order_id: result.order.id,
         status: result.order.status,
         refunded: centsToUsd(result.refunded),
@@ -108,5 +130,4 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
       }
     }
   )
-
 }
