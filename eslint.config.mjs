@@ -8,7 +8,7 @@
 //    desktop bridge) are transports over the core: they parse, authenticate, call the core and
 //    present. They do not import each other, except that the bridge is served on the reseller
 //    API's listener and so uses its server, router, envelope and paging, never its routes. What
-//    two transports need alike lives in src-main/shared, which imports nothing of src-main.
+//    two transports need alike lives in src-main/common, which imports nothing of src-main.
 //  - The entry points (src-main/*.ts) wire the layers together; nothing in src-main imports the
 //    renderer, and the renderer imports only the typed bridge of src-preload.
 //  - src-shared holds the bridge contract (its method table and record schemas) and the values
@@ -35,7 +35,7 @@ const NO_ACME = { group: ['**/acme/**'], message: 'Only the entry points start t
 const NO_APP = { group: ['**/app/**'], message: 'The desktop bridge (src-main/app) is wired by the entry points only.' }
 const NO_HTTP = {
   group: ['**/http/**'],
-  message: 'The reseller API (src-main/http) is no dependency of this layer; shared helpers go to src-main/shared.'
+  message: 'The reseller API (src-main/http) is no dependency of this layer; common helpers go to src-main/common.'
 }
 
 /** The database is the core's alone (types excepted, which carry no connection). */
@@ -87,7 +87,7 @@ export default tseslint.config(
       NO_ELECTRON,
       { group: ['fastify', '@fastify/*'], message: 'src-main/core knows no HTTP; put it in a transport.' },
       {
-        group: ['**/src-renderer/**', '**/src-preload/**', '**/http/**', '**/app/**', '**/acme/**', '**/shared/**'],
+        group: ['**/src-renderer/**', '**/src-preload/**', '**/http/**', '**/app/**', '**/acme/**', '**/common/**'],
         message: 'src-main/core imports nothing from the transports or the UI.'
       }
     ],
@@ -110,8 +110,8 @@ export default tseslint.config(
     outsideCore
   ),
   layer(
-    ['src-main/shared/**/*.ts'],
-    [{ group: ['../*', 'electron', 'fastify'], message: 'src-main/shared serves every layer and imports none.' }],
+    ['src-main/common/**/*.ts'],
+    [{ group: ['../*', 'electron', 'fastify'], message: 'src-main/common serves every layer and imports none.' }],
     outsideCore
   ),
   layer(['src-main/*.ts'], [RENDERER, ...DATABASE], outsideCore),

@@ -14,7 +14,7 @@ import { ACME_DIRECTORY_URL_SETTING, DEFAULT_ACME_PORT } from '../core/acme-subs
 import { DCV_SETTINGS } from '../core/dcv'
 import { ServiceError } from '../core/errors'
 import type { Service } from '../core/service'
-import { hostName, isLoopbackName } from '../shared/host-header'
+import { hostName, isLoopbackName } from '../common/host-header'
 import { parseJws, publicJwk, spkiSha256, thumbprint, verifyEab, verifyWith, type ParsedJws } from './jws'
 import { listenerKeyAndCsr } from './listener-key'
 import { presenters, rfc3339 } from './present'

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ServiceError } from '../core/errors'
 import { hashApiKey, type Reseller } from '../core/resellers'
 import type { Service } from '../core/service'
-import { hostName, isLoopbackName } from '../shared/host-header'
+import { hostName, isLoopbackName } from '../common/host-header'
 import { failure, STATUS_OF } from './errors'
 
 export interface AuthOptions {

@@ -1,7 +1,7 @@
 /**
  * The layer rules of eslint.config.mjs, run on small probe files placed (virtually) in each
  * folder: only src-main/core reaches the database, the transports (acme, http, app) import the
- * core and src-main/shared but not each other, and nothing in src-main imports the renderer.
+ * core and src-main/common but not each other, and nothing in src-main imports the renderer.
  */
 import { ESLint } from 'eslint'
 import { beforeAll, describe, expect, it } from 'vitest'
@@ -53,15 +53,15 @@ describe('layer rules', () => {
     expect(await problems('src-main/acme/probe.ts', code)).toEqual([])
   })
 
-  it('keeps the transports apart, sharing only src-main/shared and the listener the bridge runs on', async () => {
+  it('keeps the transports apart, sharing only src-main/common and the listener the bridge runs on', async () => {
     const acme = await problems(
       'src-main/acme/probe.ts',
-      "import { installAuth } from '../http/auth'\nimport { createHandlers } from '../app/handlers'\nimport { hostName } from '../shared/host-header'\nexport const p = [installAuth, createHandlers, hostName]\n"
+      "import { installAuth } from '../http/auth'\nimport { createHandlers } from '../app/handlers'\nimport { hostName } from '../common/host-header'\nexport const p = [installAuth, createHandlers, hostName]\n"
     )
     expect(acme.map((m) => m.slice(0, 2))).toEqual(['1:', '2:'])
     const http = await problems(
       'src-main/http/probe.ts',
-      "import { startAcmeServer } from '../acme/server'\nimport { createHandlers } from '../app/handlers'\nimport { hostName } from '../shared/host-header'\nexport const p = [startAcmeServer, createHandlers, hostName]\n"
+      "import { startAcmeServer } from '../acme/server'\nimport { createHandlers } from '../app/handlers'\nimport { hostName } from '../common/host-header'\nexport const p = [startAcmeServer, createHandlers, hostName]\n"
     )
     expect(http.map((m) => m.slice(0, 2))).toEqual(['1:', '2:'])
     const app = await problems(
@@ -70,14 +70,14 @@ describe('layer rules', () => {
     )
     expect(app.map((m) => m.slice(0, 2))).toEqual(['1:', '2:', '3:'])
     expect(app[0]).toMatch(/never the reseller API routes/)
-    const shared = await problems(
-      'src-main/shared/probe.ts',
+    const common = await problems(
+      'src-main/common/probe.ts',
       "import { ServiceError } from '../core/errors'\nexport const p = ServiceError\n"
     )
-    expect(shared).toHaveLength(1)
+    expect(common).toHaveLength(1)
     const core = await problems(
       'src-main/core/probe.ts',
-      "import { startAcmeServer } from '../acme/server'\nimport { hostName } from '../shared/host-header'\nexport const p = [startAcmeServer, hostName]\n"
+      "import { startAcmeServer } from '../acme/server'\nimport { hostName } from '../common/host-header'\nexport const p = [startAcmeServer, hostName]\n"
     )
     expect(core.map((m) => m.slice(0, 2))).toEqual(['1:', '2:'])
   })
