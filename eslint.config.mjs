@@ -8,7 +8,7 @@
 //    desktop bridge) are transports over the core: they parse, authenticate, call the core and
 //    present. They do not import each other, except that the bridge is served on the reseller
 //    API's listener and so uses its server, router, envelope and paging, never its routes. What
-//    two transports need alike lives in src-main/shared, which imports nothing of src-main.
+//    two transports need alike lives in src-main/common, which imports nothing of src-main.
 //  - The entry points (src-main/*.ts) wire the layers together; nothing in src-main imports the
 //    renderer, and the renderer imports only the typed bridge of src-preload.
 //  - src-shared holds the bridge contract (its method table and record schemas) and the values
@@ -19,12 +19,24 @@ import js from '@eslint/js'
 import globals from 'globals'
 import tseslint from 'typescript-eslint'
 
-const RENDERER = { group: ['**/src-renderer/**'], message: 'src-main never imports the renderer; it talks to it through src-preload.' }
-const NO_ELECTRON = { group: ['electron', 'electron/*'], message: 'Only the Electron entry, the IPC bridge and the preload import electron.' }
-const NO_PRELOAD = { group: ['**/src-preload/**'], message: 'Only the bridge (src-main/app) serves the src-preload contract.' }
+const RENDERER = {
+  group: ['**/src-renderer/**'],
+  message: 'src-main never imports the renderer; it talks to it through src-preload.'
+}
+const NO_ELECTRON = {
+  group: ['electron', 'electron/*'],
+  message: 'Only the Electron entry, the IPC bridge and the preload import electron.'
+}
+const NO_PRELOAD = {
+  group: ['**/src-preload/**'],
+  message: 'Only the bridge (src-main/app) serves the src-preload contract.'
+}
 const NO_ACME = { group: ['**/acme/**'], message: 'Only the entry points start the ACME server (src-main/acme).' }
 const NO_APP = { group: ['**/app/**'], message: 'The desktop bridge (src-main/app) is wired by the entry points only.' }
-const NO_HTTP = { group: ['**/http/**'], message: 'The reseller API (src-main/http) is no dependency of this layer; shared helpers go to src-main/shared.' }
+const NO_HTTP = {
+  group: ['**/http/**'],
+  message: 'The reseller API (src-main/http) is no dependency of this layer; common helpers go to src-main/common.'
+}
 
 /** The database is the core's alone (types excepted, which carry no connection). */
 const DATABASE = [
@@ -41,7 +53,7 @@ const DATABASE_SYNTAX = [
     message: 'Only src-main/core touches the database; put the query in a core function.'
   },
   {
-    selector: "CallExpression[callee.property.name=/^(prepare|pragma|transaction)$/]",
+    selector: 'CallExpression[callee.property.name=/^(prepare|pragma|transaction)$/]',
     message: 'SQL lives only in src-main/core; put the query in a core function.'
   }
 ]
@@ -75,7 +87,7 @@ export default tseslint.config(
       NO_ELECTRON,
       { group: ['fastify', '@fastify/*'], message: 'src-main/core knows no HTTP; put it in a transport.' },
       {
-        group: ['**/src-renderer/**', '**/src-preload/**', '**/http/**', '**/app/**', '**/acme/**', '**/shared/**'],
+        group: ['**/src-renderer/**', '**/src-preload/**', '**/http/**', '**/app/**', '**/acme/**', '**/common/**'],
         message: 'src-main/core imports nothing from the transports or the UI.'
       }
     ],
@@ -90,15 +102,16 @@ export default tseslint.config(
       NO_ACME,
       {
         group: ['**/http/*', '!**/http/server', '!**/http/router', '!**/http/errors', '!**/http/paging'],
-        message: 'The bridge uses only the listener it is served on (http/server, router, errors, paging), never the reseller API routes.'
+        message:
+          'The bridge uses only the listener it is served on (http/server, router, errors, paging), never the reseller API routes.'
       },
       ...DATABASE
     ],
     outsideCore
   ),
   layer(
-    ['src-main/shared/**/*.ts'],
-    [{ group: ['../*', 'electron', 'fastify'], message: 'src-main/shared serves every layer and imports none.' }],
+    ['src-main/common/**/*.ts'],
+    [{ group: ['../*', 'electron', 'fastify'], message: 'src-main/common serves every layer and imports none.' }],
     outsideCore
   ),
   layer(['src-main/*.ts'], [RENDERER, ...DATABASE], outsideCore),
@@ -111,18 +124,35 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['**/src-main/**', 'electron', 'node:*', 'fs', 'path', 'child_process'], message: 'The renderer sees only the typed bridge (src-preload).' },
             {
-              group: ['**/src-preload/*', '!**/src-preload/contract', '!**/src-preload/channels', '!**/src-preload/rpc-client'],
-              message: 'Import only the contract, its run-time names (channels) and its browser-mode client from src-preload.'
+              group: ['**/src-main/**', 'electron', 'node:*', 'fs', 'path', 'child_process'],
+              message: 'The renderer sees only the typed bridge (src-preload).'
+            },
+            {
+              group: [
+                '**/src-preload/*',
+                '!**/src-preload/contract',
+                '!**/src-preload/channels',
+                '!**/src-preload/rpc-client'
+              ],
+              message:
+                'Import only the contract, its run-time names (channels) and its browser-mode client from src-preload.'
             },
             {
               group: ['**/src-preload/contract', '**/src-shared/**'],
               allowTypeImports: true,
-              message: 'The renderer takes the contract and the shared records as types only (`import type`): their schemas stay out of its bundle; run-time names come from src-preload/channels.'
+              message:
+                'The renderer takes the contract and the shared records as types only (`import type`): their schemas stay out of its bundle; run-time names come from src-preload/channels.'
             },
-            { group: ['@sinclair/typebox', '@sinclair/typebox/*', 'ajv', 'ajv/*'], message: 'Arguments are checked in main; no validator enters the renderer bundle.' },
-            { group: ['pkijs', 'asn1js'], message: 'PKCS#12 and encrypted keys are built in the main process (src-main/core/deploy/pfx.ts); ask the bridge for the file.' }
+            {
+              group: ['@sinclair/typebox', '@sinclair/typebox/*', 'ajv', 'ajv/*'],
+              message: 'Arguments are checked in main; no validator enters the renderer bundle.'
+            },
+            {
+              group: ['pkijs', 'asn1js'],
+              message:
+                'PKCS#12 and encrypted keys are built in the main process (src-main/core/deploy/pfx.ts); ask the bridge for the file.'
+            }
           ]
         }
       ]
@@ -132,8 +162,21 @@ export default tseslint.config(
     ['src-shared/**/*.ts'],
     [
       {
-        group: ['**/src-main/**', '**/src-preload/**', '**/src-renderer/**', 'electron', 'electron/*', 'node:*', 'fs', 'path', 'crypto', 'child_process', 'os'],
-        message: 'src-shared is read by main and the renderer alike: it imports nothing of src-main, src-preload, src-renderer or Node.'
+        group: [
+          '**/src-main/**',
+          '**/src-preload/**',
+          '**/src-renderer/**',
+          'electron',
+          'electron/*',
+          'node:*',
+          'fs',
+          'path',
+          'crypto',
+          'child_process',
+          'os'
+        ],
+        message:
+          'src-shared is read by main and the renderer alike: it imports nothing of src-main, src-preload, src-renderer or Node.'
       }
     ],
     outsideCore
@@ -149,9 +192,13 @@ export default tseslint.config(
             {
               group: ['**/src-shared/*', '!**/src-shared/constants'],
               allowTypeImports: true,
-              message: 'What the renderer bundles takes the contract as types only; values come from src-shared/constants.'
+              message:
+                'What the renderer bundles takes the contract as types only; values come from src-shared/constants.'
             },
-            { group: ['@sinclair/typebox', '@sinclair/typebox/*', 'ajv', 'ajv/*'], message: 'No validator enters the renderer bundle.' }
+            {
+              group: ['@sinclair/typebox', '@sinclair/typebox/*', 'ajv', 'ajv/*'],
+              message: 'No validator enters the renderer bundle.'
+            }
           ]
         }
       ]

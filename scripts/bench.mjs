@@ -130,7 +130,9 @@ async function main() {
     const t = Date.now()
     fillOrders(dir, r.id, n)
     const genSeconds = (Date.now() - t) / 1000
-    const ledgerRows = new Database(join(dir, DB_FILE), { readonly: true }).prepare('SELECT COUNT(*) AS n FROM credit_transactions').get().n
+    const ledgerRows = new Database(join(dir, DB_FILE), { readonly: true })
+      .prepare('SELECT COUNT(*) AS n FROM credit_transactions')
+      .get().n
     log(`${n} orders, ${ledgerRows} ledger rows generated in ${genSeconds.toFixed(1)} s`)
     const startMs = await startupMs(dir, r.key, env)
     const s = await startCertdesk(dir, env)
@@ -147,14 +149,20 @@ async function main() {
     }
     const p = probe(s.url, r.key, n >= 1_000_000 ? 30 : 50, Object.values(paths))
     const entry = { orders: n, ledgerRows, generateSeconds: round(genSeconds, 1), startupMs: round(startMs, 1) }
-    for (const [name, path] of Object.entries(paths)) entry[name] = { path, p50Ms: round(p[path].p50), p95Ms: round(p[path].p95) }
+    for (const [name, path] of Object.entries(paths))
+      entry[name] = { path, p50Ms: round(p[path].p50), p95Ms: round(p[path].p95) }
     entry.rssMb = round(s.rss().peakMb, 1)
     // A pass of the reissue scheduler with nothing due, in its own process on the same store.
     const pass = core(['scheduler', dir, '7'])
     entry.schedulerPass = { medianMs: round(pass.medianMs), maxMs: round(pass.maxMs), actions: pass.actionsInLastPass }
-    if (pass.actionsInLastPass !== 0) results.notes.push(`scheduler on ${n} orders: the pass did ${pass.actionsInLastPass} things; the store was meant to have nothing due`)
+    if (pass.actionsInLastPass !== 0)
+      results.notes.push(
+        `scheduler on ${n} orders: the pass did ${pass.actionsInLastPass} things; the store was meant to have nothing due`
+      )
     results.scale[n] = entry
-    log(`${n}: domain ${entry.domain.p50Ms} ms, status ${entry.status.p50Ms} ms, stats ${entry.stats.p50Ms} ms, rss ${entry.rssMb} MB`)
+    log(
+      `${n}: domain ${entry.domain.p50Ms} ms, status ${entry.status.p50Ms} ms, stats ${entry.stats.p50Ms} ms, rss ${entry.rssMb} MB`
+    )
     if (n === SIZES[SIZES.length - 1]) big = { dir, r, s }
     else await s.stop()
   }
@@ -177,12 +185,26 @@ async function main() {
       let base = null
       let api = null
       for (let round = 0; round < ROUNDS; round++) {
-        const b = await load({ url: bare.url, path, connections: CONNECTIONS, duration: DURATION / ROUNDS, warmup: round === 0 ? 3 : 1 })
-        const a = await load({ url: s.url, path, key: r.key, connections: CONNECTIONS, duration: DURATION / ROUNDS, warmup: round === 0 ? 3 : 1 })
+        const b = await load({
+          url: bare.url,
+          path,
+          connections: CONNECTIONS,
+          duration: DURATION / ROUNDS,
+          warmup: round === 0 ? 3 : 1
+        })
+        const a = await load({
+          url: s.url,
+          path,
+          key: r.key,
+          connections: CONNECTIONS,
+          duration: DURATION / ROUNDS,
+          warmup: round === 0 ? 3 : 1
+        })
         base = best(base, b)
         api = best(api, a, true)
       }
-      if (api.non2xx || api.errors) results.notes.push(`GET ${path}: ${api.non2xx} non-2xx answers, ${api.errors} errors under load`)
+      if (api.non2xx || api.errors)
+        results.notes.push(`GET ${path}: ${api.non2xx} non-2xx answers, ${api.errors} errors under load`)
       results.reads[path] = {
         bytes: Buffer.byteLength(bodies[path]),
         bare: { rps: round(base.rps, 0), p99Ms: base.p99 },
@@ -232,9 +254,27 @@ async function main() {
     }
     // Fixed amounts, so every order written can be matched with an answer the client saw.
     const run = async (url, key) => {
-      const warm = await load({ url, path: '/orders', key, method: 'POST', body, connections: CONNECTIONS, amount: 2000, warmup: 0 })
+      const warm = await load({
+        url,
+        path: '/orders',
+        key,
+        method: 'POST',
+        body,
+        connections: CONNECTIONS,
+        amount: 2000,
+        warmup: 0
+      })
       const amount = Math.max(2000, Math.round((warm.rps * DURATION) / 2))
-      const res = await load({ url, path: '/orders', key, method: 'POST', body, connections: CONNECTIONS, amount, warmup: 0 })
+      const res = await load({
+        url,
+        path: '/orders',
+        key,
+        method: 'POST',
+        body,
+        connections: CONNECTIONS,
+        amount,
+        warmup: 0
+      })
       return { ...res, warmupOk: warm.ok }
     }
 
@@ -243,14 +283,19 @@ async function main() {
     const s = await startCertdesk(apiStore.dir, env)
     const rawStore = fresh('writes-raw')
     const rawBefore = balanceOf(rawStore.dir, rawStore.r.id)
-    const raw = await startNode(join(ROOT, 'bench', 'lib', 'raw-writes.mjs'), [rawStore.dir, String(rawStore.r.id), 'serve'])
+    const raw = await startNode(join(ROOT, 'bench', 'lib', 'raw-writes.mjs'), [
+      rawStore.dir,
+      String(rawStore.r.id),
+      'serve'
+    ])
     // Alternating rounds, best of each side (see the reads); every answer counted for the books.
     let api = null
     let rawRes = null
     for (let round = 0; round < 2; round++) {
       const a = await run(s.url, apiStore.r.key)
       const w = await run(raw.url)
-      const sum = (x, y) => (x === null ? y : { ...best(x, y, true), ok: x.ok + y.ok, warmupOk: x.warmupOk + y.warmupOk })
+      const sum = (x, y) =>
+        x === null ? y : { ...best(x, y, true), ok: x.ok + y.ok, warmupOk: x.warmupOk + y.warmupOk }
       api = sum(api, a)
       rawRes = sum(rawRes, w)
     }
@@ -260,10 +305,14 @@ async function main() {
     const rawCheck = check('raw writes', rawStore.dir, rawStore.r.id, rawBefore, rawRes)
 
     const loopStore = fresh('writes-loop')
-    const loop = spawnSync(process.execPath, [join(ROOT, 'bench', 'lib', 'raw-writes.mjs'), loopStore.dir, String(loopStore.r.id), 'loop', '20000'], {
-      encoding: 'utf8',
-      timeout: 300_000
-    })
+    const loop = spawnSync(
+      process.execPath,
+      [join(ROOT, 'bench', 'lib', 'raw-writes.mjs'), loopStore.dir, String(loopStore.r.id), 'loop', '20000'],
+      {
+        encoding: 'utf8',
+        timeout: 300_000
+      }
+    )
     const inProcess = JSON.parse(loop.stdout)
     results.writes = {
       certdesk: { rps: round(api.rps, 0), p99Ms: api.p99, non2xx: api.non2xx, errors: api.errors, ...apiCheck },
@@ -272,13 +321,17 @@ async function main() {
       rpsRatio: round(api.rps / rawRes.rps),
       inProcessRatio: round(api.rps / inProcess.perSecond)
     }
-    log(`POST /orders: ${round(api.rps, 0)} req/s vs raw ${round(rawRes.rps, 0)} (${results.writes.rpsRatio}); money ${apiCheck.moneyOk ? 'ok' : 'WRONG'}`)
+    log(
+      `POST /orders: ${round(api.rps, 0)} req/s vs raw ${round(rawRes.rps, 0)} (${results.writes.rpsRatio}); money ${apiCheck.moneyOk ? 'ok' : 'WRONG'}`
+    )
   }
 
   // Writes and reads at once, against each alone on the same server (bench/lib/mixed.mjs).
   results.mixed = await mixedLoad({ work, env, ...MIXED, log })
-  if (results.mixed.non2xx || results.mixed.errors) results.notes.push(`mixed load: ${results.mixed.non2xx} non-2xx answers, ${results.mixed.errors} errors`)
-  if (!results.mixed.moneyOk) results.notes.push(`mixed load: the books do not balance: ${results.mixed.violations.join('; ')}`)
+  if (results.mixed.non2xx || results.mixed.errors)
+    results.notes.push(`mixed load: ${results.mixed.non2xx} non-2xx answers, ${results.mixed.errors} errors`)
+  if (!results.mixed.moneyOk)
+    results.notes.push(`mixed load: the books do not balance: ${results.mixed.violations.join('; ')}`)
 
   // Crypto: local CA issuance and CSR decode against the bare WebCrypto sign they build on.
   {
@@ -355,9 +408,18 @@ export function markdown(r) {
     `| store | ${sizes.map((n) => n.toLocaleString('en') + ' orders').join(' | ')} | target |`,
     `|---|${sizes.map(() => '---').join('|')}|---|`,
     `| ledger rows | ${sizes.map((n) => r.scale[n].ledgerRows.toLocaleString('en')).join(' | ')} | |`,
-    `| GET /orders?domain=<one shop> p50 ms | ${growth('domain')} | < 20: ${mark(big.domain.p50Ms < TARGETS.domainP50Ms)} |`.replace(/ → /g, ' | '),
-    `| GET /orders?status=pending p50 ms | ${growth('status')} | < 20: ${mark(big.status.p50Ms < TARGETS.statusP50Ms)} |`.replace(/ → /g, ' | '),
-    `| GET /stats p50 ms | ${growth('stats')} | < 100: ${mark(big.stats.p50Ms < TARGETS.statsP50Ms)} |`.replace(/ → /g, ' | '),
+    `| GET /orders?domain=<one shop> p50 ms | ${growth('domain')} | < 20: ${mark(big.domain.p50Ms < TARGETS.domainP50Ms)} |`.replace(
+      / → /g,
+      ' | '
+    ),
+    `| GET /orders?status=pending p50 ms | ${growth('status')} | < 20: ${mark(big.status.p50Ms < TARGETS.statusP50Ms)} |`.replace(
+      / → /g,
+      ' | '
+    ),
+    `| GET /stats p50 ms | ${growth('stats')} | < 100: ${mark(big.stats.p50Ms < TARGETS.statsP50Ms)} |`.replace(
+      / → /g,
+      ' | '
+    ),
     `| GET /orders?limit=50 p50 ms | ${growth('list')} | |`.replace(/ → /g, ' | '),
     `| GET /credits p50 ms | ${growth('credits')} | |`.replace(/ → /g, ' | '),
     `| GET /orders?domain=nimbus (5% of orders match) p50 ms | ${growth('domainBroad')} | |`.replace(/ → /g, ' | '),

@@ -11,7 +11,11 @@ const mode = process.argv[2]
 const entries = JSON.parse(readFileSync(0, 'utf8'))
 
 if (mode === 'read') {
-  const out = entries.map(({ service, username }) => ({ service, username, password: new Entry(service, username).getPassword() ?? null }))
+  const out = entries.map(({ service, username }) => ({
+    service,
+    username,
+    password: new Entry(service, username).getPassword() ?? null
+  }))
   process.stdout.write(JSON.stringify(out))
 } else if (mode === 'write') {
   for (const { service, username, password } of entries) new Entry(service, username).setPassword(password)

@@ -95,11 +95,10 @@ export async function startKeyringSession({ home, password } = {}) {
     bus.stdout.resume()
     env.DBUS_SESSION_BUS_ADDRESS = address
 
-    const keyring = supervised(
-      'gnome-keyring-daemon',
-      ['--foreground', '--unlock', '--components=secrets'],
-      { env, stdio: ['pipe', 'ignore', 'ignore'] }
-    )
+    const keyring = supervised('gnome-keyring-daemon', ['--foreground', '--unlock', '--components=secrets'], {
+      env,
+      stdio: ['pipe', 'ignore', 'ignore']
+    })
     children.push(keyring)
     keyring.stdin.end(password ?? randomBytes(24).toString('base64url'))
     // Ready when the Secret Service name has an owner on the private bus.
@@ -138,7 +137,10 @@ export function dataDirFromArgs(args, env = process.env) {
 
 /** `--keyring-dir` and `--keyring-password-file` of a command line, for `ensureKeyring`. */
 export function keyringOptionsFromArgs(args) {
-  return { keyringDir: optionFromArgs(args, '--keyring-dir'), passwordFile: optionFromArgs(args, '--keyring-password-file') }
+  return {
+    keyringDir: optionFromArgs(args, '--keyring-dir'),
+    passwordFile: optionFromArgs(args, '--keyring-password-file')
+  }
 }
 
 /**
@@ -151,7 +153,8 @@ export function keyringLocation(dataDir, env = process.env, options = {}) {
   const data = resolve(dataDir)
   const chosen = options.keyringDir || env.CERTDESK_KEYRING_DIR
   const dir = resolve(
-    chosen || join(env.XDG_DATA_HOME || join(env.HOME || homedir(), '.local', 'share'), 'certdesk', 'keyrings', keyringId(data))
+    chosen ||
+      join(env.XDG_DATA_HOME || join(env.HOME || homedir(), '.local', 'share'), 'certdesk', 'keyrings', keyringId(data))
   )
   const named = options.passwordFile || env.CERTDESK_KEYRING_PASSWORD_FILE
   const passwordFile = named ? resolve(named) : null
@@ -214,7 +217,8 @@ function hasKeyringFiles(home) {
 /** The password that unlocks the keyring, and where it came from (for messages). */
 function keyringPassword(loc, env, keyringExists) {
   if (env.CERTDESK_KEYRING_PASSWORD !== undefined) {
-    if (env.CERTDESK_KEYRING_PASSWORD === '') throw new KeyringError('could not unlock the keyring: CERTDESK_KEYRING_PASSWORD is empty')
+    if (env.CERTDESK_KEYRING_PASSWORD === '')
+      throw new KeyringError('could not unlock the keyring: CERTDESK_KEYRING_PASSWORD is empty')
     return { password: env.CERTDESK_KEYRING_PASSWORD, source: 'CERTDESK_KEYRING_PASSWORD' }
   }
   if (loc.passwordFile) return { password: readPasswordFile(loc.passwordFile, true), source: loc.passwordFile }
@@ -246,7 +250,9 @@ function readPasswordFile(file, userNamed) {
   try {
     st = statSync(file)
   } catch (err) {
-    throw new KeyringError(`could not read the keyring password file ${file}: ${err.code === 'ENOENT' ? 'it does not exist' : err.message}`)
+    throw new KeyringError(
+      `could not read the keyring password file ${file}: ${err.code === 'ENOENT' ? 'it does not exist' : err.message}`
+    )
   }
   if ((st.mode & 0o077) !== 0) {
     const mode = (st.mode & 0o777).toString(8).padStart(4, '0')
@@ -271,7 +277,13 @@ function dbus(sessionEnv, args) {
 }
 
 const property = (sessionEnv, path, iface, name) =>
-  dbus(sessionEnv, ['--dest=org.freedesktop.secrets', path, 'org.freedesktop.DBus.Properties.Get', `string:${iface}`, `string:${name}`])
+  dbus(sessionEnv, [
+    '--dest=org.freedesktop.secrets',
+    path,
+    'org.freedesktop.DBus.Properties.Get',
+    `string:${iface}`,
+    `string:${name}`
+  ])
 
 function secretServiceAnswers(sessionEnv) {
   const r = dbus(sessionEnv, [
@@ -285,7 +297,12 @@ function secretServiceAnswers(sessionEnv) {
 
 /** False when the password gnome-keyring was given does not open its keyring (it stays locked). */
 function defaultCollectionUnlocked(sessionEnv) {
-  const r = property(sessionEnv, '/org/freedesktop/secrets/aliases/default', 'org.freedesktop.Secret.Collection', 'Locked')
+  const r = property(
+    sessionEnv,
+    '/org/freedesktop/secrets/aliases/default',
+    'org.freedesktop.Secret.Collection',
+    'Locked'
+  )
   return Boolean(r.stdout && r.stdout.includes('boolean false'))
 }
 
@@ -296,16 +313,26 @@ const objectPaths = (out) => [...(out ?? '').matchAll(/object path "([^"]+)"/g)]
  * `@napi-rs/keyring` gives its entries; null for an item without them (not made by CertDesk).
  */
 function listItems(sessionEnv) {
-  const collections = objectPaths(property(sessionEnv, '/org/freedesktop/secrets', 'org.freedesktop.Secret.Service', 'Collections').stdout)
+  const collections = objectPaths(
+    property(sessionEnv, '/org/freedesktop/secrets', 'org.freedesktop.Secret.Service', 'Collections').stdout
+  )
   const items = []
   for (const collection of collections) {
-    for (const item of objectPaths(property(sessionEnv, collection, 'org.freedesktop.Secret.Collection', 'Items').stdout)) {
-      const strings = [...(property(sessionEnv, item, 'org.freedesktop.Secret.Item', 'Attributes').stdout ?? '').matchAll(/^\s*string "(.*)"$/gm)].map(
-        (m) => m[1]
-      )
+    for (const item of objectPaths(
+      property(sessionEnv, collection, 'org.freedesktop.Secret.Collection', 'Items').stdout
+    )) {
+      const strings = [
+        ...(property(sessionEnv, item, 'org.freedesktop.Secret.Item', 'Attributes').stdout ?? '').matchAll(
+          /^\s*string "(.*)"$/gm
+        )
+      ].map((m) => m[1])
       const attrs = new Map()
       for (let i = 0; i + 1 < strings.length; i += 2) attrs.set(strings[i], strings[i + 1])
-      items.push(attrs.has('service') && attrs.has('username') ? { service: attrs.get('service'), username: attrs.get('username') } : null)
+      items.push(
+        attrs.has('service') && attrs.has('username')
+          ? { service: attrs.get('service'), username: attrs.get('username') }
+          : null
+      )
     }
   }
   return items
@@ -324,7 +351,10 @@ function keyringItems(mode, sessionEnv, env, payload) {
     timeout: 60_000,
     maxBuffer: 64 * 1024 * 1024
   })
-  if (r.status !== 0) throw new KeyringError(`could not ${mode} the keychain entries: ${(r.stderr || r.error?.message || 'no answer').split('\n')[0]}`)
+  if (r.status !== 0)
+    throw new KeyringError(
+      `could not ${mode} the keychain entries: ${(r.stderr || r.error?.message || 'no answer').split('\n')[0]}`
+    )
   return JSON.parse(r.stdout)
 }
 
@@ -342,7 +372,9 @@ async function openFormerKeyring(former, how, env) {
       // a broken file: no live session
     }
     if (live) {
-      throw new KeyringError(`could not ${how}: an older CertDesk process still uses it; stop that process (npm start, certdesk serve), then run this again`)
+      throw new KeyringError(
+        `could not ${how}: an older CertDesk process still uses it; stop that process (npm start, certdesk serve), then run this again`
+      )
     }
   }
   const candidates = [...new Set([env.CERTDESK_KEYRING_PASSWORD, FORMER_DEFAULT_PASSWORD].filter(Boolean))]
@@ -372,7 +404,8 @@ function copyEntries(oldEnv, newEnv, how, env) {
     )
   }
   const entries = keyringItems('read', oldEnv, env, items)
-  if (entries.some((e) => e.password === null)) throw new KeyringError(`could not ${how}: some of its entries could not be read`)
+  if (entries.some((e) => e.password === null))
+    throw new KeyringError(`could not ${how}: some of its entries could not be read`)
   keyringItems('write', newEnv, env, entries)
   const copied = keyringItems('read', newEnv, env, items)
   if (JSON.stringify(copied) !== JSON.stringify(entries)) {
@@ -418,7 +451,8 @@ async function startOwnKeyring(loc, env, { quiet }) {
   writeFileSync(file, JSON.stringify(started.env), { mode: 0o600 })
   const stop = () => {
     try {
-      if (JSON.parse(readFileSync(file, 'utf8')).DBUS_SESSION_BUS_ADDRESS === started.env.DBUS_SESSION_BUS_ADDRESS) rmSync(file)
+      if (JSON.parse(readFileSync(file, 'utf8')).DBUS_SESSION_BUS_ADDRESS === started.env.DBUS_SESSION_BUS_ADDRESS)
+        rmSync(file)
     } catch {
       // already gone
     }

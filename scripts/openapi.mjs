@@ -65,7 +65,11 @@ export async function servedOpenApi() {
     const reseller = service.resellers.create({ name: 'OpenAPI', email: 'openapi@example.test', groupId: 1 })
     const { key } = service.resellers.createApiKey(reseller.id)
     app = await buildServer(service)
-    const res = await app.inject({ method: 'GET', url: '/openapi.json', headers: { host: '127.0.0.1', 'x-api-key': key } })
+    const res = await app.inject({
+      method: 'GET',
+      url: '/openapi.json',
+      headers: { host: '127.0.0.1', 'x-api-key': key }
+    })
     if (res.statusCode !== 200) throw new Error(`could not read /openapi.json: HTTP ${res.statusCode} ${res.body}`)
     return JSON.parse(res.body)
   } finally {

@@ -105,7 +105,10 @@ async function crashStorm(work, env) {
         const roll = random.next()
         if (roll < 0.8) {
           const key = `storm-${round}-${w}-${i}`
-          const body = JSON.stringify({ product_id: random.pick([1, 2, 5, 8]), domain: `r${round}w${w}i${i}.example.com` })
+          const body = JSON.stringify({
+            product_id: random.pick([1, 2, 5, 8]),
+            domain: `r${round}w${w}i${i}.example.com`
+          })
           const res = await client.request({
             method: 'POST',
             path: '/orders',
@@ -146,7 +149,10 @@ async function crashStorm(work, env) {
 
     server = await serve(dataDir, env)
     const audit = auditStore(dataDir)
-    const found = ordersById(dataDir, [...seen.values()].map((s) => s.orderId))
+    const found = ordersById(
+      dataDir,
+      [...seen.values()].map((s) => s.orderId)
+    )
     const missing = [...seen.entries()].filter(([, s]) => {
       const o = found.get(s.orderId)
       return !o || o.total_cents !== s.total || o.domain !== s.domain
@@ -167,7 +173,8 @@ async function crashStorm(work, env) {
         body
       })
       if (res.status !== 200) {
-        if (retryFailures++ === 0) firstRetryFailure = `${key}: ${res.status ?? res.error} ${(res.text ?? '').slice(0, 120)}`
+        if (retryFailures++ === 0)
+          firstRetryFailure = `${key}: ${res.status ?? res.error} ${(res.text ?? '').slice(0, 120)}`
         continue
       }
       const b = JSON.parse(res.text)
@@ -189,7 +196,9 @@ async function crashStorm(work, env) {
     check(
       `crash round ${round}: kill -9 during ${STORM_WORKERS} concurrent clients, restart, books balance`,
       problems.length === 0,
-      problems.length ? problems.join('; ') : `${orders} orders, ${cancelled.size} cancelled, integrity ok, balance = ledger`
+      problems.length
+        ? problems.join('; ')
+        : `${orders} orders, ${cancelled.size} cancelled, integrity ok, balance = ledger`
     )
     refused.length = 0
   }
@@ -205,10 +214,24 @@ async function badInput(work, env) {
   const r = makeReseller(dataDir, env, 'Fuzz Hosting')
   admin(dataDir, ['credit', 'add', '--reseller', String(r.id), '--amount', '1000000'], env)
   const revoked = makeReseller(dataDir, env, 'Revoked Hosting')
-  admin(dataDir, ['apikey', 'revoke', '--key-id', String(admin(dataDir, ['apikey', 'list', '--reseller', String(revoked.id)], env).api_keys[0].id)], env)
+  admin(
+    dataDir,
+    [
+      'apikey',
+      'revoke',
+      '--key-id',
+      String(admin(dataDir, ['apikey', 'list', '--reseller', String(revoked.id)], env).api_keys[0].id)
+    ],
+    env
+  )
   const disabled = makeReseller(dataDir, env, 'Disabled Hosting')
   admin(dataDir, ['reseller', 'api-access', '--reseller', String(disabled.id), '--disable'], env)
-  for (const [k, what] of [[r.key, 'the fuzz API key'], [revoked.key, 'a revoked API key'], [disabled.key, 'a disabled reseller\'s API key']]) secrets.set(k, what)
+  for (const [k, what] of [
+    [r.key, 'the fuzz API key'],
+    [revoked.key, 'a revoked API key'],
+    [disabled.key, "a disabled reseller's API key"]
+  ])
+    secrets.set(k, what)
   const wrongKeys = []
   const server = await serve(dataDir, env)
   const client = makeClient(server.url, { sockets: 16 })
@@ -226,10 +249,15 @@ async function badInput(work, env) {
     body: '{"product_id":12,"domain":"acme-fuzz.example.com"}'
   })
   const acmeId = acme.status === 200 ? JSON.parse(acme.text).order_id : null
-  const details = acmeId ? await client.request({ path: `/orders/${acmeId}/acme`, headers: { 'x-api-key': r.key } }) : null
+  const details = acmeId
+    ? await client.request({ path: `/orders/${acmeId}/acme`, headers: { 'x-api-key': r.key } })
+    : null
   const eab = details?.status === 200 ? JSON.parse(details.text).acme?.account?.eab_hmac_key : undefined
-  check('secrets: an ACME subscription hands out its EAB HMAC key where the spec says', typeof eab === 'string' && eab.length >= 16,
-    `POST /orders for an ACME product answered ${acme.status}, GET /orders/${acmeId}/acme ${details?.status}`)
+  check(
+    'secrets: an ACME subscription hands out its EAB HMAC key where the spec says',
+    typeof eab === 'string' && eab.length >= 16,
+    `POST /orders for an ACME product answered ${acme.status}, GET /orders/${acmeId}/acme ${details?.status}`
+  )
   if (typeof eab === 'string' && eab) secrets.set(eab, 'the EAB HMAC key')
   const ctx = {
     key: r.key,
@@ -243,14 +271,25 @@ async function badInput(work, env) {
     }
   }
   const random = rng(SEED + 1)
-  const tally = { sent: 0, byStatus: {}, fiveHundreds: [], notEnvelope: [], noAnswer: [], stack: [], notImplemented: 0, ordersOk: 0 }
+  const tally = {
+    sent: 0,
+    byStatus: {},
+    fiveHundreds: [],
+    notEnvelope: [],
+    noAnswer: [],
+    stack: [],
+    notImplemented: 0,
+    ordersOk: 0
+  }
   const note = (list, text) => list.length < 5 && list.push(text)
   let n = 0
   const worker = async () => {
     while (n < BAD_REQUESTS) {
       n++
       const c = nextCase(random, ctx)
-      const where = c.raw ? `raw ${JSON.stringify(c.raw.slice(0, 40))}` : `${c.method} ${c.path.slice(0, 60)} (${c.kind})`
+      const where = c.raw
+        ? `raw ${JSON.stringify(c.raw.slice(0, 40))}`
+        : `${c.method} ${c.path.slice(0, 60)} (${c.kind})`
       let status
       let text
       if (c.raw) {
@@ -291,9 +330,13 @@ async function badInput(work, env) {
         body = null
       }
       const ok =
-        body !== null && typeof body === 'object' && !Array.isArray(body) &&
+        body !== null &&
+        typeof body === 'object' &&
+        !Array.isArray(body) &&
         (status >= 400
-          ? body.success === false && typeof body.error === 'string' && body.error.length > 0 &&
+          ? body.success === false &&
+            typeof body.error === 'string' &&
+            body.error.length > 0 &&
             Object.keys(body).every((k) => k === 'success' || k === 'error')
           : body.success === true)
       if (!ok) note(tally.notEnvelope, `${where} -> ${status} ${text.slice(0, 100)}`)
@@ -301,20 +344,35 @@ async function badInput(work, env) {
   }
   const ordersBefore = orderCount(dataDir, r.id)
   await Promise.all(Array.from({ length: 16 }, worker))
-  const alive = server.alive() ? (await client.request({ path: '/products', headers: { 'x-api-key': r.key } })).status === 200 : false
+  const alive = server.alive()
+    ? (await client.request({ path: '/products', headers: { 'x-api-key': r.key } })).status === 200
+    : false
   client.close()
   const ordersAfter = orderCount(dataDir, r.id)
   await server.stop()
   const audit = auditStore(dataDir)
-  check(`bad input: ${tally.sent} generated requests answered`, tally.sent >= 10_000 && tally.noAnswer.length === 0,
-    tally.noAnswer.length ? `no answer to ${tally.noAnswer.join('; ')}` : `by status ${JSON.stringify(tally.byStatus)}`)
-  check('bad input: zero 5xx', tally.fiveHundreds.length === 0,
-    tally.fiveHundreds.length ? tally.fiveHundreds.join('; ') : `(${tally.notImplemented} answers were 501 from endpoints not built yet, in the envelope)`)
-  check('bad input: every answer in the spec\'s envelope', tally.notEnvelope.length === 0, tally.notEnvelope.join('; '))
+  check(
+    `bad input: ${tally.sent} generated requests answered`,
+    tally.sent >= 10_000 && tally.noAnswer.length === 0,
+    tally.noAnswer.length ? `no answer to ${tally.noAnswer.join('; ')}` : `by status ${JSON.stringify(tally.byStatus)}`
+  )
+  check(
+    'bad input: zero 5xx',
+    tally.fiveHundreds.length === 0,
+    tally.fiveHundreds.length
+      ? tally.fiveHundreds.join('; ')
+      : `(${tally.notImplemented} answers were 501 from endpoints not built yet, in the envelope)`
+  )
+  check("bad input: every answer in the spec's envelope", tally.notEnvelope.length === 0, tally.notEnvelope.join('; '))
   check('bad input: no stack trace or source path in any answer', tally.stack.length === 0, tally.stack.join('; '))
   check('bad input: the server never crashed and still answers', alive)
-  check('bad input: no order but the answered ones, books balance', audit.violations.length === 0 && ordersAfter - ordersBefore === tally.ordersOk,
-    audit.violations.length ? audit.violations.slice(0, 3).join('; ') : `${ordersAfter - ordersBefore} orders for ${tally.ordersOk} valid POSTs`)
+  check(
+    'bad input: no order but the answered ones, books balance',
+    audit.violations.length === 0 && ordersAfter - ordersBefore === tally.ordersOk,
+    audit.violations.length
+      ? audit.violations.slice(0, 3).join('; ')
+      : `${ordersAfter - ordersBefore} orders for ${tally.ordersOk} valid POSTs`
+  )
   for (const k of wrongKeys) secrets.set(k, 'a presented wrong key')
   return dataDir
 }
@@ -331,12 +389,24 @@ function secretsScan(dataDirs) {
       if (bytes.includes('PRIVATE KEY-----')) fileLeaks.push(`a PEM private key in ${name}`)
     }
   }
-  check(`secrets: no API key, EAB HMAC key or private key in the SQLite files (${secrets.size} secrets looked for)`, fileLeaks.length === 0, [...new Set(fileLeaks)].slice(0, 5).join('; '))
+  check(
+    `secrets: no API key, EAB HMAC key or private key in the SQLite files (${secrets.size} secrets looked for)`,
+    fileLeaks.length === 0,
+    [...new Set(fileLeaks)].slice(0, 5).join('; ')
+  )
   const logText = logs.join('\n')
   const logLeaks = [...secrets].filter(([s]) => logText.includes(s)).map(([, what]) => what)
   if (logText.includes('PRIVATE KEY-----')) logLeaks.push('a PEM private key')
-  check(`secrets: none in the server logs (${Math.round(logText.length / 1024)} kB at level info)`, logLeaks.length === 0, [...new Set(logLeaks)].join('; '))
-  check(`secrets: none in ${answers.scanned} answers`, answers.leaks.length === 0, [...new Set(answers.leaks)].slice(0, 5).join('; '))
+  check(
+    `secrets: none in the server logs (${Math.round(logText.length / 1024)} kB at level info)`,
+    logLeaks.length === 0,
+    [...new Set(logLeaks)].join('; ')
+  )
+  check(
+    `secrets: none in ${answers.scanned} answers`,
+    answers.leaks.length === 0,
+    [...new Set(answers.leaks)].slice(0, 5).join('; ')
+  )
 }
 
 async function main() {

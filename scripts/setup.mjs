@@ -69,7 +69,9 @@ export async function ensureNodeModules() {
   // npm's electron package downloads its binary from GitHub at install time. Offline, skip
   // that download: everything but the window runs without it (browser mode).
   if (!env.ELECTRON_SKIP_BINARY_DOWNLOAD && !(await canReach('github.com'))) {
-    log('the Electron binary cannot be downloaded here (no route to github.com); installing without it, npm start will use browser mode')
+    log(
+      'the Electron binary cannot be downloaded here (no route to github.com); installing without it, npm start will use browser mode'
+    )
     env.ELECTRON_SKIP_BINARY_DOWNLOAD = '1'
   }
   log('installing npm dependencies (npm ci; better-sqlite3 may build from source, about 90 s)')
@@ -127,11 +129,20 @@ export function ensureElectronNative() {
     delete env.npm_config_nodedir
     const ok = run(
       process.execPath,
-      [nodeGyp, 'rebuild', '--release', '--runtime=electron', `--target=${version}`, '--dist-url=https://electronjs.org/headers'],
+      [
+        nodeGyp,
+        'rebuild',
+        '--release',
+        '--runtime=electron',
+        `--target=${version}`,
+        '--dist-url=https://electronjs.org/headers'
+      ],
       { cwd: work, env, stdio: 'ignore' }
     )
     if (!ok) {
-      log(`could not build better-sqlite3 for Electron ${version} (its headers could not be downloaded); npm start will use browser mode`)
+      log(
+        `could not build better-sqlite3 for Electron ${version} (its headers could not be downloaded); npm start will use browser mode`
+      )
       return
     }
     mkdirSync(ELECTRON_NATIVE_DIR, { recursive: true })

@@ -30,7 +30,10 @@ async function main() {
           ? 'better-sqlite3 is not built for Electron here: starting browser mode'
           : 'no display: starting browser mode'
     )
-    child = spawn(process.execPath, [join(root, 'bin', 'certdesk.cjs'), 'serve', '--demo', '--ui', ...args], { stdio: 'inherit', env })
+    child = spawn(process.execPath, [join(root, 'bin', 'certdesk.cjs'), 'serve', '--demo', '--ui', ...args], {
+      stdio: 'inherit',
+      env
+    })
   }
   for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig))
   child.on('exit', (code) => process.exit(code ?? 0))

@@ -44,7 +44,12 @@ async function main() {
 
   step('unit and API tests (vitest)')
   const vitestJson = join(results, 'vitest.json')
-  const vitestOk = sh(bin('vitest'), ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestJson}`])
+  const vitestOk = sh(bin('vitest'), [
+    'run',
+    '--reporter=default',
+    '--reporter=json',
+    `--outputFile.json=${vitestJson}`
+  ])
   if (!count(vitestJson) || !vitestOk) failures.push('vitest')
 
   if (existsSync(join(root, 'playwright.config.ts'))) {

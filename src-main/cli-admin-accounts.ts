@@ -49,7 +49,10 @@ export function accountAdmin(service: Service, words: string[], v: Values): numb
       return 0
     case 'reseller api-access': {
       if (v.enable === v.disable) throw new UsageError('give exactly one of --enable or --disable')
-      print({ success: true, reseller: resellerOut(service.resellers.setApiAccess(int(v, 'reseller'), Boolean(v.enable))) })
+      print({
+        success: true,
+        reseller: resellerOut(service.resellers.setApiAccess(int(v, 'reseller'), Boolean(v.enable)))
+      })
       return 0
     }
     case 'reseller set-group': {

@@ -50,7 +50,11 @@ export async function certificateAdmin(dataDir: string, words: string[], v: Valu
         const pem = await service.localCa.rootPem()
         if (v.out) {
           writeFileSync(v.out, pem, { mode: 0o644 })
-          print({ success: true, path: v.out, note: 'the local CA root certificate; add it to a trust store to trust what CertDesk issues' })
+          print({
+            success: true,
+            path: v.out,
+            note: 'the local CA root certificate; add it to a trust store to trust what CertDesk issues'
+          })
         } else {
           print({ success: true, root_pem: pem })
         }

@@ -52,7 +52,8 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' }
 } as const
 
-export const parse = (argv: string[]) => parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true })
+export const parse = (argv: string[]) =>
+  parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true })
 
 export type Values = ReturnType<typeof parse>['values']
 
@@ -68,7 +69,8 @@ export function int(v: Values, name: keyof Values): number {
   return Number(s)
 }
 
-export const optionalInt = (v: Values, name: keyof Values): number | undefined => (v[name] === undefined ? undefined : int(v, name))
+export const optionalInt = (v: Values, name: keyof Values): number | undefined =>
+  v[name] === undefined ? undefined : int(v, name)
 
 /** A TCP port option, 0-65535 (0: a free one); undefined when absent. */
 export function port(v: Values, name: 'port' | 'acme-port'): number | undefined {

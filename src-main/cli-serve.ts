@@ -39,7 +39,10 @@ export async function serve(dataDir: string, v: Values): Promise<number> {
     // a browser session has ended (signed out, or idle), so the desktop user can sign in again
     // without a restart; like the first, it goes to stdout only, never to the request log.
     browserUi: v.ui
-      ? { onNewLink: (url) => process.stdout.write(`CertDesk desktop UI (browser mode), sign in again, open once: ${url}\n`) }
+      ? {
+          onNewLink: (url) =>
+            process.stdout.write(`CertDesk desktop UI (browser mode), sign in again, open once: ${url}\n`)
+        }
       : undefined,
     log: { info: say, error: say }
   }).catch((err: unknown) => {
@@ -52,7 +55,9 @@ export async function serve(dataDir: string, v: Values): Promise<number> {
   if (demo) {
     say(`created demo reseller ${demo.id} (${demo.name}) with ${centsToUsd(demo.creditBalance).toFixed(2)} USD credit.`)
     // The data dir is the user's own text: quoted so that the pasted command passes it as one argument.
-    say(`get its API key with: npx certdesk admin --data-dir ${shellQuote(dataDir)} apikey create --reseller ${demo.id}`)
+    say(
+      `get its API key with: npx certdesk admin --data-dir ${shellQuote(dataDir)} apikey create --reseller ${demo.id}`
+    )
   }
   const { urls } = running
   process.stdout.write(`CertDesk reseller API v3.0 listening on ${urls.api}\n`)

@@ -5,7 +5,7 @@
  * (src-main/app/validate.ts) all come from this table, so none can drift from another.
  *
  * The UI acts for one reseller account at a time: every reseller-scoped method takes its id
- * first (README, "Desktop app").
+ * first (docs/guide.md, "The desktop app").
  */
 import { Type, type Static, type TOptional, type TSchema } from '@sinclair/typebox'
 import {

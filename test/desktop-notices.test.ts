@@ -40,8 +40,16 @@ describe('desktop notices', () => {
   it('tells each expiring certificate and stuck validation once, and again when it changes', () => {
     const r = service.resellers.create({ name: 'Notice', email: 'notice@example.test', groupId: 1 }).id
     service.ledger.topUp(r, 1000_00)
-    const ending = order(r, 'ending.example.test', { status: 'completed', cert_valid_till: '2026-12-10', next_reissue_at: null })
-    order(r, 'renewing.example.test', { status: 'completed', cert_valid_till: '2026-12-01', next_reissue_at: '2026-11-17' })
+    const ending = order(r, 'ending.example.test', {
+      status: 'completed',
+      cert_valid_till: '2026-12-10',
+      next_reissue_at: null
+    })
+    order(r, 'renewing.example.test', {
+      status: 'completed',
+      cert_valid_till: '2026-12-01',
+      next_reissue_at: '2026-11-17'
+    })
     order(r, 'stuck.example.test', { status: 'validation_pending', updated_at: '2026-11-17 08:00:00' })
     const next = noticeFeed(service.watchlist)
 
@@ -49,11 +57,15 @@ describe('desktop notices', () => {
     expect(first).toEqual([
       {
         title: 'Certificate expiring without renewal',
-        body: expect.stringMatching(/^ending\.example\.test \(ORD-\d{4}-\d{6}\) ends on 2026-12-10; its subscription does not renew it\.$/)
+        body: expect.stringMatching(
+          /^ending\.example\.test \(ORD-\d{4}-\d{6}\) ends on 2026-12-10; its subscription does not renew it\.$/
+        )
       },
       {
         title: 'Validation waiting',
-        body: expect.stringMatching(/^stuck\.example\.test \(ORD-\d{4}-\d{6}\) has waited for domain validation since 2026-11-17 08:00:00\.$/)
+        body: expect.stringMatching(
+          /^stuck\.example\.test \(ORD-\d{4}-\d{6}\) has waited for domain validation since 2026-11-17 08:00:00\.$/
+        )
       }
     ])
     expect(next()).toEqual([])

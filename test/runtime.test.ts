@@ -77,7 +77,9 @@ describe('startCertDesk', () => {
       try {
         expect(running.urls.acmeDirectory).toBeNull()
         expect(log.lines).toContainEqual(
-          expect.stringMatching(new RegExp(`^error could not start the ACME server on port ${taken.port}: .*EADDRINUSE`))
+          expect.stringMatching(
+            new RegExp(`^error could not start the ACME server on port ${taken.port}: .*EADDRINUSE`)
+          )
         )
         expect((await fetch(`${running.urls.api}/balance`)).status).toBe(401)
       } finally {
@@ -92,7 +94,9 @@ describe('startCertDesk', () => {
     const taken = await occupiedPort()
     const dir = dataDir()
     try {
-      await expect(startCertDesk({ dataDir: dir, port: taken.port, acmePort: 0, log: collect() })).rejects.toThrow(/EADDRINUSE/)
+      await expect(startCertDesk({ dataDir: dir, port: taken.port, acmePort: 0, log: collect() })).rejects.toThrow(
+        /EADDRINUSE/
+      )
     } finally {
       taken.server.close()
     }

@@ -10,11 +10,15 @@ const bodies = new Map(
 const server = http.createServer((req, res) => {
   const body = bodies.get(req.url)
   if (!body) {
-    res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' }).end('{"success":false,"error":"not found"}')
+    res
+      .writeHead(404, { 'content-type': 'application/json; charset=utf-8' })
+      .end('{"success":false,"error":"not found"}')
     return
   }
   res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length }).end(body)
 })
 server.keepAliveTimeout = 72_000
-server.listen(0, '127.0.0.1', () => process.stdout.write(`bare server listening on http://127.0.0.1:${server.address().port}\n`))
+server.listen(0, '127.0.0.1', () =>
+  process.stdout.write(`bare server listening on http://127.0.0.1:${server.address().port}\n`)
+)
 process.on('SIGTERM', () => server.close(() => process.exit(0)))

@@ -23,7 +23,9 @@ export function makeClient(baseUrl, { sockets = 16 } = {}) {
           (res) => {
             const chunks = []
             res.on('data', (c) => chunks.push(c))
-            res.on('end', () => finish({ status: res.statusCode, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }))
+            res.on('end', () =>
+              finish({ status: res.statusCode, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') })
+            )
             res.on('error', (e) => finish({ error: e.code ?? e.message }))
           }
         )
@@ -44,7 +46,9 @@ export function makeClient(baseUrl, { sockets = 16 } = {}) {
       req.on('connect', (res, socket, head) => {
         const chunks = [head]
         socket.on('data', (c) => chunks.push(c))
-        socket.on('close', () => finish({ status: res.statusCode, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }))
+        socket.on('close', () =>
+          finish({ status: res.statusCode, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') })
+        )
         socket.on('error', () => {})
       })
       req.on('error', (e) => finish({ error: e.code ?? e.message }))

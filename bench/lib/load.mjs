@@ -9,7 +9,17 @@ const AUTOCANNON = join(ROOT, 'node_modules', 'autocannon', 'autocannon.js')
  * `connections` clients for `duration` seconds against url+path; returns req/s, latency
  * percentiles in ms, and the count of answers by class. A warm-up run comes first.
  */
-export async function load({ url, path, key, method = 'GET', body, connections = 64, duration = 10, warmup = 3, amount }) {
+export async function load({
+  url,
+  path,
+  key,
+  method = 'GET',
+  body,
+  connections = 64,
+  duration = 10,
+  warmup = 3,
+  amount
+}) {
   const args = ['-c', String(connections), '-m', method, '-j']
   if (key) args.push('-H', `x-api-key=${key}`)
   if (body !== undefined) args.push('-H', 'content-type=application/json', '-b', JSON.stringify(body))
@@ -30,7 +40,9 @@ export async function load({ url, path, key, method = 'GET', body, connections =
 
 function run(args) {
   return new Promise((resolve, reject) => {
-    const child = spawn('timeout', ['--signal=KILL', '120', process.execPath, AUTOCANNON, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn('timeout', ['--signal=KILL', '120', process.execPath, AUTOCANNON, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe']
+    })
     let out = ''
     let err = ''
     child.stdout.on('data', (d) => (out += d))

@@ -22,7 +22,8 @@ const out = {}
 const nth = (path, i) => path.replace(/\{i:(\d+)\}/g, (_, start) => String(Number(start) + i))
 for (const path of paths) {
   const first = await get(nth(path, Number(n))) // warm-up, and a check that it answers at all
-  if (first.status !== 200) throw new Error(`GET ${path} answered ${first.status}: ${first.body.toString().slice(0, 200)}`)
+  if (first.status !== 200)
+    throw new Error(`GET ${path} answered ${first.status}: ${first.body.toString().slice(0, 200)}`)
   const times = []
   for (let i = 0; i < Number(n); i++) {
     const t = process.hrtime.bigint()
@@ -31,7 +32,13 @@ for (const path of paths) {
     if (r.status !== 200) throw new Error(`GET ${path} answered ${r.status}`)
   }
   times.sort((a, b) => a - b)
-  out[path] = { n: times.length, p50: pct(times, 50), p95: pct(times, 95), p99: pct(times, 99), bytes: first.body.length }
+  out[path] = {
+    n: times.length,
+    p50: pct(times, 50),
+    p95: pct(times, 95),
+    p99: pct(times, 99),
+    bytes: first.body.length
+  }
 }
 agent.destroy()
 process.stdout.write(`${JSON.stringify(out)}\n`)

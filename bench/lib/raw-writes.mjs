@@ -69,10 +69,18 @@ if (mode === 'loop') {
     req.on('end', () => {
       const body = JSON.parse(Buffer.concat(chunks).toString())
       const o = place.immediate(body.domain)
-      const out = JSON.stringify({ success: true, order_id: o.id, order_number: o.number, total: o.total / 100, new_balance: o.balance / 100 })
+      const out = JSON.stringify({
+        success: true,
+        order_id: o.id,
+        order_number: o.number,
+        total: o.total / 100,
+        new_balance: o.balance / 100
+      })
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(out)
     })
   })
-  server.listen(0, '127.0.0.1', () => process.stdout.write(`raw write server listening on http://127.0.0.1:${server.address().port}\n`))
+  server.listen(0, '127.0.0.1', () =>
+    process.stdout.write(`raw write server listening on http://127.0.0.1:${server.address().port}\n`)
+  )
   process.on('SIGTERM', () => server.close(() => process.exit(0)))
 }

@@ -27,13 +27,37 @@ export function admin(dataDir, args, env = process.env) {
 /** A reseller in the Standard group with an API key; returns { id, key }. */
 export function makeReseller(dataDir, env, name = 'Bench Hosting') {
   const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-')
-  const r = admin(dataDir, ['reseller', 'add', '--name', name, '--email', `${slug}@example.test`, '--company', name], env)
+  const r = admin(
+    dataDir,
+    ['reseller', 'add', '--name', name, '--email', `${slug}@example.test`, '--company', name],
+    env
+  )
   const k = admin(dataDir, ['apikey', 'create', '--reseller', String(r.reseller.id)], env)
   return { id: r.reseller.id, key: k.api_key }
 }
 
-const WORDS = ['nimbus', 'harbor', 'quartz', 'juniper', 'falcon', 'meadow', 'cobalt', 'ember', 'tundra', 'saffron',
-  'orchid', 'granite', 'lumen', 'vertex', 'willow', 'atlas', 'cinder', 'delta', 'fjord', 'glacier']
+const WORDS = [
+  'nimbus',
+  'harbor',
+  'quartz',
+  'juniper',
+  'falcon',
+  'meadow',
+  'cobalt',
+  'ember',
+  'tundra',
+  'saffron',
+  'orchid',
+  'granite',
+  'lumen',
+  'vertex',
+  'willow',
+  'atlas',
+  'cinder',
+  'delta',
+  'fjord',
+  'glacier'
+]
 const SUBS = ['www', 'shop', 'mail', 'api', 'portal']
 const TLDS = ['com', 'net', 'org', 'io', 'de', 'co.uk']
 /**
@@ -42,8 +66,16 @@ const TLDS = ['com', 'net', 'org', 'io', 'de', 'co.uk']
  * an ended one has expired or was cancelled. No order waits on a validation check.
  */
 const table = (mix) => mix.flatMap(([s, w]) => Array(w).fill(s))
-const RUNNING = table([['completed', 65], ['pending', 15], ['pending_configuration', 10], ['cancelled', 10]])
-const ENDED = table([['expired', 85], ['cancelled', 15]])
+const RUNNING = table([
+  ['completed', 65],
+  ['pending', 15],
+  ['pending_configuration', 10],
+  ['cancelled', 10]
+])
+const ENDED = table([
+  ['expired', 85],
+  ['cancelled', 15]
+])
 
 export const domainOf = (i) => `${SUBS[i % SUBS.length]}.${WORDS[(i * 7) % WORDS.length]}-${i}.${TLDS[i % TLDS.length]}`
 
@@ -70,7 +102,7 @@ export function fillOrders(dataDir, resellerId, count, now = Date.now()) {
        WHERE pp.group_id = 1 AND pp.years = 1 AND p.fulfillment = 'certificate' ORDER BY p.id`
     )
     .all()
-  const start = (db.prepare('SELECT COALESCE(MAX(id), 0) AS n FROM orders').get().n) + 1
+  const start = db.prepare('SELECT COALESCE(MAX(id), 0) AS n FROM orders').get().n + 1
   let balance = db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(resellerId).b
   const insOrder = db.prepare(
     `INSERT INTO orders (id, order_number, reseller_id, product_id, domain, period_months, base_price_cents,
@@ -90,7 +122,9 @@ export function fillOrders(dataDir, resellerId, count, now = Date.now()) {
   // keep (the same statements the migrations backfill with): ten times faster for a million
   // orders. No server runs on the store meanwhile, so no cached answer can miss these rows.
   const triggers = db
-    .prepare(`SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN ('orders', 'invoices', 'credit_transactions')`)
+    .prepare(
+      `SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN ('orders', 'invoices', 'credit_transactions')`
+    )
     .all()
   for (const t of triggers) db.exec(`DROP TRIGGER ${t.name}`)
   const span = 730 * 86_400_000
@@ -117,12 +151,36 @@ export function fillOrders(dataDir, resellerId, count, now = Date.now()) {
         const nextReissue = auto && status === 'completed' && reissueAt < endMs ? day(reissueAt) : null
         balance += total + 1000
         insTx.run(resellerId, total + 1000, 'credit', 'Credit top-up', balance, null, created)
-        insOrder.run(id, number, resellerId, p.id, domain, total, total, status, cancelled ? 'refunded' : 'paid', auto,
-          end, nextReissue, created, created)
+        insOrder.run(
+          id,
+          number,
+          resellerId,
+          p.id,
+          domain,
+          total,
+          total,
+          status,
+          cancelled ? 'refunded' : 'paid',
+          auto,
+          end,
+          nextReissue,
+          created,
+          created
+        )
         balance -= total
         insTx.run(resellerId, -total, 'debit', `Order ${number}`, balance, id, created)
-        insInvoice.run(id, `INV-${year}-${String(id).padStart(6, '0')}`, id, resellerId, total,
-          cancelled ? 'cancelled' : 'paid', day(at), created, created, cancelled ? created : null)
+        insInvoice.run(
+          id,
+          `INV-${year}-${String(id).padStart(6, '0')}`,
+          id,
+          resellerId,
+          total,
+          cancelled ? 'cancelled' : 'paid',
+          day(at),
+          created,
+          created,
+          cancelled ? created : null
+        )
         if (cancelled) {
           balance += total
           insTx.run(resellerId, total, 'credit', `Refund for cancelled order ${number}`, balance, id, created)

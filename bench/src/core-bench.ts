@@ -49,9 +49,13 @@ async function crypto(seconds: number): Promise<Record<string, number>> {
   try {
     // Baseline: the one WebCrypto operation every issuance needs, an ECDSA P-256 / SHA-256
     // signature by the intermediate's kind of key over a certificate-sized message.
-    const caKeys = (await nodeCrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, false, ['sign'])) as CryptoKeyPair
+    const caKeys = (await nodeCrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, false, [
+      'sign'
+    ])) as CryptoKeyPair
     const tbs = nodeCrypto.getRandomValues(new Uint8Array(600))
-    const bareSign = await rate(seconds, () => nodeCrypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, caKeys.privateKey, tbs))
+    const bareSign = await rate(seconds, () =>
+      nodeCrypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, caKeys.privateKey, tbs)
+    )
     await service.localCa.rootPem() // the CA is created on first use; not part of the figure
     const out: Record<string, number> = { bareSignPerSecond: bareSign }
     for (const alg of ['P-256', 'RSA'] as const) {
@@ -87,8 +91,15 @@ async function scheduler(passes: number): Promise<Record<string, unknown>> {
       times.push(Number(process.hrtime.bigint() - t) / 1e6)
     }
     times.sort((a, b) => a - b)
-    const done = report ? report.issued.length + report.expired.length + report.validation_needed.length + report.errors.length : 0
-    return { medianMs: times[Math.floor(times.length / 2)], maxMs: times[times.length - 1], passes, actionsInLastPass: done }
+    const done = report
+      ? report.issued.length + report.expired.length + report.validation_needed.length + report.errors.length
+      : 0
+    return {
+      medianMs: times[Math.floor(times.length / 2)],
+      maxMs: times[times.length - 1],
+      passes,
+      actionsInLastPass: done
+    }
   } finally {
     service.close()
   }

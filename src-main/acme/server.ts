@@ -14,7 +14,7 @@ import { ACME_DIRECTORY_URL_SETTING, DEFAULT_ACME_PORT } from '../core/acme-subs
 import { DCV_SETTINGS } from '../core/dcv'
 import { ServiceError } from '../core/errors'
 import type { Service } from '../core/service'
-import { hostName, isLoopbackName } from '../shared/host-header'
+import { hostName, isLoopbackName } from '../common/host-header'
 import { parseJws, publicJwk, spkiSha256, thumbprint, verifyEab, verifyWith, type ParsedJws } from './jws'
 import { listenerKeyAndCsr } from './listener-key'
 import { presenters, rfc3339 } from './present'
@@ -229,7 +229,9 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
         'this server requires External Account Binding: use the eab_kid and eab_hmac_key of your subscription (GET /orders/{id}/acme)'
       )
     }
-    const kid = await verifyEab(body.externalAccountBinding, jwk, url('/new-account'), (k) => core.accounts.eabHmacKey(k))
+    const kid = await verifyEab(body.externalAccountBinding, jwk, url('/new-account'), (k) =>
+      core.accounts.eabHmacKey(k)
+    )
     const created = await core.accounts.create({ eabKid: kid, jwk, thumbprint: tp, contact: body.contact })
     return reply.code(201).header('location', present.accountUrl(created)).send(present.accountJson(created))
   })

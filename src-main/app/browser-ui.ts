@@ -1,6 +1,6 @@
 /**
  * Browser mode: the built UI and the bridge's RPC on the same listener as the reseller API
- * (README, "Quick start"). A one-time token in the printed URL is exchanged for a
+ * (the README's quick start). A one-time token in the printed URL is exchanged for a
  * session cookie (HttpOnly, SameSite=Strict, Path=/): the page never holds a token or an API
  * key, another site cannot send the cookie, and the Host check of the listener still applies.
  * These routes authenticate by session through buildServer's `ownAuth`, never by API key.

@@ -35,7 +35,10 @@ export interface CheckSettings {
 /** The checked address http-01 connects to (validation-target.ts); never the name itself. */
 async function addressOf(name: string, s: CheckSettings): Promise<string> {
   try {
-    const [address] = await resolveTarget(name, { resolver: s.resolver, allowPrivateAddresses: s.allowPrivateAddresses })
+    const [address] = await resolveTarget(name, {
+      resolver: s.resolver,
+      allowPrivateAddresses: s.allowPrivateAddresses
+    })
     return address
   } catch (err) {
     if (err instanceof TargetRefused)

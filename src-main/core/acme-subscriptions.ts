@@ -340,19 +340,58 @@ export function clientCommands(d: {
     root_ca: line('curl', '-so', root, q(d.rootCaUrl)),
     certbot: line(
       `REQUESTS_CA_BUNDLE=${root}`,
-      'certbot', 'certonly', '--standalone', '--non-interactive', '--agree-tos',
-      '--server', server, '--eab-kid', kid, `--eab-hmac-key=${hmac}`, '-m', email, ...names('-d')
+      'certbot',
+      'certonly',
+      '--standalone',
+      '--non-interactive',
+      '--agree-tos',
+      '--server',
+      server,
+      '--eab-kid',
+      kid,
+      `--eab-hmac-key=${hmac}`,
+      '-m',
+      email,
+      ...names('-d')
     ),
     acme_sh: line(
-      'acme.sh', '--register-account', '--server', server, '--ca-bundle', root, '--eab-kid', kid,
-      '--eab-hmac-key', hmac, '-m', email,
+      'acme.sh',
+      '--register-account',
+      '--server',
+      server,
+      '--ca-bundle',
+      root,
+      '--eab-kid',
+      kid,
+      '--eab-hmac-key',
+      hmac,
+      '-m',
+      email,
       '&&',
-      'acme.sh', '--issue', '--standalone', '--server', server, '--ca-bundle', root, ...names('-d')
+      'acme.sh',
+      '--issue',
+      '--standalone',
+      '--server',
+      server,
+      '--ca-bundle',
+      root,
+      ...names('-d')
     ),
     lego: line(
       `LEGO_CA_CERTIFICATES=${root}`,
-      'lego', '--server', server, '--eab', '--kid', kid, `--hmac=${hmac}`, '--email', email, '--accept-tos',
-      ...names('--domains'), '--http', 'run'
+      'lego',
+      '--server',
+      server,
+      '--eab',
+      '--kid',
+      kid,
+      `--hmac=${hmac}`,
+      '--email',
+      email,
+      '--accept-tos',
+      ...names('--domains'),
+      '--http',
+      'run'
     )
   }
 }

@@ -61,10 +61,4 @@ export function constructedEmailAllowed(at: Date): boolean {
 }
 
 /** The mailbox local parts BR §3.2.2.4.4 allows for constructed-email validation. */
-export const APPROVER_LOCAL_PARTS = [
-  'admin',
-  'administrator',
-  'webmaster',
-  'hostmaster',
-  'postmaster'
-] as const
+export const APPROVER_LOCAL_PARTS = ['admin', 'administrator', 'webmaster', 'hostmaster', 'postmaster'] as const

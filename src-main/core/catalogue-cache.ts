@@ -16,8 +16,7 @@ export class CatalogueCache {
 
   get<T>(key: string, load: () => T): T {
     const row = this.db.prepare(`SELECT value FROM settings WHERE key = 'catalogue_version'`).get() as
-      | { value: string }
-      | undefined
+      { value: string } | undefined
     const version = row?.value ?? null
     if (version === null || version !== this.version) {
       this.entries.clear()

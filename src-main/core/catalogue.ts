@@ -111,8 +111,7 @@ export class Catalogue {
 
   group(id: number): Group | undefined {
     return this.db.prepare('SELECT id, name, description FROM reseller_groups WHERE id = ?').get(id) as
-      | Group
-      | undefined
+      Group | undefined
   }
 
   /** All products with list prices, for the admin's own view. */
@@ -148,7 +147,10 @@ export class Catalogue {
     const rows = this.db
       .prepare(`SELECT p.* FROM products p WHERE ${where.join(' AND ')} ORDER BY p.id`)
       .all(...args) as ProductRow[]
-    const priced = this.pricesFor(rows.map((r) => r.id), gid)
+    const priced = this.pricesFor(
+      rows.map((r) => r.id),
+      gid
+    )
     return rows.map((r) => ({
       ...toProduct(r),
       listPricing: priced.list.get(r.id) ?? {},
@@ -163,9 +165,7 @@ export class Catalogue {
   }
 
   private loadProduct(gid: number, productId: number): PricedProduct {
-    const row = this.db.prepare('SELECT * FROM products WHERE id = ?').get(productId) as
-      | ProductRow
-      | undefined
+    const row = this.db.prepare('SELECT * FROM products WHERE id = ?').get(productId) as ProductRow | undefined
     if (!row) throw notFound(`product ${productId} not found`)
     const pricing = this.prices(productId, gid)
     if (Object.keys(pricing).length === 0) {
@@ -217,7 +217,8 @@ export class Catalogue {
 
 function requireGroup(groupId: number | null): number {
   // Spec, Authentication 5: reseller group undefined -> 403.
-  if (groupId === null) throw forbidden('your reseller account has no reseller group; ask the administrator to assign one')
+  if (groupId === null)
+    throw forbidden('your reseller account has no reseller group; ask the administrator to assign one')
   return groupId
 }
 
@@ -265,9 +266,24 @@ export function seedCatalogue(db: Db, file: CatalogueFile): boolean {
        VALUES (?, ?, ?, ?, ?, ?)`
     )
     for (const x of file.products) {
-      p.run(x.id, x.name, x.brand, x.type, x.validation_type, x.domain_type, x.max_years, x.warranty,
-        x.san_enabled ? 1 : 0, x.wildcard_san_enabled ? 1 : 0, x.included_sans, x.max_sans, x.description,
-        x.fulfillment, x.acme_type, x.wildcard_only ? 1 : 0)
+      p.run(
+        x.id,
+        x.name,
+        x.brand,
+        x.type,
+        x.validation_type,
+        x.domain_type,
+        x.max_years,
+        x.warranty,
+        x.san_enabled ? 1 : 0,
+        x.wildcard_san_enabled ? 1 : 0,
+        x.included_sans,
+        x.max_sans,
+        x.description,
+        x.fulfillment,
+        x.acme_type,
+        x.wildcard_only ? 1 : 0
+      )
       for (const [groupKey, byYear] of Object.entries(x.prices)) {
         const gid = groupKey === 'list' ? LIST_GROUP : Number(groupKey)
         for (const [years, v] of Object.entries(byYear)) {

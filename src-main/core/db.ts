@@ -18,9 +18,7 @@ const migrationFiles = import.meta.glob<string>('./migrations/*.sql', {
   eager: true
 })
 
-export const migrations: { version: number; name: string; sql: string }[] = Object.entries(
-  migrationFiles
-)
+export const migrations: { version: number; name: string; sql: string }[] = Object.entries(migrationFiles)
   .map(([path, sql]) => {
     const name = path.split('/').pop() ?? path
     return { version: Number.parseInt(name, 10), name, sql }
@@ -62,9 +60,12 @@ function makePrivate(dataDir: string, file: string): void {
     tightenIfPresent(`${file}-shm`)
     tightenIfPresent(`${file}-journal`)
   } catch (err) {
-    throw new Error(`could not open the store in ${dataDir}: could not make it private to its owner: ${(err as Error).message}`, {
-      cause: err
-    })
+    throw new Error(
+      `could not open the store in ${dataDir}: could not make it private to its owner: ${(err as Error).message}`,
+      {
+        cause: err
+      }
+    )
   }
 }
 

@@ -152,7 +152,10 @@ export async function checkHttp(
   const url = `${scheme}://${domain}${dcvFilePath(t)}`
   let addresses: string[]
   try {
-    addresses = await resolveTarget(domain, { resolver: net.resolver, allowPrivateAddresses: net.allowPrivateAddresses })
+    addresses = await resolveTarget(domain, {
+      resolver: net.resolver,
+      allowPrivateAddresses: net.allowPrivateAddresses
+    })
   } catch (err) {
     if (err instanceof TargetRefused) return { ok: false, detail: `could not fetch ${url}: ${err.message}` }
     return { ok: false, detail: `could not resolve ${domain}: ${reason(err)}` }

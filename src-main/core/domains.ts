@@ -30,7 +30,9 @@ export const baseDomain = (name: string): string => (isWildcard(name) ? name.sli
 export function normalizeDomain(input: string, wildcard: 'required' | 'forbidden' | 'allowed'): string {
   const name = input.trim().toLowerCase().replace(/\.$/, '')
   if (!isDomainName(name, wildcard !== 'forbidden')) {
-    throw invalid(`domain ${JSON.stringify(input)} is not a valid ${wildcard === 'required' ? 'wildcard ' : ''}domain name`)
+    throw invalid(
+      `domain ${JSON.stringify(input)} is not a valid ${wildcard === 'required' ? 'wildcard ' : ''}domain name`
+    )
   }
   if (wildcard === 'required' && !isWildcard(name)) {
     throw invalid(`domain must be a wildcard name such as *.${name} for this product`)

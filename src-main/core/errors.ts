@@ -38,9 +38,6 @@ export const invalid = (message: string): ServiceError => new ServiceError('inva
 export const notFound = (message: string): ServiceError => new ServiceError('not_found', message)
 export const conflict = (message: string): ServiceError => new ServiceError('conflict', message)
 export const forbidden = (message: string): ServiceError => new ServiceError('forbidden', message)
-export const unauthorized = (message: string): ServiceError =>
-  new ServiceError('unauthorized', message)
-export const paymentRequired = (message: string): ServiceError =>
-  new ServiceError('payment_required', message)
-export const notImplemented = (message: string): ServiceError =>
-  new ServiceError('not_implemented', message)
+export const unauthorized = (message: string): ServiceError => new ServiceError('unauthorized', message)
+export const paymentRequired = (message: string): ServiceError => new ServiceError('payment_required', message)
+export const notImplemented = (message: string): ServiceError => new ServiceError('not_implemented', message)

@@ -160,16 +160,18 @@ export class Events {
     // A reseller reads what happened to its orders; the admin's deploy configuration stays out.
     const view = resellerId === null ? (e: CertEvent): CertEvent => e : resellerDeployEvent
     return {
-      items: rows.map((r) => view({
-        id: r.id,
-        type: r.type,
-        resellerId: r.reseller_id,
-        orderId: r.order_id,
-        orderNumber: r.order_number,
-        message: r.message,
-        data: JSON.parse(r.data) as Record<string, unknown>,
-        createdAt: r.created_at
-      })),
+      items: rows.map((r) =>
+        view({
+          id: r.id,
+          type: r.type,
+          resellerId: r.reseller_id,
+          orderId: r.order_id,
+          orderNumber: r.order_number,
+          message: r.message,
+          data: JSON.parse(r.data) as Record<string, unknown>,
+          createdAt: r.created_at
+        })
+      ),
       total: n,
       ...page
     }

@@ -21,7 +21,9 @@ export class Idempotency {
   constructor(private readonly ctx: CoreContext) {}
 
   static fingerprint(method: string, path: string, body: unknown): string {
-    return createHash('sha256').update(`${method} ${path}\n${JSON.stringify(body ?? null)}`).digest('hex')
+    return createHash('sha256')
+      .update(`${method} ${path}\n${JSON.stringify(body ?? null)}`)
+      .digest('hex')
   }
 
   run(
@@ -52,7 +54,14 @@ export class Idempotency {
         if (answer.statusCode >= 400) return { ...answer, replayed: false }
         db.prepare(
           'INSERT INTO idempotency_keys (reseller_id, key, fingerprint, status_code, body, created_at) VALUES (?, ?, ?, ?, ?, ?)'
-        ).run(resellerId, key, fingerprint, answer.statusCode, JSON.stringify(answer.body), isoTimestamp(this.ctx.clock()))
+        ).run(
+          resellerId,
+          key,
+          fingerprint,
+          answer.statusCode,
+          JSON.stringify(answer.body),
+          isoTimestamp(this.ctx.clock())
+        )
         return { ...answer, replayed: false }
       })
       .immediate()

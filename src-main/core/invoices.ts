@@ -32,8 +32,7 @@ export class Invoices {
 
   get(resellerId: number, id: number): Invoice {
     const row = this.ctx.db.prepare(`${SELECT} WHERE i.id = ? AND i.reseller_id = ?`).get(id, resellerId) as
-      | Invoice
-      | undefined
+      Invoice | undefined
     if (!row) throw notFound(`invoice ${id} not found`)
     return row
   }

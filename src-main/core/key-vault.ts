@@ -34,7 +34,6 @@ const MAX_CSR_LENGTH = 65_536
 export type { CsrDraft } from '../../src-shared/records'
 import type { CsrDraft } from '../../src-shared/records'
 
-
 const spkiDer = (k: KeyObject): Buffer => k.export({ type: 'spki', format: 'der' })
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex')
 
@@ -165,7 +164,15 @@ export class KeyVault implements KeyKeeper {
          ON CONFLICT(order_id) DO UPDATE SET spki_sha256 = excluded.spki_sha256, iv = excluded.iv,
            ciphertext = excluded.ciphertext, tag = excluded.tag, created_at = excluded.created_at`
       )
-      .run(orderId, resellerId, sha256(publicKey), sealed.iv, sealed.ciphertext, sealed.tag, isoTimestamp(this.ctx.clock()))
+      .run(
+        orderId,
+        resellerId,
+        sha256(publicKey),
+        sealed.iv,
+        sealed.ciphertext,
+        sealed.tag,
+        isoTimestamp(this.ctx.clock())
+      )
   }
 
   /**
@@ -175,7 +182,9 @@ export class KeyVault implements KeyKeeper {
    */
   promote(orderId: number, certificatePem: string): void {
     const staged = this.ctx.db
-      .prepare('SELECT reseller_id, spki_sha256, iv, ciphertext, tag, created_at FROM order_staged_keys WHERE order_id = ?')
+      .prepare(
+        'SELECT reseller_id, spki_sha256, iv, ciphertext, tag, created_at FROM order_staged_keys WHERE order_id = ?'
+      )
       .get(orderId) as
       | { reseller_id: number; spki_sha256: string; iv: Buffer; ciphertext: Buffer; tag: Buffer; created_at: string }
       | undefined

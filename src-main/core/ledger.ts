@@ -45,8 +45,7 @@ export function post(db: Db, p: Posting): CreditTransaction {
     .get(p.amount, p.resellerId, p.amount) as { balance: number } | undefined
   if (!updated) {
     const row = db.prepare('SELECT credit_balance_cents AS balance FROM resellers WHERE id = ?').get(p.resellerId) as
-      | { balance: number }
-      | undefined
+      { balance: number } | undefined
     if (!row) throw notFound(`reseller ${p.resellerId} not found`)
     throw paymentRequired(
       `insufficient credit balance: required ${formatUsd(-p.amount)}, available ${formatUsd(row.balance)}`
@@ -79,8 +78,7 @@ export class Ledger {
 
   balance(resellerId: number): Cents {
     const row = this.ctx.db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(resellerId) as
-      | { b: number }
-      | undefined
+      { b: number } | undefined
     if (!row) throw notFound(`reseller ${resellerId} not found`)
     return row.b
   }

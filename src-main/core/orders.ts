@@ -120,9 +120,11 @@ export class Orders {
    */
   quoteView(reseller: Reseller, input: OrderInput): QuoteView {
     const q = this.quote(reseller, input)
-    const balance = (this.ctx.db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(reseller.id) as {
-      b: number
-    }).b
+    const balance = (
+      this.ctx.db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(reseller.id) as {
+        b: number
+      }
+    ).b
     return {
       productName: q.product.name,
       domain: q.domain,
@@ -141,7 +143,12 @@ export class Orders {
     const product = this.catalogue.product(reseller.groupId, input.productId)
     const periodMonths = input.period ?? 12
     // Design page: period in months, a multiple of 12, from 12 to max_years * 12.
-    if (!Number.isInteger(periodMonths) || periodMonths % 12 !== 0 || periodMonths < 12 || periodMonths > product.maxYears * 12) {
+    if (
+      !Number.isInteger(periodMonths) ||
+      periodMonths % 12 !== 0 ||
+      periodMonths < 12 ||
+      periodMonths > product.maxYears * 12
+    ) {
       throw invalid(
         `period must be ${Array.from({ length: product.maxYears }, (_, i) => (i + 1) * 12).join(', ')} months for ${product.name}`
       )
@@ -210,18 +217,27 @@ export class Orders {
       if (!this.subscriptions) throw new Error('ACME subscriptions are not set up in this service')
       const sub = this.subscriptions.create(created.order, product)
       db.prepare(`UPDATE orders SET status = 'completed', next_reissue_at = NULL, updated_at = ? WHERE id = ?`).run(
-        isoTimestamp(this.ctx.clock()), orderId)
+        isoTimestamp(this.ctx.clock()),
+        orderId
+      )
       return { ...created, order: this.get(reseller.id, orderId), subscription: { id: sub.id } }
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err)
       const undone = db
         .transaction(() => {
           db.prepare(`UPDATE orders SET status = 'processing', status_note = ? WHERE id = ?`).run(
-            `could not create the ACME subscription: ${reason}`, orderId)
+            `could not create the ACME subscription: ${reason}`,
+            orderId
+          )
           return this.cancel(reseller.id, orderId)
         })
         .immediate()
-      return { order: undone.order, creditUsed: created.creditUsed, newBalance: undone.newBalance, subscription: { error: reason, refunded: undone.refunded } }
+      return {
+        order: undone.order,
+        creditUsed: created.creditUsed,
+        newBalance: undone.newBalance,
+        subscription: { error: reason, refunded: undone.refunded }
+      }
     }
   }
 
@@ -243,10 +259,25 @@ export class Orders {
              status, payment_status, auto_reissue, purchase_end_date, next_reissue_at, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`
         ).run(
-          id, number, reseller.id, q.product.id, q.domain, q.periodMonths, q.sanCount, q.sanWildcardCount,
-          q.contactEmail, q.basePrice, q.sanTotal, q.discountAmount, q.total,
-          paid ? 'paid' : 'unpaid', auto ? 1 : 0, isoDate(purchaseEnd),
-          planned.nextReissueAt ? isoDate(planned.nextReissueAt) : null, ts, ts
+          id,
+          number,
+          reseller.id,
+          q.product.id,
+          q.domain,
+          q.periodMonths,
+          q.sanCount,
+          q.sanWildcardCount,
+          q.contactEmail,
+          q.basePrice,
+          q.sanTotal,
+          q.discountAmount,
+          q.total,
+          paid ? 'paid' : 'unpaid',
+          auto ? 1 : 0,
+          isoDate(purchaseEnd),
+          planned.nextReissueAt ? isoDate(planned.nextReissueAt) : null,
+          ts,
+          ts
         )
         let creditUsed = 0
         if (paid && q.total > 0) {
@@ -260,20 +291,36 @@ export class Orders {
           creditUsed = q.total
         }
         this.insertInvoice(id, reseller.id, q.total, paid ? 'paid' : 'unpaid', now)
-        recordEvent(db, now, { type: 'order.created', resellerId: reseller.id, orderId: id, message: `Order ${number} created for ${q.domain || q.product.name}`, data: { product_id: q.product.id, total_cents: q.total } })
-        if (paid) recordEvent(db, now, { type: 'order.paid', resellerId: reseller.id, orderId: id, message: `Order ${number} paid from credit`, data: { amount_cents: q.total } })
-        const balance = (db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(reseller.id) as {
-          b: number
-        }).b
+        recordEvent(db, now, {
+          type: 'order.created',
+          resellerId: reseller.id,
+          orderId: id,
+          message: `Order ${number} created for ${q.domain || q.product.name}`,
+          data: { product_id: q.product.id, total_cents: q.total }
+        })
+        if (paid)
+          recordEvent(db, now, {
+            type: 'order.paid',
+            resellerId: reseller.id,
+            orderId: id,
+            message: `Order ${number} paid from credit`,
+            data: { amount_cents: q.total }
+          })
+        const balance = (
+          db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(reseller.id) as {
+            b: number
+          }
+        ).b
         return { order: this.get(reseller.id, id), creditUsed, newBalance: balance }
       })
       .immediate()
   }
 
   get(resellerId: number, orderId: number): Order {
-    const row = this.ctx.db.prepare(`${ORDER_SELECT} WHERE o.id = ? AND o.reseller_id = ?`).raw(true).get(orderId, resellerId) as
-      | OrderRow
-      | undefined
+    const row = this.ctx.db
+      .prepare(`${ORDER_SELECT} WHERE o.id = ? AND o.reseller_id = ?`)
+      .raw(true)
+      .get(orderId, resellerId) as OrderRow | undefined
     // Another reseller's order is 404, never 403 (docs/decisions.md): its existence is not disclosed.
     if (!row) throw notFound(`order ${orderId} not found`)
     return this.toOrder(row)
@@ -338,7 +385,9 @@ export class Orders {
       .transaction(() => {
         const order = this.get(resellerId, orderId)
         if (!CANCELLABLE.includes(order.status)) {
-          throw conflict(`order ${order.orderNumber} is ${order.status}; only pending or processing orders can be cancelled`)
+          throw conflict(
+            `order ${order.orderNumber} is ${order.status}; only pending or processing orders can be cancelled`
+          )
         }
         const now = this.ctx.clock()
         const ts = isoTimestamp(now)
@@ -358,10 +407,18 @@ export class Orders {
              next_reissue_at = NULL, updated_at = ? WHERE id = ?`
         ).run(ts, orderId)
         db.prepare(`UPDATE invoices SET status = 'cancelled', cancelled_at = ? WHERE order_id = ?`).run(ts, orderId)
-        recordEvent(db, now, { type: 'order.cancelled', resellerId, orderId, message: `Order ${order.orderNumber} cancelled`, data: { refunded_cents: refunded } })
-        const balance = (db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(resellerId) as {
-          b: number
-        }).b
+        recordEvent(db, now, {
+          type: 'order.cancelled',
+          resellerId,
+          orderId,
+          message: `Order ${order.orderNumber} cancelled`,
+          data: { refunded_cents: refunded }
+        })
+        const balance = (
+          db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(resellerId) as {
+            b: number
+          }
+        ).b
         return { order: this.get(resellerId, orderId), refunded, newBalance: balance }
       })
       .immediate()
@@ -373,7 +430,8 @@ export class Orders {
     return db
       .transaction(() => {
         const order = this.get(resellerId, orderId)
-        if (order.paymentStatus !== 'unpaid') throw conflict(`order ${order.orderNumber} is already ${order.paymentStatus}`)
+        if (order.paymentStatus !== 'unpaid')
+          throw conflict(`order ${order.orderNumber} is already ${order.paymentStatus}`)
         if (order.status === 'cancelled') throw conflict(`order ${order.orderNumber} is cancelled`)
         const now = this.ctx.clock()
         const ts = isoTimestamp(now)
@@ -389,8 +447,20 @@ export class Orders {
             : null
         db.prepare(`UPDATE orders SET payment_status = 'paid', updated_at = ? WHERE id = ?`).run(ts, orderId)
         db.prepare(`UPDATE invoices SET status = 'paid', paid_at = ? WHERE order_id = ?`).run(ts, orderId)
-        recordEvent(db, now, { type: 'order.paid', resellerId, orderId, message: `Order ${order.orderNumber} paid from credit`, data: { amount_cents: order.total } })
-        const newBalance = tx ? tx.balanceAfter : (db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(resellerId) as { b: number }).b
+        recordEvent(db, now, {
+          type: 'order.paid',
+          resellerId,
+          orderId,
+          message: `Order ${order.orderNumber} paid from credit`,
+          data: { amount_cents: order.total }
+        })
+        const newBalance = tx
+          ? tx.balanceAfter
+          : (
+              db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(resellerId) as {
+                b: number
+              }
+            ).b
         return { order: this.get(resellerId, orderId), amountPaid: order.total, newBalance }
       })
       .immediate()
@@ -404,8 +474,15 @@ export class Orders {
       `INSERT INTO invoices (id, invoice_number, order_id, reseller_id, total_cents, status, due_date, created_at, paid_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
     ).run(
-      id, orderNumber('INV', id, now), orderId, resellerId, total, status,
-      isoDate(status === 'paid' ? now : addDays(now, INVOICE_TERMS_DAYS)), ts, status === 'paid' ? ts : null
+      id,
+      orderNumber('INV', id, now),
+      orderId,
+      resellerId,
+      total,
+      status,
+      isoDate(status === 'paid' ? now : addDays(now, INVOICE_TERMS_DAYS)),
+      ts,
+      status === 'paid' ? ts : null
     )
   }
 
@@ -420,10 +497,38 @@ export class Orders {
   }
 
   private toOrder(r: OrderRow): Order {
-    const [id, orderNumber, resellerId, productId, productName, brand, productType, validationType, domain, periodMonths,
-      sanCount, sanWildcardCount, contactEmail, basePrice, sanTotal, discountAmount, total, status, paymentStatus,
-      autoReissue, purchaseEndDate, reissueCount, certValidFrom, certValidTill, nextReissueAt, statusNote,
-      invoiceNumber, invoiceStatus, createdAt, updatedAt] = r
+    const [
+      id,
+      orderNumber,
+      resellerId,
+      productId,
+      productName,
+      brand,
+      productType,
+      validationType,
+      domain,
+      periodMonths,
+      sanCount,
+      sanWildcardCount,
+      contactEmail,
+      basePrice,
+      sanTotal,
+      discountAmount,
+      total,
+      status,
+      paymentStatus,
+      autoReissue,
+      purchaseEndDate,
+      reissueCount,
+      certValidFrom,
+      certValidTill,
+      nextReissueAt,
+      statusNote,
+      invoiceNumber,
+      invoiceStatus,
+      createdAt,
+      updatedAt
+    ] = r
     return {
       id,
       orderNumber,

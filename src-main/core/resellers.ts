@@ -107,15 +107,17 @@ export class Resellers {
     this.get(resellerId)
     const key = KEY_PREFIX + randomBytes(32).toString('base64url')
     const db = this.ctx.db
-    const id = db.transaction(() => {
-      const info = db
-        .prepare('INSERT INTO api_keys (reseller_id, key_hash, prefix, label, created_at) VALUES (?, ?, ?, ?, ?)')
-        .run(resellerId, hashApiKey(key), key.slice(0, KEY_PREFIX.length + 6), label, isoTimestamp(this.ctx.clock()))
-      const keyId = Number(info.lastInsertRowid)
-      // Inside the transaction: if the keychain refuses, no key row is left without its secret.
-      this.ctx.secrets.set(keychainName(keyId), key)
-      return keyId
-    }).immediate()
+    const id = db
+      .transaction(() => {
+        const info = db
+          .prepare('INSERT INTO api_keys (reseller_id, key_hash, prefix, label, created_at) VALUES (?, ?, ?, ?, ?)')
+          .run(resellerId, hashApiKey(key), key.slice(0, KEY_PREFIX.length + 6), label, isoTimestamp(this.ctx.clock()))
+        const keyId = Number(info.lastInsertRowid)
+        // Inside the transaction: if the keychain refuses, no key row is left without its secret.
+        this.ctx.secrets.set(keychainName(keyId), key)
+        return keyId
+      })
+      .immediate()
     return { key, info: this.apiKey(id) }
   }
 

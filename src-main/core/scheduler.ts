@@ -189,7 +189,12 @@ const deployJson = (r: DeployRun): NonNullable<SchedulerReport['deploys']>[numbe
  */
 export function summarize(r: SchedulerReport): string {
   const some = (items: { order_number: string }[]): string =>
-    items.length === 0 ? '' : ` (${items.slice(0, 5).map((i) => i.order_number).join(', ')}${items.length > 5 ? ', …' : ''})`
+    items.length === 0
+      ? ''
+      : ` (${items
+          .slice(0, 5)
+          .map((i) => i.order_number)
+          .join(', ')}${items.length > 5 ? ', …' : ''})`
   const firstError = r.errors[0] ? `; first error: ${r.errors[0].order_number}: ${r.errors[0].error}` : ''
   return (
     `scheduler as of ${r.as_of}: issued ${r.issued.length}${some(r.issued)}, ` +

@@ -116,7 +116,6 @@ export function settingProblems(changes: Record<string, string>): Record<string,
   return problems
 }
 
-
 export class Settings {
   constructor(private readonly db: Db) {}
 

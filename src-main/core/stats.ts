@@ -53,14 +53,18 @@ export class StatsService {
     // Totals from order_tallies (migration 0003); this month and the last 30 days from the
     // tallies per day (migration 0009): a month of orders is at most 31 rows.
     const { rev } = db
-      .prepare(`SELECT COALESCE(SUM(total_cents), 0) AS rev FROM order_tallies WHERE reseller_id = ? AND payment_status = 'paid'`)
+      .prepare(
+        `SELECT COALESCE(SUM(total_cents), 0) AS rev FROM order_tallies WHERE reseller_id = ? AND payment_status = 'paid'`
+      )
       .get(resellerId) as { rev: number }
     const { month } = db
       .prepare('SELECT COALESCE(SUM(paid_cents), 0) AS month FROM order_day_tallies WHERE reseller_id = ? AND day >= ?')
       .get(resellerId, monthStart) as { month: number }
 
     const daily = db
-      .prepare('SELECT day AS date, n AS orders, paid_cents AS revenue FROM order_day_tallies WHERE reseller_id = ? AND day >= ?')
+      .prepare(
+        'SELECT day AS date, n AS orders, paid_cents AS revenue FROM order_day_tallies WHERE reseller_id = ? AND day >= ?'
+      )
       .all(resellerId, isoDate(firstDay)) as { date: string; orders: number; revenue: number }[]
     const byDate = new Map(daily.map((d) => [d.date, d]))
     const dailySales = Array.from({ length: DAILY_SALES_DAYS }, (_, i) => {
@@ -76,9 +80,11 @@ export class StatsService {
       )
       .all(resellerId) as { brand: string; count: number }[]
 
-    const balance = (db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(resellerId) as {
-      b: number
-    }).b
+    const balance = (
+      db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(resellerId) as {
+        b: number
+      }
+    ).b
 
     return {
       totalOrders: total,

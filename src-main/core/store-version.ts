@@ -10,9 +10,10 @@ import type { Db } from './db'
  * a row, triggers included.
  */
 export function storeVersion(db: Db): string {
-  const row = db
-    .prepare('SELECT (SELECT data_version FROM pragma_data_version) AS d, total_changes() AS c')
-    .get() as { d: number; c: number }
+  const row = db.prepare('SELECT (SELECT data_version FROM pragma_data_version) AS d, total_changes() AS c').get() as {
+    d: number
+    c: number
+  }
   return `${row.d}.${row.c}`
 }
 

@@ -9,13 +9,17 @@ const sumOf = (row: unknown): number => (row as { n: number | null }).n ?? 0
 
 export function countOrders(db: Db, resellerId: number, status?: string): number {
   return status
-    ? sumOf(db.prepare('SELECT SUM(n) AS n FROM order_tallies WHERE reseller_id = ? AND status = ?').get(resellerId, status))
+    ? sumOf(
+        db.prepare('SELECT SUM(n) AS n FROM order_tallies WHERE reseller_id = ? AND status = ?').get(resellerId, status)
+      )
     : sumOf(db.prepare('SELECT SUM(n) AS n FROM order_tallies WHERE reseller_id = ?').get(resellerId))
 }
 
 export function countInvoices(db: Db, resellerId: number, status?: string): number {
   return status
-    ? sumOf(db.prepare('SELECT n FROM invoice_tallies WHERE reseller_id = ? AND status = ?').get(resellerId, status) ?? {})
+    ? sumOf(
+        db.prepare('SELECT n FROM invoice_tallies WHERE reseller_id = ? AND status = ?').get(resellerId, status) ?? {}
+      )
     : sumOf(db.prepare('SELECT SUM(n) AS n FROM invoice_tallies WHERE reseller_id = ?').get(resellerId))
 }
 

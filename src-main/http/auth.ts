@@ -8,7 +8,7 @@ import { ServiceError } from '../core/errors'
 import { hashApiKey, type Reseller } from '../core/resellers'
 import type { Service } from '../core/service'
 import type { ScopeVersions } from '../core/store-version'
-import { hostName, isLoopbackName } from '../shared/host-header'
+import { hostName, isLoopbackName } from '../common/host-header'
 import { failure, STATUS_OF } from './errors'
 
 export interface AuthOptions {
@@ -48,7 +48,8 @@ interface KnownKey {
   versions: ScopeVersions | null
 }
 
-const sameVersions = (a: ScopeVersions, b: ScopeVersions): boolean => a.reseller === b.reseller && a.catalogue === b.catalogue
+const sameVersions = (a: ScopeVersions, b: ScopeVersions): boolean =>
+  a.reseller === b.reseller && a.catalogue === b.catalogue
 
 export function installAuth(app: FastifyInstance, service: Service, opts: AuthOptions): void {
   const known = new Map<string, KnownKey>()
@@ -81,9 +82,13 @@ export function installAuth(app: FastifyInstance, service: Service, opts: AuthOp
           request.reseller = memo.reseller
         } else {
           request.reseller = service.resellers.authenticate(key)
-          remember(hash, { reseller: request.reseller, versions: request.reseller.id === memo.reseller.id ? versions : null })
+          remember(hash, {
+            reseller: request.reseller,
+            versions: request.reseller.id === memo.reseller.id ? versions : null
+          })
         }
-        request.scopeVersions = request.reseller.id === memo.reseller.id ? versions : await service.ctx.scopeVersions(request.reseller.id)
+        request.scopeVersions =
+          request.reseller.id === memo.reseller.id ? versions : await service.ctx.scopeVersions(request.reseller.id)
       } else {
         request.reseller = service.resellers.authenticate(key)
         // Read after the lookup, these may already count a write the lookup did not see: good

@@ -98,7 +98,9 @@ function endSocket(socket: Socket, status: number, reason: string, message: stri
 /** A path the router cannot decode (`/products/%ff`) is a 400 in the envelope. */
 export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   const message =
-    err.code === 'FST_ERR_BAD_URL' ? 'could not read the request path: it is not valid percent-encoded UTF-8' : 'could not route the request'
+    err.code === 'FST_ERR_BAD_URL'
+      ? 'could not read the request path: it is not valid percent-encoded UTF-8'
+      : 'could not route the request'
   void reply.code(400).send(failure(message))
 }
 

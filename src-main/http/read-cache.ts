@@ -103,7 +103,13 @@ export function installReadCache(app: FastifyInstance, service: Service): void {
   app.addHook('onSend', async (request: FastifyRequest, reply, payload) => {
     const pending = request.readCachePending
     const text = typeof payload === 'string'
-    if (pending === null || reply.statusCode !== 200 || !(text || Buffer.isBuffer(payload)) || payload.length > MAX_BYTES) return payload
+    if (
+      pending === null ||
+      reply.statusCode !== 200 ||
+      !(text || Buffer.isBuffer(payload)) ||
+      payload.length > MAX_BYTES
+    )
+      return payload
     // Midnight passed while the answer was computed: it may be the next day's, not this key's.
     if (pending.day !== null && dayOf({ basis: pending.basis, byDay: true }) !== pending.day) return payload
     const bytes = text ? Buffer.from(payload) : payload

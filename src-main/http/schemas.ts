@@ -31,7 +31,9 @@ export const Pagination = Type.Object({
 })
 
 export const PagingQuery = {
-  limit: Type.Optional(Type.Integer({ minimum: 1, description: 'page size, default 50, values above 100 are clamped to 100' })),
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, description: 'page size, default 50, values above 100 are clamped to 100' })
+  ),
   offset: Type.Optional(Type.Integer({ minimum: 0, description: 'start position, default 0' }))
 }
 
@@ -169,7 +171,11 @@ export const AcmeCreateResponse = ok({
   credit_used: Money,
   new_balance: Money,
   invoice_number: Type.String(),
-  acme: Type.Object({ status: Type.Literal('created'), subscription_id: Type.Integer(), details_endpoint: Type.String() })
+  acme: Type.Object({
+    status: Type.Literal('created'),
+    subscription_id: Type.Integer(),
+    details_endpoint: Type.String()
+  })
 })
 
 export const AcmeDetailsJson = Type.Object({
@@ -181,11 +187,13 @@ export const AcmeDetailsJson = Type.Object({
     eab_kid: Type.String(),
     eab_hmac_key: Type.String({ description: 'secret: keep it like a password' }),
     server_url: Type.String({ description: 'the ACME directory' }),
-    status: Type.String({ description: 'pending until an ACME account is bound with these EAB credentials, then valid' }),
+    status: Type.String({
+      description: 'pending until an ACME account is bound with these EAB credentials, then valid'
+    }),
     accounts: Type.Array(Type.Object({ url: Type.String(), status: Type.String(), created_at: Timestamp }))
   }),
   allowed_identifiers: Type.Array(Type.String()),
-  root_ca_url: Type.String({ description: 'the CertDesk root the directory\'s HTTPS certificate chains to' }),
+  root_ca_url: Type.String({ description: "the CertDesk root the directory's HTTPS certificate chains to" }),
   commands: Type.Object(
     {
       root_ca: Type.String(),

@@ -10,7 +10,14 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Reseller } from '../core/resellers'
 import type { Service } from '../core/service'
 import { installAuth, type AuthOptions } from './auth'
-import { clientErrorHandler, failure, frameworkErrors, installErrorHandling, logSerializers, refuseConnect } from './errors'
+import {
+  clientErrorHandler,
+  failure,
+  frameworkErrors,
+  installErrorHandling,
+  logSerializers,
+  refuseConnect
+} from './errors'
 import { installReadCache } from './read-cache'
 import { ApiRouter } from './router'
 import { registerAccountRoutes } from './routes/account'
@@ -43,7 +50,10 @@ export const API_VERSION = '3.0'
 
 export async function buildServer(service: Service, opts: ServerOptions = {}): Promise<App> {
   const app = Fastify({
-    logger: opts.logger && typeof opts.logger === 'object' ? { serializers: logSerializers, ...opts.logger } : (opts.logger ?? false),
+    logger:
+      opts.logger && typeof opts.logger === 'object'
+        ? { serializers: logSerializers, ...opts.logger }
+        : (opts.logger ?? false),
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
     forceCloseConnections: true,
@@ -59,7 +69,10 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
   // Only JSON bodies: anything else is 415, not a string the schema then refuses.
   app.removeContentTypeParser('text/plain')
   app.decorateRequest('reseller', null)
-  installAuth(app, service, { ...opts, ownAuth: (request) => isAcmePublicPath(request) || (opts.ownAuth?.(request) ?? false) })
+  installAuth(app, service, {
+    ...opts,
+    ownAuth: (request) => isAcmePublicPath(request) || (opts.ownAuth?.(request) ?? false)
+  })
   installReadCache(app, service)
 
   await app.register(swagger, {
@@ -109,9 +122,7 @@ function installValidators(app: FastifyInstance): void {
   const lenient = new Ajv({ coerceTypes: 'array', useDefaults: true, removeAdditional: false, strict: false })
   const strictBody = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, strict: false })
   for (const a of [lenient, strictBody]) a.addKeyword('example')
-  app.setValidatorCompiler(({ schema, httpPart }) =>
-    (httpPart === 'body' ? strictBody : lenient).compile(schema)
-  )
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strictBody : lenient).compile(schema))
 }
 
 export interface Listening {

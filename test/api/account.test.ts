@@ -40,7 +40,10 @@ describe('GET /stats', () => {
     clock.set('2026-11-05T12:00:00Z')
     const c = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 2, domain: 'c.example.com' } })
     await s.request('PUT', `/orders/${c.body.order_id}`, { key: r.key, body: { action: 'cancel' } })
-    const res = await s.request<{ stats: Body; charts: { daily_sales: Body[]; brand_distribution: Body[]; status_distribution: Body } }>('GET', '/stats', { key: r.key })
+    const res = await s.request<{
+      stats: Body
+      charts: { daily_sales: Body[]; brand_distribution: Body[]; status_distribution: Body }
+    }>('GET', '/stats', { key: r.key })
     expect(res.status).toBe(200)
     expect(res.body.stats).toEqual({
       total_orders: 4,
@@ -52,7 +55,11 @@ describe('GET /stats', () => {
     })
     expect(res.body.charts.daily_sales.length).toBe(30)
     expect(res.body.charts.daily_sales.at(-1)).toEqual({ date: '2026-11-05', orders: 1, revenue: 0 })
-    expect(res.body.charts.daily_sales.find((d) => d.date === '2026-11-02')).toEqual({ date: '2026-11-02', orders: 2, revenue: 54.4 })
+    expect(res.body.charts.daily_sales.find((d) => d.date === '2026-11-02')).toEqual({
+      date: '2026-11-02',
+      orders: 2,
+      revenue: 54.4
+    })
     expect(res.body.charts.daily_sales[0].date).toBe('2026-10-07')
     expect(res.body.charts.brand_distribution).toEqual([
       { brand: 'Sectigo', count: 2 },

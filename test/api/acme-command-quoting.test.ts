@@ -77,7 +77,9 @@ describe('contact_email on ACME orders', () => {
     expect(count('SELECT COUNT(*) AS n FROM orders WHERE reseller_id = ?', r.id)).toBe(0)
     expect(count('SELECT COUNT(*) AS n FROM acme_subscriptions WHERE reseller_id = ?', r.id)).toBe(0)
     expect(count('SELECT COUNT(*) AS n FROM events WHERE reseller_id = ?', r.id)).toBe(0)
-    expect(count("SELECT COUNT(*) AS n FROM credit_transactions WHERE reseller_id = ? AND type = 'debit'", r.id)).toBe(0)
+    expect(count("SELECT COUNT(*) AS n FROM credit_transactions WHERE reseller_id = ? AND type = 'debit'", r.id)).toBe(
+      0
+    )
     expect((await s.request<Body>('GET', '/balance', { key: r.key })).body.balance).toBe(500)
   })
 })
@@ -105,13 +107,15 @@ describe('generated commands', () => {
     ]
     const serverUrl = `https://localhost:7781/acme/directory?a='b c'&d=$(touch pwned-url)`
     const kid = `kid_'x' "y" $(touch pwned-kid)`
-    const hmac = 'hm\'ac `touch pwned-hmac` $HOME;touch pwned-hmac2'
+    const hmac = "hm'ac `touch pwned-hmac` $HOME;touch pwned-hmac2"
     const db = s.service.ctx.db
     db.prepare('UPDATE orders SET contact_email = ? WHERE id = ?').run(email, orderId)
     db.prepare('DELETE FROM acme_subscription_domains WHERE subscription_id = ?').run(sub.id)
     names.forEach((n, i) =>
       db
-        .prepare('INSERT INTO acme_subscription_domains (subscription_id, public_id, name, position) VALUES (?, ?, ?, ?)')
+        .prepare(
+          'INSERT INTO acme_subscription_domains (subscription_id, public_id, name, position) VALUES (?, ?, ?, ?)'
+        )
         .run(sub.id, `dom_q${i}`, n, i)
     )
     db.prepare('INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)').run(ACME_DIRECTORY_URL_SETTING, serverUrl)
@@ -126,8 +130,17 @@ describe('generated commands', () => {
           {
             program: 'certbot',
             args: [
-              'certonly', '--standalone', '--non-interactive', '--agree-tos', ...common,
-              '--eab-kid', kid, `--eab-hmac-key=${key}`, '-m', email, ...names.flatMap((n) => ['-d', n])
+              'certonly',
+              '--standalone',
+              '--non-interactive',
+              '--agree-tos',
+              ...common,
+              '--eab-kid',
+              kid,
+              `--eab-hmac-key=${key}`,
+              '-m',
+              email,
+              ...names.flatMap((n) => ['-d', n])
             ],
             env: { REQUESTS_CA_BUNDLE: 'certdesk-root.pem' }
           }
@@ -136,15 +149,27 @@ describe('generated commands', () => {
           {
             program: 'acme.sh',
             args: [
-              '--register-account', ...common, '--ca-bundle', 'certdesk-root.pem', '--eab-kid', kid,
-              '--eab-hmac-key', key, '-m', email
+              '--register-account',
+              ...common,
+              '--ca-bundle',
+              'certdesk-root.pem',
+              '--eab-kid',
+              kid,
+              '--eab-hmac-key',
+              key,
+              '-m',
+              email
             ],
             env: {}
           },
           {
             program: 'acme.sh',
             args: [
-              '--issue', '--standalone', ...common, '--ca-bundle', 'certdesk-root.pem',
+              '--issue',
+              '--standalone',
+              ...common,
+              '--ca-bundle',
+              'certdesk-root.pem',
               ...names.flatMap((n) => ['-d', n])
             ],
             env: {}
@@ -154,8 +179,17 @@ describe('generated commands', () => {
           {
             program: 'lego',
             args: [
-              ...common, '--eab', '--kid', kid, `--hmac=${key}`, '--email', email, '--accept-tos',
-              ...names.flatMap((n) => ['--domains', n]), '--http', 'run'
+              ...common,
+              '--eab',
+              '--kid',
+              kid,
+              `--hmac=${key}`,
+              '--email',
+              email,
+              '--accept-tos',
+              ...names.flatMap((n) => ['--domains', n]),
+              '--http',
+              'run'
             ],
             env: { LEGO_CA_CERTIFICATES: 'certdesk-root.pem' }
           }
@@ -171,7 +205,11 @@ describe('generated commands', () => {
     )
     expect(api.status).toBe(200)
     const sources: { from: string; commands: Commands; want: Record<keyof Commands, Invocation[]> }[] = [
-      { from: 'GET /orders/{id}/acme', commands: api.body.acme.commands, want: expected(`${s.url}/acme/root-ca.pem`, hmac) }
+      {
+        from: 'GET /orders/{id}/acme',
+        commands: api.body.acme.commands,
+        want: expected(`${s.url}/acme/root-ca.pem`, hmac)
+      }
     ]
     // 2. The public set-up page, as a browser shows it.
     const page = await fetch(api.body.acme.autoinstall.login_url)
@@ -202,7 +240,11 @@ describe('generated commands', () => {
     const revealed = await callHandler(handlers, 'acmeHmacKey', [r.id, orderId])
     const result = (revealed.body as { result: { eabHmacKey: string; commands: Record<string, string> } }).result
     expect(result.eabHmacKey).toBe(hmac)
-    sources.push({ from: 'desktop panel (revealed key)', commands: fromView(result.commands), want: expected(rootFromListener, hmac) })
+    sources.push({
+      from: 'desktop panel (revealed key)',
+      commands: fromView(result.commands),
+      want: expected(rootFromListener, hmac)
+    })
 
     expect(SHELLS.length).toBeGreaterThanOrEqual(2)
     for (const shell of SHELLS) {

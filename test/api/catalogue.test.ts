@@ -20,7 +20,11 @@ afterAll(() => s.close())
 
 describe('GET /products', () => {
   it('lists the group products with list and group prices, without subscriptions by default', async () => {
-    const r = await s.request<{ success: boolean; products: Product[]; count: number; group_id: number; note: string }>('GET', '/products', { key: standard.key })
+    const r = await s.request<{ success: boolean; products: Product[]; count: number; group_id: number; note: string }>(
+      'GET',
+      '/products',
+      { key: standard.key }
+    )
     expect(r.status).toBe(200)
     expect(r.body.success).toBe(true)
     expect(r.body.group_id).toBe(1)
@@ -30,7 +34,15 @@ describe('GET /products', () => {
     const types = new Set(r.body.products.map((p) => p.type))
     expect([...types].sort()).toEqual(['code-signing', 'multi-domain', 'ssl', 'wildcard'])
     const p = r.body.products.find((x) => x.id === 2) as Product
-    expect(p).toMatchObject({ name: 'PositiveSSL', brand: 'Sectigo', validation_type: 'dv', list_price: 39, reseller_price: 31.2, max_years: 3, san_enabled: false })
+    expect(p).toMatchObject({
+      name: 'PositiveSSL',
+      brand: 'Sectigo',
+      validation_type: 'dv',
+      list_price: 39,
+      reseller_price: 31.2,
+      max_years: 3,
+      san_enabled: false
+    })
     expect(p.list_pricing).toEqual({ 1: 39, 2: 72.15, 3: 101.4 })
     expect(p.pricing).toEqual({ 1: 31.2, 2: 57.72, 3: 81.12 })
   })
@@ -57,9 +69,13 @@ describe('GET /products', () => {
     const wild = await s.request<{ products: Product[] }>('GET', '/products?type=wildcard', { key: standard.key })
     expect(wild.body.products.length).toBe(2)
     expect(wild.body.products.every((p) => p.type === 'wildcard')).toBe(true)
-    const ov = await s.request<{ products: Product[] }>('GET', '/products?validation=ov&type=multi-domain', { key: standard.key })
+    const ov = await s.request<{ products: Product[] }>('GET', '/products?validation=ov&type=multi-domain', {
+      key: standard.key
+    })
     expect(ov.body.products.map((p) => p.name)).toEqual(['SSL Web Server Multi-Domain OV'])
-    const none = await s.request<{ products: Product[]; count: number }>('GET', '/products?brand=Nobody', { key: standard.key })
+    const none = await s.request<{ products: Product[]; count: number }>('GET', '/products?brand=Nobody', {
+      key: standard.key
+    })
     expect(none.body).toMatchObject({ success: true, count: 0, products: [] })
   })
 
@@ -91,7 +107,13 @@ describe('GET /products/{id} and /san-pricing/{id}', () => {
   it('returns the detail with every year and SAN prices', async () => {
     const r = await s.request<{ product: Record<string, unknown> }>('GET', '/products/7', { key: standard.key })
     expect(r.status).toBe(200)
-    expect(r.body.product).toMatchObject({ id: 7, type: 'multi-domain', san_enabled: true, wildcard_san_enabled: true, included_sans: 4 })
+    expect(r.body.product).toMatchObject({
+      id: 7,
+      type: 'multi-domain',
+      san_enabled: true,
+      wildcard_san_enabled: true,
+      included_sans: 4
+    })
     expect(r.body.product.pricing).toEqual({ 1: 207.2, 2: 383.32, 3: 538.72 })
     expect((r.body.product.san_pricing as Record<string, unknown>).pricing).toEqual({
       1: { san_price: 47.2, wildcard_san_price: 223.2 },
@@ -103,7 +125,12 @@ describe('GET /products/{id} and /san-pricing/{id}', () => {
   it('returns SAN pricing', async () => {
     const r = await s.request<{ san_pricing: Record<string, unknown> }>('GET', '/san-pricing/4', { key: standard.key })
     expect(r.status).toBe(200)
-    expect(r.body.san_pricing).toMatchObject({ product_id: 4, san_enabled: true, san_price: 20, wildcard_san_price: 96 })
+    expect(r.body.san_pricing).toMatchObject({
+      product_id: 4,
+      san_enabled: true,
+      san_price: 20,
+      wildcard_san_price: 96
+    })
   })
 
   it('is 404 for an unknown product, 403 outside the group, 400 for a non-numeric id', async () => {

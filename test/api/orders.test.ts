@@ -10,7 +10,11 @@ beforeAll(async () => {
 afterAll(() => s.close())
 
 const sumLedger = (resellerId: number): number =>
-  (s.service.ctx.db.prepare('SELECT COALESCE(SUM(amount_cents), 0) AS n FROM credit_transactions WHERE reseller_id = ?').get(resellerId) as { n: number }).n
+  (
+    s.service.ctx.db
+      .prepare('SELECT COALESCE(SUM(amount_cents), 0) AS n FROM credit_transactions WHERE reseller_id = ?')
+      .get(resellerId) as { n: number }
+  ).n
 
 describe('POST /orders pricing', () => {
   it('charges the group price for every period, with SANs and discount', async () => {
@@ -53,7 +57,10 @@ describe('POST /orders pricing', () => {
 
   it('sets purchase end and the first planned reissue from the period', async () => {
     const r = s.reseller({ credit: 500 })
-    const res = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 2, domain: 'Example.ORG', period: 36 } })
+    const res = await s.request<Body>('POST', '/orders', {
+      key: r.key,
+      body: { product_id: 2, domain: 'Example.ORG', period: 36 }
+    })
     expect(res.status).toBe(200)
     expect(res.body.domain).toBe('example.org')
     const created = new Date()
@@ -105,7 +112,10 @@ describe('POST /orders pricing', () => {
     const r = s.reseller({ credit: 30 })
     const res = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 2, domain: 'example.net' } })
     expect(res.status).toBe(402)
-    expect(res.body).toEqual({ success: false, error: 'insufficient credit balance: required 31.20 USD, available 30.00 USD' })
+    expect(res.body).toEqual({
+      success: false,
+      error: 'insufficient credit balance: required 31.20 USD, available 30.00 USD'
+    })
     expect(((await s.request<Body>('GET', '/orders', { key: r.key })).body.pagination as Body).total).toBe(0)
     expect(((await s.request<Body>('GET', '/invoices', { key: r.key })).body.pagination as Body).total).toBe(0)
     expect((await s.request<Body>('GET', '/credits', { key: r.key })).body.balance).toBe(30)
@@ -113,10 +123,17 @@ describe('POST /orders pricing', () => {
 
   it('is 403 for a product outside the group or a reseller without a group, 404 for an unknown product', async () => {
     const starter = s.reseller({ credit: 5000, groupId: 3 })
-    expect((await s.request('POST', '/orders', { key: starter.key, body: { product_id: 8, domain: 'example.com' } })).status).toBe(403)
+    expect(
+      (await s.request('POST', '/orders', { key: starter.key, body: { product_id: 8, domain: 'example.com' } })).status
+    ).toBe(403)
     const none = s.reseller({ credit: 5000, groupId: null })
-    expect((await s.request('POST', '/orders', { key: none.key, body: { product_id: 2, domain: 'example.com' } })).status).toBe(403)
-    expect((await s.request('POST', '/orders', { key: starter.key, body: { product_id: 999, domain: 'example.com' } })).status).toBe(404)
+    expect(
+      (await s.request('POST', '/orders', { key: none.key, body: { product_id: 2, domain: 'example.com' } })).status
+    ).toBe(403)
+    expect(
+      (await s.request('POST', '/orders', { key: starter.key, body: { product_id: 999, domain: 'example.com' } }))
+        .status
+    ).toBe(404)
   })
 })
 
@@ -124,13 +141,18 @@ describe('orders list and detail', () => {
   it('pages newest first, filters by status and domain, clamps the limit', async () => {
     const r = s.reseller({ credit: 5000 })
     for (let i = 0; i < 7; i++) {
-      const res = await s.request('POST', '/orders', { key: r.key, body: { product_id: 1, domain: `site${i}.example.com` } })
+      const res = await s.request('POST', '/orders', {
+        key: r.key,
+        body: { product_id: 1, domain: `site${i}.example.com` }
+      })
       expect(res.status).toBe(200)
     }
     const all = await s.request<{ orders: Body[]; pagination: Body }>('GET', '/orders', { key: r.key })
     expect(all.body.pagination).toEqual({ total: 7, limit: 50, offset: 0 })
     expect(all.body.orders.map((o) => o.domain)).toEqual([6, 5, 4, 3, 2, 1, 0].map((i) => `site${i}.example.com`))
-    const page = await s.request<{ orders: Body[]; pagination: Body }>('GET', '/orders?limit=3&offset=5', { key: r.key })
+    const page = await s.request<{ orders: Body[]; pagination: Body }>('GET', '/orders?limit=3&offset=5', {
+      key: r.key
+    })
     expect(page.body.orders.map((o) => o.domain)).toEqual(['site1.example.com', 'site0.example.com'])
     expect(page.body.pagination).toEqual({ total: 7, limit: 3, offset: 5 })
     const past = await s.request<{ orders: Body[]; pagination: Body }>('GET', '/orders?offset=100', { key: r.key })
@@ -152,7 +174,10 @@ describe('orders list and detail', () => {
 
   it('returns the detail with renewal fields, and 404 for an unknown order', async () => {
     const r = s.reseller({ credit: 100 })
-    const created = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 1, domain: 'detail.example.com' } })
+    const created = await s.request<Body>('POST', '/orders', {
+      key: r.key,
+      body: { product_id: 1, domain: 'detail.example.com' }
+    })
     const res = await s.request<{ order: Body }>('GET', `/orders/${created.body.order_id}`, { key: r.key })
     expect(res.status).toBe(200)
     expect(res.body.order).toMatchObject({
@@ -175,9 +200,15 @@ describe('orders list and detail', () => {
 describe('PUT /orders/{id} cancel', () => {
   it('cancels a pending order, refunds the total and cancels the invoice', async () => {
     const r = s.reseller({ credit: 100 })
-    const created = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 2, domain: 'refund.example.com' } })
+    const created = await s.request<Body>('POST', '/orders', {
+      key: r.key,
+      body: { product_id: 2, domain: 'refund.example.com' }
+    })
     expect(created.body.new_balance).toBe(68.8)
-    const res = await s.request<Body>('PUT', `/orders/${created.body.order_id}`, { key: r.key, body: { action: 'cancel' } })
+    const res = await s.request<Body>('PUT', `/orders/${created.body.order_id}`, {
+      key: r.key,
+      body: { action: 'cancel' }
+    })
     expect(res.status).toBe(200)
     expect(res.body).toMatchObject({ success: true, status: 'cancelled', refunded: 31.2, new_balance: 100 })
     expect(res.body.message).toMatch(/31\.20 USD refunded/)
@@ -194,7 +225,10 @@ describe('PUT /orders/{id} cancel', () => {
 
   it('is 409 for a second cancel and refunds once', async () => {
     const r = s.reseller({ credit: 100 })
-    const created = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 2, domain: 'twice.example.com' } })
+    const created = await s.request<Body>('POST', '/orders', {
+      key: r.key,
+      body: { product_id: 2, domain: 'twice.example.com' }
+    })
     const path = `/orders/${created.body.order_id}`
     expect((await s.request('PUT', path, { key: r.key, body: { action: 'cancel' } })).status).toBe(200)
     const again = await s.request<Body>('PUT', path, { key: r.key, body: { action: 'cancel' } })
@@ -206,7 +240,10 @@ describe('PUT /orders/{id} cancel', () => {
   it('refuses unknown actions and other resellers', async () => {
     const r = s.reseller({ credit: 100 })
     const other = s.reseller({ credit: 100 })
-    const created = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 2, domain: 'mine.example.com' } })
+    const created = await s.request<Body>('POST', '/orders', {
+      key: r.key,
+      body: { product_id: 2, domain: 'mine.example.com' }
+    })
     const path = `/orders/${created.body.order_id}`
     expect((await s.request('PUT', path, { key: r.key, body: { action: 'refund' } })).status).toBe(400)
     expect((await s.request('PUT', path, { key: r.key, body: {} })).status).toBe(400)
@@ -233,7 +270,9 @@ describe('money under concurrency', () => {
     expect(sumLedger(r.id)).toBe(12_80)
     const db = s.service.ctx.db
     const orders = db.prepare('SELECT COUNT(*) AS n FROM orders WHERE reseller_id = ?').get(r.id) as { n: number }
-    const debits = db.prepare("SELECT COUNT(*) AS n FROM credit_transactions WHERE reseller_id = ? AND type = 'debit'").get(r.id) as { n: number }
+    const debits = db
+      .prepare("SELECT COUNT(*) AS n FROM credit_transactions WHERE reseller_id = ? AND type = 'debit'")
+      .get(r.id) as { n: number }
     const invoices = db.prepare('SELECT COUNT(*) AS n FROM invoices WHERE reseller_id = ?').get(r.id) as { n: number }
     expect([orders.n, debits.n, invoices.n]).toEqual([6, 6, 6])
   })
@@ -251,7 +290,11 @@ describe('Idempotency-Key', () => {
     expect(second.body).toEqual(first.body)
     expect(second.headers.get('idempotent-replayed')).toBe('true')
     expect((await s.request<Body>('GET', '/balance', { key: r.key })).body.balance).toBe(68.8)
-    const other = await s.request<Body>('POST', '/orders', { key: r.key, body: { ...body, domain: 'twice.example.com' }, headers })
+    const other = await s.request<Body>('POST', '/orders', {
+      key: r.key,
+      body: { ...body, domain: 'twice.example.com' },
+      headers
+    })
     expect(other.status).toBe(409)
     expect(other.body.error).toMatch(/Idempotency-Key/)
     expect((await s.request<Body>('GET', '/balance', { key: r.key })).body.balance).toBe(68.8)
@@ -261,7 +304,9 @@ describe('Idempotency-Key', () => {
     const r = s.reseller({ credit: 100 })
     const body = { product_id: 2, domain: 'race-once.example.com' }
     const res = await Promise.all(
-      Array.from({ length: 10 }, () => s.request<Body>('POST', '/orders', { key: r.key, body, headers: { 'idempotency-key': 'same' } }))
+      Array.from({ length: 10 }, () =>
+        s.request<Body>('POST', '/orders', { key: r.key, body, headers: { 'idempotency-key': 'same' } })
+      )
     )
     expect(res.every((x) => x.status === 200)).toBe(true)
     expect(new Set(res.map((x) => x.body.order_id)).size).toBe(1)
@@ -277,7 +322,9 @@ describe('Idempotency-Key', () => {
     expect((await s.request('POST', '/orders', { key: b.key, body, headers })).status).toBe(200)
     s.service.ledger.topUp(a.id, 50_00)
     expect((await s.request('POST', '/orders', { key: a.key, body, headers })).status).toBe(200)
-    expect((await s.request('POST', '/orders', { key: a.key, body, headers: { 'idempotency-key': '' } })).status).toBe(400)
+    expect((await s.request('POST', '/orders', { key: a.key, body, headers: { 'idempotency-key': '' } })).status).toBe(
+      400
+    )
   })
 })
 
@@ -285,7 +332,10 @@ describe('cross-reseller isolation', () => {
   it("never shows or touches another reseller's orders, invoices or ledger", async () => {
     const a = s.reseller({ credit: 100 })
     const b = s.reseller({ credit: 100 })
-    const created = await s.request<Body>('POST', '/orders', { key: a.key, body: { product_id: 2, domain: 'private.example.com' } })
+    const created = await s.request<Body>('POST', '/orders', {
+      key: a.key,
+      body: { product_id: 2, domain: 'private.example.com' }
+    })
     const id = created.body.order_id as number
     expect((await s.request('GET', `/orders/${id}`, { key: b.key })).status).toBe(404)
     expect((await s.request('POST', '/credits', { key: b.key, body: { order_id: id } })).status).toBe(404)
@@ -293,7 +343,9 @@ describe('cross-reseller isolation', () => {
     const invoiceId = invoices.body.invoices[0].id
     expect((await s.request('GET', `/invoices/${invoiceId}`, { key: b.key })).status).toBe(404)
     expect((await s.request<{ pagination: Body }>('GET', '/orders', { key: b.key })).body.pagination.total).toBe(0)
-    expect((await s.request<{ transactions: Body[] }>('GET', '/credits', { key: b.key })).body.transactions.length).toBe(1)
+    expect(
+      (await s.request<{ transactions: Body[] }>('GET', '/credits', { key: b.key })).body.transactions.length
+    ).toBe(1)
     expect((await s.request<{ stats: Body }>('GET', '/stats', { key: b.key })).body.stats.total_orders).toBe(0)
   })
 })

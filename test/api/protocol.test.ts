@@ -13,13 +13,20 @@ beforeAll(async () => {
 afterAll(() => s.close())
 
 /** A raw request, for headers fetch will not let a test set (Host). */
-function raw(method: string, path: string, headers: Record<string, string>, body?: string): Promise<{ status: number; body: Body; headers: Record<string, unknown> }> {
+function raw(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string
+): Promise<{ status: number; body: Body; headers: Record<string, unknown> }> {
   const u = new URL(s.url)
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: u.hostname, port: u.port, method, path, headers }, (res) => {
       let text = ''
       res.on('data', (d) => (text += d))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Body, headers: res.headers }))
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Body, headers: res.headers })
+      )
     })
     req.on('error', reject)
     req.end(body)
@@ -35,7 +42,10 @@ describe('authentication', () => {
   it('is 401 without a key, with a wrong key, a revoked key, or API access disabled', async () => {
     const none = await s.request<Body>('GET', '/account')
     expect(none.status).toBe(401)
-    expect(none.body).toEqual({ success: false, error: 'missing API key: send it as X-API-Key or Authorization: Bearer' })
+    expect(none.body).toEqual({
+      success: false,
+      error: 'missing API key: send it as X-API-Key or Authorization: Bearer'
+    })
     expect((await s.request('GET', '/account', { key: 'cdk_wrong' })).status).toBe(401)
     expect((await s.request('GET', '/account', { headers: { authorization: 'Basic abc' } })).status).toBe(401)
 
@@ -62,7 +72,12 @@ describe('Host header (DNS rebinding)', () => {
     for (const host of ['127.0.0.1', 'localhost', `localhost:${new URL(s.url).port}`, '[::1]:8080']) {
       expect((await raw('GET', '/account', { host, 'x-api-key': r.key })).status, host).toBe(200)
     }
-    for (const host of ['evil.example.com', 'evil.example.com:80', '127.0.0.1.nip.io', '127.0.0.1:8080@evil.example.com']) {
+    for (const host of [
+      'evil.example.com',
+      'evil.example.com:80',
+      '127.0.0.1.nip.io',
+      '127.0.0.1:8080@evil.example.com'
+    ]) {
       const res = await raw('GET', '/account', { host, 'x-api-key': r.key })
       expect(res.status, host).toBe(403)
       expect(res.body.success).toBe(false)
@@ -99,25 +114,59 @@ describe('methods, paths and bodies', () => {
     const tooBig = await s.request<Body>('POST', '/orders', { key: r.key, body: big })
     expect(tooBig.status).toBe(413)
     expect(tooBig.body.success).toBe(false)
-    const text = await s.request<Body>('POST', '/orders', { key: r.key, body: 'product_id=2', headers: { 'content-type': 'text/plain' } })
+    const text = await s.request<Body>('POST', '/orders', {
+      key: r.key,
+      body: 'product_id=2',
+      headers: { 'content-type': 'text/plain' }
+    })
     expect(text.status).toBe(415)
-    const form = await s.request<Body>('POST', '/orders', { key: r.key, body: 'product_id=2', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+    const form = await s.request<Body>('POST', '/orders', {
+      key: r.key,
+      body: 'product_id=2',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' }
+    })
     expect(form.status).toBe(415)
     const broken = await s.request<Body>('POST', '/orders', { key: r.key, body: '{"product_id": 2,' })
     expect(broken.status).toBe(400)
     expect(broken.body.error).toMatch(/not valid JSON/)
     const array = await s.request<Body>('POST', '/orders', { key: r.key, body: '[1,2]' })
     expect(array.status).toBe(400)
-    const proto = await s.request<Body>('POST', '/orders', { key: r.key, body: '{"product_id":2,"domain":"a.example.com","__proto__":{"x":1}}' })
+    const proto = await s.request<Body>('POST', '/orders', {
+      key: r.key,
+      body: '{"product_id":2,"domain":"a.example.com","__proto__":{"x":1}}'
+    })
     expect(proto.status).toBe(400)
     expect((await s.request<Body>('GET', '/balance', { key: r.key })).body.balance).toBe(100)
   })
 
   it('serves the OpenAPI document of the API', async () => {
-    const res = await s.request<{ openapi: string; info: Body; paths: Record<string, Body> }>('GET', '/openapi.json', { key: r.key })
+    const res = await s.request<{ openapi: string; info: Body; paths: Record<string, Body> }>('GET', '/openapi.json', {
+      key: r.key
+    })
     expect(res.status).toBe(200)
     expect(res.body.info.version).toBe('3.0')
-    for (const p of ['/products', '/products/{id}', '/san-pricing/{product_id}', '/orders', '/orders/{id}', '/orders/{order_id}/acme', '/ssl/configure', '/ssl/{order_id}', '/ssl/resend-validation', '/ssl/change-dcv', '/ssl/reissue', '/csr/decode', '/invoices', '/invoices/{id}', '/credits', '/balance', '/certificate/{order_id}', '/certificate/{order_id}/download', '/account', '/stats']) {
+    for (const p of [
+      '/products',
+      '/products/{id}',
+      '/san-pricing/{product_id}',
+      '/orders',
+      '/orders/{id}',
+      '/orders/{order_id}/acme',
+      '/ssl/configure',
+      '/ssl/{order_id}',
+      '/ssl/resend-validation',
+      '/ssl/change-dcv',
+      '/ssl/reissue',
+      '/csr/decode',
+      '/invoices',
+      '/invoices/{id}',
+      '/credits',
+      '/balance',
+      '/certificate/{order_id}',
+      '/certificate/{order_id}/download',
+      '/account',
+      '/stats'
+    ]) {
       expect(Object.keys(res.body.paths), p).toContain(p)
     }
   })

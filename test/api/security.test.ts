@@ -14,7 +14,9 @@ describe('API keys', () => {
   it('never stores a key in SQLite, keeps it in the keychain, and finds it by hash', async () => {
     const keys = [s.reseller({ credit: 100 }), s.reseller({ credit: 100 })].map((r) => r.key)
     for (const key of keys) {
-      expect((await s.request('POST', '/orders', { key, body: { product_id: 2, domain: 'secret.example.com' } })).status).toBe(200)
+      expect(
+        (await s.request('POST', '/orders', { key, body: { product_id: 2, domain: 'secret.example.com' } })).status
+      ).toBe(200)
     }
     s.service.ctx.db.pragma('wal_checkpoint(TRUNCATE)')
     for (const file of readdirSync(s.dataDir)) {

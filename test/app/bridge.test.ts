@@ -179,7 +179,7 @@ describe('both transports answer alike', () => {
     ).rejects.toThrow('period must be a whole number')
   })
 
-  it('refuses a bad setting with 400 and the core\'s reason on either transport, saving nothing', async () => {
+  it("refuses a bad setting with 400 and the core's reason on either transport, saving nothing", async () => {
     await rpc.updateSettings({ dcvHttpPort: '8080', smtpFrom: 'certs@example.test' })
     const res = await fetch(`${listening.url}${RPC_PREFIX}updateSettings`, {
       method: 'POST',
@@ -201,7 +201,11 @@ describe('both transports answer alike', () => {
       smtpFrom: expect.stringMatching(/^could not save setting smtp\.from: must be an email address/)
     })
     expect(await rpc.checkSettings({ dcvHttpPort: '80' })).toEqual({})
-    expect(await rpc.settings()).toMatchObject({ dcvHttpPort: '8080', dcvHttpsPort: '', smtpFrom: 'certs@example.test' })
+    expect(await rpc.settings()).toMatchObject({
+      dcvHttpPort: '8080',
+      dcvHttpsPort: '',
+      smtpFrom: 'certs@example.test'
+    })
     await rpc.updateSettings({ dcvHttpPort: '', smtpFrom: '' })
   })
 

@@ -51,7 +51,10 @@ async function issueWith(key: string, orderId: number, csr: string, path: string
 describe('exporting a kept private key', () => {
   it('says whether the key matches the current certificate, before and after a reissue from another CSR', async () => {
     const r = s.reseller({ credit: 100 })
-    const created = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 2, domain: 'pair.example.test' } })
+    const created = await s.request<Body>('POST', '/orders', {
+      key: r.key,
+      body: { product_id: 2, domain: 'pair.example.test' }
+    })
     const orderId = created.body.order_id as number
     // The app generated this key and its CSR, and keeps the key.
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
@@ -61,14 +64,27 @@ describe('exporting a kept private key', () => {
 
     const dir = mkdtempSync(join(tmpdir(), 'certdesk-pair-'))
     writeFileSync(join(dir, 'key.pem'), pem, { mode: 0o600 })
-    const csr = execFileSync('openssl', ['req', '-new', '-key', join(dir, 'key.pem'), '-subj', '/CN=pair.example.test',
-      '-addext', 'subjectAltName=DNS:pair.example.test,DNS:www.pair.example.test']).toString()
+    const csr = execFileSync('openssl', [
+      'req',
+      '-new',
+      '-key',
+      join(dir, 'key.pem'),
+      '-subj',
+      '/CN=pair.example.test',
+      '-addext',
+      'subjectAltName=DNS:pair.example.test,DNS:www.pair.example.test'
+    ]).toString()
     rmSync(dir, { recursive: true, force: true })
     await issueWith(r.key, orderId, csr, '/ssl/configure')
     expect((await app.exportPrivateKey(r.id, orderId)).matchesCertificate).toBe(true)
 
     // The customer reissues with a CSR of their own key: the kept key no longer fits.
-    await issueWith(r.key, orderId, opensslCsr(['pair.example.test', 'www.pair.example.test'], 'ec:P-256'), '/ssl/reissue')
+    await issueWith(
+      r.key,
+      orderId,
+      opensslCsr(['pair.example.test', 'www.pair.example.test'], 'ec:P-256'),
+      '/ssl/reissue'
+    )
     const after = await app.exportPrivateKey(r.id, orderId)
     expect(after.pkcs8Pem).toBe(pem)
     expect(after.matchesCertificate).toBe(false)

@@ -21,13 +21,27 @@ afterAll(async () => {
 
 describe('certdesk admin output', () => {
   it('shows a reseller, its transactions, the products and the events as the API does', async () => {
-    const added = admin('reseller', 'add', '--name', 'Contoso Hosting', '--email', 'ops@contoso.test', '--group', '2', '--discount', '5')
+    const added = admin(
+      'reseller',
+      'add',
+      '--name',
+      'Contoso Hosting',
+      '--email',
+      'ops@contoso.test',
+      '--group',
+      '2',
+      '--discount',
+      '5'
+    )
     expect(added.code, added.stderr).toBe(0)
     const id = (added.json.reseller as Body).id as number
     const credit = admin('credit', 'add', '--reseller', String(id), '--amount', '400', '--description', 'Wire 2026-12')
     expect(credit.code, credit.stderr).toBe(0)
     const key = admin('apikey', 'create', '--reseller', String(id)).json.api_key as string
-    const ordered = await api.request<Body>('POST', '/orders', { key, body: { product_id: 2, domain: 'shapes.example.com' } })
+    const ordered = await api.request<Body>('POST', '/orders', {
+      key,
+      body: { product_id: 2, domain: 'shapes.example.com' }
+    })
     expect(ordered.status).toBe(200)
     const orderId = ordered.body.order_id as number
 

@@ -15,10 +15,14 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 
 describe('browser mode at --log-level info', () => {
   it('logs the sign-in requests with every token redacted', async () => {
-    const child = spawn(process.execPath, [CLI, 'serve', '--ui', '--log-level', 'info', '--port', '0', '--data-dir', dataDir], {
-      env: process.env,
-      stdio: ['ignore', 'pipe', 'pipe']
-    })
+    const child = spawn(
+      process.execPath,
+      [CLI, 'serve', '--ui', '--log-level', 'info', '--port', '0', '--data-dir', dataDir],
+      {
+        env: process.env,
+        stdio: ['ignore', 'pipe', 'pipe']
+      }
+    )
     let out = ''
     let err = ''
     child.stdout.on('data', (d) => (out += d))
@@ -56,7 +60,15 @@ describe('browser mode at --log-level info', () => {
       }
       // Once the first link is used up, a browser without a session is offered a new one (printed,
       // and logged in use like the first); signing out leaves it the only way in.
-      expect((await fetch(`${base}/ui/logout`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: '{}' })).status).toBe(200)
+      expect(
+        (
+          await fetch(`${base}/ui/logout`, {
+            method: 'POST',
+            headers: { cookie, 'content-type': 'application/json' },
+            body: '{}'
+          })
+        ).status
+      ).toBe(200)
       const second = (await waitFor(/sign in again, open once: (http:\/\/\S+)/))[1]
       const token2 = new URL(second).searchParams.get('token')!
       expect(token2).not.toBe(token)

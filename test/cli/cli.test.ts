@@ -10,12 +10,45 @@ const admin = (...args: string[]) => certdesk(['admin', '--data-dir', dataDir, .
 
 describe('certdesk admin', () => {
   it('adds a reseller, credit and an API key, printing JSON', () => {
-    const add = admin('reseller', 'add', '--name', 'Fabrikam Hosting', '--email', 'ops@fabrikam.test', '--company', 'Fabrikam', '--group', '2', '--discount', '2.5')
+    const add = admin(
+      'reseller',
+      'add',
+      '--name',
+      'Fabrikam Hosting',
+      '--email',
+      'ops@fabrikam.test',
+      '--company',
+      'Fabrikam',
+      '--group',
+      '2',
+      '--discount',
+      '2.5'
+    )
     expect(add.code).toBe(0)
-    expect(add.json.reseller).toMatchObject({ id: 1, name: 'Fabrikam Hosting', group_id: 2, discount_rate: 2.5, api_access: true, credit_balance: 0 })
-    const credit = admin('credit', 'add', '--reseller', '1', '--amount', '250.50', '--description', 'Wire transfer 2026-11')
+    expect(add.json.reseller).toMatchObject({
+      id: 1,
+      name: 'Fabrikam Hosting',
+      group_id: 2,
+      discount_rate: 2.5,
+      api_access: true,
+      credit_balance: 0
+    })
+    const credit = admin(
+      'credit',
+      'add',
+      '--reseller',
+      '1',
+      '--amount',
+      '250.50',
+      '--description',
+      'Wire transfer 2026-11'
+    )
     expect(credit.code).toBe(0)
-    expect(credit.json).toMatchObject({ success: true, new_balance: 250.5, transaction: { type: 'credit', amount: 250.5, description: 'Wire transfer 2026-11' } })
+    expect(credit.json).toMatchObject({
+      success: true,
+      new_balance: 250.5,
+      transaction: { type: 'credit', amount: 250.5, description: 'Wire transfer 2026-11' }
+    })
     const key = admin('apikey', 'create', '--reseller', '1')
     expect(key.code).toBe(0)
     expect(key.json.api_key).toMatch(/^cdk_[A-Za-z0-9_-]{43}$/)
@@ -48,7 +81,8 @@ describe('certdesk serve', () => {
     const key = admin('apikey', 'create', '--reseller', '1').json.api_key as string
     const server = await serve(dataDir)
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
-    const get = async (path: string) => (await fetch(server.url + path, { headers: { 'x-api-key': key } })).json() as Promise<Record<string, unknown>>
+    const get = async (path: string) =>
+      (await fetch(server.url + path, { headers: { 'x-api-key': key } })).json() as Promise<Record<string, unknown>>
     expect((await get('/balance')).balance).toBe(250.5)
     // An admin command on the same data dir while serve runs.
     expect(admin('credit', 'add', '--reseller', '1', '--amount', '100').code).toBe(0)
@@ -79,7 +113,9 @@ describe('certdesk serve', () => {
     server.child.kill('SIGTERM')
     expect(await server.exited).toBe(0)
     const list = certdesk(['admin', '--data-dir', fresh, 'reseller', 'list'])
-    expect(list.json.resellers).toEqual([expect.objectContaining({ id: 1, name: 'Demo Reseller', credit_balance: 1000, group_id: 1 })])
+    expect(list.json.resellers).toEqual([
+      expect.objectContaining({ id: 1, name: 'Demo Reseller', credit_balance: 1000, group_id: 1 })
+    ])
     rmSync(fresh, { recursive: true, force: true })
   })
 })

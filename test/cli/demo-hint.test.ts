@@ -17,15 +17,20 @@ describe('serve --demo', () => {
   it('prints an API key command that passes an odd data dir as exactly one argument', async () => {
     const dataDir = join(parent, `it's "my" $(touch pwned) \`touch pwned2\` dir`)
     mkdirSync(dataDir)
-    const child = spawn(process.execPath, [CLI, 'serve', '--demo', '--port', '0', '--acme-port', '0', '--data-dir', dataDir], {
-      env: process.env,
-      stdio: ['ignore', 'pipe', 'pipe']
-    })
+    const child = spawn(
+      process.execPath,
+      [CLI, 'serve', '--demo', '--port', '0', '--acme-port', '0', '--data-dir', dataDir],
+      {
+        env: process.env,
+        stdio: ['ignore', 'pipe', 'pipe']
+      }
+    )
     const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
     let err = ''
     child.stderr.on('data', (d) => (err += d))
     try {
-      for (let i = 0; i < 300 && !/get its API key with: .*\n/.test(err); i++) await new Promise((r) => setTimeout(r, 100))
+      for (let i = 0; i < 300 && !/get its API key with: .*\n/.test(err); i++)
+        await new Promise((r) => setTimeout(r, 100))
     } finally {
       child.kill('SIGTERM')
       await exited
@@ -36,9 +41,10 @@ describe('serve --demo', () => {
     for (const shell of SHELLS) {
       const ran = runThroughShell(shell, line![1])
       expect(ran.stderr, shell).toBe('')
-      expect(ran.invocations.map((x) => [x.program, ...x.args]), shell).toEqual([
-        ['npx', 'certdesk', 'admin', '--data-dir', dataDir, 'apikey', 'create', '--reseller', id]
-      ])
+      expect(
+        ran.invocations.map((x) => [x.program, ...x.args]),
+        shell
+      ).toEqual([['npx', 'certdesk', 'admin', '--data-dir', dataDir, 'apikey', 'create', '--reseller', id]])
       expect(ran.leftovers, shell).toEqual([])
     }
   })

@@ -69,15 +69,32 @@ function configureAcmeIssuer(env: NodeJS.ProcessEnv, dataDir: string): string {
   const hmac = randomBytes(32).toString('base64url')
   const file = join(base, `eab-${randomBytes(4).toString('hex')}`)
   writeFileSync(file, hmac, { mode: 0o600 })
-  const r = certdesk(env, 'admin', '--data-dir', dataDir, 'acme-issuer', 'set', '--directory', 'https://acme.example.test/directory', '--eab-kid', 'kid-1', '--eab-hmac-file', file)
+  const r = certdesk(
+    env,
+    'admin',
+    '--data-dir',
+    dataDir,
+    'acme-issuer',
+    'set',
+    '--directory',
+    'https://acme.example.test/directory',
+    '--eab-kid',
+    'kid-1',
+    '--eab-hmac-file',
+    file
+  )
   expect(r.status, r.stderr).toBe(0)
   rmSync(file)
   return hmac
 }
 
 const eabInKeychain = (env: NodeJS.ProcessEnv, dataDir: string): unknown =>
-  (json(certdesk(env, 'admin', '--data-dir', dataDir, 'acme-issuer', 'show').stdout).acme_issuer as Record<string, unknown>)
-    .eab_hmac_key_in_keychain
+  (
+    json(certdesk(env, 'admin', '--data-dir', dataDir, 'acme-issuer', 'show').stdout).acme_issuer as Record<
+      string,
+      unknown
+    >
+  ).eab_hmac_key_in_keychain
 
 /** The old layout: a gnome-keyring in `<data dir>/keyring` holding the CA key and an EAB key. */
 async function formerLayout(dataDir: string, password: string): Promise<{ rootPem: string; hmac: string }> {
@@ -98,7 +115,10 @@ function waitFor(child: ChildProcess, pattern: RegExp, what: string): Promise<Re
   return new Promise((resolve, reject) => {
     let out = ''
     let err = ''
-    const timer = setTimeout(() => reject(new Error(`${what} printed nothing matching ${pattern} in 90 s: ${err}`)), 90_000)
+    const timer = setTimeout(
+      () => reject(new Error(`${what} printed nothing matching ${pattern} in 90 s: ${err}`)),
+      90_000
+    )
     child.stderr?.on('data', (d) => (err += d))
     child.stdout?.on('data', (d) => {
       out += d
@@ -127,7 +147,9 @@ describe('the OS keychain without a desktop session', () => {
     expect(first.status, first.stderr).toBe(0)
     const loc = keyringLocation(dataDir, env)
     expect(loc.dir.startsWith(join(env.HOME as string, '.local', 'share', 'certdesk', 'keyrings'))).toBe(true)
-    expect(first.stderr).toContain(`private gnome-keyring in ${loc.dir}, unlocked by the password in ${loc.generatedPasswordFile}`)
+    expect(first.stderr).toContain(
+      `private gnome-keyring in ${loc.dir}, unlocked by the password in ${loc.generatedPasswordFile}`
+    )
     expect(first.stdout).toMatch(/BEGIN CERTIFICATE/)
     expect(mode(loc.dir)).toBe('700')
     expect(mode(loc.generatedPasswordFile)).toBe('600')
@@ -145,7 +167,20 @@ describe('the OS keychain without a desktop session', () => {
     await waitFor(serve, /listening on/, 'serve')
     const sessionFile = join(loc.dir, 'session.json')
     const running = readFileSync(sessionFile, 'utf8')
-    expect(certdesk(env, 'admin', '--data-dir', dataDir, 'reseller', 'add', '--name', 'Headless', '--email', 'h@example.test').status).toBe(0)
+    expect(
+      certdesk(
+        env,
+        'admin',
+        '--data-dir',
+        dataDir,
+        'reseller',
+        'add',
+        '--name',
+        'Headless',
+        '--email',
+        'h@example.test'
+      ).status
+    ).toBe(0)
     const key = certdesk(env, 'admin', '--data-dir', dataDir, 'apikey', 'create', '--reseller', '1')
     expect(key.status, key.stderr).toBe(0)
     expect(json(key.stdout).api_key).toMatch(/^cdk_/)
@@ -170,7 +205,9 @@ describe('the OS keychain without a desktop session', () => {
     const copy = join(base, 'restored-data')
     cpSync(dataDir, copy, { recursive: true })
     const files = walk(copy)
-    expect(files.filter((p) => /(^|\/)keyring(\/|$)|\.keyring$|\.keystore$|(^|\/)password$|session\.json$/.test(p))).toEqual([])
+    expect(
+      files.filter((p) => /(^|\/)keyring(\/|$)|\.keyring$|\.keystore$|(^|\/)password$|session\.json$/.test(p))
+    ).toEqual([])
     for (const p of files) {
       const path = join(copy, p)
       if (!statSync(path).isFile()) continue
@@ -221,7 +258,9 @@ describe('the OS keychain without a desktop session', () => {
     const before = await formerLayout(dataDir, 'my own keyring password')
     const refused = certdesk(machine('upgraded-2'), 'admin', '--data-dir', dataDir, 'ca', 'root')
     expect(refused.status).toBe(1)
-    expect(refused.stderr).toContain('run this again with CERTDESK_KEYRING_PASSWORD set to the password it was made with')
+    expect(refused.stderr).toContain(
+      'run this again with CERTDESK_KEYRING_PASSWORD set to the password it was made with'
+    )
     expect(existsSync(join(dataDir, 'keyring', 'data', 'keyrings'))).toBe(true)
 
     const env = machine('upgraded-2', { CERTDESK_KEYRING_PASSWORD: 'my own keyring password' })
@@ -250,16 +289,41 @@ describe('the OS keychain without a desktop session', () => {
     const env = machine('careful')
     const dataDir = join(base, 'careful-data')
     mkdirSync(dataDir)
-    const inside = certdesk({ ...env, CERTDESK_KEYRING_DIR: join(dataDir, 'kr') }, 'admin', '--data-dir', dataDir, 'ca', 'root')
+    const inside = certdesk(
+      { ...env, CERTDESK_KEYRING_DIR: join(dataDir, 'kr') },
+      'admin',
+      '--data-dir',
+      dataDir,
+      'ca',
+      'root'
+    )
     expect(inside.status).toBe(1)
     expect(inside.stderr).toMatch(/could not use the keyring in .*kr: it is inside the data dir/)
     // A symlink outside the data dir that leads into it is inside all the same.
     symlinkSync(dataDir, join(base, 'careful-link'))
-    const linked = certdesk(env, 'admin', '--data-dir', dataDir, '--keyring-dir', join(base, 'careful-link', 'kr'), 'ca', 'root')
+    const linked = certdesk(
+      env,
+      'admin',
+      '--data-dir',
+      dataDir,
+      '--keyring-dir',
+      join(base, 'careful-link', 'kr'),
+      'ca',
+      'root'
+    )
     expect(linked.status).toBe(1)
     expect(linked.stderr).toMatch(/it is inside the data dir/)
     writeFileSync(join(dataDir, 'pw'), 'a password', { mode: 0o600 })
-    const pwInside = certdesk(env, 'admin', '--data-dir', dataDir, '--keyring-password-file', join(dataDir, 'pw'), 'ca', 'root')
+    const pwInside = certdesk(
+      env,
+      'admin',
+      '--data-dir',
+      dataDir,
+      '--keyring-password-file',
+      join(dataDir, 'pw'),
+      'ca',
+      'root'
+    )
     expect(pwInside.status).toBe(1)
     expect(pwInside.stderr).toMatch(/could not use the keyring password file .*pw: it is inside the data dir/)
     expect(readdirSync(dataDir)).toEqual(['pw'])
@@ -274,10 +338,24 @@ describe('the OS keychain without a desktop session', () => {
     const own = certdesk(env, 'admin', '--data-dir', dataDir, '--keyring-password-file', pwFile, 'ca', 'root')
     expect(own.status, own.stderr).toBe(0)
     expect(existsSync(keyringLocation(dataDir, env).generatedPasswordFile)).toBe(false)
-    const withFile = certdesk({ ...env, CERTDESK_KEYRING_PASSWORD_FILE: pwFile }, 'admin', '--data-dir', dataDir, 'ca', 'root')
+    const withFile = certdesk(
+      { ...env, CERTDESK_KEYRING_PASSWORD_FILE: pwFile },
+      'admin',
+      '--data-dir',
+      dataDir,
+      'ca',
+      'root'
+    )
     expect(withFile.stdout).toBe(own.stdout)
 
-    const wrong = certdesk({ ...env, CERTDESK_KEYRING_PASSWORD: 'not it' }, 'admin', '--data-dir', dataDir, 'ca', 'root')
+    const wrong = certdesk(
+      { ...env, CERTDESK_KEYRING_PASSWORD: 'not it' },
+      'admin',
+      '--data-dir',
+      dataDir,
+      'ca',
+      'root'
+    )
     expect(wrong.status).toBe(1)
     expect(wrong.stderr).toContain('the password from CERTDESK_KEYRING_PASSWORD does not open it')
     const empty = certdesk({ ...env, CERTDESK_KEYRING_PASSWORD: '' }, 'admin', '--data-dir', dataDir, 'ca', 'root')
@@ -288,11 +366,15 @@ describe('the OS keychain without a desktop session', () => {
   it('npm start in browser mode, then npx certdesk admin apikey create in another shell', async () => {
     const env = machine('npm-start')
     const dataDir = join(base, 'npm-start-data')
-    const start = spawn(process.execPath, [join(ROOT, 'scripts', 'start.mjs'), '--data-dir', dataDir, '--port', '0', '--acme-port', '0'], {
-      env,
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe']
-    })
+    const start = spawn(
+      process.execPath,
+      [join(ROOT, 'scripts', 'start.mjs'), '--data-dir', dataDir, '--port', '0', '--acme-port', '0'],
+      {
+        env,
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe']
+      }
+    )
     // start.mjs passes SIGTERM on to serve and stops its keyring on the way out.
     cleanups.push(stopChild(start))
     const exited = exitOf(start)

@@ -29,7 +29,10 @@ describe('certdesk admin settings', () => {
   })
 
   it('takes a good value, and empty for the default', () => {
-    expect(settings('set', 'dcv.https_port', '8443').json).toEqual({ success: true, settings: { 'dcv.https_port': '8443' } })
+    expect(settings('set', 'dcv.https_port', '8443').json).toEqual({
+      success: true,
+      settings: { 'dcv.https_port': '8443' }
+    })
     expect(settings('set', 'dcv.https_port', '').code).toBe(0)
     expect(settings('get', 'dcv.https_port').json.settings).toEqual({ 'dcv.https_port': '' })
     const unknown = settings('set', 'dcv.http_prot', '80')

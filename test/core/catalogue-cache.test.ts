@@ -31,7 +31,10 @@ describe('catalogue served from memory', () => {
     expect(await priceOf(r.key, 2)).toBe(43.21)
     const detail = await s.request<{ product: Body }>('GET', '/products/2', { key: r.key })
     expect((detail.body.product.pricing as Record<string, number>)['1']).toBe(43.21)
-    const order = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 2, domain: 'cache.example.com' } })
+    const order = await s.request<Body>('POST', '/orders', {
+      key: r.key,
+      body: { product_id: 2, domain: 'cache.example.com' }
+    })
     expect(order.body).toMatchObject({ base_price: 43.21, total: 43.21 })
   })
 
@@ -39,7 +42,17 @@ describe('catalogue served from memory', () => {
     const r = s.reseller({ credit: 100 })
     const standard = await s.request<Body>('GET', '/products', { key: r.key })
     expect(standard.body.group_id).toBe(1)
-    const out = certdesk(['admin', '--data-dir', s.dataDir, 'reseller', 'set-group', '--reseller', String(r.id), '--group', '2'])
+    const out = certdesk([
+      'admin',
+      '--data-dir',
+      s.dataDir,
+      'reseller',
+      'set-group',
+      '--reseller',
+      String(r.id),
+      '--group',
+      '2'
+    ])
     expect(out.code).toBe(0)
     const gold = await s.request<{ products: Body[]; group_id: number }>('GET', '/products', { key: r.key })
     expect(gold.body.group_id).toBe(2)

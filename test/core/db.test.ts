@@ -40,7 +40,9 @@ describe('the store', () => {
     const db = openDatabase(path)
     expect(db.pragma('user_version', { simple: true })).toBe(migrations.at(-1)?.version)
     expect(db.prepare("SELECT value FROM settings WHERE key = 'kept.from.before'").get()).toEqual({ value: 'yes' })
-    expect(db.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'acme_subscriptions'").get()).toEqual({ n: 1 })
+    expect(db.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'acme_subscriptions'").get()).toEqual({
+      n: 1
+    })
     expect(db.pragma('integrity_check', { simple: true })).toBe('ok')
     db.close()
   })

@@ -96,10 +96,16 @@ describe('a name whose proof is not found yet', () => {
     const i = conf.validation[0].instructions
     if (i.method !== 'dns') throw new Error('expected dns instructions')
     const missing = await service.certificates.status(resellerId, id)
-    expect(missing.validation[0]).toMatchObject({ status: 'pending', detail: expect.stringMatching(/no CNAME or TXT record/) })
+    expect(missing.validation[0]).toMatchObject({
+      status: 'pending',
+      detail: expect.stringMatching(/no CNAME or TXT record/)
+    })
     await dns.setCname(i.recordName, 'elsewhere.example.net')
     const wrong = await service.certificates.status(resellerId, id)
-    expect(wrong.validation[0]).toMatchObject({ status: 'pending', detail: expect.stringMatching(/holds elsewhere\.example\.net/) })
+    expect(wrong.validation[0]).toMatchObject({
+      status: 'pending',
+      detail: expect.stringMatching(/holds elsewhere\.example\.net/)
+    })
     await dns.clear(i.recordName)
 
     // Port 9 (discard) has no listener here: connection refused is "not there yet" as well.

@@ -54,11 +54,30 @@ describe('DNS resolver helper', () => {
   it('gives up on a silent DNS server after the one documented time-out, in DCV and ACME checks alike', async () => {
     const token = { md5: 'A'.repeat(32), sha256: 'B'.repeat(64), unique: 'u1' }
     const [dcv, acme] = await Promise.all([
-      timed(() => checkDns('dcv.example.com', token, { resolver: silentAddress, httpPort: 80, httpsPort: 443, allowPrivateAddresses: false })),
-      timed(() => checkDns01('acme.example.com', 'token.thumbprint', { resolver: silentAddress, http01Port: 80, allowPrivateAddresses: false, timeoutMs: 10_000 }))
+      timed(() =>
+        checkDns('dcv.example.com', token, {
+          resolver: silentAddress,
+          httpPort: 80,
+          httpsPort: 443,
+          allowPrivateAddresses: false
+        })
+      ),
+      timed(() =>
+        checkDns01('acme.example.com', 'token.thumbprint', {
+          resolver: silentAddress,
+          http01Port: 80,
+          allowPrivateAddresses: false,
+          timeoutMs: 10_000
+        })
+      )
     ])
-    expect(dcv.outcome).toMatchObject({ ok: false, detail: `no CNAME or TXT record at _${'a'.repeat(32)}.dcv.example.com` })
-    expect(String(acme.outcome)).toMatch(/could not validate acme\.example\.com: no TXT record at _acme-challenge\.acme\.example\.com \(ETIMEOUT\)/)
+    expect(dcv.outcome).toMatchObject({
+      ok: false,
+      detail: `no CNAME or TXT record at _${'a'.repeat(32)}.dcv.example.com`
+    })
+    expect(String(acme.outcome)).toMatch(
+      /could not validate acme\.example\.com: no TXT record at _acme-challenge\.acme\.example\.com \(ETIMEOUT\)/
+    )
     for (const { ms } of [dcv, acme]) {
       expect(ms).toBeGreaterThanOrEqual(DNS_TIMEOUT_MS)
       // c-ares waits longer on the retry: about three times the time-out in all.

@@ -4,7 +4,12 @@ import { emailAddressProblem, normalizeEmailAddress } from '../../src-main/core/
 
 describe('email addresses', () => {
   it('takes plain addresses and lower-cases only the domain', () => {
-    for (const ok of ['ops@example.com', 'first.last+acme@sub.example.co.uk', 'A_b%c-d@xn--bcher-kva.example', 'x@y.io'])
+    for (const ok of [
+      'ops@example.com',
+      'first.last+acme@sub.example.co.uk',
+      'A_b%c-d@xn--bcher-kva.example',
+      'x@y.io'
+    ])
       expect(emailAddressProblem(ok), ok).toBeNull()
     expect(normalizeEmailAddress('  Ops@Example.COM ', 'contact_email')).toBe('Ops@example.com')
   })

@@ -41,7 +41,19 @@ function pair(domain: string): { key: string; csr: string } {
   const keyout = join(work, `k${++n}.pem`)
   const csr = execFileSync(
     'openssl',
-    ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', keyout, '-subj', `/CN=${domain}`],
+    [
+      'req',
+      '-new',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      keyout,
+      '-subj',
+      `/CN=${domain}`
+    ],
     { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }
   )
   return { key: readFileSync(keyout, 'utf8'), csr }
@@ -81,7 +93,9 @@ describe('a CSR generated in the app', () => {
     expect(vault().draft(resellerId, id)).toBeNull()
     expect(await fail(() => vault().discardDraft(resellerId, id))).toEqual({
       kind: 'conflict',
-      message: expect.stringMatching(/could not discard the private key of order ORD-\d{4}-\d{6}: the order has taken a CSR/)
+      message: expect.stringMatching(
+        /could not discard the private key of order ORD-\d{4}-\d{6}: the order has taken a CSR/
+      )
     })
     expect(vault().read(resellerId, id)).toBe(key.trim() + '\n')
   })

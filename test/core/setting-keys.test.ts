@@ -5,7 +5,14 @@
  */
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 
-const NAMES = ['dcv.dns_resolver', 'dcv.http_port', 'dcv.https_port', 'smtp.url', 'smtp.from', 'dcv.allow_private_addresses']
+const NAMES = [
+  'dcv.dns_resolver',
+  'dcv.http_port',
+  'dcv.https_port',
+  'smtp.url',
+  'smtp.from',
+  'dcv.allow_private_addresses'
+]
 
 beforeEach(() => {
   vi.resetModules()

@@ -64,19 +64,36 @@ describe('settings a person types', () => {
       )
     }
     expect(settings.get(DCV_SETTINGS.smtpFrom)).toBeNull()
-    for (const good of ['certdesk@localhost', 'dcv+certs@mail.example.com', 'CertDesk validation <dcv@certdesk.invalid>']) {
+    for (const good of [
+      'certdesk@localhost',
+      'dcv+certs@mail.example.com',
+      'CertDesk validation <dcv@certdesk.invalid>'
+    ]) {
       expect(refusal({ [DCV_SETTINGS.smtpFrom]: good }), good).toBeNull()
       expect(settings.get(DCV_SETTINGS.smtpFrom)).toBe(good)
     }
   })
 
   it('takes a resolver only as IP address and port, and an SMTP relay only as smtp(s)://host:port', () => {
-    for (const bad of ['dns.example.com:53', '127.0.0.1', '127.0.0.1:99999', '127.0.0.1:0', '999.1.1.1:53', '::1:53', '[127.0.0.1]:53']) {
+    for (const bad of [
+      'dns.example.com:53',
+      '127.0.0.1',
+      '127.0.0.1:99999',
+      '127.0.0.1:0',
+      '999.1.1.1:53',
+      '::1:53',
+      '[127.0.0.1]:53'
+    ]) {
       expect(refusal({ [DCV_SETTINGS.resolver]: bad }), bad).toMatch(/^could not save setting dcv\.dns_resolver: must/)
     }
-    for (const good of ['127.0.0.1:53', '[::1]:5353']) expect(refusal({ [DCV_SETTINGS.resolver]: good }), good).toBeNull()
-    expect(refusal({ [DCV_SETTINGS.smtpUrl]: 'smtp://user:pw@mail.example.com:25' })).toMatch(/must not carry a user or password/)
-    expect(refusal({ [DCV_SETTINGS.smtpUrl]: 'http://mail.example.com' })).toMatch(/must start with smtp:\/\/ or smtps:\/\//)
+    for (const good of ['127.0.0.1:53', '[::1]:5353'])
+      expect(refusal({ [DCV_SETTINGS.resolver]: good }), good).toBeNull()
+    expect(refusal({ [DCV_SETTINGS.smtpUrl]: 'smtp://user:pw@mail.example.com:25' })).toMatch(
+      /must not carry a user or password/
+    )
+    expect(refusal({ [DCV_SETTINGS.smtpUrl]: 'http://mail.example.com' })).toMatch(
+      /must start with smtp:\/\/ or smtps:\/\//
+    )
     expect(refusal({ [DCV_SETTINGS.smtpUrl]: 'smtp://mail.example.com:25/x?y' })).toMatch(/without a path/)
     expect(refusal({ [DCV_SETTINGS.smtpUrl]: 'smtps://mail.example.com:465' })).toBeNull()
     // A refused password never comes back in the message, even in a URL that does not parse.
@@ -102,7 +119,9 @@ describe('settings a person types', () => {
   })
 
   it('refuses a key that is not a setting a person may change', () => {
-    expect(refusal({ 'dcv.http_prot': '80' })).toMatch(/^could not save setting dcv\.http_prot: it is not a setting; known: dcv\.dns_resolver, /)
+    expect(refusal({ 'dcv.http_prot': '80' })).toMatch(
+      /^could not save setting dcv\.http_prot: it is not a setting; known: dcv\.dns_resolver, /
+    )
     expect(refusal({ install_id: 'x' })).toMatch(/install_id: it is not a setting/)
     expect(settingProblems({ constructor: '1' })).toEqual({ constructor: expect.stringMatching(/it is not a setting/) })
   })

@@ -52,7 +52,10 @@ describe('shellQuote', () => {
     for (const value of HOSTILE) {
       const r = runThroughShell(shell, `curl ${shellQuote(value)}`)
       expect(r.stderr, JSON.stringify(value)).toBe('')
-      expect(r.invocations.map((i) => i.args), JSON.stringify(value)).toEqual([[value]])
+      expect(
+        r.invocations.map((i) => i.args),
+        JSON.stringify(value)
+      ).toEqual([[value]])
       expect(r.leftovers, JSON.stringify(value)).toEqual([])
     }
   })

@@ -17,10 +17,19 @@ const count = (sql: string, ...args: unknown[]): number =>
 describe('totals after orders, cancels, payments and an admin edit', () => {
   it('match COUNT(*) and SUM over the rows themselves', async () => {
     const r = s.reseller({ credit: 5000 })
-    const domains = ['alpha.example.com', 'beta.example.org', 'gamma.example.net', 'shop.alpha.example.com', 'mail.example.io']
+    const domains = [
+      'alpha.example.com',
+      'beta.example.org',
+      'gamma.example.net',
+      'shop.alpha.example.com',
+      'mail.example.io'
+    ]
     const ids: number[] = []
     for (const [i, domain] of domains.entries()) {
-      const res = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 2, domain, period: 12 * (1 + (i % 2)) } })
+      const res = await s.request<Body>('POST', '/orders', {
+        key: r.key,
+        body: { product_id: 2, domain, period: 12 * (1 + (i % 2)) }
+      })
       expect(res.status).toBe(200)
       ids.push(res.body.order_id as number)
     }
@@ -34,18 +43,30 @@ describe('totals after orders, cancels, payments and an admin edit', () => {
 
     for (const status of ['pending', 'completed', 'cancelled', 'processing']) {
       const list = await s.request<Body>('GET', `/orders?status=${status}`, { key: r.key })
-      expect((list.body.pagination as Body).total).toBe(count('SELECT COUNT(*) AS n FROM orders WHERE reseller_id = ? AND status = ?', r.id, status))
+      expect((list.body.pagination as Body).total).toBe(
+        count('SELECT COUNT(*) AS n FROM orders WHERE reseller_id = ? AND status = ?', r.id, status)
+      )
     }
     const all = await s.request<Body>('GET', '/orders', { key: r.key })
     expect((all.body.pagination as Body).total).toBe(6)
     const credits = await s.request<Body>('GET', '/credits', { key: r.key })
-    expect((credits.body.pagination as Body).total).toBe(count('SELECT COUNT(*) AS n FROM credit_transactions WHERE reseller_id = ?', r.id))
+    expect((credits.body.pagination as Body).total).toBe(
+      count('SELECT COUNT(*) AS n FROM credit_transactions WHERE reseller_id = ?', r.id)
+    )
     const invoices = await s.request<Body>('GET', '/invoices?status=cancelled', { key: r.key })
     expect((invoices.body.pagination as Body).total).toBe(2)
 
     const stats = await s.request<{ stats: Body; charts: Body }>('GET', '/stats', { key: r.key })
-    const paid = count(`SELECT SUM(total_cents) AS n FROM orders WHERE reseller_id = ? AND payment_status = 'paid'`, r.id)
-    expect(stats.body.stats).toMatchObject({ total_orders: 6, active_orders: 1, pending_orders: 3, total_revenue: paid / 100 })
+    const paid = count(
+      `SELECT SUM(total_cents) AS n FROM orders WHERE reseller_id = ? AND payment_status = 'paid'`,
+      r.id
+    )
+    expect(stats.body.stats).toMatchObject({
+      total_orders: 6,
+      active_orders: 1,
+      pending_orders: 3,
+      total_revenue: paid / 100
+    })
     expect(stats.body.charts.status_distribution).toEqual({ completed: 1, pending: 3, processing: 0, cancelled: 2 })
     const account = await s.request<{ reseller: Body }>('GET', '/account', { key: r.key })
     expect(account.body.reseller.stats).toEqual({ order_count: 6, total_revenue: paid / 100 })
@@ -55,11 +76,21 @@ describe('totals after orders, cancels, payments and an admin edit', () => {
 describe('GET /orders?domain=', () => {
   it('finds the same orders through the index as by reading every row', async () => {
     const r = s.reseller({ credit: 5000 })
-    for (const domain of ['www.nimbus-12.com', 'shop.nimbus-123.net', 'nimbus.example.org', 'other.example.com', 'xn--bcher-kva.example']) {
+    for (const domain of [
+      'www.nimbus-12.com',
+      'shop.nimbus-123.net',
+      'nimbus.example.org',
+      'other.example.com',
+      'xn--bcher-kva.example'
+    ]) {
       expect((await s.request('POST', '/orders', { key: r.key, body: { product_id: 2, domain } })).status).toBe(200)
     }
     const domainsFor = async (term: string): Promise<string[]> => {
-      const res = await s.request<{ orders: Body[]; pagination: Body }>('GET', `/orders?domain=${encodeURIComponent(term)}`, { key: r.key })
+      const res = await s.request<{ orders: Body[]; pagination: Body }>(
+        'GET',
+        `/orders?domain=${encodeURIComponent(term)}`,
+        { key: r.key }
+      )
       expect(res.status).toBe(200)
       expect(res.body.pagination.total).toBe(res.body.orders.length)
       return res.body.orders.map((o) => o.domain as string)

@@ -35,7 +35,10 @@ afterAll(async () => {
 describe('deploy events in GET /events', () => {
   it('show neither the folder path nor the webhook URL nor its token nor the command', async () => {
     const r = s.reseller({ credit: 500 })
-    const created = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 2, domain: 'shop.example.test' } })
+    const created = await s.request<Body>('POST', '/orders', {
+      key: r.key,
+      body: { product_id: 2, domain: 'shop.example.test' }
+    })
     const orderId = created.body.order_id as number
     const d = s.service.deploys
 
@@ -106,7 +109,10 @@ describe('deploy events in GET /events', () => {
 
   it('show no configuration for events stored before this rule either', async () => {
     const r = s.reseller({ credit: 100 })
-    const created = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 2, domain: 'old.example.test' } })
+    const created = await s.request<Body>('POST', '/orders', {
+      key: r.key,
+      body: { product_id: 2, domain: 'old.example.test' }
+    })
     const orderId = created.body.order_id as number
     const insert = s.service.ctx.db.prepare(
       'INSERT INTO events (reseller_id, order_id, type, message, data, created_at) VALUES (?, ?, ?, ?, ?, ?)'
@@ -116,7 +122,16 @@ describe('deploy events in GET /events', () => {
       orderId,
       'deploy.succeeded',
       'Certificate 0A1B deployed to folder /srv/old-admin-path: wrote cert.pem to /srv/old-admin-path (nginx layout)',
-      JSON.stringify({ run_id: 1, target_id: 7, kind: 'folder', serial: '0A1B', trigger: 'issued', attempt: 1, next_attempt_at: null, gave_up: false }),
+      JSON.stringify({
+        run_id: 1,
+        target_id: 7,
+        kind: 'folder',
+        serial: '0A1B',
+        trigger: 'issued',
+        attempt: 1,
+        next_attempt_at: null,
+        gave_up: false
+      }),
       '2026-11-21 10:00:00'
     )
     insert.run(
@@ -124,14 +139,35 @@ describe('deploy events in GET /events', () => {
       orderId,
       'deploy.failed',
       'Deploy of certificate 0A1B to webhook https://hooks.example.test/x?token=old-token failed (attempt 6 of 6): could not deliver webhook to https://hooks.example.test/x?token=old-token: ECONNREFUSED; no more attempts',
-      JSON.stringify({ run_id: 2, target_id: 8, kind: 'webhook', serial: '0A1B', trigger: 'issued', attempt: 6, next_attempt_at: null, gave_up: true, url: 'https://hooks.example.test/x?token=old-token' }),
+      JSON.stringify({
+        run_id: 2,
+        target_id: 8,
+        kind: 'webhook',
+        serial: '0A1B',
+        trigger: 'issued',
+        attempt: 6,
+        next_attempt_at: null,
+        gave_up: true,
+        url: 'https://hooks.example.test/x?token=old-token'
+      }),
       '2026-11-21 10:00:01'
     )
-    const res = await s.request<{ events: Body[] }>('GET', `/events?order_id=${orderId}&type=deploy.failed`, { key: r.key })
+    const res = await s.request<{ events: Body[] }>('GET', `/events?order_id=${orderId}&type=deploy.failed`, {
+      key: r.key
+    })
     expect(res.body.events).toEqual([
       expect.objectContaining({
         message: 'Deploy of certificate 0A1B to webhook target 8 failed (attempt 6 of 6); no more attempts',
-        data: { run_id: 2, target_id: 8, kind: 'webhook', serial: '0A1B', trigger: 'issued', attempt: 6, next_attempt_at: null, gave_up: true }
+        data: {
+          run_id: 2,
+          target_id: 8,
+          kind: 'webhook',
+          serial: '0A1B',
+          trigger: 'issued',
+          attempt: 6,
+          next_attempt_at: null,
+          gave_up: true
+        }
       })
     ])
     const all = JSON.stringify((await s.request('GET', `/events?order_id=${orderId}`, { key: r.key })).body)

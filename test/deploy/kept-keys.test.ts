@@ -22,7 +22,10 @@ afterAll(async () => {
 describe('keys generated in the app reach folder targets', () => {
   it('writes privkey.pem next to the certificate it belongs to, and never next to another one', async () => {
     const r = s.reseller({ credit: 100 })
-    const res = await s.request<{ order_id: number }>('POST', '/orders', { key: r.key, body: { product_id: 2, domain: 'kept.example.test' } })
+    const res = await s.request<{ order_id: number }>('POST', '/orders', {
+      key: r.key,
+      body: { product_id: 2, domain: 'kept.example.test' }
+    })
     const orderId = res.body.order_id
     const first = await ca.issue('kept.example.test', new Date(), 200)
     // The desktop app keeps the key it generated for this order, encrypted under the keychain.
@@ -30,7 +33,12 @@ describe('keys generated in the app reach folder targets', () => {
     const dir = join(work, 'nginx')
     s.service.deploys.addTarget(orderId, { kind: 'folder', path: dir, layout: 'nginx' })
 
-    s.service.deploys.certificateStored({ orderId, trigger: 'issued', certificatePem: first.certificatePem, chainPem: first.chainPem })
+    s.service.deploys.certificateStored({
+      orderId,
+      trigger: 'issued',
+      certificatePem: first.certificatePem,
+      chainPem: first.chainPem
+    })
     await s.service.deploys.idle()
     expect(readFileSync(join(dir, 'cert.pem'), 'utf8')).toBe(first.certificatePem)
     expect(readFileSync(join(dir, 'privkey.pem'), 'utf8')).toBe(first.privateKeyPem)
@@ -39,7 +47,12 @@ describe('keys generated in the app reach folder targets', () => {
     const other = await ca.issue('kept.example.test', new Date(), 200)
     const otherDir = join(work, 'other')
     s.service.deploys.addTarget(orderId, { kind: 'folder', path: otherDir, layout: 'nginx' })
-    s.service.deploys.certificateStored({ orderId, trigger: 'reissued', certificatePem: other.certificatePem, chainPem: other.chainPem })
+    s.service.deploys.certificateStored({
+      orderId,
+      trigger: 'reissued',
+      certificatePem: other.certificatePem,
+      chainPem: other.chainPem
+    })
     await s.service.deploys.idle()
     expect(readFileSync(join(otherDir, 'cert.pem'), 'utf8')).toBe(other.certificatePem)
     expect(existsSync(join(otherDir, 'privkey.pem'))).toBe(false)

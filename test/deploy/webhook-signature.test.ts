@@ -60,7 +60,9 @@ describe('webhook signatures', () => {
     expect(await resend(first.headers, first.raw)).toBe(200)
     minutes(2)
     expect(await resend(first.headers, first.raw)).toBe(401)
-    expect(receiver.deliveries.at(-1)!.refusal).toBe('the timestamp is 360 s old, more than 300 s: a replayed or stale delivery')
+    expect(receiver.deliveries.at(-1)!.refusal).toBe(
+      'the timestamp is 360 s old, more than 300 s: a replayed or stale delivery'
+    )
   })
 
   it('refuses a changed body, a moved timestamp and a malformed header', async () => {
@@ -95,7 +97,13 @@ describe('webhook signatures', () => {
     for (const bad of [undefined, '', sig.toUpperCase(), sig.slice(3), `${sig},v1=00`, `v0=${sig.slice(3)}`])
       expect(check(String(ts), bad).ok, JSON.stringify(bad)).toBe(false)
     expect(
-      verifyWebhookSignature({ secret: 'another-secret-of-length', timestamp: String(ts), signature: sig, body, now: clock.now() })
+      verifyWebhookSignature({
+        secret: 'another-secret-of-length',
+        timestamp: String(ts),
+        signature: sig,
+        body,
+        now: clock.now()
+      })
     ).toEqual({ ok: false, reason: 'the signature does not match the body and timestamp' })
   })
 })

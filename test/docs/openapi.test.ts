@@ -47,6 +47,8 @@ describe('docs/openapi.json', () => {
       .filter(Boolean)
       .join('; ')
 
-    expect(readFileSync(OPENAPI_FILE, 'utf8'), detail ? `${REGENERATE} (${detail})` : REGENERATE).toBe(canonicalJson(res.body))
+    expect(readFileSync(OPENAPI_FILE, 'utf8'), detail ? `${REGENERATE} (${detail})` : REGENERATE).toBe(
+      canonicalJson(res.body)
+    )
   })
 })

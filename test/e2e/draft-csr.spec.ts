@@ -52,7 +52,9 @@ test('a generated CSR survives leaving the page and a reload with its key, until
   const csr1 = await generate(page)
   await reopen(page, first)
   await expect(page.getByLabel('CSR')).toHaveValue(csr1)
-  await expect(kept).toContainText('kept on this machine, encrypted with a key from the OS keychain, together with the CSR')
+  await expect(kept).toContainText(
+    'kept on this machine, encrypted with a key from the OS keychain, together with the CSR'
+  )
   await nav(page, 'Dashboard')
   await reopen(page, first)
   await expect(page.getByLabel('CSR')).toHaveValue(csr1)

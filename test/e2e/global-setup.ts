@@ -27,7 +27,16 @@ export default async function globalSetup(_config: FullConfig): Promise<() => Pr
   // is a lab; each spec may then run on its own.
   const lab = spawnSync(
     process.execPath,
-    [join(ROOT, 'bin', 'certdesk.cjs'), 'admin', '--data-dir', dataDir, 'settings', 'set', 'dcv.allow_private_addresses', 'true'],
+    [
+      join(ROOT, 'bin', 'certdesk.cjs'),
+      'admin',
+      '--data-dir',
+      dataDir,
+      'settings',
+      'set',
+      'dcv.allow_private_addresses',
+      'true'
+    ],
     { cwd: ROOT, env: { ...process.env, ...keyring.env }, encoding: 'utf8' }
   )
   if (lab.status !== 0) throw new Error(`could not turn on the lab setting: ${lab.stderr}`)

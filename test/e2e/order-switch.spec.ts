@@ -27,7 +27,10 @@ const pubOfKey = (pem: string): string => openssl(['pkey', '-pubout'], pem)
 const namesOf = (pem: string): string => openssl(['x509', '-noout', '-ext', 'subjectAltName'], pem)
 
 async function download(page: Page, button: string, path: string): Promise<string> {
-  const [dl] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: button, exact: true }).click()])
+  const [dl] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: button, exact: true }).click()
+  ])
   await dl.saveAs(path)
   return readFileSync(path, 'utf8')
 }
@@ -36,7 +39,9 @@ test('the second of two orders placed in a row shows no certificate of the first
   page
 }, info) => {
   await pointChecksAt(page, dns, web)
-  const certificateCard = page.locator('section.card').filter({ has: page.getByRole('heading', { name: 'Certificate', exact: true }) })
+  const certificateCard = page
+    .locator('section.card')
+    .filter({ has: page.getByRole('heading', { name: 'Certificate', exact: true }) })
 
   // The first order, issued: its certificate, history and downloads are on its page.
   const first = 'first.switch.test'
@@ -59,7 +64,8 @@ test('the second of two orders placed in a row shows no certificate of the first
   await expect(page.getByTestId('cert-facts')).toHaveCount(0)
   await expect(page.getByTestId('history')).toHaveCount(0)
   await expect(page.getByTestId('expiry')).toHaveCount(0)
-  for (const b of ['Certificate', 'Chain', 'Full chain']) await expect(page.getByRole('button', { name: b, exact: true })).toHaveCount(0)
+  for (const b of ['Certificate', 'Chain', 'Full chain'])
+    await expect(page.getByRole('button', { name: b, exact: true })).toHaveCount(0)
   await expect(page.getByText(first)).toHaveCount(0)
   // No key is kept for it yet, so its key export is off rather than handing out the first's.
   await expect(page.getByRole('button', { name: 'Private key (PKCS#8 PEM)' })).toBeDisabled()

@@ -36,11 +36,19 @@ function raw(bytes: string): Promise<{ status: number; body: unknown }> {
 describe('requests refused before any route', () => {
   it.each([
     ['a request line that is not HTTP', 'GARBAGE\r\n\r\n', 400],
-    ['a header over the size limit', `GET /products HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
+    [
+      'a header over the size limit',
+      `GET /products HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+      431
+    ],
     ['a broken chunk', 'POST /orders HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n', 400],
     ['no Host header', 'GET /products HTTP/1.1\r\n\r\n', 403],
     ['CONNECT', 'CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', 405],
-    ['a path that is not UTF-8', 'GET /products/%ff HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: cdk_x\r\nConnection: close\r\n\r\n', 400]
+    [
+      'a path that is not UTF-8',
+      'GET /products/%ff HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: cdk_x\r\nConnection: close\r\n\r\n',
+      400
+    ]
   ])('answers %s in the envelope', async (_name, bytes, status) => {
     const res = await raw(bytes)
     expect(res.status).toBe(status)

@@ -31,7 +31,17 @@ describe('answers reused while the store is unchanged', () => {
     const r = s.reseller({ credit: 10 })
     const before = await s.request<Body>('GET', '/balance', { key: r.key })
     await s.request<Body>('GET', '/balance', { key: r.key })
-    const out = certdesk(['admin', '--data-dir', s.dataDir, 'credit', 'add', '--reseller', String(r.id), '--amount', '25'])
+    const out = certdesk([
+      'admin',
+      '--data-dir',
+      s.dataDir,
+      'credit',
+      'add',
+      '--reseller',
+      String(r.id),
+      '--amount',
+      '25'
+    ])
     expect(out.code).toBe(0)
     const after = await s.request<Body>('GET', '/balance', { key: r.key })
     expect(after.body.balance).toBe((before.body.balance as number) + 25)
@@ -40,9 +50,15 @@ describe('answers reused while the store is unchanged', () => {
   it('refuses a key at once after the admin CLI revokes it or turns API access off', async () => {
     const r = s.reseller({ credit: 10 })
     expect((await s.request('GET', '/orders', { key: r.key })).status).toBe(200)
-    expect(certdesk(['admin', '--data-dir', s.dataDir, 'reseller', 'api-access', '--reseller', String(r.id), '--disable']).code).toBe(0)
+    expect(
+      certdesk(['admin', '--data-dir', s.dataDir, 'reseller', 'api-access', '--reseller', String(r.id), '--disable'])
+        .code
+    ).toBe(0)
     expect((await s.request('GET', '/orders', { key: r.key })).status).toBe(401)
-    expect(certdesk(['admin', '--data-dir', s.dataDir, 'reseller', 'api-access', '--reseller', String(r.id), '--enable']).code).toBe(0)
+    expect(
+      certdesk(['admin', '--data-dir', s.dataDir, 'reseller', 'api-access', '--reseller', String(r.id), '--enable'])
+        .code
+    ).toBe(0)
     expect((await s.request('GET', '/orders', { key: r.key })).status).toBe(200)
     const keyId = s.service.resellers.apiKeys(r.id)[0].id
     expect(certdesk(['admin', '--data-dir', s.dataDir, 'apikey', 'revoke', '--key-id', String(keyId)]).code).toBe(0)

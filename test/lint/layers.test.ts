@@ -1,7 +1,7 @@
 /**
  * The layer rules of eslint.config.mjs, run on small probe files placed (virtually) in each
  * folder: only src-main/core reaches the database, the transports (acme, http, app) import the
- * core and src-main/shared but not each other, and nothing in src-main imports the renderer.
+ * core and src-main/common but not each other, and nothing in src-main imports the renderer.
  */
 import { ESLint } from 'eslint'
 import { beforeAll, describe, expect, it } from 'vitest'
@@ -15,7 +15,9 @@ beforeAll(() => {
 /** The rule messages a probe file at `filePath` gets (unused-variable noise aside). */
 async function problems(filePath: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath })
-  return result.messages.filter((m) => m.ruleId !== '@typescript-eslint/no-unused-vars').map((m) => `${m.line}: ${m.message}`)
+  return result.messages
+    .filter((m) => m.ruleId !== '@typescript-eslint/no-unused-vars')
+    .map((m) => `${m.line}: ${m.message}`)
 }
 
 describe('layer rules', () => {
@@ -29,9 +31,15 @@ describe('layer rules', () => {
     ].join('\n')
     for (const file of ['src-main/acme/probe.ts', 'src-main/http/probe.ts', 'src-main/app/probe.ts']) {
       const found = await problems(file, code)
-      expect(found.filter((m) => m.startsWith('1: ') && /Only src-main\/core opens the database/.test(m))).toHaveLength(1)
-      expect(found.filter((m) => m.startsWith('2: ') && /Only src-main\/core queries the database/.test(m))).toHaveLength(1)
-      expect(found.filter((m) => m.startsWith('4: ') && /Only src-main\/core touches the database/.test(m))).toHaveLength(1)
+      expect(found.filter((m) => m.startsWith('1: ') && /Only src-main\/core opens the database/.test(m))).toHaveLength(
+        1
+      )
+      expect(
+        found.filter((m) => m.startsWith('2: ') && /Only src-main\/core queries the database/.test(m))
+      ).toHaveLength(1)
+      expect(
+        found.filter((m) => m.startsWith('4: ') && /Only src-main\/core touches the database/.test(m))
+      ).toHaveLength(1)
       expect(found.filter((m) => m.startsWith('4: ') && /SQL lives only in src-main\/core/.test(m))).toHaveLength(1)
     }
     const entry = await problems('src-main/probe.ts', code.replaceAll('../core/', './core/'))
@@ -45,15 +53,15 @@ describe('layer rules', () => {
     expect(await problems('src-main/acme/probe.ts', code)).toEqual([])
   })
 
-  it('keeps the transports apart, sharing only src-main/shared and the listener the bridge runs on', async () => {
+  it('keeps the transports apart, sharing only src-main/common and the listener the bridge runs on', async () => {
     const acme = await problems(
       'src-main/acme/probe.ts',
-      "import { installAuth } from '../http/auth'\nimport { createHandlers } from '../app/handlers'\nimport { hostName } from '../shared/host-header'\nexport const p = [installAuth, createHandlers, hostName]\n"
+      "import { installAuth } from '../http/auth'\nimport { createHandlers } from '../app/handlers'\nimport { hostName } from '../common/host-header'\nexport const p = [installAuth, createHandlers, hostName]\n"
     )
     expect(acme.map((m) => m.slice(0, 2))).toEqual(['1:', '2:'])
     const http = await problems(
       'src-main/http/probe.ts',
-      "import { startAcmeServer } from '../acme/server'\nimport { createHandlers } from '../app/handlers'\nimport { hostName } from '../shared/host-header'\nexport const p = [startAcmeServer, createHandlers, hostName]\n"
+      "import { startAcmeServer } from '../acme/server'\nimport { createHandlers } from '../app/handlers'\nimport { hostName } from '../common/host-header'\nexport const p = [startAcmeServer, createHandlers, hostName]\n"
     )
     expect(http.map((m) => m.slice(0, 2))).toEqual(['1:', '2:'])
     const app = await problems(
@@ -62,17 +70,25 @@ describe('layer rules', () => {
     )
     expect(app.map((m) => m.slice(0, 2))).toEqual(['1:', '2:', '3:'])
     expect(app[0]).toMatch(/never the reseller API routes/)
-    const shared = await problems('src-main/shared/probe.ts', "import { ServiceError } from '../core/errors'\nexport const p = ServiceError\n")
-    expect(shared).toHaveLength(1)
+    const common = await problems(
+      'src-main/common/probe.ts',
+      "import { ServiceError } from '../core/errors'\nexport const p = ServiceError\n"
+    )
+    expect(common).toHaveLength(1)
     const core = await problems(
       'src-main/core/probe.ts',
-      "import { startAcmeServer } from '../acme/server'\nimport { hostName } from '../shared/host-header'\nexport const p = [startAcmeServer, hostName]\n"
+      "import { startAcmeServer } from '../acme/server'\nimport { hostName } from '../common/host-header'\nexport const p = [startAcmeServer, hostName]\n"
     )
     expect(core.map((m) => m.slice(0, 2))).toEqual(['1:', '2:'])
   })
 
   it('lets nothing in src-main import the renderer', async () => {
-    for (const file of ['src-main/probe.ts', 'src-main/acme/probe.ts', 'src-main/http/probe.ts', 'src-main/app/probe.ts']) {
+    for (const file of [
+      'src-main/probe.ts',
+      'src-main/acme/probe.ts',
+      'src-main/http/probe.ts',
+      'src-main/app/probe.ts'
+    ]) {
       const found = await problems(file, "import { App } from '../../src-renderer/app'\nexport const p = App\n")
       expect(found).toHaveLength(1)
       expect(found[0]).toMatch(/src-main never imports the renderer|nothing from the transports or the UI/)

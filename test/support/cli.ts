@@ -17,7 +17,10 @@ export function certdesk(args: string[]): { code: number; json: Record<string, u
 }
 
 /** `certdesk serve` on a free port; resolves with its base URL once it printed it. */
-export async function serve(dataDir: string, extra: string[] = []): Promise<{ url: string; child: ChildProcess; exited: Promise<number> }> {
+export async function serve(
+  dataDir: string,
+  extra: string[] = []
+): Promise<{ url: string; child: ChildProcess; exited: Promise<number> }> {
   const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', dataDir, '--port', '0', ...extra], {
     env: process.env,
     stdio: ['ignore', 'pipe', 'pipe']
@@ -45,9 +48,16 @@ export async function serve(dataDir: string, extra: string[] = []): Promise<{ ur
  * `certdesk …` without blocking this process, for commands that talk back to a server the test
  * runs (a webhook receiver): spawnSync would stop its event loop.
  */
-export function certdeskAsync(args: string[], timeoutMs = 60_000): Promise<{ code: number; json: Record<string, unknown>; stderr: string }> {
+export function certdeskAsync(
+  args: string[],
+  timeoutMs = 60_000
+): Promise<{ code: number; json: Record<string, unknown>; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: process.env, stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs })
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: timeoutMs
+    })
     let out = ''
     let err = ''
     child.stdout?.on('data', (d) => (out += d))

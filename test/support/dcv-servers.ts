@@ -235,7 +235,11 @@ export async function configureOverHttp(
   orderId: number,
   domain: string
 ): Promise<() => void> {
-  const conf = await service.certificates.configure(resellerId, { orderId, csr: opensslCsr([domain]), dcvMethod: 'http' })
+  const conf = await service.certificates.configure(resellerId, {
+    orderId,
+    csr: opensslCsr([domain]),
+    dcvMethod: 'http'
+  })
   const i = conf.validation[0].instructions
   if (i.method !== 'http') throw new Error('expected http instructions')
   return () => web.put(domain, new URL(i.url).pathname, i.fileContent)

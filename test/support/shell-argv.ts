@@ -53,7 +53,7 @@ export function runThroughShell(
     const fields = readFileSync(out, 'utf8').split('\0')
     fields.pop()
     const invocations: Invocation[] = []
-    for (let i = 0; i < fields.length; ) {
+    for (let i = 0; i < fields.length;) {
       const n = Number(fields[i])
       const program = fields[i + 1]
       const args = fields.slice(i + 2, i + 2 + n)

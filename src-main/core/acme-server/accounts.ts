@@ -42,8 +42,7 @@ export class AcmeAccounts {
   /** §7.3.1: an account is found by its key. */
   async byThumbprint(thumbprint: string): Promise<AcmeAccount | null> {
     const row = this.ctx.db.prepare('SELECT * FROM acme_accounts WHERE thumbprint = ?').get(thumbprint) as
-      | AccountRow
-      | undefined
+      AccountRow | undefined
     return row ? accountOf(row) : null
   }
 
@@ -82,7 +81,8 @@ export class AcmeAccounts {
           account.id
         )
       }
-      if (u.status === 'deactivated') db.prepare(`UPDATE acme_accounts SET status = 'deactivated' WHERE id = ?`).run(account.id)
+      if (u.status === 'deactivated')
+        db.prepare(`UPDATE acme_accounts SET status = 'deactivated' WHERE id = ?`).run(account.id)
     })()
     return this.row(account.id) as AcmeAccount
   }
@@ -92,8 +92,7 @@ export class AcmeAccounts {
     const db = this.ctx.db
     return db.transaction((): KeyChange => {
       const taken = db.prepare('SELECT id FROM acme_accounts WHERE thumbprint = ?').get(thumbprint) as
-        | { id: number }
-        | undefined
+        { id: number } | undefined
       if (taken) return { takenBy: taken.id }
       db.prepare('UPDATE acme_accounts SET jwk = ?, thumbprint = ? WHERE id = ?').run(
         JSON.stringify(jwk),

@@ -4,7 +4,14 @@
  */
 import type { CoreContext } from '../context'
 import { AcmeError, noSuch } from './errors'
-import { challengeOf, storedTime, type AcmeAccount, type AcmeAuthorization, type AuthzRow, type ChallengeRow } from './records'
+import {
+  challengeOf,
+  storedTime,
+  type AcmeAccount,
+  type AcmeAuthorization,
+  type AuthzRow,
+  type ChallengeRow
+} from './records'
 
 export class AcmeAuthorizations {
   constructor(private readonly ctx: CoreContext) {}
@@ -18,7 +25,8 @@ export class AcmeAuthorizations {
     const db = this.ctx.db
     const id = db.transaction(() => {
       const z = this.owned(account, authzPublicId)
-      if (z.status !== 'pending' && z.status !== 'valid') throw new AcmeError('malformed', `the authorization is ${z.status}`)
+      if (z.status !== 'pending' && z.status !== 'valid')
+        throw new AcmeError('malformed', `the authorization is ${z.status}`)
       db.prepare(`UPDATE acme_authorizations SET status = 'deactivated' WHERE id = ?`).run(z.id)
       return z.id
     })()

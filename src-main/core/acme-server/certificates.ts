@@ -32,10 +32,7 @@ const REISSUE_LEAD_DAYS = 14
  * certificate is renewed about 66 days before it ends, and a 47-day one about 16 days before,
  * never later than the spec's 14-day reissue lead); a revoked certificate at once.
  */
-export function renewalWindow(
-  c: { notBefore: Date; notAfter: Date; revoked: boolean },
-  now: Date
-): RenewalWindow {
+export function renewalWindow(c: { notBefore: Date; notAfter: Date; revoked: boolean }, now: Date): RenewalWindow {
   if (c.revoked) return { start: addDays(now, -1), end: now }
   const from = c.notBefore.getTime()
   const to = c.notAfter.getTime()
@@ -53,8 +50,7 @@ export class AcmeCertificates {
   /** §7.4.2: the leaf followed by the chain, one PEM file, for the account that ordered it. */
   async chain(account: AcmeAccount, certPublicId: string): Promise<string> {
     const c = this.ctx.db.prepare('SELECT * FROM acme_certificates WHERE public_id = ?').get(certPublicId) as
-      | CertRow
-      | undefined
+      CertRow | undefined
     if (!c || c.account_id !== account.id) throw noSuch('certificate')
     return c.chain_pem
   }
@@ -76,7 +72,8 @@ export class AcmeCertificates {
     const row = this.byCertId(ariCertId(cert))
     if (!row) throw new AcmeError('malformed', 'this server did not issue that certificate', 404)
     if ('account' in req.by) {
-      if (row.account_id !== req.by.account.id) throw new AcmeError('unauthorized', 'the account did not order this certificate')
+      if (row.account_id !== req.by.account.id)
+        throw new AcmeError('unauthorized', 'the account did not order this certificate')
     } else if ((await req.by.keySpkiSha256()) !== row.spki_sha256) {
       throw new AcmeError('unauthorized', 'the JWS key is not the key of this certificate')
     }

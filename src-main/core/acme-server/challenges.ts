@@ -48,7 +48,9 @@ export class AcmeChallenges {
     let validation: Promise<void> | null = null
     if (answered && c.status === 'pending' && z.status === 'pending') {
       // Only the request that moves the challenge out of `pending` starts a check.
-      const claimed = db.prepare(`UPDATE acme_challenges SET status = 'processing' WHERE id = ? AND status = 'pending'`).run(c.id)
+      const claimed = db
+        .prepare(`UPDATE acme_challenges SET status = 'processing' WHERE id = ? AND status = 'pending'`)
+        .run(c.id)
       if (claimed.changes === 1) validation = this.validate(c, z, `${c.token}.${account.thumbprint}`)
     }
     const now = db.prepare('SELECT * FROM acme_challenges WHERE id = ?').get(c.id) as ChallengeRow
@@ -80,7 +82,10 @@ export class AcmeChallenges {
     const db = this.ctx.db
     db.transaction(() => {
       if (error) {
-        db.prepare(`UPDATE acme_challenges SET status = 'invalid', error = ? WHERE id = ?`).run(JSON.stringify(error), c.id)
+        db.prepare(`UPDATE acme_challenges SET status = 'invalid', error = ? WHERE id = ?`).run(
+          JSON.stringify(error),
+          c.id
+        )
         db.prepare(`UPDATE acme_authorizations SET status = 'invalid' WHERE id = ?`).run(z.id)
       } else {
         db.prepare(`UPDATE acme_challenges SET status = 'valid', validated_at = ? WHERE id = ?`).run(ts, c.id)

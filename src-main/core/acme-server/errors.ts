@@ -54,6 +54,10 @@ export const noSuch = (what: string): AcmeError => new AcmeError('malformed', `n
  * The RFC 7807 document an order or challenge keeps in its `error` field (RFC 8555 §7.1.3,
  * §7.1.4), the same shape the server answers a failed request with.
  */
-export function acmeErrorDocument(type: AcmeErrorType, detail: string, status = acmeErrorStatus(type)): Record<string, unknown> {
+export function acmeErrorDocument(
+  type: AcmeErrorType,
+  detail: string,
+  status = acmeErrorStatus(type)
+): Record<string, unknown> {
   return { type: `urn:ietf:params:acme:error:${type}`, detail, status }
 }

@@ -63,7 +63,9 @@ export class AcmeFinalizer {
     const spkiHash = createHash('sha256').update(Buffer.from(csr.publicKey.rawData)).digest('hex')
     const db = this.ctx.db
     // Two finalize requests at once: only the one that moves the order out of `ready` signs.
-    const claimed = db.prepare(`UPDATE acme_orders SET status = 'processing' WHERE id = ? AND status = 'ready'`).run(o.id)
+    const claimed = db
+      .prepare(`UPDATE acme_orders SET status = 'processing' WHERE id = ? AND status = 'ready'`)
+      .run(o.id)
     if (claimed.changes === 0) throw new AcmeError('orderNotReady', 'the order is already being finalized')
     const sub = this.subscriptions.byId(account.subscriptionId)
     const window = this.subscriptions.certificateWindow(sub, this.ctx.clock())
@@ -99,7 +101,10 @@ export class AcmeFinalizer {
           isoTimestamp(issued.notAfter)
         )
       if (o.replaces)
-        db.prepare('UPDATE acme_certificates SET replaced_by = ? WHERE ari_id = ?').run(Number(info.lastInsertRowid), o.replaces)
+        db.prepare('UPDATE acme_certificates SET replaced_by = ? WHERE ari_id = ?').run(
+          Number(info.lastInsertRowid),
+          o.replaces
+        )
       db.prepare(`UPDATE acme_orders SET status = 'valid' WHERE id = ?`).run(o.id)
     })()
     return this.orders.view(this.orders.rowById(o.id))

@@ -33,7 +33,8 @@ export class AcmeOrders {
     try {
       names = this.subscriptions.checkOrder(sub, identifiers)
     } catch (err) {
-      if (err instanceof ServiceError) throw new AcmeError('rejectedIdentifier', `could not create the order: ${err.message}`)
+      if (err instanceof ServiceError)
+        throw new AcmeError('rejectedIdentifier', `could not create the order: ${err.message}`)
       throw err
     }
     const db = this.ctx.db
@@ -102,8 +103,7 @@ export class AcmeOrders {
       public_id: string
     }[]
     const cert = db.prepare('SELECT public_id FROM acme_certificates WHERE order_id = ?').get(o.id) as
-      | { public_id: string }
-      | undefined
+      { public_id: string } | undefined
     return {
       id: o.id,
       publicId: o.public_id,
@@ -123,7 +123,8 @@ export class AcmeOrders {
   }
 
   private rowByPublicId(orderPublicId: string): OrderRow | undefined {
-    return this.ctx.db.prepare('SELECT * FROM acme_orders WHERE public_id = ?').get(orderPublicId) as OrderRow | undefined
+    return this.ctx.db.prepare('SELECT * FROM acme_orders WHERE public_id = ?').get(orderPublicId) as
+      OrderRow | undefined
   }
 
   /** §7.1.6: a pending order is ready once every authorization is valid, invalid once one is not. */

@@ -53,8 +53,7 @@ export function publicDeployMessage(
   if (type === 'deploy.succeeded') return `${cert.charAt(0).toUpperCase()}${cert.slice(1)} deployed to ${target}`
   const attempt = typeof data.attempt === 'number' ? `attempt ${data.attempt} of ${MAX_ATTEMPTS}` : 'an attempt'
   const reason = typeof data.reason === 'string' && data.reason ? `: ${data.reason}` : ''
-  const next =
-    typeof data.next_attempt_at === 'string' ? `next attempt at ${data.next_attempt_at}` : 'no more attempts'
+  const next = typeof data.next_attempt_at === 'string' ? `next attempt at ${data.next_attempt_at}` : 'no more attempts'
   return `Deploy of ${cert} to ${target} failed (${attempt})${reason}; ${next}`
 }
 

@@ -68,8 +68,13 @@ export function verifyWebhookSignature(input: {
   const ts = input.timestamp ?? ''
   if (!/^\d{1,12}$/.test(ts)) return { ok: false, reason: `${TIMESTAMP_HEADER} is missing or not whole Unix seconds` }
   const age = Math.floor(input.now.getTime() / 1000) - Number(ts)
-  if (age > tolerance) return { ok: false, reason: `the timestamp is ${age} s old, more than ${tolerance} s: a replayed or stale delivery` }
-  if (-age > tolerance) return { ok: false, reason: `the timestamp is ${-age} s ahead of this clock, more than ${tolerance} s` }
+  if (age > tolerance)
+    return {
+      ok: false,
+      reason: `the timestamp is ${age} s old, more than ${tolerance} s: a replayed or stale delivery`
+    }
+  if (-age > tolerance)
+    return { ok: false, reason: `the timestamp is ${-age} s ahead of this clock, more than ${tolerance} s` }
   const given = /^v1=([0-9a-f]{64})$/.exec(input.signature ?? '')
   if (!given) return { ok: false, reason: `${SIGNATURE_HEADER} is missing or not v1=<64 hex digits>` }
   const expected = Buffer.from(hmacHex(input.secret, ts, input.body), 'hex')
@@ -130,14 +135,18 @@ export async function deliverWebhook(
   } catch (err) {
     const e = err as Error & { cause?: { code?: string; message?: string } }
     const timedOut = e.name === 'TimeoutError'
-    const detail = timedOut ? `no answer in ${WEBHOOK_TIMEOUT_MS / 1000} s` : (e.cause?.code ?? e.cause?.message ?? e.message)
+    const detail = timedOut
+      ? `no answer in ${WEBHOOK_TIMEOUT_MS / 1000} s`
+      : (e.cause?.code ?? e.cause?.message ?? e.message)
     return {
       ok: false,
       status: null,
       request,
       response: '',
       summary: `could not deliver webhook to ${config.url}: ${detail}`,
-      reason: timedOut ? `the receiver did not answer in ${WEBHOOK_TIMEOUT_MS / 1000} s` : 'the receiver could not be reached'
+      reason: timedOut
+        ? `the receiver did not answer in ${WEBHOOK_TIMEOUT_MS / 1000} s`
+        : 'the receiver could not be reached'
     }
   }
 }

@@ -21,7 +21,10 @@ export function registerAccountRoutes(r: ApiRouter, service: Service): void {
 
   r.get(
     '/stats',
-    { summary: 'Statistics and chart data', response: { 200: ok({ stats: StatsJson, charts: ChartsJson }), ...ErrorRef } },
+    {
+      summary: 'Statistics and chart data',
+      response: { 200: ok({ stats: StatsJson, charts: ChartsJson }), ...ErrorRef }
+    },
     async (request) => ({ success: true as const, ...statsJson(service.stats.stats(caller(request).id)) })
   )
 }

@@ -42,7 +42,12 @@ export function registerBillingRoutes(r: ApiRouter, service: Service): void {
       summary: 'Credit balance and transaction history, newest first',
       querystring: Type.Object({ ...PagingQuery }),
       response: {
-        200: ok({ balance: Money, currency: Type.Literal('USD'), transactions: Type.Array(TransactionJson), pagination: Pagination }),
+        200: ok({
+          balance: Money,
+          currency: Type.Literal('USD'),
+          transactions: Type.Array(TransactionJson),
+          pagination: Pagination
+        }),
         ...ErrorRef
       }
     },

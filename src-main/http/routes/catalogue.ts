@@ -19,7 +19,12 @@ export function registerCatalogueRoutes(r: ApiRouter, service: Service): void {
         include: Type.Optional(StringEnum(['acme'] as const, 'acme adds ACME subscription products'))
       }),
       response: {
-        200: ok({ products: Type.Array(ProductJson), count: Type.Integer(), group_id: Type.Integer(), note: Type.String() }),
+        200: ok({
+          products: Type.Array(ProductJson),
+          count: Type.Integer(),
+          group_id: Type.Integer(),
+          note: Type.String()
+        }),
         ...ErrorRef
       }
     },

@@ -1,8 +1,8 @@
 /**
  * The certificate half of the spec: POST /csr/decode, POST /ssl/configure, GET /ssl/{order_id},
  * POST /ssl/change-dcv, POST /ssl/resend-validation, POST /ssl/reissue, GET /certificate/{order_id}
- * and its /download. Thin adapters over core/certificates.ts; the JSON shapes of the bodies the
- * spec leaves open are documented in the README ("Certificates").
+ * and its /download. Thin adapters over core/certificates; the JSON shapes of the bodies the
+ * spec leaves open are documented in docs/api.md.
  */
 import { Type, type Static } from '@sinclair/typebox'
 import type { CertificateStatus, NameValidation, SslStatus, StoredCertificate } from '../../core/certificates'

@@ -8,7 +8,17 @@ import { paging } from '../paging'
 import { JSON_CONTENT_TYPE, orderPageBytes } from '../order-page'
 import { acmeSummaryJson, createdOrderAnswer, orderJson } from '../present'
 import type { ApiRouter } from '../router'
-import { AcmeCreateResponse, CreateOrderResponse, IdParam, Money, ok, OrderJson, Pagination, PagingQuery, StringEnum } from '../schemas'
+import {
+  AcmeCreateResponse,
+  CreateOrderResponse,
+  IdParam,
+  Money,
+  ok,
+  OrderJson,
+  Pagination,
+  PagingQuery,
+  StringEnum
+} from '../schemas'
 import { ErrorRef, IdempotencyHeaders } from './common'
 
 export const CreateOrderBody = Type.Object(
@@ -37,7 +47,11 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
     },
     async (request, reply) => {
       const q = request.query
-      const page = service.orders.list(caller(request).id, { status: q.status, domain: q.domain?.trim() || undefined }, paging(q))
+      const page = service.orders.list(
+        caller(request).id,
+        { status: q.status, domain: q.domain?.trim() || undefined },
+        paging(q)
+      )
       // Already the bytes the response schema makes of the page (order-page.ts).
       return reply.header('content-type', JSON_CONTENT_TYPE).send(orderPageBytes(reply, page) as never)
     }
@@ -93,7 +107,13 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
       params: IdParam('id'),
       body: Type.Object({ action: StringEnum(['cancel'] as const) }, { additionalProperties: false }),
       response: {
-        200: ok({ order_id: Type.Integer(), status: Type.String(), refunded: Money, new_balance: Money, order: OrderJson }),
+        200: ok({
+          order_id: Type.Integer(),
+          status: Type.String(),
+          refunded: Money,
+          new_balance: Money,
+          order: OrderJson
+        }),
         ...ErrorRef
       }
     },
@@ -101,7 +121,9 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
       const result = service.orders.cancel(caller(request).id, request.params.id)
       return {
         success: true as const,
-        message: `Order ${result.order.orderNumber} cancelled` + (result.refunded > 0 ? `; ${centsToUsd(result.refunded).toFixed(2)} USD refunded to credit` : ''),
+        message:
+          `Order ${result.order.orderNumber} cancelled` +
+          (result.refunded > 0 ? `; ${centsToUsd(result.refunded).toFixed(2)} USD refunded to credit` : ''),
         order_id: result.order.id,
         status: result.order.status,
         refunded: centsToUsd(result.refunded),
@@ -110,5 +132,4 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
       }
     }
   )
-
 }

@@ -37,7 +37,8 @@ async function account(domain: string): Promise<AcmeAccount> {
   })
 }
 
-const refusal = (type: string, message: RegExp) => expect.objectContaining({ type, message: expect.stringMatching(message) })
+const refusal = (type: string, message: RegExp) =>
+  expect.objectContaining({ type, message: expect.stringMatching(message) })
 
 describe('ACME server core', () => {
   it('binds an account to its subscription and keeps only string contacts', async () => {

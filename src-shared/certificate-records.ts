@@ -1,0 +1,238 @@
+/** Certificates and domain validation, deploy targets and runs, and ACME subscriptions. */
+import { Type, type Static } from '@sinclair/typebox'
+import {
+  DcvMethod,
+  DeployLayout,
+  DeployRunStatus,
+  DeployTargetKind,
+  DeployTrigger,
+  Flag,
+  Nullable,
+  NullableStamp,
+  OneOf,
+  Stamp,
+  Text,
+  WholeNumber
+} from './schema-kit'
+import { OrderView } from './account-records'
+
+// ---- certificates and domain validation ----------------------------------------------------
+
+export const NameValidation = Type.Object({
+  name: Type.String(),
+  method: DcvMethod,
+  status: OneOf(['pending', 'valid', 'failed']),
+  detail: Nullable(Type.String()),
+  checkedAt: NullableStamp,
+  validatedAt: NullableStamp,
+  /** What the domain owner must do, for the method chosen. */
+  instructions: Type.Union([
+    Type.Object({
+      method: OneOf(['http', 'https']),
+      url: Type.String(),
+      fileName: Type.String(),
+      fileContent: Type.String()
+    }),
+    Type.Object({
+      method: Type.Literal('dns'),
+      recordName: Type.String(),
+      recordType: OneOf(['CNAME', 'TXT']),
+      recordValue: Type.String(),
+      txtAlternative: Type.String()
+    }),
+    Type.Object({ method: Type.Literal('email'), approverEmail: Type.String(), sentAt: NullableStamp })
+  ])
+})
+export type NameValidation = Static<typeof NameValidation>
+export type NameValidationView = NameValidation
+
+export const StoredCertificate = Type.Object({
+  id: Type.Integer(),
+  orderId: Type.Integer(),
+  serial: Type.String(),
+  issuer: Type.String(),
+  certificatePem: Type.String(),
+  chainPem: Type.String(),
+  names: Type.Array(Type.String()),
+  validFrom: Stamp,
+  validTill: Stamp,
+  reason: OneOf(['initial', 'reissue', 'auto_reissue']),
+  createdAt: Stamp
+})
+export type StoredCertificate = Static<typeof StoredCertificate>
+export const CertificateView = Type.Omit(StoredCertificate, ['orderId'])
+export type CertificateView = Static<typeof CertificateView>
+
+export const SslStatusView = Type.Object({
+  order: OrderView,
+  dcvMethod: Nullable(Type.Union([DcvMethod, Type.Literal('none')])),
+  approverEmail: Nullable(Type.String()),
+  names: Type.Array(Type.String()),
+  validation: Type.Array(NameValidation),
+  certificate: Nullable(CertificateView)
+})
+export type SslStatusView = Static<typeof SslStatusView>
+
+export const CertificateDetailView = Type.Object({
+  certificate: Nullable(CertificateView),
+  daysRemaining: Nullable(Type.Integer()),
+  isExpired: Type.Boolean(),
+  /** Every certificate issued for the order, newest first (reissues included). */
+  history: Type.Array(CertificateView)
+})
+export type CertificateDetailView = Static<typeof CertificateDetailView>
+
+/** An approval message kept by CertDesk (the outbox when no SMTP relay is set, or a copy). */
+export const OutboxMessageView = Type.Object({
+  id: Type.Integer(),
+  /** The name the message asks approval for. */
+  name: Nullable(Type.String()),
+  to: Type.String(),
+  subject: Type.String(),
+  body: Type.String(),
+  delivery: Type.String(),
+  createdAt: Stamp
+})
+export type OutboxMessageView = Static<typeof OutboxMessageView>
+
+/** A CSR generated here with the order's kept key, waiting to be submitted. */
+export const CsrDraft = Type.Object({
+  csrPem: Type.String(),
+  /** When it was generated, UTC `YYYY-MM-DD HH:MM:SS`. */
+  createdAt: Stamp
+})
+export type CsrDraft = Static<typeof CsrDraft>
+export type CsrDraftView = CsrDraft
+
+export const CsrDraftInput = Type.Object({ pkcs8Pem: Text, csrPem: Text }, { must: 'must be { pkcs8Pem, csrPem }' })
+
+/** Email validation: the approver address of each name (name → address). */
+const Approvers = Type.Record(
+  Type.String(),
+  Type.String({ title: 'each approver', must: 'must be an email address' }),
+  {
+    title: 'approvers',
+    must: 'must map each name to an approver address'
+  }
+)
+
+export const ConfigureInput = Type.Object(
+  {
+    orderId: Type.Integer({ minimum: 1, title: 'order id', must: 'must be a positive whole number' }),
+    csr: Text,
+    dcvMethod: DcvMethod,
+    approverEmail: Type.Optional(Type.String({ title: 'approver email', must: 'must be text' })),
+    approvers: Type.Optional(Approvers)
+  },
+  { must: 'must be { orderId, csr, dcvMethod, approverEmail?, approvers? }' }
+)
+export type ConfigureInput = Static<typeof ConfigureInput>
+
+export const ReissueInput = Type.Object(
+  {
+    orderId: Type.Integer({ minimum: 1, title: 'order id', must: 'must be a positive whole number' }),
+    csr: Type.Optional(Text),
+    dcvMethod: Type.Optional(DcvMethod),
+    approverEmail: Type.Optional(Type.String({ title: 'approver email', must: 'must be text' })),
+    /** The key `csr` was generated from in the app: kept with the certificate issued for it. */
+    privateKeyPem: Type.Optional(Type.String({ title: 'private key', must: 'must be text' }))
+  },
+  { must: 'must be { orderId, csr?, dcvMethod?, approverEmail?, privateKeyPem? }' }
+)
+export type ReissueInput = Static<typeof ReissueInput>
+
+// ---- deploys ------------------------------------------------------------------------------
+
+/** A deploy target as the renderer adds it; the core checks the values. */
+export const DeployTargetInput = Type.Union(
+  [
+    Type.Object({
+      kind: Type.Literal('folder'),
+      path: Text,
+      layout: Type.Optional(DeployLayout),
+      pfx: Type.Optional(Flag)
+    }),
+    Type.Object({ kind: Type.Literal('command'), command: Text, timeoutSeconds: Type.Optional(WholeNumber) }),
+    Type.Object({ kind: Type.Literal('webhook'), url: Text })
+  ],
+  { must: 'must be a folder, command or webhook target with its fields' }
+)
+export type DeployTargetInput = Static<typeof DeployTargetInput>
+
+export const DeployRunView = Type.Object({
+  id: Type.Integer(),
+  targetId: Type.Integer(),
+  kind: DeployTargetKind,
+  serial: Type.String(),
+  trigger: DeployTrigger,
+  status: DeployRunStatus,
+  attempts: Type.Integer(),
+  nextAttemptAt: NullableStamp,
+  lastError: Nullable(Type.String()),
+  /** The last attempt's summary (files written, exit code, HTTP status), null before the first. */
+  summary: Nullable(Type.String()),
+  createdAt: Stamp,
+  updatedAt: Stamp
+})
+export type DeployRunView = Static<typeof DeployRunView>
+
+export const DeployTargetView = Type.Object({
+  id: Type.Integer(),
+  kind: DeployTargetKind,
+  /** Folder targets. */
+  path: Nullable(Type.String()),
+  layout: Nullable(DeployLayout),
+  pfx: Type.Boolean(),
+  /** Command targets. */
+  command: Nullable(Type.String()),
+  timeoutSeconds: Nullable(Type.Integer()),
+  /** Webhook targets. */
+  url: Nullable(Type.String()),
+  createdAt: Stamp,
+  /** The newest run on this target, null before the first. */
+  lastRun: Nullable(DeployRunView)
+})
+export type DeployTargetView = Static<typeof DeployTargetView>
+
+export const CreatedDeployTargetView = Type.Object({
+  target: DeployTargetView,
+  /** Shown once: the webhook secret or the PFX password CertDesk created in the keychain. */
+  secret: Nullable(Type.Object({ name: OneOf(['webhook_secret', 'pfx_password']), value: Type.String() }))
+})
+export type CreatedDeployTargetView = Static<typeof CreatedDeployTargetView>
+
+// ---- ACME subscriptions -------------------------------------------------------------------
+
+/** The set-up commands as the core builds them, every value shell-quoted; the renderer shows them as they are. */
+export const AcmeCommandsView = Type.Object({
+  rootCa: Type.String(),
+  certbot: Type.String(),
+  lego: Type.String(),
+  acmeSh: Type.String()
+})
+export type AcmeCommandsView = Static<typeof AcmeCommandsView>
+
+/** An ACME subscription order with its set-up, the HMAC key left out (`acmeHmacKey` reads it). */
+export const AcmeSubscriptionView = Type.Object({
+  orderId: Type.Integer(),
+  orderNumber: Type.String(),
+  productName: Type.String(),
+  status: OneOf(['active', 'cancelled', 'expired']),
+  category: OneOf(['caas', 'ais']),
+  domains: Type.Array(Type.String()),
+  begin: Type.String(),
+  nextRenewal: Type.String(),
+  end: Nullable(Type.String()),
+  eabKid: Type.String(),
+  serverUrl: Type.String(),
+  accountStatus: OneOf(['valid', 'pending']),
+  accounts: Type.Array(Type.Object({ url: Type.String(), status: Type.String(), createdAt: Stamp })),
+  rootCaUrl: Type.String(),
+  /** Ready-to-paste commands, HMAC_KEY_PLACEHOLDER in place of the HMAC key (`acmeHmacKey` answers the real ones). */
+  commands: AcmeCommandsView,
+  setupUrl: Nullable(Type.String())
+})
+export type AcmeSubscriptionView = Static<typeof AcmeSubscriptionView>
+
+export const AcmeHmacKeyView = Type.Object({ eabHmacKey: Type.String(), commands: AcmeCommandsView })
+export type AcmeHmacKeyView = Static<typeof AcmeHmacKeyView>
