@@ -10,8 +10,8 @@ import type { Db } from './db'
 import type { Order } from './orders'
 import { catalogueVersion } from './store-version'
 
-/** Orders kept at most (about 1 kB each); past it the oldest kept go first. */
-const MAX_KEPT = 20_000
+/** Orders kept at most (about 1 kB each, and as much again for their JSON); past it the oldest kept go first. */
+const MAX_KEPT = 5_000
 
 /** An order of a page as the store names it: its id and its number in order_versions. */
 export type OrderRef = [id: number, version: number]
