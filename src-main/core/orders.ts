@@ -4,23 +4,24 @@
  * docs/decisions.md, "Money and orders").
  */
 import type { AcmeSubscriptions } from './acme-subscriptions'
-import type { Catalogue, PricedProduct, Product } from './catalogue'
+import type { Catalogue, Product } from './catalogue'
 import { autoReissues, isAcmeProduct } from './catalogue'
 import type { CoreContext } from './context'
 import { normalizeDomain } from './domains'
-import { normalizeEmailAddress } from './email-address'
 import { conflict, invalid, notFound } from './errors'
 import { recordEvent } from './events'
 import { coversDebit, post, type Page, type Paging } from './ledger'
 import { OrderCache, type OrderRef } from './order-cache'
 import { countOrders, usesDomainIndex } from './tallies'
 import { validityWindow, maxValidityFor } from './lifecycle'
-import { percentOf, type Cents } from './money'
+import type { Cents } from './money'
+import { priceOrder, type Quote } from './order-quote'
 import type { Reseller } from './resellers'
 import type { Order, OrderFilter, OrderInput, OrderStatus, PaymentStatus, QuoteView } from '../../src-shared/records'
 import { addDays, addMonths, isoDate, isoTimestamp, parseDate, startOfDay } from './time'
 
 export { ORDER_STATUSES } from '../../src-shared/constants'
+export type { Quote } from './order-quote'
 export type { Order, OrderFilter, OrderInput, OrderStatus, PaymentStatus, QuoteView } from '../../src-shared/records'
 
 /**
@@ -31,20 +32,6 @@ const CANCELLABLE: OrderStatus[] = ['pending', 'processing']
 
 /** Unpaid invoices are due this many days after the order. */
 export const INVOICE_TERMS_DAYS = 14
-
-export interface Quote {
-  product: PricedProduct
-  domain: string
-  periodMonths: number
-  years: number
-  sanCount: number
-  sanWildcardCount: number
-  contactEmail: string | null
-  basePrice: Cents
-  sanTotal: Cents
-  discountAmount: Cents
-  total: Cents
-}
 
 export interface CreatedOrder {
   order: Order
@@ -113,7 +100,6 @@ export class Orders {
     this.kept = new OrderCache(ctx.db)
   }
 
-  /** The price of an order before it is placed; the same numbers `create` charges. */
   /**
    * The price of an order as the desktop app shows it before placing it, with the balance and
    * whether paying from credit would go through (the same rule the debit applies: 402 otherwise).
@@ -141,57 +127,7 @@ export class Orders {
 
   quote(reseller: Reseller, input: OrderInput): Quote {
     const product = this.catalogue.product(reseller.groupId, input.productId)
-    const periodMonths = input.period ?? 12
-    // Design page: period in months, a multiple of 12, from 12 to max_years * 12.
-    if (
-      !Number.isInteger(periodMonths) ||
-      periodMonths % 12 !== 0 ||
-      periodMonths < 12 ||
-      periodMonths > product.maxYears * 12
-    ) {
-      throw invalid(
-        `period must be ${Array.from({ length: product.maxYears }, (_, i) => (i + 1) * 12).join(', ')} months for ${product.name}`
-      )
-    }
-    const years = periodMonths / 12
-    const sanCount = input.sanCount ?? 0
-    const sanWildcardCount = input.sanWildcardCount ?? 0
-    if (!Number.isInteger(sanCount) || sanCount < 0) throw invalid('san_count must be a whole number, 0 or more')
-    if (!Number.isInteger(sanWildcardCount) || sanWildcardCount < 0) {
-      throw invalid('san_wildcard_count must be a whole number, 0 or more')
-    }
-    if (sanCount > 0 && !product.sanEnabled) throw invalid(`${product.name} does not take additional SANs`)
-    if (sanWildcardCount > 0 && !product.wildcardSanEnabled) {
-      throw invalid(`${product.name} does not take wildcard SANs`)
-    }
-    if (sanCount + sanWildcardCount > product.maxSans) {
-      throw invalid(`${product.name} takes at most ${product.maxSans} additional SANs`)
-    }
-    const domain = this.orderDomain(product, input.domain)
-    if (product.acmeType === 'ais' && !input.contactEmail) {
-      throw invalid('contact_email is required for auto-install subscription products')
-    }
-    // Checked strictly: the address is printed into the ACME client commands of the subscription.
-    const contactEmail =
-      input.contactEmail === undefined ? null : normalizeEmailAddress(input.contactEmail, 'contact_email')
-    const price = product.pricing[years]
-    if (!price) throw invalid(`${product.name} has no price for ${years} year(s) in your group`)
-    const basePrice = price.price
-    const sanTotal = sanCount * price.sanPrice + sanWildcardCount * price.wildcardSanPrice
-    const discountAmount = percentOf(basePrice + sanTotal, reseller.discountRate)
-    return {
-      product,
-      domain,
-      periodMonths,
-      years,
-      sanCount,
-      sanWildcardCount,
-      contactEmail,
-      basePrice,
-      sanTotal,
-      discountAmount,
-      total: basePrice + sanTotal - discountAmount
-    }
+    return priceOrder(product, reseller, input, () => this.orderDomain(product, input.domain))
   }
 
   /**
