@@ -31,7 +31,13 @@ const SYSTEM = [
   ['certbot', 'certbot'],
   ['lego', 'lego'],
   // The load generator of the mixed-load section of `npm run bench` (bench/lib/mixed.lua).
-  ['wrk', 'wrk']
+  ['wrk', 'wrk'],
+  // Real web servers the deploy tests start on loopback ports and reload through command targets.
+  ['nginx', 'nginx'],
+  ['apache2', 'apache2'],
+  ['haproxy', 'haproxy'],
+  // libfiu's fiu-run: injects I/O errors (ENOSPC, EIO) into a running process for the fault tests.
+  ['fiu-run', 'fiu-utils']
 ]
 
 export function ensureSystemPackages() {
@@ -46,8 +52,17 @@ export function ensureSystemPackages() {
   log(`installing system packages: ${missing.join(' ')}`)
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
   run('apt-get', ['update', '-qq'], { env })
-  if (!run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], { env })) {
-    throw new Error(`could not install system packages: ${missing.join(' ')}`)
+  // Debian starts a freshly installed nginx or apache2 on port 80; the tests start their own on
+  // loopback high ports, so the packages' services must not start (policy-rc.d exit 101 = deny).
+  const policy = '/usr/sbin/policy-rc.d'
+  const ownPolicy = !existsSync(policy)
+  if (ownPolicy) writeFileSync(policy, '#!/bin/sh\nexit 101\n', { mode: 0o755 })
+  try {
+    if (!run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], { env })) {
+      throw new Error(`could not install system packages: ${missing.join(' ')}`)
+    }
+  } finally {
+    if (ownPolicy) rmSync(policy, { force: true })
   }
 }
 
