@@ -49,6 +49,15 @@ const OPTIONS = {
   'eab-kid': { type: 'string' },
   'eab-hmac-file': { type: 'string' },
   'ca-bundle': { type: 'string' },
+  // Installation checks, imports and the expiry report.
+  address: { type: 'string' },
+  starttls: { type: 'string' },
+  file: { type: 'string', multiple: true },
+  endpoint: { type: 'string', multiple: true },
+  'password-file': { type: 'string' },
+  'with-keys': { type: 'boolean' },
+  imported: { type: 'string' },
+  days: { type: 'string' },
   help: { type: 'boolean', short: 'h' }
 } as const
 

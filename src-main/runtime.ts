@@ -8,6 +8,7 @@ import { startAcmeServer } from './acme/server'
 import { browserUiOptions } from './app/browser-mode'
 import { DEFAULT_ACME_PORT } from './core/acme-subscriptions'
 import type { Reseller } from './core/resellers'
+import { startInstallationLoop } from './core/installations'
 import { startSchedulerLoop } from './core/scheduler'
 import { ensureDemoReseller, openService, type Service } from './core/service'
 import { buildServer, listen } from './http/server'
@@ -96,10 +97,13 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
     // The scheduler runs a pass at once (catching up on reissues that fell due while CertDesk
     // was closed or the machine slept), then hourly, and retries due deploys every minute.
     const stopScheduler = startSchedulerLoop(service.scheduler, (line) => opts.log.info(line))
+    // Orders due an installation check (daily, and right after a deploy) are checked each minute.
+    const stopInstallations = startInstallationLoop(service.installations, (line) => opts.log.error(line))
 
     let stopping: Promise<void> | null = null
     const stop = async (): Promise<void> => {
       await stopScheduler()
+      await stopInstallations()
       await acme?.close()
       await listening.close()
       // A request answered just before the listener closed may have stored a certificate and

@@ -28,7 +28,10 @@ export const EVENT_TYPES = [
   'certificate.expiring',
   'deploy.succeeded',
   'deploy.failed',
-  'subscription.created'
+  'subscription.created',
+  'installation.passed',
+  'installation.failed',
+  'certificate.imported'
 ] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 

@@ -243,6 +243,25 @@ export class KeyVault implements KeyKeeper {
     return spkiDer(createPublicKey(key)).equals(spkiDer(certKey)) ? key : null
   }
 
+  /**
+   * Wraps the key of a certificate imported from elsewhere (imports/), under the same keychain
+   * key; the imported certificate's id is bound in as additional data. Layout: iv, tag, ciphertext.
+   */
+  wrapImported(certificateId: number, pkcs8Pem: string): Buffer {
+    const iv = randomBytes(12)
+    const cipher = createCipheriv('aes-256-gcm', this.wrappingKey(true), iv)
+    cipher.setAAD(Buffer.from(`imported:${certificateId}`))
+    const ciphertext = Buffer.concat([cipher.update(pkcs8Pem.trim() + '\n', 'utf8'), cipher.final()])
+    return Buffer.concat([iv, cipher.getAuthTag(), ciphertext])
+  }
+
+  unwrapImported(certificateId: number, sealed: Buffer): string {
+    const decipher = createDecipheriv('aes-256-gcm', this.wrappingKey(false), sealed.subarray(0, 12))
+    decipher.setAAD(Buffer.from(`imported:${certificateId}`))
+    decipher.setAuthTag(sealed.subarray(12, 28))
+    return Buffer.concat([decipher.update(sealed.subarray(28)), decipher.final()]).toString('utf8')
+  }
+
   private seal(orderId: number, pkcs8Pem: string): { iv: Buffer; ciphertext: Buffer; tag: Buffer } {
     const iv = randomBytes(12)
     const cipher = createCipheriv('aes-256-gcm', this.wrappingKey(true), iv)

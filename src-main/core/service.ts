@@ -16,11 +16,14 @@ import { Deploys } from './deploy/deploys'
 import { KeyVault } from './key-vault'
 import { Events } from './events'
 import { Idempotency } from './idempotency'
+import { Imports } from './imports'
+import { Installations } from './installations'
 import { Invoices } from './invoices'
 import type { Issuer } from './issuer'
 import { Ledger } from './ledger'
 import { LocalCa } from './local-ca'
 import { Orders } from './orders'
+import { Reports } from './reports'
 import { Resellers, type Reseller } from './resellers'
 import { Scheduler } from './scheduler'
 import { KeyringSecretStore, type SecretStore } from './secrets'
@@ -63,6 +66,12 @@ export interface Service {
   readonly certificates: Certificates
   readonly scheduler: Scheduler
   readonly watchlist: Watchlist
+  /** What servers really present for each order (installations/). */
+  readonly installations: Installations
+  /** Certificates bought elsewhere, tracked for expiry and offered for renewal (imports/). */
+  readonly imports: Imports
+  /** The expiry report (issued here and imported). */
+  readonly reports: Reports
   close(): void
 }
 
@@ -86,6 +95,7 @@ export function openService(opts: ServiceOptions): Service {
   const acmeIssuer = new AcmeIssuer(ctx, settings, opts.issuer ?? localCa)
   const certificates = new Certificates(ctx, orders, catalogue, settings, acmeIssuer, acmeIssuer)
   const deploys = new Deploys(ctx)
+  const resellers = new Resellers(ctx)
   const events = new Events(ctx)
   // Every stored certificate (issue, reissue, automatic reissue) goes to its deploy targets.
   certificates.onStored = (c) => deploys.afterCertificateStored(c)
@@ -99,7 +109,7 @@ export function openService(opts: ServiceOptions): Service {
     ctx,
     settings,
     catalogue,
-    resellers: new Resellers(ctx),
+    resellers,
     ledger: new Ledger(ctx),
     orders,
     invoices: new Invoices(ctx),
@@ -115,6 +125,9 @@ export function openService(opts: ServiceOptions): Service {
     certificates,
     scheduler: new Scheduler(ctx, certificates, { deploys, events }),
     watchlist: new Watchlist(ctx, orders),
+    installations: new Installations(ctx, orders, settings),
+    imports: new Imports(ctx, orders, resellers, catalogue, keyVault),
+    reports: new Reports(ctx),
     close: () => db.close()
   }
 }

@@ -1,0 +1,459 @@
+/**
+ * Certificates bought elsewhere: brought in from files (PEM, DER, PFX), a folder scanned
+ * recursively, or what live endpoints serve; deduplicated by SHA-256 fingerprint per reseller,
+ * tied to a reseller and a domain, tracked for expiry (reports.ts), and offered as a
+ * replacement order here ("renew with CertDesk").
+ *
+ * A private key found beside a certificate stays where it is and is only reported; the admin
+ * imports keys explicitly (`withKeys`), and then only a key that belongs to the certificate,
+ * wrapped by the key vault like every other kept key.
+ */
+import { createPrivateKey, createPublicKey, type X509Certificate } from 'node:crypto'
+import { lstatSync, readdirSync, readFileSync } from 'node:fs'
+import { isIP } from 'node:net'
+import { basename, extname, join, resolve } from 'node:path'
+import type { Catalogue, PricedProduct } from '../catalogue'
+import type { CoreContext } from '../context'
+import { baseDomain, isDomainName, isWildcard } from '../domains'
+import { invalid, notFound } from '../errors'
+import { recordEvent } from '../events'
+import { pool } from '../installations'
+import { probe, PROBE_TIMEOUT_MS } from '../installations/probe'
+import type { KeyVault } from '../key-vault'
+import type { CreatedOrder, Orders, QuoteView } from '../orders'
+import type { Reseller, Resellers } from '../resellers'
+import { isoTimestamp } from '../time'
+import { x509 } from '../x509'
+import { MAX_FILE_BYTES, parseCertificateFile, UnreadableFile, type ParsedFile } from './parse'
+
+/** Extensions a certificate or key file has; other files in a scanned folder are not opened. */
+const CERT_EXTENSIONS = new Set(['.pem', '.crt', '.cer', '.cert', '.der', '.pfx', '.p12', '.key'])
+/** A scan stops here: a certificate folder, not a disk. */
+const MAX_SCAN_FILES = 20_000
+const MAX_SCAN_DEPTH = 16
+/** Addresses one endpoint scan may cover: a /22 (1,024 addresses) at most. */
+export const MAX_SCAN_ADDRESSES = 1024
+const SCAN_CONCURRENCY = 32
+
+/** CA/Browser Forum reserved policy identifiers (BR §7.1.6.1): what a certificate says it validated. */
+const POLICY_LEVELS: Record<string, 'dv' | 'ov' | 'ev'> = {
+  '2.23.140.1.2.1': 'dv',
+  '2.23.140.1.2.2': 'ov',
+  '2.23.140.1.2.3': 'ov',
+  '2.23.140.1.1': 'ev'
+}
+
+export type ValidationLevel = 'dv' | 'ov' | 'ev' | 'unknown'
+
+export interface ImportedCertificate {
+  id: number
+  resellerId: number
+  fingerprint: string
+  commonName: string | null
+  names: string[]
+  domain: string
+  issuer: string
+  serial: string
+  validFrom: string
+  validTill: string
+  validationLevel: ValidationLevel
+  source: string
+  keyKept: boolean
+  replacementOrderId: number | null
+  createdAt: string
+}
+
+export interface ImportOutcome {
+  imported: ImportedCertificate[]
+  /** Certificates already known for this reseller (by fingerprint): not imported twice. */
+  duplicates: { source: string; id: number }[]
+  /** Files or endpoints that gave no certificate, and why. */
+  skipped: { source: string; reason: string }[]
+  /** Where a private key was found and left in place (imported only when asked). */
+  keysLeftInPlace: string[]
+}
+
+export interface ImportOptions {
+  /** PFX password, used for every PFX of this import. */
+  password?: string
+  /** Keep keys found with their certificates (wrapped in the key vault). */
+  withKeys?: boolean
+}
+
+export interface ReplacementQuote {
+  importedId: number
+  productId: number
+  quote: QuoteView
+  input: { productId: number; domain: string; period: number; sanCount: number; sanWildcardCount: number }
+}
+
+interface Row {
+  id: number
+  reseller_id: number
+  fingerprint: string
+  common_name: string | null
+  names: string
+  domain: string
+  issuer: string
+  serial: string
+  valid_from: string
+  valid_till: string
+  validation_level: ValidationLevel
+  source: string
+  key_kept: number
+  replacement_order_id: number | null
+  created_at: string
+}
+
+export class Imports {
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly orders: Orders,
+    private readonly resellers: Resellers,
+    private readonly catalogue: Catalogue,
+    private readonly keyVault: KeyVault
+  ) {}
+
+  /** Imports each file; a PFX opens with `password`. */
+  async importFiles(resellerId: number, paths: string[], opts: ImportOptions = {}): Promise<ImportOutcome> {
+    const out = emptyOutcome()
+    for (const p of paths) await this.importFile(resellerId, resolve(p), opts, out)
+    return out
+  }
+
+  /**
+   * Imports every certificate file under `dir`. Symbolic links are not followed (a link could
+   * lead out of the folder, or in circles); other files are not opened.
+   */
+  async importFolder(resellerId: number, dir: string, opts: ImportOptions = {}): Promise<ImportOutcome> {
+    const root = resolve(dir)
+    let st
+    try {
+      st = lstatSync(root)
+    } catch {
+      throw invalid(`could not scan ${root}: it does not exist`)
+    }
+    if (!st.isDirectory()) throw invalid(`could not scan ${root}: it is not a folder`)
+    const files: string[] = []
+    const walk = (d: string, depth: number): void => {
+      if (depth > MAX_SCAN_DEPTH || files.length >= MAX_SCAN_FILES) return
+      let entries
+      try {
+        entries = readdirSync(d, { withFileTypes: true })
+      } catch {
+        return
+      }
+      for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+        const p = join(d, e.name)
+        if (e.isDirectory()) walk(p, depth + 1)
+        else if (e.isFile() && CERT_EXTENSIONS.has(extname(e.name).toLowerCase())) files.push(p)
+        if (files.length >= MAX_SCAN_FILES) return
+      }
+    }
+    walk(root, 0)
+    const out = emptyOutcome()
+    for (const f of files) await this.importFile(resellerId, f, opts, out)
+    return out
+  }
+
+  /**
+   * Imports what live endpoints serve: `host:port`, `address:port`, or a range the admin
+   * entered (`192.168.1.0/24:443`, at most MAX_SCAN_ADDRESSES addresses). The admin names these
+   * targets, so local addresses are allowed here, unlike the automatic checks.
+   */
+  async importEndpoints(resellerId: number, specs: string[], timeoutMs = PROBE_TIMEOUT_MS): Promise<ImportOutcome> {
+    this.reseller(resellerId)
+    const targets = specs.flatMap(expandSpec)
+    if (targets.length > MAX_SCAN_ADDRESSES) {
+      throw invalid(`could not scan: ${targets.length} endpoints is more than ${MAX_SCAN_ADDRESSES} in one scan`)
+    }
+    const served = await pool(targets, SCAN_CONCURRENCY, async (t) => {
+      const address = isIP(t.host) ? t.host : await lookupAddress(t.host)
+      if (!address) return { reachable: false as const, reason: `${t.host} does not resolve` }
+      return probe({ host: t.host, address, port: t.port }, timeoutMs)
+    })
+    const out = emptyOutcome()
+    served.forEach((r, i) => {
+      const source = `endpoint:${targets[i].host}:${targets[i].port}`
+      if (!r.reachable) out.skipped.push({ source, reason: r.reason })
+      else this.add(resellerId, { certificates: r.sent, keyPem: null }, source, {}, out)
+    })
+    return out
+  }
+
+  list(resellerId: number): ImportedCertificate[] {
+    this.reseller(resellerId)
+    return (
+      this.ctx.db
+        .prepare('SELECT * FROM imported_certificates WHERE reseller_id = ? ORDER BY valid_till, id')
+        .all(resellerId) as Row[]
+    ).map(imported)
+  }
+
+  get(resellerId: number, id: number): ImportedCertificate {
+    const row = this.ctx.db
+      .prepare('SELECT * FROM imported_certificates WHERE id = ? AND reseller_id = ?')
+      .get(id, resellerId) as Row | undefined
+    if (!row) throw notFound(`imported certificate ${id} not found`)
+    return imported(row)
+  }
+
+  /** The imported certificate with its chain as PEM, for download. */
+  pem(resellerId: number, id: number): { certificatePem: string; chainPem: string } {
+    this.get(resellerId, id)
+    const row = this.ctx.db
+      .prepare('SELECT certificate_pem, chain_pem FROM imported_certificates WHERE id = ?')
+      .get(id) as { certificate_pem: string; chain_pem: string }
+    return { certificatePem: row.certificate_pem, chainPem: row.chain_pem }
+  }
+
+  /** The cheapest product here that covers the same names at the same validation level, priced for this reseller. */
+  replacementQuote(resellerId: number, id: number): ReplacementQuote {
+    const c = this.get(resellerId, id)
+    const reseller = this.reseller(resellerId)
+    const wildcardNames = c.names.filter(isWildcard)
+    const primary = c.commonName && c.names.includes(c.commonName) ? c.commonName : c.names[0]
+    const others = c.names.filter((n) => n !== primary)
+    // `www.` beside the bare name comes free with single-name products, as CAs issue them.
+    const single = others.length === 0 || (others.length === 1 && others[0] === `www.${primary}`)
+    const shape =
+      isWildcard(primary) && others.every((n) => n === baseDomain(primary)) ? 'wildcard' : single ? 'single' : 'multi'
+    const level = c.validationLevel === 'unknown' ? 'dv' : c.validationLevel
+    const candidates = this.products(reseller).filter(
+      (p) => p.fulfillment === 'certificate' && p.validationType === level && p.domainType === shape
+    )
+    let best: ReplacementQuote | null = null
+    for (const p of candidates) {
+      const input = {
+        productId: p.id,
+        domain: primary,
+        period: 12,
+        sanCount:
+          shape === 'multi' ? Math.max(0, others.length - wildcardNames.filter((n) => n !== primary).length) : 0,
+        sanWildcardCount: shape === 'multi' ? wildcardNames.filter((n) => n !== primary).length : 0
+      }
+      try {
+        const quote = this.orders.quoteView(reseller, input)
+        if (!best || quote.total < best.quote.total) best = { importedId: c.id, productId: p.id, quote, input }
+      } catch {
+        // A product that cannot take these names (too many SANs, no wildcard SANs) is no offer.
+      }
+    }
+    if (!best) {
+      throw invalid(
+        `could not offer a replacement for ${c.domain}: no ${level.toUpperCase()} ${shape} product here covers its names`
+      )
+    }
+    return best
+  }
+
+  /** Places the replacement order in one step and ties it to the imported certificate. */
+  renew(resellerId: number, id: number, payment: 'credit' | 'invoice' = 'credit'): CreatedOrder {
+    const c = this.get(resellerId, id)
+    if (c.replacementOrderId !== null) {
+      throw invalid(`could not renew ${c.domain}: order ${c.replacementOrderId} already replaces it`)
+    }
+    const q = this.replacementQuote(resellerId, id)
+    const created = this.orders.create(this.reseller(resellerId), q.input, payment)
+    this.ctx.db
+      .prepare(
+        'UPDATE imported_certificates SET replacement_order_id = ? WHERE id = ? AND replacement_order_id IS NULL'
+      )
+      .run(created.order.id, id)
+    return created
+  }
+
+  private async importFile(resellerId: number, path: string, opts: ImportOptions, out: ImportOutcome): Promise<void> {
+    this.reseller(resellerId)
+    const source = `file:${path}`
+    let parsed: ParsedFile
+    try {
+      const st = lstatSync(path)
+      if (!st.isFile()) throw new UnreadableFile(`${basename(path)} is not a regular file`)
+      if (st.size > MAX_FILE_BYTES) throw new UnreadableFile(`${basename(path)} is larger than ${MAX_FILE_BYTES} bytes`)
+      parsed = await parseCertificateFile(readFileSync(path), basename(path), opts.password)
+    } catch (err) {
+      const reason =
+        err instanceof UnreadableFile
+          ? err.message
+          : `could not read ${basename(path)}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`
+      out.skipped.push({ source, reason })
+      return
+    }
+    if (parsed.certificates.length === 0) {
+      // A key file on its own: reported, never imported on its own.
+      if (parsed.keyPem) out.keysLeftInPlace.push(path)
+      return
+    }
+    this.add(resellerId, parsed, source, opts, out)
+  }
+
+  private add(resellerId: number, parsed: ParsedFile, source: string, opts: ImportOptions, out: ImportOutcome): void {
+    const [leaf, ...rest] = parsed.certificates
+    const fingerprint = leaf.fingerprint256.replace(/:/g, '').toLowerCase()
+    const existing = this.ctx.db
+      .prepare('SELECT id FROM imported_certificates WHERE reseller_id = ? AND fingerprint = ?')
+      .get(resellerId, fingerprint) as { id: number } | undefined
+    if (existing) {
+      out.duplicates.push({ source, id: existing.id })
+      return
+    }
+    const names = dnsNames(leaf)
+    const cn = commonName(leaf)
+    const domain = (cn && isDomainName(cn, true) ? cn : names[0]) ?? null
+    if (!domain) {
+      out.skipped.push({ source, reason: 'the certificate names no domain (no DNS name in its subject or SANs)' })
+      return
+    }
+    const keyMatches = parsed.keyPem !== null && sameKey(parsed.keyPem, leaf)
+    if (parsed.keyPem && !opts.withKeys) out.keysLeftInPlace.push(source.replace(/^file:/, ''))
+    const now = this.ctx.clock()
+    const db = this.ctx.db
+    const id = db.transaction(() => {
+      const info = db
+        .prepare(
+          `INSERT INTO imported_certificates (reseller_id, fingerprint, common_name, names, domain, issuer, serial, valid_from,
+             valid_till, validation_level, certificate_pem, chain_pem, source, key_kept, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`
+        )
+        .run(
+          resellerId,
+          fingerprint,
+          cn,
+          JSON.stringify(names.length ? names : [domain]),
+          domain,
+          leaf.issuer.split('\n').join(', '),
+          leaf.serialNumber.toUpperCase(),
+          isoTimestamp(new Date(leaf.validFrom)),
+          isoTimestamp(new Date(leaf.validTo)),
+          validationLevel(leaf),
+          leaf.toString(),
+          rest.map((c) => c.toString()).join(''),
+          source,
+          isoTimestamp(now)
+        )
+      const newId = Number(info.lastInsertRowid)
+      if (opts.withKeys && keyMatches && parsed.keyPem) {
+        db.prepare('INSERT INTO imported_keys (certificate_id, wrapped_key, created_at) VALUES (?, ?, ?)').run(
+          newId,
+          this.keyVault.wrapImported(newId, parsed.keyPem),
+          isoTimestamp(now)
+        )
+        db.prepare('UPDATE imported_certificates SET key_kept = 1 WHERE id = ?').run(newId)
+      }
+      recordEvent(db, now, {
+        type: 'certificate.imported',
+        resellerId,
+        message: `imported the certificate of ${domain} (valid till ${isoTimestamp(new Date(leaf.validTo))})`,
+        data: { imported_id: newId, fingerprint, source_kind: source.split(':')[0] }
+      })
+      return newId
+    })()
+    if (opts.withKeys && parsed.keyPem && !keyMatches) {
+      out.skipped.push({ source, reason: 'the key beside the certificate does not belong to it; the key was not kept' })
+    }
+    out.imported.push(this.get(resellerId, id))
+  }
+
+  private reseller(resellerId: number): Reseller {
+    return this.resellers.get(resellerId)
+  }
+
+  private products(reseller: Reseller): PricedProduct[] {
+    return this.catalogue.list(reseller.groupId)
+  }
+}
+
+function emptyOutcome(): ImportOutcome {
+  return { imported: [], duplicates: [], skipped: [], keysLeftInPlace: [] }
+}
+
+const imported = (r: Row): ImportedCertificate => ({
+  id: r.id,
+  resellerId: r.reseller_id,
+  fingerprint: r.fingerprint,
+  commonName: r.common_name,
+  names: JSON.parse(r.names) as string[],
+  domain: r.domain,
+  issuer: r.issuer,
+  serial: r.serial,
+  validFrom: r.valid_from,
+  validTill: r.valid_till,
+  validationLevel: r.validation_level,
+  source: r.source,
+  keyKept: r.key_kept === 1,
+  replacementOrderId: r.replacement_order_id,
+  createdAt: r.created_at
+})
+
+function dnsNames(c: X509Certificate): string[] {
+  const san = c.subjectAltName ?? ''
+  return [...san.matchAll(/DNS:([^,\s]+)/g)].map((m) => m[1].toLowerCase()).filter((n) => isDomainName(n, true))
+}
+
+function commonName(c: X509Certificate): string | null {
+  const m = /^CN=(.+)$/m.exec(c.subject)
+  return m ? m[1].trim().toLowerCase() : null
+}
+
+function validationLevel(c: X509Certificate): ValidationLevel {
+  try {
+    const cert = new x509.X509Certificate(c.raw)
+    const ext = cert.getExtension(x509.CertificatePolicyExtension)
+    for (const p of ext?.policies ?? []) if (POLICY_LEVELS[p]) return POLICY_LEVELS[p]
+  } catch {
+    // An unreadable policies extension tells nothing about the level.
+  }
+  return 'unknown'
+}
+
+function sameKey(keyPem: string, leaf: X509Certificate): boolean {
+  try {
+    const spki = (k: ReturnType<typeof createPublicKey>): Buffer => k.export({ type: 'spki', format: 'der' })
+    return spki(createPublicKey(createPrivateKey(keyPem))).equals(spki(leaf.publicKey))
+  } catch {
+    return false
+  }
+}
+
+/** `host:port`, `address:port`, `[v6]:port` or `a.b.c.d/nn:port` as the targets they name. */
+export function expandSpec(spec: string): { host: string; port: number }[] {
+  const s = spec.trim()
+  const m = /^(?:\[([0-9a-f:.]+)\]|([^:\s/]+)(?:\/(\d{1,2}))?):(\d{1,5})$/i.exec(s)
+  const bad = (): never => {
+    throw invalid(
+      `could not scan ${JSON.stringify(s).slice(0, 80)}: write host:port, address:port or a range such as 192.168.1.0/24:443`
+    )
+  }
+  if (!m) return bad()
+  const port = Number(m[4])
+  if (port < 1 || port > 65535) return bad()
+  if (m[1]) return isIP(m[1]) === 6 ? [{ host: m[1], port }] : bad()
+  const host = m[2].toLowerCase()
+  if (m[3] === undefined) return isIP(host) === 4 || isDomainName(host) ? [{ host, port }] : bad()
+  const bits = Number(m[3])
+  if (isIP(host) !== 4 || bits > 32) return bad()
+  const size = 2 ** (32 - bits)
+  if (size > MAX_SCAN_ADDRESSES) {
+    throw invalid(
+      `could not scan ${s}: a /${bits} holds ${size} addresses; at most ${MAX_SCAN_ADDRESSES} (a /22) in one scan`
+    )
+  }
+  const ip = host.split('.').reduce((n, p) => n * 256 + Number(p), 0)
+  const start = ip - (ip % size)
+  const out: { host: string; port: number }[] = []
+  for (let i = 0; i < size; i++) {
+    const n = start + i
+    out.push({ host: [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.'), port })
+  }
+  return out
+}
+
+async function lookupAddress(host: string): Promise<string | null> {
+  const { lookup } = await import('node:dns/promises')
+  try {
+    return (await lookup(host)).address
+  } catch {
+    return null
+  }
+}

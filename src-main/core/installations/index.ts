@@ -1,0 +1,473 @@
+/**
+ * The installation checker: for an order with a certificate, connect to each of its names (port
+ * 443) and to the endpoints the admin added (other ports, STARTTLS mail servers, one server of
+ * many), and say whether each serves the certificate issued last, with its chain, for that name.
+ *
+ * Runs on demand (UI, API, CLI), after each successful deploy (a trigger makes the order due),
+ * and on a schedule (`installations.check_interval_hours`, daily by default). Each probe ends
+ * within its time-out and at most `installations.concurrency` run at once. The newest verdict per
+ * endpoint is kept; a change of the order's verdict is an event (and an alert, where set up).
+ *
+ * Where a probe may connect follows domain validation's rule (validation-target.ts): never to
+ * loopback, private or other special-purpose addresses unless the lab switch allows them, so a
+ * name in a certificate cannot point CertDesk at the admin's own network.
+ */
+import { X509Certificate } from 'node:crypto'
+import { isIP } from 'node:net'
+import type { CoreContext } from '../context'
+import { isDomainName, isWildcard } from '../domains'
+import { invalid, notFound } from '../errors'
+import { recordEvent } from '../events'
+import type { Orders } from '../orders'
+import { DCV_SETTINGS } from '../setting-keys'
+import type { Settings } from '../settings'
+import { specialPurpose } from '../special-addresses'
+import { addDays, isoTimestamp } from '../time'
+import { resolveTarget } from '../validation-target'
+import { probe, type ProbeResult, type StartTls } from './probe'
+import { judge, VERDICT_LABELS, worst, type Verdict } from './verdict'
+
+export { VERDICT_LABELS, VERDICTS, type Verdict } from './verdict'
+export type { StartTls } from './probe'
+
+export const INSTALLATION_SETTINGS = {
+  /** Hours between scheduled checks of an order; 0 turns the schedule off. Default 24. */
+  intervalHours: 'installations.check_interval_hours',
+  /** Probes running at once. Default 8. */
+  concurrency: 'installations.concurrency',
+  /** Seconds one probe may take. Default 5. */
+  timeoutSeconds: 'installations.timeout_seconds'
+} as const
+
+const DEFAULTS = { intervalHours: 24, concurrency: 8, timeoutSeconds: 5 }
+/** Endpoints one order may have beyond its names: a server farm, not a scan. */
+const MAX_ENDPOINTS = 50
+/** Earlier certificates compared against, to tell "the old one" from "another one". */
+const HISTORY = 20
+
+export interface InstallationEndpoint {
+  id: number
+  orderId: number
+  host: string
+  port: number
+  address: string | null
+  starttls: StartTls | null
+}
+
+export interface EndpointInput {
+  host: string
+  port?: number
+  address?: string | null
+  starttls?: StartTls | null
+}
+
+export interface InstallationResult {
+  host: string
+  port: number
+  verdict: Verdict
+  label: string
+  detail: string
+  servedSerial: string | null
+  servedValidTill: string | null
+  checkedAt: string
+}
+
+export interface InstallationReport {
+  orderId: number
+  orderNumber: string
+  /** The worst verdict of the endpoints; null before the first check. */
+  verdict: Verdict | null
+  label: string
+  checkedAt: string | null
+  results: InstallationResult[]
+  endpoints: InstallationEndpoint[]
+}
+
+export interface InstallationBadge {
+  verdict: Verdict
+  label: string
+  checkedAt: string
+}
+
+interface Target {
+  host: string
+  port: number
+  address: string | null
+  starttls: StartTls | null
+}
+
+interface EndpointRow {
+  id: number
+  order_id: number
+  host: string
+  port: number
+  address: string | null
+  starttls: StartTls | null
+}
+
+interface ResultRow {
+  host: string
+  port: number
+  verdict: Verdict
+  detail: string
+  served_serial: string | null
+  served_valid_till: string | null
+  checked_at: string
+}
+
+const STARTTLS: readonly StartTls[] = ['smtp', 'imap', 'pop3']
+
+export class Installations {
+  /** Called with each order whose verdict changed to a problem (the alerts hang here). */
+  onProblem: ((report: InstallationReport) => void) | null = null
+
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly orders: Orders,
+    private readonly settings: Settings
+  ) {}
+
+  /** The reseller an order belongs to, for the admin's CLI, which names orders alone. */
+  ownerOf(orderId: number): number {
+    const row = this.ctx.db.prepare('SELECT reseller_id FROM orders WHERE id = ?').get(orderId) as
+      { reseller_id: number } | undefined
+    if (!row) throw notFound(`order ${orderId} not found`)
+    return row.reseller_id
+  }
+
+  endpoints(resellerId: number, orderId: number): InstallationEndpoint[] {
+    this.orders.get(resellerId, orderId)
+    return this.endpointRows(orderId)
+  }
+
+  addEndpoint(resellerId: number, orderId: number, input: EndpointInput): InstallationEndpoint {
+    const order = this.orders.get(resellerId, orderId)
+    const host = String(input.host ?? '')
+      .trim()
+      .toLowerCase()
+      .replace(/\.$/, '')
+    if (!isDomainName(host)) {
+      throw invalid(`could not add the endpoint: host ${JSON.stringify(input.host).slice(0, 80)} is not a domain name`)
+    }
+    const port = input.port ?? 443
+    if (!Number.isInteger(port) || port < 1 || port > 65535) {
+      throw invalid('could not add the endpoint: port must be a whole number from 1 to 65535')
+    }
+    const address = input.address ? String(input.address).trim() : null
+    if (address !== null && isIP(address) === 0) {
+      throw invalid(`could not add the endpoint: address ${JSON.stringify(address).slice(0, 80)} is not an IP address`)
+    }
+    const starttls = input.starttls ?? null
+    if (starttls !== null && !STARTTLS.includes(starttls)) {
+      throw invalid('could not add the endpoint: starttls must be smtp, imap or pop3')
+    }
+    const count = this.ctx.db
+      .prepare('SELECT COUNT(*) AS n FROM installation_endpoints WHERE order_id = ?')
+      .get(order.id) as { n: number }
+    if (count.n >= MAX_ENDPOINTS) {
+      throw invalid(`could not add the endpoint: order ${order.orderNumber} already has ${MAX_ENDPOINTS}`)
+    }
+    this.ctx.db
+      .prepare(
+        `INSERT INTO installation_endpoints (order_id, host, port, address, starttls, created_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT(order_id, host, port) DO UPDATE SET address = excluded.address, starttls = excluded.starttls`
+      )
+      .run(order.id, host, port, address, starttls, isoTimestamp(this.ctx.clock()))
+    const row = this.ctx.db
+      .prepare('SELECT * FROM installation_endpoints WHERE order_id = ? AND host = ? AND port = ?')
+      .get(order.id, host, port) as EndpointRow
+    return endpointOf(row)
+  }
+
+  removeEndpoint(resellerId: number, orderId: number, endpointId: number): void {
+    this.orders.get(resellerId, orderId)
+    const info = this.ctx.db
+      .prepare('DELETE FROM installation_endpoints WHERE id = ? AND order_id = ?')
+      .run(endpointId, orderId)
+    if (info.changes === 0) throw notFound(`endpoint ${endpointId} not found for order ${orderId}`)
+  }
+
+  /** The newest results of an order, without connecting anywhere. */
+  report(resellerId: number, orderId: number): InstallationReport {
+    const order = this.orders.get(resellerId, orderId)
+    const status = this.ctx.db
+      .prepare('SELECT verdict, checked_at FROM installation_status WHERE order_id = ?')
+      .get(order.id) as { verdict: string; checked_at: string } | undefined
+    const results = this.ctx.db
+      .prepare('SELECT * FROM installation_results WHERE order_id = ? ORDER BY host, port')
+      .all(order.id) as ResultRow[]
+    const checked = status && status.verdict !== 'unchecked' ? (status.verdict as Verdict) : null
+    return {
+      orderId: order.id,
+      orderNumber: order.orderNumber,
+      verdict: checked,
+      label: checked ? VERDICT_LABELS[checked] : 'not checked yet',
+      checkedAt: checked ? (status?.checked_at ?? null) : null,
+      results: results.map(resultOf),
+      endpoints: this.endpointRows(order.id)
+    }
+  }
+
+  /** The badge of each order that has been checked, for a page of the orders list. */
+  badges(resellerId: number, orderIds: number[]): Record<number, InstallationBadge> {
+    const ids = orderIds.filter((id) => Number.isInteger(id) && id > 0).slice(0, 500)
+    if (ids.length === 0) return {}
+    const rows = this.ctx.db
+      .prepare(
+        `SELECT s.order_id, s.verdict, s.checked_at FROM installation_status s JOIN orders o ON o.id = s.order_id
+          WHERE o.reseller_id = ? AND s.verdict != 'unchecked' AND s.order_id IN (SELECT value FROM json_each(?))`
+      )
+      .all(resellerId, JSON.stringify(ids)) as { order_id: number; verdict: Verdict; checked_at: string }[]
+    const out: Record<number, InstallationBadge> = {}
+    for (const r of rows)
+      out[r.order_id] = { verdict: r.verdict, label: VERDICT_LABELS[r.verdict], checkedAt: r.checked_at }
+    return out
+  }
+
+  /** Checks one order now (UI, API, CLI) and answers its report. */
+  async check(resellerId: number, orderId: number): Promise<InstallationReport> {
+    const order = this.orders.get(resellerId, orderId)
+    if (!this.latest(order.id)) {
+      throw invalid(`could not check order ${order.orderNumber}: it has no certificate yet`)
+    }
+    await this.checkOrders([order.id])
+    return this.report(resellerId, orderId)
+  }
+
+  /**
+   * Checks the orders whose check is due (scheduled, or after a deploy), at most `limit`;
+   * answers how many were checked. Orders without a current certificate leave the schedule.
+   */
+  async checkDue(limit = 50): Promise<number> {
+    const interval = this.numberSetting(INSTALLATION_SETTINGS.intervalHours, DEFAULTS.intervalHours)
+    if (interval <= 0) return 0
+    const due = this.ctx.db
+      .prepare(
+        `SELECT s.order_id, o.status FROM installation_status s JOIN orders o ON o.id = s.order_id
+          WHERE s.next_check_at <= ? ORDER BY s.next_check_at LIMIT ?`
+      )
+      .all(isoTimestamp(this.ctx.clock()), limit) as { order_id: number; status: string }[]
+    const gone = due.filter((d) => d.status !== 'completed').map((d) => d.order_id)
+    if (gone.length > 0) {
+      const del = this.ctx.db.prepare('DELETE FROM installation_status WHERE order_id = ?')
+      this.ctx.db.transaction(() => gone.forEach((id) => del.run(id)))()
+    }
+    const ids = due.filter((d) => d.status === 'completed').map((d) => d.order_id)
+    await this.checkOrders(ids)
+    return ids.length
+  }
+
+  private async checkOrders(orderIds: number[]): Promise<void> {
+    const plans = orderIds.flatMap((id) => {
+      const issued = this.latest(id)
+      return issued ? [{ orderId: id, issued, targets: this.targets(id, issued.names) }] : []
+    })
+    const jobs = plans.flatMap((p) => p.targets.map((t) => ({ plan: p, target: t })))
+    const timeoutMs = this.numberSetting(INSTALLATION_SETTINGS.timeoutSeconds, DEFAULTS.timeoutSeconds) * 1000
+    const served = await pool(
+      jobs,
+      this.numberSetting(INSTALLATION_SETTINGS.concurrency, DEFAULTS.concurrency),
+      ({ target }) => this.probeTarget(target, timeoutMs)
+    )
+    const now = this.ctx.clock()
+    for (const plan of plans) {
+      const findings = jobs.flatMap((j, i) =>
+        j.plan === plan ? [{ target: j.target, finding: judge(j.target.host, served[i], plan.issued, now) }] : []
+      )
+      this.store(plan.orderId, findings, now)
+    }
+  }
+
+  private async probeTarget(t: Target, timeoutMs: number): Promise<ProbeResult> {
+    const allowPrivate = this.settings.flag(DCV_SETTINGS.allowPrivateAddresses)
+    let address = t.address
+    try {
+      if (address) {
+        const what = allowPrivate ? null : specialPurpose(address)
+        if (what) {
+          return {
+            reachable: false,
+            reason: `not checked: ${address} is ${what} (set ${DCV_SETTINGS.allowPrivateAddresses} to true for a lab)`
+          }
+        }
+      } else {
+        const resolver = this.settings.get(DCV_SETTINGS.resolver)
+        address = (await resolveTarget(t.host, { resolver, allowPrivateAddresses: allowPrivate }))[0]
+      }
+    } catch (err) {
+      return { reachable: false, reason: `not checked: ${(err as Error).message}` }
+    }
+    return probe({ host: t.host, address, port: t.port, starttls: t.starttls }, timeoutMs)
+  }
+
+  /** Each name of the certificate on port 443 (wildcards need an endpoint), then the added endpoints. */
+  private targets(orderId: number, names: string[]): Target[] {
+    const out = new Map<string, Target>()
+    for (const n of names) {
+      if (!isWildcard(n)) out.set(`${n}:443`, { host: n, port: 443, address: null, starttls: null })
+    }
+    for (const e of this.endpointRows(orderId)) {
+      out.set(`${e.host}:${e.port}`, { host: e.host, port: e.port, address: e.address, starttls: e.starttls })
+    }
+    return [...out.values()]
+  }
+
+  private store(orderId: number, findings: { target: Target; finding: ReturnType<typeof judge> }[], now: Date): void {
+    const db = this.ctx.db
+    const at = isoTimestamp(now)
+    const interval = this.numberSetting(INSTALLATION_SETTINGS.intervalHours, DEFAULTS.intervalHours)
+    const next = isoTimestamp(interval > 0 ? new Date(now.getTime() + interval * 3_600_000) : addDays(now, 3650))
+    const verdict: Verdict | null = findings.length ? worst(findings.map((f) => f.finding.verdict)) : null
+    let changedTo: Verdict | null = null
+    db.transaction(() => {
+      const before = db.prepare('SELECT verdict FROM installation_status WHERE order_id = ?').get(orderId) as
+        { verdict: string } | undefined
+      db.prepare('DELETE FROM installation_results WHERE order_id = ?').run(orderId)
+      const put = db.prepare(
+        `INSERT INTO installation_results (order_id, host, port, verdict, detail, served_serial, served_fingerprint,
+           served_valid_till, checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+      )
+      for (const { target, finding } of findings) {
+        put.run(
+          orderId,
+          target.host,
+          target.port,
+          finding.verdict,
+          finding.detail,
+          finding.servedSerial,
+          finding.servedFingerprint,
+          finding.servedValidTill ? isoTimestamp(finding.servedValidTill) : null,
+          at
+        )
+      }
+      db.prepare(
+        `INSERT INTO installation_status (order_id, verdict, checked_at, next_check_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT(order_id) DO UPDATE SET verdict = excluded.verdict, checked_at = excluded.checked_at,
+           next_check_at = excluded.next_check_at`
+      ).run(orderId, verdict ?? 'unchecked', at, next)
+      if (verdict && before?.verdict !== verdict) {
+        changedTo = verdict
+        const order = db.prepare('SELECT reseller_id, order_number FROM orders WHERE id = ?').get(orderId) as {
+          reseller_id: number
+          order_number: string
+        }
+        const problems = findings.filter((f) => f.finding.verdict !== 'ok')
+        recordEvent(db, now, {
+          type: verdict === 'ok' ? 'installation.passed' : 'installation.failed',
+          resellerId: order.reseller_id,
+          orderId,
+          message:
+            verdict === 'ok'
+              ? `${order.order_number}: every endpoint serves the current certificate`
+              : `${order.order_number}: ${problems.map((p) => `${p.target.host}:${p.target.port} ${VERDICT_LABELS[p.finding.verdict]}`).join('; ')}`,
+          data: {
+            verdict,
+            endpoints: findings.map((f) => ({ host: f.target.host, port: f.target.port, verdict: f.finding.verdict }))
+          }
+        })
+      }
+    })()
+    if (changedTo && changedTo !== 'ok' && this.onProblem) {
+      const order = db.prepare('SELECT reseller_id FROM orders WHERE id = ?').get(orderId) as { reseller_id: number }
+      this.onProblem(this.report(order.reseller_id, orderId))
+    }
+  }
+
+  private latest(orderId: number): (Parameters<typeof judge>[2] & { names: string[] }) | null {
+    const rows = this.ctx.db
+      .prepare('SELECT certificate_pem, chain_pem, names FROM certificates WHERE order_id = ? ORDER BY id DESC LIMIT ?')
+      .all(orderId, HISTORY) as { certificate_pem: string; chain_pem: string; names: string }[]
+    if (rows.length === 0) return null
+    return {
+      current: new X509Certificate(rows[0].certificate_pem),
+      chain: splitPem(rows[0].chain_pem).map((p) => new X509Certificate(p)),
+      earlier: rows.slice(1).map((r) => new X509Certificate(r.certificate_pem)),
+      names: JSON.parse(rows[0].names) as string[]
+    }
+  }
+
+  private endpointRows(orderId: number): InstallationEndpoint[] {
+    return (
+      this.ctx.db
+        .prepare('SELECT * FROM installation_endpoints WHERE order_id = ? ORDER BY host, port')
+        .all(orderId) as EndpointRow[]
+    ).map(endpointOf)
+  }
+
+  private numberSetting(key: string, fallback: number): number {
+    const v = Number(this.settings.get(key) ?? '')
+    return this.settings.get(key) !== null && Number.isFinite(v) && v >= 0 ? v : fallback
+  }
+}
+
+export function splitPem(pem: string): string[] {
+  return pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []
+}
+
+/** Runs `work` over every item with at most `limit` at once; answers in the items' order. */
+export async function pool<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length)
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++
+      out[i] = await work(items[i])
+    }
+  }
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker))
+  return out
+}
+
+const endpointOf = (r: EndpointRow): InstallationEndpoint => ({
+  id: r.id,
+  orderId: r.order_id,
+  host: r.host,
+  port: r.port,
+  address: r.address,
+  starttls: r.starttls
+})
+
+const resultOf = (r: ResultRow): InstallationResult => ({
+  host: r.host,
+  port: r.port,
+  verdict: r.verdict,
+  label: VERDICT_LABELS[r.verdict],
+  detail: r.detail,
+  servedSerial: r.served_serial,
+  servedValidTill: r.served_valid_till,
+  checkedAt: r.checked_at
+})
+
+/** How often the loop looks for orders due a check; each look checks at most LOOP_BATCH orders. */
+export const INSTALLATION_LOOP_MS = 60 * 1000
+const LOOP_BATCH = 50
+
+/**
+ * Checks due orders every minute, one batch at a time (a batch still running skips the tick).
+ * Returns a stop function that resolves after the batch in flight.
+ */
+export function startInstallationLoop(
+  installations: Installations,
+  log: (line: string) => void,
+  intervalMs = INSTALLATION_LOOP_MS
+): () => Promise<void> {
+  let running: Promise<void> | null = null
+  const tick = (): void => {
+    if (running) return
+    running = installations
+      .checkDue(LOOP_BATCH)
+      .then(
+        () => undefined,
+        (err: unknown) => log(`could not check installations: ${err instanceof Error ? err.message : String(err)}`)
+      )
+      .finally(() => {
+        running = null
+      })
+  }
+  const timer = setInterval(tick, intervalMs)
+  timer.unref()
+  return async () => {
+    clearInterval(timer)
+    await running
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * The expiry report: every certificate that ends inside a chosen window, issued here or
+ * imported, with whether a renewal is planned and who to contact (the order's contact, else
+ * the reseller). One reseller's, or every reseller's for the admin's CLI.
+ */
+import { stringify } from 'csv-stringify/sync'
+import type { CoreContext } from './context'
+import { invalid } from './errors'
+import { addDays, isoTimestamp } from './time'
+
+/** A year ahead is the longest window that still means "expiring". */
+export const MAX_REPORT_DAYS = 398
+/** Rows in one report; a reseller with more narrows the window. */
+export const MAX_REPORT_ROWS = 100_000
+
+export interface ExpiringCertificate {
+  kind: 'issued' | 'imported'
+  resellerId: number
+  resellerName: string
+  /** The order number (issued) or `IMP-<id>` (imported). */
+  reference: string
+  orderId: number | null
+  importedId: number | null
+  domain: string
+  validTill: string
+  daysLeft: number
+  /** When CertDesk reissues it on its own; null when nothing is planned. */
+  renewalPlannedAt: string | null
+  contact: string
+}
+
+export function expiringReport(
+  ctx: CoreContext,
+  opts: { days: number; resellerId?: number | null }
+): ExpiringCertificate[] {
+  const days = opts.days
+  if (!Number.isInteger(days) || days < 0 || days > MAX_REPORT_DAYS) {
+    throw invalid(`could not build the report: days must be a whole number from 0 to ${MAX_REPORT_DAYS}`)
+  }
+  const now = ctx.clock()
+  const from = isoTimestamp(now).slice(0, 10)
+  const till = `${isoTimestamp(addDays(now, days)).slice(0, 10)} 23:59:59`
+  const reseller = opts.resellerId ?? null
+  const rows = ctx.db
+    .prepare(
+      `SELECT 'issued' AS kind, o.reseller_id, r.name AS reseller_name, o.order_number AS reference, o.id AS order_id,
+              NULL AS imported_id, o.domain, o.cert_valid_till AS valid_till, o.next_reissue_at AS renewal,
+              COALESCE(o.contact_email, r.email) AS contact
+         FROM orders o JOIN resellers r ON r.id = o.reseller_id
+        WHERE o.cert_valid_till IS NOT NULL AND o.cert_valid_till >= ? AND o.cert_valid_till <= ?
+          AND o.status = 'completed' AND (? IS NULL OR o.reseller_id = ?)
+       UNION ALL
+       SELECT 'imported', i.reseller_id, r.name, 'IMP-' || i.id, i.replacement_order_id, i.id, i.domain, i.valid_till,
+              NULL, r.email
+         FROM imported_certificates i JOIN resellers r ON r.id = i.reseller_id
+        WHERE i.valid_till >= ? AND i.valid_till <= ? AND (? IS NULL OR i.reseller_id = ?)
+        ORDER BY valid_till, reference
+        LIMIT ?`
+    )
+    .all(from, till, reseller, reseller, from, till, reseller, reseller, MAX_REPORT_ROWS + 1) as {
+    kind: 'issued' | 'imported'
+    reseller_id: number
+    reseller_name: string
+    reference: string
+    order_id: number | null
+    imported_id: number | null
+    domain: string
+    valid_till: string
+    renewal: string | null
+    contact: string
+  }[]
+  if (rows.length > MAX_REPORT_ROWS) {
+    throw invalid(
+      `could not build the report: more than ${MAX_REPORT_ROWS} certificates end in ${days} days; choose a shorter window`
+    )
+  }
+  return rows.map((r) => ({
+    kind: r.kind,
+    resellerId: r.reseller_id,
+    resellerName: r.reseller_name,
+    reference: r.reference,
+    orderId: r.kind === 'issued' ? r.order_id : null,
+    importedId: r.imported_id,
+    domain: r.domain,
+    validTill: r.valid_till.length === 10 ? `${r.valid_till} 23:59:59` : r.valid_till,
+    daysLeft: Math.floor(
+      (Date.parse(`${r.valid_till.slice(0, 10)}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000
+    ),
+    renewalPlannedAt: r.renewal,
+    contact: r.contact
+  }))
+}
+
+/** The report as CSV (RFC 4180), one header row; cells that a spreadsheet would run as a formula are quoted with a leading apostrophe. */
+export function expiringCsv(rows: ExpiringCertificate[]): string {
+  const cell = (v: string): string => (/^[=+\-@\t\r]/.test(v) ? `'${v}` : v)
+  return stringify(
+    rows.map((r) => [
+      r.kind,
+      r.reference,
+      cell(r.domain),
+      r.validTill,
+      String(r.daysLeft),
+      r.renewalPlannedAt ?? '',
+      cell(r.resellerName),
+      cell(r.contact)
+    ]),
+    {
+      header: true,
+      columns: ['kind', 'reference', 'domain', 'valid_till', 'days_left', 'renewal_planned_at', 'reseller', 'contact']
+    }
+  )
+}
+
+/** The reports, for the transports. */
+export class Reports {
+  constructor(private readonly ctx: CoreContext) {}
+
+  expiring(opts: { days: number; resellerId?: number | null }): ExpiringCertificate[] {
+    return expiringReport(this.ctx, opts)
+  }
+}
