@@ -56,7 +56,20 @@ export const APP_METHODS = {
   listApiKeys: true,
   createApiKey: true,
   revealApiKey: true,
-  revokeApiKey: true
+  revokeApiKey: true,
+  installationReport: true,
+  checkInstallation: true,
+  addInstallationEndpoint: true,
+  removeInstallationEndpoint: true,
+  installationBadges: true,
+  listImported: true,
+  importUploads: true,
+  importFolder: true,
+  importEndpoints: true,
+  replacementQuote: true,
+  renewImported: true,
+  expiringReport: true,
+  expiringCsv: true
 } as const satisfies Record<AppMethod, true>
 
 export const appMethodNames = Object.keys(APP_METHODS) as AppMethod[]

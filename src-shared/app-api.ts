@@ -47,7 +47,17 @@ import {
   SettingsView,
   SslStatusView,
   Text,
-  Cents
+  Cents,
+  EndpointInput,
+  ExpiringCertificate,
+  ImportedCertificate,
+  ImportOptions,
+  ImportOutcome,
+  InstallationBadge,
+  InstallationEndpoint,
+  InstallationReport,
+  ReplacementQuote,
+  UploadedFile
 } from './records'
 
 /** One argument: the name a refusal uses, and its schema (`Type.Optional` for a trailing optional one). */
@@ -68,6 +78,7 @@ const optional = <S extends TSchema>(name: string, schema: S): ArgSpec<TOptional
 const method = <const A extends readonly ArgSpec[], R extends TSchema>(args: A, result: R) => ({ args, result })
 
 const reseller = arg('reseller id', Id)
+const WholeNumberArg = Type.Integer({ minimum: 0, must: 'must be a whole number' })
 const order = arg('order id', Id)
 
 export const APP_API = {
@@ -163,7 +174,39 @@ export const APP_API = {
   /** The plain key is in this answer once; afterwards only `revealApiKey` reads it from the keychain. */
   createApiKey: method([reseller, optional('label', Text)], Type.Object({ key: Type.String(), info: ApiKeyView })),
   revealApiKey: method([reseller, arg('key id', Id)], Type.Object({ key: Type.String() })),
-  revokeApiKey: method([reseller, arg('key id', Id)], ApiKeyView)
+  revokeApiKey: method([reseller, arg('key id', Id)], ApiKeyView),
+
+  // What servers really present, certificates bought elsewhere, and the expiry report.
+  /** The newest installation results of an order, without connecting anywhere. */
+  installationReport: method([reseller, order], InstallationReport),
+  /** Connects to each name and endpoint of the order now and answers the new results. */
+  checkInstallation: method([reseller, order], InstallationReport),
+  addInstallationEndpoint: method([reseller, order, arg('endpoint', EndpointInput)], InstallationEndpoint),
+  removeInstallationEndpoint: method(
+    [reseller, order, arg('endpoint id', Id)],
+    Type.Object({ removed: Type.Literal(true) })
+  ),
+  /** The badge of each checked order among `order ids` (a page of the orders list). */
+  installationBadges: method(
+    [reseller, arg('order ids', Type.Array(Id, { maxItems: 500 }))],
+    Type.Record(Type.String(), InstallationBadge)
+  ),
+  listImported: method([reseller], Type.Array(ImportedCertificate)),
+  /** Files the user picked: PEM, DER or PFX (the password in `options`). */
+  importUploads: method(
+    [reseller, arg('files', Type.Array(UploadedFile, { maxItems: 50 })), arg('options', ImportOptions)],
+    ImportOutcome
+  ),
+  /** A folder on this machine, scanned recursively (links are not followed). */
+  importFolder: method([reseller, arg('folder', Text), arg('options', ImportOptions)], ImportOutcome),
+  /** `host:port`, `address:port` or a local range such as `192.168.1.0/24:443`. */
+  importEndpoints: method([reseller, arg('endpoints', Type.Array(Text, { maxItems: 64 }))], ImportOutcome),
+  replacementQuote: method([reseller, arg('imported id', Id)], ReplacementQuote),
+  /** Places the replacement order in one step (from credit or on invoice). */
+  renewImported: method([reseller, arg('imported id', Id), arg('payment', PaymentMethod)], CreatedOrderView),
+  expiringReport: method([reseller, arg('days', WholeNumberArg)], Type.Array(ExpiringCertificate)),
+  /** The same report as CSV (RFC 4180) for a spreadsheet. */
+  expiringCsv: method([reseller, arg('days', WholeNumberArg)], Type.Object({ csv: Type.String() }))
 } as const satisfies Record<string, MethodSpec>
 
 export type AppMethod = keyof typeof APP_API

@@ -15,3 +15,4 @@
 export * from './schema-kit'
 export * from './account-records'
 export * from './certificate-records'
+export * from './installation-records'

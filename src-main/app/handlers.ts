@@ -21,6 +21,7 @@ import {
 import { dcvSettingProblems, dcvSettingsView, updateDcvSettings } from '../core/dcv-settings-view'
 import { deployRunView, deployTargetView, deployTargetViews } from '../core/deploy/deploy-views'
 import { conflict, invalid, notFound, ServiceError } from '../core/errors'
+import { expiringCsv } from '../core/reports'
 import { buildPfx, encryptPrivateKeyPem } from '../core/deploy/pfx'
 import type { ApiKeyInfo } from '../core/resellers'
 import type { Service } from '../core/service'
@@ -296,7 +297,45 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     listApiKeys: (resellerId) => service.resellers.apiKeys(reseller(resellerId).id),
     createApiKey: (resellerId, label) => service.resellers.createApiKey(reseller(resellerId).id, label?.trim() ?? ''),
     revealApiKey: (resellerId, keyId) => ({ key: service.resellers.revealApiKey(ownKey(resellerId, keyId).id) }),
-    revokeApiKey: (resellerId, keyId) => service.resellers.revokeApiKey(ownKey(resellerId, keyId).id)
+    revokeApiKey: (resellerId, keyId) => service.resellers.revokeApiKey(ownKey(resellerId, keyId).id),
+
+    installationReport: (resellerId, orderId) => service.installations.report(resellerId, orderId),
+    checkInstallation: (resellerId, orderId) => service.installations.check(resellerId, orderId),
+    addInstallationEndpoint: (resellerId, orderId, input) =>
+      service.installations.addEndpoint(resellerId, orderId, input),
+    removeInstallationEndpoint: (resellerId, orderId, endpointId) => {
+      service.installations.removeEndpoint(resellerId, orderId, endpointId)
+      return { removed: true as const }
+    },
+    installationBadges: (resellerId, orderIds) => service.installations.badges(reseller(resellerId).id, orderIds),
+    listImported: (resellerId) => service.imports.list(resellerId),
+    importUploads: async (resellerId, files, options) => {
+      const all: Awaited<ReturnType<typeof service.imports.importUpload>> = {
+        imported: [],
+        duplicates: [],
+        skipped: [],
+        keysLeftInPlace: []
+      }
+      for (const f of files) {
+        const one = await service.imports.importUpload(resellerId, f.name, Buffer.from(f.base64, 'base64'), options)
+        all.imported.push(...one.imported)
+        all.duplicates.push(...one.duplicates)
+        all.skipped.push(...one.skipped)
+        all.keysLeftInPlace.push(...one.keysLeftInPlace)
+      }
+      return all
+    },
+    importFolder: (resellerId, folder, options) => service.imports.importFolder(resellerId, folder, options),
+    importEndpoints: (resellerId, endpoints) => service.imports.importEndpoints(resellerId, endpoints),
+    replacementQuote: (resellerId, importedId) => service.imports.replacementQuote(resellerId, importedId),
+    renewImported: (resellerId, importedId, payment) => {
+      const created = service.imports.renew(resellerId, importedId, payment)
+      return { order: orderView(created.order), creditUsed: created.creditUsed, newBalance: created.newBalance }
+    },
+    expiringReport: (resellerId, days) => service.reports.expiring({ days, resellerId: reseller(resellerId).id }),
+    expiringCsv: (resellerId, days) => ({
+      csv: expiringCsv(service.reports.expiring({ days, resellerId: reseller(resellerId).id }))
+    })
   }
 }
 

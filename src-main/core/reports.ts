@@ -6,6 +6,7 @@
 import { stringify } from 'csv-stringify/sync'
 import type { CoreContext } from './context'
 import { invalid } from './errors'
+import type { ExpiringCertificate } from '../../src-shared/records'
 import { addDays, isoTimestamp } from './time'
 
 /** A year ahead is the longest window that still means "expiring". */
@@ -13,21 +14,7 @@ export const MAX_REPORT_DAYS = 398
 /** Rows in one report; a reseller with more narrows the window. */
 export const MAX_REPORT_ROWS = 100_000
 
-export interface ExpiringCertificate {
-  kind: 'issued' | 'imported'
-  resellerId: number
-  resellerName: string
-  /** The order number (issued) or `IMP-<id>` (imported). */
-  reference: string
-  orderId: number | null
-  importedId: number | null
-  domain: string
-  validTill: string
-  daysLeft: number
-  /** When CertDesk reissues it on its own; null when nothing is planned. */
-  renewalPlannedAt: string | null
-  contact: string
-}
+export type { ExpiringCertificate } from '../../src-shared/records'
 
 export function expiringReport(
   ctx: CoreContext,

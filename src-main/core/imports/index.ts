@@ -20,10 +20,17 @@ import { recordEvent } from '../events'
 import { pool } from '../installations'
 import { probe, PROBE_TIMEOUT_MS } from '../installations/probe'
 import type { KeyVault } from '../key-vault'
-import type { CreatedOrder, Orders, QuoteView } from '../orders'
+import type { CreatedOrder, Orders } from '../orders'
 import type { Reseller, Resellers } from '../resellers'
 import { isoTimestamp } from '../time'
 import { x509 } from '../x509'
+import type {
+  ImportedCertificate,
+  ImportOptions,
+  ImportOutcome,
+  ReplacementQuote,
+  ValidationLevel
+} from '../../../src-shared/records'
 import { MAX_FILE_BYTES, parseCertificateFile, UnreadableFile, type ParsedFile } from './parse'
 
 /** Extensions a certificate or key file has; other files in a scanned folder are not opened. */
@@ -43,49 +50,13 @@ const POLICY_LEVELS: Record<string, 'dv' | 'ov' | 'ev'> = {
   '2.23.140.1.1': 'ev'
 }
 
-export type ValidationLevel = 'dv' | 'ov' | 'ev' | 'unknown'
-
-export interface ImportedCertificate {
-  id: number
-  resellerId: number
-  fingerprint: string
-  commonName: string | null
-  names: string[]
-  domain: string
-  issuer: string
-  serial: string
-  validFrom: string
-  validTill: string
-  validationLevel: ValidationLevel
-  source: string
-  keyKept: boolean
-  replacementOrderId: number | null
-  createdAt: string
-}
-
-export interface ImportOutcome {
-  imported: ImportedCertificate[]
-  /** Certificates already known for this reseller (by fingerprint): not imported twice. */
-  duplicates: { source: string; id: number }[]
-  /** Files or endpoints that gave no certificate, and why. */
-  skipped: { source: string; reason: string }[]
-  /** Where a private key was found and left in place (imported only when asked). */
-  keysLeftInPlace: string[]
-}
-
-export interface ImportOptions {
-  /** PFX password, used for every PFX of this import. */
-  password?: string
-  /** Keep keys found with their certificates (wrapped in the key vault). */
-  withKeys?: boolean
-}
-
-export interface ReplacementQuote {
-  importedId: number
-  productId: number
-  quote: QuoteView
-  input: { productId: number; domain: string; period: number; sanCount: number; sanWildcardCount: number }
-}
+export type {
+  ImportedCertificate,
+  ImportOptions,
+  ImportOutcome,
+  ReplacementQuote,
+  ValidationLevel
+} from '../../../src-shared/records'
 
 interface Row {
   id: number
@@ -118,6 +89,30 @@ export class Imports {
   async importFiles(resellerId: number, paths: string[], opts: ImportOptions = {}): Promise<ImportOutcome> {
     const out = emptyOutcome()
     for (const p of paths) await this.importFile(resellerId, resolve(p), opts, out)
+    return out
+  }
+
+  /** Imports a file the user picked in the UI (its bytes, not a path). */
+  async importUpload(resellerId: number, name: string, data: Buffer, opts: ImportOptions = {}): Promise<ImportOutcome> {
+    this.reseller(resellerId)
+    const out = emptyOutcome()
+    const shown =
+      basename(String(name))
+        .replace(/[^\w.@+-]/g, '_')
+        .slice(0, 120) || 'upload'
+    const source = `upload:${shown}`
+    try {
+      const parsed = await parseCertificateFile(data, shown, opts.password)
+      if (parsed.certificates.length === 0) {
+        out.skipped.push({
+          source,
+          reason: `${shown} holds a key but no certificate; keys are imported only with their certificate`
+        })
+      } else this.add(resellerId, parsed, source, opts, out)
+    } catch (err) {
+      if (!(err instanceof UnreadableFile)) throw err
+      out.skipped.push({ source, reason: err.message })
+    }
     return out
   }
 
@@ -306,7 +301,7 @@ export class Imports {
       return
     }
     const keyMatches = parsed.keyPem !== null && sameKey(parsed.keyPem, leaf)
-    if (parsed.keyPem && !opts.withKeys) out.keysLeftInPlace.push(source.replace(/^file:/, ''))
+    if (parsed.keyPem && !opts.withKeys) out.keysLeftInPlace.push(source.replace(/^(file|upload):/, ''))
     const now = this.ctx.clock()
     const db = this.ctx.db
     const id = db.transaction(() => {

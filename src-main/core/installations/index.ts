@@ -24,6 +24,13 @@ import type { Settings } from '../settings'
 import { specialPurpose } from '../special-addresses'
 import { addDays, isoTimestamp } from '../time'
 import { resolveTarget } from '../validation-target'
+import type {
+  EndpointInput,
+  InstallationBadge,
+  InstallationEndpoint,
+  InstallationReport,
+  InstallationResult
+} from '../../../src-shared/records'
 import { probe, type ProbeResult, type StartTls } from './probe'
 import { judge, VERDICT_LABELS, worst, type Verdict } from './verdict'
 
@@ -45,49 +52,13 @@ const MAX_ENDPOINTS = 50
 /** Earlier certificates compared against, to tell "the old one" from "another one". */
 const HISTORY = 20
 
-export interface InstallationEndpoint {
-  id: number
-  orderId: number
-  host: string
-  port: number
-  address: string | null
-  starttls: StartTls | null
-}
-
-export interface EndpointInput {
-  host: string
-  port?: number
-  address?: string | null
-  starttls?: StartTls | null
-}
-
-export interface InstallationResult {
-  host: string
-  port: number
-  verdict: Verdict
-  label: string
-  detail: string
-  servedSerial: string | null
-  servedValidTill: string | null
-  checkedAt: string
-}
-
-export interface InstallationReport {
-  orderId: number
-  orderNumber: string
-  /** The worst verdict of the endpoints; null before the first check. */
-  verdict: Verdict | null
-  label: string
-  checkedAt: string | null
-  results: InstallationResult[]
-  endpoints: InstallationEndpoint[]
-}
-
-export interface InstallationBadge {
-  verdict: Verdict
-  label: string
-  checkedAt: string
-}
+export type {
+  EndpointInput,
+  InstallationBadge,
+  InstallationEndpoint,
+  InstallationReport,
+  InstallationResult
+} from '../../../src-shared/records'
 
 interface Target {
   host: string

@@ -12,7 +12,9 @@ import { X509Certificate } from 'node:crypto'
 import { connect as netConnect, type Socket } from 'node:net'
 import { connect as tlsConnect, type DetailedPeerCertificate, type PeerCertificate, type TLSSocket } from 'node:tls'
 
-export type StartTls = 'smtp' | 'imap' | 'pop3'
+import type { StartTls } from '../../../src-shared/records'
+
+export type { StartTls }
 
 export interface ProbeTarget {
   /** The name sent as SNI and matched against the certificate. */

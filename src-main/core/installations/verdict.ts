@@ -7,17 +7,11 @@
 import type { X509Certificate } from 'node:crypto'
 import type { ProbeResult } from './probe'
 
-export const VERDICTS = [
-  'unreachable',
-  'other_certificate',
-  'old_certificate',
-  'expired',
-  'hostname_mismatch',
-  'chain_incomplete',
-  'ok'
-] as const
+import { INSTALLATION_VERDICTS, type Verdict } from '../../../src-shared/records'
+
 /** From worst to best: an order's badge is the worst verdict of its endpoints. */
-export type Verdict = (typeof VERDICTS)[number]
+export const VERDICTS = INSTALLATION_VERDICTS
+export type { Verdict }
 
 /** What the badge says, as a person reads it. */
 export const VERDICT_LABELS: Record<Verdict, string> = {
