@@ -50,6 +50,17 @@ export type {
   StatsView,
   TransactionView,
   ValidationType,
-  YearPriceView
+  YearPriceView,
+  EndpointInput,
+  ExpiringCertificate,
+  ImportedCertificate,
+  ImportOutcome,
+  InstallationBadge,
+  InstallationEndpoint,
+  InstallationReport,
+  ReplacementQuote,
+  StartTls,
+  UploadedFile,
+  Verdict
 } from '../src-shared/records'
 export * from './channels'

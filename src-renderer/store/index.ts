@@ -13,6 +13,7 @@ import { catalogueSlice } from './catalogue'
 import { dashboardSlice } from './dashboard'
 import { deploySlice } from './deploys'
 import { listsSlice } from './lists'
+import { installationsSlice } from './installations'
 import { draftSlice } from './new-order'
 import { orderSlice } from './order'
 import { sessionSlice } from './session'
@@ -34,7 +35,8 @@ export const useStore = create<Store>()((...a) => ({
   ...draftSlice(...a),
   ...keysSlice(...a),
   ...deploySlice(...a),
-  ...acmeSlice(...a)
+  ...acmeSlice(...a),
+  ...installationsSlice(...a)
 }))
 
 // Any call the server refuses for want of a session switches the whole UI to the sign-in-needed screen.

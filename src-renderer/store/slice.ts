@@ -9,6 +9,7 @@ import type { BillingSlice } from './billing'
 import type { CatalogueSlice } from './catalogue'
 import type { DashboardSlice } from './dashboard'
 import type { DeploySlice } from './deploys'
+import type { InstallationsSlice } from './installations'
 import type { ListsSlice } from './lists'
 import type { DraftSlice } from './new-order'
 import type { OrderSlice } from './order'
@@ -23,7 +24,8 @@ export type Store = SessionSlice &
   DraftSlice &
   KeysSlice &
   DeploySlice &
-  AcmeSlice
+  AcmeSlice &
+  InstallationsSlice
 
 export type Slice<T> = StateCreator<Store, [], [], T>
 

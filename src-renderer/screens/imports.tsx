@@ -1,0 +1,300 @@
+/**
+ * Certificates bought elsewhere (files, a folder, live endpoints), each with its renewal offer
+ * here, and the expiry report of everything the reseller has, issued here or imported.
+ */
+import { useEffect, useState } from 'react'
+import type { UploadedFile } from '../../src-preload/contract'
+import { usd } from '../lib/format'
+import { useStore } from '../store'
+
+async function readFiles(list: FileList | null): Promise<UploadedFile[]> {
+  const out: UploadedFile[] = []
+  for (const f of Array.from(list ?? [])) {
+    const bytes = new Uint8Array(await f.arrayBuffer())
+    let binary = ''
+    for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000))
+    out.push({ name: f.name, base64: btoa(binary) })
+  }
+  return out
+}
+
+export function Imports(): React.JSX.Element {
+  const resellerId = useStore((s) => s.resellerId)
+  const imported = useStore((s) => s.imported)
+  const outcome = useStore((s) => s.importOutcome)
+  const busy = useStore((s) => s.importBusy)
+  const replacement = useStore((s) => s.replacement)
+  const load = useStore((s) => s.loadImported)
+  const uploads = useStore((s) => s.importUploads)
+  const folderImport = useStore((s) => s.importFolder)
+  const endpointImport = useStore((s) => s.importEndpoints)
+  const quote = useStore((s) => s.quoteReplacement)
+  const renew = useStore((s) => s.renewImported)
+  const [password, setPassword] = useState('')
+  const [withKeys, setWithKeys] = useState(false)
+  const [folder, setFolder] = useState('')
+  const [endpoints, setEndpoints] = useState('')
+  const [files, setFiles] = useState<FileList | null>(null)
+  useEffect(() => {
+    if (resellerId !== null) void load()
+  }, [resellerId, load])
+  return (
+    <div className="screen">
+      <header className="screen-head">
+        <h1>Imported certificates</h1>
+      </header>
+      <section className="card">
+        <h2>Bring certificates in</h2>
+        <p className="muted">
+          PEM, DER and PFX files, a folder on this machine (scanned with its subfolders), or what servers serve. Private
+          keys found beside a certificate stay where they are unless you choose to keep them.
+        </p>
+        <div className="row">
+          <label>
+            PFX password
+            <input type="password" value={password} onChange={(e) => setPassword(e.target.value)} autoComplete="off" />
+          </label>
+          <label className="check">
+            <input type="checkbox" checked={withKeys} onChange={(e) => setWithKeys(e.target.checked)} />
+            Keep the private keys found (encrypted, key in the OS keychain)
+          </label>
+        </div>
+        <form
+          className="form inline-form"
+          onSubmit={(e) => {
+            e.preventDefault()
+            void readFiles(files).then((picked) => uploads(picked, password, withKeys))
+          }}
+        >
+          <div className="row">
+            <label className="grow">
+              Certificate files
+              <input
+                type="file"
+                multiple
+                accept=".pem,.crt,.cer,.cert,.der,.pfx,.p12"
+                onChange={(e) => setFiles(e.target.files)}
+              />
+            </label>
+            <button className="btn" type="submit" disabled={busy || !files?.length}>
+              Import files
+            </button>
+          </div>
+        </form>
+        <form
+          className="form inline-form"
+          onSubmit={(e) => {
+            e.preventDefault()
+            void folderImport(folder, password, withKeys)
+          }}
+        >
+          <div className="row">
+            <label className="grow">
+              Folder on this machine
+              <input value={folder} onChange={(e) => setFolder(e.target.value)} placeholder="/etc/ssl/sites" />
+            </label>
+            <button className="btn" type="submit" disabled={busy || !folder.trim()}>
+              Scan folder
+            </button>
+          </div>
+        </form>
+        <form
+          className="form inline-form"
+          onSubmit={(e) => {
+            e.preventDefault()
+            void endpointImport(endpoints.split(/[\s,]+/).filter(Boolean))
+          }}
+        >
+          <div className="row">
+            <label className="grow">
+              Servers (host:port, or a local range such as 192.168.1.0/24:443)
+              <input
+                value={endpoints}
+                onChange={(e) => setEndpoints(e.target.value)}
+                placeholder="shop.example.com:443"
+              />
+            </label>
+            <button className="btn" type="submit" disabled={busy || !endpoints.trim()}>
+              {busy ? 'Working…' : 'Scan servers'}
+            </button>
+          </div>
+        </form>
+        {outcome ? (
+          <div role="status" data-testid="import-outcome">
+            <p>
+              Imported {outcome.imported.length}, already known {outcome.duplicates.length}, skipped{' '}
+              {outcome.skipped.length}.
+            </p>
+            {outcome.skipped.length > 0 ? (
+              <ul className="plain-list small">
+                {outcome.skipped.map((x) => (
+                  <li key={x.source}>
+                    <code>{x.source}</code>: {x.reason}
+                  </li>
+                ))}
+              </ul>
+            ) : null}
+            {outcome.keysLeftInPlace.length > 0 ? (
+              <p className="small">Keys left where they are: {outcome.keysLeftInPlace.join(', ')}</p>
+            ) : null}
+          </div>
+        ) : null}
+      </section>
+      {replacement ? (
+        <section className="card highlight" aria-label="Renewal offer">
+          <h2>Renew {replacement.input.domain} with CertDesk</h2>
+          <p>
+            {replacement.quote.productName}, 1 year: <strong>{usd(replacement.quote.total)}</strong>
+            {replacement.quote.discountAmount > 0
+              ? ` (your ${replacement.quote.discountRate}% discount saves ${usd(replacement.quote.discountAmount)})`
+              : ''}
+            . Balance {usd(replacement.quote.balance)}.
+          </p>
+          <div className="actions">
+            <button
+              className="btn primary"
+              disabled={!replacement.quote.affordable}
+              onClick={() => void renew(replacement.importedId, 'credit')}
+            >
+              Order and pay from credit
+            </button>
+            <button className="btn" onClick={() => void renew(replacement.importedId, 'invoice')}>
+              Order on invoice
+            </button>
+          </div>
+        </section>
+      ) : null}
+      <table className="table" aria-label="Imported certificates">
+        <thead>
+          <tr>
+            <th>Domain</th>
+            <th>Issuer</th>
+            <th>Valid till</th>
+            <th>Level</th>
+            <th>Source</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {imported.map((c) => (
+            <tr key={c.id}>
+              <td>
+                {c.domain}
+                {c.names.length > 1 ? <span className="muted small"> +{c.names.length - 1}</span> : null}
+              </td>
+              <td className="small">{c.issuer}</td>
+              <td>{c.validTill.slice(0, 10)}</td>
+              <td>{c.validationLevel.toUpperCase()}</td>
+              <td className="small">
+                <code>{c.source}</code>
+              </td>
+              <td>
+                {c.replacementOrderId ? (
+                  <span className="muted small">renewal ordered</span>
+                ) : (
+                  <button
+                    className="btn small"
+                    onClick={() => void quote(c.id)}
+                    aria-label={`Renew ${c.domain} with CertDesk`}
+                  >
+                    Renew with CertDesk
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+          {imported.length === 0 ? (
+            <tr>
+              <td colSpan={6} className="muted">
+                Nothing imported yet.
+              </td>
+            </tr>
+          ) : null}
+        </tbody>
+      </table>
+    </div>
+  )
+}
+
+export function ExpiryReport(): React.JSX.Element {
+  const resellerId = useStore((s) => s.resellerId)
+  const rows = useStore((s) => s.expiring)
+  const days = useStore((s) => s.expiringDays)
+  const load = useStore((s) => s.loadExpiring)
+  const csv = useStore((s) => s.downloadExpiringCsv)
+  const go = useStore((s) => s.go)
+  const [windowDays, setWindowDays] = useState(String(days))
+  useEffect(() => {
+    if (resellerId !== null) void load(days)
+  }, [resellerId, load, days])
+  return (
+    <div className="screen">
+      <header className="screen-head">
+        <h1>Expiring certificates</h1>
+        <div className="actions">
+          <button className="btn" onClick={() => void csv()}>
+            Download CSV
+          </button>
+        </div>
+      </header>
+      <form
+        className="card form inline-form"
+        onSubmit={(e) => {
+          e.preventDefault()
+          void load(Number(windowDays))
+        }}
+      >
+        <div className="row">
+          <label>
+            Ending within (days)
+            <input value={windowDays} onChange={(e) => setWindowDays(e.target.value)} inputMode="numeric" size={5} />
+          </label>
+          <button className="btn" type="submit">
+            Show
+          </button>
+        </div>
+      </form>
+      <table className="table" aria-label="Certificates ending soon">
+        <thead>
+          <tr>
+            <th>Domain</th>
+            <th>Reference</th>
+            <th>Ends</th>
+            <th>Days left</th>
+            <th>Renewal</th>
+            <th>Contact</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={r.reference}>
+              <td>{r.domain}</td>
+              <td>
+                {r.kind === 'issued' && r.orderId ? (
+                  <a href="#" onClick={(e) => (e.preventDefault(), go({ name: 'order', id: r.orderId as number }))}>
+                    {r.reference}
+                  </a>
+                ) : (
+                  r.reference
+                )}
+              </td>
+              <td>{r.validTill.slice(0, 10)}</td>
+              <td>{r.daysLeft.toLocaleString('en-US')}</td>
+              <td>{r.renewalPlannedAt ? `planned ${r.renewalPlannedAt.slice(0, 10)}` : 'none planned'}</td>
+              <td>
+                <a href={`mailto:${r.contact}`}>{r.contact}</a>
+              </td>
+            </tr>
+          ))}
+          {rows.length === 0 ? (
+            <tr>
+              <td colSpan={6} className="muted">
+                Nothing ends within {days} days.
+              </td>
+            </tr>
+          ) : null}
+        </tbody>
+      </table>
+    </div>
+  )
+}
