@@ -138,7 +138,10 @@ describe('GET /events', () => {
       'certificate.expiring',
       'deploy.succeeded',
       'deploy.failed',
-      'subscription.created'
+      'subscription.created',
+      'installation.passed',
+      'installation.failed',
+      'certificate.imported'
     ])
   })
 })
