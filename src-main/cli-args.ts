@@ -49,6 +49,8 @@ const OPTIONS = {
   'eab-kid': { type: 'string' },
   'eab-hmac-file': { type: 'string' },
   'ca-bundle': { type: 'string' },
+  // backup and restore
+  from: { type: 'string' },
   help: { type: 'boolean', short: 'h' }
 } as const
 

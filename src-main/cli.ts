@@ -5,6 +5,7 @@
  * exits with what `main` returns: 0, 1 when the core refused, 2 on a usage error.
  */
 import { ACCOUNT_USAGE, accountAdmin } from './cli-admin-accounts'
+import { BACKUP_USAGE, backupAdmin, isBackupCommand } from './cli-admin-backup'
 import { CERTIFICATE_USAGE, certificateAdmin, isCertificateCommand } from './cli-admin-certificates'
 import { DEPLOY_USAGE, deployAdmin, isDeployCommand } from './cli-admin-deploy'
 import { parse, UsageError } from './cli-args'
@@ -19,6 +20,7 @@ ${SERVE_USAGE}
 ${ACCOUNT_USAGE}
 ${CERTIFICATE_USAGE}
 ${DEPLOY_USAGE}
+${BACKUP_USAGE}
   Headless Linux (no desktop keyring): [--keyring-dir D] [--keyring-password-file F] on any command
   choose the private keyring's folder (outside the data dir) and the file holding its password.`
 
@@ -42,6 +44,8 @@ export async function main(argv: string[]): Promise<number> {
       const words = positionals.slice(1)
       // These open the store themselves: the scheduler with its own `--as-of` day.
       if (isCertificateCommand(words[0])) return await certificateAdmin(dataDir, words, values)
+      // Backup and restore: backup and restore open the store themselves (restore into an empty dir).
+      if (isBackupCommand(words[0])) return await backupAdmin(dataDir, words, values)
       // `--as-of` moves the clock of the others too (`deploy retry` as of a later time).
       const service = openService({ dataDir, clock: values['as-of'] ? fixedClock(values['as-of']) : undefined })
       try {

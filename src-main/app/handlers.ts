@@ -25,6 +25,7 @@ import { buildPfx, encryptPrivateKeyPem } from '../core/deploy/pfx'
 import type { ApiKeyInfo } from '../core/resellers'
 import type { Service } from '../core/service'
 import { STATUS_OF } from '../http/errors'
+import { storageFault } from '../core/store-faults'
 // Pages as the reseller API pages them (reseller API v3.0 "Limits": default 50, at most 100).
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/paging'
 import { checkArgs } from './validate'
@@ -319,6 +320,9 @@ export async function callHandler(handlers: AppHandlers, method: AppMethod, args
   } catch (err) {
     if (err instanceof ServiceError)
       return { status: STATUS_OF[err.kind], body: { success: false, error: err.message } }
+    // A full disk, a failing write or a locked store: 503 to retry, as the reseller API answers.
+    const fault = storageFault(err)
+    if (fault) return { status: 503, body: { success: false, error: fault.message } }
     // usdToCents and date parsing say what is wrong with a value in a RangeError.
     if (err instanceof RangeError) return { status: 400, body: { success: false, error: err.message } }
     return { status: 500, body: { success: false, error: 'internal error; see the CertDesk log' }, fault: err }
