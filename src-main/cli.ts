@@ -11,6 +11,7 @@ import { DEPLOY_USAGE, deployAdmin, isDeployCommand } from './cli-admin-deploy'
 import { parse, UsageError } from './cli-args'
 import { SERVE_USAGE, serve } from './cli-serve'
 import { ServiceError } from './core/errors'
+import { storageFault } from './core/store-faults'
 import { defaultDataDir } from './core/paths'
 import { openService } from './core/service'
 import { fixedClock } from './core/time'
@@ -63,6 +64,12 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (err instanceof ServiceError || err instanceof RangeError) {
       process.stderr.write(`${JSON.stringify({ success: false, error: err.message })}\n`)
+      return 1
+    }
+    // A full disk, a failing write, a store locked past the busy timeout: say so, and that a retry will do.
+    const fault = storageFault(err)
+    if (fault) {
+      process.stderr.write(`${JSON.stringify({ success: false, error: fault.message })}\n`)
       return 1
     }
     throw err
