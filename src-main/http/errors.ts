@@ -41,6 +41,13 @@ function validationMessage(err: FastifyError): string {
 }
 
 export function installErrorHandling(app: FastifyInstance): void {
+  // Every 503 says when to come back (RFC 9110 §15.6.4), also those a route answers itself
+  // (an ACME subscription the keychain could not store).
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (reply.statusCode === 503 && !reply.hasHeader('retry-after'))
+      reply.header('retry-after', String(DEFAULT_RETRY_AFTER_SECONDS))
+    return payload
+  })
   app.setErrorHandler((caught: FastifyError, request, reply) => {
     // A full disk, a failing write or a locked store is a 503 to retry, never a 500.
     const fault = storageFault(caught)
