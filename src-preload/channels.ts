@@ -56,7 +56,10 @@ export const APP_METHODS = {
   listApiKeys: true,
   createApiKey: true,
   revealApiKey: true,
-  revokeApiKey: true
+  revokeApiKey: true,
+  // backup from the settings screen
+  startBackup: true,
+  backupProgress: true
 } as const satisfies Record<AppMethod, true>
 
 export const appMethodNames = Object.keys(APP_METHODS) as AppMethod[]

@@ -50,6 +50,14 @@ import {
   Cents
 } from './records'
 
+/** A backup the app started: its state, how far it got, and the file it writes. */
+const BackupJobView = Type.Object({
+  state: Type.Union([Type.Literal('idle'), Type.Literal('running'), Type.Literal('done'), Type.Literal('failed')]),
+  percent: Type.Integer({ minimum: 0, maximum: 100 }),
+  file: Type.Union([Type.String(), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()])
+})
+
 /** One argument: the name a refusal uses, and its schema (`Type.Optional` for a trailing optional one). */
 export interface ArgSpec<S extends TSchema = TSchema> {
   name: string
@@ -163,7 +171,12 @@ export const APP_API = {
   /** The plain key is in this answer once; afterwards only `revealApiKey` reads it from the keychain. */
   createApiKey: method([reseller, optional('label', Text)], Type.Object({ key: Type.String(), info: ApiKeyView })),
   revealApiKey: method([reseller, arg('key id', Id)], Type.Object({ key: Type.String() })),
-  revokeApiKey: method([reseller, arg('key id', Id)], ApiKeyView)
+  revokeApiKey: method([reseller, arg('key id', Id)], ApiKeyView),
+
+  // Backup of the store from the settings screen (docs/backup.md): started, then polled for progress.
+  /** Starts a consistent copy of the store into `folder` (default `<data dir>/backups`); answers at once. */
+  startBackup: method([optional('folder', Text)], BackupJobView),
+  backupProgress: method([], BackupJobView)
 } as const satisfies Record<string, MethodSpec>
 
 export type AppMethod = keyof typeof APP_API

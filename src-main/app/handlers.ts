@@ -26,6 +26,7 @@ import type { ApiKeyInfo } from '../core/resellers'
 import type { Service } from '../core/service'
 import { STATUS_OF } from '../http/errors'
 import { storageFault } from '../core/store-faults'
+import { backupJobsFor } from '../core/backup'
 // Pages as the reseller API pages them (reseller API v3.0 "Limits": default 50, at most 100).
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/paging'
 import { checkArgs } from './validate'
@@ -297,7 +298,11 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     listApiKeys: (resellerId) => service.resellers.apiKeys(reseller(resellerId).id),
     createApiKey: (resellerId, label) => service.resellers.createApiKey(reseller(resellerId).id, label?.trim() ?? ''),
     revealApiKey: (resellerId, keyId) => ({ key: service.resellers.revealApiKey(ownKey(resellerId, keyId).id) }),
-    revokeApiKey: (resellerId, keyId) => service.resellers.revokeApiKey(ownKey(resellerId, keyId).id)
+    revokeApiKey: (resellerId, keyId) => service.resellers.revokeApiKey(ownKey(resellerId, keyId).id),
+
+    // Backup from the settings screen: the desktop user names the folder, the core names the file.
+    startBackup: (folder) => backupJobsFor(service.ctx, service.dataDir).start(folder),
+    backupProgress: () => backupJobsFor(service.ctx, service.dataDir).progress()
   }
 }
 

@@ -7,12 +7,14 @@
  * live in the OS keychain); secrets-export.ts carries them.
  */
 import Database from 'better-sqlite3'
-import { closeSync, existsSync, fsyncSync, openSync, readSync, renameSync, rmSync, statSync } from 'node:fs'
-import { join } from 'node:path'
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readSync, renameSync, rmSync, statSync } from 'node:fs'
+import { isAbsolute, join, resolve } from 'node:path'
+import type { CoreContext } from './context'
 import { DB_FILE, migrations, openDatabase, type Db } from './db'
 import { invalid, conflict } from './errors'
 import { ensurePrivateDir, ensurePrivateFile } from './paths'
 import { storageFault } from './store-faults'
+import { isoTimestamp } from './time'
 
 export interface BackupProgress {
   totalPages: number
@@ -193,4 +195,70 @@ export function restoreStore(from: string, dataDir: string): StoreCheck & { data
   // Migrates an older store to this version, in one transaction per step.
   openDatabase(dataDir).close()
   return { ...checkStoreFile(target), data_dir: dataDir }
+}
+
+/** A backup the desktop app started, as its progress bar shows it. */
+export interface BackupJobView {
+  state: 'idle' | 'running' | 'done' | 'failed'
+  percent: number
+  file: string | null
+  error: string | null
+}
+
+/**
+ * One backup at a time from the desktop app: `start` returns at once, the copy runs in steps
+ * (the app stays responsive and keeps writing), and `progress` is polled for the bar. The file is
+ * named by the context clock, `certdesk-backup-YYYYMMDD-HHMMSS.sqlite`, in `folder` (default
+ * `<data dir>/backups`), and never overwrites a file.
+ */
+export class BackupJobs {
+  private view: BackupJobView = { state: 'idle', percent: 0, file: null, error: null }
+
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly dataDir: string
+  ) {}
+
+  start(folder?: string | null): BackupJobView {
+    if (this.view.state === 'running') throw conflict('could not start a backup: one is already running')
+    const chosen = folder?.trim()
+    if (chosen && !isAbsolute(chosen)) throw invalid('could not start a backup: the folder must be an absolute path')
+    const dir = chosen ? resolve(chosen) : join(this.dataDir, 'backups')
+    const stamp = isoTimestamp(this.ctx.clock()).replace(/[-:]/g, '').replace(' ', '-')
+    const file = join(dir, `certdesk-backup-${stamp}.sqlite`)
+    if (existsSync(file)) throw conflict(`could not start a backup: ${file} exists; try again in a second`)
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 })
+    } catch (err) {
+      throw (
+        storageFault(err, `create the backup folder ${dir}`) ??
+        invalid(`could not create the backup folder ${dir}: ${(err as Error).message}`)
+      )
+    }
+    this.view = { state: 'running', percent: 0, file, error: null }
+    backupStore(this.ctx.db, file, (p) => {
+      if (p.totalPages > 0) this.view.percent = Math.floor(((p.totalPages - p.remainingPages) / p.totalPages) * 100)
+    }).then(
+      () => {
+        this.view = { state: 'done', percent: 100, file, error: null }
+      },
+      (err: unknown) => {
+        this.view = { state: 'failed', percent: this.view.percent, file: null, error: (err as Error).message }
+      }
+    )
+    return { ...this.view }
+  }
+
+  progress(): BackupJobView {
+    return { ...this.view }
+  }
+}
+
+const jobs = new WeakMap<CoreContext, BackupJobs>()
+
+/** The backup runner of one open store (one per service, made on first use). */
+export function backupJobsFor(ctx: CoreContext, dataDir: string): BackupJobs {
+  let j = jobs.get(ctx)
+  if (!j) jobs.set(ctx, (j = new BackupJobs(ctx, dataDir)))
+  return j
 }
