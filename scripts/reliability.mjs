@@ -418,7 +418,8 @@ function secretsScan(dataDirs) {
 
 const FAULT_TESTS = ['test/faults', 'test/core/scheduler-clock-jumps.test.ts']
 const FAULTS_EXPECTED = [
-  'disk full',
+  'disk full (ENOSPC',
+  'disk full during an issuance and a deploy',
   'failing writes',
   'keychain',
   'busy store',
