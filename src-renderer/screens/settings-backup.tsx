@@ -8,7 +8,7 @@ export function BackupCard(): React.JSX.Element {
   const [folder, setFolder] = useState('')
   const running = backup.state === 'running'
   return (
-    <section className="card">
+    <section className="card form">
       <h2>Backup</h2>
       <p>
         A copy of the store (orders, ledger, invoices, certificates) taken while CertDesk runs. API keys, EAB keys and
@@ -16,22 +16,22 @@ export function BackupCard(): React.JSX.Element {
         <code>certdesk admin secrets export</code> and keep both together.
       </p>
       <label>
-        Folder (absolute path; empty: the data folder&apos;s <code>backups</code>)
+        Backup folder (absolute path; empty: backups in the data folder)
         <input value={folder} onChange={(e) => setFolder(e.target.value)} disabled={running} />
       </label>
       <div className="actions">
         <button className="btn" disabled={running} onClick={() => void start(folder)}>
           Back up now
         </button>
-        {backup.state !== 'idle' ? (
-          <div className="progress" role="status">
-            <progress max={100} value={backup.percent} aria-label="backup progress" />
-            {backup.state === 'running' ? `${backup.percent}%` : null}
-            {backup.state === 'done' ? <span className="mono">{backup.file}</span> : null}
-            {backup.state === 'failed' ? backup.error : null}
-          </div>
-        ) : null}
       </div>
+      {backup.state !== 'idle' ? (
+        <div className="progress" role="status">
+          <progress max={100} value={backup.percent} aria-label="backup progress" />
+          {backup.state === 'running' ? `${backup.percent}%` : null}
+          {backup.state === 'done' ? <span className="mono">{backup.file}</span> : null}
+          {backup.state === 'failed' ? backup.error : null}
+        </div>
+      ) : null}
     </section>
   )
 }
