@@ -52,6 +52,8 @@ export async function backupStore(
   out: string,
   onProgress?: (p: BackupProgress) => void
 ): Promise<BackupReport> {
+  // Never over an existing file: it may be an older backup, or the live store itself.
+  if (existsSync(out)) throw conflict(`could not write the backup to ${out}: the file exists; choose a new name`)
   const partial = `${out}.partial`
   rmSync(partial, { force: true })
   try {

@@ -65,7 +65,7 @@ describe('backup from the settings screen', () => {
     const restored = restoreStore(done.result.file, join(base, 'restored'))
     expect(restored.orders).toBe(400)
     expect(audit(join(base, 'restored'))).toEqual([])
-  })
+  }, 120_000)
 
   it('refuses a relative or hostile folder with a 400 and writes nothing', async () => {
     for (const folder of ['backups', '../../etc', `${base}/x\u0000y`]) {
@@ -75,5 +75,5 @@ describe('backup from the settings screen', () => {
     }
     expect(existsSync(join(base, 'x'))).toBe(false)
     expect(readdirSync(base).sort()).toEqual(['backups', 'data', 'restored'])
-  })
+  }, 120_000)
 })

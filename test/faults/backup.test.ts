@@ -41,7 +41,7 @@ describe('certdesk admin backup and restore', () => {
     const s = await startServe(dataDir)
     servers.push(s)
     // The storm runs while the backup copies the store page by page.
-    const storm = orderStorm(s.url, r.key, 'backup', 150, 8)
+    const storm = orderStorm(s.url, r.key, 'backup', 100, 8)
     await new Promise((res) => setTimeout(res, 300))
     const taken = await runAsync(['--data-dir', dataDir, 'backup', '--out', backup])
     const done = await storm
@@ -112,7 +112,7 @@ describe('certdesk admin backup and restore', () => {
       errors: done.failed.size,
       lost: audit(restoredDir).length
     })
-  })
+  }, 120_000)
 
   it('refuses a damaged, foreign or newer file, and a data dir that already holds a store', () => {
     const damaged = join(base, 'damaged.sqlite')
@@ -139,13 +139,21 @@ describe('certdesk admin backup and restore', () => {
     expect(r3.code).toBe(1)
     expect(r3.json.error).toMatch(/was made by a newer CertDesk \(store version 9999; this one knows up to \d+\)/)
 
+    // A backup never writes over a file: not an older backup, not the live store itself.
+    for (const out of [backup, join(dataDir, 'certdesk.sqlite')]) {
+      const over = admin(dataDir, ['backup', '--out', out])
+      expect(over.code).toBe(1)
+      expect(over.json.error).toMatch(/the file exists; choose a new name/)
+    }
+    expect(audit(dataDir)).toEqual([])
+
     const r4 = admin(dataDir, ['restore', '--from', backup])
     expect(r4.code).toBe(1)
     expect(r4.json.error).toMatch(/already holds a store/)
     // Nothing was left behind by a refusal.
     for (const d of ['r1', 'r2', 'r3'])
       expect(spawnSync('ls', ['-A', join(base, d)], { encoding: 'utf8' }).stdout.trim()).not.toMatch(/certdesk\.sqlite/)
-  })
+  }, 120_000)
 
   it('never takes the passphrase from the command line, and refuses a short one', () => {
     const out = join(base, 'short.json')
@@ -160,5 +168,5 @@ describe('certdesk admin backup and restore', () => {
       }
     )
     expect(r.status).toBe(2)
-  })
+  }, 120_000)
 })

@@ -88,5 +88,5 @@ describe('a store another process holds locked', () => {
       errors,
       lost: lost.length
     })
-  })
+  }, 120_000)
 })

@@ -140,7 +140,7 @@ describe('a crash between signing and storing a certificate', () => {
       errors: 1,
       lost: lost.length + after.certs - 1
     })
-  })
+  }, 120_000)
 })
 
 describe('a crash between the files of a deploy', () => {
@@ -173,5 +173,5 @@ describe('a crash between the files of a deploy', () => {
     const state = orderState()
     expect(state).toMatchObject({ status: 'completed', certs: 2, debits: 1 })
     report({ fault: 'kill -9 between the files of a deploy', tried: 2, errors: 1, lost: folderProblems().length })
-  })
+  }, 120_000)
 })

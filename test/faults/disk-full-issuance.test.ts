@@ -170,5 +170,5 @@ describe('a full disk during an issuance and a deploy', () => {
       errors,
       lost: lost.length + certCount() - 1
     })
-  })
+  }, 120_000)
 })

@@ -110,7 +110,7 @@ describe('a full disk', () => {
       errors: failedBefore + 1,
       lost: lost.length
     })
-  })
+  }, 120_000)
 
   it('stops a start-up whose migration cannot be written with a clear message, and migrates once space is back', async () => {
     const dataDir = mounted ? join(mnt, 'fresh') : join(base, 'fresh')
@@ -126,7 +126,7 @@ describe('a full disk', () => {
     const again = admin(dataDir, ['reseller', 'list'])
     expect(again.code).toBe(0)
     expect(audit(dataDir)).toEqual([])
-  })
+  }, 120_000)
 })
 
 describe('failing writes (EIO from libfiu)', () => {
@@ -153,5 +153,5 @@ describe('failing writes (EIO from libfiu)', () => {
     const lost = audit(dataDir, storm.ok, r.id)
     expect(lost).toEqual([])
     report({ fault: 'failing writes (EIO, libfiu)', tried: storm.tried, errors, lost: lost.length })
-  })
+  }, 120_000)
 })

@@ -140,7 +140,7 @@ describe('the keychain going away and coming back', () => {
     const lost = audit(dataDir)
     expect(lost).toEqual([])
     report({ fault: 'keychain daemon killed and restarted', tried, errors, lost: lost.length })
-  })
+  }, 120_000)
 
   it('starts with no keychain at all and says what to do when a secret is needed', async () => {
     await killKeyring()
@@ -152,5 +152,5 @@ describe('the keychain going away and coming back', () => {
     expect(key.json.error).toMatch(/OS keychain.*start or unlock the OS keychain \(on Linux: a Secret Service/)
     await restartKeyring()
     expect(admin(dataDir, ['apikey', 'create', '--reseller', '1'], env).code).toBe(0)
-  })
+  }, 120_000)
 })
