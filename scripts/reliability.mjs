@@ -3,7 +3,8 @@
 //   1. kill -9 of the server in the middle of a storm of concurrent orders, repeated; after each
 //      restart the books must balance and every order a client saw succeed must exist;
 //   2. at least 10,000 generated bad requests: no 5xx, no crash, every answer in the envelope;
-//   3. a secrets scan of the SQLite files, the logs and the answers.
+//   3. a secrets scan of the SQLite files, the logs and the answers;
+//   4. (not with --short) the fault and backup tests, reported per fault.
 // `--short` (run by `npm test`) does fewer crash rounds. Ends with "reliability: N passed, N failed".
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
@@ -409,6 +410,56 @@ function secretsScan(dataDirs) {
   )
 }
 
+// ---------------------------------------------------------------------------------------------
+// 4. faults and backups: a full disk, failing writes, the keychain going away, a busy store,
+// kill -9 mid-issuance and mid-deploy, clock jumps, a backup during a storm. Each is a vitest
+// file on real processes (test/faults, test/core/scheduler-clock-jumps.test.ts) that appends one
+// line per fault to CERTDESK_FAULT_REPORT; `npm test` runs the same files, so `--short` skips them.
+
+const FAULT_TESTS = ['test/faults', 'test/core/scheduler-clock-jumps.test.ts']
+const FAULTS_EXPECTED = [
+  'disk full (ENOSPC',
+  'disk full during an issuance and a deploy',
+  'failing writes',
+  'keychain',
+  'busy store',
+  'between signing and storing',
+  'between the files of a deploy',
+  'clock stepping',
+  'backup during an order storm'
+]
+
+async function faultsAndBackups(work) {
+  const reportFile = join(work, 'faults.jsonl')
+  const { spawnSync } = await import('node:child_process')
+  const run = spawnSync(join('node_modules', '.bin', 'vitest'), ['run', ...FAULT_TESTS], {
+    env: { ...process.env, CERTDESK_FAULT_REPORT: reportFile },
+    encoding: 'utf8',
+    timeout: 10 * 60_000
+  })
+  let lines = []
+  try {
+    lines = readFileSync(reportFile, 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+  } catch {
+    // no file: no fault test got as far as its report; the checks below fail
+  }
+  for (const f of lines) {
+    check(
+      `fault: ${f.fault}: ${f.tried} requests tried, ${f.errors} errors returned (503 with Retry-After or a clear refusal), ${f.lost} lost`,
+      f.lost === 0
+    )
+  }
+  for (const name of FAULTS_EXPECTED) {
+    if (!lines.some((f) => f.fault.includes(name))) check(`fault: ${name}: reported`, false, 'its test did not finish')
+  }
+  const failedTests = (run.stdout ?? '').split('\n').filter((l) => /\s(×|FAIL)\s/.test(l))
+  check(`fault tests (${FAULT_TESTS.join(', ')}) pass`, run.status === 0, failedTests.slice(0, 5).join('; '))
+}
+
 async function main() {
   const stopAll = setTimeout(() => {
     say(`FAIL reliability run: still running after ${DEADLINE_MS / 60_000} minutes; stopping`)
@@ -426,6 +477,7 @@ async function main() {
     const crashDir = await crashStorm(work, env)
     const fuzzDir = await badInput(work, env)
     secretsScan([crashDir, fuzzDir])
+    if (!short) await faultsAndBackups(work)
   } finally {
     session.stop()
   }

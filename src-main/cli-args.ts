@@ -58,6 +58,8 @@ const OPTIONS = {
   'with-keys': { type: 'boolean' },
   imported: { type: 'string' },
   days: { type: 'string' },
+  // backup and restore
+  from: { type: 'string' },
   help: { type: 'boolean', short: 'h' }
 } as const
 

@@ -5,12 +5,14 @@
  * exits with what `main` returns: 0, 1 when the core refused, 2 on a usage error.
  */
 import { ACCOUNT_USAGE, accountAdmin } from './cli-admin-accounts'
+import { BACKUP_USAGE, backupAdmin, isBackupCommand } from './cli-admin-backup'
 import { CERTIFICATE_USAGE, certificateAdmin, isCertificateCommand } from './cli-admin-certificates'
 import { DEPLOY_USAGE, deployAdmin, isDeployCommand } from './cli-admin-deploy'
 import { parse, UsageError } from './cli-args'
 import { INSTALLATION_USAGE, installationAdmin, isInstallationCommand } from './cli-admin-installations'
 import { SERVE_USAGE, serve } from './cli-serve'
 import { ServiceError } from './core/errors'
+import { storageFault } from './core/store-faults'
 import { defaultDataDir } from './core/paths'
 import { openService } from './core/service'
 import { fixedClock } from './core/time'
@@ -21,6 +23,7 @@ ${ACCOUNT_USAGE}
 ${CERTIFICATE_USAGE}
 ${DEPLOY_USAGE}
 ${INSTALLATION_USAGE}
+${BACKUP_USAGE}
   Headless Linux (no desktop keyring): [--keyring-dir D] [--keyring-password-file F] on any command
   choose the private keyring's folder (outside the data dir) and the file holding its password.`
 
@@ -44,6 +47,8 @@ export async function main(argv: string[]): Promise<number> {
       const words = positionals.slice(1)
       // These open the store themselves: the scheduler with its own `--as-of` day.
       if (isCertificateCommand(words[0])) return await certificateAdmin(dataDir, words, values)
+      // Backup and restore: backup and restore open the store themselves (restore into an empty dir).
+      if (isBackupCommand(words[0])) return await backupAdmin(dataDir, words, values)
       // `--as-of` moves the clock of the others too (`deploy retry` as of a later time).
       const service = openService({ dataDir, clock: values['as-of'] ? fixedClock(values['as-of']) : undefined })
       try {
@@ -62,6 +67,12 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (err instanceof ServiceError || err instanceof RangeError) {
       process.stderr.write(`${JSON.stringify({ success: false, error: err.message })}\n`)
+      return 1
+    }
+    // A full disk, a failing write, a store locked past the busy timeout: say so, and that a retry will do.
+    const fault = storageFault(err)
+    if (fault) {
+      process.stderr.write(`${JSON.stringify({ success: false, error: fault.message })}\n`)
       return 1
     }
     throw err

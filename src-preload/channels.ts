@@ -69,7 +69,10 @@ export const APP_METHODS = {
   replacementQuote: true,
   renewImported: true,
   expiringReport: true,
-  expiringCsv: true
+  expiringCsv: true,
+  // backup from the settings screen
+  startBackup: true,
+  backupProgress: true
 } as const satisfies Record<AppMethod, true>
 
 export const appMethodNames = Object.keys(APP_METHODS) as AppMethod[]

@@ -60,6 +60,14 @@ import {
   UploadedFile
 } from './records'
 
+/** A backup the app started: its state, how far it got, and the file it writes. */
+const BackupJobView = Type.Object({
+  state: Type.Union([Type.Literal('idle'), Type.Literal('running'), Type.Literal('done'), Type.Literal('failed')]),
+  percent: Type.Integer({ minimum: 0, maximum: 100 }),
+  file: Type.Union([Type.String(), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()])
+})
+
 /** One argument: the name a refusal uses, and its schema (`Type.Optional` for a trailing optional one). */
 export interface ArgSpec<S extends TSchema = TSchema> {
   name: string
@@ -206,7 +214,11 @@ export const APP_API = {
   renewImported: method([reseller, arg('imported id', Id), arg('payment', PaymentMethod)], CreatedOrderView),
   expiringReport: method([reseller, arg('days', WholeNumberArg)], Type.Array(ExpiringCertificate)),
   /** The same report as CSV (RFC 4180) for a spreadsheet. */
-  expiringCsv: method([reseller, arg('days', WholeNumberArg)], Type.Object({ csv: Type.String() }))
+  expiringCsv: method([reseller, arg('days', WholeNumberArg)], Type.Object({ csv: Type.String() })),
+  // Backup of the store from the settings screen (docs/backup.md): started, then polled for progress.
+  /** Starts a consistent copy of the store into `folder` (default `<data dir>/backups`); answers at once. */
+  startBackup: method([optional('folder', Text)], BackupJobView),
+  backupProgress: method([], BackupJobView)
 } as const satisfies Record<string, MethodSpec>
 
 export type AppMethod = keyof typeof APP_API

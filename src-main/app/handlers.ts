@@ -26,6 +26,8 @@ import { buildPfx, encryptPrivateKeyPem } from '../core/deploy/pfx'
 import type { ApiKeyInfo } from '../core/resellers'
 import type { Service } from '../core/service'
 import { STATUS_OF } from '../http/errors'
+import { storageFault } from '../core/store-faults'
+import { backupJobsFor } from '../core/backup'
 // Pages as the reseller API pages them (reseller API v3.0 "Limits": default 50, at most 100).
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/paging'
 import { checkArgs } from './validate'
@@ -335,7 +337,10 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     expiringReport: (resellerId, days) => service.reports.expiring({ days, resellerId: reseller(resellerId).id }),
     expiringCsv: (resellerId, days) => ({
       csv: expiringCsv(service.reports.expiring({ days, resellerId: reseller(resellerId).id }))
-    })
+    }),
+    // Backup from the settings screen: the desktop user names the folder, the core names the file.
+    startBackup: (folder) => backupJobsFor(service.ctx, service.dataDir).start(folder),
+    backupProgress: () => backupJobsFor(service.ctx, service.dataDir).progress()
   }
 }
 
@@ -358,6 +363,9 @@ export async function callHandler(handlers: AppHandlers, method: AppMethod, args
   } catch (err) {
     if (err instanceof ServiceError)
       return { status: STATUS_OF[err.kind], body: { success: false, error: err.message } }
+    // A full disk, a failing write or a locked store: 503 to retry, as the reseller API answers.
+    const fault = storageFault(err)
+    if (fault) return { status: 503, body: { success: false, error: fault.message } }
     // usdToCents and date parsing say what is wrong with a value in a RangeError.
     if (err instanceof RangeError) return { status: 400, body: { success: false, error: err.message } }
     return { status: 500, body: { success: false, error: 'internal error; see the CertDesk log' }, fault: err }

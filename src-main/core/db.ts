@@ -6,6 +6,7 @@ import Database from 'better-sqlite3'
 import { join } from 'node:path'
 import { ensurePrivateDir, ensurePrivateFile, tightenIfPresent } from './paths'
 import { installStatementCache } from './statement-cache'
+import { storageFault } from './store-faults'
 
 export type Db = Database.Database
 
@@ -39,12 +40,23 @@ export function openDatabase(dataDir: string, nativeBinding?: string): Db {
   installStatementCache(db)
   db.pragma('journal_mode = WAL')
   db.pragma('foreign_keys = ON')
-  // Another process (the admin CLI next to `serve`) may hold the write lock for a moment.
-  db.pragma('busy_timeout = 5000')
+  // Another process (the admin CLI next to `serve`, a backup) may hold the write lock for a
+  // moment: a write waits this long, then fails with SQLITE_BUSY, which the transports answer
+  // with 503 and Retry-After (store-faults.ts). Readers never wait (WAL).
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
   db.pragma('synchronous = NORMAL')
-  migrate(db)
+  try {
+    migrate(db)
+  } catch (err) {
+    // Each migration is one transaction: a full disk leaves the store at the version before it.
+    db.close()
+    throw storageFault(err, `update the store in ${dataDir} to version ${migrations.at(-1)?.version ?? 0}`) ?? err
+  }
   return db
 }
+
+/** How long a write waits for another process's write lock before it answers "busy". */
+export const BUSY_TIMEOUT_MS = 5000
 
 /**
  * The data dir 0700 and the store 0600 before SQLite opens it. SQLite would create the store

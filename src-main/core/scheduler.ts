@@ -10,7 +10,7 @@ import type { Certificates } from './certificates'
 import type { CoreContext } from './context'
 import type { DeployRun, Deploys } from './deploy/deploys'
 import type { Events } from './events'
-import { isoDate, isoTimestamp } from './time'
+import { isoDate, isoTimestamp, parseDate } from './time'
 
 export interface SchedulerReport {
   as_of: string
@@ -105,13 +105,17 @@ export class Scheduler {
       })
     }
 
+    // 0. A clock stepped back behind the newest certificate would issue with the validity cap
+    // and reuse period of a date already past (BR §6.3.2, §4.2.1): issue nothing until it is right.
+    const behind = clockBehind(db, now)
+
     // 1. Validations that have passed since the last look (a file put up, a record added).
     const waiting = db
       .prepare(
         `SELECT id, order_number FROM orders WHERE status IN ('validation_pending', 'processing') AND purchase_end_date > ? ORDER BY id`
       )
       .all(today) as { id: number; order_number: string }[]
-    for (const o of waiting) {
+    for (const o of behind ? [] : waiting) {
       try {
         const cert = await this.certificates.advance(o.id)
         if (cert) record(o, cert)
@@ -127,7 +131,8 @@ export class Scheduler {
            AND next_reissue_at IS NOT NULL AND next_reissue_at <= ? AND purchase_end_date > ? ORDER BY id`
       )
       .all(today, today) as { id: number; order_number: string }[]
-    for (const o of due) {
+    if (behind) for (const o of [...waiting, ...due]) fail(o, new Error(behind))
+    for (const o of behind ? [] : due) {
       try {
         const r = await this.certificates.autoReissue(o.id)
         if (r.issued) record(o, r.issued)
@@ -165,6 +170,16 @@ export class Scheduler {
     }
     return report
   }
+}
+
+/** How far the clock may be behind the newest certificate (a corrected drift, not a stepped clock). */
+const CLOCK_TOLERANCE_MS = 60 * 60 * 1000
+
+/** Why nothing may be issued now (the clock is behind the newest certificate), or null. */
+function clockBehind(db: CoreContext['db'], now: Date): string | null {
+  const newest = (db.prepare('SELECT MAX(created_at) AS at FROM certificates').get() as { at: string | null }).at
+  if (!newest || parseDate(newest).getTime() <= now.getTime() + CLOCK_TOLERANCE_MS) return null
+  return `could not issue certificates: the clock (${isoTimestamp(now)}) is behind the newest certificate (issued ${newest}); set the system clock right`
 }
 
 const deployJson = (r: DeployRun): NonNullable<SchedulerReport['deploys']>[number] => ({

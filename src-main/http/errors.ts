@@ -6,6 +6,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Socket } from 'node:net'
 import { ACME_SETUP_PREFIX } from '../core/acme-subscriptions'
 import { RateLimitedError, ServiceError, type ErrorKind } from '../core/errors'
+import { DEFAULT_RETRY_AFTER_SECONDS, RetryLaterError, storageFault } from '../core/store-faults'
 
 export const STATUS_OF: Record<ErrorKind, number> = {
   invalid: 400,
@@ -40,10 +41,24 @@ function validationMessage(err: FastifyError): string {
 }
 
 export function installErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((err: FastifyError, request, reply) => {
+  // Every 503 says when to come back (RFC 9110 §15.6.4), also those a route answers itself
+  // (an ACME subscription the keychain could not store).
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (reply.statusCode === 503 && !reply.hasHeader('retry-after'))
+      reply.header('retry-after', String(DEFAULT_RETRY_AFTER_SECONDS))
+    return payload
+  })
+  app.setErrorHandler((caught: FastifyError, request, reply) => {
+    // A full disk, a failing write or a locked store is a 503 to retry, never a 500.
+    const fault = storageFault(caught)
+    if (fault && !(caught instanceof ServiceError))
+      request.log.warn({ code: (caught as { code?: unknown }).code }, fault.message)
+    const err = (fault ?? caught) as FastifyError
     if (err instanceof ServiceError) {
-      // RFC 6585 §4: a 429 says when to come back.
-      if (err instanceof RateLimitedError) reply.header('retry-after', String(err.retryAfterSeconds))
+      // RFC 6585 §4: a 429 says when to come back; RFC 9110 §15.6.4: so may a 503.
+      if (err instanceof RateLimitedError || err instanceof RetryLaterError)
+        reply.header('retry-after', String(err.retryAfterSeconds))
+      else if (err.kind === 'unavailable') reply.header('retry-after', String(DEFAULT_RETRY_AFTER_SECONDS))
       return reply.code(STATUS_OF[err.kind]).send(failure(err.message))
     }
     if (err.validation) {

@@ -3,6 +3,7 @@ import type { DcvSettingsView, SettingsProblems } from '../../src-preload/contra
 import { download } from '../lib/format'
 import { useStore } from '../store'
 import { ErrorBox } from '../ui'
+import { BackupCard } from './settings-backup'
 
 function Resellers(): React.JSX.Element {
   const resellers = useStore((s) => s.resellers)
@@ -214,6 +215,7 @@ export function Settings(): React.JSX.Element {
           Export root certificate
         </button>
       </section>
+      <BackupCard />
     </div>
   )
 }

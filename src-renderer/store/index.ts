@@ -8,6 +8,7 @@ import type { ResellerView } from '../../src-preload/contract'
 import { onSignedOut } from '../bridge'
 import { acmeSlice } from './acme'
 import { keysSlice } from './api-keys'
+import { backupSlice } from './backup'
 import { billingSlice } from './billing'
 import { catalogueSlice } from './catalogue'
 import { dashboardSlice } from './dashboard'
@@ -36,7 +37,8 @@ export const useStore = create<Store>()((...a) => ({
   ...keysSlice(...a),
   ...deploySlice(...a),
   ...acmeSlice(...a),
-  ...installationsSlice(...a)
+  ...installationsSlice(...a),
+  ...backupSlice(...a)
 }))
 
 // Any call the server refuses for want of a session switches the whole UI to the sign-in-needed screen.

@@ -4,6 +4,7 @@
  */
 import type { StateCreator } from 'zustand'
 import type { AcmeSlice } from './acme'
+import type { BackupSlice } from './backup'
 import type { KeysSlice } from './api-keys'
 import type { BillingSlice } from './billing'
 import type { CatalogueSlice } from './catalogue'
@@ -25,7 +26,8 @@ export type Store = SessionSlice &
   KeysSlice &
   DeploySlice &
   AcmeSlice &
-  InstallationsSlice
+  InstallationsSlice &
+  BackupSlice
 
 export type Slice<T> = StateCreator<Store, [], [], T>
 

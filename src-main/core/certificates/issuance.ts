@@ -3,6 +3,7 @@
  * and the two ways the validation of an order leads to it: a status poll or approval that
  * finds every name valid (`advance`), and the scheduler's automatic reissue (`autoReissue`).
  */
+import { crashPoint } from '../crash-points'
 import { constructedEmailAllowed, dcvReuseDays } from '../cab-policy'
 import { autoReissues } from '../catalogue'
 import { assertAcceptableCsr, decodeCsr } from '../csr'
@@ -119,6 +120,8 @@ async function issueNow(scope: CertificatesScope, orderId: number, reason: Issue
     )
     throw err instanceof ServiceError ? err : new ServiceError('unavailable', `could not issue certificate: ${why}`)
   }
+  // A crash here loses only the signature: the order stays processing and the next pass issues.
+  crashPoint('issuance:signed')
   const id = db
     .transaction(() => {
       const r = db
