@@ -8,6 +8,7 @@ import { ACCOUNT_USAGE, accountAdmin } from './cli-admin-accounts'
 import { CERTIFICATE_USAGE, certificateAdmin, isCertificateCommand } from './cli-admin-certificates'
 import { DEPLOY_USAGE, deployAdmin, isDeployCommand } from './cli-admin-deploy'
 import { parse, UsageError } from './cli-args'
+import { isRenewalCommand, RENEWAL_USAGE, renewalAdmin } from './cli-admin-renewal'
 import { SERVE_USAGE, serve } from './cli-serve'
 import { ServiceError } from './core/errors'
 import { defaultDataDir } from './core/paths'
@@ -19,6 +20,7 @@ ${SERVE_USAGE}
 ${ACCOUNT_USAGE}
 ${CERTIFICATE_USAGE}
 ${DEPLOY_USAGE}
+${RENEWAL_USAGE}
   Headless Linux (no desktop keyring): [--keyring-dir D] [--keyring-password-file F] on any command
   choose the private keyring's folder (outside the data dir) and the file holding its password.`
 
@@ -46,6 +48,7 @@ export async function main(argv: string[]): Promise<number> {
       const service = openService({ dataDir, clock: values['as-of'] ? fixedClock(values['as-of']) : undefined })
       try {
         if (isDeployCommand(words[0])) return await deployAdmin(service, words, values)
+        if (isRenewalCommand(words[0])) return await renewalAdmin(service, words, values)
         return accountAdmin(service, words, values)
       } finally {
         service.close()

@@ -113,7 +113,7 @@ export function openService(opts: ServiceOptions): Service {
     keyVault,
     localCa,
     certificates,
-    scheduler: new Scheduler(ctx, certificates, { deploys, events }),
+    scheduler: new Scheduler(ctx, certificates, { deploys, events, renewals: acmeIssuer }),
     watchlist: new Watchlist(ctx, orders),
     close: () => db.close()
   }

@@ -18,3 +18,11 @@ export const DCV_SETTINGS = {
   /** Sender of approval mail. */
   smtpFrom: 'smtp.from'
 } as const
+
+/** Delegated DNS validation (delegated-dns.ts): the responder starts when both are set. */
+export const DELEGATED_DNS_SETTINGS = {
+  /** The zone delegated (NS) to CertDesk, such as `acme.reseller.example`. */
+  zone: 'dns.delegated_zone',
+  /** `address:port` the authoritative responder listens on (UDP and TCP), such as `0.0.0.0:53`. */
+  listen: 'dns.listen'
+} as const
