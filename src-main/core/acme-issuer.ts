@@ -97,6 +97,8 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
   readonly delegation: DelegatedDns
   /** RFC 9773 renewal windows of the certificates issued here. */
   readonly windows: RenewalWindows
+  /** Why a renewal's `replaces` was refused, kept until its window is stored (shown with it). */
+  private readonly replacesRefused = new Map<number, string>()
 
   constructor(
     private readonly ctx: CoreContext,
@@ -423,9 +425,10 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
       try {
         return await client.createOrder({ identifiers, replaces: prior.cert_id } as never)
       } catch (err) {
-        this.ctx.db
-          .prepare('UPDATE ari_windows SET last_error = ? WHERE order_id = ?')
-          .run(`the CA refused replaces, renewed without it: ${(err as Error).message}`, orderId)
+        this.replacesRefused.set(
+          orderId as number,
+          `the CA refused replaces, renewed without it: ${(err as Error).message}`
+        )
       }
     }
     return this.call('create the ACME order', () => client.createOrder({ identifiers }))
@@ -502,7 +505,9 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     } catch (err) {
       error = `could not read the renewal information: ${(err as Error).message}`
     }
-    this.windows.store(orderId, certId, this.directoryUrl(), info, notAfter, error)
+    const refused = this.replacesRefused.get(orderId) ?? null
+    this.replacesRefused.delete(orderId)
+    this.windows.store(orderId, certId, this.directoryUrl(), info, notAfter, error ?? refused)
   }
 
   /**

@@ -159,7 +159,7 @@ export class RenewalWindows {
     // A CA with ARI is asked again after Retry-After; one without it, or unreachable, after the default.
     const nextCheck = info
       ? new Date(now.getTime() + info.retryAfterS * 1000)
-      : error
+      : error && error.startsWith('could not')
         ? new Date(now.getTime() + DEFAULT_RETRY_AFTER_S * 1000)
         : null
     this.ctx.db
