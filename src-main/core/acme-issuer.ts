@@ -421,7 +421,9 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
   private async renewalOrder(client: acme.Client, names: string[], orderId: number | undefined): Promise<acme.Order> {
     const identifiers = names.map((value) => ({ type: 'dns', value }))
     const prior = orderId !== undefined ? this.windows.get(orderId) : null
-    if (prior && prior.directory_url === this.directoryUrl()) {
+    // Only towards the CA that issued it, and only when that CA speaks ARI (§5 names the
+    // certificate by its renewalInfo CertID).
+    if (prior && prior.source === 'ari' && prior.directory_url === this.directoryUrl()) {
       try {
         return await client.createOrder({ identifiers, replaces: prior.cert_id } as never)
       } catch (err) {
