@@ -34,7 +34,9 @@ export const ACME_ISSUER_SETTINGS = {
   /** Optional PEM file of extra roots to trust for the directory's HTTPS (a private or test CA). */
   caBundle: 'issuer.acme.ca_bundle',
   /** The account URL at the CA, kept once registered (RFC 8555 §7.3). */
-  accountUrl: 'issuer.acme.account_url'
+  accountUrl: 'issuer.acme.account_url',
+  /** The issuer domain name the CA's dns-persist-01 challenges named last (shown with the record). */
+  persistIssuer: 'issuer.acme.persist_issuer'
 } as const
 
 const EAB_SECRET = 'issuer.acme/eab-hmac'
@@ -351,6 +353,8 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
       (d): d is string => typeof d === 'string' && d.length > 0
     )
     if (type === 'dns-01' && persist && issuers.length > 0) {
+      if (this.settings.get(ACME_ISSUER_SETTINGS.persistIssuer) !== issuers[0])
+        this.settings.set(ACME_ISSUER_SETTINGS.persistIssuer, issuers[0])
       const value = persistRecordValue({
         issuerDomain: issuers[0],
         accountUri: client.getAccountUrl(),

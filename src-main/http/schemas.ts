@@ -178,6 +178,19 @@ export const AcmeCreateResponse = ok({
   })
 })
 
+/** dns-persist-01 (draft-ietf-acme-dns-persist): the record to publish once, and whether it is in place. */
+export const PersistRecordJson = Type.Object({
+  domain: Type.String(),
+  record_name: Type.String({ description: '_validation-persist.<domain>' }),
+  record_type: Type.Literal('TXT'),
+  record_value: Type.String({ description: 'issuer domain name; accounturi=<account URL>[; policy=wildcard]' }),
+  account_url: Type.String(),
+  in_place: Type.Boolean({ description: 'looked up read-only through the configured resolver' }),
+  detail: Type.String(),
+  persist_until: Nullable(Timestamp),
+  warning: Nullable(Type.String({ description: 'set while persistUntil is within 30 days or past' }))
+})
+
 export const AcmeDetailsJson = Type.Object({
   status: Type.String(),
   category: Type.String(),
@@ -193,6 +206,7 @@ export const AcmeDetailsJson = Type.Object({
     accounts: Type.Array(Type.Object({ url: Type.String(), status: Type.String(), created_at: Timestamp }))
   }),
   allowed_identifiers: Type.Array(Type.String()),
+  dns_persist: Type.Optional(Type.Array(PersistRecordJson)),
   root_ca_url: Type.String({ description: "the CertDesk root the directory's HTTPS certificate chains to" }),
   commands: Type.Object(
     {
@@ -278,3 +292,35 @@ export const EventJson = Type.Object({
 
 export type OrderJsonT = Static<typeof OrderJson>
 export type ProductJsonT = Static<typeof ProductJson>
+
+// Renewal automation: GET /orders/{id}/renewal (RFC 9773 window, delegation, dns-persist-01).
+export const RenewalJson = Type.Object({
+  window: Nullable(
+    Type.Object({
+      source: Type.Union([Type.Literal('ari'), Type.Literal('default')]),
+      source_detail: Type.String(),
+      cert_id: Type.String({ description: 'RFC 9773 §4.1 CertID' }),
+      window_start: Timestamp,
+      window_end: Timestamp,
+      renew_at: Timestamp,
+      explanation_url: Nullable(Type.String()),
+      checked_at: Timestamp,
+      next_check_at: Nullable(Timestamp),
+      last_error: Nullable(Type.String())
+    })
+  ),
+  delegation: Nullable(
+    Type.Object({
+      zone: Type.String(),
+      domains: Type.Array(
+        Type.Object({
+          domain: Type.String(),
+          cname: Type.Object({ name: Type.String(), type: Type.Literal('CNAME'), value: Type.String() }),
+          in_place: Type.Boolean(),
+          detail: Type.String()
+        })
+      )
+    })
+  ),
+  dns_persist: Type.Array(PersistRecordJson)
+})

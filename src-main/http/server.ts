@@ -26,6 +26,7 @@ import { registerBillingRoutes } from './routes/billing'
 import { registerCatalogueRoutes } from './routes/catalogue'
 import { registerCertificateRoutes } from './routes/certificates'
 import { registerEventRoutes } from './routes/events'
+import { registerRenewalRoutes } from './routes/renewal'
 import { registerOrderRoutes } from './routes/orders'
 import { ErrorEnvelope } from './schemas'
 
@@ -103,6 +104,8 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
   registerCertificateRoutes(router, service)
   registerAcmeRoutes(router, service)
   registerEventRoutes(router, service)
+  // Renewal automation (RFC 9773 window, delegated DNS, dns-persist-01)
+  registerRenewalRoutes(router, service)
   router.get('/openapi.json', { hide: true }, async () => app.swagger())
   if (opts.extend) await opts.extend(app, router)
   router.finish()

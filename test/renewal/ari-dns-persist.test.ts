@@ -94,6 +94,28 @@ async function persistChallenge(c: acme.Client, name: string): Promise<Record<st
 const inDays = (d: number): Date => new Date(clock.now().getTime() + d * 86_400_000)
 
 describe('dns-persist-01 on the embedded ACME server', () => {
+  it('shows each subscription the exact record to publish, checks it, and warns before persistUntil', async () => {
+    const created = await post('/orders', { product_id: 12, domain: 'persist-page.test' })
+    const orderId = created.body.order_id as number
+    const setup = (await get(`/orders/${orderId}/acme`)).body.acme as AcmeSetup
+    const c = await client(setup)
+    const page = async () =>
+      ((await get(`/orders/${orderId}/acme`)).body.acme as { dns_persist: Record<string, unknown>[] }).dns_persist
+    const before = await page()
+    expect(before.map((r) => [r.record_name, r.record_value, r.in_place])).toEqual([
+      ['_validation-persist.persist-page.test', `localhost; accounturi=${c.getAccountUrl()}`, false],
+      ['_validation-persist.www.persist-page.test', `localhost; accounturi=${c.getAccountUrl()}`, false]
+    ])
+    await setTxt(
+      dns,
+      '_validation-persist.persist-page.test',
+      persistRecordValue({ issuerDomain: 'localhost', accountUri: c.getAccountUrl(), persistUntil: inDays(10) })
+    )
+    const after = await page()
+    expect(after[0]).toMatchObject({ in_place: true, warning: expect.stringContaining('persistUntil ends on') })
+    expect(after[1]).toMatchObject({ in_place: false, warning: null })
+  })
+
   it('validates a name whose record names this CA and this account', async () => {
     const c = await client(await subscribe('persist-ok.test'))
     await setTxt(
@@ -191,6 +213,20 @@ describe('the ACME issuer with the embedded server as its CA', () => {
     expect(w?.source_detail).toContain('RFC 9773')
     expect(w && w.renew_at >= w.window_start && w.renew_at <= w.window_end).toBe(true)
     firstCertId = w?.cert_id as string
+    // The same through the API, with the record to keep and its read-only check.
+    const api = await get(`/orders/${orderId}/renewal`)
+    expect(api.status, JSON.stringify(api.body)).toBe(200)
+    const renewal = api.body.renewal as { window: Body; dns_persist: Body[]; delegation: unknown }
+    expect(renewal.window).toMatchObject({ source: 'ari', cert_id: firstCertId, renew_at: w?.renew_at })
+    expect(renewal.delegation).toBeNull()
+    expect(renewal.dns_persist.map((r) => [r.record_name, r.record_value, r.in_place])).toEqual([
+      ['_validation-persist.shop.ari.test', `localhost; accounturi=${accountUrl}`, true],
+      ['_validation-persist.www.shop.ari.test', `localhost; accounturi=${accountUrl}`, true]
+    ])
+    const stranger = s.reseller({ credit: 0 })
+    const hidden = await s.request<Body>('GET', `/orders/${orderId}/renewal`, { key: stranger.key })
+    expect(hidden.status).toBe(404)
+    expect(hidden.body.success).toBe(false)
     folder = mkdtempSync(join(work, 'deploy-'))
     s.service.deploys.addTarget(orderId, { kind: 'folder', path: folder, layout: 'nginx' })
   })
