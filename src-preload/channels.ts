@@ -56,7 +56,9 @@ export const APP_METHODS = {
   listApiKeys: true,
   createApiKey: true,
   revealApiKey: true,
-  revokeApiKey: true
+  revokeApiKey: true,
+  // Renewal automation
+  orderRenewal: true
 } as const satisfies Record<AppMethod, true>
 
 export const appMethodNames = Object.keys(APP_METHODS) as AppMethod[]

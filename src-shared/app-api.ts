@@ -7,6 +7,7 @@
  * The UI acts for one reseller account at a time: every reseller-scoped method takes its id
  * first (docs/guide.md, "The desktop app").
  */
+import { OrderRenewalView } from './renewal-records'
 import { Type, type Static, type TOptional, type TSchema } from '@sinclair/typebox'
 import {
   AcmeHmacKeyView,
@@ -163,7 +164,10 @@ export const APP_API = {
   /** The plain key is in this answer once; afterwards only `revealApiKey` reads it from the keychain. */
   createApiKey: method([reseller, optional('label', Text)], Type.Object({ key: Type.String(), info: ApiKeyView })),
   revealApiKey: method([reseller, arg('key id', Id)], Type.Object({ key: Type.String() })),
-  revokeApiKey: method([reseller, arg('key id', Id)], ApiKeyView)
+  revokeApiKey: method([reseller, arg('key id', Id)], ApiKeyView),
+
+  // Renewal automation: the window (RFC 9773), delegation CNAMEs and dns-persist-01 records of an order.
+  orderRenewal: method([reseller, order], OrderRenewalView)
 } as const satisfies Record<string, MethodSpec>
 
 export type AppMethod = keyof typeof APP_API

@@ -5,6 +5,7 @@
  */
 import { EVENT_TYPES } from '../core/events'
 import { Type, type TInteger, type TLiteral, type TSchema, type TUnion, type Static } from '@sinclair/typebox'
+import { PersistRecordView as PersistRecordJson } from '../../src-shared/renewal-records'
 
 /** A string enum that reads as one in errors and in OpenAPI (not an anyOf of literals). */
 export const StringEnum = <const T extends string>(values: readonly T[], description?: string) =>
@@ -178,18 +179,11 @@ export const AcmeCreateResponse = ok({
   })
 })
 
-/** dns-persist-01 (draft-ietf-acme-dns-persist): the record to publish once, and whether it is in place. */
-export const PersistRecordJson = Type.Object({
-  domain: Type.String(),
-  record_name: Type.String({ description: '_validation-persist.<domain>' }),
-  record_type: Type.Literal('TXT'),
-  record_value: Type.String({ description: 'issuer domain name; accounturi=<account URL>[; policy=wildcard]' }),
-  account_url: Type.String(),
-  in_place: Type.Boolean({ description: 'looked up read-only through the configured resolver' }),
-  detail: Type.String(),
-  persist_until: Nullable(Timestamp),
-  warning: Nullable(Type.String({ description: 'set while persistUntil is within 30 days or past' }))
-})
+// dns-persist-01 records and the renewal view are one contract with the desktop bridge.
+export {
+  PersistRecordView as PersistRecordJson,
+  OrderRenewalView as RenewalJson
+} from '../../src-shared/renewal-records'
 
 export const AcmeDetailsJson = Type.Object({
   status: Type.String(),
@@ -292,35 +286,3 @@ export const EventJson = Type.Object({
 
 export type OrderJsonT = Static<typeof OrderJson>
 export type ProductJsonT = Static<typeof ProductJson>
-
-// Renewal automation: GET /orders/{id}/renewal (RFC 9773 window, delegation, dns-persist-01).
-export const RenewalJson = Type.Object({
-  window: Nullable(
-    Type.Object({
-      source: Type.Union([Type.Literal('ari'), Type.Literal('default')]),
-      source_detail: Type.String(),
-      cert_id: Type.String({ description: 'RFC 9773 §4.1 CertID' }),
-      window_start: Timestamp,
-      window_end: Timestamp,
-      renew_at: Timestamp,
-      explanation_url: Nullable(Type.String()),
-      checked_at: Timestamp,
-      next_check_at: Nullable(Timestamp),
-      last_error: Nullable(Type.String())
-    })
-  ),
-  delegation: Nullable(
-    Type.Object({
-      zone: Type.String(),
-      domains: Type.Array(
-        Type.Object({
-          domain: Type.String(),
-          cname: Type.Object({ name: Type.String(), type: Type.Literal('CNAME'), value: Type.String() }),
-          in_place: Type.Boolean(),
-          detail: Type.String()
-        })
-      )
-    })
-  ),
-  dns_persist: Type.Array(PersistRecordJson)
-})

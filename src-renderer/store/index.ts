@@ -15,6 +15,7 @@ import { deploySlice } from './deploys'
 import { listsSlice } from './lists'
 import { draftSlice } from './new-order'
 import { orderSlice } from './order'
+import { renewalSlice } from './renewal'
 import { sessionSlice } from './session'
 import type { Store } from './slice'
 
@@ -34,7 +35,8 @@ export const useStore = create<Store>()((...a) => ({
   ...draftSlice(...a),
   ...keysSlice(...a),
   ...deploySlice(...a),
-  ...acmeSlice(...a)
+  ...acmeSlice(...a),
+  ...renewalSlice(...a)
 }))
 
 // Any call the server refuses for want of a session switches the whole UI to the sign-in-needed screen.
