@@ -133,6 +133,18 @@ export function fetchRenewalInfo(
   })
 }
 
+/**
+ * The scheduler's lookup of renewals due. CROSS JOIN keeps SQLite starting from the renew_at
+ * index: started from orders, it would walk every completed order of a large store on each
+ * idle pass.
+ */
+export const DUE_RENEWALS_SQL = `SELECT o.id, o.order_number FROM ari_windows a CROSS JOIN orders o ON o.id = a.order_id
+  WHERE a.renew_at <= ? AND o.status = 'completed' AND o.auto_reissue = 1 AND o.purchase_end_date > ?
+  ORDER BY o.id`
+/** Windows whose Retry-After has passed (the partial index holds only those with a next look). */
+export const DUE_CHECKS_SQL =
+  'SELECT * FROM ari_windows WHERE next_check_at IS NOT NULL AND next_check_at <= ? ORDER BY order_id'
+
 export class RenewalWindows {
   constructor(private readonly ctx: CoreContext) {}
 
@@ -222,20 +234,12 @@ export class RenewalWindows {
 
   /** Windows whose Retry-After has passed (an indexed range: cheap when none is due). */
   dueChecks(now: Date): AriRow[] {
-    return this.ctx.db
-      .prepare('SELECT * FROM ari_windows WHERE next_check_at IS NOT NULL AND next_check_at <= ? ORDER BY order_id')
-      .all(isoTimestamp(now)) as AriRow[]
+    return this.ctx.db.prepare(DUE_CHECKS_SQL).all(isoTimestamp(now)) as AriRow[]
   }
 
   /** Orders whose chosen moment has come, still active and renewed automatically. */
   dueRenewals(now: Date, today: string): { id: number; order_number: string }[] {
-    return this.ctx.db
-      .prepare(
-        `SELECT o.id, o.order_number FROM ari_windows a JOIN orders o ON o.id = a.order_id
-          WHERE a.renew_at <= ? AND o.status = 'completed' AND o.auto_reissue = 1 AND o.purchase_end_date > ?
-          ORDER BY o.id`
-      )
-      .all(isoTimestamp(now), today) as { id: number; order_number: string }[]
+    return this.ctx.db.prepare(DUE_RENEWALS_SQL).all(isoTimestamp(now), today) as { id: number; order_number: string }[]
   }
 
   view(orderId: number): RenewalWindowView | null {

@@ -2,8 +2,18 @@
  * The client side of RFC 9773 §4.2–4.3 with fixed UTC dates: the moment chosen inside the
  * window, a window in the past, Retry-After, and the dns-persist-01 record parser's edges.
  */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { chooseRenewAt, DEFAULT_RETRY_AFTER_S, retryAfterSeconds } from '../../src-main/core/ari'
+import {
+  chooseRenewAt,
+  DEFAULT_RETRY_AFTER_S,
+  DUE_CHECKS_SQL,
+  DUE_RENEWALS_SQL,
+  retryAfterSeconds
+} from '../../src-main/core/ari'
+import { openDatabase } from '../../src-main/core/db'
 import { judgePersistRecords, parsePersistRecord, persistRecordValue } from '../../src-main/core/dns-persist'
 
 const at = (s: string): Date => new Date(s)
@@ -73,5 +83,23 @@ describe('dns-persist-01 records', () => {
     expect(judgePersistRecords(['other.test; accounturi=https://ca.test/acct/1'], want).ok).toBe(false)
     // One good record among bad ones is enough (draft §4: any matching record).
     expect(judgePersistRecords([bad, 'ca.test; accounturi=https://ca.test/acct/1'], want).ok).toBe(true)
+  })
+})
+
+describe("the scheduler's renewal lookups", () => {
+  it('start from the ari_windows indexes, never from the orders table', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'certdesk-ari-plan-'))
+    const db = openDatabase(join(dir, 'store'))
+    try {
+      const plan = (sql: string, ...args: string[]): string[] =>
+        (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((r) => r.detail)
+      const renewals = plan(DUE_RENEWALS_SQL, '2027-01-01 00:00:00', '2027-01-01')
+      expect(renewals[0]).toMatch(/^SEARCH a USING COVERING INDEX ari_windows_renew_at/)
+      expect(renewals.join(' | ')).not.toMatch(/SCAN o|SEARCH o USING INDEX/)
+      expect(plan(DUE_CHECKS_SQL, '2027-01-01 00:00:00')[0]).toMatch(/USING INDEX ari_windows_next_check/)
+    } finally {
+      db.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
