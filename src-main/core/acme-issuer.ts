@@ -9,13 +9,13 @@
  * (RFC 8555 §8.3, §8.4), the validation instructions are the CA's challenge values, and a
  * check asks the CA to validate. Email (and https, which ACME has no challenge for) are refused.
  */
-import { Agent, request as httpsRequest } from 'node:https'
+import { Agent } from 'node:https'
 import { readFileSync } from 'node:fs'
 import { rootCertificates } from 'node:tls'
 import * as acme from 'acme-client'
 import type { CoreContext } from './context'
 import { ChallengeFailure, checkDns01, checkHttp01 } from './acme-challenges'
-import { certIdOfPem, fetchRenewalInfo, RenewalWindows, type RenewalInfo } from './ari'
+import { certIdOfPem, fetchDirectory, fetchRenewalInfo, RenewalWindows, type RenewalInfo } from './ari'
 import { DCV_SETTINGS, type CheckResult, type DcvMethod } from './dcv'
 import { DelegatedDns } from './delegated-dns'
 import { checkPersistRecord, persistOwner, persistRecordValue } from './dns-persist'
@@ -490,7 +490,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
 
   /** The CA's renewalInfo URL (RFC 9773 §3), or null when its directory has none. */
   private async renewalInfoUrl(): Promise<string | null> {
-    const body = await httpsJson(this.directoryUrl(), this.agent())
+    const body = await fetchDirectory(this.directoryUrl(), this.agent())
     const url = (body as { renewalInfo?: unknown }).renewalInfo
     return typeof url === 'string' ? url : null
   }
@@ -616,28 +616,3 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
 }
 
 const tokenOf = (c: { token?: unknown }): string => (typeof c.token === 'string' ? c.token : '')
-
-/** GET a small JSON document over HTTPS (the CA's directory). */
-function httpsJson(url: string, agent: Agent | undefined): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(url, { agent, timeout: 10_000, headers: { accept: 'application/json' } }, (res) => {
-      let body = ''
-      res.setEncoding('utf8')
-      res.on('data', (d: string) => {
-        body += d
-        if (body.length > 64 * 1024) req.destroy(new Error('the directory is too long'))
-      })
-      res.on('end', () => {
-        if (res.statusCode !== 200) return reject(new Error(`${url} answered ${res.statusCode}`))
-        try {
-          resolve(JSON.parse(body))
-        } catch {
-          reject(new Error(`${url} is not JSON`))
-        }
-      })
-    })
-    req.on('timeout', () => req.destroy(new Error('no answer within 10 s')))
-    req.on('error', reject)
-    req.end()
-  })
-}

@@ -262,3 +262,28 @@ export class RenewalWindows {
     }
   }
 }
+
+/** GET the CA's directory (RFC 8555 §7.1.1), a small JSON object, to find `renewalInfo` (RFC 9773 §3). */
+export function fetchDirectory(url: string, agent: Agent | undefined): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent, timeout: 10_000, headers: { accept: 'application/json' } }, (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (d: string) => {
+        body += d
+        if (body.length > 64 * 1024) req.destroy(new Error('the directory is too long'))
+      })
+      res.on('end', () => {
+        if (res.statusCode !== 200) return reject(new Error(`${url} answered ${res.statusCode}`))
+        try {
+          resolve(JSON.parse(body))
+        } catch {
+          reject(new Error(`${url} is not JSON`))
+        }
+      })
+    })
+    req.on('timeout', () => req.destroy(new Error('no answer within 10 s')))
+    req.on('error', reject)
+    req.end()
+  })
+}
