@@ -96,7 +96,8 @@ export const SETTING_RULES: Record<string, SettingRule> = {
   [DCV_SETTINGS.allowPrivateAddresses]: flagRule,
   // Delegated DNS validation (delegated-dns.ts)
   [DELEGATED_DNS_SETTINGS.zone]: zoneRule,
-  [DELEGATED_DNS_SETTINGS.listen]: resolverRule
+  [DELEGATED_DNS_SETTINGS.listen]: resolverRule,
+  [DELEGATED_DNS_SETTINGS.persistIssuer]: zoneRule
 }
 
 export const EDITABLE_SETTINGS = Object.keys(SETTING_RULES)

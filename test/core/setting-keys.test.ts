@@ -14,7 +14,7 @@ const NAMES = [
   'dcv.allow_private_addresses'
 ]
 /** Delegated DNS validation's settings, editable too (setting-keys.ts). */
-const DELEGATION = ['dns.delegated_zone', 'dns.listen']
+const DELEGATION = ['dns.delegated_zone', 'dns.listen', 'acme_server.issuer_domain']
 
 beforeEach(() => {
   vi.resetModules()

@@ -8,6 +8,7 @@ import { ChallengeFailure, checkDns01, checkHttp01, type CheckSettings } from '.
 import type { CoreContext } from '../context'
 import { DCV_SETTINGS } from '../dcv'
 import { checkPersistRecord } from '../dns-persist'
+import { DELEGATED_DNS_SETTINGS } from '../setting-keys'
 import type { Settings } from '../settings'
 import { ACME_DIRECTORY_URL_SETTING } from '../acme-subscriptions'
 import { isoTimestamp } from '../time'
@@ -16,7 +17,7 @@ import { acmeErrorDocument, noSuch } from './errors'
 import { challengeOf, type AcmeAccount, type AcmeChallenge, type AuthzRow, type ChallengeRow } from './records'
 
 /** The issuer domain name dns-persist-01 records must name; the directory's host unless set. */
-export const PERSIST_ISSUER_SETTING = 'acme_server.issuer_domain'
+export const PERSIST_ISSUER_SETTING = DELEGATED_DNS_SETTINGS.persistIssuer
 
 /** draft-ietf-acme-dns-persist §3: the name this CA is known by in `_validation-persist` records. */
 export function persistIssuerDomain(settings: Settings): string {
