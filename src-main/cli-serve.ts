@@ -62,6 +62,7 @@ export async function serve(dataDir: string, v: Values): Promise<number> {
   const { urls } = running
   process.stdout.write(`CertDesk reseller API v3.0 listening on ${urls.api}\n`)
   if (urls.acmeDirectory) process.stdout.write(`CertDesk ACME directory at ${urls.acmeDirectory}\n`)
+  if (urls.dnsResponder) process.stdout.write(`CertDesk DNS responder for the delegated zone on ${urls.dnsResponder}\n`)
   if (urls.browserLogin) process.stdout.write(`CertDesk desktop UI (browser mode), open once: ${urls.browserLogin}\n`)
   await stopped
   await running.stop()

@@ -10,6 +10,7 @@ import { CERTIFICATE_USAGE, certificateAdmin, isCertificateCommand } from './cli
 import { DEPLOY_USAGE, deployAdmin, isDeployCommand } from './cli-admin-deploy'
 import { parse, UsageError } from './cli-args'
 import { INSTALLATION_USAGE, installationAdmin, isInstallationCommand } from './cli-admin-installations'
+import { isRenewalCommand, RENEWAL_USAGE, renewalAdmin } from './cli-admin-renewal'
 import { SERVE_USAGE, serve } from './cli-serve'
 import { ServiceError } from './core/errors'
 import { storageFault } from './core/store-faults'
@@ -24,6 +25,7 @@ ${CERTIFICATE_USAGE}
 ${DEPLOY_USAGE}
 ${INSTALLATION_USAGE}
 ${BACKUP_USAGE}
+${RENEWAL_USAGE}
   Headless Linux (no desktop keyring): [--keyring-dir D] [--keyring-password-file F] on any command
   choose the private keyring's folder (outside the data dir) and the file holding its password.`
 
@@ -54,6 +56,7 @@ export async function main(argv: string[]): Promise<number> {
       try {
         if (isDeployCommand(words[0])) return await deployAdmin(service, words, values)
         if (isInstallationCommand(words[0])) return await installationAdmin(service, words, values)
+        if (isRenewalCommand(words[0])) return await renewalAdmin(service, words, values)
         return accountAdmin(service, words, values)
       } finally {
         service.close()

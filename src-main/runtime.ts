@@ -9,7 +9,9 @@ import { browserUiOptions } from './app/browser-mode'
 import { DEFAULT_ACME_PORT } from './core/acme-subscriptions'
 import type { Reseller } from './core/resellers'
 import { startInstallationLoop } from './core/installations'
+import { startConfiguredResponder } from './core/delegated-dns-server'
 import { startSchedulerLoop } from './core/scheduler'
+import { DELEGATED_DNS_SETTINGS } from './core/setting-keys'
 import { ensureDemoReseller, openService, type Service } from './core/service'
 import { buildServer, listen } from './http/server'
 
@@ -57,6 +59,8 @@ export interface RunningCertDesk {
     api: string
     /** The ACME directory, null when the ACME server could not start. */
     acmeDirectory: string | null
+    /** `address:port` of the delegated-zone DNS responder, null when not configured or not started. */
+    dnsResponder: string | null
     /** The one-time sign-in link of browser mode, null without `browserUi`. */
     browserLogin: string | null
   }
@@ -94,6 +98,14 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
       opts.log.error(`could not start the ACME server on port ${acmePort}: ${(err as Error).message}`)
       return null
     })
+    // Delegated DNS validation: the authoritative responder for the zone, when one is configured.
+    const listenAt = service.settings.get(DELEGATED_DNS_SETTINGS.listen)
+    const dnsResponder = await startConfiguredResponder(listenAt, service.acmeIssuer.delegation).catch(
+      (err: unknown) => {
+        opts.log.error(`could not start the DNS responder on ${listenAt}: ${(err as Error).message}`)
+        return null
+      }
+    )
     // The scheduler runs a pass at once (catching up on reissues that fell due while CertDesk
     // was closed or the machine slept), then hourly, and retries due deploys every minute.
     const stopScheduler = startSchedulerLoop(service.scheduler, (line) => opts.log.info(line))
@@ -105,6 +117,7 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
       await stopScheduler()
       await stopInstallations()
       await acme?.close()
+      await dnsResponder?.close()
       await listening.close()
       // A request answered just before the listener closed may have stored a certificate and
       // started its deploys: they finish before the store closes under them.
@@ -117,6 +130,7 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
       urls: {
         api: listening.url,
         acmeDirectory: acme?.directoryUrl ?? null,
+        dnsResponder: dnsResponder ? `${dnsResponder.host}:${dnsResponder.port}` : null,
         browserLogin: ui ? ui.loginUrl(listening.url) : null
       },
       stop: () => (stopping ??= stop())

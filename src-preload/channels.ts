@@ -72,7 +72,9 @@ export const APP_METHODS = {
   expiringCsv: true,
   // backup from the settings screen
   startBackup: true,
-  backupProgress: true
+  backupProgress: true,
+  // Renewal automation
+  orderRenewal: true
 } as const satisfies Record<AppMethod, true>
 
 export const appMethodNames = Object.keys(APP_METHODS) as AppMethod[]

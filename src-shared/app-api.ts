@@ -7,6 +7,7 @@
  * The UI acts for one reseller account at a time: every reseller-scoped method takes its id
  * first (docs/guide.md, "The desktop app").
  */
+import { OrderRenewalView } from './renewal-records'
 import { Type, type Static, type TOptional, type TSchema } from '@sinclair/typebox'
 import {
   AcmeHmacKeyView,
@@ -218,7 +219,9 @@ export const APP_API = {
   // Backup of the store from the settings screen (docs/backup.md): started, then polled for progress.
   /** Starts a consistent copy of the store into `folder` (default `<data dir>/backups`); answers at once. */
   startBackup: method([optional('folder', Text)], BackupJobView),
-  backupProgress: method([], BackupJobView)
+  backupProgress: method([], BackupJobView),
+  // Renewal automation: the window (RFC 9773), delegation CNAMEs and dns-persist-01 records of an order.
+  orderRenewal: method([reseller, order], OrderRenewalView)
 } as const satisfies Record<string, MethodSpec>
 
 export type AppMethod = keyof typeof APP_API

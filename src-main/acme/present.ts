@@ -14,7 +14,8 @@ export function presenters(url: UrlOf) {
   const challengeJson = (c: AcmeChallenge): Record<string, unknown> => ({
     type: c.type,
     url: url(`/chall/${c.publicId}`),
-    token: c.token,
+    // dns-persist-01 has no token; its row keeps the issuer domain name it offers.
+    ...(c.type === 'dns-persist-01' ? { 'issuer-domain-names': [c.token] } : { token: c.token }),
     status: c.status,
     ...(c.validatedAt ? { validated: rfc3339(c.validatedAt) } : {}),
     ...(c.error ? { error: c.error } : {})

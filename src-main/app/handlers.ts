@@ -18,6 +18,7 @@ import {
   ACME_DIRECTORY_URL_SETTING,
   type AcmeUrls
 } from '../core/acme-subscriptions'
+import { orderRenewalView } from '../core/ari-order-view'
 import { dcvSettingProblems, dcvSettingsView, updateDcvSettings } from '../core/dcv-settings-view'
 import { deployRunView, deployTargetView, deployTargetViews } from '../core/deploy/deploy-views'
 import { conflict, invalid, notFound, ServiceError } from '../core/errors'
@@ -284,6 +285,9 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
         .list(r.id)
         .map((sub) => acmeSubscriptionView(service.orders.get(r.id, sub.orderId), service.acme.details(sub), urls))
     },
+    // Renewal automation (RFC 9773 window, delegated DNS, dns-persist-01): read-only DNS looks.
+    orderRenewal: (resellerId, orderId) =>
+      orderRenewalView(service.ctx, service.settings, service.acmeIssuer, ownOrder(resellerId, orderId).id),
     acmeHmacKey: (resellerId, orderId) => {
       const order = ownOrder(resellerId, orderId)
       const sub = service.acme.forOrder(order.resellerId, order.id)

@@ -13,7 +13,7 @@ import { resolveTarget, TargetRefused } from './validation-target'
 /** A failed check, typed as RFC 8555 §6.7 names it, so the ACME server can answer with it. */
 export class ChallengeFailure extends Error {
   constructor(
-    readonly type: 'dns' | 'connection' | 'incorrectResponse',
+    readonly type: 'dns' | 'connection' | 'incorrectResponse' | 'unauthorized',
     message: string
   ) {
     super(message)

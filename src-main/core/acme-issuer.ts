@@ -15,7 +15,10 @@ import { rootCertificates } from 'node:tls'
 import * as acme from 'acme-client'
 import type { CoreContext } from './context'
 import { ChallengeFailure, checkDns01, checkHttp01 } from './acme-challenges'
+import { certIdOfPem, fetchDirectory, fetchRenewalInfo, RenewalWindows, type RenewalInfo } from './ari'
 import { DCV_SETTINGS, type CheckResult, type DcvMethod } from './dcv'
+import { DelegatedDns } from './delegated-dns'
+import { checkPersistRecord, persistOwner, persistRecordValue } from './dns-persist'
 import { baseDomain } from './domains'
 import { invalid, ServiceError } from './errors'
 import type { IssueRequest, IssuedCertificate, Issuer } from './issuer'
@@ -31,7 +34,9 @@ export const ACME_ISSUER_SETTINGS = {
   /** Optional PEM file of extra roots to trust for the directory's HTTPS (a private or test CA). */
   caBundle: 'issuer.acme.ca_bundle',
   /** The account URL at the CA, kept once registered (RFC 8555 §7.3). */
-  accountUrl: 'issuer.acme.account_url'
+  accountUrl: 'issuer.acme.account_url',
+  /** The issuer domain name the CA's dns-persist-01 challenges named last (shown with the record). */
+  persistIssuer: 'issuer.acme.persist_issuer'
 } as const
 
 const EAB_SECRET = 'issuer.acme/eab-hmac'
@@ -51,16 +56,34 @@ export interface ExternalValidation {
 
 export type ExternalInstructions =
   | { method: 'http'; url: string; fileName: string; fileContent: string }
-  | { method: 'dns'; recordName: string; recordType: 'TXT'; recordValue: string; txtAlternative: string }
+  | { method: 'dns'; recordName: string; recordType: 'TXT' | 'CNAME'; recordValue: string; txtAlternative: string }
+
+type ChallengeType = 'http-01' | 'dns-01' | 'dns-persist-01'
 
 interface ChallengeState {
   name: string
   authzUrl: string
   challengeUrl: string
-  type: 'http-01' | 'dns-01'
+  type: ChallengeType
   token: string
-  /** http-01: the key authorization; dns-01: base64url(SHA-256(key authorization)). Public by design. */
+  /**
+   * http-01: the key authorization; dns-01: base64url(SHA-256(key authorization));
+   * dns-persist-01: the TXT record to publish. Public by design.
+   */
   value: string
+  /** dns-persist-01: the issuer domain names the CA accepts (draft-ietf-acme-dns-persist §3). */
+  issuerDomains?: string[]
+  /** dns-01 answered by CertDesk's own responder under the delegated zone (delegated-dns.ts). */
+  delegated?: boolean
+}
+
+/** A challenge as acme-client returns it, with the dns-persist-01 member it does not know. */
+interface OfferedChallenge {
+  type: string
+  url: string
+  status: string
+  token?: unknown
+  'issuer-domain-names'?: unknown
 }
 
 interface OrderRow {
@@ -72,12 +95,21 @@ interface OrderRow {
 
 export class AcmeIssuer implements Issuer, ExternalValidation {
   readonly name = 'acme'
+  /** The zone delegated to CertDesk, where it answers dns-01 itself. */
+  readonly delegation: DelegatedDns
+  /** RFC 9773 renewal windows of the certificates issued here. */
+  readonly windows: RenewalWindows
+  /** Why a renewal's `replaces` was refused, kept until its window is stored (shown with it). */
+  private readonly replacesRefused = new Map<number, string>()
 
   constructor(
     private readonly ctx: CoreContext,
     private readonly settings: Settings,
     private readonly fallback: Issuer
-  ) {}
+  ) {
+    this.delegation = new DelegatedDns(ctx, settings)
+    this.windows = new RenewalWindows(ctx)
+  }
 
   /** Stores the connection to an external CA; the HMAC key goes to the keychain only. */
   configure(directoryUrl: string, eabKid: string | null, eabHmacKey: string | null, caBundle?: string | null): void {
@@ -157,22 +189,14 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     for (const authz of authzs) {
       const name = authz.wildcard ? `*.${authz.identifier.value}` : authz.identifier.value
       if (authz.status === 'valid') continue // §7.1.3: the CA reused a valid authorization
-      const ch = authz.challenges.find((c) => c.type === type)
-      if (!ch)
+      const [state] = await this.challengesFor(client, authz, name, type)
+      if (state?.delegated) this.delegation.publish(authz.identifier.value, state.value, orderId)
+      if (!state)
         throw new ServiceError(
           'unavailable',
           `could not validate ${name}: the ACME CA offers no ${type} challenge for it`
         )
-      // acme-client returns the dns-01 record value (the digest) and the http-01 file content.
-      const value = await client.getChallengeKeyAuthorization(ch)
-      challenges.push({
-        name,
-        authzUrl: authz.url,
-        challengeUrl: ch.url,
-        type,
-        token: (ch as { token: string }).token,
-        value
-      })
+      challenges.push(state)
     }
     this.ctx.db
       .prepare(
@@ -187,6 +211,26 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     const ch = this.challenge(orderId, name)
     if (!ch) return null
     const domain = baseDomain(name)
+    if (ch.type === 'dns-persist-01') {
+      // Published once: later renewals at this CA, for this account, need nothing new.
+      return {
+        method: 'dns',
+        recordName: persistOwner(domain),
+        recordType: 'TXT',
+        recordValue: ch.value,
+        txtAlternative: ch.value
+      }
+    }
+    if (ch.delegated) {
+      // Set once; CertDesk's responder serves the TXT value (txtAlternative) under the target.
+      return {
+        method: 'dns',
+        recordName: `_acme-challenge.${domain}`,
+        recordType: 'CNAME',
+        recordValue: this.delegation.target(domain),
+        txtAlternative: ch.value
+      }
+    }
     if (ch.type === 'http-01') {
       return {
         method: 'http',
@@ -211,21 +255,14 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     if (!ch) return { ok: true, detail: 'the ACME CA already holds a valid authorization for this name' }
     // Look first, as certbot and acme-client do: asking the CA before the answer is published
     // would spend the challenge (§8.2: a failed challenge invalidates the authorization).
-    const domain = baseDomain(name)
-    const net = {
-      resolver: this.settings.get(DCV_SETTINGS.resolver) || null,
-      http01Port: Number(this.settings.get(DCV_SETTINGS.httpPort) || 80),
-      allowPrivateAddresses: this.settings.flag(DCV_SETTINGS.allowPrivateAddresses),
-      timeoutMs: 5000
-    }
+    const net = this.netSettings()
+    const client = await this.client()
     try {
-      if (ch.type === 'http-01') await checkHttp01(domain, ch.token, ch.value, net)
-      else await checkDns01(domain, { digest: ch.value }, net)
+      await this.lookFirst(client, ch, orderId, net)
     } catch (err) {
       const why = err instanceof ChallengeFailure ? err.message : String(err)
       return { ok: false, detail: `not published yet, the ACME CA was not asked: ${why}` }
     }
-    const client = await this.client()
     try {
       const authz = await client.getAuthorizations({ authorizations: [ch.authzUrl] } as never)
       if (authz[0]?.status === 'valid') return { ok: true, detail: `validated by the ACME CA (${ch.type})` }
@@ -256,15 +293,12 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     const row = req.orderId !== undefined ? this.row(req.orderId) : null
     let order = row
       ? await this.call('read the ACME order', () => client.getOrder({ url: row.order_url } as never))
-      : await this.call('create the ACME order', () =>
-          client.createOrder({ identifiers: req.names.map((value) => ({ type: 'dns', value })) })
-        )
+      : await this.renewalOrder(client, req.names, req.orderId)
     if (order.status === 'pending') {
-      // A reissue without new validation: only works while the CA reuses its authorizations.
-      throw new ServiceError(
-        'conflict',
-        'could not issue certificate: the ACME CA wants the names validated again; use POST /ssl/change-dcv'
-      )
+      // A renewal: validated without the customer when a dns-persist-01 record or the delegated
+      // zone allows it; otherwise only while the CA reuses its authorizations.
+      await this.validateUnattended(client, order, req.orderId ?? null)
+      order = await this.call('read the ACME order', () => client.getOrder(order))
     }
     const body = (req.csrDer.toString('base64').match(/.{1,64}/g) ?? []).join('\n')
     const csrPem = `-----BEGIN CERTIFICATE REQUEST-----\n${body}\n-----END CERTIFICATE REQUEST-----\n`
@@ -277,8 +311,11 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
       throw new ServiceError('unavailable', 'could not issue certificate: the ACME CA returned no certificate')
     const info = acme.crypto.readCertificateInfo(leafPem)
     const leaf = new x509.X509Certificate(leafPem)
-    if (req.orderId !== undefined)
+    if (req.orderId !== undefined) {
       this.ctx.db.prepare('DELETE FROM acme_issuer_orders WHERE order_id = ?').run(req.orderId)
+      this.delegation.unpublish(req.orderId)
+      await this.trackRenewal(req.orderId, leafPem, info.notAfter)
+    }
     return {
       certificatePem: `${leafPem}\n`,
       chainPem: certs
@@ -290,6 +327,227 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
       validTill: info.notAfter,
       issuer: `acme:${this.directoryUrl()}`
     }
+  }
+
+  /**
+   * The challenges CertDesk can answer for one authorization, best first: http-01 for http; for
+   * dns, dns-01 in the delegated zone when one is set, then dns-persist-01 when the CA offers it
+   * (one record for every renewal), then plain dns-01. Empty when the CA offers none of these.
+   */
+  private async challengesFor(
+    client: acme.Client,
+    authz: acme.Authorization,
+    name: string,
+    type: 'http-01' | 'dns-01'
+  ): Promise<ChallengeState[]> {
+    const offered = authz.challenges as unknown as OfferedChallenge[]
+    const base = { name, authzUrl: authz.url }
+    const out: ChallengeState[] = []
+    const dns01 = offered.find((c) => c.type === 'dns-01')
+    if (type === 'dns-01' && dns01 && this.delegation.enabled()) {
+      const value = await client.getChallengeKeyAuthorization(dns01 as never)
+      out.push({ ...base, challengeUrl: dns01.url, type: 'dns-01', token: tokenOf(dns01), value, delegated: true })
+    }
+    const persist = offered.find((c) => c.type === 'dns-persist-01')
+    const issuers = (Array.isArray(persist?.['issuer-domain-names']) ? persist['issuer-domain-names'] : []).filter(
+      (d): d is string => typeof d === 'string' && d.length > 0
+    )
+    if (type === 'dns-01' && persist && issuers.length > 0) {
+      if (this.settings.get(ACME_ISSUER_SETTINGS.persistIssuer) !== issuers[0])
+        this.settings.set(ACME_ISSUER_SETTINGS.persistIssuer, issuers[0])
+      const value = persistRecordValue({
+        issuerDomain: issuers[0],
+        accountUri: client.getAccountUrl(),
+        wildcard: authz.wildcard === true
+      })
+      out.push({ ...base, challengeUrl: persist.url, type: 'dns-persist-01', token: '', value, issuerDomains: issuers })
+    }
+    const ch = offered.find((c) => c.type === type)
+    // acme-client returns the dns-01 record value (the digest) and the http-01 file content.
+    if (ch)
+      out.push({
+        ...base,
+        challengeUrl: ch.url,
+        type,
+        token: tokenOf(ch),
+        value: await client.getChallengeKeyAuthorization(ch as never)
+      })
+    return out
+  }
+
+  /**
+   * What CertDesk checks before asking the CA: the CA's check spends the challenge (RFC 8555
+   * §8.2), so it is asked only once the answer is visible. Throws a ChallengeFailure otherwise.
+   */
+  private async lookFirst(
+    client: acme.Client,
+    ch: ChallengeState,
+    orderId: number | null,
+    net: Parameters<typeof checkHttp01>[3]
+  ): Promise<void> {
+    const domain = baseDomain(ch.name)
+    if (ch.type === 'http-01') return checkHttp01(domain, ch.token, ch.value, net)
+    if (ch.type === 'dns-persist-01') {
+      const verdict = await checkPersistRecord(domain, net.resolver, {
+        issuerDomains: ch.issuerDomains ?? [],
+        accountUri: client.getAccountUrl(),
+        wildcard: ch.name.startsWith('*.'),
+        now: this.ctx.clock()
+      })
+      if (!verdict.ok)
+        throw new ChallengeFailure(verdict.type, `the record at ${persistOwner(domain)} does not do: ${verdict.reason}`)
+      return
+    }
+    if (ch.delegated) {
+      // CertDesk serves the value itself; what must be in place is the customer's CNAME.
+      this.delegation.publish(domain, ch.value, orderId)
+      const [st] = await this.delegation.status([domain])
+      if (!st?.in_place) throw new ChallengeFailure('dns', st?.detail ?? `no CNAME at _acme-challenge.${domain}`)
+      return
+    }
+    return checkDns01(domain, { digest: ch.value }, net)
+  }
+
+  private netSettings(): Parameters<typeof checkHttp01>[3] {
+    return {
+      resolver: this.settings.get(DCV_SETTINGS.resolver) || null,
+      http01Port: Number(this.settings.get(DCV_SETTINGS.httpPort) || 80),
+      allowPrivateAddresses: this.settings.flag(DCV_SETTINGS.allowPrivateAddresses),
+      timeoutMs: 5000
+    }
+  }
+
+  /**
+   * A renewal's new CA order. RFC 9773 §5: it names the certificate it replaces, so the CA can
+   * keep the renewal out of rate limits and revocation; a CA that refuses `replaces` (it
+   * replaced that certificate already, or does not know it) gets the order again without it.
+   */
+  private async renewalOrder(client: acme.Client, names: string[], orderId: number | undefined): Promise<acme.Order> {
+    const identifiers = names.map((value) => ({ type: 'dns', value }))
+    const prior = orderId !== undefined ? this.windows.get(orderId) : null
+    // Only towards the CA that issued it, and only when that CA speaks ARI (§5 names the
+    // certificate by its renewalInfo CertID).
+    if (prior && prior.source === 'ari' && prior.directory_url === this.directoryUrl()) {
+      try {
+        return await client.createOrder({ identifiers, replaces: prior.cert_id } as never)
+      } catch (err) {
+        this.replacesRefused.set(
+          orderId as number,
+          `the CA refused replaces, renewed without it: ${(err as Error).message}`
+        )
+      }
+    }
+    return this.call('create the ACME order', () => client.createOrder({ identifiers }))
+  }
+
+  /**
+   * Validates a renewal's pending authorizations without the customer: a dns-persist-01 record
+   * that still authorizes this account, or dns-01 in the delegated zone with its CNAME in place.
+   */
+  private async validateUnattended(client: acme.Client, order: acme.Order, orderId: number | null): Promise<void> {
+    const authzs = await this.call('read the ACME authorizations', () => client.getAuthorizations(order))
+    const net = this.netSettings()
+    for (const authz of authzs) {
+      if (authz.status === 'valid') continue
+      const name = authz.wildcard ? `*.${authz.identifier.value}` : authz.identifier.value
+      const why: string[] = []
+      let done = false
+      for (const ch of await this.unattendedChoices(client, authz, name)) {
+        try {
+          await this.lookFirst(client, ch, orderId, net)
+        } catch (err) {
+          why.push(`${ch.type}${ch.delegated ? ' (delegated)' : ''}: ${(err as Error).message}`)
+          continue
+        }
+        const offered = (authz.challenges as unknown as OfferedChallenge[]).find((c) => c.url === ch.challengeUrl)
+        await this.call(`validate ${name} over ${ch.type}`, async () => {
+          if (offered && offered.status === 'pending') await client.completeChallenge(offered as never)
+          await client.waitForValidStatus({ url: ch.challengeUrl } as never)
+        })
+        done = true
+        break
+      }
+      if (!done)
+        throw new ServiceError(
+          'conflict',
+          `could not issue certificate: the ACME CA wants ${name} validated again and nothing answers it without the customer` +
+            (why.length ? ` (${why.join('; ')})` : '') +
+            '; publish a dns-persist-01 record or delegate _acme-challenge to CertDesk, or use POST /ssl/change-dcv'
+        )
+    }
+  }
+
+  /** Challenges that need nothing from the customer: delegated dns-01 and dns-persist-01. */
+  private async unattendedChoices(
+    client: acme.Client,
+    authz: acme.Authorization,
+    name: string
+  ): Promise<ChallengeState[]> {
+    return (await this.challengesFor(client, authz, name, 'dns-01')).filter(
+      (c) => c.delegated || c.type === 'dns-persist-01'
+    )
+  }
+
+  /** The CA's renewalInfo URL (RFC 9773 §3), or null when its directory has none. */
+  private async renewalInfoUrl(): Promise<string | null> {
+    const body = await fetchDirectory(this.directoryUrl(), this.agent())
+    const url = (body as { renewalInfo?: unknown }).renewalInfo
+    return typeof url === 'string' ? url : null
+  }
+
+  /** After each issuance: the certificate's renewal window (RFC 9773 §4), or the 14-day rule. */
+  private async trackRenewal(orderId: number, leafPem: string, notAfter: Date): Promise<void> {
+    let certId: string
+    try {
+      certId = certIdOfPem(leafPem)
+    } catch {
+      return // no authority key identifier: RFC 9773 §4.1 cannot name it, the 14-day rule stays
+    }
+    let info: RenewalInfo | null = null
+    let error: string | null = null
+    try {
+      const base = await this.renewalInfoUrl()
+      if (base) info = await fetchRenewalInfo(base, certId, this.agent(), this.ctx.clock())
+    } catch (err) {
+      error = `could not read the renewal information: ${(err as Error).message}`
+    }
+    const refused = this.replacesRefused.get(orderId) ?? null
+    this.replacesRefused.delete(orderId)
+    this.windows.store(orderId, certId, this.directoryUrl(), info, notAfter, error ?? refused)
+  }
+
+  /**
+   * A scheduler look at windows whose Retry-After has passed (RFC 9773 §4.3). Returns how many
+   * were asked; a failed look keeps the window and is asked again later.
+   */
+  async refreshWindows(now: Date): Promise<number> {
+    const due = this.windows.dueChecks(now)
+    if (due.length === 0 || !this.enabled()) return 0
+    let base: string | null
+    try {
+      base = await this.renewalInfoUrl()
+    } catch (err) {
+      for (const r of due) this.windows.failed(r, `could not read the directory: ${(err as Error).message}`)
+      return due.length
+    }
+    for (const r of due) {
+      if (!base || r.directory_url !== this.directoryUrl()) {
+        this.windows.failed(r, 'the configured CA offers no renewal information for this certificate')
+        continue
+      }
+      try {
+        this.windows.update(r, await fetchRenewalInfo(base, r.cert_id, this.agent(), now))
+      } catch (err) {
+        this.windows.failed(r, `could not read the renewal information: ${(err as Error).message}`)
+      }
+    }
+    return due.length
+  }
+
+  /** TLS to the CA: the system roots plus the configured bundle (a private or test CA). */
+  private agent(): Agent | undefined {
+    const bundle = this.settings.get(ACME_ISSUER_SETTINGS.caBundle)
+    return bundle ? new Agent({ ca: [...rootCertificates, readFileSync(bundle, 'utf8')] }) : undefined
   }
 
   private directoryUrl(): string {
@@ -356,3 +614,5 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     return client
   }
 }
+
+const tokenOf = (c: { token?: unknown }): string => (typeof c.token === 'string' ? c.token : '')

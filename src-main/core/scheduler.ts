@@ -9,6 +9,7 @@
 import type { Certificates } from './certificates'
 import type { CoreContext } from './context'
 import type { DeployRun, Deploys } from './deploy/deploys'
+import type { RenewalWindows } from './ari'
 import type { Events } from './events'
 import { isoDate, isoTimestamp, parseDate } from './time'
 
@@ -51,7 +52,12 @@ export class Scheduler {
   constructor(
     private readonly ctx: CoreContext,
     private readonly certificates: Certificates,
-    private readonly after?: { deploys: Deploys; events: Events }
+    private readonly after?: {
+      deploys: Deploys
+      events: Events
+      /** RFC 9773 renewal windows of certificates from an external ACME CA (acme-issuer.ts). */
+      renewals?: { windows: RenewalWindows; refreshWindows(now: Date): Promise<number> }
+    }
   ) {}
 
   /** One pass; a second call while one runs waits for it instead of running twice. */
@@ -140,6 +146,31 @@ export class Scheduler {
           report.validation_needed.push({ order_id: o.id, order_number: o.order_number, reason: r.validationNeeded })
       } catch (err) {
         fail(o, err)
+      }
+    }
+
+    // 2b. RFC 9773: windows whose Retry-After has passed are asked again (§4.3), then orders whose
+    // chosen moment inside the CA's window has come are renewed; a window the CA moved into the
+    // past (a mass revocation) makes that moment now. Both are indexed lookups: an idle pass
+    // over a large store reads no order row.
+    const renewals = this.after?.renewals
+    if (renewals) {
+      try {
+        await renewals.refreshWindows(now)
+      } catch (err) {
+        report.errors.push({ order_id: 0, order_number: '-', error: `could not read renewal windows: ${String(err)}` })
+      }
+      const done = new Set(due.map((o) => o.id))
+      for (const o of renewals.windows.dueRenewals(now, today)) {
+        if (done.has(o.id)) continue
+        try {
+          const r = await this.certificates.autoReissue(o.id)
+          if (r.issued) record(o, r.issued)
+          if (r.validationNeeded)
+            report.validation_needed.push({ order_id: o.id, order_number: o.order_number, reason: r.validationNeeded })
+        } catch (err) {
+          fail(o, err)
+        }
       }
     }
 

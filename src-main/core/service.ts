@@ -123,7 +123,7 @@ export function openService(opts: ServiceOptions): Service {
     keyVault,
     localCa,
     certificates,
-    scheduler: new Scheduler(ctx, certificates, { deploys, events }),
+    scheduler: new Scheduler(ctx, certificates, { deploys, events, renewals: acmeIssuer }),
     watchlist: new Watchlist(ctx, orders),
     installations: new Installations(ctx, orders, settings),
     imports: new Imports(ctx, orders, resellers, catalogue, keyVault),

@@ -18,3 +18,13 @@ export const DCV_SETTINGS = {
   /** Sender of approval mail. */
   smtpFrom: 'smtp.from'
 } as const
+
+/** Renewal without customer action: delegated DNS validation (delegated-dns.ts; the responder starts when zone and listen are set) and dns-persist-01. */
+export const DELEGATED_DNS_SETTINGS = {
+  /** The zone delegated (NS) to CertDesk, such as `acme.reseller.example`. */
+  zone: 'dns.delegated_zone',
+  /** `address:port` the authoritative responder listens on (UDP and TCP), such as `0.0.0.0:53`. */
+  listen: 'dns.listen',
+  /** The issuer domain name the embedded ACME server's dns-persist-01 records name; its directory's host when unset. */
+  persistIssuer: 'acme_server.issuer_domain'
+} as const

@@ -8,7 +8,7 @@
  */
 import { isIP } from 'node:net'
 import type { Db } from './db'
-import { DCV_SETTINGS } from './setting-keys'
+import { DCV_SETTINGS, DELEGATED_DNS_SETTINGS } from './setting-keys'
 import { invalid } from './errors'
 
 /** Says what is wrong with a value, or null when it is fine. */
@@ -78,13 +78,26 @@ export const flagRule: SettingRule = (v) =>
   v === 'true' || v === 'false' ? null : `must be true or false, not ${quote(v)}`
 
 /** The settings a person may change, each with its rule. */
+/**
+ * A DNS zone: letters, digits and hyphens in dot-separated labels of at most 63 characters
+ * (RFC 1035 §2.3.1), at least two labels, 253 characters in all.
+ */
+export const zoneRule: SettingRule = (v) =>
+  v.length <= 253 && /^(?=.*\.)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.?$/i.test(v)
+    ? null
+    : `must be a DNS zone such as acme.example.com, not ${quote(v)}`
+
 export const SETTING_RULES: Record<string, SettingRule> = {
   [DCV_SETTINGS.resolver]: resolverRule,
   [DCV_SETTINGS.httpPort]: portRule,
   [DCV_SETTINGS.httpsPort]: portRule,
   [DCV_SETTINGS.smtpUrl]: smtpUrlRule,
   [DCV_SETTINGS.smtpFrom]: mailboxRule,
-  [DCV_SETTINGS.allowPrivateAddresses]: flagRule
+  [DCV_SETTINGS.allowPrivateAddresses]: flagRule,
+  // Delegated DNS validation (delegated-dns.ts)
+  [DELEGATED_DNS_SETTINGS.zone]: zoneRule,
+  [DELEGATED_DNS_SETTINGS.listen]: resolverRule,
+  [DELEGATED_DNS_SETTINGS.persistIssuer]: zoneRule
 }
 
 export const EDITABLE_SETTINGS = Object.keys(SETTING_RULES)

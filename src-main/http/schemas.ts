@@ -5,6 +5,7 @@
  */
 import { EVENT_TYPES } from '../core/events'
 import { Type, type TInteger, type TLiteral, type TSchema, type TUnion, type Static } from '@sinclair/typebox'
+import { PersistRecordView as PersistRecordJson } from '../../src-shared/renewal-records'
 
 /** A string enum that reads as one in errors and in OpenAPI (not an anyOf of literals). */
 export const StringEnum = <const T extends string>(values: readonly T[], description?: string) =>
@@ -178,6 +179,12 @@ export const AcmeCreateResponse = ok({
   })
 })
 
+// dns-persist-01 records and the renewal view are one contract with the desktop bridge.
+export {
+  PersistRecordView as PersistRecordJson,
+  OrderRenewalView as RenewalJson
+} from '../../src-shared/renewal-records'
+
 export const AcmeDetailsJson = Type.Object({
   status: Type.String(),
   category: Type.String(),
@@ -193,6 +200,7 @@ export const AcmeDetailsJson = Type.Object({
     accounts: Type.Array(Type.Object({ url: Type.String(), status: Type.String(), created_at: Timestamp }))
   }),
   allowed_identifiers: Type.Array(Type.String()),
+  dns_persist: Type.Optional(Type.Array(PersistRecordJson)),
   root_ca_url: Type.String({ description: "the CertDesk root the directory's HTTPS certificate chains to" }),
   commands: Type.Object(
     {

@@ -27,6 +27,7 @@ import { registerCatalogueRoutes } from './routes/catalogue'
 import { registerCertificateRoutes } from './routes/certificates'
 import { registerEventRoutes } from './routes/events'
 import { registerInstallationRoutes } from './routes/installations'
+import { registerRenewalRoutes } from './routes/renewal'
 import { registerOrderRoutes } from './routes/orders'
 import { ErrorEnvelope } from './schemas'
 
@@ -105,6 +106,8 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
   registerAcmeRoutes(router, service)
   registerEventRoutes(router, service)
   registerInstallationRoutes(router, service)
+  // Renewal automation (RFC 9773 window, delegated DNS, dns-persist-01)
+  registerRenewalRoutes(router, service)
   router.get('/openapi.json', { hide: true }, async () => app.swagger())
   if (opts.extend) await opts.extend(app, router)
   router.finish()

@@ -8,6 +8,7 @@ import { useStore } from '../store'
 import { Badge, CopyButton, ErrorBox } from '../ui'
 import { DeployTargets } from './deploy-targets'
 import { OrderCertificate } from './order-certificate'
+import { OrderRenewal } from './order-renewal'
 import { CsrStep } from './order-csr-step'
 import { OrderSummary } from './order-summary'
 import { OrderTimeline } from './order-timeline'
@@ -97,6 +98,7 @@ export function OrderDetail({ id }: { id: number }): React.JSX.Element {
         <ValidationStep key={`validation-${order.id}`} order={order} />
       ) : null}
       {order.status !== 'cancelled' ? <DeployTargets key={`deploy-${order.id}`} order={order} /> : null}
+      {order.status !== 'cancelled' && order.status !== 'pending' ? <OrderRenewal order={order} /> : null}
     </div>
   )
 }

@@ -17,6 +17,7 @@ import { listsSlice } from './lists'
 import { installationsSlice } from './installations'
 import { draftSlice } from './new-order'
 import { orderSlice } from './order'
+import { renewalSlice } from './renewal'
 import { sessionSlice } from './session'
 import type { Store } from './slice'
 
@@ -38,7 +39,8 @@ export const useStore = create<Store>()((...a) => ({
   ...deploySlice(...a),
   ...acmeSlice(...a),
   ...installationsSlice(...a),
-  ...backupSlice(...a)
+  ...backupSlice(...a),
+  ...renewalSlice(...a)
 }))
 
 // Any call the server refuses for want of a session switches the whole UI to the sign-in-needed screen.

@@ -14,6 +14,7 @@ import type { InstallationsSlice } from './installations'
 import type { ListsSlice } from './lists'
 import type { DraftSlice } from './new-order'
 import type { OrderSlice } from './order'
+import type { RenewalSlice } from './renewal'
 import type { SessionSlice } from './session'
 
 export type Store = SessionSlice &
@@ -27,7 +28,8 @@ export type Store = SessionSlice &
   DeploySlice &
   AcmeSlice &
   InstallationsSlice &
-  BackupSlice
+  BackupSlice &
+  RenewalSlice
 
 export type Slice<T> = StateCreator<Store, [], [], T>
 

@@ -13,6 +13,8 @@ const NAMES = [
   'smtp.from',
   'dcv.allow_private_addresses'
 ]
+/** Delegated DNS validation's settings, editable too (setting-keys.ts). */
+const DELEGATION = ['dns.delegated_zone', 'dns.listen', 'acme_server.issuer_domain']
 
 beforeEach(() => {
   vi.resetModules()
@@ -22,7 +24,7 @@ describe('setting names', () => {
   it('are all there when settings.ts loads first', async () => {
     const settings = await import('../../src-main/core/settings')
     const dcv = await import('../../src-main/core/dcv')
-    expect([...settings.EDITABLE_SETTINGS].sort()).toEqual([...NAMES].sort())
+    expect([...settings.EDITABLE_SETTINGS].sort()).toEqual([...NAMES, ...DELEGATION].sort())
     expect(Object.values(dcv.DCV_SETTINGS).sort()).toEqual([...NAMES].sort())
   })
 
@@ -30,6 +32,6 @@ describe('setting names', () => {
     const dcv = await import('../../src-main/core/dcv')
     const settings = await import('../../src-main/core/settings')
     expect(Object.values(dcv.DCV_SETTINGS).sort()).toEqual([...NAMES].sort())
-    expect([...settings.EDITABLE_SETTINGS].sort()).toEqual([...NAMES].sort())
+    expect([...settings.EDITABLE_SETTINGS].sort()).toEqual([...NAMES, ...DELEGATION].sort())
   })
 })

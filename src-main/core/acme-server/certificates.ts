@@ -87,10 +87,33 @@ export class AcmeCertificates {
   async renewalInfo(certId: string): Promise<RenewalWindow> {
     const row = this.byCertId(certId)
     if (!row) throw new AcmeError('malformed', 'no certificate with this CertID (RFC 9773 §4.1)', 404)
+    if (row.renewal_start && row.renewal_end && row.revoked_at === null)
+      return { start: storedTime(row.renewal_start), end: storedTime(row.renewal_end) }
     return renewalWindow(
       { notBefore: storedTime(row.not_before), notAfter: storedTime(row.not_after), revoked: row.revoked_at !== null },
       this.ctx.clock()
     )
+  }
+
+  /**
+   * An admin moves one certificate's window into the past, as a CA does before revoking many
+   * certificates at once (RFC 9773 §4.2): clients that follow ARI renew at their next look.
+   * The certificate is named by its CertID or its serial number (hex).
+   */
+  async moveWindowToPast(certIdOrSerial: string): Promise<{ certId: string; start: Date; end: Date }> {
+    const key = certIdOrSerial.trim()
+    const row = (this.byCertId(key) ??
+      this.ctx.db
+        .prepare(`SELECT * FROM acme_certificates WHERE ltrim(serial_hex, '0') = ?`)
+        .get(key.toLowerCase().replace(/^0+/, '').replace(/:/g, ''))) as CertRow | undefined
+    if (!row) throw new AcmeError('malformed', `could not move the renewal window: no certificate ${key}`, 404)
+    const now = this.ctx.clock()
+    const start = addDays(now, -2)
+    const end = addDays(now, -1)
+    this.ctx.db
+      .prepare('UPDATE acme_certificates SET renewal_start = ?, renewal_end = ? WHERE id = ?')
+      .run(isoTimestamp(start), isoTimestamp(end), row.id)
+    return { certId: row.ari_id, start, end }
   }
 
   private byCertId(certId: string): CertRow | undefined {

@@ -7,11 +7,28 @@
 import { ChallengeFailure, checkDns01, checkHttp01, type CheckSettings } from '../acme-challenges'
 import type { CoreContext } from '../context'
 import { DCV_SETTINGS } from '../dcv'
+import { checkPersistRecord } from '../dns-persist'
+import { DELEGATED_DNS_SETTINGS } from '../setting-keys'
 import type { Settings } from '../settings'
+import { ACME_DIRECTORY_URL_SETTING } from '../acme-subscriptions'
 import { isoTimestamp } from '../time'
 import type { AcmeAuthorizations } from './authorizations'
 import { acmeErrorDocument, noSuch } from './errors'
 import { challengeOf, type AcmeAccount, type AcmeChallenge, type AuthzRow, type ChallengeRow } from './records'
+
+/** The issuer domain name dns-persist-01 records must name; the directory's host unless set. */
+export const PERSIST_ISSUER_SETTING = DELEGATED_DNS_SETTINGS.persistIssuer
+
+/** draft-ietf-acme-dns-persist §3: the name this CA is known by in `_validation-persist` records. */
+export function persistIssuerDomain(settings: Settings): string {
+  const set = settings.get(PERSIST_ISSUER_SETTING)
+  if (set) return set.toLowerCase()
+  try {
+    return new URL(settings.get(ACME_DIRECTORY_URL_SETTING) ?? '').hostname.toLowerCase()
+  } catch {
+    return 'localhost'
+  }
+}
 
 /** How long the http-01 check waits for the site to answer. */
 const HTTP01_TIMEOUT_MS = 10_000
@@ -51,7 +68,7 @@ export class AcmeChallenges {
       const claimed = db
         .prepare(`UPDATE acme_challenges SET status = 'processing' WHERE id = ? AND status = 'pending'`)
         .run(c.id)
-      if (claimed.changes === 1) validation = this.validate(c, z, `${c.token}.${account.thumbprint}`)
+      if (claimed.changes === 1) validation = this.validate(c, z, `${c.token}.${account.thumbprint}`, account)
     }
     const now = db.prepare('SELECT * FROM acme_challenges WHERE id = ?').get(c.id) as ChallengeRow
     return { challenge: challengeOf(now), authorizationId: z.public_id, validation }
@@ -66,12 +83,33 @@ export class AcmeChallenges {
     }
   }
 
+  /**
+   * dns-persist-01 (draft-ietf-acme-dns-persist §4, BR §3.2.2.4.22): the record names this CA
+   * and this account, has not passed its persistUntil, and allows wildcards for a wildcard name.
+   */
+  private async checkPersist(c: ChallengeRow, z: AuthzRow, account: AcmeAccount): Promise<void> {
+    const directory = this.settings.get(ACME_DIRECTORY_URL_SETTING) ?? ''
+    const accountUri = directory.replace(/\/directory$/, `/acct/${account.id}`)
+    const verdict = await checkPersistRecord(z.identifier, this.settings.get(DCV_SETTINGS.resolver), {
+      issuerDomains: [c.token],
+      accountUri,
+      wildcard: z.wildcard === 1,
+      now: this.ctx.clock()
+    })
+    if (!verdict.ok)
+      throw new ChallengeFailure(
+        verdict.type,
+        `could not validate ${z.identifier} over dns-persist-01: ${verdict.reason}`
+      )
+  }
+
   /** §8.3/§8.4 check, then the challenge and its authorization become valid or invalid together. */
-  private async validate(c: ChallengeRow, z: AuthzRow, keyAuthorization: string): Promise<void> {
+  private async validate(c: ChallengeRow, z: AuthzRow, keyAuthorization: string, account: AcmeAccount): Promise<void> {
     let error: Record<string, unknown> | null = null
     try {
       if (c.type === 'http-01') await checkHttp01(z.identifier, c.token, keyAuthorization, this.checkSettings())
-      else await checkDns01(z.identifier, keyAuthorization, this.checkSettings())
+      else if (c.type === 'dns-01') await checkDns01(z.identifier, keyAuthorization, this.checkSettings())
+      else await this.checkPersist(c, z, account)
     } catch (err) {
       error =
         err instanceof ChallengeFailure

@@ -11,7 +11,7 @@ import { addDays } from '../time'
 import { AcmeAccounts } from './accounts'
 import { AcmeAuthorizations } from './authorizations'
 import { AcmeCertificates } from './certificates'
-import { AcmeChallenges } from './challenges'
+import { AcmeChallenges, persistIssuerDomain } from './challenges'
 import { AcmeFinalizer } from './finalize'
 import { AcmeOrders } from './orders'
 import type { AcmeSigner } from './signer'
@@ -38,7 +38,7 @@ export class AcmeServerCore {
     private readonly signer: AcmeSigner
   ) {
     this.accounts = new AcmeAccounts(ctx, subscriptions)
-    this.orders = new AcmeOrders(ctx, subscriptions)
+    this.orders = new AcmeOrders(ctx, subscriptions, () => persistIssuerDomain(settings))
     this.authorizations = new AcmeAuthorizations(ctx)
     this.challenges = new AcmeChallenges(ctx, settings, this.authorizations)
     this.finalizer = new AcmeFinalizer(ctx, subscriptions, this.orders, signer)

@@ -20,7 +20,9 @@ const challengeToken = (): string => randomBytes(32).toString('base64url')
 export class AcmeOrders {
   constructor(
     private readonly ctx: CoreContext,
-    private readonly subscriptions: AcmeSubscriptions
+    private readonly subscriptions: AcmeSubscriptions,
+    /** The issuer domain name dns-persist-01 challenges offer (challenges.ts). */
+    private readonly persistIssuer: () => string = () => 'localhost'
   ) {}
 
   /**
@@ -63,12 +65,18 @@ export class AcmeOrders {
             `INSERT INTO acme_authorizations (public_id, order_id, identifier, wildcard, status, expires_at) VALUES (?, ?, ?, ?, 'pending', ?)`
           )
           .run(publicId(), orderId, wildcard ? name.slice(2) : name, wildcard ? 1 : 0, expires)
-        // §7.1.4 / §8.3: a wildcard can only be proven through DNS.
-        const types = wildcard ? ['dns-01'] : ['http-01', 'dns-01']
+        // §7.1.4 / §8.3: a wildcard can only be proven through DNS. dns-persist-01 has no token:
+        // its row keeps the issuer domain name it offers (draft-ietf-acme-dns-persist §3).
+        const types = wildcard ? ['dns-01', 'dns-persist-01'] : ['http-01', 'dns-01', 'dns-persist-01']
         for (const type of types) {
           db.prepare(
             `INSERT INTO acme_challenges (public_id, authz_id, type, token, status) VALUES (?, ?, ?, ?, 'pending')`
-          ).run(publicId(), Number(z.lastInsertRowid), type, challengeToken())
+          ).run(
+            publicId(),
+            Number(z.lastInsertRowid),
+            type,
+            type === 'dns-persist-01' ? this.persistIssuer() : challengeToken()
+          )
         }
       }
     })()

@@ -8,7 +8,7 @@ import { parseDate } from '../time'
 
 export type AcmeAccountStatus = 'valid' | 'deactivated' | 'revoked'
 export type AcmeOrderStatus = 'pending' | 'ready' | 'processing' | 'valid' | 'invalid'
-export type AcmeChallengeType = 'http-01' | 'dns-01'
+export type AcmeChallengeType = 'http-01' | 'dns-01' | 'dns-persist-01'
 
 export interface AcmeAccount {
   id: number
@@ -116,6 +116,9 @@ export interface CertRow {
   not_after: string
   replaced_by: number | null
   revoked_at: string | null
+  /** A renewal window an admin set (RFC 9773 §4.2: the CA may move it, e.g. before a mass revocation). */
+  renewal_start?: string | null
+  renewal_end?: string | null
 }
 
 /** 96 random bits, base64url: the id in a resource URL. */

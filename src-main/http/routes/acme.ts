@@ -14,6 +14,9 @@ import {
   type AcmeDetails,
   type AcmeUrls
 } from '../../core/acme-subscriptions'
+import { persistIssuerDomain } from '../../core/acme-server/challenges'
+import { DCV_SETTINGS } from '../../core/dcv'
+import { persistRecordViews } from '../../core/dns-persist-view'
 import { ServiceError } from '../../core/errors'
 import type { Service } from '../../core/service'
 import { caller } from '../auth'
@@ -80,7 +83,19 @@ export function registerAcmeRoutes(r: ApiRouter, service: Service): void {
       const reseller = caller(request)
       service.orders.get(reseller.id, request.params.order_id)
       const sub = service.acme.forOrder(reseller.id, request.params.order_id)
-      return { success: true as const, acme: acmeDetailsJson(service.acme.details(sub), urlsFor(service, request)) }
+      const details = service.acme.details(sub)
+      const urls = urlsFor(service, request)
+      const setup = acmeDetailsJson(details, urls)
+      // dns-persist-01: the record each bound account's customer publishes once (read-only look).
+      const dnsPersist = await persistRecordViews({
+        domains: setup.domains.map((d) => d.name),
+        accountUrls: details.accounts.filter((a) => a.status === 'valid').map((a) => urls.accountUrl(a.id)),
+        issuerDomain: persistIssuerDomain(service.settings),
+        wildcard: details.wildcard,
+        resolver: service.settings.get(DCV_SETTINGS.resolver) || null,
+        now: service.ctx.clock()
+      })
+      return { success: true as const, acme: { ...setup, dns_persist: dnsPersist } }
     }
   )
 

@@ -61,7 +61,8 @@ describe('ACME server core', () => {
     const z = await core.authorizations.get(a, o.authorizationIds[0])
     expect(z.challenges.map((c) => [c.type, c.status])).toEqual([
       ['http-01', 'pending'],
-      ['dns-01', 'pending']
+      ['dns-01', 'pending'],
+      ['dns-persist-01', 'pending']
     ])
     expect(await core.orders.listOpen(a)).toEqual([o.publicId])
     // Another account sees none of it.

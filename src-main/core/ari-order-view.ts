@@ -1,0 +1,50 @@
+/**
+ * An order's renewal automation as the order page and GET /orders/{id}/renewal show it: the
+ * renewal window and where it came from (RFC 9773, or the 14-day rule), each name's delegation
+ * CNAME and whether it is in place, and the dns-persist-01 records for the external ACME CA.
+ * Every DNS look here is read-only.
+ */
+import { ACME_ISSUER_SETTINGS, type AcmeIssuer } from './acme-issuer'
+import type { RenewalWindowView } from './ari'
+import type { CoreContext } from './context'
+import type { DelegationStatus } from './delegated-dns'
+import { persistRecordViews, type PersistRecordView } from './dns-persist-view'
+import { DCV_SETTINGS } from './setting-keys'
+import type { Settings } from './settings'
+
+export interface OrderRenewalView {
+  window: RenewalWindowView | null
+  delegation: { zone: string; domains: DelegationStatus[] } | null
+  dns_persist: PersistRecordView[]
+}
+
+export async function orderRenewalView(
+  ctx: CoreContext,
+  settings: Settings,
+  issuer: AcmeIssuer,
+  orderId: number
+): Promise<OrderRenewalView> {
+  const req = ctx.db.prepare('SELECT names FROM certificate_requests WHERE order_id = ?').get(orderId) as
+    { names: string } | undefined
+  const order = ctx.db.prepare('SELECT domain FROM orders WHERE id = ?').get(orderId) as { domain: string } | undefined
+  const names = req ? (JSON.parse(req.names) as string[]) : order?.domain ? [order.domain] : []
+  const zone = issuer.delegation.zone()
+  const acmeOrder = issuer.enabled()
+  const accountUrl = settings.get(ACME_ISSUER_SETTINGS.accountUrl)
+  const persistIssuer = settings.get(ACME_ISSUER_SETTINGS.persistIssuer)
+  return {
+    window: issuer.windows.view(orderId),
+    delegation: zone && acmeOrder && names.length ? { zone, domains: await issuer.delegation.status(names) } : null,
+    dns_persist:
+      acmeOrder && accountUrl && persistIssuer && names.length
+        ? await persistRecordViews({
+            domains: names,
+            accountUrls: [accountUrl],
+            issuerDomain: persistIssuer,
+            wildcard: false,
+            resolver: settings.get(DCV_SETTINGS.resolver) || null,
+            now: ctx.clock()
+          })
+        : []
+  }
+}
