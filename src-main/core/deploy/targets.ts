@@ -197,12 +197,12 @@ function checkTarget(input: TargetInput): { config: TargetConfig; secret: Create
  * An absolute path without `.` or `..` segments or control characters: what the admin typed is
  * where the files go, never somewhere a relative segment leads.
  */
-function checkPath(value: unknown, what: string, kind: string): string {
+function checkPath(value: unknown, what: 'path' | 'key file', kind: string): string {
   const path = typeof value === 'string' ? value.trim() : ''
   const fail = (why: string): never => {
     throw invalid(`could not add ${kind} target: ${what} ${why}`)
   }
-  if (!path || !isAbsolute(path)) fail('must be an absolute path')
+  if (!path || !isAbsolute(path)) fail(`must be an absolute ${what === 'path' ? 'folder' : 'file'} path`)
   if (path.length > 4096) fail('is longer than 4096 characters')
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(path)) fail('must not contain control characters')
