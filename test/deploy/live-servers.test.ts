@@ -7,8 +7,9 @@
  * the key provided (kept key for nginx and Apache, `haproxy.pem.key` for HAProxy) serving the new
  * certificate.
  */
-import { generateKeyPairSync, X509Certificate } from 'node:crypto'
-import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { createPrivateKey, generateKeyPairSync, X509Certificate } from 'node:crypto'
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -17,7 +18,16 @@ import { manualClock } from '../support/clock'
 import { opensslCsrForKey } from '../support/csr'
 import { startDns, startWeb, type DnsServer, type WebServer as DcvWeb } from '../support/dcv-servers'
 import { startServer, type TestReseller, type TestServer } from '../support/server'
-import { servedSerial, startWebServer, type ServerKind, type WebServer } from './web-servers'
+import { createTestCa } from '../support/test-ca'
+import {
+  docSnippet,
+  opensslPkcs12,
+  servedChain,
+  servedSerial,
+  startWebServer,
+  type ServerKind,
+  type WebServer
+} from './web-servers'
 
 type Body = Record<string, unknown>
 const clock = manualClock(new Date())
@@ -203,5 +213,61 @@ describe.each(['nginx', 'apache', 'haproxy'] as ServerKind[])('%s serves what Ce
     } else {
       expect(mode(join(folder, 'privkey.pem'))).toBe('600')
     }
+  })
+})
+
+describe('IIS (PFX) as docs/deploy.md shows it', () => {
+  it('the certificate.pfx the snippet imports opens with the password from the keychain and holds the leaf, chain and its key', async () => {
+    const snippet = docSnippet('iis')
+    const name = /-FilePath '[^']*\\([^'\\]+)'/.exec(snippet)?.[1]
+    expect(name).toBe('certificate.pfx')
+    const domain = 'iis.live.example.test'
+    const key = newKey()
+    const orderId = s.service.orders.create(s.service.resellers.get(r.id), { productId: 2, domain }).order.id
+    const conf = await s.service.certificates.configure(r.id, {
+      orderId,
+      csr: opensslCsrForKey([domain], key),
+      dcvMethod: 'http'
+    })
+    serveFiles(conf.validation)
+    expect((await s.service.certificates.status(r.id, orderId)).order.status).toBe('completed')
+    s.service.keyVault.store(r.id, orderId, key)
+    const folder = join(work, 'iis', domain)
+    const created = s.service.deploys.addTarget(orderId, { kind: 'folder', path: folder, layout: 'iis' })
+    expect((await s.service.deploys.runOrder(orderId)).map((x) => x.status)).toEqual(['succeeded'])
+    const pfx = join(folder, name as string)
+    expect(mode(pfx)).toBe('600')
+    const password = s.service.deploys.revealSecret(created.target.id) as string
+    const opened = opensslPkcs12(pfx, password)
+    expect(opened.status, opened.out).toBe(0)
+    const leaf = new X509Certificate(s.service.certificates.history(r.id, orderId)[0].certificatePem)
+    expect(opened.out).toContain(leaf.toString().split('\n')[1])
+    expect(opened.out).toContain('PRIVATE KEY')
+    expect(
+      leaf.checkPrivateKey(
+        createPrivateKey(/-----BEGIN PRIVATE KEY-----[\s\S]*?-----END PRIVATE KEY-----/.exec(opened.out)![0])
+      )
+    ).toBe(true)
+    expect(opensslPkcs12(pfx, 'wrong').status).not.toBe(0)
+  })
+})
+
+describe('a server started by a test', () => {
+  it('stops by itself when the process it is tied to ends, even without any clean-up', async () => {
+    const folder = join(work, 'orphan')
+    const leaf = await (await createTestCa()).issue('orphan.example.test', new Date(), 2)
+    mkdirSync(folder, { recursive: true })
+    writeFileSync(join(folder, 'fullchain.pem'), leaf.certificatePem + leaf.chainPem)
+    writeFileSync(join(folder, 'privkey.pem'), leaf.privateKeyPem, { mode: 0o600 })
+    // A stand-in for a test process that is killed: it ends without stopping anything.
+    const owner = spawn('sleep', ['2'], { stdio: 'ignore' })
+    const server = await startWebServer('nginx', folder, 'orphan.example.test', join(work, 'orphan-run'), owner.pid)
+    servers.push(server)
+    expect(server.alive()).toBe(true)
+    await new Promise((resolve) => owner.once('exit', resolve))
+    const deadline = Date.now() + 5000
+    while (server.alive() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(server.alive()).toBe(false)
+    await expect(servedChain(server.port, 'orphan.example.test')).rejects.toThrow()
   })
 })

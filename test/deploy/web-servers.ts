@@ -60,7 +60,9 @@ export async function startWebServer(
   kind: ServerKind,
   folder: string,
   domain: string,
-  work: string
+  work: string,
+  /** The process whose end stops the server: this test process unless a test says otherwise. */
+  parentPid = process.pid
 ): Promise<WebServer> {
   const port = await freePort()
   const dir = join(work, `${kind}-run`)
@@ -141,7 +143,7 @@ ${snippet.replace('bind :443', `bind 127.0.0.1:${port}`)}
        while kill -0 "$parent" 2>/dev/null && kill -0 "$server" 2>/dev/null; do sleep 0.2; done
        kill -TERM 0`,
       'watchdog',
-      String(process.pid),
+      String(parentPid),
       ...argv
     ],
     { detached: true, stdio: 'ignore' }
