@@ -5,13 +5,14 @@
  * a handshake and one that answers garbage. The CLI's `deploy set` and `deploy keep-key`.
  */
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer as createTcpServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createServer as createTlsServer } from 'node:tls'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openService, type Service } from '../../src-main/core/service'
+import { STAGING } from '../../src-main/core/deploy/folder'
 import { verifyServed } from '../../src-main/core/deploy/verify'
 import { certdesk } from '../support/cli'
 import { manualClock } from '../support/clock'
@@ -177,6 +178,32 @@ describe('verify after reload', () => {
       'after the reload the server did not serve the new certificate'
     )
     expect(JSON.stringify(events.body)).not.toContain(String(port))
+  })
+})
+
+describe('a set a crash left half renamed', () => {
+  it('is finished by the next due pass of the deploy queue, before anything reloads', async () => {
+    const domain = 'crash.example.test'
+    const orderId = await placeOrder(domain)
+    const first = await ca.issue(domain, new Date(), 30)
+    const next = await ca.issue(domain, new Date(), 30)
+    const folder = join(work, 'crash')
+    const d = s.service.deploys
+    d.addTarget(orderId, { kind: 'folder', path: folder, layout: 'nginx' })
+    s.service.keyVault.store(r.id, orderId, first.privateKeyPem)
+    d.certificateStored({ orderId, trigger: 'issued', certificatePem: first.certificatePem, chainPem: first.chainPem })
+    await d.idle()
+    // What a crash after the first rename of the next set leaves: cert.pem new, the rest staged.
+    const staging = join(folder, STAGING)
+    mkdirSync(staging)
+    writeFileSync(join(staging, 'fullchain.pem'), next.certificatePem + next.chainPem)
+    writeFileSync(join(staging, 'privkey.pem'), next.privateKeyPem, { mode: 0o600 })
+    writeFileSync(join(staging, '.complete'), JSON.stringify({ files: ['fullchain.pem', 'privkey.pem'], remove: [] }))
+    writeFileSync(join(folder, 'cert.pem'), next.certificatePem)
+    await d.runDue()
+    expect(readFileSync(join(folder, 'fullchain.pem'), 'utf8')).toBe(next.certificatePem + next.chainPem)
+    expect(readFileSync(join(folder, 'privkey.pem'), 'utf8')).toBe(next.privateKeyPem)
+    expect(existsSync(staging)).toBe(false)
   })
 })
 

@@ -200,19 +200,22 @@ export async function writeFolder(
 
 /**
  * Finishes a set a crash left staged (its manifest is there: every file is complete and the key
- * was checked), or drops a staging folder that never got its manifest. Anything else planted
- * at the staging name is removed, never followed.
+ * was checked), or drops a staging folder that never got its manifest (the old set is whole).
+ * Anything else planted at the staging name is removed, never followed. The due pass over all
+ * folders only finishes sets (`dropUnfinished: false`).
  */
-export function recoverFolder(path: string): void {
+export function recoverFolder(path: string, opts: { dropUnfinished: boolean } = { dropUnfinished: true }): void {
   const staging = join(path, STAGING)
   const st = lstatOrNull(staging)
   if (!st) return
   if (!st.isDirectory()) {
-    unlinkSync(staging)
+    if (opts.dropUnfinished) unlinkSync(staging)
     return
   }
   if (lstatOrNull(join(staging, MANIFEST))?.isFile()) finishStaged(path)
-  else rmSync(staging, { recursive: true, force: true })
+  // A set still being written by another process's attempt looks the same as one a crash left;
+  // only the attempt that writes this target next (it holds the run's claim) drops it.
+  else if (opts.dropUnfinished) rmSync(staging, { recursive: true, force: true })
 }
 
 function finishStaged(path: string): void {

@@ -186,7 +186,7 @@ export class DeployQueue {
     // A set a crash left half renamed is finished first (folder.ts), before anything reloads.
     for (const f of allFolderTargets(this.ctx.db)) {
       try {
-        recoverFolder(f.path)
+        recoverFolder(f.path, { dropUnfinished: false })
       } catch {
         // The folder's next attempt reports what is wrong with it.
       }
