@@ -44,8 +44,8 @@ beforeAll(async () => {
   s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
   s.service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
   s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
-  // These servers reload in milliseconds; a deploy that is not served within 3 s has failed.
-  s.service.deploys.setVerifyDeadline(3000)
+  // These servers reload in milliseconds; a loaded test machine gets 10 s before a deploy that is not served counts as failed.
+  s.service.deploys.setVerifyDeadline(10_000)
   r = s.reseller({ credit: 1000 })
   rootPem = await s.service.localCa.rootPem()
 })

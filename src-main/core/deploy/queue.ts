@@ -235,6 +235,13 @@ export class DeployQueue {
     const db = this.ctx.db
     const start = this.ctx.clock()
     const ts = isoTimestamp(start)
+    // A command whose folders are being written is left alone before it is claimed: claiming it
+    // and handing it back would make the pass writing those folders find it taken and skip it,
+    // and the reload would wait for the next due pass (a scheduler pass and an issuance's pass
+    // run side by side).
+    const pending = db.prepare('SELECT * FROM deploy_runs WHERE id = ?').get(runId) as RunRow | undefined
+    if (pending && readTarget(this.ctx.db, pending.target_id).kind === 'command' && folderState(db, pending) === 'busy')
+      return false
     const claimed = db
       .prepare(
         `UPDATE deploy_runs SET status = 'running', claimed_until = ?, updated_at = ?

@@ -24,6 +24,8 @@ export const VERIFY_CONNECT_MS = 5_000
 /** A graceful reload finishes in well under this; the served certificate is polled until then. */
 export const VERIFY_DEADLINE_MS = 15_000
 const POLL_MS = 200
+/** Answers in a row, POLL_MS apart, that must carry the new certificate. */
+const STABLE_MATCHES = 3
 
 /** RFC 1123 §2.1 host names (letters, digits, hyphens; labels of 1-63, at most 253 in all). */
 const HOST_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i
@@ -92,11 +94,16 @@ export async function verifyServed(
   const serial = want.serialNumber.toUpperCase()
   const stopAt = performance.now() + deadlineMs
   for (const e of endpoints) {
+    let matches = 0
     for (;;) {
       const left = stopAt - performance.now()
       const got = await servedCertificate(e, serverName, Math.max(500, Math.min(VERIFY_CONNECT_MS, left)))
-      if ('fingerprint' in got && got.fingerprint === want.fingerprint256) break
-      if (performance.now() + POLL_MS >= stopAt) {
+      const match = 'fingerprint' in got && got.fingerprint === want.fingerprint256
+      // During a graceful reload old and new workers both accept for a moment: one answer with
+      // the new certificate is not yet "served", STABLE_MATCHES in a row are.
+      matches = match ? matches + 1 : 0
+      if (matches >= STABLE_MATCHES) break
+      if (!match && performance.now() + POLL_MS >= stopAt) {
         return 'fingerprint' in got
           ? `${endpointText(e)} serves certificate ${got.serial}, not the deployed ${serial}`
           : `could not read the certificate served at ${endpointText(e)}: ${got.error}`
