@@ -11,8 +11,10 @@ import { EVENT_TYPES, type CertEvent, type EventType } from './core/events'
 import type { Service } from './core/service'
 import { eventJson, paginationJson } from './http/present'
 
-export const DEPLOY_USAGE = `  certdesk admin [--data-dir D] deploy add --order ID --folder PATH [--layout nginx|apache|haproxy|iis] [--pfx]
-  certdesk admin [--data-dir D] deploy add --order ID --command CMD [--timeout SECONDS] [--cwd DIR]
+export const DEPLOY_USAGE = `  certdesk admin [--data-dir D] deploy add --order ID --folder PATH [--layout nginx|apache|haproxy|iis] [--pfx] [--key-file PATH]
+  certdesk admin [--data-dir D] deploy add --order ID --command CMD [--timeout SECONDS] [--cwd DIR] [--verify HOST:PORT[,HOST:PORT…]]
+  certdesk admin [--data-dir D] deploy set --target ID (--key-file PATH|'' | --verify HOST:PORT[,…]|'')
+  certdesk admin [--data-dir D] deploy keep-key --order ID --key-file PATH
   certdesk admin [--data-dir D] deploy add --order ID --webhook URL
   certdesk admin [--data-dir D] deploy list --order ID
   certdesk admin [--data-dir D] deploy remove --target ID
@@ -37,14 +39,16 @@ export async function deployAdmin(service: Service, words: string[], v: Values):
           kind: 'folder',
           path: need(v, 'folder'),
           layout: (v.layout as FolderLayout | undefined) ?? 'nginx',
-          pfx: Boolean(v.pfx)
+          pfx: Boolean(v.pfx),
+          keyFile: v['key-file']
         }
       else if (kinds[0] === 'command')
         input = {
           kind: 'command',
           command: need(v, 'command'),
           timeoutSeconds: optionalInt(v, 'timeout'),
-          cwd: v.cwd
+          cwd: v.cwd,
+          verify: endpoints(v.verify)
         }
       else input = { kind: 'webhook', url: need(v, 'webhook') }
       const created = d.addTarget(int(v, 'order'), input)
@@ -57,6 +61,28 @@ export async function deployAdmin(service: Service, words: string[], v: Values):
               note: 'Shown once here; CertDesk keeps it in the OS keychain (`deploy secret --target ID` shows it again on this machine).'
             }
           : {})
+      })
+      return 0
+    }
+    case 'deploy set': {
+      const keyFile = v['key-file']
+      if ((keyFile === undefined) === (v.verify === undefined))
+        throw new UsageError('give exactly one of --key-file or --verify')
+      const change =
+        keyFile !== undefined
+          ? { keyFile: keyFile.trim() === '' ? null : keyFile }
+          : { verify: endpoints(v.verify) ?? [] }
+      print({ success: true, target: targetOut(d.updateTarget(int(v, 'target'), change)) })
+      return 0
+    }
+    case 'deploy keep-key': {
+      const orderId = int(v, 'order')
+      const { resellerId, pkcs8Pem } = d.keyToKeep(orderId, need(v, 'key-file'))
+      service.keyVault.store(resellerId, orderId, pkcs8Pem)
+      print({
+        success: true,
+        order_id: orderId,
+        note: 'CertDesk keeps this key now; `deploy run --order ID` deploys it.'
       })
       return 0
     }
@@ -104,6 +130,15 @@ export async function deployAdmin(service: Service, words: string[], v: Values):
       throw new UsageError(`unknown admin command: ${key || '(none)'}`)
   }
 }
+
+/** `--verify a:443,b:8443`: the servers a command target checks after its reload. */
+const endpoints = (text: string | undefined): string[] | undefined =>
+  text === undefined
+    ? undefined
+    : text
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean)
 
 // Deploy targets and their runs are the desktop user's configuration: the reseller API shows
 // them to a reseller only as events that name a target by kind and number, so these shapes are

@@ -39,6 +39,9 @@ const OPTIONS = {
   timeout: { type: 'string' },
   cwd: { type: 'string' },
   webhook: { type: 'string' },
+  // deploy targets: the key file a folder's server reads, the servers checked after a reload
+  'key-file': { type: 'string' },
+  verify: { type: 'string' },
   target: { type: 'string' },
   type: { type: 'string' },
   limit: { type: 'string' },

@@ -150,9 +150,17 @@ export const DeployTargetInput = Type.Union(
       kind: Type.Literal('folder'),
       path: Text,
       layout: Type.Optional(DeployLayout),
-      pfx: Type.Optional(Flag)
+      pfx: Type.Optional(Flag),
+      // deploy key check: the key file the server reads, for a key the customer keeps
+      keyFile: Type.Optional(Text)
     }),
-    Type.Object({ kind: Type.Literal('command'), command: Text, timeoutSeconds: Type.Optional(WholeNumber) }),
+    Type.Object({
+      kind: Type.Literal('command'),
+      command: Text,
+      timeoutSeconds: Type.Optional(WholeNumber),
+      // verify after reload: host:port of each server the command reloads
+      verify: Type.Optional(Type.Array(Text, { maxItems: 8 }))
+    }),
     Type.Object({ kind: Type.Literal('webhook'), url: Text })
   ],
   { must: 'must be a folder, command or webhook target with its fields' }
@@ -183,9 +191,13 @@ export const DeployTargetView = Type.Object({
   path: Nullable(Type.String()),
   layout: Nullable(DeployLayout),
   pfx: Type.Boolean(),
+  /** Folder targets: the key file the server reads (a key the customer keeps), null when CertDesk keeps it. */
+  keyFile: Nullable(Type.String()),
   /** Command targets. */
   command: Nullable(Type.String()),
   timeoutSeconds: Nullable(Type.Integer()),
+  /** Command targets: host:port checked over TLS after the command to serve the new certificate. */
+  verify: Type.Array(Type.String()),
   /** Webhook targets. */
   url: Nullable(Type.String()),
   createdAt: Stamp,

@@ -26,8 +26,10 @@ const PENDING_POLL_MS = 15_000
 const when = (t: string | null): string => (t ? t.slice(0, 16).replace('T', ' ') : '—')
 
 function describe(t: DeployTargetView): string {
-  if (t.kind === 'folder') return `${t.path} (${t.layout}${t.pfx ? ', PFX' : ''})`
-  if (t.kind === 'command') return `${t.command} (timeout ${t.timeoutSeconds}s)`
+  if (t.kind === 'folder')
+    return `${t.path} (${t.layout}${t.pfx ? ', PFX' : ''}${t.keyFile ? `, key file ${t.keyFile}` : ''})`
+  if (t.kind === 'command')
+    return `${t.command} (timeout ${t.timeoutSeconds}s${t.verify.length ? `, verify ${t.verify.join(', ')}` : ''})`
   return t.url ?? ''
 }
 
@@ -46,8 +48,10 @@ interface FormState {
   path: string
   layout: DeployLayout
   pfx: boolean
+  keyFile: string
   command: string
   timeout: string
+  verify: string
   url: string
 }
 const emptyForm: FormState = {
@@ -55,8 +59,10 @@ const emptyForm: FormState = {
   path: '',
   layout: 'nginx',
   pfx: false,
+  keyFile: '',
   command: '',
   timeout: '60',
+  verify: '',
   url: ''
 }
 
@@ -68,10 +74,26 @@ function AddTarget({ orderId }: { orderId: number }): React.JSX.Element {
   const [created, setCreated] = useState<CreatedDeployTargetView | null>(null)
   const patch = (p: Partial<FormState>): void => setForm((f) => ({ ...f, ...p }))
   const input = (): DeployTargetInput => {
-    if (form.kind === 'folder') return { kind: 'folder', path: form.path, layout: form.layout, pfx: form.pfx }
+    if (form.kind === 'folder')
+      return {
+        kind: 'folder',
+        path: form.path,
+        layout: form.layout,
+        pfx: form.pfx,
+        ...(form.keyFile.trim() ? { keyFile: form.keyFile.trim() } : {})
+      }
     if (form.kind === 'command') {
       const t = Number(form.timeout)
-      return { kind: 'command', command: form.command, timeoutSeconds: form.timeout.trim() === '' ? undefined : t }
+      const verify = form.verify
+        .split(/[\s,]+/)
+        .map((v) => v.trim())
+        .filter(Boolean)
+      return {
+        kind: 'command',
+        command: form.command,
+        timeoutSeconds: form.timeout.trim() === '' ? undefined : t,
+        ...(verify.length ? { verify } : {})
+      }
     }
     return { kind: 'webhook', url: form.url }
   }
@@ -159,6 +181,20 @@ function AddTarget({ orderId }: { orderId: number }): React.JSX.Element {
                 />{' '}
                 PFX
               </label>
+              <label className="grow">
+                Key file
+                <input
+                  aria-label="Key file"
+                  value={form.keyFile}
+                  placeholder={
+                    form.layout === 'haproxy'
+                      ? `${form.path || '/etc/ssl/example.com'}/haproxy.pem.key`
+                      : 'empty: the key CertDesk keeps'
+                  }
+                  title="For a key the customer keeps: the file the server reads. CertDesk checks it belongs to each certificate before writing, and never stores it."
+                  onChange={(e) => patch({ keyFile: e.target.value })}
+                />
+              </label>
             </>
           ) : null}
           {form.kind === 'command' ? (
@@ -179,6 +215,16 @@ function AddTarget({ orderId }: { orderId: number }): React.JSX.Element {
                   inputMode="numeric"
                   value={form.timeout}
                   onChange={(e) => patch({ timeout: e.target.value })}
+                />
+              </label>
+              <label className="grow">
+                Verify at
+                <input
+                  aria-label="Verify at"
+                  value={form.verify}
+                  placeholder="127.0.0.1:443, www.example.com:443"
+                  title="After the command, CertDesk connects over TLS to each host:port and checks the new certificate is served."
+                  onChange={(e) => patch({ verify: e.target.value })}
                 />
               </label>
             </>

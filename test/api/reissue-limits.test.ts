@@ -5,14 +5,15 @@
  * few reissues per order and hour or day the API answers 429 with Retry-After and changes
  * nothing. Real HTTP on loopback, real SQLite, real command and webhook receiver.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { generateKeyPairSync } from 'node:crypto'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DCV_SETTINGS } from '../../src-main/core/dcv'
 import { REISSUES_PER_DAY, REISSUES_PER_HOUR } from '../../src-main/core/reissue-limits'
 import { manualClock } from '../support/clock'
-import { opensslCsr } from '../support/csr'
+import { opensslCsr, opensslCsrForKey } from '../support/csr'
 import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
 import { startServer, type TestReseller, type TestServer } from '../support/server'
 import { startReceiver, type Receiver } from '../support/webhook-receiver'
@@ -70,13 +71,17 @@ describe('a burst of reissues', () => {
     const folder = join(work, 'nginx')
     const reloads = join(work, 'reloads.log')
     const d = s.service.deploys
-    d.addTarget(id, { kind: 'folder', path: folder, layout: 'nginx' })
+    // The script keeps its keys on the server, in the file the folder target names.
+    const keyFile = join(work, 'burst.key')
+    d.addTarget(id, { kind: 'folder', path: folder, layout: 'nginx', keyFile })
     d.addTarget(id, { kind: 'command', command: `echo "$CERTDESK_SERIAL" >> '${reloads}'`, timeoutSeconds: 20 })
     receiver.secret = d.addTarget(id, { kind: 'webhook', url: receiver.url }).secret?.value as string
 
     // The script's burst: three reissues with new keys, one right after the other.
     for (let i = 0; i < REISSUES_PER_HOUR; i++) {
-      const res = await reissue(id, opensslCsr([domain], 'ec:P-256'))
+      const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' })
+      writeFileSync(keyFile, key)
+      const res = await reissue(id, opensslCsrForKey([domain], key as string))
       expect(res.status, JSON.stringify(res.body)).toBe(200)
       expect(res.body.status).toBe('completed')
     }

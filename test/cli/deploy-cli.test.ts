@@ -25,6 +25,8 @@ beforeAll(async () => {
   orderId = service.orders.create(service.resellers.get(r.id), { productId: 2, domain: 'cli.example.test' }).order.id
   receiver = await startReceiver()
   leaf = await (await createTestCa()).issue('cli.example.test', new Date(), 200)
+  // The key was generated in the app, so CertDesk keeps it and the folder gets it.
+  service.keyVault.store(r.id, orderId, leaf.privateKeyPem)
 })
 afterAll(async () => {
   await service.deploys.idle()
@@ -77,7 +79,9 @@ describe('certdesk admin deploy', () => {
       chainPem: leaf.chainPem
     })
     await service.deploys.idle()
-    expect(readFileSync(join(dir, 'haproxy.pem'), 'utf8')).toBe(leaf.certificatePem + leaf.chainPem)
+    expect(readFileSync(join(dir, 'haproxy.pem'), 'utf8')).toBe(
+      leaf.certificatePem + leaf.chainPem + leaf.privateKeyPem
+    )
     expect(readFileSync(marker, 'utf8')).toBe(`issued ${join(dir, 'haproxy.pem')}\n`)
     expect(receiver.deliveries.length).toBe(1)
 

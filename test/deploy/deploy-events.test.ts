@@ -57,6 +57,8 @@ describe('deploy events in GET /events', () => {
     receiver.secret = hook.secret?.value as string
 
     const leaf = await ca.issue('shop.example.test', clock.now(), 200)
+    // The key was generated in the app: the folder gets privkey.pem beside its certificate.
+    s.service.keyVault.store(r.id, orderId, leaf.privateKeyPem)
     d.certificateStored({ orderId, trigger: 'issued', certificatePem: leaf.certificatePem, chainPem: leaf.chainPem })
     await d.idle()
     expect(receiver.deliveries.at(-1)?.signatureValid).toBe(true)

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, existsSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -20,7 +20,7 @@ afterAll(async () => {
 })
 
 describe('keys generated in the app reach folder targets', () => {
-  it('writes privkey.pem next to the certificate it belongs to, and never next to another one', async () => {
+  it('writes privkey.pem next to the certificate it belongs to, and refuses to write a certificate it does not belong to', async () => {
     const r = s.reseller({ credit: 100 })
     const res = await s.request<{ order_id: number }>('POST', '/orders', {
       key: r.key,
@@ -43,10 +43,9 @@ describe('keys generated in the app reach folder targets', () => {
     expect(readFileSync(join(dir, 'cert.pem'), 'utf8')).toBe(first.certificatePem)
     expect(readFileSync(join(dir, 'privkey.pem'), 'utf8')).toBe(first.privateKeyPem)
 
-    // A certificate for another key (say, the customer's own CSR at reissue) never gets the kept key beside it.
+    // A certificate for another key (say, the customer's own CSR at reissue) never gets the kept
+    // key beside it: the folder is not written at all and keeps the previous, matching pair.
     const other = await ca.issue('kept.example.test', new Date(), 200)
-    const otherDir = join(work, 'other')
-    s.service.deploys.addTarget(orderId, { kind: 'folder', path: otherDir, layout: 'nginx' })
     s.service.deploys.certificateStored({
       orderId,
       trigger: 'reissued',
@@ -54,8 +53,11 @@ describe('keys generated in the app reach folder targets', () => {
       chainPem: other.chainPem
     })
     await s.service.deploys.idle()
-    expect(readFileSync(join(otherDir, 'cert.pem'), 'utf8')).toBe(other.certificatePem)
-    expect(existsSync(join(otherDir, 'privkey.pem'))).toBe(false)
+    expect(readFileSync(join(dir, 'cert.pem'), 'utf8')).toBe(first.certificatePem)
+    expect(readFileSync(join(dir, 'privkey.pem'), 'utf8')).toBe(first.privateKeyPem)
+    const run = s.service.deploys.runs(orderId, { limit: 1, offset: 0 }).items[0]
+    expect(run).toMatchObject({ serial: other.serial, status: 'pending' })
+    expect(run.lastError).toContain('CertDesk does not hold the private key of this certificate')
     expect(s.service.keyVault.keyMatching(orderId, other.certificatePem)).toBeNull()
     expect(s.service.keyVault.keyMatching(orderId, first.certificatePem)).toBe(first.privateKeyPem)
   })

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { generateKeyPairSync } from 'node:crypto'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -8,7 +9,8 @@ import { openService, type Service } from '../../src-main/core/service'
 import { buildServer, listen, type Listening } from '../../src-main/http/server'
 import { certdeskAsync } from '../support/cli'
 import { manualClock } from '../support/clock'
-import { configureOverHttp, startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
+import { opensslCsrForKey } from '../support/csr'
+import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
 import { startReceiver, unreachableUrl, type Receiver } from '../support/webhook-receiver'
 
 /**
@@ -23,6 +25,8 @@ const dataDir = mkdtempSync(join(tmpdir(), 'certdesk-sched-deploy-'))
 const work = mkdtempSync(join(tmpdir(), 'certdesk-sched-deploy-files-'))
 const folder = join(work, 'etc-nginx-ssl', 'shop.example.com')
 const envLog = join(work, 'reload-env.log')
+const keyFile = join(work, 'customer', 'shop.example.com.key')
+mkdirSync(join(work, 'customer'))
 let service: Service
 let web: WebServer
 let dns: DnsServer
@@ -104,7 +108,17 @@ beforeAll(async () => {
     domain: 'shop.example.com',
     period: 36
   }).order.id
-  ;(await configureOverHttp(service, web, reseller.id, orderId, 'shop.example.com'))()
+  // The customer made the CSR and keeps its key on the server; the folder target names that file.
+  const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' })
+  writeFileSync(keyFile, key, { mode: 0o600 })
+  const conf = await service.certificates.configure(reseller.id, {
+    orderId,
+    csr: opensslCsrForKey(['shop.example.com'], key as string),
+    dcvMethod: 'http'
+  })
+  const i = conf.validation[0].instructions
+  if (i.method !== 'http') throw new Error('expected http instructions')
+  web.put('shop.example.com', new URL(i.url).pathname, i.fileContent)
   expect((await service.certificates.status(reseller.id, orderId)).order.status).toBe('completed')
   api = await listen(await buildServer(service))
 })
@@ -120,7 +134,20 @@ afterAll(async () => {
 describe("deploys follow the scheduler's automatic reissues", () => {
   it('set up once: each automatic reissue lands in the folder atomically, runs the reload with its environment and reaches the signed webhook', async () => {
     expect(
-      (await admin('deploy', 'add', '--order', String(orderId), '--folder', folder, '--layout', 'nginx')).code
+      (
+        await admin(
+          'deploy',
+          'add',
+          '--order',
+          String(orderId),
+          '--folder',
+          folder,
+          '--layout',
+          'nginx',
+          '--key-file',
+          keyFile
+        )
+      ).code
     ).toBe(0)
     const reload = `printf '%s|%s|%s|%s|%s|%s\\n' "$CERTDESK_ORDER_ID" "$CERTDESK_DOMAIN" "$CERTDESK_TRIGGER" "$CERTDESK_SERIAL" "$CERTDESK_FULLCHAIN_FILE" "\${CERTDESK_KEY_FILE:-none}" >> '${envLog}'; echo 'nginx: configuration file /etc/nginx/nginx.conf test is successful'`
     expect(
@@ -165,12 +192,16 @@ describe("deploys follow the scheduler's automatic reissues", () => {
         expect(whole.has(content), `reader saw a partial file: ${content.slice(0, 60)}…`).toBe(true)
     }
 
-    // The reload ran once per deploy with this order's values; CertDesk holds no key for a CSR order.
+    // The reload ran once per deploy with this order's values; the key is the customer's file.
     const lines = readFileSync(envLog, 'utf8').trim().split('\n')
     expect(lines.slice(1)).toEqual(
-      reissues.map((r) => `${orderId}|shop.example.com|auto_reissue|${r.serial}|${join(folder, 'fullchain.pem')}|none`)
+      reissues.map(
+        (r) => `${orderId}|shop.example.com|auto_reissue|${r.serial}|${join(folder, 'fullchain.pem')}|${keyFile}`
+      )
     )
-    expect(lines[0]).toBe(`${orderId}|shop.example.com|manual|${initial.serial}|${join(folder, 'fullchain.pem')}|none`)
+    expect(lines[0]).toBe(
+      `${orderId}|shop.example.com|manual|${initial.serial}|${join(folder, 'fullchain.pem')}|${keyFile}`
+    )
 
     // The receiver got every reissue, signed with the secret it was given.
     const got = receiver.deliveries.slice(1)

@@ -4,6 +4,7 @@
  * paths in its environment, runs at most `timeoutSeconds`, and its output is kept.
  */
 import { spawn } from 'node:child_process'
+import type { VerifyEndpoint } from './verify'
 
 /** Kept output per run: enough for a reload's error, small enough for SQLite. */
 export const OUTPUT_LIMIT = 64 * 1024
@@ -14,6 +15,8 @@ export interface CommandConfig {
   command: string
   timeoutSeconds: number
   cwd?: string
+  /** Where the reloaded servers listen: checked over TLS to serve the new certificate (verify.ts). */
+  verify?: VerifyEndpoint[]
 }
 
 export interface CommandResult {

@@ -8,6 +8,7 @@ import type { DeployRunView, DeployTargetView } from '../../../src-shared/record
 import type { CommandConfig } from './command'
 import type { DeployRun, DeployTarget, Deploys } from './deploys'
 import type { FolderConfig } from './folder'
+import { endpointText } from './verify'
 import type { WebhookConfig } from './webhook'
 
 export function deployRunView(r: DeployRun): DeployRunView {
@@ -24,8 +25,10 @@ export function deployTargetView(t: DeployTarget, lastRun: DeployRun | null): De
     path: folder?.path ?? null,
     layout: folder?.layout ?? null,
     pfx: folder?.pfx ?? false,
+    keyFile: folder?.keyFile ?? null,
     command: command?.command ?? null,
     timeoutSeconds: command?.timeoutSeconds ?? null,
+    verify: (command?.verify ?? []).map(endpointText),
     url: t.kind === 'webhook' ? (t.config as WebhookConfig).url : null,
     createdAt: t.createdAt,
     lastRun: lastRun && deployRunView(lastRun)

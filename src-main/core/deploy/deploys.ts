@@ -4,13 +4,16 @@
  * starts, retries and claims the runs, `executors.ts` performs one attempt, `runs.ts` keeps the
  * runs and their attempts. A deploy never undoes or blocks an issuance.
  */
+import { createPrivateKey } from 'node:crypto'
 import type { CertificateHandover } from '../certificates/records'
 import type { CoreContext } from '../context'
+import { invalid } from '../errors'
 import { recordEvent } from '../events'
 import type { Page, Paging } from '../ledger'
 import type { KeyProvider } from './executors'
 import { DeployQueue, type DeployedCertificate } from './queue'
-import { listRuns, readRun, type DeployRun } from './runs'
+import { keyMatchesCertificate, readKeyFile } from './key-file'
+import { currentCertificate, listRuns, readRun, type DeployRun } from './runs'
 import {
   addTarget,
   deployOrder,
@@ -18,6 +21,7 @@ import {
   readTarget,
   removeTarget,
   revealSecret,
+  updateTarget,
   type CreatedTarget,
   type DeployTarget,
   type TargetInput
@@ -49,6 +53,14 @@ export class Deploys {
     this.queue.keyProvider = provider
   }
 
+  /**
+   * How long a reloaded server has to serve the new certificate before the deploy counts as
+   * failed (default 15 s; a test with servers that reload in milliseconds shortens it).
+   */
+  setVerifyDeadline(ms: number): void {
+    this.queue.verifyDeadlineMs = ms
+  }
+
   addTarget(orderId: number, input: TargetInput): CreatedTarget {
     return addTarget(this.ctx, orderId, input)
   }
@@ -64,6 +76,36 @@ export class Deploys {
   /** Stops using a target and deletes its secrets; its runs and attempts stay as history. */
   removeTarget(targetId: number): DeployTarget {
     return removeTarget(this.ctx, targetId)
+  }
+
+  /** A folder target's key file, or the servers a command target verifies after the reload. */
+  updateTarget(targetId: number, change: { keyFile?: string | null; verify?: string[] }): DeployTarget {
+    return updateTarget(this.ctx, targetId, change)
+  }
+
+  /**
+   * A key file the admin hands over to be kept (`deploy keep-key`): it must belong to the
+   * order's current certificate, so a kept key is never paired with a certificate it does not
+   * match. Answers the key as PKCS #8 for the key vault, and whose order it is.
+   */
+  keyToKeep(orderId: number, keyFile: string): { resellerId: number; pkcs8Pem: string } {
+    const order = deployOrder(this.ctx.db, orderId)
+    const current = currentCertificate(this.ctx.db, order.id)
+    if (!current) throw invalid(`could not keep the key of order ${order.order_number}: it has no certificate yet`)
+    let pem: string
+    try {
+      pem = readKeyFile(keyFile)
+    } catch (err) {
+      throw invalid(`could not keep the key of order ${order.order_number}: ${(err as Error).message}`)
+    }
+    if (!keyMatchesCertificate(pem, current.certificatePem))
+      throw invalid(
+        `could not keep the key of order ${order.order_number}: it does not belong to the order's current certificate`
+      )
+    return {
+      resellerId: order.reseller_id,
+      pkcs8Pem: createPrivateKey(pem).export({ type: 'pkcs8', format: 'pem' }).toString()
+    }
   }
 
   /** The webhook secret or PFX password, for the desktop user to copy again. */

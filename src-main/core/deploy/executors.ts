@@ -7,14 +7,16 @@ import { join } from 'node:path'
 import type { CoreContext } from '../context'
 import type { Db } from '../db'
 import { runCommand, type CommandConfig, type CommandResult } from './command'
-import { writeFolder, type FolderConfig, type WrittenFiles } from './folder'
+import { MissingKeyError, writeFolder, type FolderConfig, type WrittenFiles } from './folder'
 import type { RunRow, RunStatus } from './runs'
 import { folderTargets, secretName, type DeployTarget, type OrderInfo, type TargetKind } from './targets'
+import { VERIFY_DEADLINE_MS, verifyServed } from './verify'
 import { deliverWebhook, type WebhookConfig } from './webhook'
 
 /**
  * Where a private key comes from when CertDesk holds it (keys generated on this machine,
- * kept encrypted); null when the customer kept the key, and privkey.pem is then not written.
+ * kept encrypted); null when it holds none for this certificate. A folder target then needs a
+ * key file of its own (folder.ts), or it is not written at all.
  */
 export type KeyProvider = (
   orderId: number,
@@ -38,20 +40,26 @@ export async function perform(
   keyProvider: KeyProvider,
   run: RunRow,
   target: DeployTarget,
-  order: OrderInfo
+  order: OrderInfo,
+  verifyDeadlineMs = VERIFY_DEADLINE_MS
 ): Promise<Outcome> {
   if (target.kind === 'folder') {
     const config = target.config as FolderConfig
     const key = await keyProvider(order.id, run.serial, run.certificate_pem)
     const wantsPfx = config.pfx || config.layout === 'iis'
-    const { summary } = await writeFolder(config, {
-      domain: order.domain,
-      certificatePem: run.certificate_pem,
-      chainPem: run.chain_pem,
-      privateKeyPem: key,
-      pfxPassword: wantsPfx ? ctx.secrets.get(secretName(target.id, 'pfx_password')) : null
-    })
-    return { ok: true, summary }
+    try {
+      const { summary } = await writeFolder(config, {
+        domain: order.domain,
+        certificatePem: run.certificate_pem,
+        chainPem: run.chain_pem,
+        privateKeyPem: key,
+        pfxPassword: wantsPfx ? ctx.secrets.get(secretName(target.id, 'pfx_password')) : null
+      })
+      return { ok: true, summary }
+    } catch (err) {
+      if (err instanceof MissingKeyError) return { ok: false, summary: err.message, reason: err.reason }
+      throw err
+    }
   }
   if (target.kind === 'command') {
     const folders = folderState(ctx.db, run)
@@ -61,9 +69,29 @@ export async function perform(
         summary: `command not run: ${folders === 'busy' ? 'the folders are still being written' : folders}`,
         reason: 'the command was not run because the certificate files are not written'
       }
-    const key = await keyProvider(order.id, run.serial, run.certificate_pem)
-    const r = await runCommand(target.config as CommandConfig, commandEnv(ctx.db, run, order, key !== null))
-    return { ok: r.ok, summary: r.summary, reason: commandReason(r), responseCode: r.exitCode, output: r.output }
+    const config = target.config as CommandConfig
+    const r = await runCommand(config, commandEnv(ctx.db, run, order))
+    const ran = { responseCode: r.exitCode, output: r.output }
+    if (!r.ok || !config.verify?.length) return { ok: r.ok, summary: r.summary, reason: commandReason(r), ...ran }
+    // A reload that exits 0 has not proven anything yet: the servers must serve the new certificate.
+    const mismatch = await verifyServed(
+      config.verify,
+      run.certificate_pem,
+      order.domain.replace(/^\*\./, ''),
+      verifyDeadlineMs
+    )
+    if (mismatch)
+      return {
+        ok: false,
+        summary: `${r.summary}, but ${mismatch}`,
+        reason: 'after the reload the server did not serve the new certificate',
+        ...ran
+      }
+    return {
+      ok: true,
+      summary: `${r.summary}; ${config.verify.length === 1 ? 'the server serves' : `all ${config.verify.length} servers serve`} certificate ${run.serial}`,
+      ...ran
+    }
   }
   const secret = ctx.secrets.get(secretName(target.id, 'webhook_secret'))
   if (!secret) {
@@ -129,7 +157,7 @@ export function folderState(db: Db, run: RunRow): 'written' | 'busy' | string {
   return `folder target ${notDone.target_id} is not written${notDone.last_error ? ` (${notDone.last_error})` : ''}`
 }
 
-function commandEnv(db: Db, run: RunRow, order: OrderInfo, hasKey: boolean): Record<string, string> {
+function commandEnv(db: Db, run: RunRow, order: OrderInfo): Record<string, string> {
   const folders = folderTargets(db, order.id)
   const env: Record<string, string> = {
     CERTDESK_ORDER_ID: String(order.id),
@@ -144,7 +172,7 @@ function commandEnv(db: Db, run: RunRow, order: OrderInfo, hasKey: boolean): Rec
   // The first folder target's files under fixed names; every folder's path in CERTDESK_DEPLOY_DIRS.
   const first = folders[0]
   if (first) {
-    const files = plannedFiles(first, hasKey)
+    const files = plannedFiles(first)
     env.CERTDESK_DEPLOY_DIR = first.path
     env.CERTDESK_CERT_FILE = files.cert
     env.CERTDESK_CHAIN_FILE = files.chain
@@ -156,14 +184,14 @@ function commandEnv(db: Db, run: RunRow, order: OrderInfo, hasKey: boolean): Rec
   return env
 }
 
-/** The paths a folder target writes, the same names writeFolder uses. */
-function plannedFiles(config: FolderConfig, hasKey: boolean): WrittenFiles {
+/** The paths a folder target writes, the same names writeFolder uses; the key is its own or the named file. */
+function plannedFiles(config: FolderConfig): WrittenFiles {
   const at = (name: string): string => join(config.path, name)
   return {
     cert: at('cert.pem'),
     chain: at('chain.pem'),
     fullchain: at('fullchain.pem'),
-    key: hasKey ? at('privkey.pem') : null,
+    key: config.keyFile ?? at('privkey.pem'),
     combined: config.layout === 'haproxy' ? at('haproxy.pem') : null,
     pfx: config.pfx || config.layout === 'iis' ? at('certificate.pfx') : null
   }

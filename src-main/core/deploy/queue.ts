@@ -14,6 +14,8 @@ import { isoTimestamp } from '../time'
 import { MAX_COMMAND_TIMEOUT_SECONDS } from './command'
 import { MAX_ATTEMPTS, RETRY_MINUTES } from './deploy-events'
 import { FAILED_REASON, folderState, perform, type KeyProvider, type Outcome } from './executors'
+import { recoverFolder, type FolderConfig } from './folder'
+import { VERIFY_DEADLINE_MS } from './verify'
 import {
   createRuns,
   currentCertificate,
@@ -46,6 +48,13 @@ export const REISSUE_HOLD_MAX_MS = 60_000
 /** Runs of one certificate go folder, then command (it reloads what the folders wrote), then webhook. */
 const KIND_ORDER = `CASE t.kind WHEN 'folder' THEN 0 WHEN 'command' THEN 1 ELSE 2 END`
 
+const allFolderTargets = (db: CoreContext['db']): FolderConfig[] =>
+  (
+    db.prepare(`SELECT config FROM deploy_targets WHERE kind = 'folder' AND removed_at IS NULL`).all() as {
+      config: string
+    }[]
+  ).map((r) => JSON.parse(r.config) as FolderConfig)
+
 const addMinutes = (d: Date, m: number): Date => new Date(d.getTime() + m * 60_000)
 
 interface Hold {
@@ -62,6 +71,8 @@ export class DeployQueue {
   private readonly held = new Map<number, Hold>()
   /** Registered by whoever keeps private keys (one call at start-up). */
   keyProvider: KeyProvider = () => null
+  /** How long a reloaded server has to serve the new certificate (verify.ts). */
+  verifyDeadlineMs = VERIFY_DEADLINE_MS
 
   constructor(private readonly ctx: CoreContext) {}
 
@@ -172,6 +183,14 @@ export class DeployQueue {
 
   /** One pass over every run whose next attempt is due by ctx.clock; returns what it ran. */
   async runDue(): Promise<DeployRun[]> {
+    // A set a crash left half renamed is finished first (folder.ts), before anything reloads.
+    for (const f of allFolderTargets(this.ctx.db)) {
+      try {
+        recoverFolder(f.path, { dropUnfinished: false })
+      } catch {
+        // The folder's next attempt reports what is wrong with it.
+      }
+    }
     return (await this.track(this.runPending({}))).map((id) => readRun(this.ctx.db, id))
   }
 
@@ -216,6 +235,13 @@ export class DeployQueue {
     const db = this.ctx.db
     const start = this.ctx.clock()
     const ts = isoTimestamp(start)
+    // A command whose folders are being written is left alone before it is claimed: claiming it
+    // and handing it back would make the pass writing those folders find it taken and skip it,
+    // and the reload would wait for the next due pass (a scheduler pass and an issuance's pass
+    // run side by side).
+    const pending = db.prepare('SELECT * FROM deploy_runs WHERE id = ?').get(runId) as RunRow | undefined
+    if (pending && readTarget(this.ctx.db, pending.target_id).kind === 'command' && folderState(db, pending) === 'busy')
+      return false
     const claimed = db
       .prepare(
         `UPDATE deploy_runs SET status = 'running', claimed_until = ?, updated_at = ?
@@ -236,7 +262,7 @@ export class DeployQueue {
 
     let outcome: Outcome
     try {
-      outcome = await perform(this.ctx, this.keyProvider, run, target, order)
+      outcome = await perform(this.ctx, this.keyProvider, run, target, order, this.verifyDeadlineMs)
     } catch (err) {
       outcome = { ok: false, summary: (err as Error).message, reason: FAILED_REASON[target.kind] }
     }

@@ -4,21 +4,22 @@
  * secrets (webhook signing secret, PFX password) live only in the OS keychain.
  */
 import { randomBytes } from 'node:crypto'
-import { isAbsolute } from 'node:path'
+import { isAbsolute, join } from 'node:path'
 import type { CoreContext } from '../context'
 import type { Db } from '../db'
 import { invalid, notFound } from '../errors'
 import { isoTimestamp } from '../time'
 import { DEFAULT_COMMAND_TIMEOUT_SECONDS, MAX_COMMAND_TIMEOUT_SECONDS, type CommandConfig } from './command'
-import { FOLDER_LAYOUTS, type FolderConfig, type FolderLayout } from './folder'
+import { FOLDER_LAYOUTS, haproxyKeyPath, type FolderConfig, type FolderLayout } from './folder'
+import { MAX_VERIFY_ENDPOINTS, parseEndpoint, type VerifyEndpoint } from './verify'
 import { validateWebhookUrl, type WebhookConfig } from './webhook'
 
 export const TARGET_KINDS = ['folder', 'command', 'webhook'] as const
 export type TargetKind = (typeof TARGET_KINDS)[number]
 
 export type TargetInput =
-  | { kind: 'folder'; path: string; layout?: FolderLayout; pfx?: boolean }
-  | { kind: 'command'; command: string; timeoutSeconds?: number; cwd?: string }
+  | { kind: 'folder'; path: string; layout?: FolderLayout; pfx?: boolean; keyFile?: string }
+  | { kind: 'command'; command: string; timeoutSeconds?: number; cwd?: string; verify?: string[] }
   | { kind: 'webhook'; url: string; secret?: string }
 
 export type TargetConfig = FolderConfig | CommandConfig | WebhookConfig
@@ -145,14 +146,14 @@ export function describeTarget(t: DeployTarget): string {
 function checkTarget(input: TargetInput): { config: TargetConfig; secret: CreatedTarget['secret'] } {
   switch (input.kind) {
     case 'folder': {
-      const path = input.path?.trim()
-      if (!path || !isAbsolute(path)) throw invalid('could not add folder target: path must be an absolute folder path')
+      const path = checkPath(input.path, 'path', 'folder')
       const layout = input.layout ?? 'nginx'
       if (!FOLDER_LAYOUTS.includes(layout))
         throw invalid(`could not add folder target: layout must be one of ${FOLDER_LAYOUTS.join(', ')}`)
       const pfx = Boolean(input.pfx) || layout === 'iis'
+      const keyFile = checkKeyFile(input.keyFile, path, layout)
       return {
-        config: { path, layout, pfx },
+        config: { path, layout, pfx, ...(keyFile ? { keyFile } : {}) },
         secret: pfx ? { name: 'pfx_password', value: randomBytes(18).toString('base64url') } : null
       }
     }
@@ -166,7 +167,16 @@ function checkTarget(input: TargetInput): { config: TargetConfig; secret: Create
       }
       if (input.cwd !== undefined && !isAbsolute(input.cwd))
         throw invalid('could not add command target: cwd must be an absolute path')
-      return { config: { command, timeoutSeconds, ...(input.cwd ? { cwd: input.cwd } : {}) }, secret: null }
+      const verify = checkVerify(input.verify)
+      return {
+        config: {
+          command,
+          timeoutSeconds,
+          ...(input.cwd ? { cwd: input.cwd } : {}),
+          ...(verify.length ? { verify } : {})
+        },
+        secret: null
+      }
     }
     case 'webhook': {
       const problem = validateWebhookUrl(input.url ?? '')
@@ -181,6 +191,82 @@ function checkTarget(input: TargetInput): { config: TargetConfig; secret: Create
     default:
       throw invalid(`could not add deploy target: kind must be one of ${TARGET_KINDS.join(', ')}`)
   }
+}
+
+/**
+ * An absolute path without `.` or `..` segments or control characters: what the admin typed is
+ * where the files go, never somewhere a relative segment leads.
+ */
+function checkPath(value: unknown, what: 'path' | 'key file', kind: string): string {
+  const path = typeof value === 'string' ? value.trim() : ''
+  const fail = (why: string): never => {
+    throw invalid(`could not add ${kind} target: ${what} ${why}`)
+  }
+  if (!path || !isAbsolute(path)) fail(`must be an absolute ${what === 'path' ? 'folder' : 'file'} path`)
+  if (path.length > 4096) fail('is longer than 4096 characters')
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(path)) fail('must not contain control characters')
+  if (path.split(/[\\/]/).some((seg) => seg === '..' || seg === '.')) fail('must not contain . or .. segments')
+  return path
+}
+
+/** Names CertDesk writes in a folder; a key file there would be overwritten by the certificate. */
+const WRITTEN_NAMES = ['cert.pem', 'chain.pem', 'fullchain.pem', 'haproxy.pem', 'certificate.pfx']
+
+function checkKeyFile(value: string | undefined, folder: string, layout: FolderLayout): string | null {
+  if (value === undefined || value.trim() === '') return null
+  const keyFile = checkPath(value, 'key file', 'folder')
+  if (WRITTEN_NAMES.some((n) => join(folder, n) === keyFile))
+    throw invalid('could not add folder target: the key file is one of the files CertDesk writes in the folder')
+  // HAProxy finds a key kept apart from the certificate only as `<crt>.key` (ssl-load-extra-files).
+  if (layout === 'haproxy' && keyFile !== haproxyKeyPath(folder))
+    throw invalid(
+      `could not add folder target: HAProxy reads a separate key only from ${haproxyKeyPath(folder)} (the crt file name plus .key); keep the key there and name that path`
+    )
+  return keyFile
+}
+
+function checkVerify(value: string[] | undefined): VerifyEndpoint[] {
+  if (value === undefined) return []
+  if (!Array.isArray(value)) throw invalid('could not add command target: verify must be a list of host:port')
+  const list = value.map((v) => String(v).trim()).filter(Boolean)
+  if (list.length > MAX_VERIFY_ENDPOINTS)
+    throw invalid(`could not add command target: at most ${MAX_VERIFY_ENDPOINTS} servers to verify`)
+  return list.map((text) => {
+    const e = parseEndpoint(text)
+    if (typeof e === 'string') throw invalid(`could not add command target: verify ${e}`)
+    return e
+  })
+}
+
+/**
+ * Changes the key file of a folder target or the servers a command target verifies; the
+ * next deploy uses them. The values are checked as when the target is added.
+ */
+export function updateTarget(
+  ctx: CoreContext,
+  targetId: number,
+  change: { keyFile?: string | null; verify?: string[] }
+): DeployTarget {
+  const t = readTarget(ctx.db, targetId)
+  if (t.removedAt) throw notFound(`deploy target ${targetId} not found`)
+  let config: TargetConfig
+  if (t.kind === 'folder' && change.keyFile !== undefined && change.verify === undefined) {
+    const c = t.config as FolderConfig
+    const keyFile = change.keyFile === null ? null : checkKeyFile(change.keyFile, c.path, c.layout)
+    const { keyFile: _old, ...rest } = c
+    config = { ...rest, ...(keyFile ? { keyFile } : {}) }
+  } else if (t.kind === 'command' && change.verify !== undefined && change.keyFile === undefined) {
+    const verify = checkVerify(change.verify)
+    const { verify: _old, ...rest } = t.config as CommandConfig
+    config = { ...rest, ...(verify.length ? { verify } : {}) }
+  } else {
+    throw invalid(
+      'could not change deploy target: a folder target takes a key file, a command target the servers to verify'
+    )
+  }
+  ctx.db.prepare('UPDATE deploy_targets SET config = ? WHERE id = ?').run(JSON.stringify(config), targetId)
+  return readTarget(ctx.db, targetId)
 }
 
 function toTarget(r: TargetRow): DeployTarget {
