@@ -56,7 +56,12 @@ export const APP_METHODS = {
   listApiKeys: true,
   createApiKey: true,
   revealApiKey: true,
-  revokeApiKey: true
+  revokeApiKey: true,
+  // screens: event log, ACME subscription page, invoice document, validation cancel
+  listEvents: true,
+  acmeSubscription: true,
+  getInvoice: true,
+  cancelValidation: true
 } as const satisfies Record<AppMethod, true>
 
 export const appMethodNames = Object.keys(APP_METHODS) as AppMethod[]

@@ -53,3 +53,5 @@ export type {
   YearPriceView
 } from '../src-shared/records'
 export * from './channels'
+// screens: event log, ACME subscription page
+export type { AcmeIssuedCertificateView, AcmeSubscriptionPageView, EventFilter, EventView } from '../src-shared/records'

@@ -47,7 +47,10 @@ import {
   SettingsView,
   SslStatusView,
   Text,
-  Cents
+  Cents,
+  AcmeSubscriptionPageView,
+  EventFilter,
+  EventView
 } from './records'
 
 /** One argument: the name a refusal uses, and its schema (`Type.Optional` for a trailing optional one). */
@@ -163,7 +166,17 @@ export const APP_API = {
   /** The plain key is in this answer once; afterwards only `revealApiKey` reads it from the keychain. */
   createApiKey: method([reseller, optional('label', Text)], Type.Object({ key: Type.String(), info: ApiKeyView })),
   revealApiKey: method([reseller, arg('key id', Id)], Type.Object({ key: Type.String() })),
-  revokeApiKey: method([reseller, arg('key id', Id)], ApiKeyView)
+  revokeApiKey: method([reseller, arg('key id', Id)], ApiKeyView),
+
+  // ---- screens: event log, ACME subscription page, invoice document, validation cancel
+  /** The reseller's events, newest first, as GET /events pages them. */
+  listEvents: method([reseller, arg('filter', EventFilter), arg('page', PageRequest)], PageOf(EventView)),
+  /** An ACME subscription order with the certificates issued through it; null for any other order. */
+  acmeSubscription: method([reseller, order], Type.Union([AcmeSubscriptionPageView, Type.Null()])),
+  /** One invoice of the reseller, for the printable invoice page. */
+  getInvoice: method([reseller, arg('invoice id', Id)], Invoice),
+  /** Stops the first validation of an order: its CSR and checks are dropped and it waits for a CSR again. */
+  cancelValidation: method([reseller, order], SslStatusView)
 } as const satisfies Record<string, MethodSpec>
 
 export type AppMethod = keyof typeof APP_API

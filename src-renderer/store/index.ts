@@ -15,12 +15,15 @@ import { deploySlice } from './deploys'
 import { listsSlice } from './lists'
 import { draftSlice } from './new-order'
 import { orderSlice } from './order'
+import { screensSlice } from './screens'
 import { sessionSlice } from './session'
 import type { Store } from './slice'
 
 export type { ListName, ListState } from './lists'
 export { PAGE_SIZE } from './lists'
 export type { Draft } from './new-order'
+export type { EventLogFilter } from './screens'
+export { EVENTS_PAGE } from './screens'
 export type { Screen, Toast } from './session'
 export type { Store } from './slice'
 
@@ -34,7 +37,8 @@ export const useStore = create<Store>()((...a) => ({
   ...draftSlice(...a),
   ...keysSlice(...a),
   ...deploySlice(...a),
-  ...acmeSlice(...a)
+  ...acmeSlice(...a),
+  ...screensSlice(...a)
 }))
 
 // Any call the server refuses for want of a session switches the whole UI to the sign-in-needed screen.

@@ -12,6 +12,7 @@ import type { DeploySlice } from './deploys'
 import type { ListsSlice } from './lists'
 import type { DraftSlice } from './new-order'
 import type { OrderSlice } from './order'
+import type { ScreensSlice } from './screens'
 import type { SessionSlice } from './session'
 
 export type Store = SessionSlice &
@@ -23,7 +24,8 @@ export type Store = SessionSlice &
   DraftSlice &
   KeysSlice &
   DeploySlice &
-  AcmeSlice
+  AcmeSlice &
+  ScreensSlice
 
 export type Slice<T> = StateCreator<Store, [], [], T>
 
