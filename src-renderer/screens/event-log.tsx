@@ -116,7 +116,13 @@ export function EventLog(): React.JSX.Element {
       <ErrorBox text={log.error} />
       <div className="toolbar" role="status" aria-live="polite">
         <span className="muted" data-testid="events-range">
-          {log.total === 0 ? 'No events match.' : `Events ${first}–${last} of ${log.total}, newest first`}
+          {log.loading && log.items.length === 0
+            ? 'Loading the events…'
+            : log.total > 0
+              ? `Events ${first}–${last} of ${log.total}, newest first`
+              : log.filter.type || log.filter.since || log.filter.order
+                ? 'No events match.'
+                : 'No events yet.'}
         </span>
       </div>
       {log.items.length > 0 ? <EventRows items={log.items} showOrder /> : null}

@@ -27,9 +27,11 @@ export function OrderDetail({ id }: { id: number }): React.JSX.Element {
   const pay = useStore((s) => s.payOrder)
   const loadAcmePage = useStore((s) => s.loadAcmePage)
   const [confirming, setConfirming] = useState(false)
+  const resellerId = useStore((s) => s.resellerId)
+  // Again when the acting reseller changes: the same address may name no order of the new one.
   useEffect(() => {
-    void load(id)
-  }, [id, load])
+    if (resellerId !== null) void load(id)
+  }, [id, resellerId, load])
   const status = order?.id === id ? order.status : null
   // Orders past the CSR step have a live validation status and maybe a certificate.
   useEffect(() => {
