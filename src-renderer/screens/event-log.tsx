@@ -16,6 +16,12 @@ export const LIVE_REFRESH_MS = 4000
 export function EventRows({ items, showOrder }: { items: EventView[]; showOrder: boolean }): React.JSX.Element {
   return (
     <table className="table events-table" data-testid="events">
+      <colgroup>
+        <col className="col-time" />
+        <col className="col-event" />
+        {showOrder ? <col className="col-order" /> : null}
+        <col />
+      </colgroup>
       <thead>
         <tr>
           <th scope="col">Time (UTC)</th>
@@ -34,7 +40,8 @@ export function EventRows({ items, showOrder }: { items: EventView[]; showOrder:
                 {e.orderId !== null ? <a href={href({ name: 'order', id: e.orderId })}>{e.orderNumber}</a> : '—'}
               </td>
             ) : null}
-            <td>
+            {/* Messages carry URLs, paths and serials: those tokens wrap where they must. */}
+            <td className="break">
               {e.message}
               {isFailure(e.type) && e.orderId !== null ? (
                 <>
