@@ -18,6 +18,6 @@ export const afterDiscount = (cents: number, rate: number): number => cents - di
 export function warrantyText(w: string): string {
   const n = Number(w)
   if (w.trim() === '' || !Number.isFinite(n)) return w
-  if (n === 0) return 'no warranty'
-  return `${usd(Math.round(n * 100)).replace(/\.00$/, '')} USD warranty`
+  if (n === 0) return 'none'
+  return `${usd(Math.round(n * 100)).replace(/\.00$/, '')} USD`
 }

@@ -72,7 +72,7 @@ export function Subscription({ sub, page = false }: { sub: AcmeSubscriptionView;
           ) : (
             sub.accounts.map((a) => (
               <div key={a.url} className="mono small">
-                {a.url} <Badge status={a.status === 'valid' ? 'completed' : 'cancelled'} />
+                {a.url} <Badge status={a.status === 'valid' ? 'completed' : 'cancelled'} label={a.status} />
               </div>
             ))
           )}

@@ -98,7 +98,7 @@ export function Catalogue(): React.JSX.Element {
                     {p.name} {p.acme ? <span className="badge badge-processing">ACME subscription</span> : null}
                   </div>
                   <div className="muted small">
-                    {p.brand} · <span data-testid="warranty">{warrantyText(p.warranty)}</span>
+                    {p.brand} · <span data-testid="warranty">warranty {warrantyText(p.warranty)}</span>
                     {p.includedSans > 0 ? ` · ${p.includedSans} SANs included` : ''}
                   </div>
                 </td>

@@ -44,7 +44,7 @@ export function DomainField({
           spellCheck={false}
         />
       </label>
-      <div id={hintId} className="small" aria-live="polite">
+      <div id={hintId} className="small domain-hint" aria-live="polite">
         {parsed.ascii && (parsed.fromUrl || parsed.ascii !== parsed.unicode || parsed.ascii !== text.trim()) ? (
           <p className="muted" data-testid="domain-normalized">
             Ordered as <span className="mono">{parsed.ascii}</span>

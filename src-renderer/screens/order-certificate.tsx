@@ -57,7 +57,8 @@ export function OrderCertificate({ order }: { order: OrderView }): React.JSX.Ele
             <dd>{facts.keyAlgorithm}</dd>
             <dt>Valid</dt>
             <dd>
-              {facts.notBefore.toISOString().slice(0, 10)} – {facts.notAfter.toISOString().slice(0, 10)}
+              <span className="nowrap">{facts.notBefore.toISOString().slice(0, 10)}</span> –{' '}
+              <span className="nowrap">{facts.notAfter.toISOString().slice(0, 10)}</span>
             </dd>
             <dt>SHA-256</dt>
             <dd className="mono break small">{facts.sha256}</dd>

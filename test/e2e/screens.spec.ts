@@ -482,7 +482,7 @@ test('prices add up: the catalogue shows what the reseller pays, the order charg
   const list = cents(await row.locator('td.strike').textContent())
   const yours = cents(await row.getByTestId('your-price').locator('.strong').textContent())
   await expect(row.getByTestId('your-price')).toContainText('− 10%')
-  await expect(row.getByTestId('warranty')).toHaveText('$50,000 USD warranty')
+  await expect(row.getByTestId('warranty')).toHaveText('warranty $50,000 USD')
   expect(yours).toBeLessThan(list)
   await expect(page.locator('tr[data-product="PositiveSSL Multi-Domain"]')).toContainText('2 SANs included')
   await snap(page, info, 'catalogue-discount')
@@ -493,7 +493,7 @@ test('prices add up: the catalogue shows what the reseller pays, the order charg
   await expect(page.getByTestId('quote-total')).toHaveText(/\$\d/)
   expect(cents(await page.getByTestId('quote-total').textContent())).toBe(yours)
   await expect(page.getByTestId('discount-line')).toContainText('Your reseller discount (10%)')
-  await expect(page.getByTestId('quote-warranty')).toHaveText('$50,000 USD warranty')
+  await expect(page.getByTestId('quote-warranty')).toHaveText('$50,000 USD')
 
   // A multi-domain product: the included names and the per-name price are said.
   await page.getByLabel('Product').selectOption({ label: 'Sectigo PositiveSSL Multi-Domain (DV)' })
