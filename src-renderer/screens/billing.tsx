@@ -66,18 +66,11 @@ function TopUp(): React.JSX.Element {
       <div className="row">
         <label>
           Amount (USD)
-          <input
-            aria-label="Amount"
-            inputMode="decimal"
-            value={amount}
-            onChange={(e) => setAmount(e.target.value)}
-            placeholder="250.00"
-          />
+          <input inputMode="decimal" value={amount} onChange={(e) => setAmount(e.target.value)} placeholder="250.00" />
         </label>
         <label className="grow">
           Description
           <input
-            aria-label="Description"
             value={description}
             onChange={(e) => setDescription(e.target.value)}
             placeholder="Wire transfer 2026-11"

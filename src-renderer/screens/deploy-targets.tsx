@@ -115,12 +115,8 @@ function AddTarget({ orderId }: { orderId: number }): React.JSX.Element {
       >
         <div className="row">
           <label>
-            Kind
-            <select
-              aria-label="Target kind"
-              value={form.kind}
-              onChange={(e) => patch({ kind: e.target.value as DeployTargetKind })}
-            >
+            Target kind
+            <select value={form.kind} onChange={(e) => patch({ kind: e.target.value as DeployTargetKind })}>
               <option value="folder">Folder</option>
               <option value="command">Command</option>
               <option value="webhook">Webhook</option>
@@ -129,9 +125,8 @@ function AddTarget({ orderId }: { orderId: number }): React.JSX.Element {
           {form.kind === 'folder' ? (
             <>
               <label className="grow">
-                Folder
+                Folder path
                 <input
-                  aria-label="Folder path"
                   value={form.path}
                   placeholder="/etc/ssl/example.com"
                   onChange={(e) => patch({ path: e.target.value })}
@@ -139,11 +134,7 @@ function AddTarget({ orderId }: { orderId: number }): React.JSX.Element {
               </label>
               <label>
                 Layout
-                <select
-                  aria-label="Layout"
-                  value={form.layout}
-                  onChange={(e) => patch({ layout: e.target.value as DeployLayout })}
-                >
+                <select value={form.layout} onChange={(e) => patch({ layout: e.target.value as DeployLayout })}>
                   {LAYOUTS.map((l) => (
                     <option key={l}>{l}</option>
                   ))}
@@ -166,28 +157,21 @@ function AddTarget({ orderId }: { orderId: number }): React.JSX.Element {
               <label className="grow">
                 Command
                 <input
-                  aria-label="Command"
                   value={form.command}
                   placeholder="systemctl reload nginx"
                   onChange={(e) => patch({ command: e.target.value })}
                 />
               </label>
               <label className="narrow-field">
-                Timeout (s)
-                <input
-                  aria-label="Timeout seconds"
-                  inputMode="numeric"
-                  value={form.timeout}
-                  onChange={(e) => patch({ timeout: e.target.value })}
-                />
+                Timeout seconds
+                <input inputMode="numeric" value={form.timeout} onChange={(e) => patch({ timeout: e.target.value })} />
               </label>
             </>
           ) : null}
           {form.kind === 'webhook' ? (
             <label className="grow">
-              URL
+              Webhook URL
               <input
-                aria-label="Webhook URL"
                 value={form.url}
                 placeholder="https://deploy.example.com/hook"
                 onChange={(e) => patch({ url: e.target.value })}

@@ -51,9 +51,8 @@ export function KeyExport({
       <div className="row">
         {!plain || withPfxNote ? (
           <label className="grow">
-            {withPfxNote ? 'Password for the key or PFX' : 'Password for the key'}
+            {withPfxNote ? 'Export password (for the key or the PFX)' : 'Export password'}
             <input
-              aria-label="Export password"
               type="password"
               value={password}
               onChange={(e) => setPassword(e.target.value)}

@@ -90,7 +90,7 @@ export function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
           <div className="row">
             <label>
               Key type
-              <select aria-label="Key type" value={keyType} onChange={(e) => setKeyType(e.target.value as KeyType)}>
+              <select value={keyType} onChange={(e) => setKeyType(e.target.value as KeyType)}>
                 {KEY_TYPES.map((k) => (
                   <option key={k}>{k}</option>
                 ))}
@@ -98,7 +98,7 @@ export function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
             </label>
             <label className="grow">
               Names (first is the common name)
-              <input aria-label="Names" value={names} onChange={(e) => setNames(e.target.value)} />
+              <input value={names} onChange={(e) => setNames(e.target.value)} />
             </label>
           </div>
           <div className="actions">
@@ -155,7 +155,6 @@ export function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
       <label className="block">
         CSR (PEM)
         <textarea
-          aria-label="CSR"
           rows={mode === 'paste' ? 8 : 4}
           value={csr}
           readOnly={draft !== null}
@@ -188,7 +187,7 @@ export function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
       <div className="row">
         <label>
           Validation method
-          <select aria-label="Validation method" value={dcv} onChange={(e) => setDcv(e.target.value as DcvMethod)}>
+          <select value={dcv} onChange={(e) => setDcv(e.target.value as DcvMethod)}>
             <option value="http">HTTP file</option>
             <option value="https">HTTPS file</option>
             <option value="dns">DNS CNAME</option>
