@@ -116,7 +116,11 @@ function AddTarget({ orderId }: { orderId: number }): React.JSX.Element {
         <div className="row">
           <label>
             Target kind
-            <select value={form.kind} onChange={(e) => patch({ kind: e.target.value as DeployTargetKind })}>
+            <select
+              aria-label="Target kind"
+              value={form.kind}
+              onChange={(e) => patch({ kind: e.target.value as DeployTargetKind })}
+            >
               <option value="folder">Folder</option>
               <option value="command">Command</option>
               <option value="webhook">Webhook</option>
@@ -134,7 +138,11 @@ function AddTarget({ orderId }: { orderId: number }): React.JSX.Element {
               </label>
               <label>
                 Layout
-                <select value={form.layout} onChange={(e) => patch({ layout: e.target.value as DeployLayout })}>
+                <select
+                  aria-label="Layout"
+                  value={form.layout}
+                  onChange={(e) => patch({ layout: e.target.value as DeployLayout })}
+                >
                   {LAYOUTS.map((l) => (
                     <option key={l}>{l}</option>
                   ))}

@@ -91,7 +91,11 @@ export function EventLog(): React.JSX.Element {
       >
         <label>
           Event type
-          <select value={draft.type} onChange={(e) => apply({ ...draft, type: e.target.value })}>
+          <select
+            aria-label="Event type"
+            value={draft.type}
+            onChange={(e) => apply({ ...draft, type: e.target.value })}
+          >
             <option value="">All events</option>
             {Object.entries(EVENT_TYPE_LABELS).map(([type, label]) => (
               <option key={type} value={type}>

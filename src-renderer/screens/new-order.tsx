@@ -38,6 +38,7 @@ export function NewOrder(): React.JSX.Element {
         <label>
           Product
           <select
+            aria-label="Product"
             value={draft.productId ?? ''}
             onChange={(e) => setDraft({ productId: e.target.value ? Number(e.target.value) : null })}
           >
@@ -65,7 +66,11 @@ export function NewOrder(): React.JSX.Element {
         ) : null}
         <label>
           Period
-          <select value={draft.period} onChange={(e) => setDraft({ period: Number(e.target.value) })}>
+          <select
+            aria-label="Period"
+            value={draft.period}
+            onChange={(e) => setDraft({ period: Number(e.target.value) })}
+          >
             {Array.from({ length: product?.maxYears ?? 1 }, (_, i) => (i + 1) * 12).map((m) => (
               <option key={m} value={m}>
                 {years(m)}

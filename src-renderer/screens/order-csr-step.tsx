@@ -90,15 +90,18 @@ export function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
           <div className="row">
             <label>
               Key type
-              <select value={keyType} onChange={(e) => setKeyType(e.target.value as KeyType)}>
+              <select aria-label="Key type" value={keyType} onChange={(e) => setKeyType(e.target.value as KeyType)}>
                 {KEY_TYPES.map((k) => (
                   <option key={k}>{k}</option>
                 ))}
               </select>
             </label>
             <label className="grow">
-              Names (first is the common name)
-              <input value={names} onChange={(e) => setNames(e.target.value)} />
+              Names
+              <input value={names} aria-describedby="csr-names-hint" onChange={(e) => setNames(e.target.value)} />
+              <span id="csr-names-hint" className="muted small">
+                The first is the common name
+              </span>
             </label>
           </div>
           <div className="actions">
@@ -187,7 +190,7 @@ export function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
       <div className="row">
         <label>
           Validation method
-          <select value={dcv} onChange={(e) => setDcv(e.target.value as DcvMethod)}>
+          <select aria-label="Validation method" value={dcv} onChange={(e) => setDcv(e.target.value as DcvMethod)}>
             <option value="http">HTTP file</option>
             <option value="https">HTTPS file</option>
             <option value="dns">DNS CNAME</option>

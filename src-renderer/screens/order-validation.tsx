@@ -82,7 +82,7 @@ export function ValidationStep({ order }: { order: OrderView }): React.JSX.Eleme
         <div className="row">
           <label>
             Change method
-            <select value={method} onChange={(e) => setMethod(e.target.value as DcvMethod)}>
+            <select aria-label="Change method" value={method} onChange={(e) => setMethod(e.target.value as DcvMethod)}>
               <option value="http">HTTP file</option>
               <option value="https">HTTPS file</option>
               <option value="dns">DNS CNAME</option>
