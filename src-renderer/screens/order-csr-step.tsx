@@ -96,13 +96,15 @@ export function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
                 ))}
               </select>
             </label>
-            <label className="grow">
-              Names
-              <input value={names} aria-describedby="csr-names-hint" onChange={(e) => setNames(e.target.value)} />
+            <div className="grow field-with-hint">
+              <label>
+                Names
+                <input value={names} aria-describedby="csr-names-hint" onChange={(e) => setNames(e.target.value)} />
+              </label>
               <span id="csr-names-hint" className="muted small">
                 The first is the common name
               </span>
-            </label>
+            </div>
           </div>
           <div className="actions">
             <button type="button" className="btn" disabled={busy !== null} onClick={() => void generate()}>

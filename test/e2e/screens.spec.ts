@@ -32,7 +32,12 @@ test.beforeAll(async () => {
   dns = await startDns()
   web = await startWeb()
 })
-test.afterAll(async () => {
+test.afterAll(async ({ browser }) => {
+  // Whatever a failed test left, the other files find the default resolver and port.
+  const page = await browser.newPage()
+  await openApp(page)
+  await resetChecks(page)
+  await page.close()
   await web?.close()
   await dns?.close()
 })
@@ -663,11 +668,12 @@ async function everyScreen(page: Page, tag: string): Promise<[name: string, hash
 test('keyboard and screen readers: axe finds nothing serious on any screen, Tab follows the screen, labels are names', async ({
   page
 }, info) => {
+  test.setTimeout(240_000)
   const screens = await everyScreen(page, 'axe')
   for (const [name, hash] of screens) {
     await openAddress(page, hash)
     await expect(page.locator('h1').first()).toBeVisible()
-    await page.waitForLoadState('networkidle')
+    await expect(page.getByText(/^Loading/)).toHaveCount(0)
     const results = await new AxeBuilder({ page })
       // WCAG 2.5.3 "Label in Name" is off by default in axe; the visible label must be the name.
       .options({ rules: { 'label-content-name-mismatch': { enabled: true } } })
@@ -787,13 +793,14 @@ const FOCUSED = `(() => {
 test('from 1024 px up no word is cut and nothing scrolls sideways; toasts never cover a button', async ({
   page
 }, info) => {
+  test.setTimeout(240_000)
   const screens = await everyScreen(page, 'layout')
   for (const width of [1024, 1280]) {
     await page.setViewportSize({ width, height: 768 })
     for (const [name, hash] of screens) {
       await openAddress(page, hash)
       await expect(page.locator('h1').first()).toBeVisible()
-      await page.waitForLoadState('networkidle')
+      await expect(page.getByText(/^Loading/)).toHaveCount(0)
       expect(await page.evaluate<string[]>(BROKEN_WORDS), `${name} at ${width}px`).toEqual([])
       const sideways = await page.evaluate<number>(SIDEWAYS)
       expect(sideways, `${name} scrolls sideways at ${width}px`).toBeLessThanOrEqual(1)
