@@ -74,7 +74,12 @@ export const APP_METHODS = {
   startBackup: true,
   backupProgress: true,
   // Renewal automation
-  orderRenewal: true
+  orderRenewal: true,
+  // screens: event log, ACME subscription page, invoice document, validation cancel
+  listEvents: true,
+  acmeSubscription: true,
+  getInvoice: true,
+  cancelValidation: true
 } as const satisfies Record<AppMethod, true>
 
 export const appMethodNames = Object.keys(APP_METHODS) as AppMethod[]

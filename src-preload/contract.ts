@@ -64,3 +64,5 @@ export type {
   Verdict
 } from '../src-shared/records'
 export * from './channels'
+// screens: event log, ACME subscription page
+export type { AcmeIssuedCertificateView, AcmeSubscriptionPageView, EventFilter, EventView } from '../src-shared/records'

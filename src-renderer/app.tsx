@@ -1,48 +1,68 @@
 import { useEffect } from 'react'
+import { Route, Router, Switch, useLocation, useParams } from 'wouter'
+import { useHashLocation } from 'wouter/use-hash-location'
 import { usd } from './lib/format'
+import { href, idFrom, type Screen } from './routes'
+import { AcmeSubscriptionPage } from './screens/acme-subscription'
 import { ApiKeys } from './screens/api-keys'
 import { Billing } from './screens/billing'
 import { Catalogue } from './screens/catalogue'
 import { Dashboard } from './screens/dashboard'
+import { EventLog } from './screens/event-log'
+import { InvoicePage } from './screens/invoice'
 import { NewOrder } from './screens/new-order'
+import { NotFound } from './screens/not-found'
 import { OrderDetail } from './screens/order-detail'
 import { Orders } from './screens/orders'
 import { Acme } from './screens/acme'
 import { Settings } from './screens/settings'
-import { useReseller, useStore, type Screen } from './store'
+import { useReseller, useStore } from './store'
 
-const NAV: { screen: Screen; label: string }[] = [
-  { screen: { name: 'dashboard' }, label: 'Dashboard' },
-  { screen: { name: 'catalogue' }, label: 'Catalogue' },
-  { screen: { name: 'orders' }, label: 'Orders' },
-  { screen: { name: 'billing' }, label: 'Billing' },
-  { screen: { name: 'api' }, label: 'API & integrations' },
-  { screen: { name: 'acme' }, label: 'ACME' },
-  { screen: { name: 'settings' }, label: 'Settings' }
+const NAV: { screen: Screen; label: string; paths: RegExp }[] = [
+  { screen: { name: 'dashboard' }, label: 'Dashboard', paths: /^\/$/ },
+  { screen: { name: 'catalogue' }, label: 'Catalogue', paths: /^\/catalogue(\/|$)/ },
+  { screen: { name: 'orders' }, label: 'Orders', paths: /^\/orders(\/|$)/ },
+  { screen: { name: 'billing' }, label: 'Billing', paths: /^\/(billing|invoices)(\/|$)/ },
+  { screen: { name: 'events' }, label: 'Event log', paths: /^\/events$/ },
+  { screen: { name: 'api' }, label: 'API & integrations', paths: /^\/api$/ },
+  { screen: { name: 'acme' }, label: 'ACME', paths: /^\/acme(\/|$)/ },
+  { screen: { name: 'settings' }, label: 'Settings', paths: /^\/settings$/ }
 ]
 
+/** A page about one record: its id from the address, or "not found" for anything that is not an id. */
+function ById({ render, what }: { render: (id: number) => React.JSX.Element; what: string }): React.JSX.Element {
+  const { id } = useParams<{ id: string }>()
+  const n = idFrom(id)
+  return n === null ? <NotFound what={what} /> : render(n)
+}
+
 function Body(): React.JSX.Element {
-  const screen = useStore((s) => s.screen)
-  switch (screen.name) {
-    case 'dashboard':
-      return <Dashboard />
-    case 'catalogue':
-      return <Catalogue />
-    case 'new-order':
-      return <NewOrder />
-    case 'orders':
-      return <Orders />
-    case 'order':
-      return <OrderDetail id={screen.id} />
-    case 'billing':
-      return <Billing />
-    case 'api':
-      return <ApiKeys />
-    case 'acme':
-      return <Acme />
-    case 'settings':
-      return <Settings />
-  }
+  return (
+    <Switch>
+      <Route path="/" component={Dashboard} />
+      <Route path="/catalogue" component={Catalogue} />
+      <Route path="/catalogue/new-order" component={NewOrder} />
+      <Route path="/orders" component={Orders} />
+      <Route path="/orders/:id">
+        {/* Keyed by id: nothing typed on one order's page stays on another's. */}
+        <ById what="order" render={(id) => <OrderDetail key={id} id={id} />} />
+      </Route>
+      <Route path="/billing" component={Billing} />
+      <Route path="/invoices/:id">
+        <ById what="invoice" render={(id) => <InvoicePage key={id} id={id} />} />
+      </Route>
+      <Route path="/events" component={EventLog} />
+      <Route path="/api" component={ApiKeys} />
+      <Route path="/acme" component={Acme} />
+      <Route path="/acme/:id">
+        <ById what="ACME subscription" render={(id) => <AcmeSubscriptionPage key={id} id={id} />} />
+      </Route>
+      <Route path="/settings" component={Settings} />
+      <Route>
+        <NotFound what="page" />
+      </Route>
+    </Switch>
+  )
 }
 
 function ResellerPicker(): React.JSX.Element {
@@ -93,21 +113,27 @@ function SignInNeeded({ message }: { message: string }): React.JSX.Element {
 }
 
 export function App(): React.JSX.Element {
+  return (
+    <Router hook={useHashLocation}>
+      <Shell />
+    </Router>
+  )
+}
+
+function Shell(): React.JSX.Element {
+  const [location] = useLocation()
   const signedOut = useStore((s) => s.signedOut)
   const canSignOut = useStore((s) => s.canSignOut)
   const signOut = useStore((s) => s.signOut)
-  const screen = useStore((s) => s.screen)
-  const go = useStore((s) => s.go)
   const toasts = useStore((s) => s.toasts)
   const loadSession = useStore((s) => s.loadSession)
   const resellerId = useStore((s) => s.resellerId)
   useEffect(() => {
     void loadSession()
   }, [loadSession])
-  const active = screen.name === 'order' ? 'orders' : screen.name === 'new-order' ? 'catalogue' : screen.name
   return (
     <div className="shell">
-      <nav className="sidebar">
+      <nav className="sidebar" aria-label="CertDesk">
         <div className="brand">
           <svg width={22} height={22} viewBox="0 0 24 24" aria-hidden="true">
             <path d="M12 2 4 5v6c0 5 3.4 9.4 8 11 4.6-1.6 8-6 8-11V5l-8-3Z" fill="#2563eb" />
@@ -122,13 +148,16 @@ export function App(): React.JSX.Element {
         </div>
         <ResellerPicker />
         <ul>
-          {NAV.map((n) => (
-            <li key={n.screen.name}>
-              <a className={active === n.screen.name ? 'active' : ''} onClick={() => go(n.screen)}>
-                {n.label}
-              </a>
-            </li>
-          ))}
+          {NAV.map((n) => {
+            const here = n.paths.test(location)
+            return (
+              <li key={n.screen.name}>
+                <a href={href(n.screen)} className={here ? 'active' : ''} aria-current={here ? 'page' : undefined}>
+                  {n.label}
+                </a>
+              </li>
+            )
+          })}
         </ul>
       </nav>
       <main className="content">

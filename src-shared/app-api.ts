@@ -58,7 +58,10 @@ import {
   InstallationEndpoint,
   InstallationReport,
   ReplacementQuote,
-  UploadedFile
+  UploadedFile,
+  AcmeSubscriptionPageView,
+  EventFilter,
+  EventView
 } from './records'
 
 /** A backup the app started: its state, how far it got, and the file it writes. */
@@ -221,7 +224,16 @@ export const APP_API = {
   startBackup: method([optional('folder', Text)], BackupJobView),
   backupProgress: method([], BackupJobView),
   // Renewal automation: the window (RFC 9773), delegation CNAMEs and dns-persist-01 records of an order.
-  orderRenewal: method([reseller, order], OrderRenewalView)
+  orderRenewal: method([reseller, order], OrderRenewalView),
+  // ---- screens: event log, ACME subscription page, invoice document, validation cancel
+  /** The reseller's events, newest first, as GET /events pages them. */
+  listEvents: method([reseller, arg('filter', EventFilter), arg('page', PageRequest)], PageOf(EventView)),
+  /** An ACME subscription order with the certificates issued through it; null for any other order. */
+  acmeSubscription: method([reseller, order], Type.Union([AcmeSubscriptionPageView, Type.Null()])),
+  /** One invoice of the reseller, for the printable invoice page. */
+  getInvoice: method([reseller, arg('invoice id', Id)], Invoice),
+  /** Stops the first validation of an order: its CSR and checks are dropped and it waits for a CSR again. */
+  cancelValidation: method([reseller, order], SslStatusView)
 } as const satisfies Record<string, MethodSpec>
 
 export type AppMethod = keyof typeof APP_API

@@ -248,3 +248,44 @@ export type AcmeSubscriptionView = Static<typeof AcmeSubscriptionView>
 
 export const AcmeHmacKeyView = Type.Object({ eabHmacKey: Type.String(), commands: AcmeCommandsView })
 export type AcmeHmacKeyView = Static<typeof AcmeHmacKeyView>
+
+// ---- event log and ACME subscription pages of the desktop screens --------------------------
+
+/** One event of the log as the acting reseller reads it (GET /events carries the same). */
+export const EventView = Type.Object({
+  id: Type.Integer(),
+  type: Type.String(),
+  orderId: Nullable(Type.Integer()),
+  orderNumber: Nullable(Type.String()),
+  message: Type.String(),
+  createdAt: Stamp
+})
+export type EventView = Static<typeof EventView>
+
+/** `since` is a day (`YYYY-MM-DD`, from its start, UTC); `type` one of the core's event types. */
+export const EventFilter = Type.Object(
+  {
+    type: Type.Optional(Text),
+    since: Type.Optional(Text),
+    orderId: Type.Optional(Type.Integer({ minimum: 1, title: 'order id', must: 'must be a positive whole number' }))
+  },
+  { must: 'must be { type?, since?, orderId? }' }
+)
+export type EventFilter = Static<typeof EventFilter>
+
+/** A certificate an ACME client obtained through a subscription (RFC 8555 §7.4.2), full chain leaf first. */
+export const AcmeIssuedCertificateView = Type.Object({
+  serial: Type.String(),
+  names: Type.Array(Type.String()),
+  notBefore: Stamp,
+  notAfter: Stamp,
+  revoked: Type.Boolean(),
+  chainPem: Type.String()
+})
+export type AcmeIssuedCertificateView = Static<typeof AcmeIssuedCertificateView>
+
+export const AcmeSubscriptionPageView = Type.Object({
+  subscription: AcmeSubscriptionView,
+  certificates: Type.Array(AcmeIssuedCertificateView)
+})
+export type AcmeSubscriptionPageView = Static<typeof AcmeSubscriptionPageView>

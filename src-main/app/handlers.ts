@@ -32,6 +32,10 @@ import { backupJobsFor } from '../core/backup'
 // Pages as the reseller API pages them (reseller API v3.0 "Limits": default 50, at most 100).
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/paging'
 import { checkArgs } from './validate'
+import type { EventFilter as EventFilterInput } from '../../src-shared/records'
+import { subscriptionCertificates } from '../core/acme-subscription-certificates'
+import { EVENT_TYPES, type EventType } from '../core/events'
+import { isValidDate, parseDate } from '../core/time'
 
 export type AppHandlers = {
   [K in AppMethod]: (...args: Parameters<AppApi[K]>) => Awaited<ReturnType<AppApi[K]>> | ReturnType<AppApi[K]>
@@ -344,8 +348,48 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     }),
     // Backup from the settings screen: the desktop user names the folder, the core names the file.
     startBackup: (folder) => backupJobsFor(service.ctx, service.dataDir).start(folder),
-    backupProgress: () => backupJobsFor(service.ctx, service.dataDir).progress()
+    backupProgress: () => backupJobsFor(service.ctx, service.dataDir).progress(),
+    // ---- screens: event log, ACME subscription page, invoice document, validation cancel
+    listEvents: (resellerId, filter, p) => {
+      const r = reseller(resellerId)
+      const orderId = filter.orderId === undefined ? undefined : ownOrder(r.id, filter.orderId).id
+      const events = service.events.list(r.id, { ...eventFilter(filter), orderId }, page(p))
+      return {
+        ...events,
+        items: events.items.map(({ id, type, orderId: o, orderNumber, message, createdAt }) => ({
+          id,
+          type,
+          orderId: o,
+          orderNumber,
+          message,
+          createdAt
+        }))
+      }
+    },
+    acmeSubscription: (resellerId, orderId) => {
+      const order = ownOrder(resellerId, orderId)
+      const sub = service.acme.summaryForOrder(order.resellerId, order.id)
+      if (!sub) return null
+      return {
+        subscription: acmeSubscriptionView(order, service.acme.details(sub), acmeUrlsNow()),
+        certificates: subscriptionCertificates(service.ctx, sub.id)
+      }
+    },
+    getInvoice: (resellerId, invoiceId) => service.invoices.get(reseller(resellerId).id, invoiceId),
+    cancelValidation: async (resellerId, orderId) =>
+      sslView(await service.certificates.cancelValidation(reseller(resellerId).id, orderId))
   }
+}
+
+/** The event log's filter as the core takes it: a known type, and a calendar day to start from. */
+function eventFilter(f: EventFilterInput): { type?: EventType; since?: Date } {
+  const type = optText(f.type)
+  if (type !== undefined && !(EVENT_TYPES as readonly string[]).includes(type))
+    throw invalid(`could not list the events: type must be one of ${EVENT_TYPES.join(', ')}`)
+  const since = optText(f.since)
+  if (since !== undefined && !isValidDate(since))
+    throw invalid('could not list the events: since must be a calendar day (YYYY-MM-DD)')
+  return { type: type as EventType | undefined, since: since === undefined ? undefined : parseDate(since) }
 }
 
 export type BridgeAnswer = {

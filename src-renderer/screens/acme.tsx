@@ -6,6 +6,7 @@
 import { useEffect } from 'react'
 import type { AcmeSubscriptionView } from '../../src-preload/contract'
 import { HMAC_KEY_PLACEHOLDER } from '../../src-preload/channels'
+import { href } from '../routes'
 import { useStore } from '../store'
 import { Badge, CopyButton, ErrorBox } from '../ui'
 
@@ -15,10 +16,9 @@ const CLIENTS = [
   ['acme.sh', 'acmeSh']
 ] as const
 
-function Subscription({ sub }: { sub: AcmeSubscriptionView }): React.JSX.Element {
+export function Subscription({ sub, page = false }: { sub: AcmeSubscriptionView; page?: boolean }): React.JSX.Element {
   const revealed = useStore((s) => s.acmeKeys[sub.orderId] ?? null)
   const reveal = useStore((s) => s.revealAcmeKey)
-  const go = useStore((s) => s.go)
   const hmac = revealed?.eabHmacKey ?? null
   // Shown exactly as the core built and quoted them; the renderer never edits a command line.
   const commands = revealed?.commands ?? sub.commands
@@ -26,21 +26,25 @@ function Subscription({ sub }: { sub: AcmeSubscriptionView }): React.JSX.Element
     <section className="card" data-testid="acme-subscription" data-order={sub.orderNumber}>
       <div className="card-head">
         <h2>
-          {sub.domains.join(', ')} <Badge status={sub.status} />
+          {page ? 'Subscription' : sub.domains.join(', ')} <Badge status={sub.status} />
         </h2>
-        <a className="small" onClick={() => go({ name: 'order', id: sub.orderId })}>
-          {sub.orderNumber}
-        </a>
+        {page ? null : (
+          <a className="small" href={href({ name: 'acme-subscription', id: sub.orderId })}>
+            Open {sub.orderNumber}
+          </a>
+        )}
       </div>
       <dl className="facts">
         <dt>Product</dt>
         <dd>
           {sub.productName} ({sub.category === 'ais' ? 'auto-install' : 'certificate as a service'})
         </dd>
-        <dt>Subscription</dt>
-        <dd>
-          {sub.begin} – {sub.end ?? 'open end'} · next renewal {sub.nextRenewal}
-        </dd>
+        <dt>Began</dt>
+        <dd>{sub.begin}</dd>
+        <dt>End date</dt>
+        <dd data-testid="acme-end">{sub.end ?? 'open end'}</dd>
+        <dt>Next renewal</dt>
+        <dd data-testid="acme-next-renewal">{sub.nextRenewal}</dd>
         <dt>Server URL</dt>
         <dd className="mono break" data-testid="acme-server-url">
           {sub.serverUrl} <CopyButton text={sub.serverUrl} />
@@ -56,19 +60,19 @@ function Subscription({ sub }: { sub: AcmeSubscriptionView }): React.JSX.Element
               {hmac} <CopyButton text={hmac} />
             </>
           ) : (
-            <button className="btn small" onClick={() => void reveal(sub.orderId)}>
+            <button className="btn small" type="button" onClick={() => void reveal(sub.orderId)}>
               Reveal HMAC key
             </button>
           )}
         </dd>
         <dt>Accounts</dt>
-        <dd className="break">
+        <dd className="break" data-testid="acme-accounts">
           {sub.accounts.length === 0 ? (
             <span className="muted">none bound yet (pending until a client registers with the EAB key)</span>
           ) : (
             sub.accounts.map((a) => (
               <div key={a.url} className="mono small">
-                {a.url} <Badge status={a.status === 'valid' ? 'completed' : 'cancelled'} />
+                {a.url} <Badge status={a.status === 'valid' ? 'completed' : 'cancelled'} label={a.status} />
               </div>
             ))
           )}
@@ -132,8 +136,11 @@ export function Acme(): React.JSX.Element {
         <p>
           An ACME subscription lets a customer&apos;s ACME client (certbot, lego, acme.sh) obtain and renew certificates
           from CertDesk&apos;s ACME server by itself for a year. To order one, open the{' '}
-          <a onClick={toCatalogue}>catalogue with ACME subscriptions shown</a>, choose a PositiveSSL ACME product and
-          enter the domain; the order completes at once and appears here with its EAB credentials.
+          <a href={href({ name: 'catalogue' })} onClick={toCatalogue}>
+            catalogue with ACME subscriptions shown
+          </a>
+          , choose a PositiveSSL ACME product and enter the domain; the order completes at once and appears here with
+          its EAB credentials.
         </p>
       </section>
       <ErrorBox text={error} />

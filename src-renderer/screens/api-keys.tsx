@@ -54,13 +54,8 @@ export function ApiKeys(): React.JSX.Element {
       >
         <div className="row">
           <label className="grow">
-            Label
-            <input
-              aria-label="Key label"
-              value={label}
-              onChange={(e) => setLabel(e.target.value)}
-              placeholder="deploy script"
-            />
+            Key label
+            <input value={label} onChange={(e) => setLabel(e.target.value)} placeholder="deploy script" />
           </label>
           <button className="btn primary" type="submit">
             Create API key

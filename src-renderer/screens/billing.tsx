@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react'
 import type { InvoiceStatus, InvoiceView, TransactionView } from '../../src-preload/contract'
 import { download, errorMessage, toCsv, usd } from '../lib/format'
+import { href } from '../routes'
 import { useStore, type ListName } from '../store'
 import { Badge, ErrorBox } from '../ui'
 import { VirtualList } from '../virtual-list'
@@ -65,18 +66,11 @@ function TopUp(): React.JSX.Element {
       <div className="row">
         <label>
           Amount (USD)
-          <input
-            aria-label="Amount"
-            inputMode="decimal"
-            value={amount}
-            onChange={(e) => setAmount(e.target.value)}
-            placeholder="250.00"
-          />
+          <input inputMode="decimal" value={amount} onChange={(e) => setAmount(e.target.value)} placeholder="250.00" />
         </label>
         <label className="grow">
           Description
           <input
-            aria-label="Description"
             value={description}
             onChange={(e) => setDescription(e.target.value)}
             placeholder="Wire transfer 2026-11"
@@ -95,7 +89,6 @@ export function Billing(): React.JSX.Element {
   const resellerId = useStore((s) => s.resellerId)
   const invoiceFilter = useStore((s) => s.invoices.filter)
   const setFilter = useStore((s) => s.setListFilter)
-  const go = useStore((s) => s.go)
   const [tab, setTab] = useState<'transactions' | 'invoices'>('transactions')
   useEffect(() => {
     if (resellerId === null) return
@@ -210,7 +203,7 @@ export function Billing(): React.JSX.Element {
               </div>
             }
             row={(i) => (
-              <a className="cols inv-cols row-link" onClick={() => go({ name: 'order', id: i.orderId })}>
+              <a className="cols inv-cols row-link" href={href({ name: 'invoice', id: i.id })}>
                 <span className="mono">{i.invoiceNumber}</span>
                 <span className="mono">{i.orderNumber}</span>
                 <span>{i.domain || i.productName}</span>

@@ -1,7 +1,8 @@
 import { useEffect } from 'react'
 import type { ProductFilter, ProductType, ValidationType } from '../../src-preload/contract'
 import { usd } from '../lib/format'
-import { useStore } from '../store'
+import { afterDiscount, warrantyText } from '../lib/prices'
+import { useReseller, useStore } from '../store'
 import { ErrorBox } from '../ui'
 
 const TYPES: ProductType[] = ['ssl', 'wildcard', 'multi-domain', 'code-signing']
@@ -15,6 +16,7 @@ export function Catalogue(): React.JSX.Element {
   const load = useStore((s) => s.loadProducts)
   const setDraft = useStore((s) => s.setDraft)
   const go = useStore((s) => s.go)
+  const rate = useReseller()?.discountRate ?? 0
   useEffect(() => {
     if (resellerId !== null) void load()
   }, [resellerId, load])
@@ -68,6 +70,11 @@ export function Catalogue(): React.JSX.Element {
         </div>
       </header>
       <ErrorBox text={error} />
+      <p className="muted small" data-testid="price-note">
+        {rate > 0
+          ? `Your price is your group's price less your ${rate}% reseller discount: what an order charges. SAN prices are per additional name and year, before the discount.`
+          : "Your price is your group's price: what an order charges. SAN prices are per additional name and year."}
+      </p>
       <table className="table">
         <thead>
           <tr>
@@ -76,7 +83,7 @@ export function Catalogue(): React.JSX.Element {
             <th>Validation</th>
             <th className="num">List / year</th>
             <th className="num">Your price / year</th>
-            <th className="num">SAN / year</th>
+            <th className="num">Extra SAN / year</th>
             <th>Years</th>
             <th />
           </tr>
@@ -91,13 +98,21 @@ export function Catalogue(): React.JSX.Element {
                     {p.name} {p.acme ? <span className="badge badge-processing">ACME subscription</span> : null}
                   </div>
                   <div className="muted small">
-                    {p.brand} · warranty {p.warranty}
+                    {p.brand} · <span data-testid="warranty">warranty {warrantyText(p.warranty)}</span>
+                    {p.includedSans > 0 ? ` · ${p.includedSans} SANs included` : ''}
                   </div>
                 </td>
                 <td>{p.type}</td>
                 <td>{p.validationType.toUpperCase()}</td>
                 <td className="num muted strike">{one ? usd(one.listPrice) : '—'}</td>
-                <td className="num strong">{one ? usd(one.price) : '—'}</td>
+                <td className="num" data-testid="your-price">
+                  <span className="strong">{one ? usd(afterDiscount(one.price, rate)) : '—'}</span>
+                  {one && rate > 0 ? (
+                    <div className="muted small">
+                      {usd(one.price)} − {rate}%
+                    </div>
+                  ) : null}
+                </td>
                 <td className="num">
                   {p.sanEnabled && one ? usd(one.sanPrice) : '—'}
                   {p.wildcardSanEnabled && one ? (
@@ -107,7 +122,9 @@ export function Catalogue(): React.JSX.Element {
                 <td>1–{p.maxYears}</td>
                 <td>
                   <button
+                    type="button"
                     className="btn small primary"
+                    aria-label={`Order ${p.name}`}
                     onClick={() => {
                       setDraft({ productId: p.id, period: 12, sanCount: 0, sanWildcardCount: 0 })
                       go({ name: 'new-order' })

@@ -1,6 +1,7 @@
 import { useEffect } from 'react'
 import { BarChart, Donut } from '../charts'
 import { daysUntil, statusLabel, usd } from '../lib/format'
+import { href } from '../routes'
 import { useStore } from '../store'
 import { Badge, Stat } from '../ui'
 
@@ -58,7 +59,7 @@ export function Dashboard(): React.JSX.Element {
             <ul className="plain-list">
               {dashboard.expiringSoon.map((o) => (
                 <li key={o.id}>
-                  <a onClick={() => go({ name: 'order', id: o.id })}>{o.domain}</a>
+                  <a href={href({ name: 'order', id: o.id })}>{o.domain}</a>
                   <span className="muted"> in {daysUntil(o.certValidTill ?? '')} days</span>
                 </li>
               ))}
@@ -73,7 +74,7 @@ export function Dashboard(): React.JSX.Element {
             <ul className="plain-list">
               {dashboard.waitingForValidation.map((o) => (
                 <li key={o.id}>
-                  <a onClick={() => go({ name: 'order', id: o.id })}>{o.domain || o.orderNumber}</a>{' '}
+                  <a href={href({ name: 'order', id: o.id })}>{o.domain || o.orderNumber}</a>{' '}
                   <Badge status={o.status} />
                 </li>
               ))}

@@ -137,7 +137,7 @@ function AddTarget({ orderId }: { orderId: number }): React.JSX.Element {
       >
         <div className="row">
           <label>
-            Kind
+            Target kind
             <select
               aria-label="Target kind"
               value={form.kind}
@@ -151,9 +151,8 @@ function AddTarget({ orderId }: { orderId: number }): React.JSX.Element {
           {form.kind === 'folder' ? (
             <>
               <label className="grow">
-                Folder
+                Folder path
                 <input
-                  aria-label="Folder path"
                   value={form.path}
                   placeholder="/etc/ssl/example.com"
                   onChange={(e) => patch({ path: e.target.value })}
@@ -202,20 +201,14 @@ function AddTarget({ orderId }: { orderId: number }): React.JSX.Element {
               <label className="grow">
                 Command
                 <input
-                  aria-label="Command"
                   value={form.command}
                   placeholder="systemctl reload nginx"
                   onChange={(e) => patch({ command: e.target.value })}
                 />
               </label>
               <label className="narrow-field">
-                Timeout (s)
-                <input
-                  aria-label="Timeout seconds"
-                  inputMode="numeric"
-                  value={form.timeout}
-                  onChange={(e) => patch({ timeout: e.target.value })}
-                />
+                Timeout seconds
+                <input inputMode="numeric" value={form.timeout} onChange={(e) => patch({ timeout: e.target.value })} />
               </label>
               <label className="grow">
                 Verify at
@@ -231,9 +224,8 @@ function AddTarget({ orderId }: { orderId: number }): React.JSX.Element {
           ) : null}
           {form.kind === 'webhook' ? (
             <label className="grow">
-              URL
+              Webhook URL
               <input
-                aria-label="Webhook URL"
                 value={form.url}
                 placeholder="https://deploy.example.com/hook"
                 onChange={(e) => patch({ url: e.target.value })}

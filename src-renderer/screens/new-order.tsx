@@ -1,7 +1,9 @@
 import { useEffect } from 'react'
 import { usd, years } from '../lib/format'
+import { warrantyText } from '../lib/prices'
 import { useReseller, useStore } from '../store'
 import { ErrorBox } from '../ui'
+import { DomainField } from './domain-field'
 
 export function NewOrder(): React.JSX.Element {
   const draft = useStore((s) => s.draft)
@@ -19,6 +21,7 @@ export function NewOrder(): React.JSX.Element {
     if (products.length === 0) void loadProducts()
   }, [products.length, loadProducts])
   const product = products.find((p) => p.id === draft.productId) ?? null
+  const yearPrice = product?.prices.find((p) => p.years === draft.period / 12) ?? null
   const short = quote !== null && draft.payment === 'credit' && !quote.affordable
   return (
     <div className="screen narrow">
@@ -35,6 +38,7 @@ export function NewOrder(): React.JSX.Element {
         <label>
           Product
           <select
+            aria-label="Product"
             value={draft.productId ?? ''}
             onChange={(e) => setDraft({ productId: e.target.value ? Number(e.target.value) : null })}
           >
@@ -46,18 +50,7 @@ export function NewOrder(): React.JSX.Element {
             ))}
           </select>
         </label>
-        {product?.type !== 'code-signing' ? (
-          <label>
-            Domain
-            <input
-              name="domain"
-              placeholder={product?.type === 'wildcard' ? '*.example.com' : 'example.com'}
-              value={draft.domain}
-              onChange={(e) => setDraft({ domain: e.target.value })}
-              autoComplete="off"
-            />
-          </label>
-        ) : null}
+        {product?.type !== 'code-signing' ? <DomainField product={product} products={products} /> : null}
         {product?.acme ? (
           <label>
             Contact email{product.acmeType === 'ais' ? '' : ' (optional)'}
@@ -73,7 +66,11 @@ export function NewOrder(): React.JSX.Element {
         ) : null}
         <label>
           Period
-          <select value={draft.period} onChange={(e) => setDraft({ period: Number(e.target.value) })}>
+          <select
+            aria-label="Period"
+            value={draft.period}
+            onChange={(e) => setDraft({ period: Number(e.target.value) })}
+          >
             {Array.from({ length: product?.maxYears ?? 1 }, (_, i) => (i + 1) * 12).map((m) => (
               <option key={m} value={m}>
                 {years(m)}
@@ -136,16 +133,36 @@ export function NewOrder(): React.JSX.Element {
                   <td>Base price ({years(quote.periodMonths)})</td>
                   <td className="num">{usd(quote.basePrice)}</td>
                 </tr>
-                <tr>
-                  <td>SANs</td>
-                  <td className="num">{usd(quote.sanTotal)}</td>
-                </tr>
-                <tr>
-                  <td>Discount ({quote.discountRate}%)</td>
-                  <td className="num">−{usd(quote.discountAmount)}</td>
-                </tr>
+                {product && product.includedSans > 0 ? (
+                  <tr>
+                    <td colSpan={2} className="muted small" data-testid="included-sans">
+                      The base price includes {product.includedSans} additional names (SANs) besides the domain.
+                    </td>
+                  </tr>
+                ) : null}
+                {product?.sanEnabled ? (
+                  <tr>
+                    <td data-testid="san-line">
+                      Additional SANs: {draft.sanCount} × {usd(yearPrice?.sanPrice ?? 0)}
+                      {product.wildcardSanEnabled
+                        ? ` + ${draft.sanWildcardCount} wildcard × ${usd(yearPrice?.wildcardSanPrice ?? 0)}`
+                        : ''}{' '}
+                      for {years(quote.periodMonths)}
+                      {quote.periodMonths > 12 && yearPrice
+                        ? ` (${usd(Math.round(yearPrice.sanPrice / (quote.periodMonths / 12)))} per name and year)`
+                        : ''}
+                    </td>
+                    <td className="num">{usd(quote.sanTotal)}</td>
+                  </tr>
+                ) : null}
+                {quote.discountAmount > 0 || quote.discountRate > 0 ? (
+                  <tr data-testid="discount-line">
+                    <td>Your reseller discount ({quote.discountRate}%)</td>
+                    <td className="num">−{usd(quote.discountAmount)}</td>
+                  </tr>
+                ) : null}
                 <tr className="total">
-                  <td>Total</td>
+                  <td>You pay</td>
                   <td className="num" data-testid="quote-total">
                     {usd(quote.total)}
                   </td>
@@ -154,6 +171,14 @@ export function NewOrder(): React.JSX.Element {
                   <td className="muted">Credit balance</td>
                   <td className="num muted">{usd(quote.balance)}</td>
                 </tr>
+                {product ? (
+                  <tr>
+                    <td className="muted">Warranty</td>
+                    <td className="num muted" data-testid="quote-warranty">
+                      {warrantyText(product.warranty)}
+                    </td>
+                  </tr>
+                ) : null}
               </tbody>
             </table>
           ) : (

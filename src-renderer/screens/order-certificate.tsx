@@ -2,16 +2,16 @@
 import { useEffect, useState } from 'react'
 import type { OrderView } from '../../src-preload/contract'
 import { certificateFacts, type CertificateFacts } from '../lib/export'
-import { download } from '../lib/format'
 import { useStore } from '../store'
 import { ErrorBox } from '../ui'
 import { CertificateDownloads, exportFileName, type RunExport } from './order-downloads'
+import { KeyExport } from './key-export'
 import { ReissueActions } from './order-reissue'
 
 export function OrderCertificate({ order }: { order: OrderView }): React.JSX.Element {
   // Only this order's certificate: the store may still hold nothing, never another order's.
   const detail = useStore((s) => (s.certDetail?.orderId === order.id ? s.certDetail : null))
-  const exportKeyFile = useStore((s) => s.exportKeyFile)
+  const [password, setPassword] = useState('')
   const [facts, setFacts] = useState<CertificateFacts | null>(null)
   const [busy, setBusy] = useState<string | null>(null)
   const [error, setError] = useState<string | null>(null)
@@ -57,7 +57,8 @@ export function OrderCertificate({ order }: { order: OrderView }): React.JSX.Ele
             <dd>{facts.keyAlgorithm}</dd>
             <dt>Valid</dt>
             <dd>
-              {facts.notBefore.toISOString().slice(0, 10)} – {facts.notAfter.toISOString().slice(0, 10)}
+              <span className="nowrap">{facts.notBefore.toISOString().slice(0, 10)}</span> –{' '}
+              <span className="nowrap">{facts.notAfter.toISOString().slice(0, 10)}</span>
             </dd>
             <dt>SHA-256</dt>
             <dd className="mono break small">{facts.sha256}</dd>
@@ -84,21 +85,15 @@ export function OrderCertificate({ order }: { order: OrderView }): React.JSX.Ele
       ) : (
         <>
           <p className="muted">Not issued yet. It is issued once the CSR is submitted and every name is validated.</p>
-          <div className="actions wrap">
-            <button
-              className="btn"
-              disabled={!order.hasStoredKey}
-              onClick={() =>
-                run('Exporting…', async () => {
-                  const r = await exportKeyFile(order.id, '')
-                  if ('error' in r) throw new Error(r.error)
-                  download(`${exportFileName(order)}.key.pem`, r.pem, 'application/x-pem-file')
-                })
-              }
-            >
-              Private key (PKCS#8 PEM)
-            </button>
-          </div>
+          <KeyExport
+            order={order}
+            file={exportFileName(order)}
+            password={password}
+            setPassword={setPassword}
+            busy={busy}
+            run={run}
+            withPfxNote={false}
+          />
           <ErrorBox text={error} />
         </>
       )}

@@ -96,10 +96,15 @@ export function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
                 ))}
               </select>
             </label>
-            <label className="grow">
-              Names (first is the common name)
-              <input aria-label="Names" value={names} onChange={(e) => setNames(e.target.value)} />
-            </label>
+            <div className="grow field-with-hint">
+              <label>
+                Names
+                <input value={names} aria-describedby="csr-names-hint" onChange={(e) => setNames(e.target.value)} />
+              </label>
+              <span id="csr-names-hint" className="muted small">
+                The first is the common name
+              </span>
+            </div>
           </div>
           <div className="actions">
             <button type="button" className="btn" disabled={busy !== null} onClick={() => void generate()}>
@@ -155,7 +160,6 @@ export function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
       <label className="block">
         CSR (PEM)
         <textarea
-          aria-label="CSR"
           rows={mode === 'paste' ? 8 : 4}
           value={csr}
           readOnly={draft !== null}

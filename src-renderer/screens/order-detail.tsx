@@ -3,9 +3,13 @@
  * (CSR, validation, certificate and downloads, deploy targets), each in its own file.
  */
 import { useEffect, useState } from 'react'
+import { navigate } from 'wouter/use-hash-location'
 import { usd, years } from '../lib/format'
+import { href, pathOf } from '../routes'
 import { useStore } from '../store'
 import { Badge, CopyButton, ErrorBox } from '../ui'
+import { NotFound } from './not-found'
+import { OrderEventsCard } from './order-events'
 import { DeployTargets } from './deploy-targets'
 import { OrderCertificate } from './order-certificate'
 import { OrderRenewal } from './order-renewal'
@@ -22,24 +26,35 @@ export function OrderDetail({ id }: { id: number }): React.JSX.Element {
   const loadSsl = useStore((s) => s.loadSsl)
   const cancel = useStore((s) => s.cancelOrder)
   const pay = useStore((s) => s.payOrder)
-  const go = useStore((s) => s.go)
+  const loadAcmePage = useStore((s) => s.loadAcmePage)
   const [confirming, setConfirming] = useState(false)
+  const resellerId = useStore((s) => s.resellerId)
+  // Again when the acting reseller changes: the same address may name no order of the new one.
   useEffect(() => {
-    void load(id)
-  }, [id, load])
+    if (resellerId !== null) void load(id)
+  }, [id, resellerId, load])
   const status = order?.id === id ? order.status : null
   // Orders past the CSR step have a live validation status and maybe a certificate.
   useEffect(() => {
     if (status && !['pending', 'cancelled'].includes(status)) void loadSsl(id)
   }, [id, status, loadSsl])
-  if (error) return <ErrorBox text={error} />
+  // An ACME subscription has its own page; the address of its order leads there.
+  useEffect(() => {
+    if (status !== 'completed' && status !== 'cancelled' && status !== 'expired') return
+    void loadAcmePage(id).then((sub) => {
+      if (sub && useStore.getState().orderId === id)
+        navigate(pathOf({ name: 'acme-subscription', id }), { replace: true })
+    })
+  }, [id, status, loadAcmePage])
+  // Another reseller's order and an id that names no order read alike (the core answers 404 for both).
+  if (error) return /not found/i.test(error) ? <NotFound what="order" /> : <ErrorBox text={error} />
   if (!order || order.id !== id) return <p className="muted">Loading the order…</p>
   const cancellable = order.status === 'pending' || order.status === 'processing'
   return (
     <div className="screen">
       <header className="screen-head">
         <div>
-          <a className="muted small" onClick={() => go({ name: 'orders' })}>
+          <a className="muted small" href={href({ name: 'orders' })}>
             ← Orders
           </a>
           <h1>
@@ -53,7 +68,7 @@ export function OrderDetail({ id }: { id: number }): React.JSX.Element {
         </div>
         <div className="actions">
           {order.paymentStatus === 'unpaid' && order.status !== 'cancelled' ? (
-            <button className="btn" onClick={() => void pay(order.id)}>
+            <button className="btn" type="button" onClick={() => void pay(order.id)}>
               Pay {usd(order.total)} from credit
             </button>
           ) : null}
@@ -99,6 +114,7 @@ export function OrderDetail({ id }: { id: number }): React.JSX.Element {
       ) : null}
       {order.status !== 'cancelled' ? <DeployTargets key={`deploy-${order.id}`} order={order} /> : null}
       {order.status !== 'cancelled' && order.status !== 'pending' ? <OrderRenewal order={order} /> : null}
+      <OrderEventsCard orderId={order.id} />
     </div>
   )
 }

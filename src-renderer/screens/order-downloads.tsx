@@ -6,6 +6,7 @@ import { useState } from 'react'
 import type { CertificateView, OrderView } from '../../src-preload/contract'
 import { download } from '../lib/format'
 import { useStore } from '../store'
+import { KeyExport } from './key-export'
 
 /** Runs one export with a progress label; a thrown error is shown under the downloads. */
 export type RunExport = (label: string, work: () => Promise<void>) => void
@@ -24,7 +25,6 @@ export function CertificateDownloads({
   busy: string | null
   run: RunExport
 }): React.JSX.Element {
-  const exportKeyFile = useStore((s) => s.exportKeyFile)
   const exportPfx = useStore((s) => s.exportPfx)
   const [password, setPassword] = useState('')
   const file = exportFileName(order)
@@ -53,31 +53,18 @@ export function CertificateDownloads({
           Full chain
         </button>
       </div>
+      <KeyExport
+        order={order}
+        file={file}
+        password={password}
+        setPassword={setPassword}
+        busy={busy}
+        run={run}
+        withPfxNote
+      />
       <div className="row">
-        <label className="grow">
-          Password for the key or PFX
-          <input
-            aria-label="Export password"
-            type="password"
-            value={password}
-            onChange={(e) => setPassword(e.target.value)}
-            autoComplete="new-password"
-          />
-        </label>
         <button
-          className="btn"
-          disabled={!order.hasStoredKey || busy !== null}
-          onClick={() =>
-            run('Encrypting the key…', async () => {
-              const r = await exportKeyFile(order.id, password)
-              if ('error' in r) throw new Error(r.error)
-              download(`${file}.key.pem`, r.pem, 'application/x-pem-file')
-            })
-          }
-        >
-          Private key{password ? ' (encrypted)' : ''}
-        </button>
-        <button
+          type="button"
           className="btn primary"
           disabled={!order.hasStoredKey || !password || busy !== null}
           onClick={() =>

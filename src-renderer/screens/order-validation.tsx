@@ -2,8 +2,9 @@
 import { useState } from 'react'
 import type { DcvMethod, NameValidationView, OrderView } from '../../src-preload/contract'
 import { useStore } from '../store'
-import { Badge, CopyButton, ErrorBox } from '../ui'
+import { Badge, ErrorBox } from '../ui'
 import { ApprovalMessages, EmailNameApproval } from './email-approval'
+import { CancelValidation, DnsInstructions, HttpInstructions } from './validation-instructions'
 
 /**
  * A name is "waiting" until its proof is found: a look that finds nothing (yet) is not a
@@ -66,41 +67,17 @@ export function ValidationStep({ order }: { order: OrderView }): React.JSX.Eleme
             ) : null}
             {v.status === 'failed' && v.detail ? <p className="warn small">{v.detail}</p> : null}
             {v.status !== 'valid' && (v.instructions.method === 'http' || v.instructions.method === 'https') ? (
-              <dl className="facts compact">
-                <dt>URL</dt>
-                <dd className="mono break" data-testid="dcv-url">
-                  {v.instructions.url} <CopyButton text={v.instructions.url} />
-                </dd>
-                <dt>File content</dt>
-                <dd>
-                  <pre className="mono pre" data-testid="dcv-content">
-                    {v.instructions.fileContent}
-                  </pre>
-                  <CopyButton text={v.instructions.fileContent} />
-                </dd>
-              </dl>
+              <HttpInstructions name={v.name} instructions={v.instructions} />
             ) : null}
             {v.status !== 'valid' && v.instructions.method === 'dns' ? (
-              <dl className="facts compact">
-                <dt>CNAME name</dt>
-                <dd className="mono break">
-                  {v.instructions.recordName} <CopyButton text={v.instructions.recordName} />
-                </dd>
-                <dt>CNAME value</dt>
-                <dd className="mono break">
-                  {v.instructions.recordValue} <CopyButton text={v.instructions.recordValue} />
-                </dd>
-                <dt>or TXT</dt>
-                <dd className="mono break">
-                  {v.instructions.txtAlternative} <CopyButton text={v.instructions.txtAlternative} />
-                </dd>
-              </dl>
+              <DnsInstructions name={v.name} instructions={v.instructions} />
             ) : null}
             {v.instructions.method === 'email' ? <EmailNameApproval orderId={order.id} v={v} /> : null}
           </div>
         ))}
       </div>
       {ssl.validation.some((v) => v.method === 'email') ? <ApprovalMessages orderId={order.id} /> : null}
+      {order.status === 'validation_pending' ? <CancelValidation order={order} /> : null}
       {order.status === 'validation_pending' ? (
         <div className="row">
           <label>
@@ -112,7 +89,7 @@ export function ValidationStep({ order }: { order: OrderView }): React.JSX.Eleme
               <option value="email">Email (admin@ each name; change per name above)</option>
             </select>
           </label>
-          <button className="btn" onClick={() => void changeDcv(order.id, method).then(setError)}>
+          <button className="btn" type="button" onClick={() => void changeDcv(order.id, method).then(setError)}>
             Change
           </button>
         </div>

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react'
 import type { OrderStatus, OrderView } from '../../src-preload/contract'
 import { statusLabel, usd } from '../lib/format'
+import { href } from '../routes'
 import { useStore } from '../store'
 import { Badge } from '../ui'
 import { VirtualList } from '../virtual-list'
@@ -72,11 +73,7 @@ export function Orders(): React.JSX.Element {
           </div>
         }
         row={(o) => (
-          <a
-            className="cols orders-cols row-link"
-            onClick={() => go({ name: 'order', id: o.id })}
-            data-order={o.orderNumber}
-          >
+          <a className="cols orders-cols row-link" href={href({ name: 'order', id: o.id })} data-order={o.orderNumber}>
             <span className="mono">{o.orderNumber}</span>
             <span className="strong">{o.domain || '—'}</span>
             <span>{o.productName}</span>

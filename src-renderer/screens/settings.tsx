@@ -52,33 +52,20 @@ function Resellers(): React.JSX.Element {
       >
         <div className="row">
           <label className="grow">
-            Name
-            <input
-              aria-label="Reseller name"
-              value={form.name}
-              onChange={(e) => setForm({ ...form, name: e.target.value })}
-            />
+            Reseller name
+            <input value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} />
           </label>
           <label className="grow">
-            Email
-            <input
-              aria-label="Reseller email"
-              value={form.email}
-              onChange={(e) => setForm({ ...form, email: e.target.value })}
-            />
+            Reseller email
+            <input value={form.email} onChange={(e) => setForm({ ...form, email: e.target.value })} />
           </label>
           <label className="grow">
-            Company
-            <input
-              aria-label="Reseller company"
-              value={form.company}
-              onChange={(e) => setForm({ ...form, company: e.target.value })}
-            />
+            Reseller company
+            <input value={form.company} onChange={(e) => setForm({ ...form, company: e.target.value })} />
           </label>
           <label className="narrow-field">
-            Discount %
+            Reseller discount (%)
             <input
-              aria-label="Reseller discount"
               inputMode="decimal"
               value={form.discount}
               onChange={(e) => setForm({ ...form, discount: e.target.value })}

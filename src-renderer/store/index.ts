@@ -18,12 +18,15 @@ import { installationsSlice } from './installations'
 import { draftSlice } from './new-order'
 import { orderSlice } from './order'
 import { renewalSlice } from './renewal'
+import { screensSlice } from './screens'
 import { sessionSlice } from './session'
 import type { Store } from './slice'
 
 export type { ListName, ListState } from './lists'
 export { PAGE_SIZE } from './lists'
 export type { Draft } from './new-order'
+export type { EventLogFilter } from './screens'
+export { EVENTS_PAGE } from './screens'
 export type { Screen, Toast } from './session'
 export type { Store } from './slice'
 
@@ -40,7 +43,8 @@ export const useStore = create<Store>()((...a) => ({
   ...acmeSlice(...a),
   ...installationsSlice(...a),
   ...backupSlice(...a),
-  ...renewalSlice(...a)
+  ...renewalSlice(...a),
+  ...screensSlice(...a)
 }))
 
 // Any call the server refuses for want of a session switches the whole UI to the sign-in-needed screen.

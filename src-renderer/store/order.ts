@@ -70,7 +70,8 @@ export const freshOrderState = (orderId: number | null): Partial<Store> => ({
   ssl: null,
   certDetail: null,
   outbox: [],
-  csrDraft: null
+  csrDraft: null,
+  orderEvents: null
 })
 
 export const orderSlice: Slice<OrderSlice> = (set, get) => {

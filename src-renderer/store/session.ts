@@ -2,19 +2,11 @@
 import type { ResellerView, SettingsProblems, SettingsView } from '../../src-preload/contract'
 import { bridge, endBrowserSession } from '../bridge'
 import { errorMessage } from '../lib/format'
+import { go, type Screen } from '../routes'
 import { freshOrderState } from './order'
 import type { Slice } from './slice'
 
-export type Screen =
-  | { name: 'dashboard' }
-  | { name: 'catalogue' }
-  | { name: 'new-order' }
-  | { name: 'orders' }
-  | { name: 'order'; id: number }
-  | { name: 'billing' }
-  | { name: 'api' }
-  | { name: 'acme' }
-  | { name: 'settings' }
+export type { Screen } from '../routes'
 
 export interface Toast {
   id: number
@@ -27,13 +19,13 @@ export interface SessionSlice {
   resellers: ResellerView[]
   resellerId: number | null
   settings: SettingsView | null
-  screen: Screen
   toasts: Toast[]
   loadSession(): Promise<void>
   selectReseller(id: number): void
   refreshResellers(): Promise<void>
   /** Adds a reseller account and acts for it; the API's message on failure, null on success. */
   addReseller(input: Parameters<typeof bridge.createReseller>[0]): Promise<string | null>
+  /** Moves to a screen's address (routes.ts); the router shows it and Back returns. */
   go(screen: Screen): void
   toast(kind: Toast['kind'], text: string): void
   /** Saves all fields or none; answers the core's reason per refused field (empty once saved). */
@@ -52,7 +44,6 @@ export const sessionSlice: Slice<SessionSlice> = (set, get) => ({
   resellers: [],
   resellerId: null,
   settings: null,
-  screen: { name: 'dashboard' },
   toasts: [],
   async loadSession() {
     try {
@@ -92,7 +83,7 @@ export const sessionSlice: Slice<SessionSlice> = (set, get) => ({
     }
   },
   go(screen) {
-    set({ screen })
+    go(screen)
   },
   toast(kind, text) {
     const id = ++toastId

@@ -15,6 +15,7 @@ import type { ListsSlice } from './lists'
 import type { DraftSlice } from './new-order'
 import type { OrderSlice } from './order'
 import type { RenewalSlice } from './renewal'
+import type { ScreensSlice } from './screens'
 import type { SessionSlice } from './session'
 
 export type Store = SessionSlice &
@@ -29,7 +30,8 @@ export type Store = SessionSlice &
   AcmeSlice &
   InstallationsSlice &
   BackupSlice &
-  RenewalSlice
+  RenewalSlice &
+  ScreensSlice
 
 export type Slice<T> = StateCreator<Store, [], [], T>
 

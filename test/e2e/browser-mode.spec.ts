@@ -85,7 +85,7 @@ test('the session cookie is HttpOnly and SameSite=Strict, the CSP is strict, and
   await page.locator('tr[data-product="PositiveSSL"]').getByRole('button', { name: 'Order' }).click()
   await page.locator('input[name="domain"]').fill('north.example.test')
   await expect(page.locator('p.warn[role="alert"]')).toContainText('does not cover')
-  await expect(page.locator('.quote')).toContainText('Discount (5%)')
+  await expect(page.locator('.quote')).toContainText('reseller discount (5%)')
   await expect(page.getByRole('button', { name: /Place order for/ })).toBeDisabled()
   await page.getByLabel('On invoice (due in 14 days)').check()
   await expect(page.getByRole('button', { name: /Place order for/ })).toBeEnabled()

@@ -53,8 +53,8 @@ test('the validation method of a waiting order can be changed, and it shows the 
   await page.getByLabel('Change method').selectOption('dns')
   await page.getByRole('button', { name: 'Change', exact: true }).click()
   const box = page.locator('.name-check[data-name="dns.example.test"]')
-  await expect(box).toContainText('CNAME name')
-  await expect(box).toContainText('_')
+  await expect(box.getByTestId('dns-record').getByTestId('dns-type')).toHaveText('CNAME')
+  await expect(box.getByTestId('dns-record').getByTestId('dns-name')).toContainText('_')
   await expect(box).toContainText('DNS')
   // A validation_pending order is not cancellable (docs/decisions.md, order states): no cancel button.
   await expect(page.getByRole('button', { name: 'Cancel order' })).toHaveCount(0)

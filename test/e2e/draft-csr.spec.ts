@@ -70,9 +70,10 @@ test('a generated CSR survives leaving the page and a reload with its key, until
   await shot(page, 'draft-csr-kept')
 
   // The kept key is the key of this CSR.
+  await page.getByLabel('Without a password').check()
   const [dl] = await Promise.all([
     page.waitForEvent('download'),
-    page.getByRole('button', { name: 'Private key (PKCS#8 PEM)' }).click()
+    page.getByRole('button', { name: 'Private key (unencrypted)' }).click()
   ])
   const keyPath = info.outputPath('draft-one.key.pem')
   await dl.saveAs(keyPath)
@@ -101,7 +102,7 @@ test('a generated CSR survives leaving the page and a reload with its key, until
   await page.getByRole('button', { name: 'Yes, discard' }).click()
   await expect(page.getByLabel('CSR')).toHaveValue('')
   await expect(kept).toHaveCount(0)
-  await expect(page.getByRole('button', { name: 'Private key (PKCS#8 PEM)' })).toBeDisabled()
+  await expect(page.getByRole('button', { name: 'Private key (encrypted)' })).toBeDisabled()
   await expect(page.getByRole('button', { name: 'Submit CSR' })).toBeDisabled()
   // Gone for good: not back after leaving or reloading.
   await page.reload()

@@ -51,7 +51,9 @@ test('the second of two orders placed in a row shows no certificate of the first
   await expect(page.getByTestId('history').locator('li')).toHaveCount(1)
   const firstCert = await download(page, 'Certificate', info.outputPath('first.crt.pem'))
   expect(namesOf(firstCert)).toContain(`DNS:${first}`)
-  const firstKey = await download(page, 'Private key', info.outputPath('first.key.pem'))
+  // A key file without a password is an explicit choice.
+  await page.getByLabel('Without a password').check()
+  const firstKey = await download(page, 'Private key (unencrypted)', info.outputPath('first.key.pem'))
   expect(pubOfKey(firstKey)).toBe(pubOfCert(firstCert))
   // A password typed for the first order's export.
   await page.getByLabel('Export password').fill('first order only')
@@ -68,7 +70,7 @@ test('the second of two orders placed in a row shows no certificate of the first
     await expect(page.getByRole('button', { name: b, exact: true })).toHaveCount(0)
   await expect(page.getByText(first)).toHaveCount(0)
   // No key is kept for it yet, so its key export is off rather than handing out the first's.
-  await expect(page.getByRole('button', { name: 'Private key (PKCS#8 PEM)' })).toBeDisabled()
+  await expect(page.getByRole('button', { name: 'Private key (encrypted)' })).toBeDisabled()
   await shot(page, 'second-order-fresh')
   // Stays so once the page has settled (late answers for the first order are dropped).
   await page.waitForTimeout(1000)
@@ -82,7 +84,8 @@ test('the second of two orders placed in a row shows no certificate of the first
   await expect(page.getByLabel('Export password')).toHaveValue('')
   const secondCert = await download(page, 'Certificate', info.outputPath('second.crt.pem'))
   const secondChain = await download(page, 'Full chain', info.outputPath('second.fullchain.pem'))
-  const secondKey = await download(page, 'Private key', info.outputPath('second.key.pem'))
+  await page.getByLabel('Without a password').check()
+  const secondKey = await download(page, 'Private key (unencrypted)', info.outputPath('second.key.pem'))
   expect(namesOf(secondCert)).toContain(`DNS:${second}`)
   expect(namesOf(secondCert)).not.toContain(first)
   expect(secondChain.startsWith(secondCert.trim())).toBe(true)

@@ -19,6 +19,7 @@ import type { Issuer } from '../issuer'
 import type { Order, Orders } from '../orders'
 import type { Settings } from '../settings'
 import { daysBetween, parseDate } from '../time'
+import { cancelValidation } from './cancel-validation'
 import { chooseApprover, outbox, recordApproval, resendValidation, type OutboxMessage } from './email-approval'
 import { advance, autoReissue } from './issuance'
 import {
@@ -129,6 +130,12 @@ export class Certificates {
   /** Another approver for one name waiting for email approval (the desktop app's per-name choice). */
   async chooseApprover(resellerId: number, orderId: number, name: string, approverEmail: string): Promise<SslStatus> {
     await chooseApprover(this.scope, resellerId, orderId, name, approverEmail)
+    return sslStatus(this.scope, resellerId, orderId)
+  }
+
+  /** Stops a first validation and returns the order to `pending` (cancel-validation.ts). */
+  async cancelValidation(resellerId: number, orderId: number): Promise<SslStatus> {
+    await cancelValidation(this.scope, resellerId, orderId)
     return sslStatus(this.scope, resellerId, orderId)
   }
 
