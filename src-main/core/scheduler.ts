@@ -262,16 +262,16 @@ export function startSchedulerLoop(
       (err: unknown) => log(`could not run the scheduler: ${err instanceof Error ? err.message : String(err)}`)
     )
   }
+  const retry = (): void =>
+    void scheduler
+      .retryDeploys()
+      .catch((err: unknown) => log(`could not retry deploys: ${err instanceof Error ? err.message : String(err)}`))
   pass()
+  // At once too: a deploy folder a crash left between its files is finished before anything else.
+  retry()
   const timer = setInterval(pass, intervalMs)
   timer.unref()
-  const retries = setInterval(
-    () =>
-      void scheduler
-        .retryDeploys()
-        .catch((err: unknown) => log(`could not retry deploys: ${err instanceof Error ? err.message : String(err)}`)),
-    DEPLOY_RETRY_INTERVAL_MS
-  )
+  const retries = setInterval(retry, DEPLOY_RETRY_INTERVAL_MS)
   retries.unref()
   return () => {
     clearInterval(timer)

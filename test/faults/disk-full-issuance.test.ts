@@ -22,6 +22,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DCV_SETTINGS } from '../../src-main/core/dcv'
 import { openService } from '../../src-main/core/service'
+import { newKeyPem } from '../support/csr'
 import { configureOverHttp, startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
 import { admin, audit, call, Database, DB_FILE, isRetryLater, report, sleep, startServe, type Served } from './support'
 
@@ -84,7 +85,7 @@ beforeAll(async () => {
       domain: 'full.example.com',
       period: 12
     }).order.id
-    putFile = await configureOverHttp(service, web, r.id, orderId, 'full.example.com')
+    putFile = await configureOverHttp(service, web, r.id, orderId, 'full.example.com', newKeyPem())
     // The local CA exists before the disk fills (it is made on first use).
     await service.localCa.rootPem()
   } finally {

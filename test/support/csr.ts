@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto'
 /**
  * CSRs made the two ways resellers make them: with the openssl command line, and in code with
  * @peculiar/x509 over Node's WebCrypto. Plus `openssl verify` for what CertDesk issues.
@@ -117,4 +118,12 @@ export function opensslVerify(
 /** `openssl x509 -text` of a PEM certificate. */
 export function opensslText(pem: string): string {
   return run(['x509', '-noout', '-text'], pem)
+}
+
+/** A fresh P-256 key as PKCS#8 PEM, for a key CertDesk keeps (and deploys beside its certificate). */
+export function newKeyPem(): string {
+  return generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({
+    type: 'pkcs8',
+    format: 'pem'
+  }) as string
 }

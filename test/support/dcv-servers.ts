@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SMTPServer } from 'smtp-server'
 import type { Service } from '../../src-main/core/service'
-import { opensslCsr } from './csr'
+import { opensslCsr, opensslCsrForKey } from './csr'
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -233,11 +233,14 @@ export async function configureOverHttp(
   web: WebServer,
   resellerId: number,
   orderId: number,
-  domain: string
+  domain: string,
+  /** A key CertDesk keeps for the order (so folder deploys can write it): the CSR is made from it. */
+  keptKeyPem?: string
 ): Promise<() => void> {
+  if (keptKeyPem) service.keyVault.store(resellerId, orderId, keptKeyPem)
   const conf = await service.certificates.configure(resellerId, {
     orderId,
-    csr: opensslCsr([domain]),
+    csr: keptKeyPem ? opensslCsrForKey([domain], keptKeyPem) : opensslCsr([domain]),
     dcvMethod: 'http'
   })
   const i = conf.validation[0].instructions

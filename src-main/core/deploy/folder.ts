@@ -10,6 +10,7 @@
  * shared parent folder is needed (no symlinks), so the layout works the same on Windows for IIS.
  * Files holding a private key are 0600, the others 0644, whatever the umask.
  */
+import { crashPoint } from '../crash-points'
 import { X509Certificate } from 'node:crypto'
 import {
   closeSync,
@@ -222,9 +223,11 @@ function finishStaged(path: string): void {
   const staging = join(path, STAGING)
   const manifest = JSON.parse(readFileSync(join(staging, MANIFEST), 'utf8')) as { files: string[]; remove: string[] }
   const safe = (n: unknown): n is string => typeof n === 'string' && /^[a-z0-9.]+$/.test(n) && !n.startsWith('.')
-  for (const name of manifest.files.filter(safe)) {
+  for (const [i, name] of manifest.files.filter(safe).entries()) {
     // Already renamed by the pass that crashed: nothing left to move.
     if (lstatOrNull(join(staging, name))) renameSync(join(staging, name), join(path, name))
+    // The fault tests kill the process here, with some files of the set in place and some staged.
+    if (i === 0) crashPoint('deploy:between-files')
   }
   // unlink, never a recursive removal: a link is removed, not what it points to.
   for (const name of manifest.remove.filter(safe)) if (lstatOrNull(join(path, name))) unlinkSync(join(path, name))
