@@ -56,7 +56,15 @@ export const APP_METHODS = {
   listApiKeys: true,
   createApiKey: true,
   revealApiKey: true,
-  revokeApiKey: true
+  revokeApiKey: true,
+  // Lists paged by key and CSV exports.
+  orderPage: true,
+  invoicePage: true,
+  ledgerPage: true,
+  chooseExportPath: true,
+  startExport: true,
+  exportJobs: true,
+  cancelExport: true
 } as const satisfies Record<AppMethod, true>
 
 export const appMethodNames = Object.keys(APP_METHODS) as AppMethod[]

@@ -49,6 +49,7 @@ import {
   Text,
   Cents
 } from './records'
+import { ExportJobView, ExportRequest, ExportTarget, KeyedPageOf, ListQuery } from './list-records'
 
 /** One argument: the name a refusal uses, and its schema (`Type.Optional` for a trailing optional one). */
 export interface ArgSpec<S extends TSchema = TSchema> {
@@ -163,7 +164,17 @@ export const APP_API = {
   /** The plain key is in this answer once; afterwards only `revealApiKey` reads it from the keychain. */
   createApiKey: method([reseller, optional('label', Text)], Type.Object({ key: Type.String(), info: ApiKeyView })),
   revealApiKey: method([reseller, arg('key id', Id)], Type.Object({ key: Type.String() })),
-  revokeApiKey: method([reseller, arg('key id', Id)], ApiKeyView)
+  revokeApiKey: method([reseller, arg('key id', Id)], ApiKeyView),
+
+  // Lists paged by key and CSV exports written by the main process (src-main/core/list-pages.ts).
+  orderPage: method([reseller, arg('query', ListQuery)], KeyedPageOf(OrderView)),
+  invoicePage: method([reseller, arg('query', ListQuery)], KeyedPageOf(Invoice)),
+  ledgerPage: method([reseller, arg('query', ListQuery)], KeyedPageOf(CreditTransaction)),
+  /** The desktop app's save dialog answers the path; browser mode answers a suggestion to edit. */
+  chooseExportPath: method([arg('file name', Text)], ExportTarget),
+  startExport: method([reseller, arg('export', ExportRequest)], ExportJobView),
+  exportJobs: method([], Type.Array(ExportJobView)),
+  cancelExport: method([arg('export id', Id)], ExportJobView)
 } as const satisfies Record<string, MethodSpec>
 
 export type AppMethod = keyof typeof APP_API

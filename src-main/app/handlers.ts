@@ -28,6 +28,9 @@ import { STATUS_OF } from '../http/errors'
 // Pages as the reseller API pages them (reseller API v3.0 "Limits": default 50, at most 100).
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/paging'
 import { checkArgs } from './validate'
+import { ListPages } from '../core/list-pages'
+import { ExportJobs, SUGGESTED_NAME } from './export-jobs'
+import { suggestExportPath } from './export-path'
 
 export type AppHandlers = {
   [K in AppMethod]: (...args: Parameters<AppApi[K]>) => Awaited<ReturnType<AppApi[K]>> | ReturnType<AppApi[K]>
@@ -38,6 +41,8 @@ export interface AppEnvironment {
   /** The reseller API's base URL, once the listener runs. */
   listenerUrl: () => string
   apiVersion: string
+  /** The desktop app's save dialog for a CSV export; without it the UI edits a suggested path. */
+  chooseSavePath?: (suggestedName: string) => Promise<string | null>
 }
 
 const page = (p: PageRequest | undefined): { limit: number; offset: number } => ({
@@ -84,6 +89,8 @@ const fail = (err: Error): never => {
 function adapters(service: Service, env: AppEnvironment): AppHandlers {
   const vault = service.keyVault
   const watch = service.watchlist
+  const pages = new ListPages(service.ctx, service.orders)
+  const exports = new ExportJobs(pages)
 
   const resellerView = (r: Reseller): ResellerView => ({
     ...r,
@@ -296,7 +303,25 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     listApiKeys: (resellerId) => service.resellers.apiKeys(reseller(resellerId).id),
     createApiKey: (resellerId, label) => service.resellers.createApiKey(reseller(resellerId).id, label?.trim() ?? ''),
     revealApiKey: (resellerId, keyId) => ({ key: service.resellers.revealApiKey(ownKey(resellerId, keyId).id) }),
-    revokeApiKey: (resellerId, keyId) => service.resellers.revokeApiKey(ownKey(resellerId, keyId).id)
+    revokeApiKey: (resellerId, keyId) => service.resellers.revokeApiKey(ownKey(resellerId, keyId).id),
+
+    // Lists paged by key and CSV exports written by the main process.
+    orderPage: (resellerId, q) => {
+      const p = pages.orderPage(reseller(resellerId).id, q)
+      const keys = vault.withKeys(p.items.map((o) => o.id))
+      return { ...p, items: p.items.map((o) => orderView(o, keys)) }
+    },
+    invoicePage: (resellerId, q) => pages.invoicePage(reseller(resellerId).id, q),
+    ledgerPage: (resellerId, q) => pages.ledgerPage(reseller(resellerId).id, q),
+    chooseExportPath: async (name) => {
+      if (!SUGGESTED_NAME.test(name))
+        throw invalid('could not suggest an export file: the name must be plain and end in .csv')
+      if (env.chooseSavePath) return { path: await env.chooseSavePath(name), dialog: true }
+      return { path: suggestExportPath(name), dialog: false }
+    },
+    startExport: (resellerId, req) => exports.start(reseller(resellerId).id, req),
+    exportJobs: () => exports.list(),
+    cancelExport: (id) => exports.cancel(id)
   }
 }
 
