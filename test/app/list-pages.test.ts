@@ -69,7 +69,7 @@ describe('keyset pages', () => {
       const limit = 5
       const forward: number[] = []
       let after: RowKey | undefined
-      let edges: RowKey[][] = []
+      const edges: RowKey[][] = []
       for (let position = 0; position < expected.length; position += limit) {
         const p = await h.orderPage(a, { filter: {}, sort, position, limit, after })
         expect(p.total).toBe(expected.length)
@@ -93,7 +93,6 @@ describe('keyset pages', () => {
         expect(p.items.map((o) => o.id)).toEqual(expected.slice(position, position + 4))
         expect(p.position).toBe(position)
       }
-      edges = []
     })
   }
 
