@@ -113,6 +113,7 @@ async function measure(dir, env, log) {
         for (let p = 0; p < 20; p++) await page.keyboard.press('PageDown')
       }
     }
+    await page.getByTestId('orders-list').focus()
     await page.keyboard.press('End')
     await rowShown(page, 'orders', orders, oldestOrder)
     out.readHeapStartMb = round(heapStart)

@@ -193,14 +193,15 @@ export class ListPages {
       )
       .raw(true)
       .all(...args, limit) as unknown[][]
-    const money = MONEY_COLUMNS[list]
-    const out = rows.map((r) => {
-      const cells = r.slice(2) as (string | number | null)[]
-      for (const m of money) cells[m] = centsText(cells[m] as number)
-      return cells
-    })
+    const money = MONEY_COLUMNS[list].map((m) => m + 2)
     const tail = rows.at(-1)
-    return { rows: out, last: tail ? { key: tail[0] as string | number | null, id: tail[1] as number } : null }
+    const last = tail ? { key: tail[0] as string | number | null, id: tail[1] as number } : null
+    // In place: a batch is turned into cells without a second copy of it.
+    for (const r of rows) {
+      for (const m of money) r[m] = centsText(r[m] as number)
+      r.splice(0, 2)
+    }
+    return { rows: rows as (string | number | null)[][], last }
   }
 
   // ---- specs ----------------------------------------------------------------------------------
