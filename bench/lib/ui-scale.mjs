@@ -182,7 +182,7 @@ export function uiMarkdown(r) {
     '',
     `| measure | ${sizes.map((n) => `${n.toLocaleString('en')} orders`).join(' | ')} | target |`,
     `|---|${sizes.map(() => '---').join('|')}|---|`,
-    row('ledger rows', 'ledgerRows', ''),
+    `| ledger rows | ${sizes.map((n) => r[n].ledgerRows.toLocaleString('en')).join(' | ')} | |`,
     row(
       'jump to the oldest order (End), rows shown, median of 3, ms',
       'jumpOldestOrderMs',

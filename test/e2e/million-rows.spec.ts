@@ -158,6 +158,17 @@ test('every row of a million orders and three million ledger rows is reachable, 
   await list.evaluate((el) => (el.scrollTop = 0))
   await expect(list.locator('.vlist-row[data-row="1"]')).toContainText(facts.newest)
 
+  // A new search from the bottom of the list shows its first results at the top.
+  await list.focus()
+  await page.keyboard.press('End')
+  await expect(range).toHaveText(/–1,000,000 of 1,000,000 rows$/)
+  const search = page.getByLabel('Search order number or domain')
+  await search.fill('harbor')
+  await expect(range).toHaveText(/^Rows 1–\d+ of 50,000 rows$/)
+  await expect(list.locator('.vlist-row[data-row="1"]')).toContainText('harbor')
+  await search.fill('')
+  await expect(range).toHaveText(/^Rows 1–\d+ of 1,000,000 rows$/)
+
   // Export the million orders while moving on to the ledger: the export keeps going.
   const ordersCsv = join(outDir, 'orders.csv')
   await exportTo('Export CSV', ordersCsv)
@@ -191,6 +202,18 @@ test('every row of a million orders and three million ledger rows is reachable, 
   expect(tx.rows).toBe(facts.ledger)
   expect(tx.cents).toBe(facts.ledgerCents)
   expect(tx.ids).toBe(facts.ledgerIds)
+})
+
+test('the dashboard prints a million with separators, inside the donut’s ring', async () => {
+  await page.locator('.sidebar').getByText('Dashboard', { exact: true }).click()
+  const total = page.locator('.donut-total').first()
+  await expect(total).toHaveText('1,000,000')
+  // The ring's hole is 88 units wide in the 140-unit view box (r 54, stroke 20).
+  const width = await total.evaluate((el) => (el as SVGTextElement).getBBox().width)
+  expect(width).toBeGreaterThan(20)
+  expect(width).toBeLessThan(88)
+  await expect(page.locator('.legend').first()).toContainText(/\d{1,3},\d{3}/)
+  await shot(page, 'million-dashboard')
 })
 
 test('an export is cancelled mid-way and leaves no file; hostile paths are refused', async () => {
