@@ -3,6 +3,7 @@
 // comes from separate processes on loopback (autocannon). Writes bench/results/latest.{md,json}.
 //   --quick   10k and 100k orders only and shorter load runs (a smoke run, not for the README)
 //   --mixed-only [--mixed-seconds S] [--mixed-rounds N]   only the mixed-load section, printed
+//   --ui-only   only the desktop UI at scale (jumps, 100 jumps, ledger CSV export, tab heap), printed
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
@@ -13,11 +14,15 @@ import { mixedLoad, mixedMarkdown } from '../bench/lib/mixed.mjs'
 import { ROOT } from '../bench/lib/paths.mjs'
 import { startCertdesk, startNode } from '../bench/lib/procs.mjs'
 import { buildCoreBench } from '../bench/lib/build-core-bench.mjs'
+import { uiMarkdown, uiScale } from '../bench/lib/ui-scale.mjs'
 import { startKeyringSession } from './keyring-session.mjs'
 import { build } from './setup.mjs'
 
 const quick = process.argv.includes('--quick')
 const mixedOnly = process.argv.includes('--mixed-only')
+// --ui-only: only the desktop UI at scale (bench/lib/ui-scale.mjs), printed.
+const uiOnly = process.argv.includes('--ui-only')
+const UI_SIZES = quick ? [10_000, 100_000] : [10_000, 1_000_000]
 const numberArg = (name, fallback) => {
   const i = process.argv.indexOf(name)
   return i >= 0 ? Number(process.argv[i + 1]) : fallback
@@ -95,6 +100,12 @@ async function main() {
     const mixed = await mixedLoad({ work, env, ...MIXED, log })
     session.stop()
     process.stdout.write(mixedMarkdown(mixed))
+    return
+  }
+  if (uiOnly) {
+    const ui = await uiScale({ work, env, sizes: UI_SIZES, log })
+    session.stop()
+    process.stdout.write(uiMarkdown(ui))
     return
   }
   const sqlite = new Database(':memory:').prepare('SELECT sqlite_version() AS v').get().v
@@ -345,6 +356,7 @@ async function main() {
     }
     log(`crypto: ${JSON.stringify(results.crypto)}`)
   }
+  results.ui = await uiScale({ work, env, sizes: UI_SIZES, log })
   results.seconds = Math.round((Date.now() - started) / 1000)
   session.stop()
 
@@ -430,6 +442,7 @@ export function markdown(r) {
     `Growth from ${sizes[0].toLocaleString('en')} to ${sizes[sizes.length - 1].toLocaleString('en')} orders: domain ×${round(big.domain.p50Ms / small.domain.p50Ms, 1)}, ` +
       `status ×${round(big.status.p50Ms / small.status.p50Ms, 1)}, stats ×${round(big.stats.p50Ms / small.stats.p50Ms, 1)}.`,
     '',
+    ...(r.ui ? [uiMarkdown(r.ui)] : []),
     '## Start-up',
     '',
     `\`certdesk serve\` to its first answered request (median of 3): empty store ${r.startup.emptyMs} ms, ` +

@@ -4,7 +4,7 @@
  * strict CSP, no navigation, no new windows, every permission request denied, single instance)
  * and the desktop notifications.
  */
-import { app, BrowserWindow, ipcMain, Notification, session, shell } from 'electron'
+import { app, BrowserWindow, dialog, ipcMain, Notification, session, shell } from 'electron'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -33,7 +33,17 @@ async function start(): Promise<void> {
   const handlers = createHandlers(service, {
     transport: 'electron',
     listenerUrl: () => running.urls.api,
-    apiVersion: API_VERSION
+    apiVersion: API_VERSION,
+    // CSV exports: the native save dialog picks the file the main process writes.
+    chooseSavePath: async (name) => {
+      const options = {
+        defaultPath: join(app.getPath('downloads'), name),
+        filters: [{ name: 'CSV', extensions: ['csv'] }]
+      }
+      const owner = BrowserWindow.getFocusedWindow()
+      const r = owner ? await dialog.showSaveDialog(owner, options) : await dialog.showSaveDialog(options)
+      return r.canceled || !r.filePath ? null : r.filePath
+    }
   })
   serveOverIpc(
     ipcMain,

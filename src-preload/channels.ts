@@ -79,7 +79,15 @@ export const APP_METHODS = {
   listEvents: true,
   acmeSubscription: true,
   getInvoice: true,
-  cancelValidation: true
+  cancelValidation: true,
+  // Lists paged by key and CSV exports.
+  orderPage: true,
+  invoicePage: true,
+  ledgerPage: true,
+  chooseExportPath: true,
+  startExport: true,
+  exportJobs: true,
+  cancelExport: true
 } as const satisfies Record<AppMethod, true>
 
 export const appMethodNames = Object.keys(APP_METHODS) as AppMethod[]

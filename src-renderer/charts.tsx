@@ -20,7 +20,7 @@ export function BarChart({
         return (
           <g key={d.date}>
             <rect x={i * bw + 2} y={h - bh} width={bw - 4} height={Math.max(bh, d.orders > 0 ? 2 : 0)} className="bar">
-              <title>{`${d.date}: ${d.orders} order(s), ${usd(d.revenue)}`}</title>
+              <title>{`${d.date}: ${d.orders.toLocaleString('en-US')} order(s), ${usd(d.revenue)}`}</title>
             </rect>
             {i % 7 === 0 && i < data.length - 4 ? (
               <text
@@ -45,6 +45,13 @@ export function BarChart({
   )
 }
 
+/**
+ * The ring's hole is 88 units wide: a longer total gets a smaller type so "1,000,000" stays
+ * inside it (a class, not a style attribute: the CSP allows no inline styles).
+ */
+export const totalSize = (text: string): string =>
+  text.length <= 5 ? '' : text.length <= 7 ? 'donut-total-m' : text.length <= 9 ? 'donut-total-s' : 'donut-total-xs'
+
 const PALETTE = ['#2563eb', '#16a34a', '#d97706', '#dc2626', '#7c3aed', '#0891b2', '#db2777', '#65a30d']
 
 export function Donut({
@@ -58,6 +65,7 @@ export function Donut({
   const r = 54
   const c = 2 * Math.PI * r
   let offset = 0
+  const totalText = total.toLocaleString('en-US')
   return (
     <div className="donut">
       <svg viewBox="0 0 140 140" role="img" aria-label={label}>
@@ -83,8 +91,8 @@ export function Donut({
               return el
             })
           : null}
-        <text x={70} y={76} textAnchor="middle" className="donut-total">
-          {total}
+        <text x={70} y={76} textAnchor="middle" className={`donut-total ${totalSize(totalText)}`}>
+          {totalText}
         </text>
       </svg>
       <ul className="legend">
@@ -93,7 +101,7 @@ export function Donut({
             <svg width={10} height={10} aria-hidden="true">
               <rect width={10} height={10} rx={2} fill={PALETTE[i % PALETTE.length]} />
             </svg>
-            {p.name} <b>{p.value}</b>
+            {p.name} <b>{p.value.toLocaleString('en-US')}</b>
           </li>
         ))}
       </ul>

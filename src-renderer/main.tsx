@@ -1,6 +1,7 @@
 import { StrictMode } from 'react'
 import { createRoot } from 'react-dom/client'
 import { App } from './app'
+import { ExportTray } from './export-tray'
 import './styles.css'
 
 createRoot(document.getElementById('root') as HTMLElement).render(
@@ -8,3 +9,7 @@ createRoot(document.getElementById('root') as HTMLElement).render(
     <App />
   </StrictMode>
 )
+// Exports run in the main process whatever screen is open; their tray lives outside the screens.
+const tray = document.createElement('div')
+document.body.append(tray)
+createRoot(tray).render(<ExportTray />)

@@ -63,6 +63,7 @@ import {
   EventFilter,
   EventView
 } from './records'
+import { ExportJobView, ExportRequest, ExportTarget, KeyedPageOf, ListQuery } from './list-records'
 
 /** A backup the app started: its state, how far it got, and the file it writes. */
 const BackupJobView = Type.Object({
@@ -233,7 +234,16 @@ export const APP_API = {
   /** One invoice of the reseller, for the printable invoice page. */
   getInvoice: method([reseller, arg('invoice id', Id)], Invoice),
   /** Stops the first validation of an order: its CSR and checks are dropped and it waits for a CSR again. */
-  cancelValidation: method([reseller, order], SslStatusView)
+  cancelValidation: method([reseller, order], SslStatusView),
+  // Lists paged by key and CSV exports written by the main process (src-main/core/list-pages.ts).
+  orderPage: method([reseller, arg('query', ListQuery)], KeyedPageOf(OrderView)),
+  invoicePage: method([reseller, arg('query', ListQuery)], KeyedPageOf(Invoice)),
+  ledgerPage: method([reseller, arg('query', ListQuery)], KeyedPageOf(CreditTransaction)),
+  /** The desktop app's save dialog answers the path; browser mode answers a suggestion to edit. */
+  chooseExportPath: method([arg('file name', Text)], ExportTarget),
+  startExport: method([reseller, arg('export', ExportRequest)], ExportJobView),
+  exportJobs: method([], Type.Array(ExportJobView)),
+  cancelExport: method([arg('export id', Id)], ExportJobView)
 } as const satisfies Record<string, MethodSpec>
 
 export type AppMethod = keyof typeof APP_API

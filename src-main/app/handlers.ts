@@ -36,6 +36,9 @@ import type { EventFilter as EventFilterInput } from '../../src-shared/records'
 import { subscriptionCertificates } from '../core/acme-subscription-certificates'
 import { EVENT_TYPES, type EventType } from '../core/events'
 import { isValidDate, parseDate } from '../core/time'
+import { ListPages } from '../core/list-pages'
+import { ExportJobs, SUGGESTED_NAME } from './export-jobs'
+import { suggestExportPath } from './export-path'
 
 export type AppHandlers = {
   [K in AppMethod]: (...args: Parameters<AppApi[K]>) => Awaited<ReturnType<AppApi[K]>> | ReturnType<AppApi[K]>
@@ -46,6 +49,8 @@ export interface AppEnvironment {
   /** The reseller API's base URL, once the listener runs. */
   listenerUrl: () => string
   apiVersion: string
+  /** The desktop app's save dialog for a CSV export; without it the UI edits a suggested path. */
+  chooseSavePath?: (suggestedName: string) => Promise<string | null>
 }
 
 const page = (p: PageRequest | undefined): { limit: number; offset: number } => ({
@@ -92,6 +97,8 @@ const fail = (err: Error): never => {
 function adapters(service: Service, env: AppEnvironment): AppHandlers {
   const vault = service.keyVault
   const watch = service.watchlist
+  const pages = new ListPages(service.ctx, service.orders)
+  const exports = new ExportJobs(pages)
 
   const resellerView = (r: Reseller): ResellerView => ({
     ...r,
@@ -377,7 +384,24 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     },
     getInvoice: (resellerId, invoiceId) => service.invoices.get(reseller(resellerId).id, invoiceId),
     cancelValidation: async (resellerId, orderId) =>
-      sslView(await service.certificates.cancelValidation(reseller(resellerId).id, orderId))
+      sslView(await service.certificates.cancelValidation(reseller(resellerId).id, orderId)),
+    // Lists paged by key and CSV exports written by the main process.
+    orderPage: (resellerId, q) => {
+      const p = pages.orderPage(reseller(resellerId).id, q)
+      const keys = vault.withKeys(p.items.map((o) => o.id))
+      return { ...p, items: p.items.map((o) => orderView(o, keys)) }
+    },
+    invoicePage: (resellerId, q) => pages.invoicePage(reseller(resellerId).id, q),
+    ledgerPage: (resellerId, q) => pages.ledgerPage(reseller(resellerId).id, q),
+    chooseExportPath: async (name) => {
+      if (!SUGGESTED_NAME.test(name))
+        throw invalid('could not suggest an export file: the name must be plain and end in .csv')
+      if (env.chooseSavePath) return { path: await env.chooseSavePath(name), dialog: true }
+      return { path: suggestExportPath(name), dialog: false }
+    },
+    startExport: (resellerId, req) => exports.start(reseller(resellerId).id, req),
+    exportJobs: () => exports.list(),
+    cancelExport: (id) => exports.cancel(id)
   }
 }
 

@@ -303,7 +303,7 @@ export class Orders {
   }
 
   /** Orders by id, read whole. */
-  private load(ids: number[]): Order[] {
+  load(ids: number[]): Order[] {
     const rows = this.ctx.db
       .prepare(`${ORDER_SELECT} WHERE o.id IN (SELECT value FROM json_each(?))`)
       .raw(true)

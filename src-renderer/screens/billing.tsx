@@ -1,43 +1,11 @@
 import { useEffect, useState } from 'react'
 import type { InvoiceStatus, InvoiceView, TransactionView } from '../../src-preload/contract'
-import { download, errorMessage, toCsv, usd } from '../lib/format'
+import { ExportButton } from '../export-tray'
+import { usd } from '../lib/format'
+import { useStore } from '../store'
 import { href } from '../routes'
-import { useStore, type ListName } from '../store'
 import { Badge, ErrorBox } from '../ui'
 import { VirtualList } from '../virtual-list'
-
-function ExportButton({
-  name,
-  file,
-  toRows
-}: {
-  name: ListName
-  file: string
-  toRows: (items: unknown[]) => (string | number | null)[][]
-}): React.JSX.Element {
-  const exportList = useStore((s) => s.exportList)
-  const [progress, setProgress] = useState<string | null>(null)
-  const [error, setError] = useState<string | null>(null)
-  return (
-    <>
-      <button
-        className="btn"
-        disabled={progress !== null}
-        onClick={() => {
-          setError(null)
-          setProgress('Exporting…')
-          exportList(name, (done, total) => setProgress(`Exporting ${done} of ${total}…`))
-            .then((items) => download(file, toCsv(toRows(items)), 'text/csv'))
-            .catch((e: unknown) => setError(errorMessage(e)))
-            .finally(() => setProgress(null))
-        }}
-      >
-        {progress ?? 'Export CSV'}
-      </button>
-      <ErrorBox text={error} />
-    </>
-  )
-}
 
 function TopUp(): React.JSX.Element {
   const record = useStore((s) => s.recordTopUp)
@@ -112,24 +80,11 @@ export function Billing(): React.JSX.Element {
         <>
           <TopUp />
           <div className="toolbar">
-            <ExportButton
-              name="transactions"
-              file="credit-ledger.csv"
-              toRows={(items) => [
-                ['id', 'created_at', 'type', 'amount_usd', 'balance_after_usd', 'description'],
-                ...(items as TransactionView[]).map((t) => [
-                  t.id,
-                  t.createdAt,
-                  t.type,
-                  (t.amount / 100).toFixed(2),
-                  (t.balanceAfter / 100).toFixed(2),
-                  t.description
-                ])
-              ]}
-            />
+            <ExportButton list="transactions" file="credit-ledger.csv" filter={{}} />
           </div>
           <VirtualList<TransactionView>
             name="transactions"
+            label="Credit ledger"
             header={
               <div className="cols tx-cols">
                 <span>Date</span>
@@ -163,35 +118,11 @@ export function Billing(): React.JSX.Element {
                 <option key={s}>{s}</option>
               ))}
             </select>
-            <ExportButton
-              name="invoices"
-              file="invoices.csv"
-              toRows={(items) => [
-                [
-                  'invoice_number',
-                  'order_number',
-                  'domain',
-                  'product',
-                  'total_usd',
-                  'status',
-                  'due_date',
-                  'created_at'
-                ],
-                ...(items as InvoiceView[]).map((i) => [
-                  i.invoiceNumber,
-                  i.orderNumber,
-                  i.domain,
-                  i.productName,
-                  (i.total / 100).toFixed(2),
-                  i.status,
-                  i.dueDate,
-                  i.createdAt
-                ])
-              ]}
-            />
+            <ExportButton list="invoices" file="invoices.csv" filter={invoiceFilter} />
           </div>
           <VirtualList<InvoiceView>
             name="invoices"
+            label="Invoices"
             header={
               <div className="cols inv-cols">
                 <span>Invoice</span>

@@ -1,6 +1,8 @@
 import { useEffect, useState } from 'react'
 import type { OrderStatus, OrderView } from '../../src-preload/contract'
-import { statusLabel, usd } from '../lib/format'
+import type { OrderSort } from '../../src-shared/list-records'
+import { ExportButton } from '../export-tray'
+import { daysUntil, statusLabel, usd } from '../lib/format'
 import { href } from '../routes'
 import { useStore } from '../store'
 import { Badge } from '../ui'
@@ -16,37 +18,65 @@ const STATUSES: OrderStatus[] = [
   'expired'
 ]
 
+/** The direction each sort reads first: newest orders, A to Z, soonest expiry. */
+const FIRST_DIR: Record<OrderSort, 'asc' | 'desc'> = { date: 'desc', domain: 'asc', status: 'asc', expiry: 'asc' }
+
+/** Days until the certificate ends: "—" without one, "ended" once past. */
+export function daysLeft(o: Pick<OrderView, 'certValidTill'>, now = new Date()): string {
+  if (!o.certValidTill) return '—'
+  const d = daysUntil(o.certValidTill, now)
+  return d < 0 ? 'ended' : d.toLocaleString('en-US')
+}
+
 export function Orders(): React.JSX.Element {
-  const filter = useStore((s) => s.orders.filter)
+  const list = useStore((s) => s.orders)
+  const { filter } = list
+  const sort = list.sort ?? 'date'
+  const dir = list.dir ?? FIRST_DIR[sort]
   const setFilter = useStore((s) => s.setListFilter)
   const resellerId = useStore((s) => s.resellerId)
   const go = useStore((s) => s.go)
-  const [domain, setDomain] = useState(filter.domain ?? '')
+  const [search, setSearch] = useState(filter.search ?? '')
   useEffect(() => {
     if (resellerId !== null) void setFilter('orders', useStore.getState().orders.filter)
   }, [resellerId, setFilter])
   // Server-side search, a moment after the last keystroke.
   useEffect(() => {
     const t = setTimeout(() => {
-      if ((filter.domain ?? '') !== domain) void setFilter('orders', { ...filter, domain: domain || undefined })
+      if ((filter.search ?? '') !== search.trim())
+        void setFilter('orders', { ...filter, search: search.trim() || undefined })
     }, 250)
     return () => clearTimeout(t)
-  }, [domain, filter, setFilter])
+  }, [search, filter, setFilter])
+  const sortBy = (s: OrderSort) => {
+    const next = s === sort ? (dir === 'asc' ? 'desc' : 'asc') : FIRST_DIR[s]
+    void setFilter('orders', filter, { sort: s, dir: next })
+  }
+  const head = (s: OrderSort, text: string, className?: string) => (
+    <span className={className} aria-sort={s === sort ? (dir === 'asc' ? 'ascending' : 'descending') : undefined}>
+      <button className="sort" onClick={() => sortBy(s)}>
+        {text}
+        {s === sort ? (dir === 'asc' ? ' ▲' : ' ▼') : ''}
+      </button>
+    </span>
+  )
   return (
     <div className="screen fill">
       <header className="screen-head">
         <h1>Orders</h1>
         <div className="filters">
           <input
-            aria-label="Search domain"
-            placeholder="Search domain…"
-            value={domain}
-            onChange={(e) => setDomain(e.target.value)}
+            aria-label="Search order number or domain"
+            placeholder="ORD-… or domain"
+            value={search}
+            onChange={(e) => setSearch(e.target.value)}
           />
           <select
             aria-label="Status"
             value={filter.status ?? ''}
-            onChange={(e) => void setFilter('orders', { ...filter, status: e.target.value || undefined })}
+            onChange={(e) =>
+              void setFilter('orders', { ...filter, status: (e.target.value || undefined) as OrderStatus | undefined })
+            }
           >
             <option value="">All statuses</option>
             {STATUSES.map((s) => (
@@ -55,6 +85,15 @@ export function Orders(): React.JSX.Element {
               </option>
             ))}
           </select>
+          <label className="check">
+            <input
+              type="checkbox"
+              checked={filter.unpaid ?? false}
+              onChange={(e) => void setFilter('orders', { ...filter, unpaid: e.target.checked || undefined })}
+            />
+            Unpaid only
+          </label>
+          <ExportButton list="orders" file="orders.csv" filter={filter} sort={sort} dir={dir} />
           <button className="btn primary" onClick={() => go({ name: 'catalogue' })}>
             New order
           </button>
@@ -62,14 +101,16 @@ export function Orders(): React.JSX.Element {
       </header>
       <VirtualList<OrderView>
         name="orders"
+        label="Orders"
         header={
           <div className="cols orders-cols">
             <span>Order</span>
-            <span>Domain</span>
+            {head('domain', 'Domain')}
             <span>Product</span>
-            <span>Status</span>
+            {head('status', 'Status')}
             <span className="num">Total</span>
-            <span>Created</span>
+            {head('date', 'Created')}
+            {head('expiry', 'Days left', 'num')}
           </div>
         }
         row={(o) => (
@@ -79,9 +120,11 @@ export function Orders(): React.JSX.Element {
             <span>{o.productName}</span>
             <span>
               <Badge status={o.status} />
+              {o.paymentStatus === 'unpaid' ? <span className="tag warn">unpaid</span> : null}
             </span>
             <span className="num">{usd(o.total)}</span>
             <span className="muted">{o.createdAt.slice(0, 10)}</span>
+            <span className="num">{daysLeft(o)}</span>
           </a>
         )}
       />

@@ -1,4 +1,6 @@
 import { expect, test } from '@playwright/test'
+import { mkdirSync, readFileSync } from 'node:fs'
+import { dirname } from 'node:path'
 import { balance, nav, openApp, orderFromCatalogue, shot } from './support'
 
 test('cancelling a paid order refunds it to credit and shows the refund', async ({ page }) => {
@@ -29,14 +31,18 @@ test('cancelling a paid order refunds it to credit and shows the refund', async 
   await page.getByRole('button', { name: 'Invoices' }).click()
   await page.getByLabel('Invoice status').selectOption('cancelled')
   await expect(page.getByTestId('invoices-list').locator('.vlist-row').first()).toContainText(number)
-  const [dl] = await Promise.all([
-    page.waitForEvent('download'),
-    page.getByRole('button', { name: 'Export CSV' }).click()
-  ])
-  expect(dl.suggestedFilename()).toBe('invoices.csv')
+  // Browser mode: the main process writes the export where the user says.
+  await page.getByRole('button', { name: 'Export CSV' }).click()
+  await expect(page.getByLabel('Export file')).toHaveValue(/invoices[-\d]*\.csv$/)
+  const csv = test.info().outputPath('cancelled-invoices.csv')
+  mkdirSync(dirname(csv), { recursive: true })
+  await page.getByLabel('Export file').fill(csv)
+  await page.getByRole('button', { name: 'Export', exact: true }).click()
+  await expect(page.locator('[data-testid="export-job"][data-state="done"]')).toContainText('rows of the invoices')
+  expect(readFileSync(csv, 'utf8')).toContain(number)
 
   await nav(page, 'Orders')
-  await page.getByLabel('Search domain').fill('refund.example')
+  await page.getByLabel('Search order number or domain').fill('refund.example')
   await expect(page.getByTestId('orders-list').locator('.vlist-row')).toHaveCount(1)
   await expect(page.getByTestId('orders-list')).toContainText('cancelled')
   await shot(page, 'orders')

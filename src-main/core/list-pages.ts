@@ -1,0 +1,319 @@
+/**
+ * The desktop lists (orders, invoices, the credit ledger) paged by key: a page is read "after
+ * the last row of the page before" (or "before the first row of the page after") as a range of
+ * an index that serves the list's order, so its cost does not grow with its depth. A jump to a
+ * position with no neighbour loaded counts index entries from the nearer end of the list, so the
+ * oldest row is as cheap as the newest. The reseller API keeps limit/offset (reseller API v3.0
+ * "Limits"); this is the desktop app's own path. The same reads, in large batches, feed the CSV
+ * exports.
+ */
+import type { CoreContext } from './context'
+import type { Db } from './db'
+import type { Orders } from './orders'
+import { countInvoices, countLedger, countOrders, usesDomainIndex } from './tallies'
+import type { CreditTransaction, Invoice, Order } from '../../src-shared/records'
+import type { KeyedPage, ListFilter, ListName, ListQuery, OrderSort, RowKey } from '../../src-shared/list-records'
+
+type Dir = 'asc' | 'desc'
+/** A filter as SQL: conditions joined with AND, and their arguments. */
+interface Where {
+  sql: string[]
+  args: unknown[]
+}
+
+/**
+ * The domain part of the order search, the same match as the order list of the reseller API
+ * (Orders.list): the trigram index of migration 0003 for terms it can answer, an escaped LIKE
+ * scan otherwise. Kept in one function so the list and this path stay one rule.
+ */
+export function orderDomainMatch(term: string): Where {
+  const t = term.toLowerCase()
+  return usesDomainIndex(t)
+    ? { sql: ['o.id IN (SELECT rowid FROM orders_domain WHERE domain LIKE ?)'], args: [`%${t}%`] }
+    : { sql: [`o.domain LIKE ? ESCAPE '\\'`], args: [`%${t.replace(/[\\%_]/g, (c) => `\\${c}`)}%`] }
+}
+
+/** Order numbers read "ORD-<year>-<number>": a term starting so is a number prefix, the rest a domain part. */
+const ORDER_NUMBER = /^ord-/i
+
+/** Each sort's key expression (null: the id itself) and the direction it reads first. */
+const ORDER_KEYS: Record<OrderSort, { key: string | null; dir: Dir }> = {
+  // Ids grow with creation time, so date order is id order (orders_reseller).
+  date: { key: null, dir: 'desc' },
+  domain: { key: 'o.domain', dir: 'asc' },
+  status: { key: 'o.status', dir: 'asc' },
+  // Migration 0012's expression index: orders without a certificate sort last.
+  expiry: { key: `IFNULL(o.cert_valid_till, '~')`, dir: 'asc' }
+}
+
+interface ListSpec {
+  from: string
+  id: string
+  reseller: string
+  key: string | null
+  dir: Dir
+  where: Where
+}
+
+export interface ExportBatch {
+  /** The rows as CSV cells, in the columns of `header`. */
+  rows: (string | number | null)[][]
+  last: RowKey | null
+}
+
+export const EXPORT_HEADERS: Record<ListName, string[]> = {
+  orders: [
+    'order_number',
+    'created_at',
+    'domain',
+    'product',
+    'status',
+    'payment_status',
+    'total_usd',
+    'cert_valid_till',
+    'purchase_end_date'
+  ],
+  invoices: ['invoice_number', 'order_number', 'domain', 'product', 'total_usd', 'status', 'due_date', 'created_at'],
+  transactions: ['id', 'created_at', 'type', 'amount_usd', 'balance_after_usd', 'description', 'order_id']
+}
+
+/** Columns of each export, in EXPORT_HEADERS order; money stays integer cents until written. */
+const EXPORT_COLUMNS: Record<ListName, string> = {
+  orders: `o.order_number, o.created_at, o.domain, p.name, o.status, o.payment_status, o.total_cents,
+    o.cert_valid_till, o.purchase_end_date`,
+  invoices: `i.invoice_number, o.order_number, o.domain, p.name, i.total_cents, i.status, i.due_date, i.created_at`,
+  transactions: `t.id, t.created_at, t.type, t.amount_cents, t.balance_after_cents, t.description, t.order_id`
+}
+/** Which export column holds cents, written as a decimal string ("1234.50"). */
+const MONEY_COLUMNS: Record<ListName, number[]> = { orders: [6], invoices: [4], transactions: [3, 4] }
+
+const INVOICE_SELECT = `SELECT i.id, i.invoice_number AS invoiceNumber, i.order_id AS orderId, o.order_number AS orderNumber,
+  o.domain, p.name AS productName, i.total_cents AS total, i.currency, i.status, i.due_date AS dueDate,
+  i.created_at AS createdAt, i.paid_at AS paidAt, i.sent_at AS sentAt, i.cancelled_at AS cancelledAt
+  FROM invoices i JOIN orders o ON o.id = i.order_id JOIN products p ON p.id = o.product_id`
+const TX_SELECT = `SELECT id, amount_cents AS amount, type, description, balance_after_cents AS balanceAfter,
+  order_id AS orderId, created_at AS createdAt FROM credit_transactions`
+
+/** Integer cents as a decimal string without float rounding: -123456 -> "-1234.56". */
+export function centsText(cents: number): string {
+  const sign = cents < 0 ? '-' : ''
+  const a = Math.abs(cents)
+  const frac = a % 100
+  return `${sign}${(a - frac) / 100}.${frac < 10 ? '0' : ''}${frac}`
+}
+
+export class ListPages {
+  private readonly db: Db
+
+  constructor(
+    ctx: Pick<CoreContext, 'db'>,
+    private readonly orders: Pick<Orders, 'load'>
+  ) {
+    this.db = ctx.db
+  }
+
+  orderPage(resellerId: number, q: ListQuery): KeyedPage<Order> {
+    const spec = this.orderSpec(resellerId, q)
+    return this.db.transaction((): KeyedPage<Order> => {
+      const total = this.orderTotal(resellerId, q.filter)
+      const { keys, position } = this.keys(spec, resellerId, q, total)
+      const byId = new Map(this.orders.load(keys.map((k) => k.id)).map((o) => [o.id, o]))
+      return { items: keys.map((k) => byId.get(k.id)!), keys, total, position }
+    })()
+  }
+
+  invoicePage(resellerId: number, q: ListQuery): KeyedPage<Invoice> {
+    const spec = this.invoiceSpec(q)
+    return this.db.transaction((): KeyedPage<Invoice> => {
+      const status = q.filter.status as Invoice['status'] | undefined
+      const total = countInvoices(this.db, resellerId, q.filter.unpaid ? 'unpaid' : status)
+      const { keys, position } = this.keys(spec, resellerId, q, total)
+      const rows = this.db
+        .prepare(`${INVOICE_SELECT} WHERE i.id IN (SELECT value FROM json_each(?))`)
+        .all(JSON.stringify(keys.map((k) => k.id))) as Invoice[]
+      const byId = new Map(rows.map((r) => [r.id, r]))
+      return { items: keys.map((k) => byId.get(k.id)!), keys, total, position }
+    })()
+  }
+
+  ledgerPage(resellerId: number, q: ListQuery): KeyedPage<CreditTransaction> {
+    const spec = this.ledgerSpec()
+    return this.db.transaction((): KeyedPage<CreditTransaction> => {
+      const total = countLedger(this.db, resellerId)
+      const { keys, position } = this.keys(spec, resellerId, q, total)
+      const rows = this.db
+        .prepare(`${TX_SELECT} WHERE id IN (SELECT value FROM json_each(?))`)
+        .all(JSON.stringify(keys.map((k) => k.id))) as CreditTransaction[]
+      const byId = new Map(rows.map((r) => [r.id, r]))
+      return { items: keys.map((k) => byId.get(k.id)!), keys, total, position }
+    })()
+  }
+
+  /** How many rows an export of this list and filter will write. */
+  exportTotal(list: ListName, resellerId: number, filter: ListFilter): number {
+    if (list === 'orders') return this.orderTotal(resellerId, filter)
+    if (list === 'invoices')
+      return countInvoices(this.db, resellerId, filter.unpaid ? 'unpaid' : (filter.status as Invoice['status']))
+    return countLedger(this.db, resellerId)
+  }
+
+  /**
+   * The next `limit` rows of an export after `after` (from the start when null), as CSV cells:
+   * one range read of the list's index joined with the columns, so a whole export is linear.
+   */
+  exportBatch(
+    list: ListName,
+    resellerId: number,
+    q: Pick<ListQuery, 'filter' | 'sort' | 'dir'>,
+    after: RowKey | null,
+    limit: number
+  ): ExportBatch {
+    const full = { ...q, position: 0, limit }
+    const spec =
+      list === 'orders'
+        ? this.orderSpec(resellerId, full)
+        : list === 'invoices'
+          ? this.invoiceSpec(full)
+          : this.ledgerSpec()
+    const from =
+      list === 'orders'
+        ? 'orders o JOIN products p ON p.id = o.product_id'
+        : list === 'invoices'
+          ? 'invoices i JOIN orders o ON o.id = i.order_id JOIN products p ON p.id = o.product_id'
+          : 'credit_transactions t'
+    const keyExpr = spec.key ?? spec.id
+    const where = [`${spec.reseller} = ?`, ...spec.where.sql]
+    const args: unknown[] = [resellerId, ...spec.where.args]
+    const dir = q.dir ?? spec.dir
+    if (after) this.pushAfter(where, args, spec, after, dir)
+    const rows = this.db
+      .prepare(
+        `SELECT ${keyExpr}, ${spec.id}, ${EXPORT_COLUMNS[list]} FROM ${from} WHERE ${where.join(' AND ')}
+         ORDER BY ${keyExpr} ${dir}, ${spec.id} ${dir} LIMIT ?`
+      )
+      .raw(true)
+      .all(...args, limit) as unknown[][]
+    const money = MONEY_COLUMNS[list].map((m) => m + 2)
+    const tail = rows.at(-1)
+    const last = tail ? { key: tail[0] as string | number | null, id: tail[1] as number } : null
+    // In place: a batch is turned into cells without a second copy of it.
+    for (const r of rows) {
+      for (const m of money) r[m] = centsText(r[m] as number)
+      r.splice(0, 2)
+    }
+    return { rows: rows as (string | number | null)[][], last }
+  }
+
+  // ---- specs ----------------------------------------------------------------------------------
+
+  private orderSpec(resellerId: number, q: ListQuery): ListSpec {
+    const sort = ORDER_KEYS[q.sort ?? 'date']
+    const where: Where = { sql: [], args: [] }
+    if (q.filter.status) {
+      where.sql.push('o.status = ?')
+      where.args.push(q.filter.status)
+    }
+    if (q.filter.unpaid) where.sql.push(`o.payment_status = 'unpaid'`)
+    const term = q.filter.search?.trim()
+    if (term) {
+      if (ORDER_NUMBER.test(term)) {
+        // A prefix as a range of the unique order_number index: no wildcard reaches LIKE.
+        const prefix = term.toUpperCase()
+        where.sql.push('o.id IN (SELECT id FROM orders WHERE order_number >= ? AND order_number < ?)')
+        where.args.push(prefix, `${prefix}\uffff`)
+      } else {
+        const m = orderDomainMatch(term)
+        where.sql.push(...m.sql)
+        where.args.push(...m.args)
+      }
+    }
+    void resellerId
+    return { from: 'orders o', id: 'o.id', reseller: 'o.reseller_id', key: sort.key, dir: sort.dir, where }
+  }
+
+  private invoiceSpec(q: ListQuery): ListSpec {
+    const where: Where = { sql: [], args: [] }
+    const status = q.filter.unpaid ? 'unpaid' : q.filter.status
+    if (status) {
+      where.sql.push('i.status = ?')
+      where.args.push(status)
+    }
+    return { from: 'invoices i', id: 'i.id', reseller: 'i.reseller_id', key: null, dir: 'desc', where }
+  }
+
+  private ledgerSpec(): ListSpec {
+    return {
+      from: 'credit_transactions t',
+      id: 't.id',
+      reseller: 't.reseller_id',
+      key: null,
+      dir: 'desc',
+      where: { sql: [], args: [] }
+    }
+  }
+
+  private orderTotal(resellerId: number, filter: ListFilter): number {
+    if (filter.search?.trim()) {
+      const spec = this.orderSpec(resellerId, { filter, position: 0, limit: 1 })
+      return (
+        this.db
+          .prepare(`SELECT COUNT(*) AS n FROM orders o WHERE o.reseller_id = ? AND ${spec.where.sql.join(' AND ')}`)
+          .get(resellerId, ...spec.where.args) as { n: number }
+      ).n
+    }
+    if (!filter.unpaid) return countOrders(this.db, resellerId, filter.status)
+    // Migration 0003's tallies are kept by status and payment status.
+    const row = filter.status
+      ? this.db
+          .prepare(
+            `SELECT SUM(n) AS n FROM order_tallies WHERE reseller_id = ? AND payment_status = 'unpaid' AND status = ?`
+          )
+          .get(resellerId, filter.status)
+      : this.db
+          .prepare(`SELECT SUM(n) AS n FROM order_tallies WHERE reseller_id = ? AND payment_status = 'unpaid'`)
+          .get(resellerId)
+    return (row as { n: number | null }).n ?? 0
+  }
+
+  // ---- keys -----------------------------------------------------------------------------------
+
+  private pushAfter(where: string[], args: unknown[], spec: ListSpec, at: RowKey, dir: Dir): void {
+    const cmp = dir === 'asc' ? '>' : '<'
+    if (spec.key === null) {
+      where.push(`${spec.id} ${cmp} ?`)
+      args.push(at.id)
+    } else {
+      where.push(`(${spec.key}, ${spec.id}) ${cmp} (?, ?)`)
+      args.push(at.key, at.id)
+    }
+  }
+
+  /** The keys of one page: after a row, before a row, or at a position counted from the nearer end. */
+  private keys(spec: ListSpec, resellerId: number, q: ListQuery, total: number): { keys: RowKey[]; position: number } {
+    const dir = q.dir ?? spec.dir
+    const back: Dir = dir === 'asc' ? 'desc' : 'asc'
+    const read = (order: Dir, limit: number, offset: number, anchor?: RowKey): RowKey[] => {
+      const where = [`${spec.reseller} = ?`, ...spec.where.sql]
+      const args: unknown[] = [resellerId, ...spec.where.args]
+      if (anchor) this.pushAfter(where, args, spec, anchor, order)
+      const keyExpr = spec.key ?? spec.id
+      const rows = this.db
+        .prepare(
+          `SELECT ${keyExpr}, ${spec.id} FROM ${spec.from} WHERE ${where.join(' AND ')}
+           ORDER BY ${keyExpr} ${order}, ${spec.id} ${order} LIMIT ? OFFSET ?`
+        )
+        .raw(true)
+        .all(...args, limit, offset) as [string | number | null, number][]
+      return rows.map(([key, id]) => ({ key, id }))
+    }
+    if (q.after) return { keys: read(dir, q.limit, 0, q.after), position: q.position }
+    if (q.before) return { keys: read(back, q.limit, 0, q.before).reverse(), position: q.position }
+    const position = Math.max(0, Math.min(q.position, Math.max(0, total - 1)))
+    const n = Math.min(q.limit, Math.max(0, total - position))
+    const fromEnd = total - position - n
+    // Counting from the nearer end: the oldest rows are read backwards from the end, not
+    // reached by skipping a million index entries.
+    if (fromEnd < position) return { keys: read(back, n, fromEnd).reverse(), position }
+    return { keys: read(dir, q.limit, position), position }
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * CSV exports as the user sees them: the button that asks where to write (the desktop app's save
+ * dialog, or an editable path in browser mode, where the main process writes the file), and a
+ * tray over every screen with each export's progress, an estimate, Cancel, and "done".
+ */
+import { useEffect, useState } from 'react'
+import { create } from 'zustand'
+import type { ExportJobView, ListFilter, ListName, OrderSort } from '../src-shared/list-records'
+import { bridge } from './bridge'
+import { errorMessage } from './lib/format'
+import { useStore } from './store'
+
+const fmt = (n: number): string => n.toLocaleString('en-US')
+const LIST_LABEL: Record<ListName, string> = { orders: 'orders', invoices: 'invoices', transactions: 'credit ledger' }
+
+interface ExportsState {
+  jobs: ExportJobView[]
+  refresh(): Promise<void>
+}
+
+let polling: ReturnType<typeof setInterval> | null = null
+
+export const useExports = create<ExportsState>((set, get) => ({
+  jobs: [],
+  async refresh() {
+    const jobs = await bridge.exportJobs()
+    set({ jobs })
+    const running = jobs.some((j) => j.state === 'running')
+    if (running && !polling) polling = setInterval(() => void get().refresh(), 400)
+    if (!running && polling) {
+      clearInterval(polling)
+      polling = null
+    }
+  }
+}))
+
+export function ExportButton({
+  list,
+  file,
+  filter,
+  sort,
+  dir
+}: {
+  list: ListName
+  file: string
+  filter: ListFilter
+  sort?: OrderSort
+  dir?: 'asc' | 'desc'
+}): React.JSX.Element {
+  const resellerId = useStore((s) => s.resellerId)
+  const [path, setPath] = useState<string | null>(null)
+  const [error, setError] = useState<string | null>(null)
+  const start = async (target: string): Promise<void> => {
+    if (resellerId === null) return
+    try {
+      await bridge.startExport(resellerId, { list, filter, sort, dir, path: target })
+      setPath(null)
+      setError(null)
+      await useExports.getState().refresh()
+    } catch (e) {
+      setError(errorMessage(e))
+    }
+  }
+  return (
+    <span className="export">
+      <button
+        className="btn"
+        onClick={() => {
+          setError(null)
+          void bridge
+            .chooseExportPath(file)
+            .then((t) => (t.dialog ? t.path && start(t.path) : setPath(t.path ?? '')))
+            .catch((e: unknown) => setError(errorMessage(e)))
+        }}
+      >
+        Export CSV
+      </button>
+      {path !== null ? (
+        <form
+          className="export-path card"
+          onSubmit={(e) => {
+            e.preventDefault()
+            void start(path)
+          }}
+        >
+          <label>
+            Save the {LIST_LABEL[list]} as
+            <input aria-label="Export file" value={path} onChange={(e) => setPath(e.target.value)} size={48} />
+          </label>
+          <button className="btn primary" type="submit">
+            Export
+          </button>
+          <button className="btn" type="button" onClick={() => setPath(null)}>
+            Cancel
+          </button>
+        </form>
+      ) : null}
+      {error ? (
+        <span className="error-box" role="alert">
+          {error}
+        </span>
+      ) : null}
+    </span>
+  )
+}
+
+function describe(j: ExportJobView): string {
+  const what = LIST_LABEL[j.list]
+  if (j.state === 'done') return `Exported ${fmt(j.rows)} rows of the ${what} to ${j.path}`
+  if (j.state === 'cancelled') return `Export of the ${what} cancelled after ${fmt(j.rows)} rows; no file was kept`
+  if (j.state === 'failed') return j.error ?? `Export of the ${what} failed`
+  const left = j.secondsLeft === null ? '' : `, about ${fmt(Math.ceil(j.secondsLeft))} s left`
+  return `Exporting the ${what}: ${fmt(j.rows)} of ${fmt(j.total)} rows${left}`
+}
+
+/** Every export of this session, on every screen, until dismissed. */
+export function ExportTray(): React.JSX.Element | null {
+  const jobs = useExports((s) => s.jobs)
+  const [hidden, setHidden] = useState<Set<number>>(new Set())
+  useEffect(() => {
+    void useExports
+      .getState()
+      .refresh()
+      .catch(() => undefined)
+  }, [])
+  const shown = jobs.filter((j) => !hidden.has(j.id))
+  if (shown.length === 0) return null
+  return (
+    <aside className="export-tray" aria-label="Exports" aria-live="polite">
+      {shown.map((j) => (
+        <div key={j.id} className={`export-job ${j.state}`} data-testid="export-job" data-state={j.state}>
+          <span>{describe(j)}</span>
+          {j.state === 'running' ? (
+            <>
+              <progress max={Math.max(1, j.total)} value={j.rows} aria-label={`Export of the ${LIST_LABEL[j.list]}`} />
+              <button
+                className="btn"
+                onClick={() => void bridge.cancelExport(j.id).then(() => useExports.getState().refresh())}
+              >
+                Cancel export
+              </button>
+            </>
+          ) : (
+            <button className="btn" onClick={() => setHidden(new Set([...hidden, j.id]))}>
+              Dismiss
+            </button>
+          )}
+        </div>
+      ))}
+    </aside>
+  )
+}
