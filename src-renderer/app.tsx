@@ -9,6 +9,7 @@ import { Billing } from './screens/billing'
 import { Catalogue } from './screens/catalogue'
 import { Dashboard } from './screens/dashboard'
 import { EventLog } from './screens/event-log'
+import { ExpiryReport, Imports } from './screens/imports'
 import { InvoicePage } from './screens/invoice'
 import { NewOrder } from './screens/new-order'
 import { NotFound } from './screens/not-found'
@@ -24,6 +25,8 @@ const NAV: { screen: Screen; label: string; paths: RegExp }[] = [
   { screen: { name: 'orders' }, label: 'Orders', paths: /^\/orders(\/|$)/ },
   { screen: { name: 'billing' }, label: 'Billing', paths: /^\/(billing|invoices)(\/|$)/ },
   { screen: { name: 'events' }, label: 'Event log', paths: /^\/events$/ },
+  { screen: { name: 'imports' }, label: 'Imported certificates', paths: /^\/imports$/ },
+  { screen: { name: 'expiring' }, label: 'Expiring', paths: /^\/reports\/expiring$/ },
   { screen: { name: 'api' }, label: 'API & integrations', paths: /^\/api$/ },
   { screen: { name: 'acme' }, label: 'ACME', paths: /^\/acme(\/|$)/ },
   { screen: { name: 'settings' }, label: 'Settings', paths: /^\/settings$/ }
@@ -52,6 +55,8 @@ function Body(): React.JSX.Element {
         <ById what="invoice" render={(id) => <InvoicePage key={id} id={id} />} />
       </Route>
       <Route path="/events" component={EventLog} />
+      <Route path="/imports" component={Imports} />
+      <Route path="/reports/expiring" component={ExpiryReport} />
       <Route path="/api" component={ApiKeys} />
       <Route path="/acme" component={Acme} />
       <Route path="/acme/:id">

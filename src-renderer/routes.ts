@@ -19,6 +19,8 @@ export type Screen =
   | { name: 'acme' }
   | { name: 'acme-subscription'; id: number }
   | { name: 'settings' }
+  | { name: 'imports' }
+  | { name: 'expiring' }
 
 const STATIC: Record<Exclude<Screen, { id: number }>['name'], string> = {
   dashboard: '/',
@@ -29,7 +31,9 @@ const STATIC: Record<Exclude<Screen, { id: number }>['name'], string> = {
   events: '/events',
   api: '/api',
   acme: '/acme',
-  settings: '/settings'
+  settings: '/settings',
+  imports: '/imports',
+  expiring: '/reports/expiring'
 }
 
 /** The path of a screen inside the app (what follows `#`). */

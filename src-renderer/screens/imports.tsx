@@ -5,6 +5,7 @@
 import { useEffect, useState } from 'react'
 import type { UploadedFile } from '../../src-preload/contract'
 import { usd } from '../lib/format'
+import { href } from '../routes'
 import { useStore } from '../store'
 
 async function readFiles(list: FileList | null): Promise<UploadedFile[]> {
@@ -222,7 +223,6 @@ export function ExpiryReport(): React.JSX.Element {
   const days = useStore((s) => s.expiringDays)
   const load = useStore((s) => s.loadExpiring)
   const csv = useStore((s) => s.downloadExpiringCsv)
-  const go = useStore((s) => s.go)
   const [windowDays, setWindowDays] = useState(String(days))
   useEffect(() => {
     if (resellerId !== null) void load(days)
@@ -271,9 +271,7 @@ export function ExpiryReport(): React.JSX.Element {
               <td>{r.domain}</td>
               <td>
                 {r.kind === 'issued' && r.orderId ? (
-                  <a href="#" onClick={(e) => (e.preventDefault(), go({ name: 'order', id: r.orderId as number }))}>
-                    {r.reference}
-                  </a>
+                  <a href={href({ name: 'order', id: r.orderId })}>{r.reference}</a>
                 ) : (
                   r.reference
                 )}

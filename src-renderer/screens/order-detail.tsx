@@ -12,6 +12,7 @@ import { NotFound } from './not-found'
 import { OrderEventsCard } from './order-events'
 import { DeployTargets } from './deploy-targets'
 import { OrderCertificate } from './order-certificate'
+import { OrderInstallation } from './order-installation'
 import { OrderRenewal } from './order-renewal'
 import { CsrStep } from './order-csr-step'
 import { OrderSummary } from './order-summary'
@@ -114,6 +115,7 @@ export function OrderDetail({ id }: { id: number }): React.JSX.Element {
       ) : null}
       {order.status !== 'cancelled' ? <DeployTargets key={`deploy-${order.id}`} order={order} /> : null}
       {order.status !== 'cancelled' && order.status !== 'pending' ? <OrderRenewal order={order} /> : null}
+      {order.status === 'completed' ? <OrderInstallation key={`installation-${order.id}`} orderId={order.id} /> : null}
       <OrderEventsCard orderId={order.id} />
     </div>
   )

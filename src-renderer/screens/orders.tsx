@@ -4,6 +4,7 @@ import type { OrderSort } from '../../src-shared/list-records'
 import { ExportButton } from '../export-tray'
 import { daysUntil, statusLabel, usd } from '../lib/format'
 import { href } from '../routes'
+import { InstallationTag } from './order-installation'
 import { useStore } from '../store'
 import { Badge } from '../ui'
 import { VirtualList } from '../virtual-list'
@@ -121,6 +122,7 @@ export function Orders(): React.JSX.Element {
             <span>
               <Badge status={o.status} />
               {o.paymentStatus === 'unpaid' ? <span className="tag warn">unpaid</span> : null}
+              {o.status === 'completed' ? <InstallationTag orderId={o.id} /> : null}
             </span>
             <span className="num">{usd(o.total)}</span>
             <span className="muted">{o.createdAt.slice(0, 10)}</span>

@@ -35,6 +35,8 @@ export interface InstallationsSlice {
   addEndpoint(orderId: number, input: EndpointInput): Promise<boolean>
   removeEndpoint(orderId: number, endpointId: number): Promise<void>
   loadBadges(orderIds: number[]): Promise<void>
+  /** Asks for one order's badge; the asks of one list render go to the bridge as one call. */
+  wantBadge(orderId: number): void
   loadImported(): Promise<void>
   importUploads(files: UploadedFile[], password: string, withKeys: boolean): Promise<void>
   importFolder(folder: string, password: string, withKeys: boolean): Promise<void>
@@ -46,6 +48,9 @@ export interface InstallationsSlice {
 }
 
 export const installationsSlice: Slice<InstallationsSlice> = (set, get) => {
+  const wanted = new Set<number>()
+  const asked = new Set<number>()
+  let flush: ReturnType<typeof setTimeout> | null = null
   const fail = (err: unknown): void => get().toast('error', errorMessage(err))
   const runImport = async (work: () => Promise<ImportOutcome>): Promise<void> => {
     set({ importBusy: true, importOutcome: null })
@@ -73,6 +78,17 @@ export const installationsSlice: Slice<InstallationsSlice> = (set, get) => {
     replacement: null,
     expiring: [],
     expiringDays: 30,
+    wantBadge(orderId) {
+      if (asked.has(orderId)) return
+      asked.add(orderId)
+      wanted.add(orderId)
+      flush ??= setTimeout(() => {
+        flush = null
+        const ids = [...wanted]
+        wanted.clear()
+        void get().loadBadges(ids)
+      }, 50)
+    },
     async loadInstallation(orderId) {
       try {
         const report = await bridge.installationReport(rid(get), orderId)
@@ -86,6 +102,10 @@ export const installationsSlice: Slice<InstallationsSlice> = (set, get) => {
       try {
         const report = await bridge.checkInstallation(rid(get), orderId)
         set({ installations: { ...get().installations, [orderId]: report } })
+        if (report.verdict && report.checkedAt) {
+          const badge = { verdict: report.verdict, label: report.label, checkedAt: report.checkedAt }
+          set({ installationBadges: { ...get().installationBadges, [orderId]: badge } })
+        }
         get().toast(report.verdict === 'ok' ? 'ok' : 'error', `${report.orderNumber}: ${report.label}`)
       } catch (err) {
         fail(err)
