@@ -17,7 +17,7 @@ import { persistRecordValue } from '../../src-main/core/dns-persist'
 import { setTxt, startChallTestSrv, type ChallTestSrv } from '../support/acme'
 import { certdesk } from '../support/cli'
 import { manualClock, type ManualClock } from '../support/clock'
-import { opensslCsr } from '../support/csr'
+import { newKeyPem, opensslCsrForKey } from '../support/csr'
 import { startServer, type TestReseller, type TestServer } from '../support/server'
 
 type Body = Record<string, unknown>
@@ -187,9 +187,12 @@ describe('the ACME issuer with the embedded server as its CA', () => {
     s.service.acmeIssuer.configure(server.directoryUrl, setup.account.eab_kid, setup.account.eab_hmac_key, rootPath)
     const created = await post('/orders', { product_id: 2, domain: 'shop.ari.test' })
     orderId = created.body.order_id as number
+    // The app keeps the key, so the folder target below may write it beside each renewal.
+    const key = newKeyPem()
+    s.service.keyVault.store(reseller.id, orderId, key)
     const conf = await post('/ssl/configure', {
       order_id: orderId,
-      csr: opensslCsr(['shop.ari.test', 'www.shop.ari.test'], 'ec:P-256'),
+      csr: opensslCsrForKey(['shop.ari.test', 'www.shop.ari.test'], key),
       dcv_method: 'dns'
     })
     expect(conf.status, JSON.stringify(conf.body)).toBe(200)
