@@ -3,7 +3,7 @@
  * dialog, or an editable path in browser mode, where the main process writes the file), and a
  * tray over every screen with each export's progress, an estimate, Cancel, and "done".
  */
-import { useEffect, useState } from 'react'
+import { useEffect, useRef, useState } from 'react'
 import { create } from 'zustand'
 import type { ExportJobView, ListFilter, ListName, OrderSort } from '../src-shared/list-records'
 import { bridge } from './bridge'
@@ -123,10 +123,29 @@ export function ExportTray(): React.JSX.Element | null {
       .refresh()
       .catch(() => undefined)
   }, [])
-  const shown = jobs.filter((j) => !hidden.has(j.id))
+  // The newest few: the tray shares the sidebar's lower part with the toasts.
+  const shown = jobs.filter((j) => !hidden.has(j.id)).slice(-3)
+  const tray = useRef<HTMLElement | null>(null)
+  // The toasts stack above the tray (both sit in the sidebar, so neither covers a button of a screen).
+  useEffect(() => {
+    const root = document.documentElement
+    const el = tray.current
+    if (!el) {
+      root.style.removeProperty('--export-tray-h')
+      return
+    }
+    const measure = (): void => root.style.setProperty('--export-tray-h', `${el.offsetHeight}px`)
+    measure()
+    const observer = new ResizeObserver(measure)
+    observer.observe(el)
+    return () => {
+      observer.disconnect()
+      root.style.removeProperty('--export-tray-h')
+    }
+  }, [shown.length])
   if (shown.length === 0) return null
   return (
-    <aside className="export-tray" aria-label="Exports" aria-live="polite">
+    <aside ref={tray} className="export-tray" aria-label="Exports" aria-live="polite">
       {shown.map((j) => (
         <div key={j.id} className={`export-job ${j.state}`} data-testid="export-job" data-state={j.state}>
           <span>{describe(j)}</span>

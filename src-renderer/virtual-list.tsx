@@ -151,7 +151,10 @@ export function VirtualList<T>({
         data-row={i + 1}
         style={{ transform: `translateY(${shift + (i - first) * rowHeight}px)`, height: rowHeight }}
       >
-        {item ? row(item) : <span className="muted">Loading…</span>}
+        {/* A grid's row holds cells (WAI-ARIA grid pattern): one cell spanning the row's own layout. */}
+        <div role="gridcell" className="vlist-cell">
+          {item ? row(item) : <span className="muted">Loading…</span>}
+        </div>
       </div>
     )
   }

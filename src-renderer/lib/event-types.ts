@@ -13,8 +13,12 @@ export const EVENT_TYPE_LABELS: Record<string, string> = {
   'certificate.expiring': 'Certificate expiring',
   'deploy.succeeded': 'Deploy succeeded',
   'deploy.failed': 'Deploy failed',
-  'subscription.created': 'ACME subscription created'
+  'subscription.created': 'ACME subscription created',
+  'installation.passed': 'Served as issued',
+  'installation.failed': 'Installation problem',
+  'certificate.imported': 'Certificate imported'
 }
 
 /** Events that need the reseller's attention: shown marked, with a link to the order to fix it. */
-export const isFailure = (type: string): boolean => type === 'validation.failed' || type === 'deploy.failed'
+export const isFailure = (type: string): boolean =>
+  type === 'validation.failed' || type === 'deploy.failed' || type === 'installation.failed'

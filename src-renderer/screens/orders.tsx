@@ -54,7 +54,8 @@ export function Orders(): React.JSX.Element {
     void setFilter('orders', filter, { sort: s, dir: next })
   }
   const head = (s: OrderSort, text: string, className?: string) => (
-    <span className={className} aria-sort={s === sort ? (dir === 'asc' ? 'ascending' : 'descending') : undefined}>
+    // The header sits outside the grid, so the order shows in the button (▲/▼), not in aria-sort.
+    <span className={className}>
       <button className="sort" onClick={() => sortBy(s)}>
         {text}
         {s === sort ? (dir === 'asc' ? ' ▲' : ' ▼') : ''}

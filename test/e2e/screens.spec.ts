@@ -91,6 +91,8 @@ const NAV: [label: string, hash: string, heading: string][] = [
   ['Orders', '#/orders', 'Orders'],
   ['Billing', '#/billing', 'Billing'],
   ['Event log', '#/events', 'Event log'],
+  ['Imported certificates', '#/imports', 'Imported certificates'],
+  ['Expiring', '#/reports/expiring', 'Expiring certificates'],
   ['API & integrations', '#/api', 'API & integrations'],
   ['ACME', '#/acme', 'ACME subscriptions'],
   ['Settings', '#/settings', 'Settings'],
@@ -667,6 +669,8 @@ async function everyScreen(page: Page, tag: string): Promise<[name: string, hash
     ['billing', '#/billing'],
     ['invoice', invoice],
     ['events', '#/events'],
+    ['imports', '#/imports'],
+    ['expiring', '#/reports/expiring'],
     ['api', '#/api'],
     ['acme', '#/acme'],
     ['acme-subscription', acme],
@@ -712,7 +716,7 @@ test('keyboard and screen readers: axe finds nothing serious on any screen, Tab 
   await page.reload()
   await expect(page.locator('h1')).toHaveText('Dashboard')
   const names: string[] = []
-  for (let i = 0; i < 11; i++) {
+  for (let i = 0; i < 13; i++) {
     await page.keyboard.press('Tab')
     names.push(await page.evaluate<string>(FOCUSED))
   }
@@ -724,6 +728,8 @@ test('keyboard and screen readers: axe finds nothing serious on any screen, Tab 
     'Orders',
     'Billing',
     'Event log',
+    'Imported certificates',
+    'Expiring',
     'API & integrations',
     'ACME',
     'Settings',
