@@ -48,10 +48,10 @@ interface KnownKey {
   versions: ScopeVersions | null
 }
 
-const sameVersions = (a: ScopeVersions, b: ScopeVersions): boolean =>
+export const sameVersions = (a: ScopeVersions, b: ScopeVersions): boolean =>
   a.reseller === b.reseller && a.catalogue === b.catalogue
 
-/** A key that authenticated before and whose reseller's scope has not moved since. */
+/** A key that authenticated before, with the scope versions its lookup was read at. */
 export interface KnownCaller {
   reseller: Reseller
   versions: ScopeVersions
@@ -59,11 +59,11 @@ export interface KnownCaller {
 
 export interface KnownKeys {
   /**
-   * The caller of `key` without a lookup, when the key authenticated before and nothing in its
-   * reseller's scope (its keys, its account row) has moved since; null otherwise, and the
-   * request then takes the full check of the onRequest hook.
+   * The caller of `key` without a lookup, when the key authenticated before at versions that
+   * vouch for it; null otherwise. The answer holds only while the reseller's scope versions
+   * are still `versions` (its keys, its account row unchanged): the caller compares.
    */
-  known(key: string): Promise<KnownCaller | null>
+  known(key: string): KnownCaller | null
 }
 
 export function installAuth(app: FastifyInstance, service: Service, opts: AuthOptions): KnownKeys {
@@ -118,11 +118,9 @@ export function installAuth(app: FastifyInstance, service: Service, opts: AuthOp
     }
   })
   return {
-    async known(key) {
+    known(key) {
       const memo = known.get(hashApiKey(key))
-      if (!memo?.versions) return null
-      const versions = await service.ctx.scopeVersions(memo.reseller.id)
-      return sameVersions(memo.versions, versions) ? { reseller: memo.reseller, versions } : null
+      return memo?.versions ? { reseller: memo.reseller, versions: memo.versions } : null
     }
   }
 }

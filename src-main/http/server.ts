@@ -75,7 +75,7 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
     ownAuth: (request) => isAcmePublicPath(request) || (opts.ownAuth?.(request) ?? false)
   })
   // Repeated GETs answered from kept bytes in front of fastify, under the same rules (fast-reads.ts).
-  installFastReads(app, keys, installReadCache(app, service), opts.allowedHosts)
+  installFastReads(app, service, keys, installReadCache(app, service), opts.allowedHosts)
 
   await app.register(swagger, {
     openapi: {
