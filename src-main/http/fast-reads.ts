@@ -13,7 +13,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import type { Service } from '../core/service'
-import { localWrites, type ScopeVersions } from '../core/store-version'
+import type { ScopeVersions } from '../core/store-version'
 import { hostName, isLoopbackName } from '../common/host-header'
 import { presentedKey, sameVersions, type KnownKeys } from './auth'
 import type { KeptAnswers } from './read-cache'
@@ -38,7 +38,7 @@ class TurnVersions {
 
   get(resellerId: number): ScopeVersions | undefined {
     if (this.kept.size === 0) return undefined
-    if (localWrites(this.service.ctx.db) !== this.writes) {
+    if (this.service.ctx.localWrites() !== this.writes) {
       this.kept.clear()
       return undefined
     }
@@ -47,7 +47,7 @@ class TurnVersions {
 
   async read(resellerId: number): Promise<ScopeVersions> {
     // Counted before the read: a write landing in between makes the kept versions look stale, never fresh.
-    const writes = localWrites(this.service.ctx.db)
+    const writes = this.service.ctx.localWrites()
     const versions = await this.service.ctx.scopeVersions(resellerId)
     if (this.kept.size === 0 || writes !== this.writes) {
       this.kept.clear()
