@@ -4,8 +4,9 @@
 // bench/results/latest.{md,json}.
 //   --quick   10k and 100k orders only and shorter load runs (a smoke run, not for the README)
 //   --mixed-only [--mixed-seconds S] [--mixed-rounds N]   only the mixed-load section, printed
+//   --from-json FILE   the markdown of an earlier run's JSON
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { auditStore, admin, Database, DB_FILE, fillOrders, makeReseller } from '../bench/lib/store.mjs'
@@ -26,7 +27,6 @@ const numberArg = (name, fallback) => {
 }
 const MIXED = { seconds: numberArg('--mixed-seconds', quick ? 4 : 10), rounds: numberArg('--mixed-rounds', 3) }
 const SIZES = quick ? [10_000, 100_000] : [10_000, 100_000, 1_000_000]
-const DURATION = quick ? 4 : 10
 /** Seconds of each read round (ROUNDS of them per side). */
 const READ_SECONDS = quick ? 2 : 4
 /** Seconds of each write round. */
@@ -47,6 +47,7 @@ const summary = (runs) => ({
   p99: median(runs.map((x) => x.p99)),
   rpsRounds: runs.map((x) => round(x.rps, 0)),
   p99Rounds: runs.map((x) => x.p99),
+  cpuUs: runs.every((x) => x.cpuUsPerRequest !== null) ? median(runs.map((x) => x.cpuUsPerRequest)) : null,
   ok: runs.reduce((n, x) => n + x.ok, 0),
   non2xx: runs.reduce((n, x) => n + x.non2xx, 0),
   errors: runs.reduce((n, x) => n + x.errors, 0),
@@ -197,9 +198,19 @@ async function main() {
       const apiRuns = []
       for (let i = 0; i < ROUNDS; i++) {
         const warmup = i === 0 ? 3 : 1
-        bareRuns.push(await load({ url: bare.url, path, connections: CONNECTIONS, duration: READ_SECONDS, warmup }))
+        bareRuns.push(
+          await load({ url: bare.url, path, connections: CONNECTIONS, duration: READ_SECONDS, warmup, pid: bare.pid })
+        )
         apiRuns.push(
-          await load({ url: s.url, path, key: r.key, connections: CONNECTIONS, duration: READ_SECONDS, warmup })
+          await load({
+            url: s.url,
+            path,
+            key: r.key,
+            connections: CONNECTIONS,
+            duration: READ_SECONDS,
+            warmup,
+            pid: s.pid
+          })
         )
       }
       const base = summary(bareRuns)
@@ -213,7 +224,9 @@ async function main() {
         certdesk: { rps: round(api.rps, 0), p99Ms: api.p99, rpsRounds: api.rpsRounds, p99Rounds: api.p99Rounds },
         rpsRatio: round(api.rps / base.rps),
         p99Ratio: round(base.p99 / Math.max(api.p99, 0.001)),
-        roundRatios: apiRuns.map((x, i) => round(x.rps / bareRuns[i].rps))
+        roundRatios: apiRuns.map((x, i) => round(x.rps / bareRuns[i].rps)),
+        cpuUsPerRequest: { bare: round(base.cpuUs, 1), certdesk: round(api.cpuUs, 1) },
+        cpuRatio: base.cpuUs && api.cpuUs ? round(base.cpuUs / api.cpuUs) : null
       }
       log(`GET ${path}: ${round(api.rps, 0)} req/s vs bare ${round(base.rps, 0)} (${results.reads[path].rpsRatio})`)
     }
@@ -263,8 +276,9 @@ async function main() {
       }
       return { orders: after.orders.n, moneyOk: ok }
     }
-    const run = (url, key, i) =>
+    const run = (url, key, i, pid) =>
       load({
+        pid,
         url,
         path: '/orders',
         key,
@@ -291,8 +305,8 @@ async function main() {
     const rawRuns = []
     const answers = { api: { ok: 0, runs: 0 }, raw: { ok: 0, runs: 0 } }
     for (let i = 0; i < ROUNDS; i++) {
-      apiRuns.push(await run(s.url, apiStore.r.key, i))
-      rawRuns.push(await run(raw.url, undefined, i))
+      apiRuns.push(await run(s.url, apiStore.r.key, i, s.pid))
+      rawRuns.push(await run(raw.url, undefined, i, raw.pid))
     }
     await s.stop()
     await raw.stop()
@@ -331,6 +345,8 @@ async function main() {
       },
       rawHttp: { rps: round(rawRes.rps, 0), p99Ms: rawRes.p99, rpsRounds: rawRes.rpsRounds, ...rawCheck },
       roundRatios: apiRuns.map((x, i) => round(x.rps / rawRuns[i].rps)),
+      cpuUsPerRequest: { rawHttp: round(rawRes.cpuUs, 1), certdesk: round(api.cpuUs, 1) },
+      cpuRatio: rawRes.cpuUs && api.cpuUs ? round(rawRes.cpuUs / api.cpuUs) : null,
       rawInProcess: { perSecond: round(inProcess.perSecond, 0) },
       rpsRatio: round(api.rps / rawRes.rps),
       inProcessRatio: round(api.rps / inProcess.perSecond)
@@ -405,7 +421,19 @@ export function markdown(r) {
         `**${x.p99Ratio}** | ≥ ${TARGETS.readRatio} both: ${mark(x.rpsRatio >= TARGETS.readRatio && x.p99Ratio >= TARGETS.readRatio)} |`
     )
   }
-  lines.push('', READ_PROFILE_NOTES)
+  lines.push(
+    '',
+    'Server CPU time per request (µs, median round; robust to neighbours on a shared machine): ' +
+      Object.entries(r.reads)
+        .map(
+          ([path, x]) =>
+            `GET ${path} CertDesk ${x.cpuUsPerRequest.certdesk} / bare ${x.cpuUsPerRequest.bare} (ratio ${x.cpuRatio})`
+        )
+        .join('; ') +
+      '.',
+    '',
+    READ_PROFILE_NOTES
+  )
   const w = r.writes
   lines.push(
     '',
@@ -418,7 +446,8 @@ export function markdown(r) {
     `| raw better-sqlite3 in-process loop | ${w.rawInProcess.perSecond} | | |`,
     '',
     `Ratio CertDesk / raw over HTTP: **${w.rpsRatio}** (per round ${spread(w.roundRatios)}; target ≥ ${TARGETS.writeRatio}: ${mark(w.rpsRatio >= TARGETS.writeRatio)}); ` +
-      `CertDesk / raw in-process: ${w.inProcessRatio}. The money check: balance moved by exactly the orders' totals, ` +
+      `CertDesk / raw in-process: ${w.inProcessRatio}; server CPU µs per request CertDesk ${w.cpuUsPerRequest.certdesk} / raw ${w.cpuUsPerRequest.rawHttp} ` +
+      `(ratio ${w.cpuRatio}). The money check: balance moved by exactly the orders' totals, ` +
       `the audit (bench/lib/store.mjs) clean, and an order for every successful answer.`,
     '',
     ...(r.mixed ? [mixedMarkdown(r.mixed)] : []),
@@ -479,7 +508,13 @@ export function markdown(r) {
   return lines.join('\n')
 }
 
-main().catch((err) => {
+// --from-json FILE: the markdown of an earlier run's JSON, printed (the tables re-rendered).
+const fromJson = process.argv.indexOf('--from-json')
+const run =
+  fromJson >= 0
+    ? async () => process.stdout.write(markdown(JSON.parse(readFileSync(process.argv[fromJson + 1], 'utf8'))))
+    : main
+run().catch((err) => {
   process.stderr.write(`bench: ${err.stack ?? err}\n`)
   process.exit(1)
 })

@@ -2,6 +2,7 @@
 // small machine to the server than a Node one) with bench/lib/load.lua, or autocannon's CLI
 // where wrk is missing. Both answer in the same shape.
 import { spawn, spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ROOT } from './paths.mjs'
 
@@ -12,14 +13,26 @@ export const hasWrk = () => spawnSync('sh', ['-c', 'command -v wrk'], { stdio: '
  * `connections` clients for `duration` seconds against url+path; returns req/s, latency
  * percentiles in ms, and the count of answers by class. A warm-up run comes first (its 2xx
  * answers in `warmupOk`). `amount`
- * (autocannon only) sends exactly that many requests and waits for every answer.
+ * (autocannon only) sends exactly that many requests and waits for every answer. With `pid`,
+ * the server's CPU time per request (µs) comes back as `cpuUsPerRequest`.
  */
 export async function load(opts) {
   const { warmup = 3, amount } = opts
   const tool = hasWrk() && !amount ? runWrk : runAutocannon
   const warm = warmup > 0 ? await tool({ ...opts, duration: warmup, amount: undefined }) : null
+  // The server's own CPU time per request too (`pid`): on a machine shared with other jobs it
+  // says what a request cost even when a neighbour took the core away for part of a run.
+  const cpu0 = opts.pid ? cpuMs(opts.pid) : null
+  const r = await tool(opts)
+  const cpuUsPerRequest = cpu0 === null ? null : ((cpuMs(opts.pid) - cpu0) * 1000) / Math.max(1, r.requests)
   // What the warm-up answered counts for a writer's books.
-  return { ...(await tool(opts)), warmupOk: warm?.ok ?? 0 }
+  return { ...r, cpuUsPerRequest, warmupOk: warm?.ok ?? 0 }
+}
+
+/** CPU milliseconds the process `pid` has used so far (user + system, from /proc; 10 ms ticks). */
+function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10
 }
 
 function runWrk({ url, path, key, method = 'GET', body, connections = 64, duration = 10 }) {
@@ -29,7 +42,15 @@ function runWrk({ url, path, key, method = 'GET', body, connections = 64, durati
     CERTDESK_KEY: key ?? '',
     CERTDESK_BODY: body === undefined ? '' : JSON.stringify(body)
   }
-  const args = ['-t1', `-c${connections}`, `-d${duration}s`, '--timeout', '10s', '-s', join(ROOT, 'bench', 'lib', 'load.lua')]
+  const args = [
+    '-t1',
+    `-c${connections}`,
+    `-d${duration}s`,
+    '--timeout',
+    '10s',
+    '-s',
+    join(ROOT, 'bench', 'lib', 'load.lua')
+  ]
   return spawnJson('wrk', [...args, url + path], env, duration).then((r) => {
     const seconds = r.durationUs / 1e6
     const errors = r.connectErrors + r.readErrors + r.writeErrors + r.timeouts
@@ -82,7 +103,8 @@ function spawnJson(cmd, args, env, seconds) {
     child.stderr.on('data', (d) => (err += d))
     child.on('exit', (code) => {
       const line = out.split('\n').find((l) => l.startsWith('{'))
-      if (code !== 0 || !line) return reject(new Error(`could not run ${cmd}: exit ${code}: ${(err || out).slice(-500)}`))
+      if (code !== 0 || !line)
+        return reject(new Error(`could not run ${cmd}: exit ${code}: ${(err || out).slice(-500)}`))
       try {
         resolve(JSON.parse(line))
       } catch {
