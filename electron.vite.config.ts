@@ -30,6 +30,8 @@ export default defineConfig({
     root: resolve(__dirname, 'src-renderer'),
     build: {
       outDir: 'out/renderer',
+      // Minified: the window parses all of the start-up script before its first paint.
+      minify: true,
       rollupOptions: { input: { index: resolve(__dirname, 'src-renderer/index.html') } }
     },
     plugins: [react()]

@@ -1,32 +1,85 @@
-// Load from a separate process: autocannon's CLI on loopback, its JSON summary parsed.
-import { spawn } from 'node:child_process'
+// Load from a separate process on loopback: wrk (a C load generator, which leaves more of a
+// small machine to the server than a Node one) with bench/lib/load.lua, or autocannon's CLI
+// where wrk is missing. Both answer in the same shape.
+import { spawn, spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ROOT } from './paths.mjs'
 
 const AUTOCANNON = join(ROOT, 'node_modules', 'autocannon', 'autocannon.js')
+export const hasWrk = () => spawnSync('sh', ['-c', 'command -v wrk'], { stdio: 'ignore' }).status === 0
 
 /**
  * `connections` clients for `duration` seconds against url+path; returns req/s, latency
- * percentiles in ms, and the count of answers by class. A warm-up run comes first.
+ * percentiles in ms, and the count of answers by class. A warm-up run comes first (its 2xx
+ * answers in `warmupOk`). `amount`
+ * (autocannon only) sends exactly that many requests and waits for every answer. With `pid`,
+ * the server's CPU time per request (µs) comes back as `cpuUsPerRequest`.
  */
-export async function load({
-  url,
-  path,
-  key,
-  method = 'GET',
-  body,
-  connections = 64,
-  duration = 10,
-  warmup = 3,
-  amount
-}) {
+export async function load(opts) {
+  const { warmup = 3, amount } = opts
+  const tool = hasWrk() && !amount ? runWrk : runAutocannon
+  const warm = warmup > 0 ? await tool({ ...opts, duration: warmup, amount: undefined }) : null
+  // The server's own CPU time per request too (`pid`): on a machine shared with other jobs it
+  // says what a request cost even when a neighbour took the core away for part of a run.
+  const cpu0 = opts.pid ? cpuMs(opts.pid) : null
+  const r = await tool(opts)
+  const cpuUsPerRequest = cpu0 === null ? null : ((cpuMs(opts.pid) - cpu0) * 1000) / Math.max(1, r.requests)
+  // What the warm-up answered counts for a writer's books.
+  return { ...r, cpuUsPerRequest, warmupOk: warm?.ok ?? 0 }
+}
+
+/** CPU milliseconds the process `pid` has used so far (user + system, from /proc; 10 ms ticks). */
+function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
+function runWrk({ url, path, key, method = 'GET', body, connections = 64, duration = 10 }) {
+  const env = {
+    ...process.env,
+    CERTDESK_METHOD: method,
+    CERTDESK_KEY: key ?? '',
+    CERTDESK_BODY: body === undefined ? '' : JSON.stringify(body)
+  }
+  const args = [
+    '-t1',
+    `-c${connections}`,
+    `-d${duration}s`,
+    '--timeout',
+    '10s',
+    '-s',
+    join(ROOT, 'bench', 'lib', 'load.lua')
+  ]
+  return spawnJson('wrk', [...args, url + path], env, duration).then((r) => {
+    const seconds = r.durationUs / 1e6
+    const errors = r.connectErrors + r.readErrors + r.writeErrors + r.timeouts
+    return {
+      tool: 'wrk',
+      rps: (r.requests - r.non2xx) / seconds,
+      requests: r.requests,
+      ok: r.requests - r.non2xx,
+      non2xx: r.non2xx,
+      errors,
+      p50: r.p50Ms,
+      p99: r.p99Ms,
+      bytesPerSecond: r.bytes / seconds
+    }
+  })
+}
+
+async function runAutocannon({ url, path, key, method = 'GET', body, connections = 64, duration = 10, amount }) {
   const args = ['-c', String(connections), '-m', method, '-j']
   if (key) args.push('-H', `x-api-key=${key}`)
   if (body !== undefined) args.push('-H', 'content-type=application/json', '-b', JSON.stringify(body))
-  if (warmup > 0) await run([...args, '-d', String(warmup), url + path])
-  // A fixed amount waits for every answer, so a writer's rows can be matched to its answers.
-  const r = await run([...args, ...(amount ? ['-a', String(amount)] : ['-d', String(duration)]), url + path])
+  const r = await spawnJson(
+    process.execPath,
+    [AUTOCANNON, ...args, ...(amount ? ['-a', String(amount)] : ['-d', String(duration)]), url + path],
+    process.env,
+    duration
+  )
   return {
+    tool: 'autocannon',
     rps: amount ? r['2xx'] / r.duration : r.requests.average,
     requests: r.requests.total,
     ok: r['2xx'],
@@ -38,9 +91,10 @@ export async function load({
   }
 }
 
-function run(args) {
+function spawnJson(cmd, args, env, seconds) {
   return new Promise((resolve, reject) => {
-    const child = spawn('timeout', ['--signal=KILL', '120', process.execPath, AUTOCANNON, ...args], {
+    const child = spawn('timeout', ['--signal=KILL', String(Math.max(120, seconds + 60)), cmd, ...args], {
+      env,
       stdio: ['ignore', 'pipe', 'pipe']
     })
     let out = ''
@@ -48,11 +102,13 @@ function run(args) {
     child.stdout.on('data', (d) => (out += d))
     child.stderr.on('data', (d) => (err += d))
     child.on('exit', (code) => {
-      if (code !== 0) return reject(new Error(`could not run autocannon: exit ${code}: ${err.slice(-500)}`))
+      const line = out.split('\n').find((l) => l.startsWith('{'))
+      if (code !== 0 || !line)
+        return reject(new Error(`could not run ${cmd}: exit ${code}: ${(err || out).slice(-500)}`))
       try {
-        resolve(JSON.parse(out))
+        resolve(JSON.parse(line))
       } catch {
-        reject(new Error(`could not read autocannon's answer: ${out.slice(0, 300)}`))
+        reject(new Error(`could not read ${cmd}'s answer: ${out.slice(0, 300)}`))
       }
     })
   })

@@ -16,4 +16,10 @@ export interface CoreContext {
   storeVersion: () => Promise<string>
   /** Tokens for the parts of the store one reseller's answers are computed from (store-version.ts). */
   scopeVersions: (resellerId: number) => Promise<ScopeVersions>
+  /**
+   * Writes this process has made so far (store-version.ts): a counter kept in memory, no query,
+   * so a caller may check it on every request. While it is unchanged, nothing this process did
+   * moved a version.
+   */
+  localWrites: () => number
 }

@@ -10,7 +10,8 @@
 import type { CoreContext } from './context'
 import type { Db } from './db'
 import type { Orders } from './orders'
-import { countInvoices, countLedger, countOrders, usesDomainIndex } from './tallies'
+import { usesSearchIndex } from './order-search'
+import { countInvoices, countLedger, countOrders } from './tallies'
 import type { CreditTransaction, Invoice, Order } from '../../src-shared/records'
 import type { KeyedPage, ListFilter, ListName, ListQuery, OrderSort, RowKey } from '../../src-shared/list-records'
 
@@ -23,13 +24,17 @@ interface Where {
 
 /**
  * The domain part of the order search, the same match as the order list of the reseller API
- * (Orders.list): the trigram index of migration 0003 for terms it can answer, an escaped LIKE
+ * (Orders.list): the trigram index of migration 0013 for terms it can answer, an escaped LIKE
  * scan otherwise. Kept in one function so the list and this path stay one rule.
  */
 export function orderDomainMatch(term: string): Where {
   const t = term.toLowerCase()
-  return usesDomainIndex(t)
-    ? { sql: ['o.id IN (SELECT rowid FROM orders_domain WHERE domain LIKE ?)'], args: [`%${t}%`] }
+  // One FTS5 phrase in the trigram index of migration 0013 (order-search.ts): its characters are text, not syntax.
+  return usesSearchIndex(t)
+    ? {
+        sql: ['o.id IN (SELECT rowid FROM orders_search WHERE orders_search MATCH ?)'],
+        args: [`domain : "${t.replace(/"/g, '""')}"`]
+      }
     : { sql: [`o.domain LIKE ? ESCAPE '\\'`], args: [`%${t.replace(/[\\%_]/g, (c) => `\\${c}`)}%`] }
 }
 

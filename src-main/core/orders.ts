@@ -12,7 +12,8 @@ import { conflict, invalid, notFound } from './errors'
 import { recordEvent } from './events'
 import { coversDebit, post, type Page, type Paging } from './ledger'
 import { OrderCache, type OrderRef } from './order-cache'
-import { countOrders, usesDomainIndex } from './tallies'
+import { domainQuery, SearchTotals } from './order-search'
+import { countOrders } from './tallies'
 import { validityWindow, maxValidityFor } from './lifecycle'
 import type { Cents } from './money'
 import { priceOrder, type Quote } from './order-quote'
@@ -91,6 +92,8 @@ export const orderNumber = (prefix: 'ORD' | 'INV', id: number, at: Date): string
 export class Orders {
   /** Orders built for earlier pages (order-cache.ts). */
   private readonly kept: OrderCache
+  /** Totals of `?domain=` searches (order-search.ts). */
+  private readonly searchTotals: SearchTotals
 
   constructor(
     private readonly ctx: CoreContext,
@@ -98,6 +101,7 @@ export class Orders {
     private readonly subscriptions?: AcmeSubscriptions
   ) {
     this.kept = new OrderCache(ctx.db)
+    this.searchTotals = new SearchTotals(ctx.db)
   }
 
   /**
@@ -263,41 +267,36 @@ export class Orders {
   }
 
   list(resellerId: number, filter: OrderFilter, page: Paging): Page<Order> {
-    const where = ['o.reseller_id = ?']
-    const args: unknown[] = [resellerId]
-    if (filter.status) {
-      where.push('o.status = ?')
-      args.push(filter.status)
-    }
-    if (filter.domain) {
-      const term = filter.domain.toLowerCase()
-      if (usesDomainIndex(term)) {
-        // Migration 0003: the trigram index finds the candidates instead of reading every order.
-        where.push(`o.id IN (SELECT rowid FROM orders_domain WHERE domain LIKE ?)`)
-        args.push(`%${term}%`)
-      } else {
-        where.push(`o.domain LIKE ? ESCAPE '\\'`)
-        args.push(`%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`)
-      }
-    }
-    const sqlWhere = where.join(' AND ')
     const db = this.ctx.db
+    const term = filter.domain ? filter.domain.toLowerCase() : null
+    const search = term === null ? null : domainQuery(resellerId, term, filter.status)
+    // Without a term: the index of migration 0003 that serves the filter and the order alone
+    // (OFFSET skips index entries, not joined rows).
+    const inner = search
+      ? search.page
+      : {
+          sql: `SELECT o.id FROM orders o WHERE o.reseller_id = ?${filter.status ? ' AND o.status = ?' : ''} ORDER BY o.id DESC LIMIT ? OFFSET ?`,
+          args: filter.status ? [resellerId, filter.status] : [resellerId]
+        }
     // One read transaction: the page's ids and versions, and the orders read for them, come
     // from one snapshot even while another process writes.
     return db.transaction((): Page<Order> => {
-      // The page's ids first, from the index that serves the filter and the order alone (OFFSET
-      // skips index entries, not joined rows), each with its number in order_versions.
+      // The page's ids first, each with its number in order_versions.
       const refs = db
         .prepare(
-          `SELECT p.id, COALESCE(v.v, 0) FROM (SELECT o.id FROM orders o WHERE ${sqlWhere} ORDER BY o.id DESC LIMIT ? OFFSET ?) p
+          `SELECT p.id, COALESCE(v.v, 0) FROM (${inner.sql}) p
            LEFT JOIN order_versions v ON v.order_id = p.id ORDER BY p.id DESC`
         )
         .raw(true)
-        .all(...args, page.limit, page.offset) as OrderRef[]
+        .all(...inner.args, page.limit, page.offset) as OrderRef[]
       const items = this.kept.resolve(refs, (ids) => this.load(ids))
-      const total = filter.domain
-        ? (db.prepare(`SELECT COUNT(*) AS n FROM orders o WHERE ${sqlWhere}`).get(...args) as { n: number }).n
-        : countOrders(db, resellerId, filter.status)
+      const total =
+        search && term !== null
+          ? this.searchTotals.total(resellerId, term, filter.status, () => {
+              const row = db.prepare(search.count.sql).get(...search.count.args) as { n: number }
+              return row.n
+            })
+          : countOrders(db, resellerId, filter.status)
       return { items, total, ...page }
     })()
   }

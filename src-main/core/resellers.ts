@@ -2,7 +2,7 @@
  * Resellers and their API keys. A key is random, shown once, kept as SHA-256 in SQLite and in
  * plain only in the OS keychain (so the desktop user can copy it again); lookups go by hash.
  */
-import { createHash, randomBytes } from 'node:crypto'
+import { createHash, hash as cryptoHash, randomBytes } from 'node:crypto'
 import type { CoreContext } from './context'
 import { conflict, invalid, notFound, unauthorized } from './errors'
 import { isoTimestamp } from './time'
@@ -48,7 +48,12 @@ const toReseller = (r: ResellerRow): Reseller => ({
 })
 
 const KEY_PREFIX = 'cdk_'
-export const hashApiKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex')
+// One-shot `crypto.hash` (Node 20.12+) where there is one: no Hash object per request.
+const sha256Hex: (text: string) => string =
+  typeof cryptoHash === 'function'
+    ? (text) => cryptoHash('sha256', text, 'hex')
+    : (text) => createHash('sha256').update(text, 'utf8').digest('hex')
+export const hashApiKey = (key: string): string => sha256Hex(key)
 const keychainName = (keyId: number): string => `api-key:${keyId}`
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 

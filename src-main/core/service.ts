@@ -29,7 +29,7 @@ import { Scheduler } from './scheduler'
 import { KeyringSecretStore, type SecretStore } from './secrets'
 import { Settings } from './settings'
 import { StatsService } from './stats'
-import { scopeVersions, storeVersion } from './store-version'
+import { localWrites, scopeVersions, storeVersion } from './store-version'
 import { systemClock, type Clock } from './time'
 import { Watchlist } from './watchlist'
 
@@ -85,7 +85,8 @@ export function openService(opts: ServiceOptions): Service {
     clock: opts.clock ?? systemClock,
     secrets: opts.secrets ?? new KeyringSecretStore(`CertDesk/${installId}`),
     storeVersion: async () => storeVersion(db),
-    scopeVersions: async (resellerId) => scopeVersions(db, resellerId)
+    scopeVersions: async (resellerId) => scopeVersions(db, resellerId),
+    localWrites: () => localWrites(db)
   }
   const catalogue = new Catalogue(ctx)
   const acme = new AcmeSubscriptions(ctx)

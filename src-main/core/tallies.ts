@@ -26,9 +26,3 @@ export function countInvoices(db: Db, resellerId: number, status?: string): numb
 export function countLedger(db: Db, resellerId: number): number {
   return sumOf(db.prepare('SELECT n FROM ledger_tallies WHERE reseller_id = ?').get(resellerId) ?? {})
 }
-
-/**
- * The trigram index answers LIKE only for terms of three characters or more, and only without
- * an ESCAPE clause; shorter terms and terms holding a LIKE wildcard take the plain scan.
- */
-export const usesDomainIndex = (term: string): boolean => term.length >= 3 && !/[\\%_]/.test(term)

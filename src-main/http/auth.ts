@@ -21,7 +21,7 @@ export interface AuthOptions {
   ownAuth?: (request: FastifyRequest) => boolean
 }
 
-export function presentedKey(request: FastifyRequest): string | null {
+export function presentedKey(request: Pick<FastifyRequest, 'headers'>): string | null {
   const header = request.headers['x-api-key']
   if (typeof header === 'string' && header.length > 0) return header.trim()
   const auth = request.headers.authorization
@@ -48,10 +48,25 @@ interface KnownKey {
   versions: ScopeVersions | null
 }
 
-const sameVersions = (a: ScopeVersions, b: ScopeVersions): boolean =>
+export const sameVersions = (a: ScopeVersions, b: ScopeVersions): boolean =>
   a.reseller === b.reseller && a.catalogue === b.catalogue
 
-export function installAuth(app: FastifyInstance, service: Service, opts: AuthOptions): void {
+/** A key that authenticated before, with the scope versions its lookup was read at. */
+export interface KnownCaller {
+  reseller: Reseller
+  versions: ScopeVersions
+}
+
+export interface KnownKeys {
+  /**
+   * The caller of `key` without a lookup, when the key authenticated before at versions that
+   * vouch for it; null otherwise. The answer holds only while the reseller's scope versions
+   * are still `versions` (its keys, its account row unchanged): the caller compares.
+   */
+  known(key: string): KnownCaller | null
+}
+
+export function installAuth(app: FastifyInstance, service: Service, opts: AuthOptions): KnownKeys {
   const known = new Map<string, KnownKey>()
   const remember = (hash: string, entry: KnownKey): void => {
     if (!known.has(hash) && known.size >= MAX_KNOWN_KEYS) known.clear()
@@ -102,6 +117,12 @@ export function installAuth(app: FastifyInstance, service: Service, opts: AuthOp
       throw err
     }
   })
+  return {
+    known(key) {
+      const memo = known.get(hashApiKey(key))
+      return memo?.versions ? { reseller: memo.reseller, versions: memo.versions } : null
+    }
+  }
 }
 
 /** The authenticated reseller of a reseller-API route (the hook guarantees one). */

@@ -38,7 +38,7 @@ const CACHEABLE = new Map<string, Cacheable>([
 const MAX_ENTRIES = 512
 const MAX_BYTES = 512 * 1024
 
-interface Entry {
+export interface Entry {
   /** Null for a group's answer, which no reseller's own rows change. */
   reseller: string | null
   catalogue: string
@@ -77,7 +77,15 @@ function keyOf(reseller: Reseller, route: Cacheable, url: string, day: string | 
 const fresh = (entry: Entry, v: ScopeVersions): boolean =>
   entry.catalogue === v.catalogue && (entry.reseller === null || entry.reseller === v.reseller)
 
-export function installReadCache(app: FastifyInstance, service: Service): void {
+/** The read cache's answers, for callers that authenticated the request themselves (fast-reads.ts). */
+export interface KeptAnswers {
+  /** Whether GET `path` (no query) is a route the cache may answer. */
+  cacheable(path: string): boolean
+  /** The kept answer to GET `url` on `path` for `reseller` at `versions`, or null. */
+  answer(reseller: Reseller, path: string, url: string, versions: ScopeVersions): Entry | null
+}
+
+export function installReadCache(app: FastifyInstance, service: Service): KeptAnswers {
   const entries = new Map<string, Entry>()
   const counters: ReadCacheCounters = { hits: 0, misses: 0 }
   app.decorate('readCache', counters)
@@ -124,4 +132,16 @@ export function installReadCache(app: FastifyInstance, service: Service): void {
     // The bytes just made, sent as they are: the string would be encoded a second time.
     return bytes
   })
+  return {
+    cacheable: (path) => CACHEABLE.has(path),
+    answer(reseller, path, url, versions) {
+      const route = CACHEABLE.get(path)
+      if (!route) return null
+      const key = keyOf(reseller, route, url, dayOf(route))
+      const hit = key === null ? undefined : entries.get(key)
+      if (!hit || !fresh(hit, versions)) return null
+      counters.hits += 1
+      return hit
+    }
+  }
 }

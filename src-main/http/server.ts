@@ -18,6 +18,7 @@ import {
   logSerializers,
   refuseConnect
 } from './errors'
+import { installFastReads } from './fast-reads'
 import { installReadCache } from './read-cache'
 import { ApiRouter } from './router'
 import { registerAccountRoutes } from './routes/account'
@@ -71,11 +72,12 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
   // Only JSON bodies: anything else is 415, not a string the schema then refuses.
   app.removeContentTypeParser('text/plain')
   app.decorateRequest('reseller', null)
-  installAuth(app, service, {
+  const keys = installAuth(app, service, {
     ...opts,
     ownAuth: (request) => isAcmePublicPath(request) || (opts.ownAuth?.(request) ?? false)
   })
-  installReadCache(app, service)
+  // Repeated GETs answered from kept bytes in front of fastify, under the same rules (fast-reads.ts).
+  installFastReads(app, service, keys, installReadCache(app, service), opts.allowedHosts)
 
   await app.register(swagger, {
     openapi: {

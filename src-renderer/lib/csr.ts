@@ -7,8 +7,7 @@
 import 'reflect-metadata'
 import * as x509 from '@peculiar/x509'
 
-export type KeyType = 'RSA-2048' | 'RSA-3072' | 'RSA-4096' | 'ECDSA-P256' | 'ECDSA-P384'
-export const KEY_TYPES: KeyType[] = ['RSA-2048', 'RSA-3072', 'RSA-4096', 'ECDSA-P256', 'ECDSA-P384']
+import type { KeyType } from './key-types'
 
 function algorithm(t: KeyType): { gen: RsaHashedKeyGenParams | EcKeyGenParams; sign: Algorithm | EcdsaParams } {
   if (t.startsWith('RSA')) {

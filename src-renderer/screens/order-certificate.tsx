@@ -1,7 +1,7 @@
 /** The order's certificate: what it says (decoded from the PEM), its downloads, history and reissue. */
 import { useEffect, useState } from 'react'
 import type { OrderView } from '../../src-preload/contract'
-import { certificateFacts, type CertificateFacts } from '../lib/export'
+import type { CertificateFacts } from '../lib/export'
 import { useStore } from '../store'
 import { ErrorBox } from '../ui'
 import { CertificateDownloads, exportFileName, type RunExport } from './order-downloads'
@@ -19,7 +19,8 @@ export function OrderCertificate({ order }: { order: OrderView }): React.JSX.Ele
   useEffect(() => {
     if (!cert) return setFacts(null)
     let live = true
-    void certificateFacts(cert.certificatePem).then((f) => live && setFacts(f))
+    // Decoding loads the x509 code on this screen only (lib/export.ts pulls in ASN.1).
+    void import('../lib/export').then((m) => m.certificateFacts(cert.certificatePem)).then((f) => live && setFacts(f))
     return () => {
       live = false
     }

@@ -1,7 +1,8 @@
 /** The CSR step of an order waiting for one: a key and CSR generated here and kept, or a pasted CSR, and the DCV choice. */
 import { useEffect, useState } from 'react'
 import type { DcvMethod, OrderView } from '../../src-preload/contract'
-import { decodeCsr, generateCsr, KEY_TYPES, type DecodedCsr, type KeyType } from '../lib/csr'
+import type { DecodedCsr } from '../lib/csr'
+import { KEY_TYPES, type KeyType } from '../lib/key-types'
 import { useStore } from '../store'
 import { ErrorBox } from '../ui'
 import { ApproverChoices, approversFor } from './email-approval'
@@ -36,7 +37,9 @@ export function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
   useEffect(() => {
     if (!csr.trim()) return void (setDecoded(null), setDecodeError(null))
     let live = true
-    decodeCsr(csr)
+    // The x509 code loads on the first CSR, not with the app (lib/csr.ts pulls in ASN.1).
+    import('../lib/csr')
+      .then((m) => m.decodeCsr(csr))
       .then(
         (d) => live && (setDecoded(d), setDecodeError(d.signatureValid ? null : 'the CSR signature does not verify'))
       )
@@ -56,6 +59,7 @@ export function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
     setBusy(`Generating a ${keyType} key pair${keyType === 'RSA-4096' ? ' (RSA 4096 can take several seconds)' : ''}…`)
     const tick = setInterval(() => setElapsed(Math.round((performance.now() - started) / 1000)), 250)
     try {
+      const { generateCsr } = await import('../lib/csr')
       const g = await generateCsr(keyType, list)
       // Key and CSR are kept together (the key encrypted) before the CSR is shown: a CSR whose
       // key could be lost is never offered for submission.

@@ -1,6 +1,5 @@
 /** Manual reissue of a completed order: with the same CSR, or with a new key generated here. */
 import type { CertificateView, OrderView } from '../../src-preload/contract'
-import { generateCsr } from '../lib/csr'
 import { useStore } from '../store'
 import type { RunExport } from './order-downloads'
 
@@ -33,6 +32,7 @@ export function ReissueActions({
         onClick={() =>
           run('Generating a new key and reissuing…', async () => {
             const names = cert.names.length > 0 ? cert.names : [order.domain]
+            const { generateCsr } = await import('../lib/csr')
             const g = await generateCsr('ECDSA-P256', names)
             // The key goes with the request: the core keeps it together with the new
             // certificate, before that certificate's deploys look for it.

@@ -1,0 +1,138 @@
+/**
+ * Kept answers sent before fastify sees the request. A polling script's repeated GET is answered
+ * from the read cache (read-cache.ts) in a fraction of what fastify's request set-up, routing,
+ * hooks and reply machinery cost around it (profiled under wrk: more than the answer itself).
+ *
+ * Only a request that would get exactly that answer through fastify is taken here: a GET of a
+ * cacheable route, a Host header the onRequest hook accepts, an API key that authenticated
+ * before and whose reseller's scope has not moved since (auth.ts), and a kept answer computed
+ * at the scope versions read for this very request. Anything else (no key, a wrong key, another
+ * Host, a miss, a stale answer, an error, a server closing, request logging on) goes to fastify
+ * untouched, which then answers it with every rule of the reseller API v3.0 envelope.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { FastifyInstance } from 'fastify'
+import type { Service } from '../core/service'
+import type { ScopeVersions } from '../core/store-version'
+import { hostName, isLoopbackName } from '../common/host-header'
+import { presentedKey, sameVersions, type KnownKeys } from './auth'
+import type { KeptAnswers } from './read-cache'
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void
+
+/** Distinct Host headers remembered with their verdict (a client sends the same one each time). */
+const MAX_HOSTS = 64
+
+/**
+ * Scope versions read during one turn of the event loop, reused by the requests of that turn
+ * while this process has written nothing (`localWrites`). A read of the store costs a read
+ * transaction (file locks, the WAL index); under load one turn carries dozens of requests.
+ * Writes by another process (the admin CLI) are seen from the next turn on: a request sent
+ * after such a write has finished reaches a turn that starts later.
+ */
+class TurnVersions {
+  private readonly kept = new Map<number, ScopeVersions>()
+  private writes = -1
+
+  constructor(private readonly service: Service) {}
+
+  get(resellerId: number): ScopeVersions | undefined {
+    if (this.kept.size === 0) return undefined
+    if (this.service.ctx.localWrites() !== this.writes) {
+      this.kept.clear()
+      return undefined
+    }
+    return this.kept.get(resellerId)
+  }
+
+  async read(resellerId: number): Promise<ScopeVersions> {
+    // Counted before the read: a write landing in between makes the kept versions look stale, never fresh.
+    const writes = this.service.ctx.localWrites()
+    const versions = await this.service.ctx.scopeVersions(resellerId)
+    if (this.kept.size === 0 || writes !== this.writes) {
+      this.kept.clear()
+      this.writes = writes
+      setImmediate(() => this.kept.clear())
+    }
+    this.kept.set(resellerId, versions)
+    return versions
+  }
+}
+
+export function installFastReads(
+  app: FastifyInstance,
+  service: Service,
+  keys: KnownKeys,
+  answers: KeptAnswers,
+  allowedHosts: readonly string[] = []
+): void {
+  const allowed = new Set(allowedHosts.map((h) => h.toLowerCase()))
+  const hostOk = new Map<string, boolean>()
+  const acceptsHost = (header: string | undefined): boolean => {
+    if (header === undefined) return false
+    let ok = hostOk.get(header)
+    if (ok === undefined) {
+      const host = hostName(header)
+      ok = host !== null && (isLoopbackName(host) || allowed.has(host))
+      if (hostOk.size >= MAX_HOSTS) hostOk.clear()
+      hostOk.set(header, ok)
+    }
+    return ok
+  }
+  const turn = new TurnVersions(service)
+  const server = app.server
+  const handlers = server.listeners('request') as Handler[]
+  // fastify's own handler, registered when the instance was built; nothing else listens yet.
+  if (handlers.length !== 1) return
+  const fastify = handlers[0]
+  const logsRequests = (): boolean => {
+    const log = app.log as { isLevelEnabled?: (level: string) => boolean }
+    return typeof log.isLevelEnabled === 'function' && log.isLevelEnabled('info')
+  }
+
+  /** The kept answer, sent; false when the request is fastify's. */
+  const send = (
+    res: ServerResponse,
+    caller: ReturnType<KnownKeys['known']>,
+    path: string,
+    url: string,
+    v: ScopeVersions
+  ): boolean => {
+    if (!caller || !sameVersions(caller.versions, v)) return false
+    const hit = answers.answer(caller.reseller, path, url, v)
+    if (!hit) return false
+    res.writeHead(200, { 'content-type': hit.contentType, 'content-length': hit.payload.length })
+    res.end(hit.payload)
+    return true
+  }
+
+  server.removeListener('request', fastify)
+  /** Answers from kept bytes when it can; true when the request is answered or will be. */
+  const tryKept = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const url = req.url ?? ''
+    const q = url.indexOf('?')
+    const path = q < 0 ? url : url.slice(0, q)
+    if (req.method !== 'GET' || !answers.cacheable(path) || !server.listening || logsRequests()) return false
+    if (!acceptsHost(req.headers.host)) return false
+    const key = presentedKey(req)
+    const caller = key ? keys.known(key) : null
+    if (!caller) return false
+    const kept = turn.get(caller.reseller.id)
+    if (kept) return send(res, caller, path, url, kept)
+    turn.read(caller.reseller.id).then(
+      (v) => send(res, caller, path, url, v) || fastify(req, res),
+      // A failure here (the store unreadable) is fastify's to answer, in the envelope.
+      () => fastify(req, res)
+    )
+    return true
+  }
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    let taken = false
+    try {
+      taken = tryKept(req, res)
+    } catch {
+      // fastify answers it, and any failure, in the envelope
+    }
+    if (!taken) fastify(req, res)
+  })
+}
