@@ -4,7 +4,22 @@
  * length 0, only the key usages each certificate needs, SKI/AKI on everything. The private keys
  * are stored in SQLite only as AES-256-GCM ciphertext; the wrapping key lives in the OS keychain.
  */
+import { createHash, KeyObject, sign } from 'node:crypto'
 import type { CoreContext } from './context'
+import {
+  bitString,
+  bytesOf,
+  children,
+  contentsOf,
+  oid,
+  oidOf,
+  readNode,
+  seq,
+  TAG,
+  time,
+  tlv,
+  unsignedInteger
+} from './der'
 import { ServiceError } from './errors'
 import type { IssueRequest, IssuedCertificate, Issuer } from './issuer'
 import { addDays, isoTimestamp } from './time'
@@ -36,6 +51,121 @@ interface LoadedCa {
   root: InstanceType<typeof x509.X509Certificate>
   intermediate: InstanceType<typeof x509.X509Certificate>
   intermediateKey: CryptoKey
+  parts?: Promise<IssuerParts>
+}
+
+/** The intermediate as every leaf refers to it. */
+interface IssuerParts {
+  subjectDer: Buffer
+  /** RFC 5280 §4.2.1.1 key identifier: SHA-1 of the intermediate's public key bits (method 1). */
+  keyId: Buffer
+  /** The leaf's authorityKeyIdentifier extension, the same for every leaf. */
+  aki: Buffer
+  notBefore: number
+  notAfter: number
+  signingKey: KeyObject
+  chainPem: string
+}
+
+/** What the local CA returns: the issued certificate, its DER and the issuer's key identifier. */
+export interface LocalCaIssued extends IssuedCertificate {
+  certificateDer: Buffer
+  /** The authorityKeyIdentifier keyIdentifier of the leaf (RFC 9773 §4.1 CertID uses it). */
+  authorityKeyId: Buffer
+}
+
+// Object identifiers (RFC 5280 §4.2.1, RFC 5480 §2.1.1, RFC 5758 §3.2, RFC 8017 App. C).
+const ECDSA_SHA256 = seq(oid('1.2.840.10045.4.3.2'))
+const AKI_OID = '2.5.29.35'
+const RSA_KEY_OIDS = ['1.2.840.113549.1.1.1', '1.2.840.113549.1.1.10', '1.2.840.113549.1.1.7']
+const SUBJECT_OIDS = { C: '2.5.4.6', ST: '2.5.4.8', L: '2.5.4.7', O: '2.5.4.10', OU: '2.5.4.11', CN: '2.5.4.3' }
+/** RFC 5280 §4.2.1.12 key purposes. */
+const EKU_SERVER_AUTH = '1.3.6.1.5.5.7.3.1'
+const EKU_CODE_SIGNING = '1.3.6.1.5.5.7.3.3'
+/** X.520 PrintableString characters; any other value is a UTF8String (RFC 5280 §4.1.2.6). */
+const PRINTABLE = /^[A-Za-z0-9 '()+,\-./:=?]*$/
+
+const wholeSeconds = (d: Date): Date => new Date(Math.floor(d.getTime() / 1000) * 1000)
+
+/** One Extension (RFC 5280 §4.1): id, critical only when true (DER leaves out the default). */
+function extension(id: string, critical: boolean, value: Buffer): Buffer {
+  return critical
+    ? seq(oid(id), Buffer.from([TAG.boolean, 1, 0xff]), tlv(TAG.octetString, value))
+    : seq(oid(id), tlv(TAG.octetString, value))
+}
+
+/** The public key a CSR carries (RFC 2986 §4.1), as the DER SubjectPublicKeyInfo and its bits. */
+function requestKey(csrDer: Buffer): { spki: Buffer; bits: Buffer; rsa: boolean } {
+  try {
+    const csr = readNode(csrDer, 0)
+    const info = children(csrDer, children(csrDer, csr)[0])
+    const spki = info[2]
+    const [alg, bits] = children(csrDer, spki)
+    const algOid = oidOf(csrDer, children(csrDer, alg)[0])
+    const bitsBody = contentsOf(csrDer, bits)
+    return {
+      spki: Buffer.from(bytesOf(csrDer, spki)),
+      // RFC 5280 §4.2.1.2 method 1 hashes the key bits without the unused-bits octet.
+      bits: bitsBody.subarray(1),
+      rsa: RSA_KEY_OIDS.includes(algOid)
+    }
+  } catch {
+    throw new ServiceError('invalid', 'could not issue certificate: the CSR is not a DER-encoded PKCS #10 request')
+  }
+}
+
+/** A Name of one attribute per RDN, in the order given (RFC 5280 §4.1.2.6). */
+function name(subject: IssueRequest['subject']): Buffer {
+  const rdns: Buffer[] = []
+  for (const k of ['C', 'ST', 'L', 'O', 'OU', 'CN'] as const) {
+    const v = subject[k]
+    if (!v) continue
+    const value = PRINTABLE.test(v)
+      ? tlv(TAG.printableString, Buffer.from(v, 'latin1'))
+      : tlv(TAG.utf8String, Buffer.from(v, 'utf8'))
+    rdns.push(tlv(TAG.set, seq(oid(SUBJECT_OIDS[k]), value)))
+  }
+  return seq(...rdns)
+}
+
+/**
+ * The TBSCertificate of a leaf (RFC 5280 §4.1.2), with the extensions mkcert gives its leaves:
+ * basicConstraints CA:FALSE and keyUsage (critical), extendedKeyUsage, SKI, AKI and the SAN.
+ */
+function leafTbs(p: {
+  serial: string
+  issuer: IssuerParts
+  key: { spki: Buffer; bits: Buffer; rsa: boolean }
+  names: string[]
+  profile: IssueRequest['profile']
+  subject: IssueRequest['subject']
+  validFrom: Date
+  validTill: Date
+}): Buffer {
+  // RFC 5280 §4.2.1.3: keyEncipherment only for RSA TLS keys (RSA key exchange).
+  const usage =
+    p.profile === 'tls' && p.key.rsa ? Buffer.from([0x03, 0x02, 0x05, 0xa0]) : Buffer.from([0x03, 0x02, 0x07, 0x80])
+  const exts = [
+    extension('2.5.29.19', true, seq()),
+    extension('2.5.29.15', true, usage),
+    extension('2.5.29.37', false, seq(oid(p.profile === 'tls' ? EKU_SERVER_AUTH : EKU_CODE_SIGNING))),
+    extension('2.5.29.14', false, tlv(TAG.octetString, createHash('sha1').update(p.key.bits).digest())),
+    p.issuer.aki
+  ]
+  if (p.names.length > 0) {
+    // dNSName is [2] IMPLICIT IA5String (§4.2.1.6); the names were validated as LDH labels.
+    exts.push(extension('2.5.29.17', false, seq(...p.names.map((n) => tlv(0x82, Buffer.from(n, 'latin1'))))))
+  }
+  return seq(
+    tlv(0xa0, tlv(TAG.integer, Buffer.from([2]))),
+    unsignedInteger(Buffer.from(p.serial, 'hex')),
+    ECDSA_SHA256,
+    p.issuer.subjectDer,
+    seq(time(p.validFrom), time(p.validTill)),
+    name(p.subject),
+    p.key.spki,
+    tlv(0xa3, seq(...exts))
+  )
 }
 
 /** RFC 5280 §4.1.2.2 serial: positive, at most 20 octets; 128 random bits as mkcert does. */
@@ -65,65 +195,67 @@ export class LocalCa implements Issuer {
     return (await this.ca()).intermediate.toString('pem') + '\n'
   }
 
-  async issue(req: IssueRequest): Promise<IssuedCertificate> {
+  async issue(req: IssueRequest): Promise<LocalCaIssued> {
     const ca = await this.ca()
-    const csr = new x509.Pkcs10CertificateRequest(req.csrDer)
-    if (
-      req.validFrom.getTime() < ca.intermediate.notBefore.getTime() ||
-      req.validTill.getTime() > ca.intermediate.notAfter.getTime()
-    ) {
+    const issuer = await this.issuerOf(ca)
+    if (req.validFrom.getTime() < issuer.notBefore || req.validTill.getTime() > issuer.notAfter) {
       throw new ServiceError(
         'unavailable',
         'could not issue certificate: the validity window falls outside the local CA intermediate'
       )
     }
-    const rsa = (csr.publicKey.algorithm as { name: string }).name.startsWith('RSA')
-    const usages =
-      req.profile === 'tls' && rsa
-        ? x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment
-        : x509.KeyUsageFlags.digitalSignature
-    const extensions: InstanceType<typeof x509.Extension>[] = [
-      new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(usages, true),
-      new x509.ExtendedKeyUsageExtension([
-        req.profile === 'tls' ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.codeSigning
-      ]),
-      await x509.SubjectKeyIdentifierExtension.create(csr.publicKey, false, this.crypto),
-      await x509.AuthorityKeyIdentifierExtension.create(ca.intermediate, false, this.crypto)
-    ]
-    if (req.names.length > 0) {
-      extensions.push(
-        new x509.SubjectAlternativeNameExtension(req.names.map((value) => ({ type: 'dns' as const, value })))
-      )
-    }
-    const subject: x509.JsonName = []
-    for (const k of ['C', 'ST', 'L', 'O', 'OU', 'CN'] as const) {
-      const v = req.subject[k]
-      if (v) subject.push({ [k]: [v] })
-    }
+    const key = requestKey(req.csrDer)
     const serial = randomSerial(this.crypto)
-    const cert = await x509.X509CertificateGenerator.create(
-      {
-        serialNumber: serial,
-        subject,
-        issuer: ca.intermediate.subjectName,
-        notBefore: req.validFrom,
-        notAfter: req.validTill,
-        publicKey: csr.publicKey,
-        signingKey: ca.intermediateKey,
-        signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' } as EcdsaParams,
-        extensions
-      },
-      this.crypto
-    )
-    return {
-      certificatePem: cert.toString('pem') + '\n',
-      chainPem: ca.intermediate.toString('pem') + '\n',
+    const tbs = leafTbs({
       serial,
-      validFrom: cert.notBefore,
-      validTill: cert.notAfter,
-      issuer: this.name
+      issuer,
+      key,
+      names: req.names,
+      profile: req.profile,
+      subject: req.subject,
+      validFrom: req.validFrom,
+      validTill: req.validTill
+    })
+    // RFC 5280 §4.1.1: the signature over the DER TBSCertificate, ECDSA-Sig-Value in DER, which
+    // is what node:crypto's sign returns for an EC key.
+    const signature = sign('sha256', tbs, issuer.signingKey)
+    const der = seq(tbs, ECDSA_SHA256, bitString(signature))
+    const b64 = der
+      .toString('base64')
+      .replace(/(.{64})/g, '$1\n')
+      .replace(/\n$/, '')
+    return {
+      certificatePem: `-----BEGIN CERTIFICATE-----\n${b64}\n-----END CERTIFICATE-----\n`,
+      chainPem: issuer.chainPem,
+      serial,
+      // The encoded times carry whole seconds (RFC 5280 §4.1.2.5.1).
+      validFrom: wholeSeconds(req.validFrom),
+      validTill: wholeSeconds(req.validTill),
+      issuer: this.name,
+      certificateDer: der,
+      authorityKeyId: issuer.keyId
     }
+  }
+
+  /** What every leaf needs from the intermediate, worked out once per loaded CA. */
+  private issuerOf(ca: LoadedCa): Promise<IssuerParts> {
+    ca.parts ??= (async (): Promise<IssuerParts> => {
+      const keyId = Buffer.from(await ca.intermediate.publicKey.getKeyIdentifier(this.crypto))
+      const raw = Buffer.from(ca.intermediate.rawData)
+      // Certificate → TBSCertificate → subject (RFC 5280 §4.1): the 6th field after [0] version.
+      const tbs = children(raw, readNode(raw, 0))[0]
+      const subject = children(raw, tbs)[5]
+      return {
+        subjectDer: Buffer.from(bytesOf(raw, subject)),
+        keyId,
+        aki: extension(AKI_OID, false, seq(tlv(0x80, keyId))),
+        notBefore: ca.intermediate.notBefore.getTime(),
+        notAfter: ca.intermediate.notAfter.getTime(),
+        signingKey: KeyObject.from(ca.intermediateKey),
+        chainPem: ca.intermediate.toString('pem') + '\n'
+      }
+    })()
+    return ca.parts
   }
 
   /** Loads the CA once per process; creates it on first run. */
