@@ -164,6 +164,14 @@ function Shell(): React.JSX.Element {
             )
           })}
         </ul>
+        {/* In the sidebar's own flow, below the links: a message never lies over a link or a button. */}
+        <div className="toasts" aria-live="polite">
+          {toasts.map((t) => (
+            <div key={t.id} className={`toast toast-${t.kind}`} role={t.kind === 'error' ? 'alert' : 'status'}>
+              {t.text}
+            </div>
+          ))}
+        </div>
       </nav>
       <main className="content">
         {signedOut ? (
@@ -174,13 +182,6 @@ function Shell(): React.JSX.Element {
           <Body />
         )}
       </main>
-      <div className="toasts" aria-live="polite">
-        {toasts.map((t) => (
-          <div key={t.id} className={`toast toast-${t.kind}`} role={t.kind === 'error' ? 'alert' : 'status'}>
-            {t.text}
-          </div>
-        ))}
-      </div>
     </div>
   )
 }
