@@ -15,7 +15,15 @@ import { rootCertificates } from 'node:tls'
 import * as acme from 'acme-client'
 import type { CoreContext } from './context'
 import { ChallengeFailure, checkDns01, checkHttp01 } from './acme-challenges'
-import { certIdOfPem, fetchDirectory, fetchRenewalInfo, RenewalWindows, type RenewalInfo } from './ari'
+import {
+  certIdOfPem,
+  fetchDirectory,
+  fetchRenewalInfo,
+  onceMore,
+  RenewalWindows,
+  type AriRow,
+  type RenewalInfo
+} from './ari'
 import { DCV_SETTINGS, type CheckResult, type DcvMethod } from './dcv'
 import { DelegatedDns } from './delegated-dns'
 import { checkPersistRecord, persistOwner, persistRecordValue } from './dns-persist'
@@ -506,8 +514,8 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     let info: RenewalInfo | null = null
     let error: string | null = null
     try {
-      const base = await this.renewalInfoUrl()
-      if (base) info = await fetchRenewalInfo(base, certId, this.agent(), this.ctx.clock())
+      const base = await onceMore(() => this.renewalInfoUrl())
+      if (base) info = await onceMore(() => fetchRenewalInfo(base, certId, this.agent(), this.ctx.clock()))
     } catch (err) {
       error = `could not read the renewal information: ${(err as Error).message}`
     }
@@ -517,31 +525,39 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
   }
 
   /**
-   * A scheduler look at windows whose Retry-After has passed (RFC 9773 §4.3). Returns how many
-   * were asked; a failed look keeps the window and is asked again later.
+   * A scheduler look at windows whose Retry-After has passed (RFC 9773 §4.3). Returns the looks
+   * that failed, so the pass reports them; a failed look keeps the window and is asked again
+   * later. A look that fails on the network is tried once more at once (§4.3.3 leaves the retry
+   * of a failed look to the client): one dropped connection must not hold back a renewal the
+   * CA asked for by six hours.
    */
-  async refreshWindows(now: Date): Promise<number> {
+  async refreshWindows(now: Date): Promise<{ order_id: number; error: string }[]> {
     const due = this.windows.dueChecks(now)
-    if (due.length === 0 || !this.enabled()) return 0
+    if (due.length === 0 || !this.enabled()) return []
+    const failed: { order_id: number; error: string }[] = []
+    const fail = (r: AriRow, error: string): void => {
+      this.windows.failed(r, error)
+      failed.push({ order_id: r.order_id, error })
+    }
     let base: string | null
     try {
-      base = await this.renewalInfoUrl()
+      base = await onceMore(() => this.renewalInfoUrl())
     } catch (err) {
-      for (const r of due) this.windows.failed(r, `could not read the directory: ${(err as Error).message}`)
-      return due.length
+      for (const r of due) fail(r, `could not read the directory: ${(err as Error).message}`)
+      return failed
     }
     for (const r of due) {
       if (!base || r.directory_url !== this.directoryUrl()) {
-        this.windows.failed(r, 'the configured CA offers no renewal information for this certificate')
+        fail(r, 'the configured CA offers no renewal information for this certificate')
         continue
       }
       try {
-        this.windows.update(r, await fetchRenewalInfo(base, r.cert_id, this.agent(), now))
+        this.windows.update(r, await onceMore(() => fetchRenewalInfo(base, r.cert_id, this.agent(), now)))
       } catch (err) {
-        this.windows.failed(r, `could not read the renewal information: ${(err as Error).message}`)
+        fail(r, `could not read the renewal information: ${(err as Error).message}`)
       }
     }
-    return due.length
+    return failed
   }
 
   /** TLS to the CA: the system roots plus the configured bundle (a private or test CA). */

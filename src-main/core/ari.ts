@@ -90,6 +90,22 @@ export function retryAfterSeconds(header: string | undefined, now: Date): number
   return Math.min(MAX_RETRY_AFTER_S, Math.max(MIN_RETRY_AFTER_S, s))
 }
 
+/** How long a failed look waits before its one retry. */
+const RETRY_PAUSE_MS = 500
+
+/**
+ * Runs a look at the CA and, when it fails, once more after a short pause: a connection dropped
+ * on a busy machine or by the CA's load balancer is not a reason to wait for the next look.
+ */
+export async function onceMore<T>(look: () => Promise<T>): Promise<T> {
+  try {
+    return await look()
+  } catch {
+    await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS))
+    return look()
+  }
+}
+
 /** §4.2: GET <renewalInfo>/<CertID>, unauthenticated. */
 export function fetchRenewalInfo(
   base: string,

@@ -56,7 +56,10 @@ export class Scheduler {
       deploys: Deploys
       events: Events
       /** RFC 9773 renewal windows of certificates from an external ACME CA (acme-issuer.ts). */
-      renewals?: { windows: RenewalWindows; refreshWindows(now: Date): Promise<number> }
+      renewals?: {
+        windows: RenewalWindows
+        refreshWindows(now: Date): Promise<{ order_id: number; error: string }[]>
+      }
     }
   ) {}
 
@@ -156,7 +159,14 @@ export class Scheduler {
     const renewals = this.after?.renewals
     if (renewals) {
       try {
-        await renewals.refreshWindows(now)
+        // A look at the CA that failed is the admin's to know: a renewal the CA asked for may wait on it.
+        const number = db.prepare('SELECT order_number FROM orders WHERE id = ?').pluck()
+        for (const f of await renewals.refreshWindows(now))
+          report.errors.push({
+            order_id: f.order_id,
+            order_number: String(number.get(f.order_id) ?? '-'),
+            error: f.error
+          })
       } catch (err) {
         report.errors.push({ order_id: 0, order_number: '-', error: `could not read renewal windows: ${String(err)}` })
       }

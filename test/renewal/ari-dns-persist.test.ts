@@ -14,7 +14,7 @@ import { startAcmeServer, type RunningAcmeServer } from '../../src-main/acme/ser
 import { ACME_ISSUER_SETTINGS } from '../../src-main/core/acme-issuer'
 import { DCV_SETTINGS } from '../../src-main/core/dcv'
 import { persistRecordValue } from '../../src-main/core/dns-persist'
-import { setTxt, startChallTestSrv, type ChallTestSrv } from '../support/acme'
+import { freePort, setTxt, startChallTestSrv, type ChallTestSrv } from '../support/acme'
 import { certdesk } from '../support/cli'
 import { manualClock, type ManualClock } from '../support/clock'
 import { newKeyPem, opensslCsrForKey } from '../support/csr'
@@ -245,8 +245,12 @@ describe('the ACME issuer with the embedded server as its CA', () => {
     expect((await s.service.scheduler.run()).issued).toEqual([])
     clock.set(new Date(clock.now().getTime() + 6 * 3600_000))
     const pass = await s.service.scheduler.run()
-    expect(pass.errors).toEqual([])
-    expect(pass.issued.map((i) => i.order_id)).toEqual([orderId])
+    const why = JSON.stringify({ pass, window: s.service.acmeIssuer.windows.view(orderId), moved: moved.json })
+    expect(pass.errors, why).toEqual([])
+    expect(
+      pass.issued.map((i) => i.order_id),
+      why
+    ).toEqual([orderId])
     const caOrder = s.service.ctx.db.prepare('SELECT replaces FROM acme_orders ORDER BY id DESC LIMIT 1').get() as {
       replaces: string | null
     }
@@ -296,5 +300,30 @@ describe('the ACME issuer with the embedded server as its CA', () => {
     }
     expect(caOrder.replaces).toBeNull()
     expect(s.service.acmeIssuer.windows.view(orderId)?.last_error).toContain('the CA refused replaces')
+  })
+
+  it('reports a look at the CA that failed, keeps the window, and asks again later', async () => {
+    const before = s.service.acmeIssuer.windows.view(orderId)
+    const directory = s.service.settings.get(ACME_ISSUER_SETTINGS.directoryUrl) as string
+    // The CA is gone (a closed port) when the window's Retry-After comes due.
+    s.service.settings.set(ACME_ISSUER_SETTINGS.directoryUrl, `https://localhost:${await freePort()}/acme/directory`)
+    try {
+      clock.set(new Date(clock.now().getTime() + 7 * 3600_000))
+      const pass = await s.service.scheduler.run()
+      expect(pass.errors).toEqual([
+        {
+          order_id: orderId,
+          order_number: expect.stringMatching(/^ORD-\d{4}-\d+$/),
+          error: expect.stringContaining('could not read the directory')
+        }
+      ])
+      expect(pass.issued).toEqual([])
+      const after = s.service.acmeIssuer.windows.view(orderId)
+      expect(after).toMatchObject({ cert_id: before?.cert_id, window_start: before?.window_start })
+      expect(after?.last_error).toContain('could not read the directory')
+      expect(Date.parse(after?.next_check_at as string)).toBeGreaterThan(clock.now().getTime())
+    } finally {
+      s.service.settings.set(ACME_ISSUER_SETTINGS.directoryUrl, directory)
+    }
   })
 })
