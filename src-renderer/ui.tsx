@@ -1,6 +1,7 @@
 /** Small shared pieces: status badges, money, a copy button, an error box. */
 import { useState } from 'react'
 import { statusLabel } from './lib/format'
+import { toUnicode } from './lib/domain-input'
 
 export function Badge({ status, label }: { status: string; label?: string }): React.JSX.Element {
   return <span className={`badge badge-${status}`}>{label ?? statusLabel(status.replace(/^dcv-/, ''))}</span>
@@ -39,5 +40,20 @@ export function Stat({ label, value, hint }: { label: string; value: string; hin
       <div className="stat-value">{value}</div>
       {hint ? <div className="stat-hint">{hint}</div> : null}
     </div>
+  )
+}
+
+/**
+ * A domain as people read it: an internationalised name in Unicode, with the A-label form the
+ * certificate carries beside it (`full`) or in the tooltip (in lists).
+ */
+export function DomainName({ name, full = false }: { name: string; full?: boolean }): React.JSX.Element {
+  const shown = toUnicode(name)
+  if (shown === name) return <span title={name}>{name}</span>
+  return (
+    <span title={name} data-testid="domain-shown">
+      {shown}
+      {full ? <span className="muted small"> ({name})</span> : null}
+    </span>
   )
 }

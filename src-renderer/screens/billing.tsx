@@ -4,7 +4,7 @@ import { ExportButton } from '../export-tray'
 import { usd } from '../lib/format'
 import { useStore } from '../store'
 import { href } from '../routes'
-import { Badge, ErrorBox } from '../ui'
+import { Badge, DomainName, ErrorBox } from '../ui'
 import { VirtualList } from '../virtual-list'
 
 function TopUp(): React.JSX.Element {
@@ -96,7 +96,7 @@ export function Billing(): React.JSX.Element {
             row={(t) => (
               <div className="cols tx-cols">
                 <span className="muted">{t.createdAt}</span>
-                <span>{t.description}</span>
+                <span title={t.description}>{t.description}</span>
                 <span className={`num ${t.amount < 0 ? 'neg' : 'pos'}`}>{usd(t.amount)}</span>
                 <span className="num">{usd(t.balanceAfter)}</span>
               </div>
@@ -137,7 +137,7 @@ export function Billing(): React.JSX.Element {
               <a className="cols inv-cols row-link" href={href({ name: 'invoice', id: i.id })}>
                 <span className="mono">{i.invoiceNumber}</span>
                 <span className="mono">{i.orderNumber}</span>
-                <span>{i.domain || i.productName}</span>
+                <span>{i.domain ? <DomainName name={i.domain} /> : i.productName}</span>
                 <span>
                   <Badge status={i.status} />
                 </span>

@@ -7,7 +7,7 @@ import { navigate } from 'wouter/use-hash-location'
 import { usd, years } from '../lib/format'
 import { href, pathOf } from '../routes'
 import { useStore } from '../store'
-import { Badge, CopyButton, ErrorBox } from '../ui'
+import { Badge, CopyButton, DomainName, ErrorBox } from '../ui'
 import { NotFound } from './not-found'
 import { OrderEventsCard } from './order-events'
 import { DeployTargets } from './deploy-targets'
@@ -59,7 +59,7 @@ export function OrderDetail({ id }: { id: number }): React.JSX.Element {
             ← Orders
           </a>
           <h1>
-            {order.domain || order.productName} <Badge status={order.status} />
+            {order.domain ? <DomainName name={order.domain} full /> : order.productName} <Badge status={order.status} />
           </h1>
           <div className="muted">
             <span data-testid="order-number">{order.orderNumber}</span>{' '}

@@ -6,7 +6,7 @@ import { daysUntil, statusLabel, usd } from '../lib/format'
 import { href } from '../routes'
 import { InstallationTag } from './order-installation'
 import { useStore } from '../store'
-import { Badge } from '../ui'
+import { Badge, DomainName } from '../ui'
 import { VirtualList } from '../virtual-list'
 
 const STATUSES: OrderStatus[] = [
@@ -108,7 +108,7 @@ export function Orders(): React.JSX.Element {
           <div className="cols orders-cols">
             <span>Order</span>
             {head('domain', 'Domain')}
-            <span>Product</span>
+            <span className="col-product">Product</span>
             {head('status', 'Status')}
             <span className="num">Total</span>
             {head('date', 'Created')}
@@ -118,9 +118,11 @@ export function Orders(): React.JSX.Element {
         row={(o) => (
           <a className="cols orders-cols row-link" href={href({ name: 'order', id: o.id })} data-order={o.orderNumber}>
             <span className="mono">{o.orderNumber}</span>
-            <span className="strong">{o.domain || '—'}</span>
-            <span>{o.productName}</span>
-            <span>
+            <span className="strong">{o.domain ? <DomainName name={o.domain} /> : '—'}</span>
+            <span className="col-product" title={o.productName}>
+              {o.productName}
+            </span>
+            <span title={statusLabel(o.status) + (o.paymentStatus === 'unpaid' ? ', unpaid' : '')}>
               <Badge status={o.status} />
               {o.paymentStatus === 'unpaid' ? <span className="tag warn">unpaid</span> : null}
               {o.status === 'completed' ? <InstallationTag orderId={o.id} /> : null}

@@ -554,6 +554,10 @@ test('domain input: a pasted URL becomes its host, an IDN its punycode shown in 
     await expect(page.getByTestId('quote-total')).toHaveText(/\$\d/)
     await page.getByRole('button', { name: /Place order for/ }).click()
     await expect(page.locator('h1')).toContainText(ascii)
+    // The order reads in Unicode, on its page and in the list, with the A-label at hand.
+    await expect(page.locator('h1')).toContainText(`shop.${label}-${i}.example`)
+    await nav(page, 'Orders')
+    await expect(page.locator('.vlist-row').first().getByTitle(ascii)).toHaveText(`shop.${label}-${i}.example`)
   }
   // A wildcard on a single-name product: said at once, with the products that take one.
   await nav(page, 'Catalogue')
@@ -769,6 +773,32 @@ const BROKEN_WORDS = `(() => {
 /** How far the content area scrolls sideways, in px. */
 const SIDEWAYS = `(() => { const c = document.querySelector('.content'); return c.scrollWidth - c.clientWidth })()`
 
+/**
+ * Lists whose rows do not sit under their headings, whose columns run past the list's edge, or
+ * whose cells are cut short without their full text in a tooltip.
+ */
+const LIST_COLUMNS = `(() => {
+  const out = []
+  const shown = (el) => [...el.children].filter((c) => c.offsetParent !== null && c.getClientRects().length > 0)
+  const cut = (c) => c.scrollWidth > c.clientWidth + 1
+  for (const list of document.querySelectorAll('.vlist')) {
+    const head = list.querySelector('.vlist-head .cols')
+    if (!head) continue
+    const right = list.getBoundingClientRect().right
+    const lefts = shown(head).map((c) => Math.round(c.getBoundingClientRect().left)).join()
+    for (const c of shown(head)) {
+      if (cut(c)) out.push('heading cut: ' + c.textContent.trim())
+      if (c.getBoundingClientRect().right > right + 1) out.push('heading past the edge: ' + c.textContent.trim())
+    }
+    for (const row of list.querySelectorAll('.vlist-row .cols')) {
+      const cells = shown(row)
+      if (cells.map((c) => Math.round(c.getBoundingClientRect().left)).join() !== lefts) out.push('row not under its headings: ' + row.textContent.slice(0, 40))
+      for (const c of cells) if (cut(c) && !c.title && !c.querySelector('[title]')) out.push('cell cut without its text: ' + c.textContent.trim())
+    }
+  }
+  return out
+})()`
+
 /** Controls (buttons, links, fields) that a toast lies over. */
 const UNDER_TOASTS = `(() => {
   const toasts = [...document.querySelectorAll('.toast')].map((t) => t.getBoundingClientRect())
@@ -820,6 +850,7 @@ test('from 1024 px up no word is cut and nothing scrolls sideways; toasts never 
       expect(await page.evaluate<string[]>(BROKEN_WORDS), `${name} at ${width}px`).toEqual([])
       const sideways = await page.evaluate<number>(SIDEWAYS)
       expect(sideways, `${name} scrolls sideways at ${width}px`).toBeLessThanOrEqual(1)
+      expect(await page.evaluate<string[]>(LIST_COLUMNS), `${name} list columns at ${width}px`).toEqual([])
       if (width === 1024) await snap(page, info, `w1024-${name}`)
     }
   }
