@@ -31,7 +31,9 @@ export const EVENT_TYPES = [
   'subscription.created',
   'installation.passed',
   'installation.failed',
-  'certificate.imported'
+  'certificate.imported',
+  'alert.raised',
+  'alert.cleared'
 ] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 
