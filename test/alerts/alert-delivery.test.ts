@@ -190,10 +190,12 @@ describe('alerts across two scheduler passes', () => {
     expect(deliveries.items.filter((d) => d.kind === 'alert')).toHaveLength(16)
     expect(deliveries.total).toBe(19)
     expect(deliveries.items.every((d) => d.status === 'sent' && d.attempts === 1)).toBe(true)
-    const raised = service.events.list(null, { type: 'alert.raised' }, { limit: 50, offset: 0 })
+    const raised = service.events.listAdmin('alert.raised', { limit: 50, offset: 0 })
     expect(raised.total).toBe(4)
-    // Admin-only: a reseller's event log does not carry alerts.
-    expect(service.events.list(resellerId, { type: 'alert.raised' }, { limit: 50, offset: 0 }).total).toBe(0)
+    expect(raised.items.map((e) => e.orderId).sort()).toEqual([lastId, lastId, lastId, waitingId].sort())
+    // Admin-only: the reseller's event log (GET /events) does not carry alerts.
+    const resellerLog = service.events.list(resellerId, {}, { limit: 100, offset: 0 })
+    expect(resellerLog.items.some((e) => e.type.startsWith('alert.'))).toBe(false)
   }, 120_000)
 
   it('sends the weekly digest once, with the week it covers', async () => {
@@ -219,7 +221,7 @@ describe('alerts across two scheduler passes', () => {
     await service.scheduler.run()
     const open = service.alerts.list({ open: true }, { limit: 50, offset: 0 }).items.map((a) => a.rule)
     expect(open).not.toContain('validation_waiting')
-    expect(service.events.list(null, { type: 'alert.cleared' }, { limit: 10, offset: 0 }).items[0].message).toMatch(
+    expect(service.events.listAdmin('alert.cleared', { limit: 10, offset: 0 }).items[0].message).toMatch(
       /^Cleared: Validation waiting over 48 h/
     )
   })
