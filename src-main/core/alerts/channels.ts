@@ -169,7 +169,7 @@ export async function checkUrl(kind: ChannelKind, v: unknown, allowPrivate: bool
       return fail(`url host ${shown(host)} does not resolve`)
     }
     const bad = addresses.map(refusedAddress).find(Boolean)
-    if (bad) return fail(`url host ${shown(host)} resolves to ${bad}`)
+    if (bad) return fail(`url host ${shown(host)} is refused: ${bad}`)
   }
   return u
 }
