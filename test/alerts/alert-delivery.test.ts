@@ -226,6 +226,38 @@ describe('alerts across two scheduler passes', () => {
     )
   })
 
+  it('raises a failed issuance once, however many passes fail the same way', async () => {
+    clock.set('2027-04-12T09:00:00Z')
+    const reseller = service.resellers.get(resellerId)
+    const stuckId = service.orders.create(reseller, { productId: 2, domain: 'stuck.example.com', period: 12 }).order.id
+    await configureOverHttp(service, web, resellerId, stuckId, 'stuck.example.com').then((publish) => publish())
+    const before = slack.bodies.length
+    // A clock stepped back behind the newest certificate: the scheduler refuses to issue (BR §6.3.2).
+    clock.set('2026-11-20T00:00:00Z')
+    const a = await service.scheduler.run()
+    clock.set('2026-11-20T01:00:00Z')
+    const b = await service.scheduler.run()
+    for (const r of [a, b])
+      expect(r.errors).toEqual([
+        expect.objectContaining({ order_id: stuckId, error: expect.stringMatching(/clock .* is behind/) })
+      ])
+    const failed = service.alerts
+      .list({ open: true }, { limit: 50, offset: 0 })
+      .items.filter((x) => x.rule === 'renewal_failed')
+    expect(failed).toHaveLength(1)
+    expect(failed[0].subject).toMatch(/^Issuance failed: ORD-2027-\d{6} \(stuck\.example\.com\)$/)
+    expect(slack.bodies.length - before).toBe(1)
+    expect(hook.deliveries.filter((d) => (d.body.alert as { rule: string }).rule === 'renewal_failed')).toHaveLength(1)
+
+    // The clock set right, the certificate is issued and the alert is over.
+    clock.set('2027-04-12T10:00:00Z')
+    const c = await service.scheduler.run()
+    expect(c.issued.map((i) => i.order_id)).toContain(stuckId)
+    expect(service.alerts.list({ open: true }, { limit: 50, offset: 0 }).items.map((x) => x.rule)).not.toContain(
+      'renewal_failed'
+    )
+  })
+
   it('keeps the SMTP password and the Slack and Teams URLs out of the store', () => {
     const bytes = readFileSync(join(dataDir, 'certdesk.sqlite')).toString('latin1')
     const wal = (() => {

@@ -364,8 +364,8 @@ export class Alerts {
         'renewal_failed',
         o.id,
         `certificate:${o.cert_valid_till ?? 'none'}`,
-        `Renewal failed: ${o.order_number}${o.domain ? ` (${o.domain})` : ''}`,
-        `The certificate of order ${o.order_number}${o.domain ? ` for ${o.domain}` : ''} could not be renewed: ${f.error}` +
+        `${o.cert_valid_till ? 'Renewal' : 'Issuance'} failed: ${o.order_number}${o.domain ? ` (${o.domain})` : ''}`,
+        `The certificate of order ${o.order_number}${o.domain ? ` for ${o.domain}` : ''} could not be ${o.cert_valid_till ? 'renewed' : 'issued'}: ${f.error}` +
           (o.cert_valid_till ? `\nThe current certificate ends ${o.cert_valid_till} UTC.` : ''),
         now
       )
