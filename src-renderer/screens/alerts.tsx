@@ -14,6 +14,14 @@ const KIND_LABELS: Record<string, string> = {
   webhook: 'Signed JSON webhook'
 }
 
+/** When each rule without a setting fires. */
+const WHEN: Record<string, string> = {
+  expiring: 'one third of the lifetime left, checked daily',
+  renewal_failed: 'at the failure',
+  deploy_failed: 'after the last attempt',
+  installation_problem: 'when a check finds it'
+}
+
 function RuleRow({ rule }: { rule: AlertRuleView }): React.JSX.Element {
   const save = useStore((s) => s.setAlertRule)
   const [hours, setHours] = useState(String(rule.thresholdHours ?? ''))
@@ -50,7 +58,7 @@ function RuleRow({ rule }: { rule: AlertRuleView }): React.JSX.Element {
             </button>
           </form>
         ) : (
-          <span className="muted">scales with the lifetime</span>
+          <span className="muted">{WHEN[rule.rule]}</span>
         )}
       </td>
     </tr>
@@ -118,7 +126,7 @@ function AddChannel(): React.JSX.Element {
         </select>
       </label>
       <label>
-        Name
+        Channel name
         <input value={f.name} onChange={put('name')} placeholder="Ops mail" autoComplete="off" />
       </label>
       {f.kind === 'smtp' ? (
@@ -135,7 +143,7 @@ function AddChannel(): React.JSX.Element {
             Security
             <select value={f.security} onChange={put('security')}>
               <option value="starttls">STARTTLS (required)</option>
-              <option value="tls">TLS from the start</option>
+              <option value="tls">Implicit TLS (port 465)</option>
               <option value="none">None (a relay on this machine only)</option>
             </select>
           </label>
