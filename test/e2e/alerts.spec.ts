@@ -108,10 +108,17 @@ test('sets up alert channels, sends a test to each and lists the deliveries', as
   await expect(deliveries.nth(0)).toContainText('Ticketing')
   await expect(deliveries.nth(0)).toContainText('pending')
   await expect(deliveries.nth(1)).toContainText('sent')
+  await page
+    .locator('section', { has: page.getByRole('heading', { name: 'Last deliveries' }) })
+    .scrollIntoViewIfNeeded()
   await shot(page, 'alerts')
 
   // Leave the shared server as it was: the channels go, and with them their keychain entries.
   for (const name of ['Ticketing', 'Slack #certs', 'Ops mail'])
     await row(name).getByRole('button', { name: 'Remove' }).click()
   await expect(channels.locator('tbody tr')).toHaveCount(0)
+  await expect(channels).toContainText('No channel yet')
+  await page.getByLabel('Validation wait in hours').fill('48')
+  await page.getByRole('button', { name: 'Save', exact: true }).click()
+  await expect(page.locator('.toast-ok').last()).toHaveText('Rule saved')
 })

@@ -2,8 +2,8 @@
  * The alert rules: what each one watches and the default it starts with. Thresholds that depend
  * on a certificate scale with its lifetime: a certificate is "expiring" once a third of its
  * validity is left (66 days of a 200-day certificate, 33 of a 100-day one, 15-16 of a 47-day one,
- * Baseline Requirements §6.3.2 as amended by ballot SC-081), the point at which the large CAs'
- * clients are told to renew (RFC 9773 §4.2 examples; certbot renews at one third left).
+ * Baseline Requirements §6.3.2 as amended by ballot SC-081), the point at which Let's Encrypt
+ * tells its subscribers to renew (90-day certificates every 60 days).
  */
 export const ALERT_RULES = [
   'expiring',
