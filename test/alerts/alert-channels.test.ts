@@ -5,6 +5,8 @@
  * then given up, and no secret ends up in a delivery record.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo, Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -13,6 +15,7 @@ import { bounded, oneLine, slackPayload } from '../../src-main/core/alerts/messa
 import { ServiceError } from '../../src-main/core/errors'
 import { openService, type Service } from '../../src-main/core/service'
 import { ALERT_SETTINGS } from '../../src-main/core/setting-keys'
+import { isoTimestamp } from '../../src-main/core/time'
 import { startJsonSink, startMailSink, type JsonSink, type MailSink } from '../support/alert-sinks'
 import { manualClock } from '../support/clock'
 
@@ -192,6 +195,45 @@ describe('sending', () => {
     expect(sink.bodies).toHaveLength(0)
     service.alerts.removeChannel(channel.id)
   })
+
+  it('refuses at sending time a name that now resolves to a loopback address', async () => {
+    allowPrivate(true)
+    const url = sink.url.replace('127.0.0.1', 'localhost')
+    const { channel } = await service.alerts.addChannel({ kind: 'webhook', name: 'By name', url })
+    allowPrivate(false)
+    sink.bodies.length = 0
+    const d = await service.alerts.testChannel(channel.id)
+    expect(d.lastError).toMatch(/could not post to localhost:\d+: (127\.0\.0\.1|::1) is .*loopback address/)
+    expect(sink.bodies).toHaveLength(0)
+    service.alerts.removeChannel(channel.id)
+  })
+
+  it('gives up on a receiver that never answers after its time-out, and tries again later', async () => {
+    allowPrivate(true)
+    const sockets = new Set<Socket>()
+    const silent = createServer(() => undefined) // reads the request, never answers
+    silent.on('connection', (c) => sockets.add(c))
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    try {
+      const port = (silent.address() as AddressInfo).port
+      const { channel } = await service.alerts.addChannel({
+        kind: 'webhook',
+        name: 'Silent',
+        url: `http://127.0.0.1:${port}/`
+      })
+      const d = await service.alerts.testChannel(channel.id)
+      expect(d).toMatchObject({
+        status: 'pending',
+        attempts: 1,
+        nextAttemptAt: isoTimestamp(new Date(clock.now().getTime() + 60_000))
+      })
+      expect(d.lastError).toMatch(/could not post to 127\.0\.0\.1:\d+: no answer in 10 s/)
+      service.alerts.removeChannel(channel.id)
+    } finally {
+      for (const c of sockets) c.destroy()
+      await new Promise<void>((resolve) => silent.close(() => resolve()))
+    }
+  }, 30_000)
 
   it('does not follow a redirect', async () => {
     allowPrivate(true)
