@@ -16,9 +16,7 @@ export const EVENT_TYPE_LABELS: Record<string, string> = {
   'subscription.created': 'ACME subscription created',
   'installation.passed': 'Served as issued',
   'installation.failed': 'Installation problem',
-  'certificate.imported': 'Certificate imported',
-  'alert.raised': 'Alert raised',
-  'alert.cleared': 'Alert cleared'
+  'certificate.imported': 'Certificate imported'
 }
 
 /** Events that need the reseller's attention: shown marked, with a link to the order to fix it. */
