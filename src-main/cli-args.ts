@@ -61,8 +61,18 @@ const OPTIONS = {
   'with-keys': { type: 'boolean' },
   imported: { type: 'string' },
   days: { type: 'string' },
-  // backup and restore
+  // backup and restore; `from` is also an alert email's sender
   from: { type: 'string' },
+  // alerts
+  rule: { type: 'string' },
+  hours: { type: 'string' },
+  channel: { type: 'string' },
+  url: { type: 'string' },
+  security: { type: 'string' },
+  user: { type: 'string' },
+  to: { type: 'string' },
+  digest: { type: 'boolean' },
+  open: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' }
 } as const
 

@@ -5,6 +5,7 @@
  * exits with what `main` returns: 0, 1 when the core refused, 2 on a usage error.
  */
 import { ACCOUNT_USAGE, accountAdmin } from './cli-admin-accounts'
+import { ALERTS_USAGE, alertsAdmin, isAlertsCommand } from './cli-admin-alerts'
 import { BACKUP_USAGE, backupAdmin, isBackupCommand } from './cli-admin-backup'
 import { CERTIFICATE_USAGE, certificateAdmin, isCertificateCommand } from './cli-admin-certificates'
 import { DEPLOY_USAGE, deployAdmin, isDeployCommand } from './cli-admin-deploy'
@@ -26,6 +27,7 @@ ${DEPLOY_USAGE}
 ${INSTALLATION_USAGE}
 ${BACKUP_USAGE}
 ${RENEWAL_USAGE}
+${ALERTS_USAGE}
   Headless Linux (no desktop keyring): [--keyring-dir D] [--keyring-password-file F] on any command
   choose the private keyring's folder (outside the data dir) and the file holding its password.`
 
@@ -57,6 +59,7 @@ export async function main(argv: string[]): Promise<number> {
         if (isDeployCommand(words[0])) return await deployAdmin(service, words, values)
         if (isInstallationCommand(words[0])) return await installationAdmin(service, words, values)
         if (isRenewalCommand(words[0])) return await renewalAdmin(service, words, values)
+        if (isAlertsCommand(words[0])) return await alertsAdmin(service, words, values)
         return accountAdmin(service, words, values)
       } finally {
         service.close()

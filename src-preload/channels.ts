@@ -87,7 +87,16 @@ export const APP_METHODS = {
   chooseExportPath: true,
   startExport: true,
   exportJobs: true,
-  cancelExport: true
+  cancelExport: true,
+  // Alerts.
+  alertRules: true,
+  updateAlertRule: true,
+  alertChannels: true,
+  addAlertChannel: true,
+  removeAlertChannel: true,
+  testAlertChannel: true,
+  alertDeliveries: true,
+  listAlerts: true
 } as const satisfies Record<AppMethod, true>
 
 export const appMethodNames = Object.keys(APP_METHODS) as AppMethod[]

@@ -66,3 +66,11 @@ export type {
 export * from './channels'
 // screens: event log, ACME subscription page
 export type { AcmeIssuedCertificateView, AcmeSubscriptionPageView, EventFilter, EventView } from '../src-shared/records'
+// alerts
+export type {
+  AlertChannelInputT as AlertChannelInput,
+  AlertChannelViewT as AlertChannelView,
+  AlertDeliveryViewT as AlertDeliveryView,
+  AlertRuleViewT as AlertRuleView,
+  AlertViewT as AlertView
+} from '../src-shared/alert-records'

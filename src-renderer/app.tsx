@@ -4,6 +4,7 @@ import { useHashLocation } from 'wouter/use-hash-location'
 import { usd } from './lib/format'
 import { href, idFrom, type Screen } from './routes'
 import { AcmeSubscriptionPage } from './screens/acme-subscription'
+import { Alerts } from './screens/alerts'
 import { ApiKeys } from './screens/api-keys'
 import { Billing } from './screens/billing'
 import { Catalogue } from './screens/catalogue'
@@ -27,6 +28,7 @@ const NAV: { screen: Screen; label: string; paths: RegExp }[] = [
   { screen: { name: 'events' }, label: 'Event log', paths: /^\/events$/ },
   { screen: { name: 'imports' }, label: 'Imported certificates', paths: /^\/imports$/ },
   { screen: { name: 'expiring' }, label: 'Expiring', paths: /^\/reports\/expiring$/ },
+  { screen: { name: 'alerts' }, label: 'Alerts', paths: /^\/alerts$/ },
   { screen: { name: 'api' }, label: 'API & integrations', paths: /^\/api$/ },
   { screen: { name: 'acme' }, label: 'ACME', paths: /^\/acme(\/|$)/ },
   { screen: { name: 'settings' }, label: 'Settings', paths: /^\/settings$/ }
@@ -57,6 +59,7 @@ function Body(): React.JSX.Element {
       <Route path="/events" component={EventLog} />
       <Route path="/imports" component={Imports} />
       <Route path="/reports/expiring" component={ExpiryReport} />
+      <Route path="/alerts" component={Alerts} />
       <Route path="/api" component={ApiKeys} />
       <Route path="/acme" component={Acme} />
       <Route path="/acme/:id">

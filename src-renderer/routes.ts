@@ -21,6 +21,7 @@ export type Screen =
   | { name: 'settings' }
   | { name: 'imports' }
   | { name: 'expiring' }
+  | { name: 'alerts' }
 
 const STATIC: Record<Exclude<Screen, { id: number }>['name'], string> = {
   dashboard: '/',
@@ -33,7 +34,8 @@ const STATIC: Record<Exclude<Screen, { id: number }>['name'], string> = {
   acme: '/acme',
   settings: '/settings',
   imports: '/imports',
-  expiring: '/reports/expiring'
+  expiring: '/reports/expiring',
+  alerts: '/alerts'
 }
 
 /** The path of a screen inside the app (what follows `#`). */

@@ -8,6 +8,15 @@
  * first (docs/guide.md, "The desktop app").
  */
 import { OrderRenewalView } from './renewal-records'
+import {
+  AlertChannelInput,
+  AlertChannelView,
+  AlertDeliveryView,
+  AlertRuleChange,
+  AlertRuleView,
+  AlertView,
+  CreatedAlertChannel
+} from './alert-records'
 import { Type, type Static, type TOptional, type TSchema } from '@sinclair/typebox'
 import {
   AcmeHmacKeyView,
@@ -243,7 +252,21 @@ export const APP_API = {
   chooseExportPath: method([arg('file name', Text)], ExportTarget),
   startExport: method([reseller, arg('export', ExportRequest)], ExportJobView),
   exportJobs: method([], Type.Array(ExportJobView)),
-  cancelExport: method([arg('export id', Id)], ExportJobView)
+  cancelExport: method([arg('export id', Id)], ExportJobView),
+  // Alerts (the admin's, not one reseller's): rules, channels, a test message, alerts and deliveries.
+  alertRules: method([], Type.Array(AlertRuleView)),
+  /** Turns a rule on or off; `thresholdHours` is the validation wait (validation_waiting only). */
+  updateAlertRule: method([arg('rule', Text), arg('change', AlertRuleChange)], AlertRuleView),
+  alertChannels: method([], Type.Array(AlertChannelView)),
+  /** Credentials go to the keychain; a generic webhook's signing secret is answered once. */
+  addAlertChannel: method([arg('channel', AlertChannelInput)], CreatedAlertChannel),
+  removeAlertChannel: method([arg('channel id', Id)], Type.Object({ removed: Type.Literal(true) })),
+  /** Sends a test message to the channel now and answers its delivery. */
+  testAlertChannel: method([arg('channel id', Id)], AlertDeliveryView),
+  /** The newest deliveries first. */
+  alertDeliveries: method([arg('page', PageRequest)], PageOf(AlertDeliveryView)),
+  /** Alerts raised, newest first. */
+  listAlerts: method([arg('page', PageRequest)], PageOf(AlertView))
 } as const satisfies Record<string, MethodSpec>
 
 export type AppMethod = keyof typeof APP_API

@@ -35,6 +35,9 @@ import { checkArgs } from './validate'
 import type { EventFilter as EventFilterInput } from '../../src-shared/records'
 import { subscriptionCertificates } from '../core/acme-subscription-certificates'
 import { EVENT_TYPES, type EventType } from '../core/events'
+import type { Channel } from '../core/alerts'
+import type { SmtpConfig, UrlConfig } from '../core/alerts/channels'
+import type { AlertChannelViewT } from '../../src-shared/alert-records'
 import { isValidDate, parseDate } from '../core/time'
 import { ListPages } from '../core/list-pages'
 import { ExportJobs, SUGGESTED_NAME } from './export-jobs'
@@ -356,6 +359,20 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     // Backup from the settings screen: the desktop user names the folder, the core names the file.
     startBackup: (folder) => backupJobsFor(service.ctx, service.dataDir).start(folder),
     backupProgress: () => backupJobsFor(service.ctx, service.dataDir).progress(),
+    alertRules: () => service.alerts.rules(),
+    updateAlertRule: (rule, change) => service.alerts.updateRule(rule, change),
+    alertChannels: () => service.alerts.channels.list().map(alertChannelView),
+    addAlertChannel: async (input) => {
+      const created = await service.alerts.addChannel(input)
+      return { channel: alertChannelView(created.channel), signingSecret: created.signingSecret }
+    },
+    removeAlertChannel: (id) => {
+      service.alerts.removeChannel(id)
+      return { removed: true as const }
+    },
+    testAlertChannel: (id) => service.alerts.testChannel(id),
+    alertDeliveries: (p) => service.alerts.deliveries(page(p)),
+    listAlerts: (p) => service.alerts.list({}, page(p)),
     // ---- screens: event log, ACME subscription page, invoice document, validation cancel
     listEvents: (resellerId, filter, p) => {
       const r = reseller(resellerId)
@@ -442,4 +459,18 @@ export async function callHandler(handlers: AppHandlers, method: AppMethod, args
     if (err instanceof RangeError) return { status: 400, body: { success: false, error: err.message } }
     return { status: 500, body: { success: false, error: 'internal error; see the CertDesk log' }, fault: err }
   }
+}
+
+/** A channel as the Alerts screen lists it: where messages go, never a credential. */
+function alertChannelView(c: Channel): AlertChannelViewT {
+  const target =
+    c.kind === 'smtp'
+      ? (() => {
+          const s = c.config as SmtpConfig
+          return `${s.host}:${s.port} (${s.security}${s.username ? `, login ${s.username}` : ''}) to ${s.to.join(', ')}`
+        })()
+      : c.kind === 'webhook'
+        ? String((c.config as UrlConfig).url)
+        : `${(c.config as UrlConfig).host} (the URL is in the keychain)`
+  return { id: c.id, kind: c.kind, name: c.name, enabled: c.enabled, digest: c.digest, target, createdAt: c.createdAt }
 }

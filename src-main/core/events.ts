@@ -33,10 +33,16 @@ export const EVENT_TYPES = [
   'installation.failed',
   'certificate.imported'
 ] as const
+/**
+ * Events only the admin reads (no reseller: GET /events and the reseller's log never show them),
+ * because what they say may name the admin's paths, hosts and channels (alerts/).
+ */
+export const ADMIN_EVENT_TYPES = ['alert.raised', 'alert.cleared'] as const
 export type EventType = (typeof EVENT_TYPES)[number]
+export type AdminEventType = (typeof ADMIN_EVENT_TYPES)[number]
 
 export interface EventInput {
-  type: EventType
+  type: EventType | AdminEventType
   resellerId: number | null
   orderId?: number | null
   message: string
@@ -133,7 +139,8 @@ export class Events {
    * admin's full detail (the desktop app and `certdesk admin events list`).
    */
   list(resellerId: number | null, filter: EventFilter, page: Paging): Page<CertEvent> {
-    const where: string[] = []
+    // The admin's own events (alerts) are read with `listAdmin`; this log is the reseller API's.
+    const where: string[] = [`e.type NOT IN (${ADMIN_EVENT_TYPES.map((t) => `'${t}'`).join(', ')})`]
     const args: unknown[] = []
     if (resellerId !== null) {
       where.push('e.reseller_id = ?')
@@ -152,7 +159,7 @@ export class Events {
       where.push('e.order_id = ?')
       args.push(filter.orderId)
     }
-    const sqlWhere = where.length ? `WHERE ${where.join(' AND ')}` : ''
+    const sqlWhere = `WHERE ${where.join(' AND ')}`
     const rows = this.ctx.db
       .prepare(
         `SELECT e.*, o.order_number FROM events e LEFT JOIN orders o ON o.id = e.order_id
@@ -175,6 +182,33 @@ export class Events {
           createdAt: r.created_at
         })
       ),
+      total: n,
+      ...page
+    }
+  }
+
+  /** The admin's own events of one type (alert.raised, alert.cleared), newest first. */
+  listAdmin(type: AdminEventType, page: Paging): Page<Omit<CertEvent, 'type'> & { type: AdminEventType }> {
+    const rows = this.ctx.db
+      .prepare(
+        `SELECT e.*, o.order_number FROM events e LEFT JOIN orders o ON o.id = e.order_id
+          WHERE e.reseller_id IS NULL AND e.type = ? ORDER BY e.id DESC LIMIT ? OFFSET ?`
+      )
+      .all(type, page.limit, page.offset) as (Omit<EventRow, 'type'> & { type: AdminEventType })[]
+    const { n } = this.ctx.db
+      .prepare('SELECT COUNT(*) AS n FROM events WHERE reseller_id IS NULL AND type = ?')
+      .get(type) as { n: number }
+    return {
+      items: rows.map((r) => ({
+        id: r.id,
+        type: r.type,
+        resellerId: null,
+        orderId: r.order_id,
+        orderNumber: r.order_number,
+        message: r.message,
+        data: JSON.parse(r.data) as Record<string, unknown>,
+        createdAt: r.created_at
+      })),
       total: n,
       ...page
     }

@@ -6,6 +6,7 @@
  * certificate has run out. A pass is idempotent, so it runs on start (catching up after
  * sleep), on a timer, and on demand (`certdesk admin scheduler run --as-of DATE`).
  */
+import type { PassOutcome } from './alerts'
 import type { Certificates } from './certificates'
 import type { CoreContext } from './context'
 import type { DeployRun, Deploys } from './deploy/deploys'
@@ -60,6 +61,8 @@ export class Scheduler {
         windows: RenewalWindows
         refreshWindows(now: Date): Promise<{ order_id: number; error: string }[]>
       }
+      /** Alert rules checked after each pass; `tick` between passes (alerts/). */
+      alerts?: { afterPass(outcome: PassOutcome): Promise<void>; tick(): Promise<void> }
     }
   ) {}
 
@@ -80,6 +83,8 @@ export class Scheduler {
   /** Deploy retries come due minutes apart, between the hourly passes. */
   async retryDeploys(): Promise<void> {
     await this.after?.deploys.runDue()
+    // Deploy and installation alerts and their delivery retries are due minutes apart too.
+    await this.after?.alerts?.tick()
   }
 
   private async pass(): Promise<SchedulerReport> {
@@ -106,7 +111,10 @@ export class Scheduler {
         reason: c.reason
       })
     }
+    // Issuances and renewals that failed in this pass, for the renewal_failed alert (not a failed look at ARI).
+    const failed: PassOutcome['failed'] = []
     const fail = (o: { id: number; order_number: string }, err: unknown): void => {
+      failed.push({ order_id: o.id, error: err instanceof Error ? err.message : String(err) })
       report.errors.push({
         order_id: o.id,
         order_number: o.order_number,
@@ -208,6 +216,17 @@ export class Scheduler {
       await this.after.deploys.idle()
       report.deploys = this.after.deploys.takeAttempted().map(deployJson)
       report.expiring = this.after.events.noticeExpiring()
+    }
+
+    // 5. Alerts: renewals that failed or need a validation, and the rules' own checks.
+    if (this.after?.alerts) {
+      for (const v of report.validation_needed)
+        failed.push({ order_id: v.order_id, error: `validation needed: ${v.reason}` })
+      try {
+        await this.after.alerts.afterPass({ failed, issued: report.issued.map((i) => i.order_id) })
+      } catch (err) {
+        report.errors.push({ order_id: 0, order_number: '-', error: `could not check alerts: ${String(err)}` })
+      }
     }
     return report
   }

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import defaultCatalogue from '../../resources/catalogue.json'
 import { AcmeIssuer } from './acme-issuer'
+import { Alerts } from './alerts'
 import { AcmeServerCore } from './acme-server'
 import { localCaSigner } from './acme-server/signer'
 import { AcmeSubscriptions } from './acme-subscriptions'
@@ -72,6 +73,8 @@ export interface Service {
   readonly imports: Imports
   /** The expiry report (issued here and imported). */
   readonly reports: Reports
+  /** Alert rules, channels and deliveries (alerts/). */
+  readonly alerts: Alerts
   close(): void
 }
 
@@ -105,6 +108,7 @@ export function openService(opts: ServiceOptions): Service {
   // A key generated for a reissue is kept in the transaction that stores its certificate, before the deploys start.
   certificates.keys = keyVault
   deploys.setKeyProvider((orderId, _serial, certificatePem) => keyVault.keyMatching(orderId, certificatePem))
+  const alerts = new Alerts(ctx, settings)
   return {
     dataDir: opts.dataDir,
     ctx,
@@ -124,11 +128,12 @@ export function openService(opts: ServiceOptions): Service {
     keyVault,
     localCa,
     certificates,
-    scheduler: new Scheduler(ctx, certificates, { deploys, events, renewals: acmeIssuer }),
+    scheduler: new Scheduler(ctx, certificates, { deploys, events, renewals: acmeIssuer, alerts }),
     watchlist: new Watchlist(ctx, orders),
     installations: new Installations(ctx, orders, settings),
     imports: new Imports(ctx, orders, resellers, catalogue, keyVault),
     reports: new Reports(ctx),
+    alerts,
     close: () => db.close()
   }
 }

@@ -28,3 +28,9 @@ export const DELEGATED_DNS_SETTINGS = {
   /** The issuer domain name the embedded ACME server's dns-persist-01 records name; its directory's host when unset. */
   persistIssuer: 'acme_server.issuer_domain'
 } as const
+
+/** Alerts (alerts/): webhook channels reach public addresses only unless this is on. */
+export const ALERT_SETTINGS = {
+  /** `true` lets alert webhooks reach loopback and private addresses (a lab, a LAN receiver). */
+  allowPrivateAddresses: 'alerts.allow_private_addresses'
+} as const

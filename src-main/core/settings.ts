@@ -8,7 +8,7 @@
  */
 import { isIP } from 'node:net'
 import type { Db } from './db'
-import { DCV_SETTINGS, DELEGATED_DNS_SETTINGS } from './setting-keys'
+import { ALERT_SETTINGS, DCV_SETTINGS, DELEGATED_DNS_SETTINGS } from './setting-keys'
 import { invalid } from './errors'
 
 /** Says what is wrong with a value, or null when it is fine. */
@@ -97,7 +97,9 @@ export const SETTING_RULES: Record<string, SettingRule> = {
   // Delegated DNS validation (delegated-dns.ts)
   [DELEGATED_DNS_SETTINGS.zone]: zoneRule,
   [DELEGATED_DNS_SETTINGS.listen]: resolverRule,
-  [DELEGATED_DNS_SETTINGS.persistIssuer]: zoneRule
+  [DELEGATED_DNS_SETTINGS.persistIssuer]: zoneRule,
+  // Alerts (alerts/)
+  [ALERT_SETTINGS.allowPrivateAddresses]: flagRule
 }
 
 export const EDITABLE_SETTINGS = Object.keys(SETTING_RULES)

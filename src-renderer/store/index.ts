@@ -7,6 +7,7 @@ import { create } from 'zustand'
 import type { ResellerView } from '../../src-preload/contract'
 import { onSignedOut } from '../bridge'
 import { acmeSlice } from './acme'
+import { alertsSlice } from './alerts'
 import { keysSlice } from './api-keys'
 import { backupSlice } from './backup'
 import { billingSlice } from './billing'
@@ -44,7 +45,8 @@ export const useStore = create<Store>()((...a) => ({
   ...installationsSlice(...a),
   ...backupSlice(...a),
   ...renewalSlice(...a),
-  ...screensSlice(...a)
+  ...screensSlice(...a),
+  ...alertsSlice(...a)
 }))
 
 // Any call the server refuses for want of a session switches the whole UI to the sign-in-needed screen.

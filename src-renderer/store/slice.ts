@@ -4,6 +4,7 @@
  */
 import type { StateCreator } from 'zustand'
 import type { AcmeSlice } from './acme'
+import type { AlertsSlice } from './alerts'
 import type { BackupSlice } from './backup'
 import type { KeysSlice } from './api-keys'
 import type { BillingSlice } from './billing'
@@ -31,7 +32,8 @@ export type Store = SessionSlice &
   InstallationsSlice &
   BackupSlice &
   RenewalSlice &
-  ScreensSlice
+  ScreensSlice &
+  AlertsSlice
 
 export type Slice<T> = StateCreator<Store, [], [], T>
 

@@ -15,6 +15,8 @@ const NAMES = [
 ]
 /** Delegated DNS validation's settings, editable too (setting-keys.ts). */
 const DELEGATION = ['dns.delegated_zone', 'dns.listen', 'acme_server.issuer_domain']
+/** Alerts' switch for webhook receivers on private addresses (setting-keys.ts). */
+const ALERTS = ['alerts.allow_private_addresses']
 
 beforeEach(() => {
   vi.resetModules()
@@ -24,7 +26,7 @@ describe('setting names', () => {
   it('are all there when settings.ts loads first', async () => {
     const settings = await import('../../src-main/core/settings')
     const dcv = await import('../../src-main/core/dcv')
-    expect([...settings.EDITABLE_SETTINGS].sort()).toEqual([...NAMES, ...DELEGATION].sort())
+    expect([...settings.EDITABLE_SETTINGS].sort()).toEqual([...NAMES, ...DELEGATION, ...ALERTS].sort())
     expect(Object.values(dcv.DCV_SETTINGS).sort()).toEqual([...NAMES].sort())
   })
 
@@ -32,6 +34,6 @@ describe('setting names', () => {
     const dcv = await import('../../src-main/core/dcv')
     const settings = await import('../../src-main/core/settings')
     expect(Object.values(dcv.DCV_SETTINGS).sort()).toEqual([...NAMES].sort())
-    expect([...settings.EDITABLE_SETTINGS].sort()).toEqual([...NAMES, ...DELEGATION].sort())
+    expect([...settings.EDITABLE_SETTINGS].sort()).toEqual([...NAMES, ...DELEGATION, ...ALERTS].sort())
   })
 })

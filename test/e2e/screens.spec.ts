@@ -93,6 +93,7 @@ const NAV: [label: string, hash: string, heading: string][] = [
   ['Event log', '#/events', 'Event log'],
   ['Imported certificates', '#/imports', 'Imported certificates'],
   ['Expiring', '#/reports/expiring', 'Expiring certificates'],
+  ['Alerts', '#/alerts', 'Alerts'],
   ['API & integrations', '#/api', 'API & integrations'],
   ['ACME', '#/acme', 'ACME subscriptions'],
   ['Settings', '#/settings', 'Settings'],
@@ -675,6 +676,7 @@ async function everyScreen(page: Page, tag: string): Promise<[name: string, hash
     ['events', '#/events'],
     ['imports', '#/imports'],
     ['expiring', '#/reports/expiring'],
+    ['alerts', '#/alerts'],
     ['api', '#/api'],
     ['acme', '#/acme'],
     ['acme-subscription', acme],
@@ -720,7 +722,7 @@ test('keyboard and screen readers: axe finds nothing serious on any screen, Tab 
   await page.reload()
   await expect(page.locator('h1')).toHaveText('Dashboard')
   const names: string[] = []
-  for (let i = 0; i < 13; i++) {
+  for (let i = 0; i < 14; i++) {
     await page.keyboard.press('Tab')
     names.push(await page.evaluate<string>(FOCUSED))
   }
@@ -734,6 +736,7 @@ test('keyboard and screen readers: axe finds nothing serious on any screen, Tab 
     'Event log',
     'Imported certificates',
     'Expiring',
+    'Alerts',
     'API & integrations',
     'ACME',
     'Settings',

@@ -1,0 +1,669 @@
+/**
+ * Alerts: the rules that notice trouble, the alerts they raise and their delivery to the
+ * admin's channels. Each alert is raised once per (rule, order, cause), so however many
+ * scheduler passes see the same trouble, each channel gets one message; `alert.raised` and
+ * `alert.cleared` go to the event log. Deliveries are retried with back-off and recorded.
+ *
+ * The checks are cheap on a large store: the expiry check runs once a day over an index, the
+ * validation check reads only orders waiting on a validation, deploy and installation problems
+ * are read from the event log after a cursor, and due deliveries from a partial index.
+ */
+import type { CoreContext } from '../context'
+import type { Db } from '../db'
+import { invalid, notFound } from '../errors'
+import { recordEvent } from '../events'
+import type { Page, Paging } from '../ledger'
+import { ALERT_SETTINGS } from '../setting-keys'
+import type { Settings } from '../settings'
+import { addDays, DAY_MS, isoDate, isoTimestamp, parseDate } from '../time'
+import { AlertChannels, type Channel, type ChannelInput } from './channels'
+import { isoWeek, weekStart } from './iso-week'
+import { bounded, BODY_LIMIT, oneLine, signedPayload, slackPayload, teamsPayload, type Message } from './messages'
+import {
+  ALERT_RULES,
+  DEFAULT_VALIDATION_WAIT_HOURS,
+  EXPIRING_FRACTION,
+  LONGEST_LIFETIME_DAYS,
+  RULE_LABELS,
+  type AlertRule,
+  type RuleView
+} from './rules'
+import { postJson, sendMail } from './transport'
+
+export { ALERT_RULES, RULE_LABELS, type AlertRule, type RuleView } from './rules'
+export { CHANNEL_KINDS, type Channel, type ChannelInput } from './channels'
+
+/** Minutes before the next attempt after each failed one; the sixth failure is final. */
+export const RETRY_MINUTES = [1, 5, 30, 120, 360] as const
+export const MAX_ATTEMPTS = RETRY_MINUTES.length + 1
+/** How long a delivery is held by the process sending it, so another process does not send it too. */
+const CLAIM_MINUTES = 15
+/** Deliveries sent at once; a slow receiver holds up no more than this many. */
+const PARALLEL = 4
+/** Alerts listed by name in the weekly digest; the rest are counted. */
+export const DIGEST_LINES = 200
+
+export interface Alert {
+  id: number
+  rule: AlertRule
+  orderId: number
+  orderNumber: string | null
+  cause: string
+  subject: string
+  message: string
+  raisedAt: string
+  clearedAt: string | null
+}
+
+export interface Delivery {
+  id: number
+  channelId: number
+  channelName: string
+  channelKind: Channel['kind']
+  kind: 'alert' | 'digest' | 'test'
+  alertId: number | null
+  digestWeek: string | null
+  subject: string
+  status: 'pending' | 'sent' | 'failed'
+  attempts: number
+  nextAttemptAt: string | null
+  lastError: string | null
+  createdAt: string
+  sentAt: string | null
+}
+
+/** What the scheduler pass hands over: orders whose renewal failed, and orders issued. */
+export interface PassOutcome {
+  failed: { order_id: number; error: string }[]
+  issued: number[]
+}
+
+interface RuleRow {
+  rule: AlertRule
+  enabled: number
+  threshold_hours: number | null
+  updated_at: string | null
+}
+
+interface DeliveryRow {
+  id: number
+  channel_id: number
+  name: string
+  channel_kind: Channel['kind']
+  kind: Delivery['kind']
+  alert_id: number | null
+  digest_week: string | null
+  subject: string
+  body: string
+  status: Delivery['status']
+  attempts: number
+  next_attempt_at: string | null
+  last_error: string | null
+  created_at: string
+  sent_at: string | null
+}
+
+const deliveryView = (r: DeliveryRow): Delivery => ({
+  id: r.id,
+  channelId: r.channel_id,
+  channelName: r.name,
+  channelKind: r.channel_kind,
+  kind: r.kind,
+  alertId: r.alert_id,
+  digestWeek: r.digest_week,
+  subject: r.subject,
+  status: r.status,
+  attempts: r.attempts,
+  nextAttemptAt: r.next_attempt_at,
+  lastError: r.last_error,
+  createdAt: r.created_at,
+  sentAt: r.sent_at
+})
+
+const addMinutes = (d: Date, m: number): Date => new Date(d.getTime() + m * 60_000)
+
+export class Alerts {
+  readonly channels: AlertChannels
+
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly settings: Settings
+  ) {
+    this.channels = new AlertChannels(ctx)
+  }
+
+  private get allowPrivate(): boolean {
+    return this.settings.flag(ALERT_SETTINGS.allowPrivateAddresses)
+  }
+
+  // ---- rules
+
+  rules(): RuleView[] {
+    const rows = this.ctx.db.prepare('SELECT * FROM alert_rules').all() as RuleRow[]
+    return ALERT_RULES.map((rule) => {
+      const r = rows.find((x) => x.rule === rule)
+      return {
+        rule,
+        label: RULE_LABELS[rule],
+        enabled: r ? r.enabled === 1 : true,
+        thresholdHours: rule === 'validation_waiting' ? (r?.threshold_hours ?? DEFAULT_VALIDATION_WAIT_HOURS) : null,
+        updatedAt: r?.updated_at ?? null
+      }
+    })
+  }
+
+  updateRule(rule: string, change: { enabled?: boolean; thresholdHours?: number }): RuleView {
+    if (!(ALERT_RULES as readonly string[]).includes(rule))
+      throw invalid(
+        `could not change the alert rule: ${JSON.stringify(String(rule).slice(0, 40))} is not one of ${ALERT_RULES.join(', ')}`
+      )
+    if (change.enabled !== undefined && typeof change.enabled !== 'boolean')
+      throw invalid('could not change the alert rule: enabled must be true or false')
+    if (change.thresholdHours !== undefined) {
+      if (rule !== 'validation_waiting')
+        throw invalid(`could not change the alert rule: only validation_waiting has a threshold in hours`)
+      const h = change.thresholdHours
+      if (!Number.isInteger(h) || h < 1 || h > 8760)
+        throw invalid('could not change the alert rule: the threshold must be whole hours from 1 to 8760 (a year)')
+    }
+    this.ctx.db
+      .prepare(
+        `UPDATE alert_rules SET enabled = IFNULL(?, enabled), threshold_hours = IFNULL(?, threshold_hours), updated_at = ?
+          WHERE rule = ?`
+      )
+      .run(
+        change.enabled === undefined ? null : change.enabled ? 1 : 0,
+        change.thresholdHours ?? null,
+        isoTimestamp(this.ctx.clock()),
+        rule
+      )
+    return this.rules().find((r) => r.rule === rule) as RuleView
+  }
+
+  // ---- channels
+
+  addChannel(input: ChannelInput): Promise<{ channel: Channel; signingSecret: string | null }> {
+    return this.channels.add(input, this.allowPrivate)
+  }
+
+  removeChannel(id: number): void {
+    this.channels.remove(id)
+  }
+
+  /** Sends a test message to one channel now and answers its delivery record. */
+  async testChannel(id: number): Promise<Delivery> {
+    const channel = this.channels.get(id)
+    const now = this.ctx.clock()
+    const info = this.ctx.db
+      .prepare(
+        `INSERT INTO alert_deliveries (channel_id, kind, subject, body, status, next_attempt_at, created_at)
+         VALUES (?, 'test', ?, ?, 'pending', ?, ?)`
+      )
+      .run(
+        channel.id,
+        'CertDesk test alert',
+        `This is a test from CertDesk to the channel "${channel.name}". Alerts will arrive here.`,
+        isoTimestamp(now),
+        isoTimestamp(now)
+      )
+    const deliveryId = Number(info.lastInsertRowid)
+    await this.deliver(deliveryId)
+    return this.delivery(deliveryId)
+  }
+
+  // ---- alerts and deliveries
+
+  list(filter: { open?: boolean }, page: Paging): Page<Alert> {
+    const where = filter.open ? 'WHERE a.cleared_at IS NULL' : ''
+    const rows = this.ctx.db
+      .prepare(
+        `SELECT a.*, o.order_number FROM alerts a LEFT JOIN orders o ON o.id = a.order_id ${where}
+          ORDER BY a.id DESC LIMIT ? OFFSET ?`
+      )
+      .all(page.limit, page.offset) as (Omit<Alert, 'orderId' | 'orderNumber' | 'raisedAt' | 'clearedAt'> & {
+      order_id: number
+      order_number: string | null
+      raised_at: string
+      cleared_at: string | null
+    })[]
+    const { n } = this.ctx.db.prepare(`SELECT COUNT(*) AS n FROM alerts a ${where}`).get() as { n: number }
+    return {
+      items: rows.map((r) => ({
+        id: r.id,
+        rule: r.rule,
+        orderId: r.order_id,
+        orderNumber: r.order_number,
+        cause: r.cause,
+        subject: r.subject,
+        message: r.message,
+        raisedAt: r.raised_at,
+        clearedAt: r.cleared_at
+      })),
+      total: n,
+      ...page
+    }
+  }
+
+  /** The newest deliveries first. */
+  deliveries(page: Paging): Page<Delivery> {
+    const rows = this.ctx.db
+      .prepare(
+        `SELECT d.*, c.name, c.kind AS channel_kind FROM alert_deliveries d JOIN alert_channels c ON c.id = d.channel_id
+          ORDER BY d.id DESC LIMIT ? OFFSET ?`
+      )
+      .all(page.limit, page.offset) as DeliveryRow[]
+    const { n } = this.ctx.db.prepare('SELECT COUNT(*) AS n FROM alert_deliveries').get() as { n: number }
+    return { items: rows.map(deliveryView), total: n, ...page }
+  }
+
+  delivery(id: number): Delivery {
+    const row = this.ctx.db
+      .prepare(
+        `SELECT d.*, c.name, c.kind AS channel_kind FROM alert_deliveries d JOIN alert_channels c ON c.id = d.channel_id
+          WHERE d.id = ?`
+      )
+      .get(id) as DeliveryRow | undefined
+    if (!row) throw notFound(`could not find alert delivery ${id}`)
+    return deliveryView(row)
+  }
+
+  // ---- the checks
+
+  /**
+   * After a scheduler pass: the pass's renewal failures and issues, the daily expiry check, the
+   * validations waiting too long, then `tick` (event log, digest, due deliveries).
+   */
+  async afterPass(outcome: PassOutcome): Promise<void> {
+    const now = this.ctx.clock()
+    const db = this.ctx.db
+    const rules = new Map(this.rules().map((r) => [r.rule, r]))
+    db.transaction(() => {
+      for (const id of outcome.issued) this.clearOrder(id, ['renewal_failed', 'validation_waiting', 'expiring'], now)
+      if (rules.get('renewal_failed')?.enabled) this.renewalFailures(outcome.failed, now)
+      this.validationWaits(now, rules.get('validation_waiting') as RuleView)
+      if (rules.get('expiring')?.enabled) this.expiring(now)
+    }).immediate()
+    await this.tick()
+  }
+
+  /**
+   * The cheap part, also run between the hourly passes: deploy and installation problems from
+   * the event log, the weekly digest, and the deliveries that are due.
+   */
+  async tick(): Promise<void> {
+    const now = this.ctx.clock()
+    this.ctx.db
+      .transaction(() => {
+        this.fromEvents(now)
+        this.digests(now)
+      })
+      .immediate()
+    await this.deliverDue(now)
+  }
+
+  /** Raises one alert; false when it was raised before (or its rule is off). Inside a transaction. */
+  private raise(rule: AlertRule, orderId: number, cause: string, subject: string, message: string, now: Date): boolean {
+    const db = this.ctx.db
+    const at = isoTimestamp(now)
+    const info = db
+      .prepare(
+        `INSERT OR IGNORE INTO alerts (rule, order_id, cause, subject, message, raised_at) VALUES (?, ?, ?, ?, ?, ?)`
+      )
+      .run(rule, orderId, oneLine(cause, 200), oneLine(subject), bounded(message), at)
+    if (info.changes === 0) return false
+    const alertId = Number(info.lastInsertRowid)
+    // Admin-only (no reseller): the message may name the admin's paths and hosts.
+    recordEvent(db, now, {
+      type: 'alert.raised',
+      resellerId: null,
+      orderId,
+      message: oneLine(subject),
+      data: { alert_id: alertId, rule, cause: oneLine(cause, 200) }
+    })
+    db.prepare(
+      `INSERT INTO alert_deliveries (channel_id, kind, alert_id, subject, body, status, next_attempt_at, created_at)
+       SELECT id, 'alert', ?, ?, ?, 'pending', ?, ? FROM alert_channels WHERE enabled = 1`
+    ).run(alertId, oneLine(subject), bounded(message), at, at)
+    return true
+  }
+
+  private clearOrder(orderId: number, rules: AlertRule[], now: Date, keep?: (cause: string) => boolean): void {
+    const db = this.ctx.db
+    const open = db
+      .prepare(
+        `SELECT id, rule, cause, subject FROM alerts WHERE order_id = ? AND cleared_at IS NULL AND rule IN (${rules.map(() => '?').join(', ')})`
+      )
+      .all(orderId, ...rules) as { id: number; rule: AlertRule; cause: string; subject: string }[]
+    for (const a of open) {
+      if (keep?.(a.cause)) continue
+      db.prepare('UPDATE alerts SET cleared_at = ? WHERE id = ?').run(isoTimestamp(now), a.id)
+      recordEvent(db, now, {
+        type: 'alert.cleared',
+        resellerId: null,
+        orderId,
+        message: `Cleared: ${a.subject}`,
+        data: { alert_id: a.id, rule: a.rule, cause: a.cause }
+      })
+    }
+  }
+
+  private order(
+    orderId: number
+  ): { id: number; order_number: string; domain: string; cert_valid_till: string | null } | undefined {
+    return this.ctx.db
+      .prepare('SELECT id, order_number, domain, cert_valid_till FROM orders WHERE id = ?')
+      .get(orderId) as { id: number; order_number: string; domain: string; cert_valid_till: string | null } | undefined
+  }
+
+  private renewalFailures(failed: PassOutcome['failed'], now: Date): void {
+    for (const f of failed) {
+      const o = this.order(f.order_id)
+      if (!o) continue
+      // One alert per certificate whose renewal fails, however many passes fail the same way.
+      this.raise(
+        'renewal_failed',
+        o.id,
+        `certificate:${o.cert_valid_till ?? 'none'}`,
+        `${o.cert_valid_till ? 'Renewal' : 'Issuance'} failed: ${o.order_number}${o.domain ? ` (${o.domain})` : ''}`,
+        `The certificate of order ${o.order_number}${o.domain ? ` for ${o.domain}` : ''} could not be ${o.cert_valid_till ? 'renewed' : 'issued'}: ${f.error}` +
+          (o.cert_valid_till ? `\nThe current certificate ends ${o.cert_valid_till} UTC.` : ''),
+        now
+      )
+    }
+  }
+
+  /** Orders waiting on their validation longer than the rule's hours; the wait starts when a pass first sees it. */
+  private validationWaits(now: Date, rule: RuleView): void {
+    const db = this.ctx.db
+    const waiting = db
+      .prepare(
+        `SELECT o.id, o.order_number, o.domain, w.since FROM orders o LEFT JOIN alert_waits w ON w.order_id = o.id
+          WHERE o.status = 'validation_pending'`
+      )
+      .all() as { id: number; order_number: string; domain: string; since: string | null }[]
+    const ids = new Set(waiting.map((o) => o.id))
+    const at = isoTimestamp(now)
+    const put = db.prepare('INSERT OR IGNORE INTO alert_waits (order_id, since) VALUES (?, ?)')
+    for (const o of waiting) if (o.since === null) put.run(o.id, at)
+    for (const w of db.prepare('SELECT order_id FROM alert_waits').pluck().all() as number[]) {
+      if (ids.has(w)) continue
+      db.prepare('DELETE FROM alert_waits WHERE order_id = ?').run(w)
+      this.clearOrder(w, ['validation_waiting'], now)
+    }
+    if (!rule.enabled) return
+    const hours = rule.thresholdHours ?? DEFAULT_VALIDATION_WAIT_HOURS
+    const cutoff = isoTimestamp(new Date(now.getTime() - hours * 3_600_000))
+    for (const o of waiting) {
+      const since = o.since ?? at
+      if (since > cutoff) continue
+      this.raise(
+        'validation_waiting',
+        o.id,
+        `since:${since}`,
+        `Validation waiting over ${hours} h: ${o.order_number}${o.domain ? ` (${o.domain})` : ''}`,
+        `Order ${o.order_number}${o.domain ? ` for ${o.domain}` : ''} has waited for its domain validation since ${since} UTC, longer than ${hours} hours. ` +
+          `Check the validation instructions on the order page or ask the customer.`,
+        now
+      )
+    }
+  }
+
+  /**
+   * Once a day: certificates with a third of their lifetime left and no renewal planned (no
+   * `next_reissue_at`, no RFC 9773 renewal moment before the end). Bounded by the longest
+   * lifetime, so the index on (status, cert_valid_till) reads only certificates near their end.
+   */
+  private expiring(now: Date): void {
+    const db = this.ctx.db
+    const today = isoDate(now)
+    const last = db.prepare(`SELECT value FROM alert_state WHERE key = 'expiring_day'`).pluck().get() as
+      string | undefined
+    if (last === today) return
+    db.prepare(
+      `INSERT INTO alert_state (key, value) VALUES ('expiring_day', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`
+    ).run(today)
+    // Alerts whose certificate was replaced, or whose renewal is now planned, are over.
+    const open = db
+      .prepare(
+        `SELECT a.order_id, a.cause, o.cert_valid_till, o.next_reissue_at FROM alerts a JOIN orders o ON o.id = a.order_id
+          WHERE a.rule = 'expiring' AND a.cleared_at IS NULL`
+      )
+      .all() as { order_id: number; cause: string; cert_valid_till: string | null; next_reissue_at: string | null }[]
+    for (const a of open)
+      if (a.cause !== `valid_till:${a.cert_valid_till}` || a.next_reissue_at !== null)
+        this.clearOrder(a.order_id, ['expiring'], now)
+    const horizon = isoTimestamp(addDays(now, Math.ceil(LONGEST_LIFETIME_DAYS * EXPIRING_FRACTION)))
+    const rows = db
+      .prepare(
+        `SELECT o.id, o.order_number, o.domain, o.cert_valid_from, o.cert_valid_till FROM orders o
+          WHERE o.status = 'completed' AND o.next_reissue_at IS NULL AND o.cert_valid_till IS NOT NULL
+            AND o.cert_valid_till > ? AND o.cert_valid_till <= ?
+            AND NOT EXISTS (SELECT 1 FROM ari_windows w WHERE w.order_id = o.id AND w.renew_at < o.cert_valid_till)`
+      )
+      .all(isoTimestamp(now), horizon) as {
+      id: number
+      order_number: string
+      domain: string
+      cert_valid_from: string | null
+      cert_valid_till: string
+    }[]
+    for (const o of rows) {
+      const till = parseDate(o.cert_valid_till).getTime()
+      const from = o.cert_valid_from ? parseDate(o.cert_valid_from).getTime() : till - LONGEST_LIFETIME_DAYS * DAY_MS
+      const left = till - now.getTime()
+      if (left > (till - from) * EXPIRING_FRACTION) continue
+      const days = Math.ceil(left / DAY_MS)
+      this.raise(
+        'expiring',
+        o.id,
+        `valid_till:${o.cert_valid_till}`,
+        `Certificate expiring in ${days} days, no renewal planned: ${o.order_number}${o.domain ? ` (${o.domain})` : ''}`,
+        `The certificate of order ${o.order_number}${o.domain ? ` for ${o.domain}` : ''} ends ${o.cert_valid_till} UTC ` +
+          `(${days} days, a third of its lifetime or less) and no renewal is planned: the subscription ends first, ` +
+          `or automatic reissue is off for it. Renew the order or tell the customer.`,
+        now
+      )
+    }
+  }
+
+  /** Deploy failures after their last attempt, and installation checks that found a problem. */
+  private fromEvents(now: Date): void {
+    const db = this.ctx.db
+    const cursor = Number(db.prepare(`SELECT value FROM alert_state WHERE key = 'event_cursor'`).pluck().get() ?? 0)
+    const newest = Number(db.prepare('SELECT IFNULL(MAX(id), 0) FROM events').pluck().get())
+    if (newest <= cursor) return
+    const rows = db
+      .prepare(
+        `SELECT e.id, e.type, e.order_id, e.message, e.data, o.order_number, o.domain FROM events e
+           LEFT JOIN orders o ON o.id = e.order_id
+          WHERE e.id > ? AND e.id <= ? AND e.order_id IS NOT NULL
+            AND e.type IN ('deploy.failed', 'deploy.succeeded', 'installation.failed', 'installation.passed')
+          ORDER BY e.id`
+      )
+      .all(cursor, newest) as {
+      id: number
+      type: string
+      order_id: number
+      message: string
+      data: string
+      order_number: string | null
+      domain: string | null
+    }[]
+    const rules = new Map(this.rules().map((r) => [r.rule, r.enabled]))
+    for (const e of rows) {
+      const data = JSON.parse(e.data) as { gave_up?: boolean; attempt?: number; target_id?: number; run_id?: number }
+      const label = `${e.order_number ?? `order ${e.order_id}`}${e.domain ? ` (${e.domain})` : ''}`
+      if (e.type === 'deploy.succeeded') {
+        this.clearOrder(e.order_id, ['deploy_failed'], now, (cause) => !cause.startsWith(`target:${data.target_id}:`))
+      } else if (e.type === 'deploy.failed') {
+        // A retry is coming: only the last attempt (or a deploy that could not start) is an alert.
+        if (data.attempt !== undefined && data.gave_up !== true) continue
+        if (!rules.get('deploy_failed')) continue
+        this.raise(
+          'deploy_failed',
+          e.order_id,
+          `target:${data.target_id ?? '-'}:run:${data.run_id ?? `event-${e.id}`}`,
+          `Deploy failed: ${label}`,
+          e.message,
+          now
+        )
+      } else if (e.type === 'installation.passed') {
+        this.clearOrder(e.order_id, ['installation_problem'], now)
+      } else if (rules.get('installation_problem')) {
+        this.raise(
+          'installation_problem',
+          e.order_id,
+          `event:${e.id}`,
+          `Installation problem: ${label}`,
+          e.message,
+          now
+        )
+      }
+    }
+    db.prepare(`UPDATE alert_state SET value = ? WHERE key = 'event_cursor'`).run(String(newest))
+  }
+
+  /**
+   * The weekly digest (ISO 8601 weeks, Monday to Sunday, UTC): in the first pass of a week, one
+   * message per email channel that asked for it, about the week before. Once per week and
+   * channel (a unique key), so passes and processes never send it twice.
+   */
+  private digests(now: Date): void {
+    const db = this.ctx.db
+    const thisWeek = weekStart(now)
+    const lastWeek = new Date(thisWeek.getTime() - 7 * DAY_MS)
+    const week = isoWeek(lastWeek)
+    const channels = db
+      .prepare(
+        `SELECT c.id, c.name FROM alert_channels c WHERE c.kind = 'smtp' AND c.enabled = 1 AND c.digest = 1 AND c.created_at < ?
+            AND NOT EXISTS (SELECT 1 FROM alert_deliveries d WHERE d.digest_week = ? AND d.channel_id = c.id)`
+      )
+      .all(isoTimestamp(thisWeek), week) as { id: number; name: string }[]
+    if (channels.length === 0) return
+    const from = isoTimestamp(lastWeek)
+    const to = isoTimestamp(thisWeek)
+    const raised = db
+      .prepare(
+        `SELECT a.rule, a.subject, a.raised_at, a.cleared_at FROM alerts a WHERE a.raised_at >= ? AND a.raised_at < ? ORDER BY a.id`
+      )
+      .all(from, to) as { rule: AlertRule; subject: string; raised_at: string; cleared_at: string | null }[]
+    const open = Number(db.prepare('SELECT COUNT(*) FROM alerts WHERE cleared_at IS NULL').pluck().get())
+    const counts = ALERT_RULES.map((r) => `  ${RULE_LABELS[r]}: ${raised.filter((a) => a.rule === r).length}`).join(
+      '\n'
+    )
+    const lines = raised
+      .slice(0, DIGEST_LINES)
+      .map((a) => `  ${a.raised_at}  ${a.subject}${a.cleared_at ? `  (cleared ${a.cleared_at})` : ''}`)
+    const more = raised.length > DIGEST_LINES ? `\n  … and ${raised.length - DIGEST_LINES} more` : ''
+    const body = bounded(
+      `CertDesk alerts of week ${week} (${isoDate(lastWeek)} to ${isoDate(new Date(thisWeek.getTime() - DAY_MS))}, UTC)\n\n` +
+        `Raised: ${raised.length}\n${counts}\n\nStill open now: ${open}\n\n` +
+        (raised.length ? `${lines.join('\n')}${more}\n` : 'No alerts were raised.\n'),
+      BODY_LIMIT
+    )
+    const at = isoTimestamp(now)
+    const put = db.prepare(
+      `INSERT OR IGNORE INTO alert_deliveries (channel_id, kind, digest_week, subject, body, status, next_attempt_at, created_at)
+       VALUES (?, 'digest', ?, ?, ?, 'pending', ?, ?)`
+    )
+    for (const c of channels)
+      put.run(c.id, week, `CertDesk weekly digest ${week}: ${raised.length} alerts, ${open} open`, body, at, at)
+  }
+
+  // ---- sending
+
+  private async deliverDue(now: Date): Promise<void> {
+    const due = this.ctx.db
+      .prepare(
+        `SELECT id FROM alert_deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY id LIMIT 100`
+      )
+      .pluck()
+      .all(isoTimestamp(now)) as number[]
+    for (let i = 0; i < due.length; i += PARALLEL)
+      await Promise.all(due.slice(i, i + PARALLEL).map((id) => this.deliver(id)))
+  }
+
+  /** One attempt of one delivery, if no other pass or process holds it. */
+  private async deliver(id: number): Promise<void> {
+    const db = this.ctx.db
+    const start = this.ctx.clock()
+    const row = db.prepare('SELECT * FROM alert_deliveries WHERE id = ?').get(id) as DeliveryRow | undefined
+    if (!row || row.status !== 'pending') return
+    const claimed = db
+      .prepare(
+        `UPDATE alert_deliveries SET next_attempt_at = ? WHERE id = ? AND status = 'pending' AND next_attempt_at IS ?`
+      )
+      .run(isoTimestamp(addMinutes(start, CLAIM_MINUTES)), id, row.next_attempt_at)
+    if (claimed.changes === 0) return
+    let error: string | null = null
+    try {
+      const channel = this.channels.get(row.channel_id)
+      await this.send(channel, this.message(db, row, start), start)
+    } catch (err) {
+      error = oneLine(err instanceof Error ? err.message : String(err), 500)
+    }
+    const end = this.ctx.clock()
+    const attempt = row.attempts + 1
+    const gaveUp = error !== null && attempt >= MAX_ATTEMPTS
+    db.prepare(
+      `UPDATE alert_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_error = ?, sent_at = ? WHERE id = ?`
+    ).run(
+      error === null ? 'sent' : gaveUp ? 'failed' : 'pending',
+      attempt,
+      error === null || gaveUp ? null : isoTimestamp(addMinutes(end, RETRY_MINUTES[attempt - 1])),
+      error,
+      error === null ? isoTimestamp(end) : null,
+      id
+    )
+  }
+
+  private message(db: Db, row: DeliveryRow, now: Date): Message {
+    const base = { delivery: `alert-delivery-${row.id}`, subject: row.subject, body: row.body }
+    if (row.kind === 'digest') return { ...base, event: 'alert.digest', data: { week: row.digest_week } }
+    if (row.kind === 'test') return { ...base, event: 'alert.test', data: { sent_at: isoTimestamp(now) } }
+    const a = db
+      .prepare(
+        `SELECT a.id, a.rule, a.order_id, a.cause, a.raised_at, o.order_number, o.domain FROM alerts a
+           LEFT JOIN orders o ON o.id = a.order_id WHERE a.id = ?`
+      )
+      .get(row.alert_id) as Record<string, unknown>
+    return {
+      ...base,
+      event: 'alert.raised',
+      data: {
+        alert: {
+          id: a.id,
+          rule: a.rule,
+          order_id: a.order_id,
+          order_number: a.order_number,
+          domain: a.domain || null,
+          cause: a.cause,
+          raised_at: a.raised_at
+        }
+      }
+    }
+  }
+
+  private async send(channel: Channel, m: Message, now: Date): Promise<void> {
+    if (channel.kind === 'smtp') {
+      await sendMail(this.channels.smtpSettings(channel), {
+        subject: oneLine(`[CertDesk] ${m.subject}`),
+        text: bounded(m.body, BODY_LIMIT)
+      })
+      return
+    }
+    const url = this.channels.url(channel)
+    let body: string
+    let headers: Record<string, string> = { 'user-agent': 'CertDesk-Alerts/1' }
+    if (channel.kind === 'slack') body = slackPayload(m)
+    else if (channel.kind === 'teams') body = teamsPayload(m)
+    else {
+      const signed = signedPayload(m, this.channels.signingSecret(channel.id), Math.floor(now.getTime() / 1000))
+      body = signed.body
+      headers = signed.headers
+    }
+    const res = await postJson(url, headers, body, this.allowPrivate)
+    if (res.status < 200 || res.status >= 300)
+      throw new Error(`the receiver at ${new URL(url).host} answered ${res.status}; only 2xx counts as delivered`)
+  }
+}
