@@ -5,6 +5,8 @@
 //   --quick   10k and 100k orders only and shorter load runs (a smoke run, not for the README)
 //   --mixed-only [--mixed-seconds S] [--mixed-rounds N]   only the mixed-load section, printed
 //   --ui-only   only the desktop UI at scale (jumps, 100 jumps, ledger CSV export, tab heap), printed
+//   --acme-only [--acme-rounds N] [--acme-seconds S] [--acme-profile DIR]   only the ACME server
+//               against Pebble, printed (DIR: a CPU profile of `certdesk serve` is written there)
 //   --from-json FILE   the markdown of an earlier run's JSON
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -18,6 +20,7 @@ import { startCertdesk, startNode } from '../bench/lib/procs.mjs'
 import { buildCoreBench } from '../bench/lib/build-core-bench.mjs'
 import { uiMarkdown, uiScale } from '../bench/lib/ui-scale.mjs'
 import { READ_PROFILE_NOTES } from '../bench/lib/read-profile-notes.mjs'
+import { acmeMarkdown, acmeVsPebble } from '../bench/lib/acme-vs-pebble.mjs'
 import { startKeyringSession } from './keyring-session.mjs'
 import { build } from './setup.mjs'
 
@@ -31,6 +34,13 @@ const numberArg = (name, fallback) => {
   return i >= 0 ? Number(process.argv[i + 1]) : fallback
 }
 const MIXED = { seconds: numberArg('--mixed-seconds', quick ? 4 : 10), rounds: numberArg('--mixed-rounds', 3) }
+// The ACME server against Pebble (bench/lib/acme-vs-pebble.mjs).
+const acmeOnly = process.argv.includes('--acme-only')
+const ACME = {
+  rounds: numberArg('--acme-rounds', quick ? 3 : 9),
+  seconds: numberArg('--acme-seconds', quick ? 4 : 8),
+  profileDir: process.argv.includes('--acme-profile') ? process.argv[process.argv.indexOf('--acme-profile') + 1] : null
+}
 const SIZES = quick ? [10_000, 100_000] : [10_000, 100_000, 1_000_000]
 /** Seconds of each read round (ROUNDS of them per side). */
 const READ_SECONDS = quick ? 2 : 4
@@ -114,6 +124,12 @@ async function main() {
     const mixed = await mixedLoad({ work, env, ...MIXED, log })
     session.stop()
     process.stdout.write(mixedMarkdown(mixed))
+    return
+  }
+  if (acmeOnly) {
+    const a = await acmeVsPebble({ work: join(work, 'acme'), env, ...ACME, log })
+    session.stop()
+    process.stdout.write(acmeMarkdown(a))
     return
   }
   if (uiOnly) {
@@ -386,6 +402,7 @@ async function main() {
     }
     log(`crypto: ${JSON.stringify(results.crypto)}`)
   }
+  results.acme = await acmeVsPebble({ work: join(work, 'acme'), env, ...ACME, log })
   results.ui = await uiScale({ work, env, sizes: UI_SIZES, log })
   results.seconds = Math.round((Date.now() - started) / 1000)
   session.stop()
@@ -494,6 +511,7 @@ export function markdown(r) {
       `domain=nimbus ×${round(big.domainBroad.p50Ms / small.domainBroad.p50Ms, 1)}, ` +
       `status ×${round(big.status.p50Ms / small.status.p50Ms, 1)}, stats ×${round(big.stats.p50Ms / small.stats.p50Ms, 1)}.`,
     '',
+    ...(r.acme ? [acmeMarkdown(r.acme)] : []),
     ...(r.ui ? [uiMarkdown(r.ui)] : []),
     '## Start-up',
     '',
