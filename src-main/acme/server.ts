@@ -16,6 +16,7 @@ import { ServiceError } from '../core/errors'
 import type { Service } from '../core/service'
 import { hostName, isLoopbackName } from '../common/host-header'
 import { parseJws, publicJwk, spkiSha256, thumbprint, verifyEab, verifyWith, type ParsedJws } from './jws'
+import { AccountKeys } from './account-keys'
 import { listenerKeyAndCsr } from './listener-key'
 import { presenters, rfc3339 } from './present'
 import { AcmeProblem } from './problem'
@@ -114,6 +115,7 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
   const present = presenters(url)
   const nonces = new Set<string>()
   const inflight = new Set<Promise<void>>()
+  const accountKeys = new AccountKeys()
 
   const newNonce = (): string => {
     const n = randomBytes(16).toString('base64url')
@@ -178,7 +180,7 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
     const id = accountIdOf(header.kid as string)
     const acct = id === null ? null : await core.accounts.get(id)
     if (!acct) throw new AcmeProblem('accountDoesNotExist', 'no account has this URL')
-    const payload = await verifyWith(parsed, acct.jwk as JWK)
+    const payload = await verifyWith(parsed, acct.jwk as JWK, accountKeys.keyOf(acct))
     if (acct.status !== 'valid') throw new AcmeProblem('unauthorized', `the account is ${acct.status}`)
     return { parsed, payload, acct }
   }
@@ -348,6 +350,8 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
     }
     const newJwk = publicJwk(inner.header.jwk)
     const change = await core.accounts.changeKey(a, newJwk, await thumbprint(newJwk))
+    // §7.3.5: from now on only the new key signs for this account.
+    accountKeys.drop(a.id)
     if ('takenBy' in change) {
       return reply
         .code(409)

@@ -5,6 +5,7 @@
  */
 import { createHash, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto'
 import * as asn1js from 'asn1js'
+import { CsrDerError, readCsrDer, type CsrFields } from './csr-der'
 import { invalid } from './errors'
 import { nodeCrypto, x509, type CryptoProvider } from './x509'
 
@@ -95,22 +96,105 @@ export async function decodeCsr(text: string, crypto: CryptoProvider = nodeCrypt
 
 /** Decodes a DER CSR (as ACME finalize carries it, RFC 8555 §7.4); see decodeCsr. */
 export async function decodeCsrDer(der: Buffer, crypto: CryptoProvider = nodeCrypto): Promise<DecodedCsr> {
+  return (await readCsr(der, crypto)).csr
+}
+
+/** A decoded CSR with what ACME finalize compares against the order (RFC 8555 §7.4). */
+export interface ReadCsr {
+  csr: DecodedCsr
+  /** Every subject common name, lower-cased, as written. */
+  commonNames: string[]
+  /** dNSName values of the subjectAltName, lower-cased, as written. */
+  sanDnsNames: string[]
+}
+
+const DAMAGED = 'could not decode CSR: the PEM body is not a DER-encoded PKCS #10 request (truncated or damaged?)'
+const TRAILING = 'could not decode CSR: the PEM body has trailing or damaged data'
+
+/**
+ * Decodes and checks a DER CSR once: the strict reader with node:crypto (csr-der.ts), and
+ * @peculiar/x509 over WebCrypto for the kinds of request that reader leaves to it.
+ */
+export async function readCsr(der: Buffer, crypto: CryptoProvider = nodeCrypto): Promise<ReadCsr> {
+  let f: CsrFields | null
+  try {
+    f = readCsrDer(der)
+  } catch (err) {
+    throw invalid(err instanceof CsrDerError && err.trailing ? TRAILING : DAMAGED)
+  }
+  if (!f) return readCsrWithPeculiar(der, crypto)
+  const field = (name: string): string | null => f.subject.get(name)?.[0] ?? null
+  const cns = f.subject.get('CN') ?? []
+  return {
+    csr: decoded(der, {
+      cn: field('CN'),
+      field,
+      dnsNames: f.sanDnsNames.map((n) => n.trim().toLowerCase().replace(/\.$/, '')),
+      keyAlgorithm: f.keyAlgorithm,
+      keySize: f.keySize,
+      curve: f.curve,
+      signatureAlgorithm: f.signatureAlgorithm,
+      signatureValid: f.signatureValid,
+      spki: f.spki
+    }),
+    commonNames: cns.map((n) => n.toLowerCase()),
+    sanDnsNames: f.sanDnsNames.map((n) => n.toLowerCase())
+  }
+}
+
+interface Parts {
+  cn: string | null
+  field: (name: string) => string | null
+  dnsNames: string[]
+  keyAlgorithm: string
+  keySize: number | null
+  curve: string | null
+  signatureAlgorithm: string
+  signatureValid: boolean
+  spki: Buffer
+}
+
+function decoded(der: Buffer, p: Parts): DecodedCsr {
+  const { cn, field } = p
+  return {
+    pem: `-----BEGIN CERTIFICATE REQUEST-----\n${der
+      .toString('base64')
+      .replace(/(.{64})/g, '$1\n')
+      .replace(/\n$/, '')}\n-----END CERTIFICATE REQUEST-----\n`,
+    der,
+    commonName: cn === null ? null : /^[*a-z0-9.-]+\.?$/i.test(cn) ? cn.toLowerCase().replace(/\.$/, '') : cn,
+    organization: field('O'),
+    organizationalUnit: field('OU'),
+    locality: field('L'),
+    state: field('ST'),
+    country: field('C'),
+    email: field('E'),
+    dnsNames: p.dnsNames,
+    keyAlgorithm: p.keyAlgorithm,
+    keySize: p.keySize,
+    curve: p.curve,
+    signatureAlgorithm: p.signatureAlgorithm,
+    signatureValid: p.signatureValid,
+    md5: createHash('md5').update(der).digest('hex').toUpperCase(),
+    sha256: createHash('sha256').update(der).digest('hex').toUpperCase(),
+    spki: p.spki
+  }
+}
+
+/** RSASSA-PSS signatures, Ed25519 and other curves: @peculiar/x509 over WebCrypto, as before. */
+async function readCsrWithPeculiar(der: Buffer, crypto: CryptoProvider): Promise<ReadCsr> {
   let csr: InstanceType<typeof x509.Pkcs10CertificateRequest>
   try {
     csr = new x509.Pkcs10CertificateRequest(der)
   } catch {
-    throw invalid('could not decode CSR: the PEM body is not a DER-encoded PKCS #10 request (truncated or damaged?)')
+    throw invalid(DAMAGED)
   }
   // A certificate's DER can parse as a request structure; its re-encoding then differs.
-  if (Buffer.compare(Buffer.from(csr.rawData), der) !== 0) {
-    throw invalid('could not decode CSR: the PEM body has trailing or damaged data')
-  }
+  if (Buffer.compare(Buffer.from(csr.rawData), der) !== 0) throw invalid(TRAILING)
   const field = (name: string): string | null => csr.subjectName.getField(name)[0] ?? null
   const san = csr.extensions.find((e) => e instanceof x509.SubjectAlternativeNameExtension) as
     InstanceType<typeof x509.SubjectAlternativeNameExtension> | undefined
-  const dnsNames = (san?.names.toJSON() ?? [])
-    .filter((n) => n.type === 'dns')
-    .map((n) => n.value.trim().toLowerCase().replace(/\.$/, ''))
+  const sanDns = (san?.names.toJSON() ?? []).filter((n) => n.type === 'dns').map((n) => n.value)
   const alg = csr.publicKey.algorithm as { name: string; modulusLength?: number; namedCurve?: string }
   let keyAlgorithm: string = alg.name
   let keySize: number | null = null
@@ -130,29 +214,20 @@ export async function decodeCsrDer(der: Buffer, crypto: CryptoProvider = nodeCry
     // An algorithm WebCrypto cannot verify (an unsupported curve, MD5) counts as not verified.
     signatureValid = false
   }
-  const cn = field('CN')
   return {
-    pem: `-----BEGIN CERTIFICATE REQUEST-----\n${der
-      .toString('base64')
-      .replace(/(.{64})/g, '$1\n')
-      .replace(/\n$/, '')}\n-----END CERTIFICATE REQUEST-----\n`,
-    der,
-    commonName: cn === null ? null : /^[*a-z0-9.-]+\.?$/i.test(cn) ? cn.toLowerCase().replace(/\.$/, '') : cn,
-    organization: field('O'),
-    organizationalUnit: field('OU'),
-    locality: field('L'),
-    state: field('ST'),
-    country: field('C'),
-    email: field('E'),
-    dnsNames,
-    keyAlgorithm,
-    keySize,
-    curve,
-    signatureAlgorithm: signatureName(csr.signatureAlgorithm as { name: string; hash?: { name: string } }),
-    signatureValid,
-    md5: createHash('md5').update(der).digest('hex').toUpperCase(),
-    sha256: createHash('sha256').update(der).digest('hex').toUpperCase(),
-    spki: Buffer.from(csr.publicKey.rawData)
+    csr: decoded(der, {
+      cn: field('CN'),
+      field,
+      dnsNames: sanDns.map((n) => n.trim().toLowerCase().replace(/\.$/, '')),
+      keyAlgorithm,
+      keySize,
+      curve,
+      signatureAlgorithm: signatureName(csr.signatureAlgorithm as { name: string; hash?: { name: string } }),
+      signatureValid,
+      spki: Buffer.from(csr.publicKey.rawData)
+    }),
+    commonNames: csr.subjectName.getField('CN').map((n) => n.toLowerCase()),
+    sanDnsNames: sanDns.map((n) => n.toLowerCase())
   }
 }
 
