@@ -92,9 +92,21 @@ const [, csr] = await acme.crypto.createCsr(
   await acme.crypto.createPrivateEcdsaKey()
 )
 
+// Milliseconds spent in each step, summed over the run (to see where a server's time goes).
+const steps = { order: 0, authz: 0, challenge: 0, finalize: 0, certificate: 0 }
+let mark = performance.now()
+const took = (step) => {
+  const now = performance.now()
+  steps[step] += now - mark
+  mark = now
+}
+
 async function issueOne() {
+  if (cfg.inFlight === 1) mark = performance.now()
   const order = await client.createOrder({ identifiers: [{ type: 'dns', value: cfg.name }] })
+  if (cfg.inFlight === 1) took('order')
   const authzs = await client.getAuthorizations(order)
+  if (cfg.inFlight === 1) took('authz')
   for (const authz of authzs) {
     // RFC 8555 §7.1.4: an authorization the server already holds valid needs no challenge.
     if (authz.status === 'valid') continue
@@ -109,8 +121,11 @@ async function issueOne() {
       await tell({ clear: challenge.token })
     }
   }
+  if (cfg.inFlight === 1) took('challenge')
   const finalized = await client.finalizeOrder(order, csr)
+  if (cfg.inFlight === 1) took('finalize')
   const cert = await client.getCertificate(finalized)
+  if (cfg.inFlight === 1) took('certificate')
   if (!cert.includes('BEGIN CERTIFICATE')) throw new Error('no certificate in the answer')
 }
 
@@ -133,6 +148,9 @@ async function lane() {
 }
 await Promise.all(Array.from({ length: cfg.inFlight }, lane))
 const seconds = Number(process.hrtime.bigint() - start) / 1e9
-process.stdout.write(`${JSON.stringify({ issued, seconds, failed, firstError })}\n`)
+const msPerIssuance = Object.fromEntries(
+  Object.entries(steps).map(([k, v]) => [k, issued ? Math.round((v / issued) * 10) / 10 : null])
+)
+process.stdout.write(`${JSON.stringify({ issued, seconds, failed, firstError, msPerIssuance })}\n`)
 await responder.terminate()
 process.exit(0)

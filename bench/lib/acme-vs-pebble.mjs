@@ -246,6 +246,7 @@ function clientRun(work, server, http01Port, inFlight, seconds, tag) {
         issued: r.issued,
         failed: r.failed,
         firstError: r.firstError,
+        steps: r.msPerIssuance,
         cpuMsPerIssuance: r.issued ? (cpu * 1000) / r.issued : null
       })
     })
@@ -278,8 +279,12 @@ export async function acmeVsPebble({ work, env, rounds = 9, seconds = 8, log, pr
           if (r.failed) result.notes.push(`${side}, ${inFlight} in flight: ${r.failed} failed (${r.firstError})`)
         }
         log?.(
-          `acme ${inFlight} in flight, round ${i + 1}: CertDesk ${round(runs.certdesk[i].perSecond)}/s, ` +
-            `Pebble ${round(runs.pebble[i].perSecond)}/s`
+          `acme ${inFlight} in flight, round ${i + 1}: CertDesk ${round(runs.certdesk[i].perSecond)}/s ` +
+            `(${round(runs.certdesk[i].cpuMsPerIssuance, 1)} ms CPU), Pebble ${round(runs.pebble[i].perSecond)}/s ` +
+            `(${round(runs.pebble[i].cpuMsPerIssuance, 1)} ms CPU)` +
+            (inFlight === 1
+              ? `; ms per step CertDesk ${JSON.stringify(runs.certdesk[i].steps)} Pebble ${JSON.stringify(runs.pebble[i].steps)}`
+              : '')
         )
       }
       const side = (xs) => ({

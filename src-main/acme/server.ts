@@ -43,6 +43,7 @@ export const ACME_PREFIX = '/acme'
 /** RFC 9773 §4.2: how long a client should wait before asking again, in seconds. */
 const ARI_RETRY_AFTER = 6 * 3600
 const MAX_NONCES = 10_000
+const NONCE_BYTES = 16
 
 export interface AcmeServerOptions {
   host?: string
@@ -117,8 +118,12 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
   const inflight = new Set<Promise<void>>()
   const accountKeys = new AccountKeys()
 
+  // 128-bit nonces (RFC 8555 §6.5.1: unpredictable), cut from one CSPRNG draw per 256 of them.
+  let pool = Buffer.alloc(0)
   const newNonce = (): string => {
-    const n = randomBytes(16).toString('base64url')
+    if (pool.length < NONCE_BYTES) pool = randomBytes(NONCE_BYTES * 256)
+    const n = pool.subarray(0, NONCE_BYTES).toString('base64url')
+    pool = pool.subarray(NONCE_BYTES)
     nonces.add(n)
     if (nonces.size > MAX_NONCES) nonces.delete(nonces.values().next().value as string)
     return n

@@ -6,6 +6,7 @@
 import { createHash, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto'
 import * as asn1js from 'asn1js'
 import { CsrDerError, readCsrDer, type CsrFields } from './csr-der'
+import { children, contentsOf, oidOf, readNode } from './der'
 import { invalid } from './errors'
 import { nodeCrypto, x509, type CryptoProvider } from './x509'
 
@@ -252,6 +253,50 @@ function keyIdentity(key: KeyObject): string | null {
   }
 }
 
+/**
+ * The EC point of an uncompressed P-256/P-384/P-521 SubjectPublicKeyInfo as its x and y (SEC 1
+ * §2.3.3), or null for any other key or encoding.
+ */
+function uncompressedPoint(spki: Buffer): { x: Buffer; y: Buffer } | null {
+  try {
+    const [alg, bits] = children(spki, readNode(spki, 0))
+    const [algOid, curveOid] = children(spki, alg)
+    if (oidOf(spki, algOid) !== '1.2.840.10045.2.1' || !curveOid || curveOid.tag !== 0x06) return null
+    const point = contentsOf(spki, bits).subarray(1)
+    if (point[0] !== 0x04 || point.length % 2 !== 1) return null
+    const half = (point.length - 1) / 2
+    return { x: point.subarray(1, 1 + half), y: point.subarray(1 + half) }
+  } catch {
+    return null
+  }
+}
+
+/** RFC 7518 §6.2.1: the curve names a JWK uses, as the CSR decoder names them. */
+const JWK_CURVES: Record<string, string> = { 'P-256': 'P-256', 'P-384': 'P-384', 'P-521': 'P-521' }
+
+/**
+ * Whether the CSR's key is the account key, decided without importing either key where the
+ * answer is plain: keys of different kinds or curves are different keys, and two uncompressed
+ * points on the same curve are the same key exactly when their coordinates are equal (a JWK's
+ * coordinates are the full-length octet strings, RFC 7518 §6.2.1.2). Anything else is compared
+ * in the canonical form below.
+ */
+function isAccountKey(csr: DecodedCsr, jwk: JsonWebKey): boolean {
+  if (csr.keyAlgorithm === 'EC' && csr.curve && JWK_CURVES[csr.curve]) {
+    if (jwk.kty !== 'EC' && jwk.kty !== undefined) return false
+    if (jwk.kty === 'EC' && typeof jwk.crv === 'string' && JWK_CURVES[jwk.crv] && jwk.crv !== csr.curve) return false
+    const p = uncompressedPoint(csr.spki)
+    if (p && jwk.kty === 'EC' && jwk.crv === csr.curve && typeof jwk.x === 'string' && typeof jwk.y === 'string') {
+      const x = Buffer.from(jwk.x, 'base64url')
+      const y = Buffer.from(jwk.y, 'base64url')
+      if (x.length === p.x.length && y.length === p.y.length) return x.equals(p.x) && y.equals(p.y)
+    }
+  } else if (csr.keyAlgorithm === 'RSA' && (jwk.kty === 'EC' || jwk.kty === 'OKP')) {
+    return false
+  }
+  return isKeyOf(csr.spki, jwk)
+}
+
 function isKeyOf(spki: Buffer, jwk: JsonWebKey): boolean {
   let account: KeyObject
   try {
@@ -287,7 +332,7 @@ export function assertAcceptableCsr(
   opts: CsrPolicyOptions = {}
 ): void {
   // RFC 8555 §11.1: an account key must not also be a certificate key, whatever its type.
-  if (opts.accountKey && isKeyOf(csr.spki, opts.accountKey)) {
+  if (opts.accountKey && isAccountKey(csr, opts.accountKey)) {
     throw invalid(
       'could not accept CSR: its key is the ACME account key; the certificate needs a key of its own (RFC 8555 §11.1)'
     )
