@@ -247,7 +247,12 @@ export function readCsrDer(der: Buffer): CsrFields | null {
     const spki = Buffer.from(bytesOf(der, spkiNode))
     let publicKey: KeyObject | null = null
     try {
-      publicKey = createPublicKey({ key: spki, format: 'der', type: 'spki' })
+      // An rsaEncryption key is its RSAPublicKey (RFC 8017 §A.1.1), which OpenSSL reads many times
+      // faster as PKCS #1 than through the SubjectPublicKeyInfo decoder; the key is the same.
+      publicKey =
+        keyAlgorithm === 'RSA'
+          ? createPublicKey({ key: keyBits, format: 'der', type: 'pkcs1' })
+          : createPublicKey({ key: spki, format: 'der', type: 'spki' })
     } catch {
       // A key node:crypto cannot read (a point off the curve) cannot have signed anything.
     }
