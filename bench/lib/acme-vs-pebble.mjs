@@ -296,11 +296,15 @@ export async function acmeVsPebble({ work, env, rounds = 9, seconds = 8, log, pr
       })
       const c = side(runs.certdesk)
       const p = side(runs.pebble)
+      // The two sides of a round run back to back, so their ratio sees the same machine; the
+      // figure is the median of those paired ratios (a neighbour's burst moves a round, not it).
+      const roundRatios = runs.certdesk.map((x, i) => x.perSecond / runs.pebble[i].perSecond)
       result.modes[inFlight] = {
         certdesk: c,
         pebble: p,
-        ratio: round(c.perSecond / p.perSecond),
-        roundRatios: runs.certdesk.map((x, i) => round(x.perSecond / runs.pebble[i].perSecond)),
+        ratio: round(median(roundRatios)),
+        ratioOfMedians: round(c.perSecond / p.perSecond),
+        roundRatios: roundRatios.map((x) => round(x)),
         cpuRatio: round(c.cpuMsPerIssuance / p.cpuMsPerIssuance)
       }
       log?.(`acme ${inFlight} in flight: ratio ${result.modes[inFlight].ratio}`)
@@ -320,16 +324,17 @@ export function acmeMarkdown(a) {
     '',
     `The same acme-client script issues one certificate after another over http-01 (answered from a worker`,
     `thread) against CertDesk's embedded ACME server and Debian's Pebble (EAB required, PEBBLE_VA_NOSLEEP=1,`,
-    `PEBBLE_WFE_NONCEREJECT=0, PEBBLE_AUTHZREUSE=0), ${a.rounds} alternating rounds of ${a.seconds} s per side;`,
-    `each side's figure is its median round. Server CPU is the server process's user + system time per issuance.`,
+    `PEBBLE_WFE_NONCEREJECT=0, PEBBLE_AUTHZREUSE=0), ${a.rounds} alternating rounds of ${a.seconds} s per side.`,
+    `The ratio is the median of the per-round ratios (the two sides of a round run back to back); each side's`,
+    `rate is its median round. Server CPU is the server process's user + system time per issuance, median round.`,
     '',
-    '| in flight | CertDesk issuances/s (rounds) | Pebble issuances/s (rounds) | ratio (per round) | server CPU ms per issuance CertDesk / Pebble | target |',
-    '|---|---|---|---|---|---|'
+    '| in flight | CertDesk issuances/s (rounds) | Pebble issuances/s (rounds) | ratio, median of rounds (spread) | ratio of the medians | server CPU ms per issuance CertDesk / Pebble | target |',
+    '|---|---|---|---|---|---|---|'
   ]
   for (const [n, m] of Object.entries(a.modes)) {
     lines.push(
       `| ${n} | ${m.certdesk.perSecond} (${spread(m.certdesk.rounds)}) | ${m.pebble.perSecond} (${spread(m.pebble.rounds)}) | ` +
-        `**${m.ratio}** (${spread(m.roundRatios)}) | ${m.certdesk.cpuMsPerIssuance} / ${m.pebble.cpuMsPerIssuance} | ` +
+        `**${m.ratio}** (${spread(m.roundRatios)}) | ${m.ratioOfMedians} | ${m.certdesk.cpuMsPerIssuance} / ${m.pebble.cpuMsPerIssuance} | ` +
         `≥ ${ACME_TARGET}: ${mark(m.ratio >= ACME_TARGET)} |`
     )
   }
