@@ -76,7 +76,7 @@ describe('JWS signatures checked with node:crypto', () => {
     const p384 = keyPair('P-384')
     const wrongCurve = await jwsOf(p384, 'ES384', '{}')
     const asEs256 = { ...wrongCurve.jws }
-    const header = JSON.parse(Buffer.from(asEs256.protected, 'base64url').toString())
+    const header = JSON.parse(Buffer.from(asEs256.protected as string, 'base64url').toString())
     asEs256.protected = Buffer.from(JSON.stringify({ ...header, alg: 'ES256' })).toString('base64url')
     await expect(verifyWith(parseJws(asEs256), wrongCurve.jwk)).rejects.toThrow(/could not verify the JWS signature/)
     // jose will not sign with RSA under 2048 bits; node:crypto will, and the check must still refuse.
