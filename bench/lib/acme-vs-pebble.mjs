@@ -282,9 +282,7 @@ export async function acmeVsPebble({ work, env, rounds = 9, seconds = 8, log, pr
           `acme ${inFlight} in flight, round ${i + 1}: CertDesk ${round(runs.certdesk[i].perSecond)}/s ` +
             `(${round(runs.certdesk[i].cpuMsPerIssuance, 1)} ms CPU), Pebble ${round(runs.pebble[i].perSecond)}/s ` +
             `(${round(runs.pebble[i].cpuMsPerIssuance, 1)} ms CPU)` +
-            (inFlight === 1
-              ? `; ms per step CertDesk ${JSON.stringify(runs.certdesk[i].steps)} Pebble ${JSON.stringify(runs.pebble[i].steps)}`
-              : '')
+            `; ms per step CertDesk ${JSON.stringify(runs.certdesk[i].steps)} Pebble ${JSON.stringify(runs.pebble[i].steps)}`
         )
       }
       const side = (xs) => ({
