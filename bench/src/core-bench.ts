@@ -1,16 +1,18 @@
 /**
  * In-process figures of the core that have no HTTP in front of them: local CA issuance and CSR
- * decode against the bare WebCrypto sign they are built on, and one scheduler pass over a big
- * store. Built by scripts/bench.mjs with vite (the same bundling as the app) and run as:
- *   node core-bench.mjs crypto <fresh data dir> <seconds per figure>
+ * decode against the bare node:crypto sign and verify they are built on, and one scheduler pass
+ * over a big store. Built by scripts/bench.mjs with vite (the same bundling as the app) and run as:
+ *   node core-bench.mjs crypto <fresh data dir> <seconds per figure and round> <rounds>
  *   node core-bench.mjs scheduler <data dir> <passes>
  * Prints one JSON line.
  */
+import { createPublicKey, generateKeyPairSync, randomBytes, sign, verify } from 'node:crypto'
 import { decodeCsr } from '../../src-main/core/csr'
+import { bytesOf, children, contentsOf, readNode } from '../../src-main/core/der'
 import { openService } from '../../src-main/core/service'
 import { nodeCrypto, x509, type CryptoKeyPair } from '../../src-main/core/x509'
 
-const [mode, dataDir, arg] = process.argv.slice(2)
+const [mode, dataDir, arg, ...rest] = process.argv.slice(2)
 const DAY_MS = 86_400_000
 
 /** Runs `op` for about `seconds` after a short warm-up; returns operations per second. */
@@ -44,36 +46,82 @@ async function csrFor(alg: 'RSA' | 'P-256'): Promise<string> {
   return csr.toString('pem')
 }
 
-async function crypto(seconds: number): Promise<Record<string, number>> {
+const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]
+
+/**
+ * Each figure against the bare node:crypto operation it is built on, with the same key type, in
+ * alternating rounds (every figure once per round, `seconds` each); the median round is reported
+ * for each rate, and the median of the per-round ratios for each ratio.
+ * - Issuance signs with the CA intermediate's key (ECDSA P-256), whatever the leaf's key: its
+ *   baseline is a bare P-256 / SHA-256 sign over a TBSCertificate of the same size.
+ * - CSR decode checks the request's signature with the request's key: its baseline is one bare
+ *   node:crypto verify of that very signature from the key bytes the request carries.
+ */
+async function crypto(seconds: number, rounds: number): Promise<Record<string, unknown>> {
   const service = openService({ dataDir })
   try {
-    // Baseline: the one WebCrypto operation every issuance needs, an ECDSA P-256 / SHA-256
-    // signature by the intermediate's kind of key over a certificate-sized message.
-    const caKeys = (await nodeCrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, false, [
-      'sign'
-    ])) as CryptoKeyPair
-    const tbs = nodeCrypto.getRandomValues(new Uint8Array(600))
-    const bareSign = await rate(seconds, () =>
-      nodeCrypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, caKeys.privateKey, tbs)
-    )
     await service.localCa.rootPem() // the CA is created on first use; not part of the figure
-    const out: Record<string, number> = { bareSignPerSecond: bareSign }
+    const intermediateKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey
+    const now = new Date()
+    const leaves: Record<string, { der: Buffer; pem: string }> = {}
     for (const alg of ['P-256', 'RSA'] as const) {
       const pem = await csrFor(alg)
-      const der = Buffer.from(pem.replace(/-----[^-]+-----|\s/g, ''), 'base64')
-      const now = new Date()
-      out[`issue${alg === 'RSA' ? 'Rsa2048' : 'P256'}PerSecond`] = await rate(seconds, () =>
-        service.localCa.issue({
-          csrDer: der,
-          names: ['bench.example.com'],
-          profile: 'tls',
-          subject: { CN: 'bench.example.com' },
-          validFrom: now,
-          validTill: new Date(now.getTime() + 199 * DAY_MS)
-        })
-      )
-      out[`decode${alg === 'RSA' ? 'Rsa2048' : 'P256'}PerSecond`] = await rate(seconds, () => decodeCsr(pem))
+      leaves[alg] = { pem, der: Buffer.from(pem.replace(/-----[^-]+-----|\s/g, ''), 'base64') }
     }
+    const issue = (alg: 'P-256' | 'RSA') => () =>
+      service.localCa.issue({
+        csrDer: leaves[alg].der,
+        names: ['bench.example.com'],
+        profile: 'tls',
+        subject: { CN: 'bench.example.com' },
+        validFrom: now,
+        validTill: new Date(now.getTime() + 199 * DAY_MS)
+      })
+    const tbsSize = (await issue('P-256')()).certificateDer.length - 80
+    const tbs = randomBytes(tbsSize)
+    /**
+     * The CSR's own signature checked by one bare node:crypto call, from the key bytes the CSR
+     * carries (its SubjectPublicKeyInfo), as any program holding only the request must; and, for
+     * context, with the key imported beforehand.
+     */
+    const bareVerify = (alg: 'P-256' | 'RSA', imported: boolean) => {
+      const der = leaves[alg].der
+      const [info, , sigBits] = children(der, readNode(der, 0))
+      const signed = Buffer.from(bytesOf(der, info))
+      const signature = contentsOf(der, sigBits).subarray(1)
+      const spki = Buffer.from(bytesOf(der, children(der, info)[2]))
+      const key = imported ? createPublicKey({ key: spki, format: 'der', type: 'spki' }) : null
+      return async () => {
+        const ok = verify('sha256', signed, key ?? { key: spki, format: 'der', type: 'spki' }, signature)
+        if (!ok) throw new Error('could not verify the bench CSR')
+      }
+    }
+    const figures: Record<string, () => Promise<unknown>> = {
+      bareSignP256: async () => sign('sha256', tbs, intermediateKey),
+      issueP256: issue('P-256'),
+      issueRsa2048: issue('RSA'),
+      bareVerifyP256: bareVerify('P-256', false),
+      importedVerifyP256: bareVerify('P-256', true),
+      decodeP256: () => decodeCsr(leaves['P-256'].pem),
+      bareVerifyRsa2048: bareVerify('RSA', false),
+      importedVerifyRsa2048: bareVerify('RSA', true),
+      decodeRsa2048: () => decodeCsr(leaves.RSA.pem)
+    }
+    const perRound: Record<string, number[]> = Object.fromEntries(Object.keys(figures).map((k) => [k, []]))
+    for (let r = 0; r < rounds; r++) {
+      // Alternate the order too, so a slow stretch of a shared machine does not always hit one side.
+      const names = r % 2 === 0 ? Object.keys(figures) : Object.keys(figures).reverse()
+      for (const name of names) perRound[name].push(await rate(seconds, figures[name]))
+    }
+    const ratio = (x: string, base: string): number => median(perRound[x].map((v, i) => v / perRound[base][i]))
+    const out: Record<string, unknown> = { rounds, secondsPerFigure: seconds, perRound }
+    for (const name of Object.keys(figures)) out[`${name}PerSecond`] = median(perRound[name])
+    out.issueP256Ratio = ratio('issueP256', 'bareSignP256')
+    out.issueRsa2048Ratio = ratio('issueRsa2048', 'bareSignP256')
+    out.decodeP256Ratio = ratio('decodeP256', 'bareVerifyP256')
+    out.decodeRsa2048Ratio = ratio('decodeRsa2048', 'bareVerifyRsa2048')
+    out.decodeP256ToImportedRatio = ratio('decodeP256', 'importedVerifyP256')
+    out.decodeRsa2048ToImportedRatio = ratio('decodeRsa2048', 'importedVerifyRsa2048')
     return out
   } finally {
     service.close()
@@ -105,5 +153,6 @@ async function scheduler(passes: number): Promise<Record<string, unknown>> {
   }
 }
 
-const result = mode === 'crypto' ? await crypto(Number(arg ?? 3)) : await scheduler(Number(arg ?? 5))
+const result =
+  mode === 'crypto' ? await crypto(Number(arg ?? 1), Number(rest[0] ?? 5)) : await scheduler(Number(arg ?? 5))
 process.stdout.write(`${JSON.stringify(result)}\n`)

@@ -3,7 +3,7 @@
  * carries `alg`, `nonce`, `url` and exactly one of `jwk` / `kid`. Signatures are checked with
  * `jose`; the rules about which key may sign what stay in the server.
  */
-import { createHash, webcrypto } from 'node:crypto'
+import { constants, createHash, createPublicKey, verify, webcrypto, type JsonWebKey, type KeyObject } from 'node:crypto'
 import { calculateJwkThumbprint, flattenedVerify, importJWK, type FlattenedJWSInput, type JWK } from 'jose'
 import { AcmeProblem } from './problem'
 
@@ -48,14 +48,89 @@ export function parseJws(body: unknown): ParsedJws {
   return { jws: { protected: b.protected, payload: b.payload, signature: b.signature }, header }
 }
 
-/** Verifies the signature with the given public JWK and returns the decoded payload ('' for POST-as-GET). */
-export async function verifyWith(parsed: ParsedJws, jwk: JWK): Promise<string> {
+/**
+ * Verifies the signature and returns the decoded payload ('' for POST-as-GET). `key` is the
+ * account key already imported (account-keys.ts); without it the JWK is imported here. The
+ * algorithms ACME clients use are checked with node:crypto under the rules jose applies (key
+ * type and curve matching `alg`, RSA of at least 2048 bits, strict base64url); anything else
+ * (a `crit` or `b64` header, a JWK with more than its public members) goes through jose.
+ */
+export async function verifyWith(parsed: ParsedJws, jwk: JWK, key?: KeyObject | null): Promise<string> {
+  const k = key ?? publicKeyOf(jwk)
+  const fast = k ? nodeVerify(parsed, k) : null
+  if (fast === true) return Buffer.from(parsed.jws.payload as string, 'base64url').toString('utf8')
+  if (fast === false)
+    throw new AcmeProblem('malformed', 'could not verify the JWS signature: signature verification failed')
   try {
-    const key = await importJWK(jwk, parsed.header.alg)
-    const { payload } = await flattenedVerify(parsed.jws, key, { algorithms: ALLOWED_ALGS })
+    const imported = await importJWK(jwk, parsed.header.alg)
+    const { payload } = await flattenedVerify(parsed.jws, imported, { algorithms: ALLOWED_ALGS })
     return Buffer.from(payload).toString('utf8')
   } catch (err) {
     throw new AcmeProblem('malformed', `could not verify the JWS signature: ${(err as Error).message}`)
+  }
+}
+
+const PUBLIC_MEMBERS = new Set(['kty', 'crv', 'x', 'y', 'n', 'e'])
+
+/**
+ * The public key of a JWK that has only public members (RFC 7518 §6.2.1, §6.3.1, RFC 8037 §2),
+ * or null: a JWK with `d`, `key_ops`, `use` or anything else is left to jose, which decides.
+ */
+export function publicKeyOf(jwk: JWK): KeyObject | null {
+  if (!jwk || typeof jwk !== 'object') return null
+  for (const m of Object.keys(jwk)) if (!PUBLIC_MEMBERS.has(m)) return null
+  if (jwk.kty !== 'EC' && jwk.kty !== 'RSA' && jwk.kty !== 'OKP') return null
+  try {
+    return createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' })
+  } catch {
+    return null
+  }
+}
+
+/** RFC 7518 §3.1 and RFC 8037 §3.1: what each JWS algorithm needs of the key, for node:crypto. */
+const NODE_ALGS: Record<string, { hash: string | null; type: string; curve?: string; pss?: number }> = {
+  ES256: { hash: 'sha256', type: 'ec', curve: 'prime256v1' },
+  ES384: { hash: 'sha384', type: 'ec', curve: 'secp384r1' },
+  ES512: { hash: 'sha512', type: 'ec', curve: 'secp521r1' },
+  RS256: { hash: 'sha256', type: 'rsa' },
+  RS384: { hash: 'sha384', type: 'rsa' },
+  RS512: { hash: 'sha512', type: 'rsa' },
+  // RFC 7518 §3.5: the salt is as long as the hash.
+  PS256: { hash: 'sha256', type: 'rsa', pss: 32 },
+  PS384: { hash: 'sha384', type: 'rsa', pss: 48 },
+  PS512: { hash: 'sha512', type: 'rsa', pss: 64 },
+  EdDSA: { hash: null, type: 'ed25519' },
+  Ed25519: { hash: null, type: 'ed25519' }
+}
+const B64URL = /^[A-Za-z0-9_-]*$/
+/** RFC 7518 §3.3, §3.5 (and jose): RSA keys of at least 2048 bits. */
+const MIN_RSA_BITS = 2048
+
+/**
+ * The signature check with node:crypto: true or false, or null when this is a case jose decides
+ * (an unusual header, a key that does not fit the algorithm, an encoding jose would refuse).
+ */
+function nodeVerify(parsed: ParsedJws, key: KeyObject): boolean | null {
+  const { header, jws } = parsed
+  const a = NODE_ALGS[header.alg]
+  if (!a || 'crit' in header || 'b64' in header) return null
+  // Strict base64url as jose decodes it: the alphabet, and no length that leaves 6 bits over.
+  for (const part of [jws.protected as string, jws.payload as string, jws.signature]) {
+    if (!B64URL.test(part) || part.length % 4 === 1) return null
+  }
+  if (key.type !== 'public' || key.asymmetricKeyType !== a.type) return null
+  const details = key.asymmetricKeyDetails ?? {}
+  if (a.curve && details.namedCurve !== a.curve) return null
+  if (a.type === 'rsa' && (details.modulusLength ?? 0) < MIN_RSA_BITS) return null
+  const data = Buffer.from(`${jws.protected}.${jws.payload as string}`, 'ascii')
+  const signature = Buffer.from(jws.signature, 'base64url')
+  try {
+    if (a.type === 'ec') return verify(a.hash, data, { key, dsaEncoding: 'ieee-p1363' }, signature)
+    if (a.pss)
+      return verify(a.hash, data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: a.pss }, signature)
+    return verify(a.hash, data, key, signature)
+  } catch {
+    return false
   }
 }
 

@@ -16,6 +16,7 @@ import { ServiceError } from '../core/errors'
 import type { Service } from '../core/service'
 import { hostName, isLoopbackName } from '../common/host-header'
 import { parseJws, publicJwk, spkiSha256, thumbprint, verifyEab, verifyWith, type ParsedJws } from './jws'
+import { AccountKeys } from './account-keys'
 import { listenerKeyAndCsr } from './listener-key'
 import { presenters, rfc3339 } from './present'
 import { AcmeProblem } from './problem'
@@ -42,6 +43,7 @@ export const ACME_PREFIX = '/acme'
 /** RFC 9773 §4.2: how long a client should wait before asking again, in seconds. */
 const ARI_RETRY_AFTER = 6 * 3600
 const MAX_NONCES = 10_000
+const NONCE_BYTES = 16
 
 export interface AcmeServerOptions {
   host?: string
@@ -114,9 +116,14 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
   const present = presenters(url)
   const nonces = new Set<string>()
   const inflight = new Set<Promise<void>>()
+  const accountKeys = new AccountKeys()
 
+  // 128-bit nonces (RFC 8555 §6.5.1: unpredictable), cut from one CSPRNG draw per 256 of them.
+  let pool = Buffer.alloc(0)
   const newNonce = (): string => {
-    const n = randomBytes(16).toString('base64url')
+    if (pool.length < NONCE_BYTES) pool = randomBytes(NONCE_BYTES * 256)
+    const n = pool.subarray(0, NONCE_BYTES).toString('base64url')
+    pool = pool.subarray(NONCE_BYTES)
     nonces.add(n)
     if (nonces.size > MAX_NONCES) nonces.delete(nonces.values().next().value as string)
     return n
@@ -178,7 +185,7 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
     const id = accountIdOf(header.kid as string)
     const acct = id === null ? null : await core.accounts.get(id)
     if (!acct) throw new AcmeProblem('accountDoesNotExist', 'no account has this URL')
-    const payload = await verifyWith(parsed, acct.jwk as JWK)
+    const payload = await verifyWith(parsed, acct.jwk as JWK, accountKeys.keyOf(acct))
     if (acct.status !== 'valid') throw new AcmeProblem('unauthorized', `the account is ${acct.status}`)
     return { parsed, payload, acct }
   }
@@ -348,6 +355,8 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
     }
     const newJwk = publicJwk(inner.header.jwk)
     const change = await core.accounts.changeKey(a, newJwk, await thumbprint(newJwk))
+    // §7.3.5: from now on only the new key signs for this account.
+    accountKeys.drop(a.id)
     if ('takenBy' in change) {
       return reply
         .code(409)

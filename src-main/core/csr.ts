@@ -5,6 +5,8 @@
  */
 import { createHash, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto'
 import * as asn1js from 'asn1js'
+import { CsrDerError, readCsrDer, type CsrFields } from './csr-der'
+import { children, contentsOf, oidOf, readNode } from './der'
 import { invalid } from './errors'
 import { nodeCrypto, x509, type CryptoProvider } from './x509'
 
@@ -95,22 +97,105 @@ export async function decodeCsr(text: string, crypto: CryptoProvider = nodeCrypt
 
 /** Decodes a DER CSR (as ACME finalize carries it, RFC 8555 §7.4); see decodeCsr. */
 export async function decodeCsrDer(der: Buffer, crypto: CryptoProvider = nodeCrypto): Promise<DecodedCsr> {
+  return (await readCsr(der, crypto)).csr
+}
+
+/** A decoded CSR with what ACME finalize compares against the order (RFC 8555 §7.4). */
+export interface ReadCsr {
+  csr: DecodedCsr
+  /** Every subject common name, lower-cased, as written. */
+  commonNames: string[]
+  /** dNSName values of the subjectAltName, lower-cased, as written. */
+  sanDnsNames: string[]
+}
+
+const DAMAGED = 'could not decode CSR: the PEM body is not a DER-encoded PKCS #10 request (truncated or damaged?)'
+const TRAILING = 'could not decode CSR: the PEM body has trailing or damaged data'
+
+/**
+ * Decodes and checks a DER CSR once: the strict reader with node:crypto (csr-der.ts), and
+ * @peculiar/x509 over WebCrypto for the kinds of request that reader leaves to it.
+ */
+export async function readCsr(der: Buffer, crypto: CryptoProvider = nodeCrypto): Promise<ReadCsr> {
+  let f: CsrFields | null
+  try {
+    f = readCsrDer(der)
+  } catch (err) {
+    throw invalid(err instanceof CsrDerError && err.trailing ? TRAILING : DAMAGED)
+  }
+  if (!f) return readCsrWithPeculiar(der, crypto)
+  const field = (name: string): string | null => f.subject.get(name)?.[0] ?? null
+  const cns = f.subject.get('CN') ?? []
+  return {
+    csr: decoded(der, {
+      cn: field('CN'),
+      field,
+      dnsNames: f.sanDnsNames.map((n) => n.trim().toLowerCase().replace(/\.$/, '')),
+      keyAlgorithm: f.keyAlgorithm,
+      keySize: f.keySize,
+      curve: f.curve,
+      signatureAlgorithm: f.signatureAlgorithm,
+      signatureValid: f.signatureValid,
+      spki: f.spki
+    }),
+    commonNames: cns.map((n) => n.toLowerCase()),
+    sanDnsNames: f.sanDnsNames.map((n) => n.toLowerCase())
+  }
+}
+
+interface Parts {
+  cn: string | null
+  field: (name: string) => string | null
+  dnsNames: string[]
+  keyAlgorithm: string
+  keySize: number | null
+  curve: string | null
+  signatureAlgorithm: string
+  signatureValid: boolean
+  spki: Buffer
+}
+
+function decoded(der: Buffer, p: Parts): DecodedCsr {
+  const { cn, field } = p
+  return {
+    pem: `-----BEGIN CERTIFICATE REQUEST-----\n${der
+      .toString('base64')
+      .replace(/(.{64})/g, '$1\n')
+      .replace(/\n$/, '')}\n-----END CERTIFICATE REQUEST-----\n`,
+    der,
+    commonName: cn === null ? null : /^[*a-z0-9.-]+\.?$/i.test(cn) ? cn.toLowerCase().replace(/\.$/, '') : cn,
+    organization: field('O'),
+    organizationalUnit: field('OU'),
+    locality: field('L'),
+    state: field('ST'),
+    country: field('C'),
+    email: field('E'),
+    dnsNames: p.dnsNames,
+    keyAlgorithm: p.keyAlgorithm,
+    keySize: p.keySize,
+    curve: p.curve,
+    signatureAlgorithm: p.signatureAlgorithm,
+    signatureValid: p.signatureValid,
+    md5: createHash('md5').update(der).digest('hex').toUpperCase(),
+    sha256: createHash('sha256').update(der).digest('hex').toUpperCase(),
+    spki: p.spki
+  }
+}
+
+/** RSASSA-PSS signatures, Ed25519 and other curves: @peculiar/x509 over WebCrypto, as before. */
+async function readCsrWithPeculiar(der: Buffer, crypto: CryptoProvider): Promise<ReadCsr> {
   let csr: InstanceType<typeof x509.Pkcs10CertificateRequest>
   try {
     csr = new x509.Pkcs10CertificateRequest(der)
   } catch {
-    throw invalid('could not decode CSR: the PEM body is not a DER-encoded PKCS #10 request (truncated or damaged?)')
+    throw invalid(DAMAGED)
   }
   // A certificate's DER can parse as a request structure; its re-encoding then differs.
-  if (Buffer.compare(Buffer.from(csr.rawData), der) !== 0) {
-    throw invalid('could not decode CSR: the PEM body has trailing or damaged data')
-  }
+  if (Buffer.compare(Buffer.from(csr.rawData), der) !== 0) throw invalid(TRAILING)
   const field = (name: string): string | null => csr.subjectName.getField(name)[0] ?? null
   const san = csr.extensions.find((e) => e instanceof x509.SubjectAlternativeNameExtension) as
     InstanceType<typeof x509.SubjectAlternativeNameExtension> | undefined
-  const dnsNames = (san?.names.toJSON() ?? [])
-    .filter((n) => n.type === 'dns')
-    .map((n) => n.value.trim().toLowerCase().replace(/\.$/, ''))
+  const sanDns = (san?.names.toJSON() ?? []).filter((n) => n.type === 'dns').map((n) => n.value)
   const alg = csr.publicKey.algorithm as { name: string; modulusLength?: number; namedCurve?: string }
   let keyAlgorithm: string = alg.name
   let keySize: number | null = null
@@ -130,29 +215,20 @@ export async function decodeCsrDer(der: Buffer, crypto: CryptoProvider = nodeCry
     // An algorithm WebCrypto cannot verify (an unsupported curve, MD5) counts as not verified.
     signatureValid = false
   }
-  const cn = field('CN')
   return {
-    pem: `-----BEGIN CERTIFICATE REQUEST-----\n${der
-      .toString('base64')
-      .replace(/(.{64})/g, '$1\n')
-      .replace(/\n$/, '')}\n-----END CERTIFICATE REQUEST-----\n`,
-    der,
-    commonName: cn === null ? null : /^[*a-z0-9.-]+\.?$/i.test(cn) ? cn.toLowerCase().replace(/\.$/, '') : cn,
-    organization: field('O'),
-    organizationalUnit: field('OU'),
-    locality: field('L'),
-    state: field('ST'),
-    country: field('C'),
-    email: field('E'),
-    dnsNames,
-    keyAlgorithm,
-    keySize,
-    curve,
-    signatureAlgorithm: signatureName(csr.signatureAlgorithm as { name: string; hash?: { name: string } }),
-    signatureValid,
-    md5: createHash('md5').update(der).digest('hex').toUpperCase(),
-    sha256: createHash('sha256').update(der).digest('hex').toUpperCase(),
-    spki: Buffer.from(csr.publicKey.rawData)
+    csr: decoded(der, {
+      cn: field('CN'),
+      field,
+      dnsNames: sanDns.map((n) => n.trim().toLowerCase().replace(/\.$/, '')),
+      keyAlgorithm,
+      keySize,
+      curve,
+      signatureAlgorithm: signatureName(csr.signatureAlgorithm as { name: string; hash?: { name: string } }),
+      signatureValid,
+      spki: Buffer.from(csr.publicKey.rawData)
+    }),
+    commonNames: csr.subjectName.getField('CN').map((n) => n.toLowerCase()),
+    sanDnsNames: sanDns.map((n) => n.toLowerCase())
   }
 }
 
@@ -175,6 +251,50 @@ function keyIdentity(key: KeyObject): string | null {
   } catch {
     return null
   }
+}
+
+/**
+ * The EC point of an uncompressed P-256/P-384/P-521 SubjectPublicKeyInfo as its x and y (SEC 1
+ * §2.3.3), or null for any other key or encoding.
+ */
+function uncompressedPoint(spki: Buffer): { x: Buffer; y: Buffer } | null {
+  try {
+    const [alg, bits] = children(spki, readNode(spki, 0))
+    const [algOid, curveOid] = children(spki, alg)
+    if (oidOf(spki, algOid) !== '1.2.840.10045.2.1' || !curveOid || curveOid.tag !== 0x06) return null
+    const point = contentsOf(spki, bits).subarray(1)
+    if (point[0] !== 0x04 || point.length % 2 !== 1) return null
+    const half = (point.length - 1) / 2
+    return { x: point.subarray(1, 1 + half), y: point.subarray(1 + half) }
+  } catch {
+    return null
+  }
+}
+
+/** RFC 7518 §6.2.1: the curve names a JWK uses, as the CSR decoder names them. */
+const JWK_CURVES: Record<string, string> = { 'P-256': 'P-256', 'P-384': 'P-384', 'P-521': 'P-521' }
+
+/**
+ * Whether the CSR's key is the account key, decided without importing either key where the
+ * answer is plain: keys of different kinds or curves are different keys, and two uncompressed
+ * points on the same curve are the same key exactly when their coordinates are equal (a JWK's
+ * coordinates are the full-length octet strings, RFC 7518 §6.2.1.2). Anything else is compared
+ * in the canonical form below.
+ */
+function isAccountKey(csr: DecodedCsr, jwk: JsonWebKey): boolean {
+  if (csr.keyAlgorithm === 'EC' && csr.curve && JWK_CURVES[csr.curve]) {
+    if (jwk.kty !== 'EC' && jwk.kty !== undefined) return false
+    if (jwk.kty === 'EC' && typeof jwk.crv === 'string' && JWK_CURVES[jwk.crv] && jwk.crv !== csr.curve) return false
+    const p = uncompressedPoint(csr.spki)
+    if (p && jwk.kty === 'EC' && jwk.crv === csr.curve && typeof jwk.x === 'string' && typeof jwk.y === 'string') {
+      const x = Buffer.from(jwk.x, 'base64url')
+      const y = Buffer.from(jwk.y, 'base64url')
+      if (x.length === p.x.length && y.length === p.y.length) return x.equals(p.x) && y.equals(p.y)
+    }
+  } else if (csr.keyAlgorithm === 'RSA' && (jwk.kty === 'EC' || jwk.kty === 'OKP')) {
+    return false
+  }
+  return isKeyOf(csr.spki, jwk)
 }
 
 function isKeyOf(spki: Buffer, jwk: JsonWebKey): boolean {
@@ -212,7 +332,7 @@ export function assertAcceptableCsr(
   opts: CsrPolicyOptions = {}
 ): void {
   // RFC 8555 §11.1: an account key must not also be a certificate key, whatever its type.
-  if (opts.accountKey && isKeyOf(csr.spki, opts.accountKey)) {
+  if (opts.accountKey && isAccountKey(csr, opts.accountKey)) {
     throw invalid(
       'could not accept CSR: its key is the ACME account key; the certificate needs a key of its own (RFC 8555 §11.1)'
     )

@@ -6,10 +6,9 @@
 import { createHash } from 'node:crypto'
 import type { AcmeSubscriptions } from '../acme-subscriptions'
 import type { CoreContext } from '../context'
-import { assertAcceptableCsr, decodeCsrDer } from '../csr'
+import { assertAcceptableCsr, readCsr, type ReadCsr } from '../csr'
 import { ServiceError } from '../errors'
 import { isoTimestamp } from '../time'
-import { x509 } from '../x509'
 import { AcmeError, acmeErrorDocument } from './errors'
 import type { AcmeOrders } from './orders'
 import { publicId, type AcmeAccount, type AcmeOrder } from './records'
@@ -32,18 +31,18 @@ export class AcmeFinalizer {
     const o = this.orders.owned(account, orderPublicId)
     if (o.status !== 'ready') throw new AcmeError('orderNotReady', `the order is ${o.status}, not ready`)
     if (typeof req.csr !== 'string') throw new AcmeError('malformed', 'csr is required (base64url DER)')
-    let csr: x509.Pkcs10CertificateRequest
+    // Decoded and its signature checked once (../csr.ts); everything below reads this one result.
+    const der = Buffer.from(req.csr, 'base64url')
+    let read: ReadCsr
     try {
-      csr = new x509.Pkcs10CertificateRequest(Buffer.from(req.csr, 'base64url'))
-    } catch {
-      throw new AcmeError('badCSR', 'could not decode the CSR')
+      read = await readCsr(der)
+    } catch (err) {
+      if (err instanceof ServiceError) throw new AcmeError('badCSR', 'could not decode the CSR')
+      throw err
     }
-    if (!(await csr.verify())) throw new AcmeError('badCSR', 'the CSR signature does not verify')
-    const sanExt = csr.getExtension('2.5.29.17')
-    const san = sanExt ? new x509.SubjectAlternativeNameExtension(sanExt.rawData) : null
-    const sans = san ? san.names.items.filter((n) => n.type === 'dns').map((n) => n.value.toLowerCase()) : []
-    const cns = csr.subjectName.getField('CN').map((n) => n.toLowerCase())
-    const requested = new Set([...sans, ...cns])
+    if (!read.csr.signatureValid) throw new AcmeError('badCSR', 'the CSR signature does not verify')
+    const cns = read.commonNames
+    const requested = new Set([...read.sanDnsNames, ...cns])
     const ordered = new Set(JSON.parse(o.identifiers) as string[])
     // §7.4: the CSR must ask for exactly the names of the order.
     if (requested.size !== ordered.size || [...requested].some((n) => !ordered.has(n))) {
@@ -54,13 +53,12 @@ export class AcmeFinalizer {
     }
     // The CSR policy of every issuance path (../csr.ts): key type and size, and not the account key.
     try {
-      const decoded = await decodeCsrDer(Buffer.from(req.csr, 'base64url'))
-      assertAcceptableCsr(decoded, 'tls', { accountKey: account.jwk })
+      assertAcceptableCsr(read.csr, 'tls', { accountKey: account.jwk })
     } catch (err) {
       if (err instanceof ServiceError) throw new AcmeError('badCSR', err.message)
       throw err
     }
-    const spkiHash = createHash('sha256').update(Buffer.from(csr.publicKey.rawData)).digest('hex')
+    const spkiHash = createHash('sha256').update(read.csr.spki).digest('hex')
     const db = this.ctx.db
     // Two finalize requests at once: only the one that moves the order out of `ready` signs.
     const claimed = db
@@ -74,7 +72,7 @@ export class AcmeFinalizer {
     names.sort((x, y) => (x === cns[0] ? -1 : y === cns[0] ? 1 : 0))
     let issued
     try {
-      issued = await this.signer.issue(Buffer.from(csr.rawData), names, window.notBefore, window.notAfter)
+      issued = await this.signer.issue(der, names, window.notBefore, window.notAfter)
     } catch (err) {
       const message = `could not issue the certificate: ${(err as Error).message}`
       db.prepare(`UPDATE acme_orders SET status = 'invalid', error = ? WHERE id = ?`).run(
