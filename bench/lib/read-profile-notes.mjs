@@ -25,3 +25,7 @@ are read once per event-loop turn and reused while this process has written noth
 (\`total_changes()\`, no transaction); a write by another process is seen from the next turn.
 The key's SHA-256 uses the one-shot \`crypto.hash\`. What is left is node:http's own parsing
 and writing, which the bare server pays too.`
+
+
+// What the profile of a POST /orders showed; printed under the write table.
+export const WRITE_PROFILE_NOTES = `Where a POST /orders spends its time: see docs/benchmarks.md.`
