@@ -220,17 +220,18 @@ export class Orders {
           ts
         )
         let creditUsed = 0
+        let balance: Cents | null = null
         if (paid && q.total > 0) {
-          post(db, {
+          balance = post(db, {
             resellerId: reseller.id,
             amount: -q.total,
             description: `Order ${number}: ${q.product.name}${q.domain ? ` for ${q.domain}` : ''}, ${q.years} year(s)`,
             orderId: id,
             at: now
-          })
+          }).balanceAfter
           creditUsed = q.total
         }
-        this.insertInvoice(id, reseller.id, q.total, paid ? 'paid' : 'unpaid', now)
+        const invoiceNumber = this.insertInvoice(id, reseller.id, q.total, paid ? 'paid' : 'unpaid', now)
         recordEvent(db, now, {
           type: 'order.created',
           resellerId: reseller.id,
@@ -246,12 +247,48 @@ export class Orders {
             message: `Order ${number} paid from credit`,
             data: { amount_cents: q.total }
           })
-        const balance = (
-          db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(reseller.id) as {
-            b: number
-          }
-        ).b
-        return { order: this.get(reseller.id, id), creditUsed, newBalance: balance }
+        if (balance === null)
+          balance = (
+            db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(reseller.id) as {
+              b: number
+            }
+          ).b
+        // The order as the rows just written hold it, without reading them back: every value is
+        // one this transaction wrote (test/core/order-create.test.ts compares it with `get`).
+        const order: Order = {
+          id,
+          orderNumber: number,
+          resellerId: reseller.id,
+          productId: q.product.id,
+          productName: q.product.name,
+          brand: q.product.brand,
+          productType: q.product.type,
+          validationType: q.product.validationType,
+          domain: q.domain,
+          periodMonths: q.periodMonths,
+          sanCount: q.sanCount,
+          sanWildcardCount: q.sanWildcardCount,
+          contactEmail: q.contactEmail,
+          basePrice: q.basePrice,
+          sanTotal: q.sanTotal,
+          discountAmount: q.discountAmount,
+          total: q.total,
+          status: 'pending',
+          paymentStatus: paid ? 'paid' : 'unpaid',
+          autoReissue: auto,
+          maxValidityDays: maxValidityFor({ type: q.product.type }, parseDate(ts)),
+          purchaseEndDate: isoDate(purchaseEnd),
+          reissueCount: 0,
+          certValidFrom: null,
+          certValidTill: null,
+          nextReissueAt: planned.nextReissueAt ? isoDate(planned.nextReissueAt) : null,
+          statusNote: null,
+          invoiceNumber,
+          invoiceStatus: paid ? 'paid' : 'unpaid',
+          createdAt: ts,
+          updatedAt: ts
+        }
+        return { order, creditUsed, newBalance: balance }
       })
       .immediate()
   }
@@ -401,16 +438,24 @@ export class Orders {
       .immediate()
   }
 
-  private insertInvoice(orderId: number, resellerId: number, total: Cents, status: 'paid' | 'unpaid', now: Date): void {
+  /** Writes the order's invoice; returns its number. */
+  private insertInvoice(
+    orderId: number,
+    resellerId: number,
+    total: Cents,
+    status: 'paid' | 'unpaid',
+    now: Date
+  ): string {
     const db = this.ctx.db
     const id = (db.prepare('SELECT COALESCE(MAX(id), 0) + 1 AS id FROM invoices').get() as { id: number }).id
     const ts = isoTimestamp(now)
+    const number = orderNumber('INV', id, now)
     db.prepare(
       `INSERT INTO invoices (id, invoice_number, order_id, reseller_id, total_cents, status, due_date, created_at, paid_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
     ).run(
       id,
-      orderNumber('INV', id, now),
+      number,
       orderId,
       resellerId,
       total,
@@ -419,6 +464,7 @@ export class Orders {
       ts,
       status === 'paid' ? ts : null
     )
+    return number
   }
 
   private orderDomain(product: Product, domain: string | undefined): string {
