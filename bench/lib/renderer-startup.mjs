@@ -17,13 +17,13 @@ export const STARTUP_GZIP_LIMIT = 200 * 1000
 export const MINIFIED_CHARS_PER_LINE = 2_000
 
 /**
- * Strings that survive minifying and betray a library: asn1js's decoder error and pkijs's PKCS#12
- * content type name. x509 work (CSR and certificate decoding, PKCS#12 export) loads on demand on
+ * Strings that survive minifying and betray a library: asn1js's decoder error, and the error every
+ * pkijs class throws for input that does not fit its schema, or its PKCS#12 content type name. x509 work (CSR and certificate decoding, PKCS#12 export) loads on demand on
  * the screens that need it.
  */
 export const HEAVY_MARKERS = {
   asn1js: ['End of input reached before message was fully decoded'],
-  pkijs: ['AuthenticatedSafe']
+  pkijs: ["Object's schema was not verified against input data for", 'AuthenticatedSafe']
 }
 
 /** The file names of the start-up script, entry first. */
