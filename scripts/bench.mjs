@@ -75,7 +75,8 @@ const summary = (runs) => ({
   errors: runs.reduce((n, x) => n + x.errors, 0),
   tool: runs[0]?.tool
 })
-const spread = (xs) => `${Math.min(...xs)}–${Math.max(...xs)}`
+/** The range of a figure over its rounds; an earlier run's JSON may not have them. */
+const spread = (xs) => (xs?.length ? `${Math.min(...xs)}–${Math.max(...xs)}` : 'n/a')
 
 /** Targets from the issue; `higher` says which way is good. */
 const TARGETS = {
