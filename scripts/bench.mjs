@@ -5,9 +5,15 @@
 //   --quick   10k and 100k orders only and shorter load runs (a smoke run, not for the README)
 //   --mixed-only [--mixed-seconds S] [--mixed-rounds N]   only the mixed-load section, printed
 //   --ui-only   only the desktop UI at scale (jumps, 100 jumps, ledger CSV export, tab heap), printed
+//   --http-only [--orders N]   only the API reads (on a store of N orders, 1,000,000 unless given)
+//               and the order writes, each against its baseline, printed
+//   --writes-only   only the order writes against raw better-sqlite3, printed
 //   --acme-only [--acme-rounds N] [--acme-seconds S] [--acme-profile DIR]   only the ACME server
 //               against Pebble, printed (DIR: a CPU profile of `certdesk serve` is written there)
 //   --crypto-only   only the crypto rows, printed
+//   --renderer-only   only the renderer's start-up script (built, then measured), printed
+//   --cpu-prof DIR   CertDesk servers of the read and write sections run under `node --cpu-prof`,
+//               their profiles written to DIR when they stop
 //   --from-json FILE   the markdown of an earlier run's JSON
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -20,7 +26,8 @@ import { ROOT } from '../bench/lib/paths.mjs'
 import { startCertdesk, startNode } from '../bench/lib/procs.mjs'
 import { buildCoreBench } from '../bench/lib/build-core-bench.mjs'
 import { uiMarkdown, uiScale } from '../bench/lib/ui-scale.mjs'
-import { READ_PROFILE_NOTES } from '../bench/lib/read-profile-notes.mjs'
+import { READ_PROFILE_NOTES, WRITE_PROFILE_NOTES } from '../bench/lib/read-profile-notes.mjs'
+import { measureRendererStartup, rendererMarkdown } from '../bench/lib/renderer-startup.mjs'
 import { acmeMarkdown, acmeVsPebble } from '../bench/lib/acme-vs-pebble.mjs'
 import { startKeyringSession } from './keyring-session.mjs'
 import { build } from './setup.mjs'
@@ -29,6 +36,16 @@ const quick = process.argv.includes('--quick')
 const mixedOnly = process.argv.includes('--mixed-only')
 // --ui-only: only the desktop UI at scale (bench/lib/ui-scale.mjs), printed.
 const uiOnly = process.argv.includes('--ui-only')
+const httpOnly = process.argv.includes('--http-only')
+const writesOnly = process.argv.includes('--writes-only')
+const rendererOnly = process.argv.includes('--renderer-only')
+const stringArg = (name) => {
+  const i = process.argv.indexOf(name)
+  return i >= 0 ? process.argv[i + 1] : undefined
+}
+const CPU_PROF = stringArg('--cpu-prof')
+/** Node flags of the CertDesk servers whose load is measured against a baseline. */
+const SERVER_NODE_ARGS = CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : []
 const UI_SIZES = quick ? [10_000, 100_000] : [10_000, 1_000_000]
 const numberArg = (name, fallback) => {
   const i = process.argv.indexOf(name)
@@ -70,7 +87,8 @@ const summary = (runs) => ({
   errors: runs.reduce((n, x) => n + x.errors, 0),
   tool: runs[0]?.tool
 })
-const spread = (xs) => `${Math.min(...xs)}–${Math.max(...xs)}`
+/** The range of a figure over its rounds; an earlier run's JSON may not have them. */
+const spread = (xs) => (xs?.length ? `${Math.min(...xs)}–${Math.max(...xs)}` : 'n/a')
 
 /** Targets from the issue; `higher` says which way is good. */
 const TARGETS = {
@@ -106,6 +124,181 @@ async function startupMs(dataDir, key, env) {
     await s.stop()
   }
   return median(times)
+}
+
+/**
+ * GET /products and GET /orders?limit=50 repeated on a running CertDesk (`url`, process `pid`)
+ * against a bare node:http server sending the very bytes CertDesk answered, in alternating rounds.
+ */
+async function apiReads({ work, url, pid, key, results }) {
+  const paths = ['/products', '/orders?limit=50']
+  const bodies = {}
+  for (const path of paths) {
+    const res = await fetch(url + path, { headers: { 'x-api-key': key } })
+    bodies[path] = await res.text()
+  }
+  const file = join(work, 'bare-bodies.json')
+  writeFileSync(file, JSON.stringify(bodies))
+  const bare = await startNode(join(ROOT, 'bench', 'lib', 'bare-server.mjs'), [file])
+  for (const path of paths) {
+    const bareRuns = []
+    const apiRuns = []
+    for (let i = 0; i < ROUNDS; i++) {
+      const warmup = i === 0 ? 3 : 1
+      bareRuns.push(
+        await load({ url: bare.url, path, connections: CONNECTIONS, duration: READ_SECONDS, warmup, pid: bare.pid })
+      )
+      apiRuns.push(
+        await load({
+          url,
+          path,
+          key,
+          connections: CONNECTIONS,
+          duration: READ_SECONDS,
+          warmup,
+          pid
+        })
+      )
+    }
+    const base = summary(bareRuns)
+    const api = summary(apiRuns)
+    if (api.non2xx || api.errors)
+      results.notes.push(`GET ${path}: ${api.non2xx} non-2xx answers, ${api.errors} errors under load`)
+    results.reads[path] = {
+      bytes: Buffer.byteLength(bodies[path]),
+      tool: api.tool,
+      bare: { rps: round(base.rps, 0), p99Ms: base.p99, rpsRounds: base.rpsRounds, p99Rounds: base.p99Rounds },
+      certdesk: { rps: round(api.rps, 0), p99Ms: api.p99, rpsRounds: api.rpsRounds, p99Rounds: api.p99Rounds },
+      rpsRatio: round(api.rps / base.rps),
+      p99Ratio: round(base.p99 / Math.max(api.p99, 0.001)),
+      roundRatios: apiRuns.map((x, i) => round(x.rps / bareRuns[i].rps)),
+      cpuUsPerRequest: { bare: round(base.cpuUs, 1), certdesk: round(api.cpuUs, 1) },
+      cpuRatio: base.cpuUs && api.cpuUs ? round(base.cpuUs / api.cpuUs) : null
+    }
+    log(`GET ${path}: ${round(api.rps, 0)} req/s vs bare ${round(base.rps, 0)} (${results.reads[path].rpsRatio})`)
+  }
+  await bare.stop()
+}
+
+/**
+ * POST /orders on a fresh store against raw better-sqlite3 doing the same writes behind a bare
+ * node:http server (bench/lib/raw-writes.mjs), in alternating rounds; then the money check.
+ */
+async function orderWrites({ work, env, results }) {
+  const body = { product_id: 2, domain: 'bench-writes.example.com', period: 12 }
+  const fresh = (name) => {
+    const dir = join(work, name)
+    const r = makeReseller(dir, env)
+    admin(dir, ['credit', 'add', '--reseller', String(r.id), '--amount', '90000000'], env)
+    return { dir, r }
+  }
+  const balanceOf = (dir, id) => {
+    const db = new Database(join(dir, DB_FILE), { readonly: true })
+    try {
+      return {
+        balance: db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(id).b,
+        orders: db.prepare('SELECT COUNT(*) AS n, COALESCE(SUM(total_cents), 0) AS t FROM orders').get()
+      }
+    } finally {
+      db.close()
+    }
+  }
+  // The books after the load: balance moved by exactly the orders' totals, the audit clean, and
+  // an order for every successful answer. wrk stops on time, so up to one request per
+  // connection and load run may have been written while its answer was never read.
+  const check = (label, dir, id, before, result) => {
+    const after = balanceOf(dir, id)
+    const audit = auditStore(dir)
+    const lost = before.balance - after.balance - after.orders.t
+    const unread = result.tool === 'wrk' ? CONNECTIONS * result.runs : 0
+    const ok =
+      audit.violations.length === 0 && lost === 0 && after.orders.n >= result.ok && after.orders.n <= result.ok + unread
+    if (!ok) {
+      results.notes.push(
+        `${label}: money check failed: ${audit.violations.slice(0, 3).join('; ')} balance drift ${lost} cents, ` +
+          `${after.orders.n} orders for ${result.ok} successful answers`
+      )
+    }
+    return { orders: after.orders.n, moneyOk: ok }
+  }
+  const run = (url, key, i, pid) =>
+    load({
+      pid,
+      url,
+      path: '/orders',
+      key,
+      method: 'POST',
+      body,
+      connections: CONNECTIONS,
+      duration: WRITE_SECONDS,
+      warmup: i === 0 ? 2 : 1
+    })
+
+  const apiStore = fresh('writes-api')
+  const before = balanceOf(apiStore.dir, apiStore.r.id)
+  const s = await startCertdesk(apiStore.dir, env, [], SERVER_NODE_ARGS)
+  const rawStore = fresh('writes-raw')
+  const rawBefore = balanceOf(rawStore.dir, rawStore.r.id)
+  const raw = await startNode(join(ROOT, 'bench', 'lib', 'raw-writes.mjs'), [
+    rawStore.dir,
+    String(rawStore.r.id),
+    'serve'
+  ])
+  // Alternating rounds, the median round of each side (see the reads); every answer of every
+  // run, warm-ups included, counted for the books.
+  const apiRuns = []
+  const rawRuns = []
+  const answers = { api: { ok: 0, runs: 0 }, raw: { ok: 0, runs: 0 } }
+  for (let i = 0; i < ROUNDS; i++) {
+    apiRuns.push(await run(s.url, apiStore.r.key, i, s.pid))
+    rawRuns.push(await run(raw.url, undefined, i, raw.pid))
+  }
+  await s.stop()
+  await raw.stop()
+  const api = summary(apiRuns)
+  const rawRes = summary(rawRuns)
+  // The warm-up runs wrote orders too: the books count them through the answers the store holds.
+  for (const [side, runs] of [
+    ['api', apiRuns],
+    ['raw', rawRuns]
+  ]) {
+    answers[side].ok = runs.reduce((n, x) => n + x.ok + (x.warmupOk ?? 0), 0)
+    answers[side].runs = runs.length * 2
+  }
+  const apiCheck = check('POST /orders', apiStore.dir, apiStore.r.id, before, { tool: api.tool, ...answers.api })
+  const rawCheck = check('raw writes', rawStore.dir, rawStore.r.id, rawBefore, { tool: rawRes.tool, ...answers.raw })
+
+  const loopStore = fresh('writes-loop')
+  const loop = spawnSync(
+    process.execPath,
+    [join(ROOT, 'bench', 'lib', 'raw-writes.mjs'), loopStore.dir, String(loopStore.r.id), 'loop', '20000'],
+    {
+      encoding: 'utf8',
+      timeout: 300_000
+    }
+  )
+  const inProcess = JSON.parse(loop.stdout)
+  results.writes = {
+    tool: api.tool,
+    certdesk: {
+      rps: round(api.rps, 0),
+      p99Ms: api.p99,
+      rpsRounds: api.rpsRounds,
+      non2xx: api.non2xx,
+      errors: api.errors,
+      ...apiCheck
+    },
+    rawHttp: { rps: round(rawRes.rps, 0), p99Ms: rawRes.p99, rpsRounds: rawRes.rpsRounds, ...rawCheck },
+    roundRatios: apiRuns.map((x, i) => round(x.rps / rawRuns[i].rps)),
+    cpuUsPerRequest: { rawHttp: round(rawRes.cpuUs, 1), certdesk: round(api.cpuUs, 1) },
+    cpuRatio: rawRes.cpuUs && api.cpuUs ? round(rawRes.cpuUs / api.cpuUs) : null,
+    rawInProcess: { perSecond: round(inProcess.perSecond, 0) },
+    rpsRatio: round(api.rps / rawRes.rps),
+    inProcessRatio: round(api.rps / inProcess.perSecond)
+  }
+  log(
+    `POST /orders: ${round(api.rps, 0)} req/s vs raw ${round(rawRes.rps, 0)} (${results.writes.rpsRatio}); money ${apiCheck.moneyOk ? 'ok' : 'WRONG'}`
+  )
 }
 
 async function main() {
@@ -158,6 +351,35 @@ async function main() {
     crypto: null,
     notes: []
   }
+  // The renderer as built above: its start-up script (bench/lib/renderer-startup.mjs).
+  results.renderer = measureRendererStartup()
+  log(`renderer start-up script: ${results.renderer.gzipBytes} bytes gzipped`)
+  if (rendererOnly) {
+    session.stop()
+    process.stdout.write(rendererMarkdown(results.renderer))
+    return
+  }
+  if (httpOnly || writesOnly) {
+    if (httpOnly) {
+      const n = numberArg('--orders', 1_000_000)
+      const dir = join(work, `orders-${n}`)
+      const r = makeReseller(dir, env)
+      fillOrders(dir, r.id, n)
+      log(`${n} orders generated`)
+      const s = await startCertdesk(dir, env, [], SERVER_NODE_ARGS)
+      await apiReads({ work, url: s.url, pid: s.pid, key: r.key, results })
+      results.readsStoreOrders = n
+      await s.stop()
+    }
+    await orderWrites({ work, env, results })
+    session.stop()
+    process.stdout.write(
+      [header(results), httpOnly ? readsMarkdown(results) : '', writesMarkdown(results), notesMarkdown(results)].join(
+        '\n'
+      )
+    )
+    return
+  }
 
   // Start-up baseline: an empty store (one reseller, no orders).
   const emptyDir = join(work, 'empty')
@@ -183,7 +405,7 @@ async function main() {
       .get().n
     log(`${n} orders, ${ledgerRows} ledger rows generated in ${genSeconds.toFixed(1)} s`)
     const startMs = await startupMs(dir, r.key, env)
-    const s = await startCertdesk(dir, env)
+    const s = await startCertdesk(dir, env, [], SERVER_NODE_ARGS)
     // Every request differs ({i:S} counts up from S), so none is answered from the read cache:
     // a customer looking for one shop, a broad word that 5% of all domains contain, and pages.
     const shop = Math.floor(n * 0.7)
@@ -216,179 +438,12 @@ async function main() {
   }
 
   // API reads on the biggest store against a bare node:http server sending the same bytes.
-  {
-    const { r, s } = big
-    const paths = ['/products', '/orders?limit=50']
-    const bodies = {}
-    for (const path of paths) {
-      const res = await fetch(s.url + path, { headers: { 'x-api-key': r.key } })
-      bodies[path] = await res.text()
-    }
-    const file = join(work, 'bare-bodies.json')
-    writeFileSync(file, JSON.stringify(bodies))
-    const bare = await startNode(join(ROOT, 'bench', 'lib', 'bare-server.mjs'), [file])
-    for (const path of paths) {
-      const bareRuns = []
-      const apiRuns = []
-      for (let i = 0; i < ROUNDS; i++) {
-        const warmup = i === 0 ? 3 : 1
-        bareRuns.push(
-          await load({ url: bare.url, path, connections: CONNECTIONS, duration: READ_SECONDS, warmup, pid: bare.pid })
-        )
-        apiRuns.push(
-          await load({
-            url: s.url,
-            path,
-            key: r.key,
-            connections: CONNECTIONS,
-            duration: READ_SECONDS,
-            warmup,
-            pid: s.pid
-          })
-        )
-      }
-      const base = summary(bareRuns)
-      const api = summary(apiRuns)
-      if (api.non2xx || api.errors)
-        results.notes.push(`GET ${path}: ${api.non2xx} non-2xx answers, ${api.errors} errors under load`)
-      results.reads[path] = {
-        bytes: Buffer.byteLength(bodies[path]),
-        tool: api.tool,
-        bare: { rps: round(base.rps, 0), p99Ms: base.p99, rpsRounds: base.rpsRounds, p99Rounds: base.p99Rounds },
-        certdesk: { rps: round(api.rps, 0), p99Ms: api.p99, rpsRounds: api.rpsRounds, p99Rounds: api.p99Rounds },
-        rpsRatio: round(api.rps / base.rps),
-        p99Ratio: round(base.p99 / Math.max(api.p99, 0.001)),
-        roundRatios: apiRuns.map((x, i) => round(x.rps / bareRuns[i].rps)),
-        cpuUsPerRequest: { bare: round(base.cpuUs, 1), certdesk: round(api.cpuUs, 1) },
-        cpuRatio: base.cpuUs && api.cpuUs ? round(base.cpuUs / api.cpuUs) : null
-      }
-      log(`GET ${path}: ${round(api.rps, 0)} req/s vs bare ${round(base.rps, 0)} (${results.reads[path].rpsRatio})`)
-    }
-    await bare.stop()
-    results.scale[SIZES[SIZES.length - 1]].rssAfterLoadMb = round(s.rss().peakMb, 1)
-    await s.stop()
-  }
+  await apiReads({ work, url: big.s.url, pid: big.s.pid, key: big.r.key, results })
+  results.scale[SIZES[SIZES.length - 1]].rssAfterLoadMb = round(big.s.rss().peakMb, 1)
+  await big.s.stop()
 
   // Order writes: POST /orders against raw better-sqlite3 writing the same rows.
-  {
-    const body = { product_id: 2, domain: 'bench-writes.example.com', period: 12 }
-    const fresh = (name) => {
-      const dir = join(work, name)
-      const r = makeReseller(dir, env)
-      admin(dir, ['credit', 'add', '--reseller', String(r.id), '--amount', '90000000'], env)
-      return { dir, r }
-    }
-    const balanceOf = (dir, id) => {
-      const db = new Database(join(dir, DB_FILE), { readonly: true })
-      try {
-        return {
-          balance: db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(id).b,
-          orders: db.prepare('SELECT COUNT(*) AS n, COALESCE(SUM(total_cents), 0) AS t FROM orders').get()
-        }
-      } finally {
-        db.close()
-      }
-    }
-    // The books after the load: balance moved by exactly the orders' totals, the audit clean, and
-    // an order for every successful answer. wrk stops on time, so up to one request per
-    // connection and load run may have been written while its answer was never read.
-    const check = (label, dir, id, before, result) => {
-      const after = balanceOf(dir, id)
-      const audit = auditStore(dir)
-      const lost = before.balance - after.balance - after.orders.t
-      const unread = result.tool === 'wrk' ? CONNECTIONS * result.runs : 0
-      const ok =
-        audit.violations.length === 0 &&
-        lost === 0 &&
-        after.orders.n >= result.ok &&
-        after.orders.n <= result.ok + unread
-      if (!ok) {
-        results.notes.push(
-          `${label}: money check failed: ${audit.violations.slice(0, 3).join('; ')} balance drift ${lost} cents, ` +
-            `${after.orders.n} orders for ${result.ok} successful answers`
-        )
-      }
-      return { orders: after.orders.n, moneyOk: ok }
-    }
-    const run = (url, key, i, pid) =>
-      load({
-        pid,
-        url,
-        path: '/orders',
-        key,
-        method: 'POST',
-        body,
-        connections: CONNECTIONS,
-        duration: WRITE_SECONDS,
-        warmup: i === 0 ? 2 : 1
-      })
-
-    const apiStore = fresh('writes-api')
-    const before = balanceOf(apiStore.dir, apiStore.r.id)
-    const s = await startCertdesk(apiStore.dir, env)
-    const rawStore = fresh('writes-raw')
-    const rawBefore = balanceOf(rawStore.dir, rawStore.r.id)
-    const raw = await startNode(join(ROOT, 'bench', 'lib', 'raw-writes.mjs'), [
-      rawStore.dir,
-      String(rawStore.r.id),
-      'serve'
-    ])
-    // Alternating rounds, the median round of each side (see the reads); every answer of every
-    // run, warm-ups included, counted for the books.
-    const apiRuns = []
-    const rawRuns = []
-    const answers = { api: { ok: 0, runs: 0 }, raw: { ok: 0, runs: 0 } }
-    for (let i = 0; i < ROUNDS; i++) {
-      apiRuns.push(await run(s.url, apiStore.r.key, i, s.pid))
-      rawRuns.push(await run(raw.url, undefined, i, raw.pid))
-    }
-    await s.stop()
-    await raw.stop()
-    const api = summary(apiRuns)
-    const rawRes = summary(rawRuns)
-    // The warm-up runs wrote orders too: the books count them through the answers the store holds.
-    for (const [side, runs] of [
-      ['api', apiRuns],
-      ['raw', rawRuns]
-    ]) {
-      answers[side].ok = runs.reduce((n, x) => n + x.ok + (x.warmupOk ?? 0), 0)
-      answers[side].runs = runs.length * 2
-    }
-    const apiCheck = check('POST /orders', apiStore.dir, apiStore.r.id, before, { tool: api.tool, ...answers.api })
-    const rawCheck = check('raw writes', rawStore.dir, rawStore.r.id, rawBefore, { tool: rawRes.tool, ...answers.raw })
-
-    const loopStore = fresh('writes-loop')
-    const loop = spawnSync(
-      process.execPath,
-      [join(ROOT, 'bench', 'lib', 'raw-writes.mjs'), loopStore.dir, String(loopStore.r.id), 'loop', '20000'],
-      {
-        encoding: 'utf8',
-        timeout: 300_000
-      }
-    )
-    const inProcess = JSON.parse(loop.stdout)
-    results.writes = {
-      tool: api.tool,
-      certdesk: {
-        rps: round(api.rps, 0),
-        p99Ms: api.p99,
-        rpsRounds: api.rpsRounds,
-        non2xx: api.non2xx,
-        errors: api.errors,
-        ...apiCheck
-      },
-      rawHttp: { rps: round(rawRes.rps, 0), p99Ms: rawRes.p99, rpsRounds: rawRes.rpsRounds, ...rawCheck },
-      roundRatios: apiRuns.map((x, i) => round(x.rps / rawRuns[i].rps)),
-      cpuUsPerRequest: { rawHttp: round(rawRes.cpuUs, 1), certdesk: round(api.cpuUs, 1) },
-      cpuRatio: rawRes.cpuUs && api.cpuUs ? round(rawRes.cpuUs / api.cpuUs) : null,
-      rawInProcess: { perSecond: round(inProcess.perSecond, 0) },
-      rpsRatio: round(api.rps / rawRes.rps),
-      inProcessRatio: round(api.rps / inProcess.perSecond)
-    }
-    log(
-      `POST /orders: ${round(api.rps, 0)} req/s vs raw ${round(rawRes.rps, 0)} (${results.writes.rpsRatio}); money ${apiCheck.moneyOk ? 'ok' : 'WRONG'}`
-    )
-  }
+  await orderWrites({ work, env, results })
 
   // Writes and reads at once, against each alone on the same server (bench/lib/mixed.mjs).
   results.mixed = await mixedLoad({ work, env, ...MIXED, log })
@@ -469,24 +524,27 @@ function cryptoMarkdown(c) {
   ] // prettier-ignore
 }
 
-export function markdown(r) {
-  const sizes = Object.keys(r.scale).map(Number)
-  const big = r.scale[sizes[sizes.length - 1]]
-  const small = r.scale[sizes[0]]
-  const growth = (k) => sizes.map((n) => r.scale[n][k].p50Ms).join(' → ')
-  const c = r.crypto
-  const lines = [
+/** Date, machine and how the ratios are measured. */
+function header(r) {
+  return [
     `# CertDesk benchmarks`,
     '',
     `${r.date}, ${r.machine.cores} × ${r.machine.cpu}, Node ${r.machine.node}, SQLite ${r.machine.sqlite}` +
       (r.quick ? ' (quick run: not the full sizes)' : ''),
     '',
     `Every ratio compares CertDesk with a baseline measured in the same run; load comes from a separate`,
-    `${r.reads[Object.keys(r.reads)[0]]?.tool ?? 'wrk'} process on loopback, ${CONNECTIONS} connections. CertDesk and its baseline run in`,
+    `${r.reads[Object.keys(r.reads)[0]]?.tool ?? r.writes?.tool ?? 'wrk'} process on loopback, ${CONNECTIONS} connections. CertDesk and its baseline run in`,
     `${ROUNDS} alternating rounds; each side's figure is its median round (the spread of the rounds beside it),`,
     `so a neighbour's burst on a shared machine moves one round, not the figure. A target is met when the median meets it.`,
-    '',
-    '## API reads (store of ' + big.orders.toLocaleString('en') + ' orders)',
+    ''
+  ].join('\n')
+}
+
+function readsMarkdown(r) {
+  const sizes = Object.keys(r.scale).map(Number)
+  const orders = r.readsStoreOrders ?? r.scale[sizes[sizes.length - 1]].orders
+  const lines = [
+    '## API reads (store of ' + orders.toLocaleString('en') + ' orders)',
     '',
     'The same GET repeated, as a polling script sends it: CertDesk answers it from its read cache while',
     'the store is unchanged (checked on every request). The uncached cost of each query is under Scale.',
@@ -512,11 +570,15 @@ export function markdown(r) {
         .join('; ') +
       '.',
     '',
-    READ_PROFILE_NOTES
+    READ_PROFILE_NOTES,
+    ''
   )
+  return lines.join('\n')
+}
+
+function writesMarkdown(r) {
   const w = r.writes
-  lines.push(
-    '',
+  return [
     '## Order writes',
     '',
     '| | req/s, median (rounds) | p99 ms | money check |',
@@ -530,6 +592,23 @@ export function markdown(r) {
       `(ratio ${w.cpuRatio}). The money check: balance moved by exactly the orders' totals, ` +
       `the audit (bench/lib/store.mjs) clean, and an order for every successful answer.`,
     '',
+    WRITE_PROFILE_NOTES,
+    ''
+  ].join('\n')
+}
+
+function notesMarkdown(r) {
+  return ['## Notes', '', ...(r.notes.length ? r.notes.map((n) => `- ${n}`) : ['- none']), ''].join('\n')
+}
+
+export function markdown(r) {
+  const sizes = Object.keys(r.scale).map(Number)
+  const big = r.scale[sizes[sizes.length - 1]]
+  const small = r.scale[sizes[0]]
+  const growth = (k) => sizes.map((n) => r.scale[n][k].p50Ms).join(' → ')
+  const c = r.crypto
+  const lines = [header(r), readsMarkdown(r), writesMarkdown(r)]
+  lines.push(
     ...(r.mixed ? [mixedMarkdown(r.mixed)] : []),
     '## Scale',
     '',
@@ -564,6 +643,7 @@ export function markdown(r) {
     '',
     ...(r.acme ? [acmeMarkdown(r.acme)] : []),
     ...(r.ui ? [uiMarkdown(r.ui)] : []),
+    ...(r.renderer ? [rendererMarkdown(r.renderer)] : []),
     '## Start-up',
     '',
     `\`certdesk serve\` to its first answered request (median of 3): empty store ${r.startup.emptyMs} ms, ` +

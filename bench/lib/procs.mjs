@@ -104,6 +104,6 @@ export async function startNode(script, args, { env = process.env, lifetime = 12
   }
 }
 
-/** `certdesk serve` on a free loopback port over `dataDir`. */
-export const startCertdesk = (dataDir, env, extra = []) =>
-  startNode(CLI, ['serve', '--data-dir', dataDir, '--port', '0', ...extra], { env })
+/** `certdesk serve` on a free loopback port over `dataDir`; `nodeArgs` such as `--cpu-prof`. */
+export const startCertdesk = (dataDir, env, extra = [], nodeArgs = []) =>
+  startNode(CLI, ['serve', '--data-dir', dataDir, '--port', '0', ...extra], { env, nodeArgs })

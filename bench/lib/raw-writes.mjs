@@ -1,6 +1,12 @@
-// The write baseline: the rows POST /orders writes (order, debit with the balance update,
-// invoice), written by raw better-sqlite3 in the same kind of transaction (BEGIN IMMEDIATE, WAL,
-// synchronous=NORMAL, the same schema and triggers), with statements prepared once.
+// The write baseline: the storage work of one POST /orders without CertDesk around it. The same
+// rows with the same values (the order, the balance update, its ledger row, the invoice, the
+// order.created and order.paid events), written by raw better-sqlite3 in one BEGIN IMMEDIATE
+// transaction on a store made by CertDesk's own migrations, so every trigger CertDesk's writes
+// fire fires here too (tallies, tallies per day, the domain search index, the cache
+// generations, the order versions), with the same PRAGMAs (WAL, foreign keys on,
+// synchronous=NORMAL, busy_timeout) and statements prepared once. The answer is the same JSON
+// CertDesk sends, built from the values written. What it leaves out is CertDesk itself: the
+// Host and key checks, validation, pricing and the framework.
 //   node raw-writes.mjs <dataDir> <resellerId> serve     a bare node:http server doing it per POST
 //   node raw-writes.mjs <dataDir> <resellerId> loop N    N transactions in-process, prints tx/s
 import http from 'node:http'
@@ -18,6 +24,7 @@ db.pragma('synchronous = NORMAL')
 const price = db
   .prepare('SELECT price_cents AS p FROM product_prices WHERE group_id = 1 AND product_id = 2 AND years = 1')
   .get().p
+const productName = db.prepare('SELECT name FROM products WHERE id = 2').pluck().get()
 const nextOrder = db.prepare('SELECT COALESCE(MAX(id), 0) + 1 AS id FROM orders')
 const nextInvoice = db.prepare('SELECT COALESCE(MAX(id), 0) + 1 AS id FROM invoices')
 const insOrder = db.prepare(
@@ -38,21 +45,41 @@ const insInvoice = db.prepare(
   `INSERT INTO invoices (id, invoice_number, order_id, reseller_id, total_cents, status, due_date, created_at, paid_at)
    VALUES (?, ?, ?, ?, ?, 'paid', ?, ?, ?)`
 )
-const balance = db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?')
+const insEvent = db.prepare(
+  'INSERT INTO events (reseller_id, order_id, type, message, data, created_at) VALUES (?, ?, ?, ?, ?, ?)'
+)
 
 const place = db.transaction((domain) => {
   const now = new Date()
   const ts = now.toISOString().slice(0, 19).replace('T', ' ')
   const day = ts.slice(0, 10)
+  const end = `${Number(day.slice(0, 4)) + 1}${day.slice(4)}`
   const id = nextOrder.get().id
   const number = `ORD-${day.slice(0, 4)}-${String(id).padStart(6, '0')}`
-  insOrder.run(id, number, resellerId, domain, price, price, day, day, ts, ts)
+  insOrder.run(id, number, resellerId, domain, price, price, end, day, ts, ts)
   const b = debit.get(-price, resellerId, -price)
   if (!b) throw new Error('insufficient credit')
-  insTx.run(resellerId, -price, `Order ${number}`, b.balance, id, ts)
+  insTx.run(resellerId, -price, `Order ${number}: ${productName} for ${domain}, 1 year(s)`, b.balance, id, ts)
   const inv = nextInvoice.get().id
-  insInvoice.run(inv, `INV-${day.slice(0, 4)}-${String(inv).padStart(6, '0')}`, id, resellerId, price, day, ts, ts)
-  return { id, number, total: price, balance: balance.get(resellerId).b }
+  const invoice = `INV-${day.slice(0, 4)}-${String(inv).padStart(6, '0')}`
+  insInvoice.run(inv, invoice, id, resellerId, price, day, ts, ts)
+  insEvent.run(
+    resellerId,
+    id,
+    'order.created',
+    `Order ${number} created for ${domain}`,
+    JSON.stringify({ product_id: 2, total_cents: price }),
+    ts
+  )
+  insEvent.run(
+    resellerId,
+    id,
+    'order.paid',
+    `Order ${number} paid from credit`,
+    JSON.stringify({ amount_cents: price }),
+    ts
+  )
+  return { id, number, invoice, day, end, total: price, balance: b.balance }
 })
 
 if (mode === 'loop') {
@@ -71,10 +98,24 @@ if (mode === 'loop') {
       const o = place.immediate(body.domain)
       const out = JSON.stringify({
         success: true,
+        message: `Order ${o.number} created and paid from credit`,
         order_id: o.id,
         order_number: o.number,
+        domain: body.domain,
+        base_price: o.total / 100,
+        san_total: 0,
+        discount_amount: 0,
         total: o.total / 100,
-        new_balance: o.balance / 100
+        status: 'pending',
+        payment_status: 'paid',
+        credit_used: o.total / 100,
+        new_balance: o.balance / 100,
+        invoice_number: o.invoice,
+        auto_reissue_enabled: true,
+        max_validity_days: 200,
+        purchase_end_date: o.end,
+        next_reissue_at: o.day,
+        period: 12
       })
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(out)
     })

@@ -26,10 +26,14 @@ export class Idempotency {
       .digest('hex')
   }
 
+  /**
+   * `fingerprint` is computed only when a key is given: a request without one (most of them)
+   * pays no digest of its body.
+   */
   run(
     resellerId: number,
     key: string | undefined,
-    fingerprint: string,
+    fingerprint: string | (() => string),
     work: () => { statusCode: number; body: unknown }
   ): StoredAnswer {
     if (key === undefined) return { ...work(), replayed: false }
@@ -37,13 +41,14 @@ export class Idempotency {
       throw invalid(`Idempotency-Key must be 1-${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters`)
     }
     const db = this.ctx.db
+    const print = typeof fingerprint === 'string' ? fingerprint : fingerprint()
     return db
       .transaction((): StoredAnswer => {
         const prior = db
           .prepare('SELECT fingerprint, status_code, body FROM idempotency_keys WHERE reseller_id = ? AND key = ?')
           .get(resellerId, key) as { fingerprint: string; status_code: number; body: string } | undefined
         if (prior) {
-          if (prior.fingerprint !== fingerprint) {
+          if (prior.fingerprint !== print) {
             throw conflict('Idempotency-Key was already used with a different request')
           }
           return { statusCode: prior.status_code, body: JSON.parse(prior.body), replayed: true }
@@ -54,14 +59,7 @@ export class Idempotency {
         if (answer.statusCode >= 400) return { ...answer, replayed: false }
         db.prepare(
           'INSERT INTO idempotency_keys (reseller_id, key, fingerprint, status_code, body, created_at) VALUES (?, ?, ?, ?, ?, ?)'
-        ).run(
-          resellerId,
-          key,
-          fingerprint,
-          answer.statusCode,
-          JSON.stringify(answer.body),
-          isoTimestamp(this.ctx.clock())
-        )
+        ).run(resellerId, key, print, answer.statusCode, JSON.stringify(answer.body), isoTimestamp(this.ctx.clock()))
         return { ...answer, replayed: false }
       })
       .immediate()

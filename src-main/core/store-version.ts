@@ -47,6 +47,48 @@ export function localWrites(db: Db): number {
 /** The scope name migration 0009 gives a reseller's rows. */
 export const resellerScope = (resellerId: number): string => `reseller:${resellerId}`
 
+/**
+ * The triggers that move the numbers kept answers are checked against: the catalogue's version
+ * (migration 0003), the scope generations and the order versions (migration 0009).
+ */
+export const KEEPER_TRIGGERS: readonly string[] = [
+  ...['products', 'prices'].flatMap((t) => ['insert', 'update', 'delete'].map((e) => `catalogue_version_${t}_${e}`)),
+  ...['orders', 'invoices', 'ledger', 'api_keys', 'resellers', 'products', 'prices', 'groups'].flatMap((t) =>
+    ['insert', 'update', 'delete'].map((e) => `cache_gen_${t}_${e}`)
+  ),
+  'order_versions_orders_update',
+  'order_versions_orders_delete',
+  ...['insert', 'update', 'delete'].map((e) => `order_versions_invoices_${e}`)
+]
+
+/** Per connection: the schema version last checked and whether every keeper trigger was there. */
+const checked = new WeakMap<Db, { schema: number; complete: boolean }>()
+let unkept = 0
+
+/**
+ * Whether the store, at schema version `schema`, still has every trigger in KEEPER_TRIGGERS.
+ * A writer that dropped one (to bulk-load rows, or by mistake) writes without moving any
+ * number, so what it changed cannot be known: while one is missing nothing may be answered
+ * from a copy. Dropping or creating a trigger moves the schema version, so the check runs
+ * once per version.
+ */
+export function keepersComplete(db: Db, schema: number): boolean {
+  const last = checked.get(db)
+  if (last && last.schema === schema) return last.complete
+  const present = new Set(db.prepare(`SELECT name FROM sqlite_master WHERE type = 'trigger'`).pluck().all() as string[])
+  const complete = KEEPER_TRIGGERS.every((t) => present.has(t))
+  checked.set(db, { schema, complete })
+  return complete
+}
+
+/**
+ * The schema part of a version token: the schema version, or, while a keeper trigger is
+ * missing, a token never given out twice, so no kept answer ever matches it.
+ */
+function schemaToken(db: Db, schema: number): string {
+  return keepersComplete(db, schema) ? String(schema) : `${schema}!${++unkept}`
+}
+
 /** The catalogue part of `scopeVersions` alone, for answers that name products but belong to no one reseller. */
 export function catalogueVersion(db: Db): string {
   const row = db
@@ -55,7 +97,7 @@ export function catalogueVersion(db: Db): string {
               (SELECT schema_version FROM pragma_schema_version) AS s`
     )
     .get() as { c: number | null; s: number }
-  return `${row.c ?? 0}.${row.s}`
+  return `${row.c ?? 0}.${schemaToken(db, row.s)}`
 }
 
 export function scopeVersions(db: Db, resellerId: number): ScopeVersions {
@@ -67,5 +109,5 @@ export function scopeVersions(db: Db, resellerId: number): ScopeVersions {
               (SELECT schema_version FROM pragma_schema_version) AS s`
     )
     .get(resellerScope(resellerId)) as { r: number | null; c: number | null; s: number }
-  return { reseller: String(row.r ?? 0), catalogue: `${row.c ?? 0}.${row.s}` }
+  return { reseller: String(row.r ?? 0), catalogue: `${row.c ?? 0}.${schemaToken(db, row.s)}` }
 }

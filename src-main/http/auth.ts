@@ -86,6 +86,14 @@ export function installAuth(app: FastifyInstance, service: Service, opts: AuthOp
     }
     const hash = hashApiKey(key)
     try {
+      // Only a GET may be answered from the read cache (read-cache.ts), which needs the scope
+      // versions; any other request looks its key up afresh, one indexed read, and reads no
+      // versions. A POST /orders moves its reseller's versions anyway, so a memo checked
+      // against them would miss on every order.
+      if (request.method !== 'GET') {
+        request.reseller = service.resellers.authenticate(key)
+        return
+      }
       // Who a key belongs to is read from the key's row and its reseller's row, both in the
       // reseller's scope: the answer holds until a write moves that scope (another reseller's
       // order does not). Versions are read before the lookup they vouch for, so a write landing

@@ -81,7 +81,7 @@ export function registerBillingRoutes(r: ApiRouter, service: Service): void {
       const answer = service.idempotency.run(
         reseller.id,
         request.headers['idempotency-key'],
-        Idempotency.fingerprint('POST', '/credits', request.body),
+        () => Idempotency.fingerprint('POST', '/credits', request.body),
         () => {
           const paid = service.orders.payFromCredit(reseller.id, orderId)
           return {

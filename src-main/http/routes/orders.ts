@@ -33,6 +33,9 @@ export const CreateOrderBody = Type.Object(
   { additionalProperties: false }
 )
 
+/** An ACME subscription product's answer (its `fulfillment` field), which has a branch of its own. */
+const isAcmeAnswer = (body: unknown): boolean => typeof body === 'object' && body !== null && 'fulfillment' in body
+
 export function registerOrderRoutes(r: ApiRouter, service: Service): void {
   r.get(
     '/orders',
@@ -82,7 +85,7 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
       const answer = service.idempotency.run(
         reseller.id,
         request.headers['idempotency-key'],
-        Idempotency.fingerprint('POST', '/orders', b),
+        () => Idempotency.fingerprint('POST', '/orders', b),
         () =>
           createdOrderAnswer(
             service.orders.create(reseller, {
@@ -96,6 +99,16 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
           )
       )
       if (answer.replayed) reply.header('idempotent-replayed', 'true')
+      // A TLS order's answer, serialised with its own branch of the response union: fastify's
+      // serialiser of a union validates the answer against each branch first to pick one
+      // (profiled: a visible share of a POST /orders). The bytes are the same.
+      if (answer.statusCode === 200 && !isAcmeAnswer(answer.body)) {
+        const bytes = reply.compileSerializationSchema(CreateOrderResponse)(answer.body as Record<string, unknown>)
+        return reply
+          .code(200)
+          .header('content-type', JSON_CONTENT_TYPE)
+          .send(bytes as never)
+      }
       return reply.code(answer.statusCode).send(answer.body)
     }
   )
