@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { migrate } from '../../src-main/core/db'
+import { migrate, migrations } from '../../src-main/core/db'
 import { startServer, type TestReseller, type TestServer } from '../support/server'
 
 // GET /orders?domain= answers from migration 0013's trigram index (terms of 3+ printable ASCII
@@ -145,9 +145,12 @@ describe('GET /orders?domain= through the trigram index', () => {
   })
 
   it('is built for orders placed before migration 0013', async () => {
-    // The store as schema 12 left it: no search index. Migrating must index the orders it holds.
-    db().exec(`DROP TRIGGER orders_search_insert; DROP TRIGGER orders_search_delete;
-      DROP TRIGGER orders_search_update; DROP TABLE orders_search`)
+    // The store as schema 12 left it: no search index, nor anything a later migration made.
+    // Migrating must index the orders it holds.
+    for (const m of migrations.filter((x) => x.version > 12).reverse())
+      for (const [, kind, name] of m.sql.matchAll(/CREATE\s+(?:VIRTUAL\s+)?(TABLE|INDEX|TRIGGER)\s+(\w+)/gi))
+        db().exec(`DROP ${kind} IF EXISTS ${name}`)
+    expect(db().prepare(`SELECT count(*) FROM sqlite_master WHERE name = 'orders_search'`).pluck().get()).toBe(0)
     db().pragma('user_version = 12')
     migrate(db())
     expect(db().pragma('user_version', { simple: true })).toBeGreaterThanOrEqual(13)
