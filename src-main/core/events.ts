@@ -79,6 +79,18 @@ interface EventRow {
   created_at: string
 }
 
+/** An event as read back, whatever set its type is from. */
+const eventOf = <T extends string>(r: Omit<EventRow, 'type'> & { type: T }): Omit<CertEvent, 'type'> & { type: T } => ({
+  id: r.id,
+  type: r.type,
+  resellerId: r.reseller_id,
+  orderId: r.order_id,
+  orderNumber: r.order_number,
+  message: r.message,
+  data: JSON.parse(r.data) as Record<string, unknown>,
+  createdAt: r.created_at
+})
+
 /** Writes one event; call inside the caller's transaction so it commits with the change. */
 export function recordEvent(db: Db, at: Date, e: EventInput): number {
   const info = db
@@ -170,18 +182,7 @@ export class Events {
     // A reseller reads what happened to its orders; the admin's deploy configuration stays out.
     const view = resellerId === null ? (e: CertEvent): CertEvent => e : resellerDeployEvent
     return {
-      items: rows.map((r) =>
-        view({
-          id: r.id,
-          type: r.type,
-          resellerId: r.reseller_id,
-          orderId: r.order_id,
-          orderNumber: r.order_number,
-          message: r.message,
-          data: JSON.parse(r.data) as Record<string, unknown>,
-          createdAt: r.created_at
-        })
-      ),
+      items: rows.map((r) => view(eventOf(r))),
       total: n,
       ...page
     }
@@ -199,16 +200,7 @@ export class Events {
       .prepare('SELECT COUNT(*) AS n FROM events WHERE reseller_id IS NULL AND type = ?')
       .get(type) as { n: number }
     return {
-      items: rows.map((r) => ({
-        id: r.id,
-        type: r.type,
-        resellerId: null,
-        orderId: r.order_id,
-        orderNumber: r.order_number,
-        message: r.message,
-        data: JSON.parse(r.data) as Record<string, unknown>,
-        createdAt: r.created_at
-      })),
+      items: rows.map(eventOf),
       total: n,
       ...page
     }

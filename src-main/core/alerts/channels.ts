@@ -7,13 +7,14 @@
 import { randomBytes } from 'node:crypto'
 import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
+import { ALERT_CHANNEL_KINDS } from '../../../src-shared/alert-records'
 import type { CoreContext } from '../context'
 import { invalid, notFound } from '../errors'
 import { mailboxRule } from '../settings'
 import { isoTimestamp } from '../time'
 import { refusedAddress, type SmtpSettings } from './transport'
 
-export const CHANNEL_KINDS = ['smtp', 'slack', 'teams', 'webhook'] as const
+export const CHANNEL_KINDS = ALERT_CHANNEL_KINDS
 export type ChannelKind = (typeof CHANNEL_KINDS)[number]
 export const SMTP_SECURITY = ['starttls', 'tls', 'none'] as const
 

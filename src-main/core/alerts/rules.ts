@@ -5,13 +5,9 @@
  * Baseline Requirements §6.3.2 as amended by ballot SC-081), the point at which Let's Encrypt
  * tells its subscribers to renew (90-day certificates every 60 days).
  */
-export const ALERT_RULES = [
-  'expiring',
-  'renewal_failed',
-  'validation_waiting',
-  'deploy_failed',
-  'installation_problem'
-] as const
+import { ALERT_RULE_NAMES } from '../../../src-shared/alert-records'
+
+export const ALERT_RULES = ALERT_RULE_NAMES
 export type AlertRule = (typeof ALERT_RULES)[number]
 
 export const RULE_LABELS: Record<AlertRule, string> = {
