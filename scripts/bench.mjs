@@ -23,7 +23,7 @@ import { auditStore, admin, Database, DB_FILE, fillOrders, makeReseller } from '
 import { load } from '../bench/lib/load.mjs'
 import { mixedLoad, mixedMarkdown } from '../bench/lib/mixed.mjs'
 import { ROOT } from '../bench/lib/paths.mjs'
-import { startCertdesk, startNode } from '../bench/lib/procs.mjs'
+import { median, startCertdesk, startNode } from '../bench/lib/procs.mjs'
 import { buildCoreBench } from '../bench/lib/build-core-bench.mjs'
 import { uiMarkdown, uiScale } from '../bench/lib/ui-scale.mjs'
 import { READ_PROFILE_NOTES, WRITE_PROFILE_NOTES } from '../bench/lib/read-profile-notes.mjs'
@@ -68,7 +68,6 @@ const WRITE_SECONDS = quick ? 2 : 4
 const CONNECTIONS = 64
 const log = (msg) => process.stderr.write(`bench: ${msg}\n`)
 const round = (x, d = 2) => (x === null || x === undefined ? null : Math.round(x * 10 ** d) / 10 ** d)
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 /** Alternating rounds of CertDesk and its baseline; each side's median round is its figure. */
 const ROUNDS = quick ? 3 : 5
 /**

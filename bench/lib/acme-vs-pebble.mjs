@@ -12,10 +12,9 @@ import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { admin, makeReseller } from './store.mjs'
 import { CLI, ROOT } from './paths.mjs'
-import { startNode } from './procs.mjs'
+import { cpuMs, median, startNode } from './procs.mjs'
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const round = (x, d = 2) => (x === null || x === undefined ? null : Math.round(x * 10 ** d) / 10 ** d)
 const spread = (xs) => `${Math.min(...xs)}–${Math.max(...xs)}`
 const CLIENT = join(ROOT, 'bench', 'lib', 'acme-client-run.mjs')
@@ -27,7 +26,6 @@ const PEBBLE_EAB = {
   hmacKey: Buffer.from('a 32-byte key for the bench EAB!').toString('base64url')
 }
 export const ACME_TARGET = 1.0
-const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100
 const kept = new Set()
 process.once('exit', () => {
   for (const c of kept) c.kill('SIGKILL')
@@ -45,11 +43,7 @@ function freePort() {
 }
 
 /** CPU seconds (user + system) the process has used so far. */
-function cpuSeconds(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK
-}
+const cpuSeconds = (pid) => cpuMs(pid) / 1000
 
 /** A process under `timeout`, so it stops by itself; resolves with the pid of the program itself. */
 async function spawnKept(cmd, args, env) {

@@ -2,9 +2,9 @@
 // small machine to the server than a Node one) with bench/lib/load.lua, or autocannon's CLI
 // where wrk is missing. Both answer in the same shape.
 import { spawn, spawnSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ROOT } from './paths.mjs'
+import { cpuMs } from './procs.mjs'
 
 const AUTOCANNON = join(ROOT, 'node_modules', 'autocannon', 'autocannon.js')
 export const hasWrk = () => spawnSync('sh', ['-c', 'command -v wrk'], { stdio: 'ignore' }).status === 0
@@ -27,12 +27,6 @@ export async function load(opts) {
   const cpuUsPerRequest = cpu0 === null ? null : ((cpuMs(opts.pid) - cpu0) * 1000) / Math.max(1, r.requests)
   // What the warm-up answered counts for a writer's books.
   return { ...r, cpuUsPerRequest, warmupOk: warm?.ok ?? 0 }
-}
-
-/** CPU milliseconds the process `pid` has used so far (user + system, from /proc; 10 ms ticks). */
-function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-  return (Number(fields[11]) + Number(fields[12])) * 10
 }
 
 function runWrk({ url, path, key, method = 'GET', body, connections = 64, duration = 10 }) {

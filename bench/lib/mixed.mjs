@@ -5,20 +5,18 @@
 // rounds; from those two rates follows what the mix would reach if writes and reads did not
 // disturb each other (the harmonic combination of their per-request costs), and the figure is
 // how close the mix comes to it.
-import { spawn, spawnSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { auditStore, Database, DB_FILE } from './store.mjs'
 import { CLI, ROOT } from './paths.mjs'
-import { startCertdesk } from './procs.mjs'
+import { hasWrk } from './load.mjs'
+import { cpuMs, median, startCertdesk } from './procs.mjs'
 
 /** One write per WRITE_SHARE requests in the mix. */
 export const WRITE_SHARE = 4
 export const MIXED_TARGET = 0.7
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const round = (x, d = 2) => Math.round(x * 10 ** d) / 10 ** d
-const hasWrk = () => spawnSync('sh', ['-c', 'command -v wrk'], { stdio: 'ignore' }).status === 0
 
 function adminAsync(dataDir, args, env) {
   return new Promise((resolve, reject) => {
@@ -100,12 +98,6 @@ function drive({ url, keys, mix, seconds, connections, pages }) {
       })
     })
   })
-}
-
-/** CPU milliseconds the process `pid` has used so far (user + system, from /proc). */
-function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100 // clock ticks of 10 ms (USER_HZ)
 }
 
 function orderCount(dataDir) {

@@ -1,10 +1,21 @@
 // Child processes of a bench or reliability run. Each server runs under `timeout`, so it stops
 // by itself even when the run that started it is killed; `stop` ends it early.
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { CLI } from './paths.mjs'
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100
+
+/** CPU milliseconds (user + system) the process `pid` has used so far, from /proc. */
+export function cpuMs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK
+}
+
+/** The median of a list of figures (the upper one of an even count). */
+export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const running = new Set()
 const servers = new Set()
 // SIGKILL to `timeout` would leave its child running, so the servers themselves are killed too.

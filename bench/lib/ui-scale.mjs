@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { ROOT } from './paths.mjs'
-import { startCertdesk } from './procs.mjs'
+import { median, startCertdesk } from './procs.mjs'
 import { Database, DB_FILE, fillOrders, makeReseller } from './store.mjs'
 
 const require = createRequire(join(ROOT, 'package.json'))
@@ -15,7 +15,6 @@ const { chromium } = require('playwright-core')
 
 const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run']
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const ms = (t0) => Number(process.hrtime.bigint() - t0) / 1e6
 const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d
 
