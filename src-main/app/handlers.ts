@@ -36,7 +36,7 @@ import type { EventFilter as EventFilterInput } from '../../src-shared/records'
 import { subscriptionCertificates } from '../core/acme-subscription-certificates'
 import { EVENT_TYPES, type EventType } from '../core/events'
 import type { Channel } from '../core/alerts'
-import type { SmtpConfig, UrlConfig } from '../core/alerts/channels'
+import { channelTarget } from '../core/alerts/channels'
 import type { AlertChannelViewT } from '../../src-shared/alert-records'
 import { isValidDate, parseDate } from '../core/time'
 import { ListPages } from '../core/list-pages'
@@ -463,14 +463,13 @@ export async function callHandler(handlers: AppHandlers, method: AppMethod, args
 
 /** A channel as the Alerts screen lists it: where messages go, never a credential. */
 function alertChannelView(c: Channel): AlertChannelViewT {
-  const target =
-    c.kind === 'smtp'
-      ? (() => {
-          const s = c.config as SmtpConfig
-          return `${s.host}:${s.port} (${s.security}${s.username ? `, login ${s.username}` : ''}) to ${s.to.join(', ')}`
-        })()
-      : c.kind === 'webhook'
-        ? String((c.config as UrlConfig).url)
-        : `${(c.config as UrlConfig).host} (the URL is in the keychain)`
-  return { id: c.id, kind: c.kind, name: c.name, enabled: c.enabled, digest: c.digest, target, createdAt: c.createdAt }
+  return {
+    id: c.id,
+    kind: c.kind,
+    name: c.name,
+    enabled: c.enabled,
+    digest: c.digest,
+    target: channelTarget(c),
+    createdAt: c.createdAt
+  }
 }

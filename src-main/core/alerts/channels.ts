@@ -71,6 +71,16 @@ interface ChannelRow {
   created_at: string
 }
 
+/** Where a channel's messages go, in words: its credentials are in the keychain and never shown. */
+export function channelTarget(c: Channel): string {
+  if (c.kind === 'smtp') {
+    const s = c.config as SmtpConfig
+    return `${s.host}:${s.port} (${s.security}${s.username ? `, login ${s.username}` : ''}) to ${s.to.join(', ')}`
+  }
+  const u = c.config as UrlConfig
+  return c.kind === 'webhook' ? String(u.url) : `${u.host} (the URL is in the keychain)`
+}
+
 export const secretName = (id: number, what: 'password' | 'url' | 'signing_secret'): string =>
   `alert_channel.${id}.${what}`
 
