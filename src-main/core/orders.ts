@@ -15,6 +15,7 @@ import { coversDebit, post, type Page, type Paging } from './ledger'
 import { OrderCache, type OrderRef } from './order-cache'
 import { domainQuery, SearchTotals } from './order-search'
 import { countOrders } from './tallies'
+import { scopeVersions, type ScopeVersions } from './store-version'
 import { validityWindow, maxValidityFor } from './lifecycle'
 import type { Cents } from './money'
 import { priceOrder, type Quote } from './order-quote'
@@ -41,6 +42,13 @@ export interface CreatedOrder {
   newBalance: Cents
   /** ACME products: the subscription created with the order, or why it could not be (order cancelled, refunded). */
   subscription?: { id: number } | { error: string; refunded: Cents }
+  /**
+   * The reseller's scope versions just before and just after this order was written, both read
+   * inside its transaction: an answer that was current at `from` and is moved forward by exactly
+   * this order (one new order, newest of all; the balance) is current at `to`. Absent for an
+   * ACME product, whose subscription is written after that transaction.
+   */
+  moved?: { from: ScopeVersions; to: ScopeVersions }
 }
 
 /**
@@ -104,8 +112,10 @@ export class Orders {
     this.kept = new OrderCache(ctx.db)
     this.searchTotals = new SearchTotals(ctx.db)
     this.placeTx = ctx.db.transaction((reseller: Reseller, input: OrderInput, payment: 'credit' | 'invoice') => {
+      const from = scopeVersions(ctx.db, reseller.id)
       const q = this.quote(reseller, input)
-      return { created: this.place(reseller, q, payment), product: q.product }
+      const created = this.place(reseller, q, payment)
+      return { created: { ...created, moved: { from, to: scopeVersions(ctx.db, reseller.id) } }, product: q.product }
     })
   }
 
@@ -146,7 +156,9 @@ export class Orders {
    */
   create(reseller: Reseller, input: OrderInput, payment: 'credit' | 'invoice' = 'credit'): CreatedOrder {
     const { created, product } = this.placeTx.immediate(reseller, input, payment)
-    return isAcmeProduct(product) ? this.subscribe(reseller, created, product) : created
+    if (!isAcmeProduct(product)) return created
+    const { moved: _written, ...placed } = created
+    return this.subscribe(reseller, placed, product)
   }
 
   /**
@@ -351,6 +363,28 @@ export class Orders {
             })
           : countOrders(db, resellerId, filter.status)
       return { items, total, ...page }
+    })()
+  }
+
+  /**
+   * The order at `index` (from 0) of the reseller's newest-first list, read only while the
+   * reseller's scope is still at `at`: null once anything moved it on, or when no order stands
+   * there. Lets a kept page be moved forward after a write without reading the page again.
+   */
+  orderAt(resellerId: number, index: number, at: ScopeVersions): Order | null {
+    const db = this.ctx.db
+    return db.transaction((): Order | null => {
+      const now = scopeVersions(db, resellerId)
+      if (now.reseller !== at.reseller || now.catalogue !== at.catalogue) return null
+      const ref = db
+        .prepare(
+          `SELECT p.id, COALESCE(v.v, 0) FROM
+             (SELECT o.id FROM orders o WHERE o.reseller_id = ? ORDER BY o.id DESC LIMIT 1 OFFSET ?) p
+           LEFT JOIN order_versions v ON v.order_id = p.id`
+        )
+        .raw(true)
+        .get(resellerId, index) as OrderRef | undefined
+      return ref ? this.kept.resolve([ref], (ids) => this.load(ids))[0] : null
     })()
   }
 

@@ -3,6 +3,7 @@
  * re-binds its DNS name to 127.0.0.1 sends its own name as Host) and then presents an API key
  * in `X-API-Key` or `Authorization: Bearer` (spec, "Authentication"). Keys are compared by hash.
  */
+import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ServiceError } from '../core/errors'
 import { hashApiKey, type Reseller } from '../core/resellers'
@@ -64,7 +65,20 @@ export interface KnownKeys {
    * are still `versions` (its keys, its account row unchanged): the caller compares.
    */
   known(key: string): KnownCaller | null
+  /**
+   * After an order of `resellerId` was written (CreatedOrder.moved): keys that vouched for the
+   * reseller just before it vouch for it just after, with the new balance, the one thing such a
+   * write changes in the reseller's keys and account row.
+   */
+  orderPlaced(resellerId: number, moved: { from: ScopeVersions; to: ScopeVersions }, creditBalance: number): void
 }
+
+/**
+ * Scope versions the fast path (fast-reads.ts) already read for a request it then hands to
+ * fastify, so they are not read a second time. Read before anything is looked up or answered
+ * for the request, they are as good as versions read in the hook.
+ */
+export const handedVersions = new WeakMap<IncomingMessage, { resellerId: number; versions: ScopeVersions }>()
 
 export function installAuth(app: FastifyInstance, service: Service, opts: AuthOptions): KnownKeys {
   const known = new Map<string, KnownKey>()
@@ -100,7 +114,9 @@ export function installAuth(app: FastifyInstance, service: Service, opts: AuthOp
       // in between can only make them older than the answer, never newer.
       const memo = known.get(hash)
       if (memo) {
-        const versions = await service.ctx.scopeVersions(memo.reseller.id)
+        const handed = handedVersions.get(request.raw)
+        const versions =
+          handed?.resellerId === memo.reseller.id ? handed.versions : await service.ctx.scopeVersions(memo.reseller.id)
         if (memo.versions && sameVersions(memo.versions, versions)) {
           request.reseller = memo.reseller
         } else {
@@ -129,6 +145,13 @@ export function installAuth(app: FastifyInstance, service: Service, opts: AuthOp
     known(key) {
       const memo = known.get(hashApiKey(key))
       return memo?.versions ? { reseller: memo.reseller, versions: memo.versions } : null
+    },
+    orderPlaced(resellerId, moved, creditBalance) {
+      for (const memo of known.values()) {
+        if (memo.reseller.id !== resellerId || !memo.versions || !sameVersions(memo.versions, moved.from)) continue
+        memo.reseller = { ...memo.reseller, creditBalance }
+        memo.versions = moved.to
+      }
     }
   }
 }

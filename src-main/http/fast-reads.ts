@@ -15,7 +15,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Service } from '../core/service'
 import type { ScopeVersions } from '../core/store-version'
 import { hostName, isLoopbackName } from '../common/host-header'
-import { presentedKey, sameVersions, type KnownKeys } from './auth'
+import { handedVersions, presentedKey, sameVersions, type KnownKeys } from './auth'
 import type { KeptAnswers } from './read-cache'
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void
@@ -49,13 +49,30 @@ class TurnVersions {
     // Counted before the read: a write landing in between makes the kept versions look stale, never fresh.
     const writes = this.service.ctx.localWrites()
     const versions = await this.service.ctx.scopeVersions(resellerId)
+    this.keep(resellerId, versions, writes)
+    return versions
+  }
+
+  /**
+   * After this process wrote an order of `resellerId` (CreatedOrder.moved): the versions read at
+   * the end of that write are the reseller's for the rest of the turn. Those kept for others
+   * stay as good as they were when the order was all this process wrote since they were read
+   * (`writesBefore`: its count of written rows just before the order), since an order moves no
+   * other reseller's scope and not the catalogue's; otherwise they are let go, as after any write.
+   */
+  orderPlaced(resellerId: number, moved: { from: ScopeVersions; to: ScopeVersions }, writesBefore: number): void {
+    const writes = this.service.ctx.localWrites()
+    if (this.writes === writesBefore && moved.from.catalogue === moved.to.catalogue) this.writes = writes
+    this.keep(resellerId, moved.to, writes)
+  }
+
+  private keep(resellerId: number, versions: ScopeVersions, writes: number): void {
     if (this.kept.size === 0 || writes !== this.writes) {
       this.kept.clear()
       this.writes = writes
       setImmediate(() => this.kept.clear())
     }
     this.kept.set(resellerId, versions)
-    return versions
   }
 }
 
@@ -65,7 +82,7 @@ export function installFastReads(
   keys: KnownKeys,
   answers: KeptAnswers,
   allowedHosts: readonly string[] = []
-): void {
+): Pick<TurnVersions, 'orderPlaced'> {
   const allowed = new Set(allowedHosts.map((h) => h.toLowerCase()))
   const hostOk = new Map<string, boolean>()
   const acceptsHost = (header: string | undefined): boolean => {
@@ -83,7 +100,7 @@ export function installFastReads(
   const server = app.server
   const handlers = server.listeners('request') as Handler[]
   // fastify's own handler, registered when the instance was built; nothing else listens yet.
-  if (handlers.length !== 1) return
+  if (handlers.length !== 1) return turn
   const fastify = handlers[0]
   const logsRequests = (): boolean => {
     const log = app.log as { isLevelEnabled?: (level: string) => boolean }
@@ -119,8 +136,13 @@ export function installFastReads(
     if (!caller) return false
     const kept = turn.get(caller.reseller.id)
     if (kept) return send(res, caller, path, url, kept)
-    turn.read(caller.reseller.id).then(
-      (v) => send(res, caller, path, url, v) || fastify(req, res),
+    const resellerId = caller.reseller.id
+    turn.read(resellerId).then(
+      (v) => {
+        if (send(res, caller, path, url, v)) return
+        handedVersions.set(req, { resellerId, versions: v })
+        fastify(req, res)
+      },
       // A failure here (the store unreadable) is fastify's to answer, in the envelope.
       () => fastify(req, res)
     )
@@ -135,4 +157,5 @@ export function installFastReads(
     }
     if (!taken) fastify(req, res)
   })
+  return turn
 }

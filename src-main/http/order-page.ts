@@ -19,9 +19,17 @@ const kept = new WeakMap<Order, Buffer>()
 const HEAD = Buffer.from('{"success":true,"orders":[')
 const COMMA = Buffer.from(',')
 
+/** Turns one order's JSON into text, as the route's own OrderJson schema does. */
+export type OrderSerializer = (order: ReturnType<typeof orderJson>) => string
+
+// Compiled once per route by fastify and reused (FastifyReply.compileSerializationSchema).
+export const orderSerializer = (reply: FastifyReply): OrderSerializer => reply.compileSerializationSchema(OrderJson)
+
 export function orderPageBytes(reply: FastifyReply, page: Page<Order>): Buffer {
-  // Compiled once per route by fastify and reused (FastifyReply.compileSerializationSchema).
-  const serialize = reply.compileSerializationSchema(OrderJson)
+  return pageBytes(orderSerializer(reply), page)
+}
+
+export function pageBytes(serialize: OrderSerializer, page: Page<Order>): Buffer {
   const parts: Buffer[] = [HEAD]
   for (const [i, order] of page.items.entries()) {
     let bytes = kept.get(order)

@@ -6,10 +6,15 @@
  * are what they were, so a write from any process that changes an answer is seen by the very
  * next request, and a write that cannot change it (another reseller's order) leaves it in place.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Page } from '../core/ledger'
+import type { CreatedOrder, Order } from '../core/orders'
 import type { Reseller } from '../core/resellers'
 import type { Service } from '../core/service'
 import type { ScopeVersions } from '../core/store-version'
+import { JSON_CONTENT_TYPE, orderSerializer, pageBytes } from './order-page'
+import { statsJson } from './present'
+import { StatsResponse } from './schemas'
 
 interface Cacheable {
   /**
@@ -37,14 +42,29 @@ const CACHEABLE = new Map<string, Cacheable>([
 ])
 const MAX_ENTRIES = 512
 const MAX_BYTES = 512 * 1024
+/**
+ * Answers a write moves forward while nobody reads them: one that went unread through this many
+ * of its reseller's orders is dropped instead. Moving one costs a few small objects (its bytes
+ * are made only when it is sent), so a page may wait a while for its reader; past this a
+ * reseller who only writes stops paying for pages nobody polls any more.
+ */
+const MAX_UNREAD_MOVES = 32
 
 export interface Entry {
   /** Null for a group's answer, which no reseller's own rows change. */
   reseller: string | null
   catalogue: string
-  /** The bytes as sent: no UTF-8 encoding of a 36 kB string on every hit. */
-  payload: Buffer
+  /**
+   * The bytes as sent: no UTF-8 encoding of a 36 kB string on every hit. A page a write moved
+   * forward holds how to make them instead, made when it is first sent: most moved pages are
+   * moved again before anyone reads them.
+   */
+  payload: Buffer | (() => Buffer)
   contentType: string
+  /** An unfiltered page of GET /orders (newest first), kept so that the next order can move it forward. */
+  page?: Page<Order>
+  /** Times a write moved this answer forward since it was last sent. */
+  unread: number
 }
 
 /** What a cache lookup found, for tests that must tell a kept answer from a rebuilt one. */
@@ -58,6 +78,7 @@ interface Pending {
   versions: ScopeVersions
   basis: Cacheable['basis']
   day: string | null
+  page?: Page<Order>
 }
 
 declare module 'fastify' {
@@ -66,12 +87,32 @@ declare module 'fastify' {
   }
   interface FastifyInstance {
     readCache: ReadCacheCounters
+    /**
+     * Called by POST /orders once an order is written and committed: what the server keeps
+     * about the reseller (kept answers, known keys, versions of this turn) is brought up to the
+     * store after the write. `writesBefore`: this process's count of written rows just before it.
+     */
+    orderPlaced(reply: FastifyReply, resellerId: number, created: CreatedOrder, writesBefore: number): void
   }
 }
 
 function keyOf(reseller: Reseller, route: Cacheable, url: string, day: string | null): string | null {
   if (route.basis === 'group') return reseller.groupId === null ? null : `g${reseller.groupId} ${url}`
   return day === null ? `r${reseller.id} ${url}` : `r${reseller.id} ${day} ${url}`
+}
+
+/**
+ * The entry's bytes, made now if a write left only the recipe; null when making them failed (the
+ * store unreadable), and the entry is then of no further use.
+ */
+function bytesOf(entry: Entry): Buffer | null {
+  if (typeof entry.payload !== 'function') return entry.payload
+  try {
+    entry.payload = entry.payload()
+    return entry.payload
+  } catch {
+    return null
+  }
 }
 
 const fresh = (entry: Entry, v: ScopeVersions): boolean =>
@@ -82,7 +123,53 @@ export interface KeptAnswers {
   /** Whether GET `path` (no query) is a route the cache may answer. */
   cacheable(path: string): boolean
   /** The kept answer to GET `url` on `path` for `reseller` at `versions`, or null. */
-  answer(reseller: Reseller, path: string, url: string, versions: ScopeVersions): Entry | null
+  answer(
+    reseller: Reseller,
+    path: string,
+    url: string,
+    versions: ScopeVersions
+  ): { payload: Buffer; contentType: string } | null
+  /**
+   * After an order of `resellerId` was written: its kept order pages and statistics that were
+   * current just before the write are brought up to just after it, so the reads a polling
+   * script sends next are answered from kept bytes instead of rebuilt (see `moveOrderPages`).
+   */
+  orderPlaced(reply: FastifyReply, resellerId: number, created: CreatedOrder): void
+}
+
+/**
+ * Marks the answer being built as the unfiltered order page `page`: a later order of the same
+ * reseller may then move it forward instead of leaving it to be rebuilt.
+ */
+export function keepOrderPage(request: FastifyRequest, page: Page<Order>): void {
+  if (request.readCachePending) request.readCachePending.page = page
+}
+
+/**
+ * The order pages of one reseller after one more order, from its pages just before it. The new
+ * order has the highest id of all (orders.ts numbers them so), so it heads the list and every
+ * other order moves down one place: page [k, k+limit) is now the order that stood at k-1 followed
+ * by the first limit-1 orders of the old page, and the total is one more. The order at k-1 comes
+ * from another kept page of the same moment or else from `orderAt(k)` (its place in the new
+ * list); a page for which neither has it gets no new version (null) and is rebuilt when asked for.
+ * A page that started past the last order (offset > total) stays empty.
+ */
+export function moveOrderPages(
+  pages: readonly Page<Order>[],
+  order: Order,
+  orderAt: (index: number) => Order | null
+): (Page<Order> | null)[] {
+  const at = (i: number): Order | null => {
+    for (const p of pages) if (i >= p.offset && i < p.offset + p.items.length) return p.items[i - p.offset]
+    return orderAt(i + 1)
+  }
+  return pages.map((p) => {
+    // Past the end before and after: still no order on it, one more in all.
+    if (p.offset > p.total) return { items: [], total: p.total + 1, limit: p.limit, offset: p.offset }
+    const head = p.offset === 0 ? order : at(p.offset - 1)
+    if (!head) return null
+    return { items: [head, ...p.items].slice(0, p.limit), total: p.total + 1, limit: p.limit, offset: p.offset }
+  })
 }
 
 export function installReadCache(app: FastifyInstance, service: Service): KeptAnswers {
@@ -100,13 +187,21 @@ export function installReadCache(app: FastifyInstance, service: Service): KeptAn
     const key = keyOf(request.reseller, route, request.url, day)
     if (key === null) return
     const hit = entries.get(key)
-    if (hit && fresh(hit, versions)) {
+    const bytes = hit && fresh(hit, versions) ? bytesOf(hit) : null
+    if (hit && bytes) {
       counters.hits += 1
-      return reply.code(200).header('content-type', hit.contentType).send(hit.payload)
+      hit.unread = 0
+      return reply.code(200).header('content-type', hit.contentType).send(bytes)
     }
     counters.misses += 1
     request.readCachePending = { key, versions, basis: route.basis, day }
   })
+
+  const keep = (key: string, entry: Entry): void => {
+    entries.delete(key)
+    if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value as string)
+    entries.set(key, entry)
+  }
 
   app.addHook('onSend', async (request: FastifyRequest, reply, payload) => {
     const pending = request.readCachePending
@@ -121,13 +216,13 @@ export function installReadCache(app: FastifyInstance, service: Service): KeptAn
     // Midnight passed while the answer was computed: it may be the next day's, not this key's.
     if (pending.day !== null && dayOf({ basis: pending.basis, byDay: true }) !== pending.day) return payload
     const bytes = text ? Buffer.from(payload) : payload
-    entries.delete(pending.key)
-    if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value as string)
-    entries.set(pending.key, {
+    keep(pending.key, {
       reseller: pending.basis === 'group' ? null : pending.versions.reseller,
       catalogue: pending.versions.catalogue,
       payload: bytes,
-      contentType: String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8')
+      contentType: String(reply.getHeader('content-type') ?? JSON_CONTENT_TYPE),
+      page: pending.page,
+      unread: 0
     })
     // The bytes just made, sent as they are: the string would be encoded a second time.
     return bytes
@@ -139,9 +234,61 @@ export function installReadCache(app: FastifyInstance, service: Service): KeptAn
       if (!route) return null
       const key = keyOf(reseller, route, url, dayOf(route))
       const hit = key === null ? undefined : entries.get(key)
-      if (!hit || !fresh(hit, versions)) return null
+      const bytes = hit && fresh(hit, versions) ? bytesOf(hit) : null
+      if (!hit || !bytes) return null
       counters.hits += 1
-      return hit
+      hit.unread = 0
+      return { payload: bytes, contentType: hit.contentType }
+    },
+    orderPlaced(reply, resellerId, created) {
+      const moved = created.moved
+      if (!moved || moved.from.catalogue !== moved.to.catalogue) return
+      const prefix = `r${resellerId} `
+      // Only answers current just before the write: what they show plus this order is the store
+      // just after it. Anything older is stale either way and stays so.
+      const before = [...entries].filter(([key, e]) => key.startsWith(prefix) && fresh(e, moved.from))
+      const pages = before.filter(([, e]) => e.page !== undefined) as [string, Entry & { page: Page<Order> }][]
+      const order = Object.freeze({ ...created.order })
+      const serialize = orderSerializer(reply)
+      const next = moveOrderPages(
+        pages.map(([, e]) => e.page),
+        order,
+        (index) => service.orders.orderAt(resellerId, index, moved.to)
+      )
+      pages.forEach(([key, e], i) => {
+        const page = next[i]
+        if (!page || e.unread >= MAX_UNREAD_MOVES) return void entries.delete(key)
+        keep(key, {
+          ...e,
+          reseller: moved.to.reseller,
+          catalogue: moved.to.catalogue,
+          payload: () => pageBytes(serialize, page),
+          page,
+          unread: e.unread + 1
+        })
+      })
+      // The statistics are read again rather than worked out from the order (their rules live in
+      // the store's tallies), and only when next sent: that read comes after the request's own
+      // versions were found equal to `to`, so it sees the store at `to` or later, as any kept
+      // answer is computed after the versions it is kept under.
+      const day = service.stats.day()
+      const statsKey = `r${resellerId} ${day} /stats`
+      const stats = before.find(([key]) => key === statsKey)?.[1]
+      if (!stats) return
+      if (stats.unread >= MAX_UNREAD_MOVES) return void entries.delete(statsKey)
+      const serializeStats = reply.compileSerializationSchema(StatsResponse)
+      keep(statsKey, {
+        ...stats,
+        reseller: moved.to.reseller,
+        catalogue: moved.to.catalogue,
+        payload: () => {
+          const body = { success: true as const, ...statsJson(service.stats.stats(resellerId)) }
+          // Midnight passed since the move: that is the next day's answer, not this key's.
+          if (service.stats.day() !== day) throw new Error('the day the statistics were kept for is over')
+          return Buffer.from(serializeStats(body))
+        },
+        unread: stats.unread + 1
+      })
     }
   }
 }

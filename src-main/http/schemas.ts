@@ -270,6 +270,9 @@ export const ChartsJson = Type.Object({
   status_distribution: Type.Record(Type.String(), Type.Integer())
 })
 
+/** GET /stats; one object, so that an answer made outside the route is serialised as the route does. */
+export const StatsResponse = ok({ stats: StatsJson, charts: ChartsJson })
+
 /** GET /events. The spec shows no events (reseller API v3.0, "Events": not shown); this follows its envelope. */
 export const EventJson = Type.Object({
   id: Type.Integer(),

@@ -6,7 +6,8 @@
 import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Ajv from 'ajv'
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
+import type { CreatedOrder } from '../core/orders'
 import type { Reseller } from '../core/resellers'
 import type { Service } from '../core/service'
 import { installAuth, type AuthOptions } from './auth'
@@ -77,7 +78,17 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
     ownAuth: (request) => isAcmePublicPath(request) || (opts.ownAuth?.(request) ?? false)
   })
   // Repeated GETs answered from kept bytes in front of fastify, under the same rules (fast-reads.ts).
-  installFastReads(app, service, keys, installReadCache(app, service), opts.allowedHosts)
+  const kept = installReadCache(app, service)
+  const turn = installFastReads(app, service, keys, kept, opts.allowedHosts)
+  app.decorate(
+    'orderPlaced',
+    (reply: FastifyReply, resellerId: number, created: CreatedOrder, writesBefore: number) => {
+      if (!created.moved) return
+      keys.orderPlaced(resellerId, created.moved, created.newBalance)
+      kept.orderPlaced(reply, resellerId, created)
+      turn.orderPlaced(resellerId, created.moved, writesBefore)
+    }
+  )
 
   await app.register(swagger, {
     openapi: {

@@ -35,6 +35,21 @@ const getWithHost = (path: string, host: string, key: string): Promise<{ status:
   })
 
 describe('kept answers sent before fastify', () => {
+  it("answers the reseller's next GET after its own order before fastify, showing the order", async () => {
+    const r = s.reseller({ credit: 100 })
+    const place = (domain: string) =>
+      s.request('POST', '/orders', { key: r.key, body: { product_id: 2, domain } }).then((res) => res.status)
+    expect(await place('before-fast.example.com')).toBe(200)
+    for (let i = 0; i < 2; i++) await fetch(`${s.url}/orders?limit=5`, { headers: { 'x-api-key': r.key } })
+    expect(await place('after-fast.example.com')).toBe(200)
+    const before = throughFastify
+    const res = await fetch(`${s.url}/orders?limit=5`, { headers: { 'x-api-key': r.key } })
+    const body = (await res.json()) as { orders: { domain: string }[]; pagination: { total: number } }
+    expect(throughFastify - before).toBe(0)
+    expect(body.orders.map((o) => o.domain)).toEqual(['after-fast.example.com', 'before-fast.example.com'])
+    expect(body.pagination.total).toBe(2)
+  })
+
   it('answers a repeated GET without fastify, with the same status, headers and bytes', async () => {
     const r = s.reseller({ credit: 100 })
     await s.request('POST', '/orders', { key: r.key, body: { product_id: 2, domain: 'fast.example.com' } })

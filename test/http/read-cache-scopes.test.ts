@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { certdesk } from '../support/cli'
+import { certdesk, cliTopUp } from '../support/cli'
 import { startServer, type TestReseller, type TestServer } from '../support/server'
 
 // A cached answer is dropped by exactly the writes that can change it (migration 0009): a
@@ -108,8 +108,8 @@ describe('no cached answer survives a write that changes it', () => {
     }
 
     const second = await order(a, 'second.example.com')
+    // Rebuilt, or moved forward by the write itself (read-cache-moved.test.ts): either way it shows it.
     const orders = await read(a, '/orders?limit=50')
-    expect(orders.cached).toBe(false)
     expect((orders.body.orders as Body[]).map((o) => o.id)).toEqual([second, id])
     expect(((await read(a, '/invoices')).body.pagination as Body).total).toBe(2)
     const credits = (await read(a, '/credits')).body
@@ -143,17 +143,7 @@ describe('no cached answer survives a write that changes it', () => {
     }
     const balance = (await read(a, '/balance')).body.balance as number
 
-    const topUp = certdesk([
-      'admin',
-      '--data-dir',
-      s.dataDir,
-      'credit',
-      'add',
-      '--reseller',
-      String(a.id),
-      '--amount',
-      '25'
-    ])
+    const topUp = cliTopUp(s.dataDir, a.id, 25)
     expect(topUp.code, topUp.stderr).toBe(0)
     expect((await read(a, '/balance')).body.balance).toBe(balance + 25)
     const credits = (await read(a, '/credits')).body

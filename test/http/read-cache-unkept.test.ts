@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { certdesk } from '../support/cli'
+import { cliTopUp } from '../support/cli'
 import { startServer, type TestReseller, type TestServer } from '../support/server'
 
 // Kept answers are checked against numbers that triggers move inside every writer's own
@@ -55,17 +55,7 @@ describe('a write from the admin CLI drops what it touched and nothing else', ()
       }
     const balance = (await read(b, '/balance')).body.balance as number
 
-    const topUp = certdesk([
-      'admin',
-      '--data-dir',
-      s.dataDir,
-      'credit',
-      'add',
-      '--reseller',
-      String(b.id),
-      '--amount',
-      '7'
-    ])
+    const topUp = cliTopUp(s.dataDir, b.id, 7)
     expect(topUp.code, topUp.stderr).toBe(0)
 
     // A's answers did not change, so they are still the kept ones.

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { certdesk } from '../support/cli'
+import { certdesk, cliTopUp } from '../support/cli'
 import { startServer, type TestServer } from '../support/server'
 
 // Repeated GETs and known keys are answered from memory while the store is unchanged. Every
@@ -31,17 +31,7 @@ describe('answers reused while the store is unchanged', () => {
     const r = s.reseller({ credit: 10 })
     const before = await s.request<Body>('GET', '/balance', { key: r.key })
     await s.request<Body>('GET', '/balance', { key: r.key })
-    const out = certdesk([
-      'admin',
-      '--data-dir',
-      s.dataDir,
-      'credit',
-      'add',
-      '--reseller',
-      String(r.id),
-      '--amount',
-      '25'
-    ])
+    const out = cliTopUp(s.dataDir, r.id, 25)
     expect(out.code).toBe(0)
     const after = await s.request<Body>('GET', '/balance', { key: r.key })
     expect(after.body.balance).toBe((before.body.balance as number) + 25)

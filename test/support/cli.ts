@@ -16,6 +16,21 @@ export function certdesk(args: string[]): { code: number; json: Record<string, u
   return { code: r.status ?? -1, json, stderr: r.stderr }
 }
 
+/** `certdesk admin credit add`: a top-up written by the admin CLI, another process than the server. */
+export function cliTopUp(dataDir: string, resellerId: number, usd: number): ReturnType<typeof certdesk> {
+  return certdesk([
+    'admin',
+    '--data-dir',
+    dataDir,
+    'credit',
+    'add',
+    '--reseller',
+    String(resellerId),
+    '--amount',
+    String(usd)
+  ])
+}
+
 /** `certdesk serve` on a free port; resolves with its base URL once it printed it. */
 export async function serve(
   dataDir: string,

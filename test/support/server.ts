@@ -40,8 +40,14 @@ export interface TestServer {
 
 let counter = 0
 
-export async function startServer(opts: { clock?: Clock; server?: ServerOptions } = {}): Promise<TestServer> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'certdesk-test-'))
+/**
+ * `dataDir`: open a store another test server already uses (a second process's view of it),
+ * left in place on close; a fresh one otherwise.
+ */
+export async function startServer(
+  opts: { clock?: Clock; server?: ServerOptions; dataDir?: string } = {}
+): Promise<TestServer> {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'certdesk-test-'))
   const service = openService({ dataDir, clock: opts.clock })
   const listening = await listen(await buildServer(service, opts.server))
   return {
@@ -82,7 +88,7 @@ export async function startServer(opts: { clock?: Clock; server?: ServerOptions 
     async close() {
       await listening.close()
       service.close()
-      rmSync(dataDir, { recursive: true, force: true })
+      if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true })
     }
   }
 }

@@ -2,7 +2,7 @@ import type { Service } from '../../core/service'
 import { caller } from '../auth'
 import { resellerJson, statsJson } from '../present'
 import type { ApiRouter } from '../router'
-import { ChartsJson, ok, ResellerJson, StatsJson } from '../schemas'
+import { ok, ResellerJson, StatsResponse } from '../schemas'
 import { ErrorRef } from './common'
 
 export function registerAccountRoutes(r: ApiRouter, service: Service): void {
@@ -23,7 +23,7 @@ export function registerAccountRoutes(r: ApiRouter, service: Service): void {
     '/stats',
     {
       summary: 'Statistics and chart data',
-      response: { 200: ok({ stats: StatsJson, charts: ChartsJson }), ...ErrorRef }
+      response: { 200: StatsResponse, ...ErrorRef }
     },
     async (request) => ({ success: true as const, ...statsJson(service.stats.stats(caller(request).id)) })
   )

@@ -1,11 +1,12 @@
 import { Type } from '@sinclair/typebox'
 import { Idempotency } from '../../core/idempotency'
 import { centsToUsd } from '../../core/money'
-import { ORDER_STATUSES } from '../../core/orders'
+import { ORDER_STATUSES, type CreatedOrder } from '../../core/orders'
 import type { Service } from '../../core/service'
 import { caller } from '../auth'
 import { paging } from '../paging'
 import { JSON_CONTENT_TYPE, orderPageBytes } from '../order-page'
+import { keepOrderPage } from '../read-cache'
 import { acmeSummaryJson, createdOrderAnswer, orderJson } from '../present'
 import type { ApiRouter } from '../router'
 import {
@@ -50,11 +51,10 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
     },
     async (request, reply) => {
       const q = request.query
-      const page = service.orders.list(
-        caller(request).id,
-        { status: q.status, domain: q.domain?.trim() || undefined },
-        paging(q)
-      )
+      const filter = { status: q.status, domain: q.domain?.trim() || undefined }
+      const page = service.orders.list(caller(request).id, filter, paging(q))
+      // The plain newest-first list, which the reseller's next order can move forward.
+      if (!filter.status && !filter.domain) keepOrderPage(request, page)
       // Already the bytes the response schema makes of the page (order-page.ts).
       return reply.header('content-type', JSON_CONTENT_TYPE).send(orderPageBytes(reply, page) as never)
     }
@@ -82,23 +82,35 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
     async (request, reply) => {
       const reseller = caller(request)
       const b = request.body
+      let placed: CreatedOrder | undefined
+      let writesBefore = 0
       const answer = service.idempotency.run(
         reseller.id,
         request.headers['idempotency-key'],
         () => Idempotency.fingerprint('POST', '/orders', b),
-        () =>
-          createdOrderAnswer(
-            service.orders.create(reseller, {
-              productId: b.product_id,
-              domain: b.domain,
-              period: b.period,
-              sanCount: b.san_count,
-              sanWildcardCount: b.san_wildcard_count,
-              contactEmail: b.contact_email
-            })
-          )
+        () => {
+          writesBefore = service.ctx.localWrites()
+          placed = service.orders.create(reseller, {
+            productId: b.product_id,
+            domain: b.domain,
+            period: b.period,
+            sanCount: b.san_count,
+            sanWildcardCount: b.san_wildcard_count,
+            contactEmail: b.contact_email
+          })
+          return createdOrderAnswer(placed)
+        }
       )
       if (answer.replayed) reply.header('idempotent-replayed', 'true')
+      // Committed: what the server keeps for this reseller follows the write. An answer it could
+      // not bring forward is simply rebuilt when next asked for.
+      else if (placed) {
+        try {
+          request.server.orderPlaced(reply, reseller.id, placed, writesBefore)
+        } catch {
+          // the order stands; kept answers it could not move stay behind and are rebuilt
+        }
+      }
       // A TLS order's answer, serialised with its own branch of the response union: fastify's
       // serialiser of a union validates the answer against each branch first to pick one
       // (profiled: a visible share of a POST /orders). The bytes are the same.
