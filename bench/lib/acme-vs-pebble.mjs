@@ -231,9 +231,14 @@ function clientRun(work, server, http01Port, inFlight, seconds, tag) {
     let err = ''
     child.stdout.on('data', (d) => (out += d))
     child.stderr.on('data', (d) => (err += d))
-    child.on('exit', (code) => {
+    // 'close': after the output is read to its end, not only when the process is gone.
+    child.on('close', (code, signal) => {
       const cpu = cpuSeconds(server.pid) - cpu0
-      if (code !== 0) return reject(new Error(`the ACME client exited with ${code}: ${err}`))
+      // `timeout` passes on the signal its command died of by dying of it too.
+      if (code !== 0)
+        return reject(
+          new Error(`the ACME client exited with ${code ?? signal}: ${err || out.slice(-500) || 'no output'}`)
+        )
       const r = JSON.parse(out.trim().split('\n').pop())
       resolve({
         perSecond: r.issued / r.seconds,

@@ -246,7 +246,8 @@ export function installReadCache(app: FastifyInstance, service: Service): KeptAn
       const prefix = `r${resellerId} `
       // Only answers current just before the write: what they show plus this order is the store
       // just after it. Anything older is stale either way and stays so.
-      const before = [...entries].filter(([key, e]) => key.startsWith(prefix) && fresh(e, moved.from))
+      const before: [string, Entry][] = []
+      for (const [key, e] of entries) if (key.startsWith(prefix) && fresh(e, moved.from)) before.push([key, e])
       const pages = before.filter(([, e]) => e.page !== undefined) as [string, Entry & { page: Page<Order> }][]
       const order = Object.freeze({ ...created.order })
       const serialize = orderSerializer(reply)
