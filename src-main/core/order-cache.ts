@@ -7,6 +7,7 @@
  * whose number moved since they were kept, usually the one new order.
  */
 import type { Db } from './db'
+import type { Page } from './ledger'
 import type { Order } from './orders'
 import { catalogueVersion } from './store-version'
 
@@ -50,4 +51,31 @@ export class OrderCache {
       return fresh
     })
   }
+}
+
+/**
+ * The newest-first order pages of one reseller after one more order, from its pages just before
+ * it. The new order has the highest id of all (orders.ts numbers them so), so it heads the list
+ * and every other order moves down one place: page [k, k+limit) is now the order that stood at
+ * k-1 followed by the first limit-1 orders of the old page, and the total is one more. The order
+ * at k-1 comes from another page of the same moment or else from `orderAt(k)` (its place in the
+ * new list); a page for which neither has it gets no new version (null) and is read again when
+ * asked for. A page that started past the last order (offset > total) stays empty.
+ */
+export function pagesAfterOrder(
+  pages: readonly Page<Order>[],
+  order: Order,
+  orderAt: (index: number) => Order | null
+): (Page<Order> | null)[] {
+  const at = (i: number): Order | null => {
+    for (const p of pages) if (i >= p.offset && i < p.offset + p.items.length) return p.items[i - p.offset]
+    return orderAt(i + 1)
+  }
+  return pages.map((p) => {
+    // Past the end before and after: still no order on it, one more in all.
+    if (p.offset > p.total) return { items: [], total: p.total + 1, limit: p.limit, offset: p.offset }
+    const head = p.offset === 0 ? order : at(p.offset - 1)
+    if (!head) return null
+    return { items: [head, ...p.items].slice(0, p.limit), total: p.total + 1, limit: p.limit, offset: p.offset }
+  })
 }

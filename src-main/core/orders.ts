@@ -12,7 +12,7 @@ import { normalizeDomain } from './domains'
 import { conflict, invalid, notFound } from './errors'
 import { recordEvent } from './events'
 import { coversDebit, post, type Page, type Paging } from './ledger'
-import { OrderCache, type OrderRef } from './order-cache'
+import { OrderCache, pagesAfterOrder, type OrderRef } from './order-cache'
 import { domainQuery, SearchTotals } from './order-search'
 import { countOrders } from './tallies'
 import { scopeVersions, type ScopeVersions } from './store-version'
@@ -367,11 +367,26 @@ export class Orders {
   }
 
   /**
+   * The reseller's unfiltered newest-first pages just after the order `placed`, worked out from
+   * pages that were current just before it (at `placed.moved.from`): see `pagesAfterOrder`.
+   * Null for a page that cannot be worked out without reading it again.
+   */
+  pagesAfter(
+    resellerId: number,
+    placed: { order: Order; moved: NonNullable<CreatedOrder['moved']> },
+    pages: readonly Page<Order>[]
+  ): (Page<Order> | null)[] {
+    // Frozen like the orders kept here: later pages share it and nobody may change it in place.
+    const order = Object.freeze({ ...placed.order })
+    return pagesAfterOrder(pages, order, (index) => this.orderAt(resellerId, index, placed.moved.to))
+  }
+
+  /**
    * The order at `index` (from 0) of the reseller's newest-first list, read only while the
    * reseller's scope is still at `at`: null once anything moved it on, or when no order stands
-   * there. Lets a kept page be moved forward after a write without reading the page again.
+   * there.
    */
-  orderAt(resellerId: number, index: number, at: ScopeVersions): Order | null {
+  private orderAt(resellerId: number, index: number, at: ScopeVersions): Order | null {
     const db = this.ctx.db
     return db.transaction((): Order | null => {
       const now = scopeVersions(db, resellerId)

@@ -132,7 +132,7 @@ export interface KeptAnswers {
   /**
    * After an order of `resellerId` was written: its kept order pages and statistics that were
    * current just before the write are brought up to just after it, so the reads a polling
-   * script sends next are answered from kept bytes instead of rebuilt (see `moveOrderPages`).
+   * script sends next are answered from kept bytes instead of rebuilt (Orders.pagesAfter).
    */
   orderPlaced(reply: FastifyReply, resellerId: number, created: CreatedOrder): void
 }
@@ -143,33 +143,6 @@ export interface KeptAnswers {
  */
 export function keepOrderPage(request: FastifyRequest, page: Page<Order>): void {
   if (request.readCachePending) request.readCachePending.page = page
-}
-
-/**
- * The order pages of one reseller after one more order, from its pages just before it. The new
- * order has the highest id of all (orders.ts numbers them so), so it heads the list and every
- * other order moves down one place: page [k, k+limit) is now the order that stood at k-1 followed
- * by the first limit-1 orders of the old page, and the total is one more. The order at k-1 comes
- * from another kept page of the same moment or else from `orderAt(k)` (its place in the new
- * list); a page for which neither has it gets no new version (null) and is rebuilt when asked for.
- * A page that started past the last order (offset > total) stays empty.
- */
-export function moveOrderPages(
-  pages: readonly Page<Order>[],
-  order: Order,
-  orderAt: (index: number) => Order | null
-): (Page<Order> | null)[] {
-  const at = (i: number): Order | null => {
-    for (const p of pages) if (i >= p.offset && i < p.offset + p.items.length) return p.items[i - p.offset]
-    return orderAt(i + 1)
-  }
-  return pages.map((p) => {
-    // Past the end before and after: still no order on it, one more in all.
-    if (p.offset > p.total) return { items: [], total: p.total + 1, limit: p.limit, offset: p.offset }
-    const head = p.offset === 0 ? order : at(p.offset - 1)
-    if (!head) return null
-    return { items: [head, ...p.items].slice(0, p.limit), total: p.total + 1, limit: p.limit, offset: p.offset }
-  })
 }
 
 export function installReadCache(app: FastifyInstance, service: Service): KeptAnswers {
@@ -249,12 +222,11 @@ export function installReadCache(app: FastifyInstance, service: Service): KeptAn
       const before: [string, Entry][] = []
       for (const [key, e] of entries) if (key.startsWith(prefix) && fresh(e, moved.from)) before.push([key, e])
       const pages = before.filter(([, e]) => e.page !== undefined) as [string, Entry & { page: Page<Order> }][]
-      const order = Object.freeze({ ...created.order })
       const serialize = orderSerializer(reply)
-      const next = moveOrderPages(
-        pages.map(([, e]) => e.page),
-        order,
-        (index) => service.orders.orderAt(resellerId, index, moved.to)
+      const next = service.orders.pagesAfter(
+        resellerId,
+        { order: created.order, moved },
+        pages.map(([, e]) => e.page)
       )
       pages.forEach(([key, e], i) => {
         const page = next[i]
