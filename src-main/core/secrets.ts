@@ -42,6 +42,12 @@ export const KEYCHAIN_HINT =
   'start or unlock the OS keychain (on Linux: a Secret Service such as gnome-keyring in the desktop session, ' +
   'or run certdesk with --keyring-dir on a headless server) and try again'
 
+/** The keychain service of the data dir with `installId` (see KeyringSecretStore). */
+export const keychainServiceName = (installId: string): string => `CertDesk/${installId}`
+
+/** The OS keychain's entries of the data dir with `installId`. */
+export const keychainFor = (installId: string): SecretStore => new KeyringSecretStore(keychainServiceName(installId))
+
 /**
  * One keychain "service" per data dir (`CertDesk/<install id>`), so two CertDesk data dirs on
  * one machine (tests, a second business) never see each other's secrets.
