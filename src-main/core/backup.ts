@@ -11,7 +11,7 @@
  * keychain); secrets-export.ts carries them.
  */
 import Database from 'better-sqlite3'
-import { existsSync, lstatSync, mkdirSync, readdirSync, rmdirSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, rmdirSync, rmSync } from 'node:fs'
 import { open, type FileHandle } from 'node:fs/promises'
 import { isAbsolute, join, resolve } from 'node:path'
 import {
@@ -29,7 +29,15 @@ import {
 import type { CoreContext } from './context'
 import { DB_FILE, migrations, openDatabase, type Db } from './db'
 import { invalid, conflict, ServiceError } from './errors'
-import { createBeside, discard, openExclusive, publish, tempNameBeside, type ExclusiveTemp } from './exclusive-file'
+import {
+  createBeside,
+  discard,
+  isPresent,
+  openExclusive,
+  publish,
+  tempNameBeside,
+  type ExclusiveTemp
+} from './exclusive-file'
 import { ensurePrivateDir } from './paths'
 import type { SecretStore } from './secrets'
 import { schemaDifferences } from './store-schema'
@@ -68,20 +76,10 @@ const PAGES_PER_STEP = 256
 
 const latestVersion = (): number => migrations[migrations.length - 1]?.version ?? 0
 
-const installIdOf = (db: Db): string => {
-  const row = db.prepare(`SELECT value FROM settings WHERE key = 'install_id'`).get() as { value: string } | undefined
-  if (!row) throw conflict('could not write the backup: the store has no install id')
-  return row.value
-}
-
-const isPresent = (path: string): boolean => {
-  try {
-    lstatSync(path)
-    return true
-  } catch {
-    return false
-  }
-}
+/** The install id a store names its keychain entries by (settings), or null. */
+const installIdIn = (db: Db): string | null =>
+  (db.prepare(`SELECT value FROM settings WHERE key = 'install_id'`).get() as { value: string } | undefined)?.value ??
+  null
 
 /** The key `auth` asks for; the keychain's is made on the first backup. */
 async function backupKey(db: Db, auth: BackupAuth): Promise<BackupKey> {
@@ -125,8 +123,10 @@ export async function backupStore(
     const check = checkStoreFile(snapshot, `could not write the backup to ${out}`)
     copy = await open(snapshot, 'r')
     temp = await createBeside(out)
+    const installId = installIdIn(db)
+    if (!installId) throw conflict(`could not write the backup to ${out}: the store has no install id`)
     const bytes = await writeBackup(temp.handle, copy, key, {
-      install_id: installIdOf(db),
+      install_id: installId,
       store_version: check.store_version,
       created_at: isoTimestamp(clock())
     })
@@ -322,7 +322,7 @@ async function copyIntoDataDir(
     }
     await out.sync()
     checkStoreFile(temp.path, `could not restore ${from}`)
-    const storedId = installIdIn(temp.path)
+    const storedId = installIdOfFile(temp.path)
     if (header && storedId !== header.install_id)
       throw invalid(`could not restore ${from}: the store inside is not the one its header names; nothing was restored`)
     await publish(temp, target, 'the restored store')
@@ -345,11 +345,10 @@ async function copyIntoDataDir(
   }
 }
 
-const installIdIn = (file: string): string | null => {
+const installIdOfFile = (file: string): string | null => {
   const db = new Database(file, { readonly: true, fileMustExist: true })
   try {
-    const row = db.prepare(`SELECT value FROM settings WHERE key = 'install_id'`).get() as { value: string } | undefined
-    return row?.value ?? null
+    return installIdIn(db)
   } finally {
     db.close()
   }

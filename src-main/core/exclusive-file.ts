@@ -122,7 +122,7 @@ function placeUnderName(temp: { path: string; dev: number; ino: number }, target
       if (code === 'EEXIST') throw conflict(`could not write ${what} to ${target}: the file exists; choose a new name`)
       if (!NO_HARD_LINKS.has(code)) throw err
       // No hard links here: rename, which would replace a file, so only when the name is free.
-      if (exists(target)) throw conflict(`could not write ${what} to ${target}: the file exists; choose a new name`)
+      if (isPresent(target)) throw conflict(`could not write ${what} to ${target}: the file exists; choose a new name`)
       renameSync(temp.path, target)
       placed = true
     }
@@ -141,7 +141,8 @@ function placeUnderName(temp: { path: string; dev: number; ino: number }, target
   syncFolder(dirname(target))
 }
 
-const exists = (path: string): boolean => {
+/** Whether anything (a file, a folder, a link, even a dangling one) has the name `path`. */
+export const isPresent = (path: string): boolean => {
   try {
     lstatSync(path)
     return true

@@ -86,6 +86,17 @@ const backup = (extra: string[] = [], env: NodeJS.ProcessEnv = process.env): str
   return out
 }
 
+/** `secrets export` of a data dir under PASSPHRASE; returns the file. */
+const exportSecretsOf = (dir: string): string => {
+  const out = fresh('secrets.json')
+  const made = admin(dir, ['secrets', 'export', '--out', out], {
+    ...process.env,
+    CERTDESK_SECRETS_PASSPHRASE: PASSPHRASE
+  })
+  expect(made.code, made.stderr).toBe(0)
+  return out
+}
+
 /** Where the SQLite image sits inside a backup file (the whole file, for a plain SQLite backup). */
 function sqliteImage(bytes: Buffer): { start: number; length: number } {
   const start = bytes.indexOf(Buffer.from('SQLite format 3\0', 'latin1'))
@@ -204,12 +215,7 @@ describe('restore accepts only what CertDesk wrote', () => {
       expect(audit(right.into)).toEqual([])
 
       // The keychain backup moves too, with the secrets export made beside it: its key is in there.
-      const secretsFile = fresh('secrets.json')
-      const exported = admin(dataDir, ['secrets', 'export', '--out', secretsFile], {
-        ...process.env,
-        CERTDESK_SECRETS_PASSPHRASE: PASSPHRASE
-      })
-      expect(exported.code, exported.stderr).toBe(0)
+      const secretsFile = exportSecretsOf(dataDir)
       const withExport = restore(keychainBackup, ['--secrets', secretsFile], {
         ...elsewhere,
         CERTDESK_SECRETS_PASSPHRASE: PASSPHRASE
@@ -222,12 +228,7 @@ describe('restore accepts only what CertDesk wrote', () => {
       // A secrets export of another data dir is no key for this backup.
       const otherDir = fresh('other-data')
       openService({ dataDir: otherDir }).close()
-      const otherSecrets = fresh('other-secrets.json')
-      const otherExport = admin(otherDir, ['secrets', 'export', '--out', otherSecrets], {
-        ...process.env,
-        CERTDESK_SECRETS_PASSPHRASE: PASSPHRASE
-      })
-      expect(otherExport.code, otherExport.stderr).toBe(0)
+      const otherSecrets = exportSecretsOf(otherDir)
       const mismatched = restore(keychainBackup, ['--secrets', otherSecrets], {
         ...elsewhere,
         CERTDESK_SECRETS_PASSPHRASE: PASSPHRASE

@@ -72,19 +72,7 @@ export async function startBareKeyring(dir: string, password: string): Promise<B
     if (i > 100) throw new Error('could not start the test D-Bus session: it did not answer')
     await sleep(100)
   }
-  const secretServiceUp = (): boolean =>
-    spawnSync(
-      'dbus-send',
-      [
-        '--session',
-        '--print-reply',
-        '--dest=org.freedesktop.DBus',
-        '/org/freedesktop/DBus',
-        'org.freedesktop.DBus.NameHasOwner',
-        'string:org.freedesktop.secrets'
-      ],
-      { env, encoding: 'utf8', timeout: 5_000 }
-    ).stdout.includes('boolean true')
+  const secretServiceUp = (): boolean => secretServiceOn(env)
   let daemon: ChildProcess | null = null
   const daemonPid = (): number | null => (daemon ? childOf(daemon) : null)
   return {
@@ -125,6 +113,21 @@ export async function startBareKeyring(dir: string, password: string): Promise<B
     }
   }
 }
+
+/** Whether the Secret Service name has an owner on the session bus of `env`. */
+export const secretServiceOn = (env: NodeJS.ProcessEnv): boolean =>
+  spawnSync(
+    'dbus-send',
+    [
+      '--session',
+      '--print-reply',
+      '--dest=org.freedesktop.DBus',
+      '/org/freedesktop/DBus',
+      'org.freedesktop.DBus.NameHasOwner',
+      'string:org.freedesktop.secrets'
+    ],
+    { env, encoding: 'utf8', timeout: 5_000 }
+  ).stdout.includes('boolean true')
 
 /** The process `timeout` runs (its only child), or null once it is gone. */
 function childOf(wrapper: ChildProcess): number | null {
