@@ -11,7 +11,7 @@
  * keychain); secrets-export.ts carries them.
  */
 import Database from 'better-sqlite3'
-import { existsSync, mkdirSync, readdirSync, rmdirSync, rmSync } from 'node:fs'
+import { constants, existsSync, mkdirSync, readdirSync, rmdirSync, rmSync } from 'node:fs'
 import { open, type FileHandle } from 'node:fs/promises'
 import { isAbsolute, join, resolve } from 'node:path'
 import {
@@ -142,7 +142,13 @@ export async function backupStore(
     }
   } catch (err) {
     if (err instanceof ServiceError) throw err
-    throw storageFault(err, `write the backup to ${out}`) ?? err
+    const fault = storageFault(err, `write the backup to ${out}`)
+    if (fault) throw fault
+    // A folder that is missing or not writable: the user's to fix, said plainly.
+    const code = (err as NodeJS.ErrnoException).code
+    if (typeof code === 'string' && code.startsWith('E'))
+      throw invalid(`could not write the backup to ${out}: ${(err as Error).message}`)
+    throw err
   } finally {
     await copy?.close()
     if (temp) await discard(temp)
@@ -256,7 +262,8 @@ export async function restoreStore(from: string, dataDir: string, opts: RestoreO
     )
   let file: FileHandle
   try {
-    file = await open(from, 'r')
+    // Non-blocking, so a FIFO named as the backup is refused below instead of waiting for a writer.
+    file = await open(from, constants.O_RDONLY | constants.O_NONBLOCK)
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code
     throw invalid(
