@@ -84,15 +84,18 @@ const keyId = (key: Buffer): string =>
  * SQLite's write lock, so the CLI and the app backing up at the same moment make one key.
  */
 export function keychainBackupKey(db: Db, secrets: SecretStore): BackupKey {
-  const b64 = db
-    .transaction((): string => {
-      const existing = secrets.get(BACKUP_KEY_SECRET)
-      if (existing) return existing
-      const made = randomBytes(32).toString('base64')
-      secrets.set(BACKUP_KEY_SECRET, made)
-      return made
-    })
-    .immediate()
+  // The write lock only for the first backup, when the key has to be made.
+  const b64 =
+    secrets.get(BACKUP_KEY_SECRET) ??
+    db
+      .transaction((): string => {
+        const existing = secrets.get(BACKUP_KEY_SECRET)
+        if (existing) return existing
+        const made = randomBytes(32).toString('base64')
+        secrets.set(BACKUP_KEY_SECRET, made)
+        return made
+      })
+      .immediate()
   const key = Buffer.from(b64, 'base64')
   return { key, header: { auth: 'keychain', key_id: keyId(key) } }
 }
