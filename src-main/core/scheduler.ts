@@ -166,11 +166,6 @@ export class Scheduler {
 
     // Orders another pass in flight is working on are left to it.
     const free = (o: OrderRef): boolean => !this.claimed.has(o.id)
-    const claim = (orders: OrderRef[]): OrderRef[] => {
-      for (const o of orders) this.claimed.add(o.id)
-      return orders
-    }
-    const claims: OrderRef[] = []
     const recordReissue = (o: OrderRef, r: Outcome<Awaited<ReturnType<Certificates['autoReissue']>>>): void => {
       if (!r.ok) return fail(o, r.error)
       if (r.value.issued) record(o, r.value.issued)
@@ -201,35 +196,30 @@ export class Scheduler {
         .all(today, today) as OrderRef[]
     ).filter(free)
     if (behind) for (const o of [...waiting, ...due]) fail(o, new Error(behind))
-    else claims.push(...claim(waiting), ...claim(due))
 
-    try {
-      // Validations and reissues run side by side, each a few orders at a time: a customer's
-      // server that trickles or never answers costs its own order the fetch deadline (dcv.ts),
-      // and no other order's validation, reissue or renewal waits for it.
-      const [validated, reissued, renewed] = await Promise.all([
-        pool(behind ? [] : waiting, VALIDATION_CONCURRENCY, (o) => settle(() => this.certificates.advance(o.id))),
-        pool(behind ? [] : due, REISSUE_CONCURRENCY, (o) => settle(() => this.certificates.autoReissue(o.id))),
-        this.renewals(now, today, due, free, (o) => claims.push(...claim(o)))
-      ])
-      validated.forEach((r, i) => {
-        if (!r.ok) fail(waiting[i], r.error)
-        else if (r.value) record(waiting[i], r.value)
-      })
-      reissued.forEach((r, i) => recordReissue(due[i], r))
-      if (renewed) {
-        const number = db.prepare('SELECT order_number FROM orders WHERE id = ?').pluck()
-        // A look at the CA that failed is the admin's to know: a renewal the CA asked for may wait on it.
-        for (const f of renewed.lookErrors)
-          report.errors.push({
-            order_id: f.order_id,
-            order_number: String(number.get(f.order_id) ?? '-'),
-            error: f.error
-          })
-        renewed.results.forEach((r, i) => recordReissue(renewed.orders[i], r))
-      }
-    } finally {
-      for (const o of claims) this.claimed.delete(o.id)
+    // Validations and reissues run side by side, each a few orders at a time: a customer's
+    // server that trickles or never answers costs its own order the fetch deadline (dcv.ts),
+    // and no other order's validation, reissue or renewal waits for it.
+    const [validated, reissued, renewed] = await Promise.all([
+      this.work(behind ? [] : waiting, VALIDATION_CONCURRENCY, (o) => this.certificates.advance(o.id)),
+      this.work(behind ? [] : due, REISSUE_CONCURRENCY, (o) => this.certificates.autoReissue(o.id)),
+      this.renewals(now, today, due, free)
+    ])
+    validated.forEach((r, i) => {
+      if (!r.ok) fail(waiting[i], r.error)
+      else if (r.value) record(waiting[i], r.value)
+    })
+    reissued.forEach((r, i) => recordReissue(due[i], r))
+    if (renewed) {
+      const number = db.prepare('SELECT order_number FROM orders WHERE id = ?').pluck()
+      // A look at the CA that failed is the admin's to know: a renewal the CA asked for may wait on it.
+      for (const f of renewed.lookErrors)
+        report.errors.push({
+          order_id: f.order_id,
+          order_number: String(number.get(f.order_id) ?? '-'),
+          error: f.error
+        })
+      renewed.results.forEach((r, i) => recordReissue(renewed.orders[i], r))
     }
 
     // 3. Design page: a subscription whose end has passed and whose last certificate has expired.
@@ -282,8 +272,7 @@ export class Scheduler {
     now: Date,
     today: string,
     due: OrderRef[],
-    free: (o: OrderRef) => boolean,
-    claim: (orders: OrderRef[]) => void
+    free: (o: OrderRef) => boolean
   ): Promise<{
     lookErrors: { order_id: number; error: string }[]
     orders: OrderRef[]
@@ -304,10 +293,33 @@ export class Scheduler {
       }
     }
     const done = new Set(due.map((o) => o.id))
-    const orders = renewals.windows.dueRenewals(now, today).filter((o) => !done.has(o.id) && free(o))
-    claim(orders)
-    const results = await pool(orders, REISSUE_CONCURRENCY, (o) => settle(() => this.certificates.autoReissue(o.id)))
+    let orders: OrderRef[]
+    try {
+      orders = renewals.windows.dueRenewals(now, today).filter((o) => !done.has(o.id) && free(o))
+    } catch (err) {
+      // The pass's other work goes on (and keeps its claims until it ends); this one is reported.
+      return {
+        lookErrors: [...lookErrors, { order_id: 0, error: `could not read renewal windows: ${String(err)}` }],
+        orders: [],
+        results: []
+      }
+    }
+    const results = await this.work(orders, REISSUE_CONCURRENCY, (o) => this.certificates.autoReissue(o.id))
     return { lookErrors, orders, results }
+  }
+
+  /**
+   * Runs `task` over `orders`, `limit` at a time, each order claimed from the call (before its
+   * first await, so a pass starting later sees the claim) until this batch ends: another part of
+   * the pass that hangs (a look at a slow CA) keeps no order from the next pass.
+   */
+  private async work<T>(orders: OrderRef[], limit: number, task: (o: OrderRef) => Promise<T>): Promise<Outcome<T>[]> {
+    for (const o of orders) this.claimed.add(o.id)
+    try {
+      return await pool(orders, limit, (o) => settle(() => task(o)))
+    } finally {
+      for (const o of orders) this.claimed.delete(o.id)
+    }
   }
 }
 
