@@ -19,6 +19,7 @@ import { isDomainName, isWildcard } from '../domains'
 import { invalid, notFound } from '../errors'
 import { recordEvent } from '../events'
 import type { Orders } from '../orders'
+import { pool } from '../pool'
 import { DCV_SETTINGS } from '../setting-keys'
 import type { Settings } from '../settings'
 import { specialPurpose } from '../special-addresses'
@@ -373,20 +374,6 @@ export class Installations {
 
 export function splitPem(pem: string): string[] {
   return pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []
-}
-
-/** Runs `work` over every item with at most `limit` at once; answers in the items' order. */
-export async function pool<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length)
-  let next = 0
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++
-      out[i] = await work(items[i])
-    }
-  }
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker))
-  return out
 }
 
 const endpointOf = (r: EndpointRow): InstallationEndpoint => ({
