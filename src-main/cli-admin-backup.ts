@@ -5,10 +5,11 @@
  * `ps` and the shell history would show it: from CERTDESK_SECRETS_PASSPHRASE, from stdin when it
  * is not a terminal, or from a prompt that does not echo.
  */
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { commandKey, need, print, UsageError, type Values } from './cli-args'
 import { backupDataDir, restoreStore } from './core/backup'
 import { conflict } from './core/errors'
+import { nameTaken, writeFileExclusive } from './core/paths'
 import { exportSecrets, importSecrets } from './core/secrets-export'
 import { openService } from './core/service'
 
@@ -48,13 +49,16 @@ export async function backupAdmin(dataDir: string, words: string[], v: Values): 
     }
     case 'secrets export': {
       const out = need(v, 'out')
-      if (existsSync(out)) throw conflict(`could not export the secrets to ${out}: the file exists; choose a new name`)
+      // Asked before the passphrase is typed; the write itself refuses a name taken meanwhile.
+      if (nameTaken(out))
+        throw conflict(
+          `could not export the secrets to ${out}: a file, folder or link of that name exists; choose a new name`
+        )
       const passphrase = await readPassphrase('passphrase for the secrets file: ')
       const service = openService({ dataDir })
       try {
         const { file, count } = exportSecrets(service.ctx.secrets, passphrase, installId(service))
-        writeFileSync(`${out}.partial`, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 })
-        renameSync(`${out}.partial`, out)
+        writeFileExclusive(out, `${JSON.stringify(file, null, 2)}\n`, { action: 'export the secrets' })
         print({ success: true, file: out, secrets: count })
       } finally {
         service.close()

@@ -4,9 +4,10 @@
  * adapters over src-main/core/installations, imports and reports; JSON on stdout like every
  * admin command, CSV to a file with `--out`.
  */
-import { readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { commandKey, int, need, optionalInt, print, UsageError, type Values } from './cli-args'
 import type { ImportOptions } from './core/imports'
+import { writeFileExclusive } from './core/paths'
 import type { StartTls } from './core/installations'
 import { expiringCsv } from './core/reports'
 import type { Service } from './core/service'
@@ -96,7 +97,7 @@ export async function installationAdmin(service: Service, words: string[], v: Va
       const rows = service.reports.expiring({ days: int(v, 'days'), resellerId: optionalInt(v, 'reseller') ?? null })
       if (v.out) {
         // A new file only: an existing one (perhaps another report, perhaps not a report) stays.
-        writeFileSync(v.out, expiringCsv(rows), { flag: 'wx', mode: 0o600 })
+        writeFileExclusive(v.out, expiringCsv(rows), { action: 'write the report' })
         print({ success: true, rows: rows.length, out: v.out })
       } else print({ success: true, certificates: rows })
       return 0

@@ -3,12 +3,16 @@
  * chose: batches of rows read by key (src-main/core/list-pages.ts), turned into CSV text
  * (RFC 4180, csv-stringify) and appended to the file, so time is linear in the rows and memory is
  * one batch. A job runs on whatever screen the user goes to, reports its progress with an
- * estimate, and can be cancelled; a cancelled or failed export removes its partial file.
+ * estimate, and can be cancelled. The rows go to a private temp file beside the chosen name
+ * (core/paths.ts), which takes that name only when the export is whole: a cancelled or failed
+ * export leaves nothing, and nobody ever reads half an export under its name.
  */
 import { stringify } from 'csv-stringify/sync'
-import { constants, promises as fs } from 'node:fs'
+import { promises as fs, write } from 'node:fs'
 import { dirname, isAbsolute, sep } from 'node:path'
+import { promisify } from 'node:util'
 import { invalid, notFound } from '../core/errors'
+import { createPrivateTemp, discardPrivateTemp, placePrivateFile, type PrivateTemp } from '../core/paths'
 import { EXPORT_HEADERS, type ListPages } from '../core/list-pages'
 import type { ExportJobView, ExportRequest } from '../../src-shared/list-records'
 
@@ -26,11 +30,14 @@ interface Job extends ExportJobView {
 /** A file name the save dialog may suggest: plain, ending in .csv. */
 export const SUGGESTED_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.csv$/
 
+const writeFd = promisify(write)
+
 /**
  * The checks an export path passes before anything is written: absolute, no `..` segment, a
- * `.csv` name, in an existing directory, and not an existing file, directory or symlink. The file
- * is then created with O_EXCL and O_NOFOLLOW, so a file or link appearing in between is refused
- * by the kernel too, and nothing the user already has is overwritten.
+ * `.csv` name, in an existing directory, and not an existing file, directory or symlink. The rows
+ * then go to a temp file created with O_EXCL and O_NOFOLLOW, which takes the name with link(2),
+ * so a file or link appearing in between is refused by the kernel too, and nothing the user
+ * already has is overwritten.
  */
 export async function checkExportPath(path: string): Promise<string> {
   const why = (reason: string) => invalid(`could not export to ${JSON.stringify(path)}: ${reason}`)
@@ -61,13 +68,7 @@ export class ExportJobs {
 
   async start(resellerId: number, req: ExportRequest): Promise<ExportJobView> {
     const path = await checkExportPath(req.path)
-    const file = await fs
-      .open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600)
-      .catch((e: NodeJS.ErrnoException) => {
-        throw invalid(
-          `could not export to ${JSON.stringify(path)}: ${e.code === 'EEXIST' ? 'it exists already' : e.message}`
-        )
-      })
+    const file = createPrivateTemp(path, 'export')
     const job: Job = {
       id: this.nextId++,
       list: req.list,
@@ -102,14 +103,19 @@ export class ExportJobs {
     while (this.jobs.some((j) => j.state === 'running')) await new Promise((r) => setTimeout(r, 20))
   }
 
-  private async run(job: Job, file: fs.FileHandle, req: ExportRequest): Promise<void> {
+  private async run(job: Job, file: PrivateTemp, req: ExportRequest): Promise<void> {
+    const put = async (text: string): Promise<void> => {
+      const buf = Buffer.from(text)
+      for (let off = 0; off < buf.length;)
+        off += (await writeFd(file.fd as number, buf, off, buf.length - off)).bytesWritten
+    }
     try {
-      await file.write(stringify([EXPORT_HEADERS[req.list]], { record_delimiter: 'windows' }))
+      await put(stringify([EXPORT_HEADERS[req.list]], { record_delimiter: 'windows' }))
       let after = null
       for (;;) {
         if (job.cancel) break
         const batch = this.pages.exportBatch(req.list, job.resellerId, req, after, BATCH)
-        if (batch.rows.length > 0) await file.write(stringify(batch.rows, { record_delimiter: 'windows' }))
+        if (batch.rows.length > 0) await put(stringify(batch.rows, { record_delimiter: 'windows' }))
         job.rows += batch.rows.length
         // Rows written after the total was read (new orders) count too.
         job.total = Math.max(job.total, job.rows)
@@ -120,17 +126,16 @@ export class ExportJobs {
         // Let the bridge answer between batches.
         await new Promise((r) => setImmediate(r))
       }
-      await file.close()
       if (job.cancel) {
-        await fs.rm(job.path, { force: true })
+        discardPrivateTemp(file)
         job.state = 'cancelled'
       } else {
+        placePrivateFile(file, job.path, { action: 'export' })
         job.state = 'done'
         job.secondsLeft = 0
       }
     } catch (err) {
-      await file.close().catch(() => undefined)
-      await fs.rm(job.path, { force: true }).catch(() => undefined)
+      discardPrivateTemp(file)
       job.state = 'failed'
       job.error = `could not export the ${req.list}: ${(err as Error).message}`
     }
