@@ -18,7 +18,7 @@ export const INSTALLATION_USAGE = `  certdesk admin [--data-dir D] installations
   certdesk admin [--data-dir D] installations endpoint add --order ID --host NAME [--port N] [--address IP] [--starttls smtp|imap|pop3]
   certdesk admin [--data-dir D] installations endpoint remove --order ID --target ID
   certdesk admin [--data-dir D] import files --reseller ID --file F [--file F …] [--password-file P] [--with-keys]
-  certdesk admin [--data-dir D] import folder --reseller ID --folder DIR [--password-file P] [--with-keys]
+  certdesk admin [--data-dir D] import folder --reseller ID --folder DIR [--password-file P] [--with-keys] [--follow-links]
   certdesk admin [--data-dir D] import endpoints --reseller ID --endpoint HOST:PORT|A.B.C.D/NN:PORT [--endpoint …]
   certdesk admin [--data-dir D] imports list --reseller ID
   certdesk admin [--data-dir D] imports quote|renew --reseller ID --imported ID
@@ -112,6 +112,7 @@ function importOptions(v: Values): ImportOptions {
   const file = v['password-file']
   return {
     password: file ? readFileSync(file, 'utf8').replace(/\r?\n$/, '') : undefined,
-    withKeys: Boolean(v['with-keys'])
+    withKeys: Boolean(v['with-keys']),
+    followLinks: Boolean(v['follow-links'])
   }
 }

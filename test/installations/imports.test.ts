@@ -70,7 +70,7 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'broken.pem'), leaves.pem.certificatePem.slice(0, 200) + '\n-----END CERTIFICATE-----\n')
   writeFileSync(join(dir, 'huge.der'), Buffer.alloc(2 * 1024 * 1024, 1))
   writeFileSync(join(dir, 'readme.txt'), 'not a certificate file, never opened')
-  // A link out of the folder: never followed.
+  // A link out of the folder: listed, never followed.
   writeFileSync(join(outside, 'secret.pem'), leaves.der.certificatePem)
   symlinkSync(outside, join(dir, 'link-out'))
 })
@@ -101,8 +101,10 @@ describe('importing certificates bought elsewhere', () => {
       [join(dir, 'shop.pfx'), join(dir, 'site-a', 'ssl', 'privkey.key'), join(dir, 'soon.crt')].sort()
     )
     const skipped = Object.fromEntries(first.skipped.map((x) => [x.source.replace(`file:${dir}/`, ''), x.reason]))
-    expect(Object.keys(skipped).sort()).toEqual(['broken.pem', 'huge.der', 'notes.crt', 'random.pem'])
+    expect(Object.keys(skipped).sort()).toEqual(['broken.pem', 'huge.der', 'link-out', 'notes.crt', 'random.pem'])
     expect(skipped['huge.der']).toMatch(/larger than/)
+    // The link is listed with why it was not followed, never read.
+    expect(skipped['link-out']).toMatch(/symbolic link .*not followed/)
     expect(first.imported.some((c) => c.source.includes('link-out'))).toBe(false)
     // Nothing of a key reached the store.
     const dump = JSON.stringify(s.service.ctx.db.prepare('SELECT * FROM imported_certificates').all())
