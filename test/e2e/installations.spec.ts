@@ -5,7 +5,9 @@
  * here in one step, and the expiry report with its CSV.
  */
 import { expect, test } from '@playwright/test'
-import { readFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { createServer as netServer, type AddressInfo, type Socket } from 'node:net'
 import { createServer as tlsServer, type Server } from 'node:tls'
 import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
@@ -142,4 +144,63 @@ test('certificates bought elsewhere come in from files once, are renewed here in
   await expect(page.locator('h1', { hasText: 'bought-elsewhere.example.test' })).toBeVisible()
   await nav(page, 'Imported certificates')
   await expect(table.locator('tr', { hasText: 'bought-elsewhere.example.test' })).toContainText('renewal ordered')
+})
+
+test("a Let's Encrypt folder comes in through its links, with its key, and links out of it are never followed", async ({
+  page
+}) => {
+  const ca = await createTestCa()
+  const current = await ca.issue('le-site.example.test', new Date(Date.now() - 86_400_000), 90)
+  const earlier = await ca.issue('le-site.example.test', new Date(Date.now() - 70 * 86_400_000), 90)
+  const outside = await ca.issue('outside.example.test', new Date(Date.now() - 86_400_000), 90)
+  const root = mkdtempSync(join(tmpdir(), 'certdesk-e2e-le-'))
+  try {
+    // certbot's layout: live/<name>/*.pem link into archive/<name>/, which keeps earlier certificates.
+    const le = join(root, 'letsencrypt')
+    const archive = join(le, 'archive', 'le-site.example.test')
+    const live = join(le, 'live', 'le-site.example.test')
+    mkdirSync(archive, { recursive: true })
+    mkdirSync(live, { recursive: true })
+    for (const [n, leaf] of [
+      [1, earlier],
+      [2, current]
+    ] as const) {
+      writeFileSync(join(archive, `cert${n}.pem`), leaf.certificatePem)
+      writeFileSync(join(archive, `chain${n}.pem`), leaf.chainPem)
+      writeFileSync(join(archive, `fullchain${n}.pem`), leaf.certificatePem + leaf.chainPem)
+      writeFileSync(join(archive, `privkey${n}.pem`), leaf.privateKeyPem, { mode: 0o600 })
+    }
+    for (const f of ['cert', 'chain', 'fullchain', 'privkey'])
+      symlinkSync(`../../archive/le-site.example.test/${f}2.pem`, join(live, `${f}.pem`))
+    writeFileSync(join(root, 'outside.pem'), outside.certificatePem)
+    symlinkSync('../../../outside.pem', join(live, 'planted.pem'))
+    symlinkSync('/etc/passwd', join(le, 'passwd.pem'))
+
+    await page.goto(`${process.env.CERTDESK_E2E_BASE}/ui/`)
+    await nav(page, 'Imported certificates')
+    const outcome = page.getByTestId('import-outcome')
+    // live/ alone, links not followed: nothing imported, and each link says why.
+    await page.getByLabel('Folder on this machine').fill(join(le, 'live'))
+    await page.getByRole('button', { name: 'Scan folder' }).click()
+    await expect(outcome).toContainText('Imported 0')
+    await expect(outcome).toContainText(`${live}/cert.pem`)
+    await expect(outcome).toContainText('not followed')
+
+    // The whole Let's Encrypt folder, links inside it followed, keys kept.
+    await page.getByLabel('Folder on this machine').fill(le)
+    await page.getByLabel(/Follow links inside the folder/).check()
+    await page.getByLabel(/Keep the private keys found/).check()
+    await page.getByRole('button', { name: 'Scan folder' }).click()
+    await expect(outcome).toContainText('Imported 1,')
+    await expect(outcome).toContainText('leads out of the folder')
+    await expect(outcome).toContainText(`${le}/passwd.pem`)
+    await expect(outcome).not.toContainText('Keys left where they are')
+    const table = page.getByRole('table', { name: 'Imported certificates' })
+    await expect(table.locator('tr', { hasText: 'le-site.example.test' })).toHaveCount(1)
+    await expect(table.locator('tr', { hasText: 'le-site.example.test' })).toContainText(`${live}/cert.pem`)
+    await expect(table).not.toContainText('outside.example.test')
+    await shot(page, 'imports-letsencrypt')
+  } finally {
+    rmSync(root, { recursive: true, force: true })
+  }
 })

@@ -133,6 +133,7 @@ describe('folder import and links', () => {
       expect(skipped[name], name).toMatch(/leads out of the folder.*never followed/)
     }
     expect(skipped['dangling.pem']).toMatch(/leads nowhere/)
+    expect(skipped['live/shop.le.test/chain.pem']).toMatch(/only CA certificates/)
     expect(skipped['archive']).toMatch(/read through live\//)
     expect(out.keysLeftInPlace).toEqual([])
   })

@@ -327,6 +327,11 @@ export class Imports {
       out.duplicates.push({ source, id: existing.id })
       return false
     }
+    if (leaf.ca) {
+      // certbot's chain.pem, a CA bundle: issuers only, nothing a server presents as its own.
+      out.skipped.push({ source, reason: 'it holds only CA certificates (issuers), no server certificate' })
+      return false
+    }
     const names = dnsNames(leaf)
     const cn = commonName(leaf)
     const domain = (cn && isDomainName(cn, true) ? cn : names[0]) ?? null
