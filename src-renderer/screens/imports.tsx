@@ -132,6 +132,9 @@ export function Imports(): React.JSX.Element {
             <p>
               Imported {outcome.imported.length}, already known {outcome.duplicates.length}, skipped{' '}
               {outcome.skipped.length}.
+              {outcome.imported.some((c) => c.keyKept)
+                ? ` Private keys kept: ${outcome.imported.filter((c) => c.keyKept).length}.`
+                : ''}
             </p>
             {outcome.skipped.length > 0 ? (
               <ul className="plain-list small">

@@ -192,6 +192,7 @@ test("a Let's Encrypt folder comes in through its links, with its key, and links
     await page.getByLabel(/Keep the private keys found/).check()
     await page.getByRole('button', { name: 'Scan folder' }).click()
     await expect(outcome).toContainText('Imported 1,')
+    await expect(outcome).toContainText('Private keys kept: 1.')
     await expect(outcome).toContainText('leads out of the folder')
     await expect(outcome).toContainText(`${le}/passwd.pem`)
     await expect(outcome).not.toContainText('Keys left where they are')
