@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { openService } from '../../src-main/core/service'
-import { CLI } from '../support/cli'
+import { certdesk } from '../support/cli'
 
 const PASSPHRASE = 'a long passphrase for the backup disk'
 /** The user the planted files belong to: not the one CertDesk runs as. */
@@ -38,20 +38,8 @@ const elsewhere = join(base, 'elsewhere.txt')
 const ELSEWHERE = 'the admin’s own notes\n'
 let apiKey: string
 
-function admin(args: string[], env: NodeJS.ProcessEnv = process.env) {
-  const r = spawnSync(process.execPath, [CLI, 'admin', '--data-dir', dataDir, ...args], {
-    encoding: 'utf8',
-    env,
-    timeout: 60_000
-  })
-  let json: Record<string, unknown> = {}
-  try {
-    json = JSON.parse(r.stdout || r.stderr)
-  } catch {
-    // Left empty: the assertions say what was expected.
-  }
-  return { code: r.status ?? -1, json, stderr: r.stderr }
-}
+const admin = (args: string[], env: NodeJS.ProcessEnv = process.env) =>
+  certdesk(['admin', '--data-dir', dataDir, ...args], env)
 
 /** Plants, as another user, a symlink to `elsewhere` at each of `names` in the shared folder. */
 function plantLinks(names: string[]): void {

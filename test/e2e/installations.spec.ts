@@ -5,12 +5,13 @@
  * here in one step, and the expiry report with its CSV.
  */
 import { expect, test } from '@playwright/test'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createServer as netServer, type AddressInfo, type Socket } from 'node:net'
 import { createServer as tlsServer, type Server } from 'node:tls'
 import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
+import { writeLetsEncrypt } from '../support/import-files'
 import { createTestCa, type TestLeaf } from '../support/test-ca'
 import { issueOverHttp, nav, orderFromCatalogue, pointChecksAt, resetChecks, shot } from './support'
 
@@ -157,21 +158,7 @@ test("a Let's Encrypt folder comes in through its links, with its key, and links
   try {
     // certbot's layout: live/<name>/*.pem link into archive/<name>/, which keeps earlier certificates.
     const le = join(root, 'letsencrypt')
-    const archive = join(le, 'archive', 'le-site.example.test')
-    const live = join(le, 'live', 'le-site.example.test')
-    mkdirSync(archive, { recursive: true })
-    mkdirSync(live, { recursive: true })
-    for (const [n, leaf] of [
-      [1, earlier],
-      [2, current]
-    ] as const) {
-      writeFileSync(join(archive, `cert${n}.pem`), leaf.certificatePem)
-      writeFileSync(join(archive, `chain${n}.pem`), leaf.chainPem)
-      writeFileSync(join(archive, `fullchain${n}.pem`), leaf.certificatePem + leaf.chainPem)
-      writeFileSync(join(archive, `privkey${n}.pem`), leaf.privateKeyPem, { mode: 0o600 })
-    }
-    for (const f of ['cert', 'chain', 'fullchain', 'privkey'])
-      symlinkSync(`../../archive/le-site.example.test/${f}2.pem`, join(live, `${f}.pem`))
+    const { live } = writeLetsEncrypt(le, 'le-site.example.test', [earlier, current])
     writeFileSync(join(root, 'outside.pem'), outside.certificatePem)
     symlinkSync('../../../outside.pem', join(live, 'planted.pem'))
     symlinkSync('/etc/passwd', join(le, 'passwd.pem'))

@@ -12,9 +12,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ImportOutcome } from '../../src-main/core/imports'
+import { certdesk } from '../support/cli'
+import { opensslPfx, writeLetsEncrypt } from '../support/import-files'
 import { startServer, type TestServer } from '../support/server'
 import { createTestCa, type TestLeaf } from '../support/test-ca'
-import { certdesk } from '../support/cli'
 
 let s: TestServer
 let base: string
@@ -45,21 +46,7 @@ beforeAll(async () => {
 
   // Let's Encrypt's layout (certbot): live/<name>/*.pem link to the newest files in archive/<name>/.
   le = join(base, 'letsencrypt')
-  const archive = join(le, 'archive', 'shop.le.test')
-  const live = join(le, 'live', 'shop.le.test')
-  mkdirSync(archive, { recursive: true })
-  mkdirSync(live, { recursive: true })
-  for (const [n, leaf] of [
-    [1, shopOld],
-    [2, shop]
-  ] as const) {
-    writeFileSync(join(archive, `cert${n}.pem`), leaf.certificatePem)
-    writeFileSync(join(archive, `chain${n}.pem`), leaf.chainPem)
-    writeFileSync(join(archive, `fullchain${n}.pem`), leaf.certificatePem + leaf.chainPem)
-    writeFileSync(join(archive, `privkey${n}.pem`), leaf.privateKeyPem, { mode: 0o600 })
-  }
-  for (const f of ['cert', 'chain', 'fullchain', 'privkey'])
-    symlinkSync(`../../archive/shop.le.test/${f}2.pem`, join(live, `${f}.pem`))
+  const { live } = writeLetsEncrypt(le, 'shop.le.test', [shopOld, shop])
   writeFileSync(join(le, 'live', 'README'), 'This directory contains your keys and certificates.\n')
 
   // Outside the folder: a certificate that must never be imported from a scan of `le`.
@@ -160,26 +147,7 @@ describe('a folder changed while it is imported', () => {
     const root = join(base, 'changing')
     for (const d of ['a', 'b', 'c']) mkdirSync(join(root, d), { recursive: true })
     // a/ first: a PFX whose MAC takes seconds to derive holds the import there while the rest changes.
-    writeFileSync(join(base, 'slow-key.pem'), site.privateKeyPem, { mode: 0o600 })
-    writeFileSync(join(base, 'slow-cert.pem'), site.certificatePem)
-    execFileSync('openssl', [
-      'pkcs12',
-      '-export',
-      '-inkey',
-      join(base, 'slow-key.pem'),
-      '-in',
-      join(base, 'slow-cert.pem'),
-      '-passout',
-      'pass:slow',
-      '-iter',
-      '1000000',
-      '-keypbe',
-      'NONE',
-      '-certpbe',
-      'NONE',
-      '-out',
-      join(root, 'a', 'slow.p12')
-    ])
+    opensslPfx(site, join(root, 'a', 'slow.p12'), 'slow', ['-iter', '1000000', '-keypbe', 'NONE', '-certpbe', 'NONE'])
     writeFileSync(join(root, 'b', 'x.pem'), other.certificatePem)
     writeFileSync(join(root, 'c', 'y.pem'), other.certificatePem)
     const away = join(base, 'away')

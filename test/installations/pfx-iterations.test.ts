@@ -5,11 +5,11 @@
  * a legitimate file with a high count is opened off the event loop: the reseller API keeps
  * answering while it is read.
  */
-import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { opensslPfx } from '../support/import-files'
 import { startServer, type TestServer } from '../support/server'
 import { createTestCa, type TestLeaf } from '../support/test-ca'
 
@@ -18,31 +18,12 @@ let s: TestServer
 let work: string
 let leaf: TestLeaf
 
-/** `openssl pkcs12 -export` of `leaf` with `extra` options (OpenSSL 3: `-iter` sets the key and MAC counts). */
-function pfx(name: string, extra: string[]): string {
-  const out = join(work, name)
-  execFileSync('openssl', [
-    'pkcs12',
-    '-export',
-    '-inkey',
-    join(work, 'key.pem'),
-    '-in',
-    join(work, 'cert.pem'),
-    '-passout',
-    `pass:${PASSWORD}`,
-    ...extra,
-    '-out',
-    out
-  ])
-  return out
-}
+const pfx = (name: string, extra: string[]): string => opensslPfx(leaf, join(work, name), PASSWORD, extra)
 
 beforeAll(async () => {
   s = await startServer()
   work = mkdtempSync(join(tmpdir(), 'certdesk-pfx-iter-'))
   leaf = await (await createTestCa()).issue('heavy.pfx.test', new Date(Date.now() - 86_400_000), 90)
-  writeFileSync(join(work, 'key.pem'), leaf.privateKeyPem, { mode: 0o600 })
-  writeFileSync(join(work, 'cert.pem'), leaf.certificatePem)
 })
 afterAll(async () => {
   rmSync(work, { recursive: true, force: true })
