@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs'
 import { commandKey, need, print, UsageError, type Values } from './cli-args'
 import { backupDataDir, restoreStore, type BackupAuth } from './core/backup'
 import { conflict } from './core/errors'
-import { nameTaken, writeFileExclusive } from './core/paths'
+import { isPresent, writeNewFileSync } from './core/exclusive-file'
 import { keychainFor, type SecretStore } from './core/secrets'
 import { exportSecrets, importSecrets } from './core/secrets-export'
 import { openService } from './core/service'
@@ -71,7 +71,7 @@ export async function backupAdmin(dataDir: string, words: string[], v: Values): 
     case 'secrets export': {
       const out = need(v, 'out')
       // Asked before the passphrase is typed; the write itself refuses a name taken meanwhile.
-      if (nameTaken(out))
+      if (isPresent(out))
         throw conflict(
           `could not export the secrets to ${out}: a file, folder or link of that name exists; choose a new name`
         )
@@ -79,7 +79,7 @@ export async function backupAdmin(dataDir: string, words: string[], v: Values): 
       const service = openService({ dataDir })
       try {
         const { file, count } = exportSecrets(service.ctx.secrets, passphrase, installId(service))
-        writeFileExclusive(out, `${JSON.stringify(file, null, 2)}\n`, { action: 'export the secrets' })
+        writeNewFileSync(out, `${JSON.stringify(file, null, 2)}\n`, 'the secrets')
         print({ success: true, file: out, secrets: count })
       } finally {
         service.close()

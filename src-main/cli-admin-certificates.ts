@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { commandKey, need, print, UsageError, type Values } from './cli-args'
-import { writeFileExclusive } from './core/paths'
+import { writeNewFileSync } from './core/exclusive-file'
 import { openService } from './core/service'
 import { EDITABLE_SETTINGS } from './core/settings'
 import { fixedClock, isValidDate } from './core/time'
@@ -51,7 +51,7 @@ export async function certificateAdmin(dataDir: string, words: string[], v: Valu
         const pem = await service.localCa.rootPem()
         if (v.out) {
           // A new file only; 0644, as a trust anchor is public and other tools must read it.
-          writeFileExclusive(v.out, pem, { mode: 0o644, action: 'write the CA root' })
+          writeNewFileSync(v.out, pem, 'the CA root', 0o644)
           print({
             success: true,
             path: v.out,

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs'
 import { commandKey, int, need, optionalInt, print, UsageError, type Values } from './cli-args'
 import type { ImportOptions } from './core/imports'
-import { writeFileExclusive } from './core/paths'
+import { writeNewFileSync } from './core/exclusive-file'
 import type { StartTls } from './core/installations'
 import { expiringCsv } from './core/reports'
 import type { Service } from './core/service'
@@ -97,7 +97,7 @@ export async function installationAdmin(service: Service, words: string[], v: Va
       const rows = service.reports.expiring({ days: int(v, 'days'), resellerId: optionalInt(v, 'reseller') ?? null })
       if (v.out) {
         // A new file only: an existing one (perhaps another report, perhaps not a report) stays.
-        writeFileExclusive(v.out, expiringCsv(rows), { action: 'write the report' })
+        writeNewFileSync(v.out, expiringCsv(rows), 'the report')
         print({ success: true, rows: rows.length, out: v.out })
       } else print({ success: true, certificates: rows })
       return 0

@@ -4,15 +4,14 @@
  * (RFC 4180, csv-stringify) and appended to the file, so time is linear in the rows and memory is
  * one batch. A job runs on whatever screen the user goes to, reports its progress with an
  * estimate, and can be cancelled. The rows go to a private temp file beside the chosen name
- * (core/paths.ts), which takes that name only when the export is whole: a cancelled or failed
+ * (core/exclusive-file.ts), which takes that name only when the export is whole: a cancelled or failed
  * export leaves nothing, and nobody ever reads half an export under its name.
  */
 import { stringify } from 'csv-stringify/sync'
-import { promises as fs, write } from 'node:fs'
+import { promises as fs } from 'node:fs'
 import { dirname, isAbsolute, sep } from 'node:path'
-import { promisify } from 'node:util'
 import { invalid, notFound } from '../core/errors'
-import { createPrivateTemp, discardPrivateTemp, placePrivateFile, type PrivateTemp } from '../core/paths'
+import { createBeside, discard, publish, type ExclusiveTemp } from '../core/exclusive-file'
 import { EXPORT_HEADERS, type ListPages } from '../core/list-pages'
 import type { ExportJobView, ExportRequest } from '../../src-shared/list-records'
 
@@ -29,8 +28,6 @@ interface Job extends ExportJobView {
 
 /** A file name the save dialog may suggest: plain, ending in .csv. */
 export const SUGGESTED_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.csv$/
-
-const writeFd = promisify(write)
 
 /**
  * The checks an export path passes before anything is written: absolute, no `..` segment, a
@@ -68,7 +65,9 @@ export class ExportJobs {
 
   async start(resellerId: number, req: ExportRequest): Promise<ExportJobView> {
     const path = await checkExportPath(req.path)
-    const file = createPrivateTemp(path, 'export')
+    const file = await createBeside(path).catch((e: NodeJS.ErrnoException) => {
+      throw invalid(`could not export to ${JSON.stringify(path)}: ${e.code ?? e.message}`)
+    })
     const job: Job = {
       id: this.nextId++,
       list: req.list,
@@ -103,19 +102,14 @@ export class ExportJobs {
     while (this.jobs.some((j) => j.state === 'running')) await new Promise((r) => setTimeout(r, 20))
   }
 
-  private async run(job: Job, file: PrivateTemp, req: ExportRequest): Promise<void> {
-    const put = async (text: string): Promise<void> => {
-      const buf = Buffer.from(text)
-      for (let off = 0; off < buf.length;)
-        off += (await writeFd(file.fd as number, buf, off, buf.length - off)).bytesWritten
-    }
+  private async run(job: Job, file: ExclusiveTemp, req: ExportRequest): Promise<void> {
     try {
-      await put(stringify([EXPORT_HEADERS[req.list]], { record_delimiter: 'windows' }))
+      await file.handle.write(stringify([EXPORT_HEADERS[req.list]], { record_delimiter: 'windows' }))
       let after = null
       for (;;) {
         if (job.cancel) break
         const batch = this.pages.exportBatch(req.list, job.resellerId, req, after, BATCH)
-        if (batch.rows.length > 0) await put(stringify(batch.rows, { record_delimiter: 'windows' }))
+        if (batch.rows.length > 0) await file.handle.write(stringify(batch.rows, { record_delimiter: 'windows' }))
         job.rows += batch.rows.length
         // Rows written after the total was read (new orders) count too.
         job.total = Math.max(job.total, job.rows)
@@ -127,15 +121,15 @@ export class ExportJobs {
         await new Promise((r) => setImmediate(r))
       }
       if (job.cancel) {
-        discardPrivateTemp(file)
+        await discard(file)
         job.state = 'cancelled'
       } else {
-        placePrivateFile(file, job.path, { action: 'export' })
+        await publish(file, job.path, `the ${req.list}`)
         job.state = 'done'
         job.secondsLeft = 0
       }
     } catch (err) {
-      discardPrivateTemp(file)
+      await discard(file)
       job.state = 'failed'
       job.error = `could not export the ${req.list}: ${(err as Error).message}`
     }

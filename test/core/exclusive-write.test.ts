@@ -1,9 +1,10 @@
 /**
- * The one way CertDesk writes a file at a name the user chose (core/paths.ts): a new file only,
- * private whatever the umask, never through a link, and never seen half-written under its name.
+ * Files written at a name the user chose (core/exclusive-file.ts, `writeNewFileSync`): exactly
+ * the mode asked for whatever the umask (0600, or 0644 for the public CA root), a name taken by
+ * a file, a folder or a link to nowhere refused with nothing changed, and a missing folder said
+ * in words, with no temporary file left behind.
  */
 import {
-  closeSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
@@ -16,34 +17,34 @@ import {
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { createPrivateTemp, placePrivateFile, writeFileExclusive } from '../../src-main/core/paths'
+import { writeNewFileSync } from '../../src-main/core/exclusive-file'
 
 const dir = mkdtempSync(join(tmpdir(), 'certdesk-exclusive-core-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-describe('writeFileExclusive', () => {
-  it('writes a new 0600 file whatever the umask, and leaves no temp file', () => {
-    const old = process.umask(0)
+describe('writeNewFileSync', () => {
+  it('gives the file exactly the mode asked for, whatever the umask', () => {
+    const old = process.umask(0o277)
     try {
-      writeFileExclusive(join(dir, 'a.json'), '{"a":1}\n')
+      writeNewFileSync(join(dir, 'a.json'), '{"a":1}\n', 'the export')
+      writeNewFileSync(join(dir, 'public.pem'), 'x', 'the CA root', 0o644)
     } finally {
       process.umask(old)
     }
     expect(readFileSync(join(dir, 'a.json'), 'utf8')).toBe('{"a":1}\n')
     expect(lstatSync(join(dir, 'a.json')).mode & 0o777).toBe(0o600)
-    writeFileExclusive(join(dir, 'public.pem'), 'x', { mode: 0o644 })
     expect(lstatSync(join(dir, 'public.pem')).mode & 0o777).toBe(0o644)
     expect(readdirSync(dir).sort()).toEqual(['a.json', 'public.pem'])
   })
 
-  it('refuses a name that is taken by a file, a folder or a link to nowhere, and changes nothing', () => {
+  it('refuses a name taken by a file, a folder or a link to nowhere, and changes nothing', () => {
     const sub = mkdtempSync(join(dir, 'taken-'))
     writeFileSync(join(sub, 'file.txt'), 'keep\n')
     mkdirSync(join(sub, 'folder'))
     symlinkSync(join(sub, 'would-be-created'), join(sub, 'dangling'))
     for (const name of ['file.txt', 'folder', 'dangling']) {
-      expect(() => writeFileExclusive(join(sub, name), 'secret', { action: 'export the secrets' })).toThrow(
-        new RegExp(`could not export the secrets to .*${name}: a file, folder or link of that name exists`)
+      expect(() => writeNewFileSync(join(sub, name), 'secret', 'the secrets')).toThrow(
+        new RegExp(`could not write the secrets to .*${name}: the file exists`)
       )
     }
     expect(readFileSync(join(sub, 'file.txt'), 'utf8')).toBe('keep\n')
@@ -51,26 +52,8 @@ describe('writeFileExclusive', () => {
   })
 
   it('says when the folder does not exist', () => {
-    expect(() => writeFileExclusive(join(dir, 'nowhere', 'x.csv'), 'x', { action: 'write the report' })).toThrow(
-      /could not write the report to .*x\.csv: its folder does not exist/
+    expect(() => writeNewFileSync(join(dir, 'nowhere', 'x.csv'), 'x', 'the report')).toThrow(
+      /^could not write the report to .*x\.csv: its folder does not exist$/
     )
-  })
-
-  it('keeps a temp file out of sight under an unguessable name until it is placed', () => {
-    const sub = mkdtempSync(join(dir, 'temp-'))
-    const target = join(sub, 'backup.sqlite')
-    const a = createPrivateTemp(target)
-    const b = createPrivateTemp(target)
-    expect(a.path).not.toBe(b.path)
-    expect(a.path.startsWith(join(sub, '.backup.sqlite.'))).toBe(true)
-    expect(lstatSync(a.path).mode & 0o777).toBe(0o600)
-    // A writer by name (SQLite's backup API) closes the descriptor and places by path.
-    closeSync(a.fd as number)
-    a.fd = null
-    writeFileSync(a.path, 'whole')
-    placePrivateFile(a, target)
-    expect(readFileSync(target, 'utf8')).toBe('whole')
-    expect(() => placePrivateFile(b, target)).toThrow(/exists/)
-    expect(readdirSync(sub)).toEqual(['backup.sqlite'])
   })
 })

@@ -22,7 +22,7 @@ import { probe, PROBE_TIMEOUT_MS } from '../installations/probe'
 import type { KeyVault } from '../key-vault'
 import type { CreatedOrder, Orders } from '../orders'
 import type { Reseller, Resellers } from '../resellers'
-import { nameTaken } from '../paths'
+import { isPresent } from '../exclusive-file'
 import { isoTimestamp } from '../time'
 import { x509 } from '../x509'
 import type {
@@ -97,7 +97,7 @@ export class Imports {
       for (const p of named) {
         for (const k of besideKeyNames(p)) {
           const beside = join(dirname(p), k)
-          if (known.has(beside) || !nameTaken(beside)) continue
+          if (known.has(beside) || !isPresent(beside)) continue
           known.add(beside)
           candidates.push({ path: beside, open: beside, dir: dirname(p), follow: true, besideOnly: true })
         }
