@@ -6,10 +6,11 @@
  * (CERTDESK_BACKUP_PASSPHRASE, CERTDESK_SECRETS_PASSPHRASE), from stdin when it is not a
  * terminal, or from a prompt that does not echo.
  */
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { commandKey, need, print, UsageError, type Values } from './cli-args'
 import { backupDataDir, restoreStore, type BackupAuth } from './core/backup'
 import { conflict } from './core/errors'
+import { isPresent, writeNewFileSync } from './core/exclusive-file'
 import { keychainFor, type SecretStore } from './core/secrets'
 import { exportSecrets, importSecrets } from './core/secrets-export'
 import { openService } from './core/service'
@@ -69,13 +70,16 @@ export async function backupAdmin(dataDir: string, words: string[], v: Values): 
     }
     case 'secrets export': {
       const out = need(v, 'out')
-      if (existsSync(out)) throw conflict(`could not export the secrets to ${out}: the file exists; choose a new name`)
+      // Asked before the passphrase is typed; the write itself refuses a name taken meanwhile.
+      if (isPresent(out))
+        throw conflict(
+          `could not export the secrets to ${out}: a file, folder or link of that name exists; choose a new name`
+        )
       const passphrase = await readPassphrase('passphrase for the secrets file: ')
       const service = openService({ dataDir })
       try {
         const { file, count } = exportSecrets(service.ctx.secrets, passphrase, installId(service))
-        writeFileSync(`${out}.partial`, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 })
-        renameSync(`${out}.partial`, out)
+        writeNewFileSync(out, `${JSON.stringify(file, null, 2)}\n`, 'the secrets')
         print({ success: true, file: out, secrets: count })
       } finally {
         service.close()

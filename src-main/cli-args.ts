@@ -59,6 +59,7 @@ const OPTIONS = {
   endpoint: { type: 'string', multiple: true },
   'password-file': { type: 'string' },
   'with-keys': { type: 'boolean' },
+  'follow-links': { type: 'boolean' },
   imported: { type: 'string' },
   days: { type: 'string' },
   // backup and restore; `from` is also an alert email's sender

@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto'
 import {
   closeSync,
   constants,
+  fchmodSync,
   fsyncSync,
   linkSync,
   lstatSync,
@@ -23,7 +24,7 @@ import {
 } from 'node:fs'
 import { open, type FileHandle } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
-import { conflict } from './errors'
+import { conflict, invalid } from './errors'
 import { PRIVATE_FILE_MODE } from './paths'
 
 /** Windows has no O_NOFOLLOW; there, creating with O_EXCL is what keeps a planted link out. */
@@ -89,15 +90,22 @@ export async function discard(temp: ExclusiveTemp): Promise<void> {
 /**
  * The whole sequence for content already in memory: a new file at `target` holding `data`,
  * never replacing one (409), never written through a planted link. For writers of files a user
- * names (exports).
+ * names (exports, reports, the CA root). `mode` is the file's final mode (0600 unless the content
+ * is public), set with fchmod, which the umask does not touch.
  */
-export function writeNewFileSync(target: string, data: string | Buffer, what: string): void {
+export function writeNewFileSync(target: string, data: string | Buffer, what: string, mode = PRIVATE_FILE_MODE): void {
   const path = tempNameBeside(target)
-  const fd = openSync(path, CREATE_NEW, PRIVATE_FILE_MODE)
+  let fd: number
+  try {
+    fd = openSync(path, CREATE_NEW, PRIVATE_FILE_MODE)
+  } catch (err) {
+    throw invalid(`could not write ${what} to ${target}: ${folderProblem(err)}`)
+  }
   let st: { dev: number; ino: number }
   try {
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data
     for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at)
+    fchmodSync(fd, mode)
     fsyncSync(fd)
     st = lstatSync(path)
   } catch (err) {
@@ -107,6 +115,15 @@ export function writeNewFileSync(target: string, data: string | Buffer, what: st
   }
   closeSync(fd)
   placeUnderName({ path, dev: st.dev, ino: st.ino }, target, what)
+}
+
+/** Why a new file could not be created in a folder, in words. */
+function folderProblem(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code
+  if (code === 'ENOENT' || code === 'ENOTDIR') return 'its folder does not exist'
+  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return 'the folder is not writable'
+  if (code === 'ENOSPC') return 'the disk is full'
+  return code ?? 'error'
 }
 
 function placeUnderName(temp: { path: string; dev: number; ino: number }, target: string, what: string): void {
