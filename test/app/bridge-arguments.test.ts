@@ -55,7 +55,7 @@ afterAll(async () => {
 async function overRpc(method: string, args: unknown[]): Promise<{ status: number; body: unknown }> {
   const res = await fetch(`${listening.url}${RPC_PREFIX}${method}`, {
     method: 'POST',
-    headers: { cookie, 'content-type': 'application/json' },
+    headers: { cookie, origin: listening.url, 'content-type': 'application/json' },
     body: JSON.stringify({ args })
   })
   return { status: res.status, body: await res.json() }

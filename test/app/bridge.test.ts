@@ -81,7 +81,8 @@ beforeAll(async () => {
   loginUrl = ui.loginUrl(url)
   const res = await fetch(loginUrl, { redirect: 'manual' })
   cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]
-  rpc = createRpcClient({ baseUrl: url, headers: { cookie } })
+  // A browser sends the page's origin with every RPC call; browser mode takes calls only with it.
+  rpc = createRpcClient({ baseUrl: url, headers: { cookie, origin: url } })
 
   handlers = createHandlers(service, { transport: 'electron', listenerUrl: () => url, apiVersion: API_VERSION })
   serveOverIpc(
@@ -122,7 +123,7 @@ describe('the contract', () => {
     for (const name of appMethodNames) {
       const res = await fetch(`${listening.url}${RPC_PREFIX}${name}`, {
         method: 'POST',
-        headers: { cookie, 'content-type': 'application/json' },
+        headers: { cookie, origin: listening.url, 'content-type': 'application/json' },
         body: JSON.stringify({ args: [] })
       })
       const body = (await res.json()) as { success: boolean; error?: string }
@@ -183,7 +184,7 @@ describe('both transports answer alike', () => {
     await rpc.updateSettings({ dcvHttpPort: '8080', smtpFrom: 'certs@example.test' })
     const res = await fetch(`${listening.url}${RPC_PREFIX}updateSettings`, {
       method: 'POST',
-      headers: { cookie, 'content-type': 'application/json' },
+      headers: { cookie, origin: listening.url, 'content-type': 'application/json' },
       body: JSON.stringify({ args: [{ dcvHttpPort: '99999', smtpFrom: 'not an email', dcvHttpsPort: '8443' }] })
     })
     expect(res.status).toBe(400)
@@ -344,7 +345,7 @@ describe('browser-mode sessions', () => {
     expect(cookie).toMatch(/^certdesk_session=/)
     const noCookie = await fetch(`${listening.url}/rpc/listResellers`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { origin: listening.url, 'content-type': 'application/json' },
       body: '{"args":[]}'
     })
     expect(noCookie.status).toBe(401)
@@ -357,7 +358,7 @@ describe('browser-mode sessions', () => {
     const key = service.resellers.createApiKey(resellerId).key
     const withKey = await fetch(`${listening.url}/rpc/listResellers`, {
       method: 'POST',
-      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      headers: { 'x-api-key': key, origin: listening.url, 'content-type': 'application/json' },
       body: '{"args":[]}'
     })
     expect(withKey.status).toBe(401)
