@@ -1,0 +1,85 @@
+/**
+ * The desktop bridge over a busy store: browser mode as `serve --ui` runs it (a started server
+ * no longer waits on locks on its only thread), while another process holds the store's write
+ * lock. A bridge call that writes waits for the lock on timers and answers 503 after its budget;
+ * the UI's reads, sent while it waits, are all answered before it, and nothing is written.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { browserUiOptions } from '../../src-main/app/browser-mode'
+import { DB_FILE } from '../../src-main/core/db'
+import { ensureDemoReseller, openService, type Service } from '../../src-main/core/service'
+import { buildServer, listen, type Listening } from '../../src-main/http/server'
+import type { AppApi } from '../../src-preload/contract'
+import { createRpcClient } from '../../src-preload/rpc-client'
+import { holdWriteLock, sleep } from './support'
+
+const ROOT = join(__dirname, '..', '..')
+let dataDir: string
+let service: Service
+let listening: Listening
+let rpc: AppApi
+let resellerId: number
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'certdesk-busy-bridge-'))
+  service = openService({ dataDir })
+  resellerId = ensureDemoReseller(service)!.id
+  let url = ''
+  const ui = browserUiOptions(service, () => url, join(ROOT, 'out', 'renderer'))
+  listening = await listen(await buildServer(service, ui.server))
+  url = listening.url
+  service.stopWaitingOnLocks()
+  const res = await fetch(ui.loginUrl(url), { redirect: 'manual' })
+  const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]
+  rpc = createRpcClient({ baseUrl: url, headers: { cookie, origin: url } })
+})
+
+afterAll(async () => {
+  await listening?.close()
+  service?.close()
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+})
+
+describe('a bridge call that writes while another process holds the lock', () => {
+  it('waits without holding up the reads, then 503; after the lock it goes through', async () => {
+    const before = await rpc.listOrders(resellerId, {}, { limit: 10, offset: 0 })
+    const lock = await holdWriteLock(join(dataDir, DB_FILE), 10_000)
+
+    let settled = false
+    const order = rpc
+      .createOrder(resellerId, { productId: 2, domain: 'busy-bridge.example.test' }, 'credit')
+      .then(
+        () => ({ ok: true, error: '', lockHeld: lock.held() }),
+        (err: Error) => ({ ok: false, error: err.message, lockHeld: lock.held() })
+      )
+      .finally(() => (settled = true))
+    await sleep(300)
+    const reads = await Promise.all(
+      Array.from({ length: 12 }, async (_, i) => {
+        const calls = [
+          () => rpc.listOrders(resellerId, {}, { limit: 10, offset: 0 }),
+          () => rpc.listResellers(),
+          () => rpc.dashboard(resellerId),
+          () => rpc.listProducts(resellerId, {})
+        ]
+        await calls[i % calls.length]()
+        return { beforeOrder: !settled, lockHeld: lock.held() }
+      })
+    )
+    expect(reads.filter((x) => !x.beforeOrder || !x.lockHeld)).toEqual([])
+
+    const refused = await order
+    expect(refused).toEqual({
+      ok: false,
+      error: 'could not save the change: another process holds the store locked; nothing was changed, try again in 5 s',
+      lockHeld: true
+    })
+    await lock.released
+    expect((await rpc.listOrders(resellerId, {}, { limit: 10, offset: 0 })).total).toBe(before.total)
+    const placed = await rpc.createOrder(resellerId, { productId: 2, domain: 'busy-bridge.example.test' }, 'credit')
+    expect(placed.order.domain).toBe('busy-bridge.example.test')
+  }, 60_000)
+})
