@@ -7,18 +7,15 @@
  * real listener built as `serve --ui` builds it, real SQLite, real keychain; the effect is
  * checked where a user would see it: the backups folder and the session.
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { existsSync, readdirSync } from 'node:fs'
 import { request } from 'node:http'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { browserUiOptions } from '../../src-main/app/browser-mode'
-import { ensureDemoReseller, openService, type Service } from '../../src-main/core/service'
-import { buildServer, listen, type Listening } from '../../src-main/http/server'
+import type { Listening } from '../../src-main/http/server'
+import { startBrowserMode, type BrowserMode } from '../support/browser-mode'
 
-const ROOT = join(__dirname, '..', '..')
+let browserMode: BrowserMode
 let dataDir: string
-let service: Service
 let listening: Listening
 let cookie: string
 let origin: string
@@ -67,23 +64,13 @@ const fromTheUi = (): Record<string, string> => ({
 })
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'certdesk-origin-'))
-  service = openService({ dataDir })
-  ensureDemoReseller(service)
-  let url = ''
-  const ui = browserUiOptions(service, () => url, join(ROOT, 'out', 'renderer'))
-  listening = await listen(await buildServer(service, ui.server))
-  url = listening.url
-  origin = url
-  const res = await fetch(ui.loginUrl(url), { redirect: 'manual' })
-  cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]
+  browserMode = await startBrowserMode('certdesk-origin-')
+  ;({ dataDir, listening, cookie, url: origin } = browserMode)
   expect(cookie).toMatch(/^certdesk_session=/)
 })
 
 afterAll(async () => {
-  await listening?.close()
-  service?.close()
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+  await browserMode?.close()
 })
 
 describe('a state-changing request from another origin', () => {

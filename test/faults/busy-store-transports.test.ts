@@ -5,48 +5,34 @@
  * 503 (with Retry-After) after its budget; the reads sent while it waits are all answered before
  * it, and nothing is written.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
 import { Agent, request } from 'node:https'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAcmeServer, type RunningAcmeServer } from '../../src-main/acme/server'
-import { browserUiOptions } from '../../src-main/app/browser-mode'
 import { DB_FILE } from '../../src-main/core/db'
-import { ensureDemoReseller, openService, type Service } from '../../src-main/core/service'
-import { buildServer, listen, type Listening } from '../../src-main/http/server'
 import type { AppApi } from '../../src-preload/contract'
 import { createRpcClient } from '../../src-preload/rpc-client'
+import { startBrowserMode, type BrowserMode } from '../support/browser-mode'
 import { holdWriteLock, sleep } from './support'
 
-const ROOT = join(__dirname, '..', '..')
+let browserMode: BrowserMode
 let dataDir: string
-let service: Service
-let listening: Listening
 let rpc: AppApi
 let resellerId: number
 let acmeServer: RunningAcmeServer
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'certdesk-busy-bridge-'))
-  service = openService({ dataDir })
-  resellerId = ensureDemoReseller(service)!.id
-  let url = ''
-  const ui = browserUiOptions(service, () => url, join(ROOT, 'out', 'renderer'))
-  listening = await listen(await buildServer(service, ui.server))
-  url = listening.url
-  acmeServer = await startAcmeServer(service, { port: 0 })
-  service.stopWaitingOnLocks()
-  const res = await fetch(ui.loginUrl(url), { redirect: 'manual' })
-  const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]
-  rpc = createRpcClient({ baseUrl: url, headers: { cookie, origin: url } })
+  browserMode = await startBrowserMode('certdesk-busy-transports-')
+  ;({ dataDir, resellerId } = browserMode)
+  acmeServer = await startAcmeServer(browserMode.service, { port: 0 })
+  // Started, as `serve` is: from here on the process no longer waits on locks on its only thread.
+  browserMode.service.stopWaitingOnLocks()
+  rpc = createRpcClient({ baseUrl: browserMode.url, headers: { cookie: browserMode.cookie, origin: browserMode.url } })
 })
 
 afterAll(async () => {
   await acmeServer?.close()
-  await listening?.close()
-  service?.close()
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+  await browserMode?.close()
 })
 
 describe('a bridge call that writes while another process holds the lock', () => {
