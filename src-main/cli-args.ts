@@ -63,6 +63,9 @@ const OPTIONS = {
   days: { type: 'string' },
   // backup and restore; `from` is also an alert email's sender
   from: { type: 'string' },
+  'with-passphrase': { type: 'boolean' },
+  secrets: { type: 'string' },
+  'accept-unauthenticated': { type: 'boolean' },
   // alerts
   rule: { type: 'string' },
   hours: { type: 'string' },

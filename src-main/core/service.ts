@@ -27,7 +27,7 @@ import { Orders } from './orders'
 import { Reports } from './reports'
 import { Resellers, type Reseller } from './resellers'
 import { Scheduler } from './scheduler'
-import { KeyringSecretStore, type SecretStore } from './secrets'
+import { keychainFor, type SecretStore } from './secrets'
 import { Settings } from './settings'
 import { StatsService } from './stats'
 import { stopWaitingOnLocks, whenWritable } from './store-lock'
@@ -93,7 +93,7 @@ export function openService(opts: ServiceOptions): Service {
   const ctx: CoreContext = {
     db,
     clock: opts.clock ?? systemClock,
-    secrets: opts.secrets ?? new KeyringSecretStore(`CertDesk/${installId}`),
+    secrets: opts.secrets ?? keychainFor(installId),
     storeVersion: async () => storeVersion(db),
     scopeVersions: async (resellerId) => scopeVersions(db, resellerId),
     localWrites: () => localWrites(db),
