@@ -124,6 +124,9 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
         return null
       }
     )
+    // Started: from here on a write that meets another process's lock must not sleep on this,
+    // the only thread; writers wait on timers instead (core/store-lock.ts).
+    service.stopWaitingOnLocks()
     // The scheduler runs a pass at once (catching up on reissues that fell due while CertDesk
     // was closed or the machine slept), then hourly, and retries due deploys every minute.
     const stopScheduler = startSchedulerLoop(service.scheduler, (line) => opts.log.info(line))
