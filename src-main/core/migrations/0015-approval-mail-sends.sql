@@ -1,4 +1,4 @@
--- CertDesk schema 19: approval messages sent, for their limits. Every request that mails
+-- CertDesk schema 15: approval messages sent, for their limits. Every request that mails
 -- approval codes (configure, change-dcv, reissue and choose-approver with email validation,
 -- resend-validation) records one row before it sends: its order, its reseller and how many
 -- messages it sends. The limits per order and per reseller count these rows; rows older than
