@@ -1942,7 +1942,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "error": "could not save the change: the store is busy; try again in 5 seconds",
+                 *       "error": "could not save the change: another process holds the store locked; nothing was changed, try again in 5 s",
                  *       "success": false
                  *     }
                  */
@@ -1985,7 +1985,7 @@ export interface components {
     headers: {
         /** @description The methods this path serves (RFC 9110 §10.2.1). */
         Allow: string;
-        /** @description true when this is the first answer again, sent to a retry with the same Idempotency-Key and body; nothing was charged again. */
+        /** @description true when this is the first answer again, sent to a retry with the same Idempotency-Key and body; nothing was charged again. Absent on a first answer. */
         IdempotentReplayed: "true";
         /** @description Seconds to wait before trying again (RFC 9110 §10.2.3). */
         RetryAfter: number;

@@ -38,15 +38,18 @@ export const TAGS = [
 const HEADERS: Json = {
   RetryAfter: {
     description: 'Seconds to wait before trying again (RFC 9110 §10.2.3).',
+    required: true,
     schema: { type: 'integer', minimum: 0, example: DEFAULT_RETRY_AFTER_SECONDS }
   },
   Allow: {
     description: 'The methods this path serves (RFC 9110 §10.2.1).',
+    required: true,
     schema: { type: 'string', example: 'GET, HEAD, POST' }
   },
   IdempotentReplayed: {
     description:
-      'true when this is the first answer again, sent to a retry with the same Idempotency-Key and body; nothing was charged again.',
+      'true when this is the first answer again, sent to a retry with the same Idempotency-Key and body; nothing was charged again. Absent on a first answer.',
+    required: false,
     schema: { type: 'string', enum: ['true'] }
   }
 }
@@ -106,7 +109,7 @@ const STATUS: Record<Status, { description: string; example: string; headers?: J
   '503': {
     description:
       'CertDesk cannot do this right now (the store is busy or full, the OS keychain is locked or gone, the mail server refuses); nothing changed unless the error says so. Retry-After says when to try again.',
-    example: 'could not save the change: the store is busy; try again in 5 seconds',
+    example: 'could not save the change: another process holds the store locked; nothing was changed, try again in 5 s',
     headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } }
   }
 }
