@@ -3055,6 +3055,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description No such item of yours: another reseller’s order, invoice or certificate is 404 too. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "product 999 not found",
+                     *       "success": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             405: components["responses"]["MethodNotAllowed"];
             /** @description The state of the order (or a reused Idempotency-Key) forbids this; nothing changed. */
             409: {

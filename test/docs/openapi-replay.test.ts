@@ -158,6 +158,7 @@ describe('a replay through the validating proxy', () => {
     await clean(400, 'POST', '/orders', { body: { product_id: 2, domain: 'replay.example.com', period: 48 } })
     await clean(402, 'POST', '/orders', { body: { product_id: 9, domain: 'rich.example.com', period: 36 } })
     await clean(403, 'POST', '/orders', { key: noGroup.key, body: { product_id: 2, domain: 'x.example.com' } })
+    await clean(404, 'POST', '/orders', { body: { product_id: 999, domain: 'x.example.com' } })
     const acme = await clean(200, 'POST', '/orders', { body: { product_id: 12, domain: 'acme.example.com' } })
     expect(acme.body.fulfillment).toBe('acme_subscription')
     const id = placed.body.order_id as number

@@ -120,6 +120,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
       400: 'period must be 12, 24, 36 months for PositiveSSL',
       402: 'insufficient credit balance: required 2069.60 USD, available 942.28 USD',
       403: NO_GROUP,
+      404: 'product 999 not found',
       409: 'Idempotency-Key was already used with a different request'
     }
   },
