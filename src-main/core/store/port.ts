@@ -108,7 +108,11 @@ export interface Store extends Queryable {
   localWrites(): number
   /** GET /orders?domain= over the engine's substring index (FTS5 trigram / pg_trgm). */
   domainQuery(resellerId: number, term: string, status: string | undefined): DomainQuery
-  /** Leadership for `name` across every process on this store, or null while another holds it. */
+  /**
+   * Leadership for `name`, or null while another holds it: across every node on PostgreSQL
+   * (an advisory lock, freed by the server when the holder's connection dies); within this
+   * process on SQLite (one desk, one scheduling process).
+   */
   tryLeadership(name: string): Promise<Leadership | null>
   /** Calls `fn` for every notification on `channel` (sent by `Tx.notify`); answers the unsubscribe. */
   listen(channel: string, fn: (payload: string) => void): Promise<() => Promise<void>>

@@ -71,6 +71,8 @@ export class PostgresStore implements Store {
   private readonly events = new EventEmitter()
   private listener: pg.Client | null = null
   private readonly listening = new Set<string>()
+  /** Connections that hold leadership, ended with the store. */
+  private readonly leaderClients = new Set<pg.Client>()
   private readonly retryBudgetMs: number
   private writes = 0
 
@@ -327,7 +329,11 @@ export class PostgresStore implements Store {
       await client.end()
       return null
     }
-    client.on('end', () => (held = false))
+    this.leaderClients.add(client)
+    client.on('end', () => {
+      held = false
+      this.leaderClients.delete(client)
+    })
     return {
       get held() {
         return held
@@ -359,6 +365,7 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     await this.listener?.end().catch(() => undefined)
     this.listener = null
+    for (const c of this.leaderClients) await c.end().catch(() => undefined)
     await this.pool.end()
   }
 }

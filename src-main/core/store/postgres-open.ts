@@ -69,26 +69,29 @@ export async function openPostgresStore(rawUrl: string, options: PostgresOpenOpt
   const user = decodeURIComponent(url.username) || process.env.PGUSER || process.env.USER || ''
   const host = url.searchParams.get('host') ?? (url.hostname || 'localhost')
   const where = host.startsWith('/') ? `${host}/.s.PGSQL.${url.port || 5432}` : `${host}:${url.port || 5432}`
+  // The first connection on its own, so that a failed one is closed for certain (a client that
+  // failed during authentication inside a pool would keep its socket, and the server its slot,
+  // until the server's authentication_timeout).
+  const first = new pg.Client(config)
+  first.on('error', () => undefined)
+  try {
+    await first.connect()
+  } catch (err) {
+    await first.end().catch(() => undefined)
+    throw openFailure(err, shown, user, where)
+  }
+  try {
+    await migratePostgres(first)
+  } catch (err) {
+    const cause = (err as { cause?: { code?: unknown } }).cause
+    if (cause?.code === '42501') throw openFailure(cause, shown, user, where)
+    throw new StoreOpenError(`could not open the store at ${shown}: ${(err as Error).message}`, EXIT_UNAVAILABLE)
+  } finally {
+    await first.end().catch(() => undefined)
+  }
   const pool = new pg.Pool({ ...config, max: options.poolSize ?? 10 })
   // An idle connection the server closed (a restart, a failover) is dropped by the pool; the
   // next statement takes a new one. Without a listener the error would end the process.
   pool.on('error', () => undefined)
-  let client: pg.PoolClient
-  try {
-    client = await pool.connect()
-  } catch (err) {
-    await pool.end().catch(() => undefined)
-    throw openFailure(err, shown, user, where)
-  }
-  try {
-    await migratePostgres(client)
-  } catch (err) {
-    client.release(err as Error)
-    await pool.end().catch(() => undefined)
-    const cause = (err as { cause?: { code?: unknown } }).cause
-    if (cause?.code === '42501') throw openFailure(cause, shown, user, where)
-    throw new StoreOpenError(`could not open the store at ${shown}: ${(err as Error).message}`, EXIT_UNAVAILABLE)
-  }
-  client.release()
   return new PostgresStore(pool, config, options)
 }

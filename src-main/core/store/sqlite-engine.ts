@@ -67,7 +67,6 @@ export class SqliteStore implements Store {
   private readonly readLock = new Mutex()
   private readonly frames = new AsyncLocalStorage<Frame>()
   private readonly events = new EventEmitter()
-  private readonly leaders = new Set<string>()
   private readonly busyBudgetMs: number
   private writes = 0
 
@@ -276,19 +275,20 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * One desk runs one CertDesk process that schedules; leadership here is within this
-   * process (the admin CLI runs its passes by hand).
+   * One desk runs one CertDesk process that schedules (the admin CLI runs its passes by hand),
+   * so leadership is kept per store file within this process.
    */
   async tryLeadership(name: string): Promise<Leadership | null> {
-    if (this.leaders.has(name)) return null
-    this.leaders.add(name)
+    const key = `${this.writer.name}\0${name}`
+    if (leaders.has(key)) return null
+    leaders.add(key)
     let held = true
     return {
       get held() {
         return held
       },
       release: async () => {
-        if (held) this.leaders.delete(name)
+        if (held) leaders.delete(key)
         held = false
       }
     }
@@ -312,6 +312,9 @@ export class SqliteStore implements Store {
     }
   }
 }
+
+/** Leadership held in this process, per store file and name. */
+const leaders = new Set<string>()
 
 /** A table name checked as a plain identifier, for the few statements that name one. */
 export function identifier(name: string): string {
