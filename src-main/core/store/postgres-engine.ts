@@ -97,8 +97,9 @@ export class PostgresStore implements Store {
 
   // --- statements -------------------------------------------------------------------------
 
-  private async query(sql: string, args: SqlArg[], arrays = false): Promise<pg.QueryResult> {
-    const { text, params } = toPostgres(sql)
+  /** `sql` in the common dialect, or, with `native`, PostgreSQL's own (`$1`, catalogues). */
+  private async query(sql: string, args: SqlArg[], arrays = false, native = false): Promise<pg.QueryResult> {
+    const { text, params } = native ? { text: sql, params: args.length } : toPostgres(sql)
     if (params !== args.length) {
       throw new Error(`could not run a statement: it has ${params} placeholders and got ${args.length} values`)
     }
@@ -270,23 +271,31 @@ export class PostgresStore implements Store {
    * "Transaction ID and Snapshot Information Functions").
    */
   async storeVersion(): Promise<string> {
-    return (await this.value<string>('SELECT pg_current_snapshot()::text')) ?? ''
+    const r = await this.query('SELECT pg_current_snapshot()::text AS v', [], false, true)
+    return String(r.rows[0]?.v ?? '')
   }
 
   async scopeVersions(resellerId: number): Promise<ScopeVersions> {
-    const row = await this.get<{ r: number | null; c: number | null; s: number; k: number }>(
-      `SELECT (SELECT gen FROM cache_generations WHERE scope = ?) AS r,
+    const r = await this.query(
+      `SELECT (SELECT gen FROM cache_generations WHERE scope = $1) AS r,
               (SELECT gen FROM cache_generations WHERE scope = 'catalogue') AS c,
               ${SCHEMA_AND_KEEPERS}`,
-      resellerScope(resellerId)
+      [resellerScope(resellerId)],
+      false,
+      true
     )
+    const row = r.rows[0] as { r: number | null; c: number | null; s: number; k: number } | undefined
     return { reseller: String(row?.r ?? 0), catalogue: `${row?.c ?? 0}.${schemaToken(row)}` }
   }
 
   async catalogueVersion(): Promise<string> {
-    const row = await this.get<{ c: number | null; s: number; k: number }>(
-      `SELECT (SELECT gen FROM cache_generations WHERE scope = 'catalogue') AS c, ${SCHEMA_AND_KEEPERS}`
+    const r = await this.query(
+      `SELECT (SELECT gen FROM cache_generations WHERE scope = 'catalogue') AS c, ${SCHEMA_AND_KEEPERS}`,
+      [],
+      false,
+      true
     )
+    const row = r.rows[0] as { c: number | null; s: number; k: number } | undefined
     return `${row?.c ?? 0}.${schemaToken(row)}`
   }
 
