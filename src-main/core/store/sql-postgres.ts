@@ -152,8 +152,7 @@ function translate(sql: string): TranslatedSql {
       // INSERT OR IGNORE INTO → INSERT INTO … ON CONFLICT DO NOTHING
       let j = i - 1
       while (tokens[j].kind === 'space') j--
-      tokens[j].text = ''
-      t.text = ''
+      for (let k = j; k <= i; k++) tokens[k].text = ''
       const after = nextSolid(i + 1)
       if (tokens[after - 1]?.kind === 'space') tokens[after - 1].text = ''
       orIgnore = true
