@@ -26,6 +26,8 @@ export interface Queryable {
   all<T = Row>(sql: string, ...args: SqlArg[]): Promise<T[]>
   /** The first column of the first row, or undefined when there is no row. */
   value<T = unknown>(sql: string, ...args: SqlArg[]): Promise<T | undefined>
+  /** The first column of every row. */
+  column<T = unknown>(sql: string, ...args: SqlArg[]): Promise<T[]>
   run(sql: string, ...args: SqlArg[]): Promise<RunResult>
   /**
    * An INSERT into a table with an `id` key that the engine assigns; answers that id

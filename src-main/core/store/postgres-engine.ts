@@ -132,6 +132,10 @@ export class PostgresStore implements Store {
     return row?.[0] as T | undefined
   }
 
+  async column<T = unknown>(sql: string, ...args: SqlArg[]): Promise<T[]> {
+    return (await this.query(sql, args, true)).rows.map((r) => (r as unknown[])[0] as T)
+  }
+
   async run(sql: string, ...args: SqlArg[]): Promise<RunResult> {
     this.refuseReadOnly()
     const r = await this.query(sql, args)
@@ -251,6 +255,7 @@ export class PostgresStore implements Store {
       get: (sql, ...args) => this.get(sql, ...args),
       all: (sql, ...args) => this.all(sql, ...args),
       value: (sql, ...args) => this.value(sql, ...args),
+      column: (sql, ...args) => this.column(sql, ...args),
       run: (sql, ...args) => this.run(sql, ...args),
       insert: (sql, ...args) => this.insert(sql, ...args),
       afterCommit: (f) => void rootOf().after.push(f),

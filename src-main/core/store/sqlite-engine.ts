@@ -110,6 +110,16 @@ export class SqliteStore implements Store {
     )
   }
 
+  column<T = unknown>(sql: string, ...args: SqlArg[]): Promise<T[]> {
+    return this.read(
+      (db) =>
+        db
+          .prepare(sql)
+          .pluck()
+          .all(...args) as T[]
+    )
+  }
+
   run(sql: string, ...args: SqlArg[]): Promise<RunResult> {
     return this.write((db) => ({ changes: db.prepare(sql).run(...args).changes }))
   }
@@ -216,6 +226,7 @@ export class SqliteStore implements Store {
       get: (sql, ...args) => this.get(sql, ...args),
       all: (sql, ...args) => this.all(sql, ...args),
       value: (sql, ...args) => this.value(sql, ...args),
+      column: (sql, ...args) => this.column(sql, ...args),
       run: (sql, ...args) => this.run(sql, ...args),
       insert: (sql, ...args) => this.insert(sql, ...args),
       afterCommit: (f) => void rootOf().after.push(f),

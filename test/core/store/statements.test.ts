@@ -54,6 +54,7 @@ describe.each(ENGINES)('the store port on %s', (engine) => {
     expect(await store.value('SELECT COUNT(*) FROM notes')).toBe(2)
     expect(await store.value('SELECT SUM(amount_cents) FROM notes')).toBe(9_007_199_254 + 1250)
     expect(await store.value('SELECT id FROM notes WHERE title = ?', 'nobody')).toBeUndefined()
+    expect(await store.column('SELECT title FROM notes ORDER BY id DESC')).toEqual(['Second', 'First'])
     expect(await store.all('SELECT title AS noteTitle FROM notes ORDER BY id')).toEqual([
       { noteTitle: 'First' },
       { noteTitle: 'Second' }
