@@ -13,10 +13,10 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
+import { freePort } from './acme'
 
 export const PG_BIN = '/usr/lib/postgresql/15/bin'
 /** The superuser the tests connect as. */
@@ -43,17 +43,6 @@ function serverAccount(): { uid: number; gid: number } | undefined {
   if (id('-u').status !== 0)
     run('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres'])
   return { uid: Number(id('-u').stdout.trim()), gid: Number(id('-g').stdout.trim()) }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-    s.once('error', reject)
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-  })
 }
 
 export interface RunningPostgres {

@@ -21,8 +21,8 @@ import { RetryLaterError, DEFAULT_RETRY_AFTER_SECONDS } from '../store-faults'
 import { backoff, sleep } from './mutex'
 import type { DomainQuery, Leadership, Row, RunResult, ScopeVersions, SqlArg, Store, Tx, TxOptions } from './port'
 import { isRetryable, passingFault } from './postgres-errors'
-import { identifier } from './sqlite-engine'
 import { toPostgres, withReturningId } from './sql-postgres'
+import { identifier, txHandle } from './tx-handle'
 
 interface Root {
   client: pg.PoolClient
@@ -246,26 +246,15 @@ export class PostgresStore implements Store {
   }
 
   private handle(): Tx {
-    const rootOf = (): Root => {
-      const f = this.current()
-      if (!f) throw new Error('could not use the transaction: it has ended')
-      return f.root
-    }
-    return {
-      get: (sql, ...args) => this.get(sql, ...args),
-      all: (sql, ...args) => this.all(sql, ...args),
-      value: (sql, ...args) => this.value(sql, ...args),
-      column: (sql, ...args) => this.column(sql, ...args),
-      run: (sql, ...args) => this.run(sql, ...args),
-      insert: (sql, ...args) => this.insert(sql, ...args),
-      afterCommit: (f) => void rootOf().after.push(f),
-      notify: (channel, payload) => void rootOf().notes.push([channel, payload]),
-      nextId: async (table) => {
+    return txHandle(
+      this,
+      () => this.current()?.root,
+      async (table) => {
         const id = await this.value<number>(`SELECT nextval(pg_get_serial_sequence('${identifier(table)}', 'id'))`)
         if (typeof id !== 'number') throw new Error(`could not take an id for ${table}: it has no identity column`)
         return id
       }
-    }
+    )
   }
 
   // --- engine-specific operations ---------------------------------------------------------

@@ -24,6 +24,7 @@ import { RetryLaterError, DEFAULT_RETRY_AFTER_SECONDS } from '../store-faults'
 import { catalogueVersion, scopeVersions, storeVersion } from '../store-version'
 import { backoff, Mutex, sleep } from './mutex'
 import type { DomainQuery, Leadership, Row, RunResult, ScopeVersions, SqlArg, Store, Tx, TxOptions } from './port'
+import { identifier, txHandle } from './tx-handle'
 
 /** The open transaction a caller runs in: its connection, and how deep its savepoints are. */
 interface Root {
@@ -215,28 +216,13 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** The transaction handle: the store's statements plus what belongs to the open transaction. */
   private handle(): Tx {
-    const rootOf = (): Root => {
-      const f = this.current()
-      if (!f) throw new Error('could not use the transaction: it has ended')
-      return f.root
-    }
-    return {
-      get: (sql, ...args) => this.get(sql, ...args),
-      all: (sql, ...args) => this.all(sql, ...args),
-      value: (sql, ...args) => this.value(sql, ...args),
-      column: (sql, ...args) => this.column(sql, ...args),
-      run: (sql, ...args) => this.run(sql, ...args),
-      insert: (sql, ...args) => this.insert(sql, ...args),
-      afterCommit: (f) => void rootOf().after.push(f),
-      notify: (channel, payload) => void rootOf().notes.push([channel, payload]),
-      nextId: async (table) => {
-        // Under the write lock nobody else can take the same number.
-        if (rootOf().readOnly) throw new Error('could not take an id: the transaction is read-only')
-        return (await this.value<number>(`SELECT COALESCE(MAX(id), 0) + 1 FROM ${identifier(table)}`)) ?? 1
-      }
-    }
+    // Under the write lock nobody else can take the same number.
+    return txHandle(
+      this,
+      () => this.current()?.root,
+      async (table) => (await this.value<number>(`SELECT COALESCE(MAX(id), 0) + 1 FROM ${identifier(table)}`)) ?? 1
+    )
   }
 
   /**
@@ -326,9 +312,3 @@ export class SqliteStore implements Store {
 
 /** Leadership held in this process, per store file and name. */
 const leaders = new Set<string>()
-
-/** A table name checked as a plain identifier, for the few statements that name one. */
-export function identifier(name: string): string {
-  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`could not use ${JSON.stringify(name)} as a table name`)
-  return name
-}
