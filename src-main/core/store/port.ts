@@ -61,6 +61,12 @@ export interface TxOptions {
    * PostgreSQL: `SERIALIZABLE READ ONLY`. A write inside it is refused.
    */
   readOnly?: boolean
+  /**
+   * How long this transaction may wait for another process's write lock (SQLite) or keep
+   * retrying serialization failures (PostgreSQL) before the caller hears 503; the store's
+   * default otherwise. Background work nobody waits for (a scheduler pass) may wait longer.
+   */
+  budgetMs?: number
 }
 
 /** One reading of the scope versions (see ../store-version.ts for what each part means). */

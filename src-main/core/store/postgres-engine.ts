@@ -161,41 +161,46 @@ export class PostgresStore implements Store {
     const frame = this.current()
     if (frame) return this.nested(frame, fn, options)
     const readOnly = options.readOnly === true
-    return this.retrying(async () => {
-      const client = await this.pool.connect()
-      const root: Root = { client, readOnly, done: false, failed: null, savepoints: [], after: [], notes: [] }
-      let broken: Error | undefined
-      try {
-        await client.query(
-          readOnly ? 'BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY' : 'BEGIN ISOLATION LEVEL SERIALIZABLE'
-        )
-        const result = await this.frames.run({ root, level: 0 }, () => fn(this.handle()))
-        if (root.savepoints.length > 0) throw new Error('could not commit: a nested transaction was not awaited')
-        for (const [channel, payload] of root.notes) await client.query('SELECT pg_notify($1, $2)', [channel, payload])
-        await client.query('COMMIT')
-        root.done = true
-        if (!readOnly) this.writes++
-        for (const f of root.after) f()
-        return result
-      } catch (err) {
-        root.done = true
+    return this.retrying(
+      async () => {
+        const client = await this.pool.connect()
+        const root: Root = { client, readOnly, done: false, failed: null, savepoints: [], after: [], notes: [] }
+        let broken: Error | undefined
         try {
-          await client.query('ROLLBACK')
-        } catch (e) {
-          broken = e as Error
+          await client.query(
+            readOnly ? 'BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY' : 'BEGIN ISOLATION LEVEL SERIALIZABLE'
+          )
+          const result = await this.frames.run({ root, level: 0 }, () => fn(this.handle()))
+          if (root.savepoints.length > 0) throw new Error('could not commit: a nested transaction was not awaited')
+          for (const [channel, payload] of root.notes)
+            await client.query('SELECT pg_notify($1, $2)', [channel, payload])
+          await client.query('COMMIT')
+          root.done = true
+          if (!readOnly) this.writes++
+          for (const f of root.after) f()
+          return result
+        } catch (err) {
+          root.done = true
+          try {
+            await client.query('ROLLBACK')
+          } catch (e) {
+            broken = e as Error
+          }
+          // A function that caught the server's error and went on still ends here: what the
+          // server refused first decides whether the transaction may run again.
+          throw root.failed && isRetryable(root.failed) ? root.failed : err
+        } finally {
+          root.done = true
+          client.release(broken)
         }
-        // A function that caught the server's error and went on still ends here: what the
-        // server refused first decides whether the transaction may run again.
-        throw root.failed && isRetryable(root.failed) ? root.failed : err
-      } finally {
-        root.done = true
-        client.release(broken)
-      }
-    }, 'save the change')
+      },
+      'save the change',
+      options.budgetMs
+    )
   }
 
   /** Runs `attempt` until it succeeds, retrying serialization failures and deadlocks on timers. */
-  private async retrying<T>(attempt: () => Promise<T>, verb: string): Promise<T> {
+  private async retrying<T>(attempt: () => Promise<T>, verb: string, budgetMs = this.retryBudgetMs): Promise<T> {
     const started = performance.now()
     for (let n = 1; ; n++) {
       try {
@@ -203,8 +208,8 @@ export class PostgresStore implements Store {
       } catch (err) {
         const waited = performance.now() - started
         if (isRetryable(err)) {
-          if (waited < this.retryBudgetMs) {
-            await sleep(Math.min(backoff(n, 2, 200), this.retryBudgetMs - waited))
+          if (waited < budgetMs) {
+            await sleep(Math.min(backoff(n, 2, 200), budgetMs - waited))
             continue
           }
           throw new RetryLaterError(

@@ -168,7 +168,8 @@ export class SqliteStore implements Store {
     const release = await (readOnly ? this.readLock : this.writeLock).acquire()
     try {
       // A deferred BEGIN takes no lock; IMMEDIATE takes the write lock now or answers BUSY.
-      await this.untilFree(() => db.exec(readOnly ? 'BEGIN' : 'BEGIN IMMEDIATE'), 'save the change')
+      const budget = options.budgetMs ?? this.busyBudgetMs
+      await this.untilFree(() => db.exec(readOnly ? 'BEGIN' : 'BEGIN IMMEDIATE'), 'save the change', budget)
       const root: Root = { db, readOnly, done: false, savepoints: [], after: [], notes: [] }
       let result: T
       try {
@@ -176,7 +177,7 @@ export class SqliteStore implements Store {
         if (root.savepoints.length > 0) throw new Error('could not commit: a nested transaction was not awaited')
         // With the write lock held, COMMIT in WAL mode does not wait for readers; it may still
         // meet a checkpoint in another process, which is passing.
-        await this.untilFree(() => db.exec('COMMIT'), 'save the change')
+        await this.untilFree(() => db.exec('COMMIT'), 'save the change', budget)
       } catch (err) {
         if (db.inTransaction) db.exec('ROLLBACK')
         throw err
@@ -229,7 +230,7 @@ export class SqliteStore implements Store {
    * Runs `step` (synchronous: one better-sqlite3 call), and while SQLite answers BUSY tries
    * again after a growing pause on a timer, so the event loop serves others meanwhile.
    */
-  private async untilFree<T>(step: () => T, verb: string): Promise<T> {
+  private async untilFree<T>(step: () => T, verb: string, budgetMs = this.busyBudgetMs): Promise<T> {
     const started = performance.now()
     for (let attempt = 1; ; attempt++) {
       try {
@@ -237,13 +238,13 @@ export class SqliteStore implements Store {
       } catch (err) {
         if (!isBusy(err)) throw err
         const waited = performance.now() - started
-        if (waited >= this.busyBudgetMs) {
+        if (waited >= budgetMs) {
           throw new RetryLaterError(
             `could not ${verb}: another process holds the store locked; nothing was changed, try again in ${DEFAULT_RETRY_AFTER_SECONDS} s`,
             DEFAULT_RETRY_AFTER_SECONDS
           )
         }
-        await sleep(Math.min(backoff(attempt, 2, 100), this.busyBudgetMs - waited))
+        await sleep(Math.min(backoff(attempt, 2, 100), budgetMs - waited))
       }
     }
   }

@@ -101,4 +101,17 @@ describe('a SQLite store another process holds locked', () => {
     await once(child, 'exit')
     expect(await store.value('SELECT COUNT(*) FROM jobs WHERE name = ?', 'too late')).toBe(0)
   })
+
+  it('lets background work given a longer budget wait past the store’s default', async () => {
+    const impatient = await fx.open({ busyBudgetMs: 300 })
+    child = await holdWriteLock(join(fx.where, DB_FILE))
+    const write = impatient.tx(async (t) => t.run(`INSERT INTO jobs (name) VALUES ('scheduler pass')`), {
+      budgetMs: 60_000
+    })
+    // Held twice as long as the store's default wait: only the transaction's own budget lets it through.
+    await new Promise((r) => setTimeout(r, 600))
+    child.stdin!.write('commit\n')
+    await expect(write).resolves.toEqual({ changes: 1 })
+    expect(await store.value('SELECT COUNT(*) FROM jobs WHERE name = ?', 'scheduler pass')).toBe(1)
+  })
 })
