@@ -30,8 +30,9 @@ export interface Queryable {
   column<T = unknown>(sql: string, ...args: SqlArg[]): Promise<T[]>
   run(sql: string, ...args: SqlArg[]): Promise<RunResult>
   /**
-   * An INSERT into a table with an `id` key that the engine assigns; answers that id
-   * (SQLite's rowid, PostgreSQL's identity through `RETURNING id`).
+   * An INSERT into a table with an `id` key that the engine assigns, written without a
+   * RETURNING clause; answers that id (SQLite's rowid, PostgreSQL's identity through an added
+   * `RETURNING id`). A statement that returns rows (`… RETURNING x`) goes through `get`/`all`.
    */
   insert(sql: string, ...args: SqlArg[]): Promise<number>
 }
