@@ -14,6 +14,9 @@ export type SqlArg = string | number | bigint | null | Buffer | Uint8Array
 
 export type Row = Record<string, unknown>
 
+/** Rows per batch of `Store.each` unless the caller says. */
+export const EACH_BATCH = 500
+
 export interface RunResult {
   /** Rows the statement itself changed (not those its triggers did). */
   changes: number
@@ -102,6 +105,14 @@ export interface Store extends Queryable {
    * therefore touch nothing but the store before it returns (see `Tx.afterCommit`).
    */
   tx<T>(fn: (t: Tx) => Promise<T>, options?: TxOptions): Promise<T>
+  /**
+   * Every row of a query, handed to `fn` in batches of at most `batch`, all from one snapshot,
+   * without holding the whole result in memory (a CSV export of a million orders): SQLite
+   * iterates on a read connection of its own, PostgreSQL fetches from a cursor in a
+   * `REPEATABLE READ READ ONLY` transaction. Inside a transaction, its snapshot. Answers the
+   * number of rows. `fn` is called once per batch, never again for the same rows.
+   */
+  each<T = Row>(sql: string, args: SqlArg[], fn: (rows: T[]) => Promise<void> | void, batch?: number): Promise<number>
   /** Whether the caller runs inside a transaction of this store. */
   inTransaction(): boolean
 

@@ -19,7 +19,18 @@ import pg from 'pg'
 import { resellerScope, KEEPER_TRIGGERS } from '../store-version'
 import { RetryLaterError, DEFAULT_RETRY_AFTER_SECONDS } from '../store-faults'
 import { backoff, sleep } from './mutex'
-import type { DomainQuery, Leadership, Row, RunResult, ScopeVersions, SqlArg, Store, Tx, TxOptions } from './port'
+import {
+  EACH_BATCH,
+  type DomainQuery,
+  type Leadership,
+  type Row,
+  type RunResult,
+  type ScopeVersions,
+  type SqlArg,
+  type Store,
+  type Tx,
+  type TxOptions
+} from './port'
 import { isRetryable, passingFault } from './postgres-errors'
 import { toPostgres, withReturningId } from './sql-postgres'
 import { identifier, txHandle } from './tx-handle'
@@ -75,6 +86,7 @@ export class PostgresStore implements Store {
   private readonly leaderClients = new Set<pg.Client>()
   private readonly retryBudgetMs: number
   private writes = 0
+  private cursors = 0
 
   constructor(
     readonly pool: pg.Pool,
@@ -136,6 +148,52 @@ export class PostgresStore implements Store {
     return (await this.query(sql, args, true)).rows.map((r) => (r as unknown[])[0] as T)
   }
 
+  async each<T = Row>(
+    sql: string,
+    args: SqlArg[],
+    fn: (rows: T[]) => Promise<void> | void,
+    batch = EACH_BATCH
+  ): Promise<number> {
+    if (!Number.isSafeInteger(batch) || batch < 1) throw new Error(`could not read in batches of ${batch}`)
+    const { text, params } = toPostgres(sql)
+    if (params !== args.length) {
+      throw new Error(`could not run a statement: it has ${params} placeholders and got ${args.length} values`)
+    }
+    const cursor = `certdesk_each_${++this.cursors}`
+    const fetchAll = async (client: pg.PoolClient): Promise<number> => {
+      await client.query(`DECLARE ${cursor} NO SCROLL CURSOR FOR ${text}`, args.map(toValue))
+      let n = 0
+      for (;;) {
+        const r = await client.query(`FETCH ${batch} FROM ${cursor}`)
+        n += r.rows.length
+        if (r.rows.length > 0) await fn(r.rows as T[])
+        if (r.rows.length < batch) break
+      }
+      await client.query(`CLOSE ${cursor}`)
+      return n
+    }
+    const frame = this.current()
+    if (frame) return fetchAll(frame.root.client)
+    // REPEATABLE READ: a read-only snapshot that is never refused for serialization, so no
+    // batch is ever handed out twice by a retry.
+    const client = await this.pool.connect()
+    let broken: Error | undefined
+    const lost = (err: Error) => (broken = err)
+    client.on('error', lost)
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
+      const n = await fetchAll(client)
+      await client.query('COMMIT')
+      return n
+    } catch (err) {
+      await client.query('ROLLBACK').catch((e: Error) => (broken = e))
+      throw passingFault(err, 'read the store') ?? err
+    } finally {
+      client.off('error', lost)
+      client.release(broken)
+    }
+  }
+
   async run(sql: string, ...args: SqlArg[]): Promise<RunResult> {
     this.refuseReadOnly()
     const r = await this.query(sql, args)
@@ -166,6 +224,10 @@ export class PostgresStore implements Store {
         const client = await this.pool.connect()
         const root: Root = { client, readOnly, done: false, failed: null, savepoints: [], after: [], notes: [] }
         let broken: Error | undefined
+        // A connection the server ends while it is checked out (a restart, a failover) says so
+        // through this event; unheard, it would end the process. Its query fails too.
+        const lost = (err: Error) => (broken = err)
+        client.on('error', lost)
         try {
           await client.query(
             readOnly ? 'BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY' : 'BEGIN ISOLATION LEVEL SERIALIZABLE'
@@ -191,6 +253,7 @@ export class PostgresStore implements Store {
           throw root.failed && isRetryable(root.failed) ? root.failed : err
         } finally {
           root.done = true
+          client.off('error', lost)
           client.release(broken)
         }
       },

@@ -23,7 +23,18 @@ import { installStatementCache } from '../statement-cache'
 import { RetryLaterError, DEFAULT_RETRY_AFTER_SECONDS } from '../store-faults'
 import { catalogueVersion, scopeVersions, storeVersion } from '../store-version'
 import { backoff, Mutex, sleep } from './mutex'
-import type { DomainQuery, Leadership, Row, RunResult, ScopeVersions, SqlArg, Store, Tx, TxOptions } from './port'
+import {
+  EACH_BATCH,
+  type DomainQuery,
+  type Leadership,
+  type Row,
+  type RunResult,
+  type ScopeVersions,
+  type SqlArg,
+  type Store,
+  type Tx,
+  type TxOptions
+} from './port'
 import { identifier, txHandle } from './tx-handle'
 
 /** The open transaction a caller runs in: its connection, and how deep its savepoints are. */
@@ -69,6 +80,7 @@ export class SqliteStore implements Store {
   private readonly frames = new AsyncLocalStorage<Frame>()
   private readonly events = new EventEmitter()
   private readonly busyBudgetMs: number
+  private readonly nativeBinding?: string
   private writes = 0
 
   /** `writer` is an open, migrated store (db.ts); the engine opens its reader beside it. */
@@ -78,6 +90,7 @@ export class SqliteStore implements Store {
     options: SqliteStoreOptions = {}
   ) {
     this.busyBudgetMs = options.busyBudgetMs ?? BUSY_TIMEOUT_MS
+    this.nativeBinding = nativeBinding
     writer.pragma('busy_timeout = 0')
     this.reader = new Database(writer.name, nativeBinding ? { nativeBinding } : {})
     installStatementCache(this.reader)
@@ -127,6 +140,44 @@ export class SqliteStore implements Store {
 
   insert(sql: string, ...args: SqlArg[]): Promise<number> {
     return this.write((db) => Number(db.prepare(sql).run(...args).lastInsertRowid))
+  }
+
+  async each<T = Row>(
+    sql: string,
+    args: SqlArg[],
+    fn: (rows: T[]) => Promise<void> | void,
+    batch = EACH_BATCH
+  ): Promise<number> {
+    const frame = this.current()
+    if (frame) {
+      // A connection cannot run the transaction's other statements while it iterates.
+      const rows = frame.root.db.prepare(sql).all(...args) as T[]
+      for (let i = 0; i < rows.length; i += batch) await fn(rows.slice(i, i + batch))
+      return rows.length
+    }
+    // A connection of its own keeps its snapshot while `fn` awaits, and holds up nobody.
+    const db = new Database(this.writer.name, {
+      readonly: true,
+      ...(this.nativeBinding ? { nativeBinding: this.nativeBinding } : {})
+    })
+    try {
+      db.exec('BEGIN')
+      let rows: T[] = []
+      let n = 0
+      for (const row of db.prepare(sql).iterate(...args) as IterableIterator<T>) {
+        rows.push(row)
+        n++
+        if (rows.length >= batch) {
+          await fn(rows)
+          rows = []
+        }
+      }
+      if (rows.length > 0) await fn(rows)
+      db.exec('COMMIT')
+      return n
+    } finally {
+      db.close()
+    }
   }
 
   /** A read: in the caller's transaction, else on the reader between read transactions. */
