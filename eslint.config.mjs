@@ -40,7 +40,7 @@ const NO_HTTP = {
 
 /** The database is the core's alone (types excepted, which carry no connection). */
 const DATABASE = [
-  { group: ['better-sqlite3'], message: 'Only src-main/core opens the database; call a core function.' },
+  { group: ['better-sqlite3', 'pg', 'pg-*'], message: 'Only src-main/core opens the database; call a core function.' },
   {
     group: ['**/core/db', '**/core/store-version', '**/core/statement-cache'],
     allowTypeImports: true,
