@@ -21,12 +21,12 @@ export const ACCOUNT_USAGE = `  certdesk admin [--data-dir D] reseller add --nam
   certdesk admin [--data-dir D] group list
   certdesk admin [--data-dir D] product list`
 
-export function accountAdmin(service: Service, words: string[], v: Values): number {
+export async function accountAdmin(service: Service, words: string[], v: Values): Promise<number> {
   const key = commandKey(words)
   /** GET /account's reseller, plus its status (suspended accounts cannot call the API at all). */
-  const resellerOut = (r: Reseller) => {
-    const group = r.groupId === null ? undefined : service.catalogue.group(r.groupId)
-    return { ...resellerJson(r, group?.name ?? null, service.stats.revenue(r.id)), status: r.status }
+  const resellerOut = async (r: Reseller) => {
+    const group = r.groupId === null ? undefined : await service.catalogue.group(r.groupId)
+    return { ...resellerJson(r, group?.name ?? null, await service.stats.revenue(r.id)), status: r.status }
   }
   switch (key) {
     case 'reseller add': {
@@ -34,42 +34,42 @@ export function accountAdmin(service: Service, words: string[], v: Values): numb
       const group = v.group === undefined ? undefined : v.group === 'none' ? null : int(v, 'group')
       const discount = v.discount === undefined ? 0 : Number(v.discount)
       if (Number.isNaN(discount)) throw new UsageError('--discount must be a number')
-      const r = service.resellers.create({
+      const r = await service.resellers.create({
         name: need(v, 'name'),
         email: need(v, 'email'),
         company: v.company,
         groupId: group,
         discountRate: discount
       })
-      print({ success: true, reseller: resellerOut(r) })
+      print({ success: true, reseller: await resellerOut(r) })
       return 0
     }
     case 'reseller list':
-      print({ success: true, resellers: service.resellers.list().map(resellerOut) })
+      print({ success: true, resellers: (await service.resellers.list()).map(resellerOut) })
       return 0
     case 'reseller api-access': {
       if (v.enable === v.disable) throw new UsageError('give exactly one of --enable or --disable')
       print({
         success: true,
-        reseller: resellerOut(service.resellers.setApiAccess(int(v, 'reseller'), Boolean(v.enable)))
+        reseller: await resellerOut(await service.resellers.setApiAccess(int(v, 'reseller'), Boolean(v.enable)))
       })
       return 0
     }
     case 'reseller set-group': {
       const g = need(v, 'group')
-      const r = service.resellers.setGroup(int(v, 'reseller'), g === 'none' ? null : int(v, 'group'))
-      print({ success: true, reseller: resellerOut(r) })
+      const r = await service.resellers.setGroup(int(v, 'reseller'), g === 'none' ? null : int(v, 'group'))
+      print({ success: true, reseller: await resellerOut(r) })
       return 0
     }
     case 'credit add': {
       const amount = Number(need(v, 'amount'))
       if (!Number.isFinite(amount)) throw new UsageError('--amount must be a number of USD, such as 250 or 99.50')
-      const tx = service.ledger.topUp(int(v, 'reseller'), usdToCents(amount), v.description ?? 'Credit top-up')
+      const tx = await service.ledger.topUp(int(v, 'reseller'), usdToCents(amount), v.description ?? 'Credit top-up')
       print({ success: true, transaction: transactionJson(tx), new_balance: centsToUsd(tx.balanceAfter) })
       return 0
     }
     case 'apikey create': {
-      const { key: apiKey, info } = service.resellers.createApiKey(int(v, 'reseller'), v.label ?? '')
+      const { key: apiKey, info } = await service.resellers.createApiKey(int(v, 'reseller'), v.label ?? '')
       print({
         success: true,
         api_key: apiKey,
@@ -80,16 +80,16 @@ export function accountAdmin(service: Service, words: string[], v: Values): numb
       return 0
     }
     case 'apikey list':
-      print({ success: true, api_keys: service.resellers.apiKeys(int(v, 'reseller')).map(apiKeyOut) })
+      print({ success: true, api_keys: (await service.resellers.apiKeys(int(v, 'reseller'))).map(apiKeyOut) })
       return 0
     case 'apikey revoke':
-      print({ success: true, api_key: apiKeyOut(service.resellers.revokeApiKey(int(v, 'key-id'))) })
+      print({ success: true, api_key: apiKeyOut(await service.resellers.revokeApiKey(int(v, 'key-id'))) })
       return 0
     case 'group list':
-      print({ success: true, groups: service.catalogue.groups() })
+      print({ success: true, groups: await service.catalogue.groups() })
       return 0
     case 'product list':
-      print({ success: true, products: service.catalogue.allProducts().map(catalogueProductJson) })
+      print({ success: true, products: (await service.catalogue.allProducts()).map(catalogueProductJson) })
       return 0
     default:
       throw new UsageError(`unknown admin command: ${key || '(none)'}`)

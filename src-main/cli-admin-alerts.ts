@@ -54,11 +54,11 @@ export async function alertsAdmin(service: Service, words: string[], v: Values):
   const alerts = service.alerts
   switch (commandKey(words)) {
     case 'alerts rules':
-      print({ success: true, rules: alerts.rules() })
+      print({ success: true, rules: await alerts.rules() })
       return 0
     case 'alerts rule': {
       if (v.enable && v.disable) throw new UsageError('give --enable or --disable, not both')
-      const rule = alerts.updateRule(need(v, 'rule'), {
+      const rule = await alerts.updateRule(need(v, 'rule'), {
         enabled: v.enable ? true : v.disable ? false : undefined,
         thresholdHours: optionalInt(v, 'hours')
       })
@@ -66,7 +66,7 @@ export async function alertsAdmin(service: Service, words: string[], v: Values):
       return 0
     }
     case 'alerts channels':
-      print({ success: true, channels: alerts.channels.list().map(channelOut) })
+      print({ success: true, channels: (await alerts.channels.list()).map(channelOut) })
       return 0
     case 'alerts add-email':
     case 'alerts add-slack':
@@ -110,7 +110,7 @@ export async function alertsAdmin(service: Service, words: string[], v: Values):
       return 0
     }
     case 'alerts remove':
-      alerts.removeChannel(int(v, 'channel'))
+      await alerts.removeChannel(int(v, 'channel'))
       print({ success: true })
       return 0
     case 'alerts test': {
@@ -119,17 +119,17 @@ export async function alertsAdmin(service: Service, words: string[], v: Values):
       return delivery.status === 'sent' ? 0 : 1
     }
     case 'alerts secret':
-      print({ success: true, signing_secret: alerts.channels.signingSecret(int(v, 'channel')) })
+      print({ success: true, signing_secret: await alerts.channels.signingSecret(int(v, 'channel')) })
       return 0
     case 'alerts deliveries':
-      print({ success: true, ...alerts.deliveries(page(v)) })
+      print({ success: true, ...(await alerts.deliveries(page(v))) })
       return 0
     case 'alerts list':
-      print({ success: true, ...alerts.list({ open: Boolean(v.open) }, page(v)) })
+      print({ success: true, ...(await alerts.list({ open: Boolean(v.open) }, page(v))) })
       return 0
     case 'alerts run':
       await alerts.tick()
-      print({ success: true, deliveries: alerts.deliveries({ limit: 20, offset: 0 }).items })
+      print({ success: true, deliveries: (await alerts.deliveries({ limit: 20, offset: 0 })).items })
       return 0
     default:
       throw new UsageError(`unknown command ${words.join(' ')}`)

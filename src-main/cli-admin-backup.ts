@@ -13,7 +13,7 @@ import { conflict } from './core/errors'
 import { isPresent, writeNewFileSync } from './core/exclusive-file'
 import { keychainFor, type SecretStore } from './core/secrets'
 import { exportSecrets, importSecrets } from './core/secrets-export'
-import { openService } from './core/service'
+import { openService, type Service } from './core/service'
 
 export const BACKUP_USAGE = `  certdesk admin [--data-dir D] backup --out FILE [--with-passphrase]
                  (default: authenticated with this data dir's key in the OS keychain; --with-passphrase
@@ -35,7 +35,7 @@ export async function backupAdmin(dataDir: string, words: string[], v: Values): 
   switch (key) {
     case 'backup': {
       const out = need(v, 'out')
-      const service = openService({ dataDir })
+      const service = await openService({ dataDir })
       try {
         const auth: BackupAuth = v['with-passphrase']
           ? {
@@ -59,7 +59,7 @@ export async function backupAdmin(dataDir: string, words: string[], v: Values): 
               : 'authenticated with your passphrase: restore asks for it; the secrets live in the OS keychain: keep a `certdesk admin secrets export` with it'
         })
       } finally {
-        service.close()
+        await service.close()
       }
       return 0
     }
@@ -76,24 +76,24 @@ export async function backupAdmin(dataDir: string, words: string[], v: Values): 
           `could not export the secrets to ${out}: a file, folder or link of that name exists; choose a new name`
         )
       const passphrase = await readPassphrase('passphrase for the secrets file: ')
-      const service = openService({ dataDir })
+      const service = await openService({ dataDir })
       try {
-        const { file, count } = exportSecrets(service.ctx.secrets, passphrase, installId(service))
+        const { file, count } = exportSecrets(service.ctx.secrets, passphrase, await installId(service))
         writeNewFileSync(out, `${JSON.stringify(file, null, 2)}\n`, 'the secrets')
         print({ success: true, file: out, secrets: count })
       } finally {
-        service.close()
+        await service.close()
       }
       return 0
     }
     case 'secrets import': {
       const text = readFileSync(need(v, 'from'), 'utf8')
       const passphrase = await readPassphrase('passphrase of the secrets file: ')
-      const service = openService({ dataDir })
+      const service = await openService({ dataDir })
       try {
-        print({ success: true, ...importSecrets(service.ctx.secrets, text, passphrase, installId(service)) })
+        print({ success: true, ...importSecrets(service.ctx.secrets, text, passphrase, await installId(service)) })
       } finally {
-        service.close()
+        await service.close()
       }
       return 0
     }
@@ -147,8 +147,8 @@ function memoryStore(): SecretStore {
   }
 }
 
-const installId = (service: ReturnType<typeof openService>): string => {
-  const id = service.settings.get('install_id')
+const installId = async (service: Service): Promise<string> => {
+  const id = await service.settings.get('install_id')
   if (!id) throw conflict('could not find the install id of this data dir')
   return id
 }

@@ -28,7 +28,7 @@ export async function certificateAdmin(dataDir: string, words: string[], v: Valu
     asOf = v['as-of']
     if (asOf !== undefined && !isValidDate(asOf)) throw new UsageError('--as-of must be a calendar day, YYYY-MM-DD')
   }
-  const service = openService({ dataDir, ...(asOf ? { clock: fixedClock(asOf) } : {}) })
+  const service = await openService({ dataDir, ...(asOf ? { clock: fixedClock(asOf) } : {}) })
   try {
     switch (key) {
       case 'scheduler run':
@@ -36,14 +36,16 @@ export async function certificateAdmin(dataDir: string, words: string[], v: Valu
         return 0
       case 'settings get': {
         const keys = rest[0] ? [rest[0]] : EDITABLE_SETTINGS
-        print({ success: true, settings: Object.fromEntries(keys.map((k) => [k, service.settings.get(k)])) })
+        const settings: Record<string, string | null> = {}
+        for (const k of keys) settings[k] = await service.settings.get(k)
+        print({ success: true, settings })
         return 0
       }
       case 'settings set': {
         const [k, value] = rest
         if (!k || value === undefined) throw new UsageError('settings set needs KEY VALUE')
         // The core refuses a value its rule refuses (exit 1, the reason on stderr) and keeps the old one.
-        service.settings.update({ [k]: value })
+        await service.settings.update({ [k]: value })
         print({ success: true, settings: { [k]: value } })
         return 0
       }
@@ -68,21 +70,21 @@ export async function certificateAdmin(dataDir: string, words: string[], v: Valu
       case 'acme-issuer set': {
         const hmacFile = v['eab-hmac-file']
         const hmac = hmacFile ? readFileSync(hmacFile, 'utf8').trim() : null
-        service.acmeIssuer.configure(need(v, 'directory'), v['eab-kid'] ?? null, hmac, v['ca-bundle'] ?? null)
-        print({ success: true, acme_issuer: service.acmeIssuer.summary() })
+        await service.acmeIssuer.configure(need(v, 'directory'), v['eab-kid'] ?? null, hmac, v['ca-bundle'] ?? null)
+        print({ success: true, acme_issuer: await service.acmeIssuer.summary() })
         return 0
       }
       case 'acme-issuer show':
-        print({ success: true, acme_issuer: service.acmeIssuer.summary() })
+        print({ success: true, acme_issuer: await service.acmeIssuer.summary() })
         return 0
       case 'acme-issuer off':
-        service.acmeIssuer.disable()
-        print({ success: true, acme_issuer: service.acmeIssuer.summary() })
+        await service.acmeIssuer.disable()
+        print({ success: true, acme_issuer: await service.acmeIssuer.summary() })
         return 0
       default:
         throw new UsageError(`unknown admin command: ${key || '(none)'}`)
     }
   } finally {
-    service.close()
+    await service.close()
   }
 }

@@ -51,7 +51,7 @@ export async function deployAdmin(service: Service, words: string[], v: Values):
           verify: endpoints(v.verify)
         }
       else input = { kind: 'webhook', url: need(v, 'webhook') }
-      const created = d.addTarget(int(v, 'order'), input)
+      const created = await d.addTarget(int(v, 'order'), input)
       print({
         success: true,
         target: targetOut(created.target),
@@ -72,13 +72,13 @@ export async function deployAdmin(service: Service, words: string[], v: Values):
         keyFile !== undefined
           ? { keyFile: keyFile.trim() === '' ? null : keyFile }
           : { verify: endpoints(v.verify) ?? [] }
-      print({ success: true, target: targetOut(d.updateTarget(int(v, 'target'), change)) })
+      print({ success: true, target: targetOut(await d.updateTarget(int(v, 'target'), change)) })
       return 0
     }
     case 'deploy keep-key': {
       const orderId = int(v, 'order')
-      const { resellerId, pkcs8Pem } = d.keyToKeep(orderId, need(v, 'key-file'))
-      service.keyVault.store(resellerId, orderId, pkcs8Pem)
+      const { resellerId, pkcs8Pem } = await d.keyToKeep(orderId, need(v, 'key-file'))
+      await service.keyVault.store(resellerId, orderId, pkcs8Pem)
       print({
         success: true,
         order_id: orderId,
@@ -88,15 +88,15 @@ export async function deployAdmin(service: Service, words: string[], v: Values):
     }
     case 'deploy list': {
       const orderId = int(v, 'order')
-      const runs = d.runs(orderId, { limit: 20, offset: 0 })
-      print({ success: true, targets: d.targets(orderId).map(targetOut), recent_runs: runs.items.map(runOut) })
+      const runs = await d.runs(orderId, { limit: 20, offset: 0 })
+      print({ success: true, targets: (await d.targets(orderId)).map(targetOut), recent_runs: runs.items.map(runOut) })
       return 0
     }
     case 'deploy remove':
-      print({ success: true, target: targetOut(d.removeTarget(int(v, 'target'))) })
+      print({ success: true, target: targetOut(await d.removeTarget(int(v, 'target'))) })
       return 0
     case 'deploy secret': {
-      const secret = d.revealSecret(int(v, 'target'))
+      const secret = await d.revealSecret(int(v, 'target'))
       print({ success: secret !== null, ...(secret !== null ? { secret } : { error: 'this target has no secret' }) })
       return secret !== null ? 0 : 1
     }
@@ -118,7 +118,7 @@ export async function deployAdmin(service: Service, words: string[], v: Values):
       if (type !== undefined && !(EVENT_TYPES as readonly string[]).includes(type))
         throw new UsageError(`--type must be one of ${EVENT_TYPES.join(', ')}`)
       const limit = Math.min(optionalInt(v, 'limit') ?? 50, 100)
-      const page = service.events.list(
+      const page = await service.events.list(
         null,
         { type: type as EventType | undefined, orderId: optionalInt(v, 'order') },
         { limit, offset: optionalInt(v, 'offset') ?? 0 }

@@ -34,13 +34,13 @@ export async function installationAdmin(service: Service, words: string[], v: Va
   switch (key) {
     case 'installations check': {
       const orderId = int(v, 'order')
-      const report = await inst.check(inst.ownerOf(orderId), orderId)
+      const report = await inst.check(await inst.ownerOf(orderId), orderId)
       print({ success: true, installation: report })
       return report.verdict === 'ok' ? 0 : 1
     }
     case 'installations show': {
       const orderId = int(v, 'order')
-      print({ success: true, installation: inst.report(inst.ownerOf(orderId), orderId) })
+      print({ success: true, installation: await inst.report(await inst.ownerOf(orderId), orderId) })
       return 0
     }
     case 'installations due':
@@ -49,7 +49,7 @@ export async function installationAdmin(service: Service, words: string[], v: Va
     case 'installations endpoint add': {
       const orderId = int(v, 'order')
       const starttls = v.starttls as StartTls | undefined
-      const endpoint = inst.addEndpoint(inst.ownerOf(orderId), orderId, {
+      const endpoint = await inst.addEndpoint(await inst.ownerOf(orderId), orderId, {
         host: need(v, 'host'),
         port: v.port === undefined ? undefined : Number(v.port),
         address: v.address ?? null,
@@ -60,7 +60,7 @@ export async function installationAdmin(service: Service, words: string[], v: Va
     }
     case 'installations endpoint remove': {
       const orderId = int(v, 'order')
-      inst.removeEndpoint(inst.ownerOf(orderId), orderId, int(v, 'target'))
+      await inst.removeEndpoint(await inst.ownerOf(orderId), orderId, int(v, 'target'))
       print({ success: true })
       return 0
     }
@@ -83,18 +83,24 @@ export async function installationAdmin(service: Service, words: string[], v: Va
       return 0
     }
     case 'imports list':
-      print({ success: true, imported: service.imports.list(int(v, 'reseller')) })
+      print({ success: true, imported: await service.imports.list(int(v, 'reseller')) })
       return 0
     case 'imports quote':
-      print({ success: true, replacement: service.imports.replacementQuote(int(v, 'reseller'), int(v, 'imported')) })
+      print({
+        success: true,
+        replacement: await service.imports.replacementQuote(int(v, 'reseller'), int(v, 'imported'))
+      })
       return 0
     case 'imports renew': {
-      const created = service.imports.renew(int(v, 'reseller'), int(v, 'imported'))
+      const created = await service.imports.renew(int(v, 'reseller'), int(v, 'imported'))
       print({ success: true, order: created.order, credit_used: created.creditUsed, new_balance: created.newBalance })
       return 0
     }
     case 'report expiring': {
-      const rows = service.reports.expiring({ days: int(v, 'days'), resellerId: optionalInt(v, 'reseller') ?? null })
+      const rows = await service.reports.expiring({
+        days: int(v, 'days'),
+        resellerId: optionalInt(v, 'reseller') ?? null
+      })
       if (v.out) {
         // A new file only: an existing one (perhaps another report, perhaps not a report) stays.
         writeNewFileSync(v.out, expiringCsv(rows), 'the report')

@@ -54,15 +54,15 @@ export async function main(argv: string[]): Promise<number> {
       // Backup and restore: backup and restore open the store themselves (restore into an empty dir).
       if (isBackupCommand(words[0])) return await backupAdmin(dataDir, words, values)
       // `--as-of` moves the clock of the others too (`deploy retry` as of a later time).
-      const service = openService({ dataDir, clock: values['as-of'] ? fixedClock(values['as-of']) : undefined })
+      const service = await openService({ dataDir, clock: values['as-of'] ? fixedClock(values['as-of']) : undefined })
       try {
         if (isDeployCommand(words[0])) return await deployAdmin(service, words, values)
         if (isInstallationCommand(words[0])) return await installationAdmin(service, words, values)
         if (isRenewalCommand(words[0])) return await renewalAdmin(service, words, values)
         if (isAlertsCommand(words[0])) return await alertsAdmin(service, words, values)
-        return accountAdmin(service, words, values)
+        return await accountAdmin(service, words, values)
       } finally {
-        service.close()
+        await service.close()
       }
     }
     throw new UsageError(`unknown command ${positionals[0]}`)

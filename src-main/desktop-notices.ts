@@ -14,23 +14,23 @@ export interface DesktopNotice {
 }
 
 /** Returns a function that gives, on each call, the notices not given before. */
-export function noticeFeed(watchlist: Watchlist): () => DesktopNotice[] {
+export function noticeFeed(watchlist: Watchlist): () => Promise<DesktopNotice[]> {
   const told = new Set<string>()
   const once = (key: string): boolean => {
     if (told.has(key)) return false
     told.add(key)
     return true
   }
-  return () => {
+  return async () => {
     const notices: DesktopNotice[] = []
-    for (const o of watchlist.expiringAll()) {
+    for (const o of await watchlist.expiringAll()) {
       if (!once(`exp:${o.id}:${o.certValidTill}`)) continue
       notices.push({
         title: 'Certificate expiring without renewal',
         body: `${o.domain} (${o.orderNumber}) ends on ${o.certValidTill}; its subscription does not renew it.`
       })
     }
-    for (const o of watchlist.stuckValidations()) {
+    for (const o of await watchlist.stuckValidations()) {
       if (!once(`dcv:${o.id}:${o.updatedAt}`)) continue
       notices.push({
         title: 'Validation waiting',

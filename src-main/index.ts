@@ -84,12 +84,14 @@ async function start(): Promise<void> {
   await win.loadURL(pageUrl)
 
   const nextNotices = noticeFeed(service.watchlist)
-  const notify = (): void => {
+  const notify = async (): Promise<void> => {
     if (!Notification.isSupported()) return
-    for (const n of nextNotices()) new Notification(n).show()
+    for (const n of await nextNotices()) new Notification(n).show()
   }
-  notify()
-  const timer = setInterval(notify, NOTICE_EVERY_MS)
+  // A store that cannot be read just now (locked, a lost connection) is tried again next time.
+  const notifyLater = (): void => void notify().catch(() => undefined)
+  notifyLater()
+  const timer = setInterval(notifyLater, NOTICE_EVERY_MS)
 
   app.on('second-instance', () => {
     if (win.isMinimized()) win.restore()

@@ -30,6 +30,8 @@ export interface RuntimeLog {
 
 export interface StartOptions {
   dataDir: string
+  /** A PostgreSQL URL: the book lives there instead of the data dir's SQLite file. */
+  database?: string
   /** better-sqlite3 built for another runtime's ABI (Electron's). */
   nativeBinding?: string
   /** The reseller API's interface: 127.0.0.1 by default; another name is also accepted as Host. */
@@ -92,11 +94,15 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
   const host = opts.host ?? '127.0.0.1'
   const port = opts.port ?? DEFAULT_PORT
   const acmePort = opts.acmePort ?? (port === 0 ? 0 : DEFAULT_ACME_PORT)
-  const service = openService({ dataDir: opts.dataDir, nativeBinding: opts.nativeBinding })
+  const service = await openService({
+    dataDir: opts.dataDir,
+    database: opts.database,
+    nativeBinding: opts.nativeBinding
+  })
   try {
     const keychain = keychainNotice(service)
     if (keychain) opts.log.error(keychain)
-    const demoReseller = opts.demo ? ensureDemoReseller(service) : null
+    const demoReseller = opts.demo ? await ensureDemoReseller(service) : null
     let apiUrl = ''
     const ui = opts.browserUi
       ? browserUiOptions(service, () => apiUrl, undefined, { onNewLink: opts.browserUi.onNewLink })
@@ -117,16 +123,13 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
       return null
     })
     // Delegated DNS validation: the authoritative responder for the zone, when one is configured.
-    const listenAt = service.settings.get(DELEGATED_DNS_SETTINGS.listen)
+    const listenAt = await service.settings.get(DELEGATED_DNS_SETTINGS.listen)
     const dnsResponder = await startConfiguredResponder(listenAt, service.acmeIssuer.delegation).catch(
       (err: unknown) => {
         opts.log.error(`could not start the DNS responder on ${listenAt}: ${(err as Error).message}`)
         return null
       }
     )
-    // Started: from here on a write that meets another process's lock must not sleep on this,
-    // the only thread; writers wait on timers instead (core/store-lock.ts).
-    service.stopWaitingOnLocks()
     // The scheduler runs a pass at once (catching up on reissues that fell due while CertDesk
     // was closed or the machine slept), then hourly, and retries due deploys every minute.
     const stopScheduler = startSchedulerLoop(service.scheduler, (line) => opts.log.info(line))
@@ -143,7 +146,7 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
       // A request answered just before the listener closed may have stored a certificate and
       // started its deploys: they finish before the store closes under them.
       await service.deploys.idle()
-      service.close()
+      await service.close()
     }
     return {
       service,
@@ -157,7 +160,7 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
       stop: () => (stopping ??= stop())
     }
   } catch (err) {
-    service.close()
+    await service.close()
     throw err
   }
 }

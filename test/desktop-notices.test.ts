@@ -7,7 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openService, type Service } from '../src-main/core/service'
+import { type Service } from '../src-main/core/service'
+import { openService } from './support/engine'
 import { noticeFeed } from '../src-main/desktop-notices'
 import { manualClock } from './support/clock'
 
@@ -15,21 +16,23 @@ const clock = manualClock('2026-11-21T10:00:00Z')
 let dir: string
 let service: Service
 
-const order = (resellerId: number, domain: string, fields: Record<string, string | null>): number => {
-  const id = service.orders.create(service.resellers.get(resellerId), { productId: 2, domain }).order.id
-  set(id, fields)
+const order = async (resellerId: number, domain: string, fields: Record<string, string | null>): Promise<number> => {
+  const id = (await service.orders.create(await service.resellers.get(resellerId), { productId: 2, domain })).order.id
+  await set(id, fields)
   return id
 }
-const set = (id: number, fields: Record<string, string | null>): void => {
+const set = async (id: number, fields: Record<string, string | null>): Promise<void> => {
   const cols = Object.keys(fields)
-  service.ctx.db
-    .prepare(`UPDATE orders SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`)
-    .run(...Object.values(fields), id)
+  await service.ctx.store.run(
+    `UPDATE orders SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`,
+    ...Object.values(fields),
+    id
+  )
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'certdesk-notices-'))
-  service = openService({ dataDir: dir, clock: clock.clock })
+  service = await openService({ dataDir: dir, clock: clock.clock })
 })
 afterAll(() => {
   service.close()
@@ -37,23 +40,23 @@ afterAll(() => {
 })
 
 describe('desktop notices', () => {
-  it('tells each expiring certificate and stuck validation once, and again when it changes', () => {
-    const r = service.resellers.create({ name: 'Notice', email: 'notice@example.test', groupId: 1 }).id
-    service.ledger.topUp(r, 1000_00)
-    const ending = order(r, 'ending.example.test', {
+  it('tells each expiring certificate and stuck validation once, and again when it changes', async () => {
+    const r = (await service.resellers.create({ name: 'Notice', email: 'notice@example.test', groupId: 1 })).id
+    await service.ledger.topUp(r, 1000_00)
+    const ending = await order(r, 'ending.example.test', {
       status: 'completed',
       cert_valid_till: '2026-12-10',
       next_reissue_at: null
     })
-    order(r, 'renewing.example.test', {
+    await order(r, 'renewing.example.test', {
       status: 'completed',
       cert_valid_till: '2026-12-01',
       next_reissue_at: '2026-11-17'
     })
-    order(r, 'stuck.example.test', { status: 'validation_pending', updated_at: '2026-11-17 08:00:00' })
+    await order(r, 'stuck.example.test', { status: 'validation_pending', updated_at: '2026-11-17 08:00:00' })
     const next = noticeFeed(service.watchlist)
 
-    const first = next()
+    const first = await next()
     expect(first).toEqual([
       {
         title: 'Certificate expiring without renewal',
@@ -68,10 +71,10 @@ describe('desktop notices', () => {
         )
       }
     ])
-    expect(next()).toEqual([])
+    expect(await next()).toEqual([])
     // A reissue moved the end date, still without renewal after it: that is news again.
-    set(ending, { cert_valid_till: '2026-12-15' })
-    expect(next().map((n) => n.body)).toEqual([expect.stringContaining('ends on 2026-12-15')])
-    expect(next()).toEqual([])
+    await set(ending, { cert_valid_till: '2026-12-15' })
+    expect((await next()).map((n) => n.body)).toEqual([expect.stringContaining('ends on 2026-12-15')])
+    expect(await next()).toEqual([])
   })
 })

@@ -54,7 +54,7 @@ describe('startCertDesk', () => {
     expect(urls.browserLogin).toMatch(new RegExp(`^${urls.api}/ui/login\\?token=[A-Za-z0-9_-]{43}$`))
     expect(portOf(urls.acmeDirectory!)).not.toBe(portOf(urls.api))
 
-    const key = service.resellers.createApiKey(running.demoReseller!.id).key
+    const key = (await service.resellers.createApiKey(running.demoReseller!.id)).key
     const balance = await fetch(`${urls.api}/balance`, { headers: { 'x-api-key': key } })
     expect(await balance.json()).toMatchObject({ success: true, balance: 1000 })
     expect((await fetch(urls.browserLogin!, { redirect: 'manual' })).status).toBe(303)
@@ -65,7 +65,7 @@ describe('startCertDesk', () => {
     await stopping
     expect(await accepts(portOf(urls.api))).toBe(false)
     expect(await accepts(portOf(urls.acmeDirectory!))).toBe(false)
-    expect(() => service.resellers.list()).toThrow(/not open/)
+    await expect(service.resellers.list()).rejects.toThrow(/not open/)
     expect(log.lines.filter((l) => l.startsWith('error'))).toEqual([])
   })
 

@@ -154,12 +154,6 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
     if (problem.status === 503) reply.header('retry-after', String(storageFault(err)?.retryAfterSeconds ?? 5))
     return reply.code(problem.status).type('application/problem+json').send(problem.toJSON())
   })
-  // Every ACME request is a POST (§6.3) and most write: each waits here, on timers, while
-  // another process holds the store's write lock, never sleeping on the only thread
-  // (core/store-lock.ts).
-  app.addHook('preHandler', async (request) => {
-    if (request.method === 'POST') await service.ctx.whenWritable()
-  })
   app.setNotFoundHandler((request, reply) => {
     reply
       .code(404)
@@ -393,7 +387,7 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
   const addr = app.server.address()
   const port = typeof addr === 'object' && addr ? addr.port : (opts.port ?? DEFAULT_ACME_PORT)
   base = `https://localhost:${port}`
-  service.settings.set(ACME_SETTINGS.directoryUrl, url('/directory'))
+  await service.settings.set(ACME_SETTINGS.directoryUrl, url('/directory'))
   return {
     directoryUrl: url('/directory'),
     baseUrl: base,

@@ -74,7 +74,7 @@ export class ExportJobs {
       path,
       state: 'running',
       rows: 0,
-      total: this.pages.exportTotal(req.list, resellerId, req.filter),
+      total: await this.pages.exportTotal(req.list, resellerId, req.filter),
       secondsLeft: null,
       error: null,
       startedAt: new Date().toISOString(),
@@ -108,7 +108,7 @@ export class ExportJobs {
       let after = null
       for (;;) {
         if (job.cancel) break
-        const batch = this.pages.exportBatch(req.list, job.resellerId, req, after, BATCH)
+        const batch = await this.pages.exportBatch(req.list, job.resellerId, req, after, BATCH)
         if (batch.rows.length > 0) await file.handle.write(stringify(batch.rows, { record_delimiter: 'windows' }))
         job.rows += batch.rows.length
         // Rows written after the total was read (new orders) count too.

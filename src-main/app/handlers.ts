@@ -31,7 +31,6 @@ import { storageFault } from '../core/store-faults'
 import { backupJobsFor } from '../core/backup'
 // Pages as the reseller API pages them (reseller API v3.0 "Limits": default 50, at most 100).
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/paging'
-import { READ_ONLY_METHODS } from './bridge-reads'
 import { checkArgs } from './validate'
 import type { EventFilter as EventFilterInput } from '../../src-shared/records'
 import { subscriptionCertificates } from '../core/acme-subscription-certificates'
@@ -41,6 +40,7 @@ import { channelTarget } from '../core/alerts/channels'
 import type { AlertChannelViewT } from '../../src-shared/alert-records'
 import { isValidDate, parseDate } from '../core/time'
 import { ListPages } from '../core/list-pages'
+import { inOrder } from '../core/pool'
 import { ExportJobs, SUGGESTED_NAME } from './export-jobs'
 import { suggestExportPath } from './export-path'
 
@@ -92,12 +92,8 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
       return [m, guarded]
     })
   ) as AppHandlers
-  writeGates.set(table, () => service.ctx.whenWritable())
   return table
 }
-
-/** How a table's writing methods wait for the store's write lock (core/store-lock.ts). */
-const writeGates = new WeakMap<AppHandlers, () => Promise<void>>()
 
 const fail = (err: Error): never => {
   throw err
@@ -109,122 +105,128 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
   const pages = new ListPages(service.ctx, service.orders)
   const exports = new ExportJobs(pages)
 
-  const resellerView = (r: Reseller): ResellerView => ({
+  const resellerView = async (r: Reseller): Promise<ResellerView> => ({
     ...r,
-    groupName: r.groupId === null ? null : (service.catalogue.group(r.groupId)?.name ?? null)
+    groupName: r.groupId === null ? null : ((await service.catalogue.group(r.groupId))?.name ?? null)
   })
-  const orderView = (o: Order, keys?: Set<number>): OrderView => ({
+  const orderView = async (o: Order, keys?: Set<number>): Promise<OrderView> => ({
     ...o,
-    hasStoredKey: keys ? keys.has(o.id) : vault.has(o.id)
+    hasStoredKey: keys ? keys.has(o.id) : await vault.has(o.id)
   })
-  const sslView = ({ csr: _csr, ...s }: SslStatus) => ({
+  const sslView = async ({ csr: _csr, ...s }: SslStatus) => ({
     ...s,
-    order: orderView(s.order),
+    order: await orderView(s.order),
     certificate: s.certificate && certView(s.certificate)
   })
-  const reseller = (resellerId: number): Reseller => service.resellers.get(resellerId)
+  const reseller = async (resellerId: number): Promise<Reseller> => await service.resellers.get(resellerId)
   /** The order of this reseller (404 otherwise), so one account's page cannot act on another's orders. */
-  const ownOrder = (resellerId: number, orderId: number): Order => service.orders.get(reseller(resellerId).id, orderId)
+  const ownOrder = async (resellerId: number, orderId: number): Promise<Order> =>
+    await service.orders.get((await reseller(resellerId)).id, orderId)
   /** An API key of this reseller, so one account's page cannot act on another's keys. */
-  const ownKey = (resellerId: number, keyId: number): ApiKeyInfo => {
-    const k = service.resellers.apiKey(keyId)
-    if (k.resellerId !== reseller(resellerId).id) throw notFound(`API key ${keyId} not found`)
+  const ownKey = async (resellerId: number, keyId: number): Promise<ApiKeyInfo> => {
+    const k = await service.resellers.apiKey(keyId)
+    if (k.resellerId !== (await reseller(resellerId)).id) throw notFound(`API key ${keyId} not found`)
     return k
   }
-  const acmeUrlsNow = (): AcmeUrls => acmeUrls(service.settings.get(ACME_DIRECTORY_URL_SETTING), env.listenerUrl())
+  const acmeUrlsNow = async (): Promise<AcmeUrls> =>
+    acmeUrls(await service.settings.get(ACME_DIRECTORY_URL_SETTING), env.listenerUrl())
 
-  const settingsView = (): SettingsView => ({
+  const settingsView = async (): Promise<SettingsView> => ({
     dataDir: service.dataDir,
     listenerUrl: env.listenerUrl(),
     apiVersion: env.apiVersion,
     transport: env.transport,
-    ...dcvSettingsView(service.settings)
+    ...(await dcvSettingsView(service.settings))
   })
 
   return {
     settings: settingsView,
     // The core checks every value and writes all or none; a refused one is a 400.
-    updateSettings: (input) => {
-      updateDcvSettings(service.settings, input)
-      return settingsView()
+    updateSettings: async (input) => {
+      await updateDcvSettings(service.settings, input)
+      return await settingsView()
     },
     checkSettings: (input) => dcvSettingProblems(input),
 
-    listResellers: () => service.resellers.list().map(resellerView),
-    createReseller: (input) => resellerView(service.resellers.create(input)),
+    listResellers: async () => await inOrder(await service.resellers.list(), resellerView),
+    createReseller: async (input) => await resellerView(await service.resellers.create(input)),
 
-    dashboard: (resellerId) => {
-      const r = reseller(resellerId)
+    dashboard: async (resellerId) => {
+      const r = await reseller(resellerId)
       return {
-        stats: service.stats.stats(r.id),
-        expiringSoon: watch.expiringSoon(r.id).map((o) => orderView(o)),
-        waitingForValidation: watch.waitingForValidation(r.id).map((o) => orderView(o))
+        stats: await service.stats.stats(r.id),
+        expiringSoon: await inOrder(await watch.expiringSoon(r.id), (o) => orderView(o)),
+        waitingForValidation: await inOrder(await watch.waitingForValidation(r.id), (o) => orderView(o))
       }
     },
 
-    listProducts: (resellerId, filter) => service.catalogue.list(reseller(resellerId).groupId, filter).map(productView),
-    quoteOrder: (resellerId, input) =>
-      service.orders.quoteView(reseller(resellerId), { ...input, contactEmail: optText(input.contactEmail) }),
-    createOrder: (resellerId, input, payment) => {
-      const created = service.orders.create(
-        reseller(resellerId),
+    listProducts: async (resellerId, filter) =>
+      (await service.catalogue.list((await reseller(resellerId)).groupId, filter)).map(productView),
+    quoteOrder: async (resellerId, input) =>
+      await service.orders.quoteView(await reseller(resellerId), {
+        ...input,
+        contactEmail: optText(input.contactEmail)
+      }),
+    createOrder: async (resellerId, input, payment) => {
+      const created = await service.orders.create(
+        await reseller(resellerId),
         { ...input, contactEmail: optText(input.contactEmail) },
         payment
       )
-      return { order: orderView(created.order), creditUsed: created.creditUsed, newBalance: created.newBalance }
+      return { order: await orderView(created.order), creditUsed: created.creditUsed, newBalance: created.newBalance }
     },
-    listOrders: (resellerId, filter, p) => {
-      const result = service.orders.list(
-        reseller(resellerId).id,
+    listOrders: async (resellerId, filter, p) => {
+      const result = await service.orders.list(
+        (await reseller(resellerId)).id,
         { status: filter.status, domain: optText(filter.domain) },
         page(p)
       )
-      const keys = vault.withKeys(result.items.map((o) => o.id))
-      return { ...result, items: result.items.map((o) => orderView(o, keys)) }
+      const keys = await vault.withKeys(result.items.map((o) => o.id))
+      return { ...result, items: await inOrder(result.items, (o) => orderView(o, keys)) }
     },
-    getOrder: (resellerId, orderId) => orderView(ownOrder(resellerId, orderId)),
-    cancelOrder: (resellerId, orderId) => {
-      const r = service.orders.cancel(reseller(resellerId).id, orderId)
-      return { ...r, order: orderView(r.order) }
+    getOrder: async (resellerId, orderId) => await orderView(await ownOrder(resellerId, orderId)),
+    cancelOrder: async (resellerId, orderId) => {
+      const r = await service.orders.cancel((await reseller(resellerId)).id, orderId)
+      return { ...r, order: await orderView(r.order) }
     },
-    payOrder: (resellerId, orderId) => {
-      const r = service.orders.payFromCredit(reseller(resellerId).id, orderId)
-      return { ...r, order: orderView(r.order) }
+    payOrder: async (resellerId, orderId) => {
+      const r = await service.orders.payFromCredit((await reseller(resellerId)).id, orderId)
+      return { ...r, order: await orderView(r.order) }
     },
 
-    storePrivateKey: (resellerId, orderId, pem) => {
-      vault.store(reseller(resellerId).id, orderId, pem)
+    storePrivateKey: async (resellerId, orderId, pem) => {
+      await vault.store((await reseller(resellerId)).id, orderId, pem)
       return { stored: true as const }
     },
-    keepCsrDraft: (resellerId, orderId, draft) =>
-      vault.keepDraft(reseller(resellerId).id, orderId, draft.pkcs8Pem, draft.csrPem),
-    csrDraft: (resellerId, orderId) => vault.draft(reseller(resellerId).id, orderId),
-    discardCsrDraft: (resellerId, orderId) => {
-      vault.discardDraft(reseller(resellerId).id, orderId)
+    keepCsrDraft: async (resellerId, orderId, draft) =>
+      vault.keepDraft((await reseller(resellerId)).id, orderId, draft.pkcs8Pem, draft.csrPem),
+    csrDraft: async (resellerId, orderId) => await vault.draft((await reseller(resellerId)).id, orderId),
+    discardCsrDraft: async (resellerId, orderId) => {
+      await vault.discardDraft((await reseller(resellerId)).id, orderId)
       return { discarded: true as const }
     },
-    exportPrivateKey: (resellerId, orderId) => {
-      const r = reseller(resellerId).id
-      const pkcs8Pem = vault.read(r, orderId)
-      const current = service.certificates.certificate(r, orderId).certificate
+    exportPrivateKey: async (resellerId, orderId) => {
+      const r = (await reseller(resellerId)).id
+      const pkcs8Pem = await vault.read(r, orderId)
+      const current = (await service.certificates.certificate(r, orderId)).certificate
       return {
         pkcs8Pem,
-        matchesCertificate: current ? vault.keyMatching(orderId, current.certificatePem) !== null : null
+        matchesCertificate: current ? (await vault.keyMatching(orderId, current.certificatePem)) !== null : null
       }
     },
     exportEncryptedKey: async (resellerId, orderId, password) => {
       const secret = exportPassword(password, 'private key')
-      return { pem: await encryptPrivateKeyPem(vault.read(reseller(resellerId).id, orderId), secret) }
+      return { pem: await encryptPrivateKeyPem(await vault.read((await reseller(resellerId)).id, orderId), secret) }
     },
     exportPfx: async (resellerId, orderId, password) => {
-      const r = reseller(resellerId).id
+      const r = (await reseller(resellerId)).id
       const secret = exportPassword(password, 'PFX')
-      vault.read(r, orderId) // the order is this reseller's and a key is kept for it, or 404
-      const current = service.certificates.certificate(r, orderId).certificate
+      await vault.read(r, orderId) // the order is this reseller's and a key is kept for it, or 404
+      const current = (await service.certificates.certificate(r, orderId)).certificate
       if (!current) throw conflict('could not build the PFX: the order has no certificate yet')
       // A PFX pairs the key with the current certificate; after a reissue from another CSR the
       // kept key belongs to an earlier certificate, and such a PFX would not work on a server.
-      const key = vault.keyMatching(orderId, current.certificatePem)
+      const key = await vault.keyMatching(orderId, current.certificatePem)
       if (!key) {
         throw conflict(
           'could not build the PFX: the kept private key belongs to an earlier certificate of this order (it was reissued from another CSR)'
@@ -235,106 +237,120 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
         chainPem: current.chainPem,
         privateKeyPem: key,
         password: secret,
-        friendlyName: service.orders.get(r, orderId).domain
+        friendlyName: (await service.orders.get(r, orderId)).domain
       })
       return { pfxBase64: pfx.toString('base64') }
     },
     configureOrder: async (resellerId, input) =>
-      sslView(
-        await service.certificates.configure(reseller(resellerId).id, {
+      await sslView(
+        await service.certificates.configure((await reseller(resellerId)).id, {
           ...input,
           approverEmail: optText(input.approverEmail)
         })
       ),
     sslStatus: async (resellerId, orderId) =>
-      sslView(await service.certificates.status(reseller(resellerId).id, orderId)),
+      await sslView(await service.certificates.status((await reseller(resellerId)).id, orderId)),
     changeDcv: async (resellerId, orderId, method, approverEmail) =>
-      sslView(await service.certificates.changeDcv(reseller(resellerId).id, orderId, method, optText(approverEmail))),
+      await sslView(
+        await service.certificates.changeDcv((await reseller(resellerId)).id, orderId, method, optText(approverEmail))
+      ),
     resendValidation: async (resellerId, orderId) =>
-      sslView(await service.certificates.resendValidation(reseller(resellerId).id, orderId)),
-    emailOutbox: (resellerId, orderId) => service.certificates.outbox(ownOrder(resellerId, orderId).id),
+      await sslView(await service.certificates.resendValidation((await reseller(resellerId)).id, orderId)),
+    emailOutbox: async (resellerId, orderId) =>
+      await service.certificates.outbox((await ownOrder(resellerId, orderId)).id),
     approveEmail: async (resellerId, orderId, code, name) =>
-      sslView(await service.certificates.approveEmail(reseller(resellerId).id, orderId, code, optText(name))),
+      await sslView(
+        await service.certificates.approveEmail((await reseller(resellerId)).id, orderId, code, optText(name))
+      ),
     chooseApprover: async (resellerId, orderId, name, approverEmail) =>
-      sslView(await service.certificates.chooseApprover(reseller(resellerId).id, orderId, name, approverEmail)),
+      await sslView(
+        await service.certificates.chooseApprover((await reseller(resellerId)).id, orderId, name, approverEmail)
+      ),
     reissue: async (resellerId, input) =>
-      sslView(
-        await service.certificates.reissue(reseller(resellerId).id, {
+      await sslView(
+        await service.certificates.reissue((await reseller(resellerId)).id, {
           ...input,
           csr: optText(input.csr),
           approverEmail: optText(input.approverEmail),
           privateKeyPem: optText(input.privateKeyPem)
         })
       ),
-    certificate: (resellerId, orderId) => {
-      const r = reseller(resellerId).id
-      const { order: _order, ...status } = service.certificates.certificate(r, orderId)
+    certificate: async (resellerId, orderId) => {
+      const r = (await reseller(resellerId)).id
+      const { order: _order, ...status } = await service.certificates.certificate(r, orderId)
       return {
         ...status,
         certificate: status.certificate && certView(status.certificate),
-        history: service.certificates.history(r, orderId).map(certView)
+        history: (await service.certificates.history(r, orderId)).map(certView)
       }
     },
     caRootPem: async () => ({ pem: await service.localCa.rootPem() }),
 
-    listDeployTargets: (resellerId, orderId) =>
-      deployTargetViews(service.ctx, service.deploys, ownOrder(resellerId, orderId).id),
-    addDeployTarget: (resellerId, orderId, input) => {
-      const order = ownOrder(resellerId, orderId)
-      const created = service.deploys.addTarget(order.id, input)
+    listDeployTargets: async (resellerId, orderId) =>
+      await deployTargetViews(service.ctx, service.deploys, (await ownOrder(resellerId, orderId)).id),
+    addDeployTarget: async (resellerId, orderId, input) => {
+      const order = await ownOrder(resellerId, orderId)
+      const created = await service.deploys.addTarget(order.id, input)
       return { target: deployTargetView(created.target, null), secret: created.secret }
     },
-    removeDeployTarget: (resellerId, orderId, targetId) => {
-      const order = ownOrder(resellerId, orderId)
-      const t = service.deploys.target(targetId)
+    removeDeployTarget: async (resellerId, orderId, targetId) => {
+      const order = await ownOrder(resellerId, orderId)
+      const t = await service.deploys.target(targetId)
       if (t.orderId !== order.id) throw notFound(`deploy target ${targetId} not found`)
-      service.deploys.removeTarget(t.id)
+      await service.deploys.removeTarget(t.id)
       return { removed: true as const }
     },
     deployNow: async (resellerId, orderId) =>
-      (await service.deploys.runOrder(ownOrder(resellerId, orderId).id)).map(deployRunView),
-    listDeployRuns: (resellerId, orderId, p) => {
-      const runs = service.deploys.runs(ownOrder(resellerId, orderId).id, page(p))
+      (await service.deploys.runOrder((await ownOrder(resellerId, orderId)).id)).map(deployRunView),
+    listDeployRuns: async (resellerId, orderId, p) => {
+      const runs = await service.deploys.runs((await ownOrder(resellerId, orderId)).id, page(p))
       return { ...runs, items: runs.items.map(deployRunView) }
     },
 
-    listAcmeSubscriptions: (resellerId) => {
-      const r = reseller(resellerId)
-      const urls = acmeUrlsNow()
-      return service.acme
-        .list(r.id)
-        .map((sub) => acmeSubscriptionView(service.orders.get(r.id, sub.orderId), service.acme.details(sub), urls))
+    listAcmeSubscriptions: async (resellerId) => {
+      const r = await reseller(resellerId)
+      const urls = await acmeUrlsNow()
+      return await inOrder(await service.acme.list(r.id), async (sub) =>
+        acmeSubscriptionView(await service.orders.get(r.id, sub.orderId), service.acme.details(sub), urls)
+      )
     },
     // Renewal automation (RFC 9773 window, delegated DNS, dns-persist-01): read-only DNS looks.
-    orderRenewal: (resellerId, orderId) =>
-      orderRenewalView(service.ctx, service.settings, service.acmeIssuer, ownOrder(resellerId, orderId).id),
-    acmeHmacKey: (resellerId, orderId) => {
-      const order = ownOrder(resellerId, orderId)
-      const sub = service.acme.forOrder(order.resellerId, order.id)
-      const setup = acmeSetup(service.acme.details(sub), acmeUrlsNow())
+    orderRenewal: async (resellerId, orderId) =>
+      orderRenewalView(service.ctx, service.settings, service.acmeIssuer, (await ownOrder(resellerId, orderId)).id),
+    acmeHmacKey: async (resellerId, orderId) => {
+      const order = await ownOrder(resellerId, orderId)
+      const sub = await service.acme.forOrder(order.resellerId, order.id)
+      const setup = acmeSetup(service.acme.details(sub), await acmeUrlsNow())
       return { eabHmacKey: setup.account.eab_hmac_key, commands: acmeCommandsView(setup.commands) }
     },
 
-    listInvoices: (resellerId, filter, p) => service.invoices.list(reseller(resellerId).id, filter, page(p)),
-    listTransactions: (resellerId, p) => service.ledger.transactions(reseller(resellerId).id, page(p)),
-    topUp: (resellerId, amount, description) =>
-      service.ledger.topUp(reseller(resellerId).id, amount, optText(description) ?? 'Credit top-up'),
+    listInvoices: async (resellerId, filter, p) =>
+      await service.invoices.list((await reseller(resellerId)).id, filter, page(p)),
+    listTransactions: async (resellerId, p) =>
+      await service.ledger.transactions((await reseller(resellerId)).id, page(p)),
+    topUp: async (resellerId, amount, description) =>
+      await service.ledger.topUp((await reseller(resellerId)).id, amount, optText(description) ?? 'Credit top-up'),
 
-    listApiKeys: (resellerId) => service.resellers.apiKeys(reseller(resellerId).id),
-    createApiKey: (resellerId, label) => service.resellers.createApiKey(reseller(resellerId).id, label?.trim() ?? ''),
-    revealApiKey: (resellerId, keyId) => ({ key: service.resellers.revealApiKey(ownKey(resellerId, keyId).id) }),
-    revokeApiKey: (resellerId, keyId) => service.resellers.revokeApiKey(ownKey(resellerId, keyId).id),
+    listApiKeys: async (resellerId) => await service.resellers.apiKeys((await reseller(resellerId)).id),
+    createApiKey: async (resellerId, label) =>
+      await service.resellers.createApiKey((await reseller(resellerId)).id, label?.trim() ?? ''),
+    revealApiKey: async (resellerId, keyId) => ({
+      key: await service.resellers.revealApiKey((await ownKey(resellerId, keyId)).id)
+    }),
+    revokeApiKey: async (resellerId, keyId) =>
+      await service.resellers.revokeApiKey((await ownKey(resellerId, keyId)).id),
 
-    installationReport: (resellerId, orderId) => service.installations.report(resellerId, orderId),
+    installationReport: async (resellerId, orderId) => await service.installations.report(resellerId, orderId),
     checkInstallation: (resellerId, orderId) => service.installations.check(resellerId, orderId),
-    addInstallationEndpoint: (resellerId, orderId, input) =>
-      service.installations.addEndpoint(resellerId, orderId, input),
-    removeInstallationEndpoint: (resellerId, orderId, endpointId) => {
-      service.installations.removeEndpoint(resellerId, orderId, endpointId)
+    addInstallationEndpoint: async (resellerId, orderId, input) =>
+      await service.installations.addEndpoint(resellerId, orderId, input),
+    removeInstallationEndpoint: async (resellerId, orderId, endpointId) => {
+      await service.installations.removeEndpoint(resellerId, orderId, endpointId)
       return { removed: true as const }
     },
-    installationBadges: (resellerId, orderIds) => service.installations.badges(reseller(resellerId).id, orderIds),
-    listImported: (resellerId) => service.imports.list(resellerId),
+    installationBadges: async (resellerId, orderIds) =>
+      await service.installations.badges((await reseller(resellerId)).id, orderIds),
+    listImported: async (resellerId) => await service.imports.list(resellerId),
     importUploads: async (resellerId, files, options) => {
       const all: Awaited<ReturnType<typeof service.imports.importUpload>> = {
         imported: [],
@@ -353,37 +369,38 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     },
     importFolder: (resellerId, folder, options) => service.imports.importFolder(resellerId, folder, options),
     importEndpoints: (resellerId, endpoints) => service.imports.importEndpoints(resellerId, endpoints),
-    replacementQuote: (resellerId, importedId) => service.imports.replacementQuote(resellerId, importedId),
-    renewImported: (resellerId, importedId, payment) => {
-      const created = service.imports.renew(resellerId, importedId, payment)
-      return { order: orderView(created.order), creditUsed: created.creditUsed, newBalance: created.newBalance }
+    replacementQuote: async (resellerId, importedId) => await service.imports.replacementQuote(resellerId, importedId),
+    renewImported: async (resellerId, importedId, payment) => {
+      const created = await service.imports.renew(resellerId, importedId, payment)
+      return { order: await orderView(created.order), creditUsed: created.creditUsed, newBalance: created.newBalance }
     },
-    expiringReport: (resellerId, days) => service.reports.expiring({ days, resellerId: reseller(resellerId).id }),
-    expiringCsv: (resellerId, days) => ({
-      csv: expiringCsv(service.reports.expiring({ days, resellerId: reseller(resellerId).id }))
+    expiringReport: async (resellerId, days) =>
+      await service.reports.expiring({ days, resellerId: (await reseller(resellerId)).id }),
+    expiringCsv: async (resellerId, days) => ({
+      csv: expiringCsv(await service.reports.expiring({ days, resellerId: (await reseller(resellerId)).id }))
     }),
     // Backup from the settings screen: the desktop user names the folder, the core names the file.
-    startBackup: (folder) => backupJobsFor(service.ctx, service.dataDir).start(folder),
+    startBackup: async (folder) => await backupJobsFor(service.ctx, service.dataDir).start(folder),
     backupProgress: () => backupJobsFor(service.ctx, service.dataDir).progress(),
-    alertRules: () => service.alerts.rules(),
-    updateAlertRule: (rule, change) => service.alerts.updateRule(rule, change),
-    alertChannels: () => service.alerts.channels.list().map(alertChannelView),
+    alertRules: async () => await service.alerts.rules(),
+    updateAlertRule: async (rule, change) => await service.alerts.updateRule(rule, change),
+    alertChannels: async () => (await service.alerts.channels.list()).map(alertChannelView),
     addAlertChannel: async (input) => {
       const created = await service.alerts.addChannel(input)
       return { channel: alertChannelView(created.channel), signingSecret: created.signingSecret }
     },
-    removeAlertChannel: (id) => {
-      service.alerts.removeChannel(id)
+    removeAlertChannel: async (id) => {
+      await service.alerts.removeChannel(id)
       return { removed: true as const }
     },
-    testAlertChannel: (id) => service.alerts.testChannel(id),
-    alertDeliveries: (p) => service.alerts.deliveries(page(p)),
-    listAlerts: (p) => service.alerts.list({}, page(p)),
+    testAlertChannel: async (id) => await service.alerts.testChannel(id),
+    alertDeliveries: async (p) => await service.alerts.deliveries(page(p)),
+    listAlerts: async (p) => await service.alerts.list({}, page(p)),
     // ---- screens: event log, ACME subscription page, invoice document, validation cancel
-    listEvents: (resellerId, filter, p) => {
-      const r = reseller(resellerId)
-      const orderId = filter.orderId === undefined ? undefined : ownOrder(r.id, filter.orderId).id
-      const events = service.events.list(r.id, { ...eventFilter(filter), orderId }, page(p))
+    listEvents: async (resellerId, filter, p) => {
+      const r = await reseller(resellerId)
+      const orderId = filter.orderId === undefined ? undefined : (await ownOrder(r.id, filter.orderId)).id
+      const events = await service.events.list(r.id, { ...eventFilter(filter), orderId }, page(p))
       return {
         ...events,
         items: events.items.map(({ id, type, orderId: o, orderNumber, message, createdAt }) => ({
@@ -396,33 +413,33 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
         }))
       }
     },
-    acmeSubscription: (resellerId, orderId) => {
-      const order = ownOrder(resellerId, orderId)
-      const sub = service.acme.summaryForOrder(order.resellerId, order.id)
+    acmeSubscription: async (resellerId, orderId) => {
+      const order = await ownOrder(resellerId, orderId)
+      const sub = await service.acme.summaryForOrder(order.resellerId, order.id)
       if (!sub) return null
       return {
-        subscription: acmeSubscriptionView(order, service.acme.details(sub), acmeUrlsNow()),
-        certificates: subscriptionCertificates(service.ctx, sub.id)
+        subscription: acmeSubscriptionView(order, service.acme.details(sub), await acmeUrlsNow()),
+        certificates: await subscriptionCertificates(service.ctx, sub.id)
       }
     },
-    getInvoice: (resellerId, invoiceId) => service.invoices.get(reseller(resellerId).id, invoiceId),
+    getInvoice: async (resellerId, invoiceId) => await service.invoices.get((await reseller(resellerId)).id, invoiceId),
     cancelValidation: async (resellerId, orderId) =>
-      sslView(await service.certificates.cancelValidation(reseller(resellerId).id, orderId)),
+      await sslView(await service.certificates.cancelValidation((await reseller(resellerId)).id, orderId)),
     // Lists paged by key and CSV exports written by the main process.
-    orderPage: (resellerId, q) => {
-      const p = pages.orderPage(reseller(resellerId).id, q)
-      const keys = vault.withKeys(p.items.map((o) => o.id))
-      return { ...p, items: p.items.map((o) => orderView(o, keys)) }
+    orderPage: async (resellerId, q) => {
+      const p = await pages.orderPage((await reseller(resellerId)).id, q)
+      const keys = await vault.withKeys(p.items.map((o) => o.id))
+      return { ...p, items: await inOrder(p.items, (o) => orderView(o, keys)) }
     },
-    invoicePage: (resellerId, q) => pages.invoicePage(reseller(resellerId).id, q),
-    ledgerPage: (resellerId, q) => pages.ledgerPage(reseller(resellerId).id, q),
+    invoicePage: async (resellerId, q) => await pages.invoicePage((await reseller(resellerId)).id, q),
+    ledgerPage: async (resellerId, q) => await pages.ledgerPage((await reseller(resellerId)).id, q),
     chooseExportPath: async (name) => {
       if (!SUGGESTED_NAME.test(name))
         throw invalid('could not suggest an export file: the name must be plain and end in .csv')
       if (env.chooseSavePath) return { path: await env.chooseSavePath(name), dialog: true }
       return { path: suggestExportPath(name), dialog: false }
     },
-    startExport: (resellerId, req) => exports.start(reseller(resellerId).id, req),
+    startExport: async (resellerId, req) => exports.start((await reseller(resellerId)).id, req),
     exportJobs: () => exports.list(),
     cancelExport: (id) => exports.cancel(id)
   }
@@ -452,10 +469,6 @@ export type BridgeAnswer = {
  */
 export async function callHandler(handlers: AppHandlers, method: AppMethod, args: unknown[]): Promise<BridgeAnswer> {
   try {
-    // A method that writes waits on timers while another process holds the store's lock, so
-    // its synchronous transactions never sleep on the main process's only thread (the window's
-    // or the listener's); reads go straight on (bridge-reads.ts).
-    if (!READ_ONLY_METHODS.has(method)) await writeGates.get(handlers)?.()
     const fn = handlers[method] as (...a: unknown[]) => unknown
     const result = await fn(...args)
     return { status: 200, body: { success: true, result: result === undefined ? null : result } }

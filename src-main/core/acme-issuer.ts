@@ -55,10 +55,10 @@ const POLL = { attempts: 12, minMs: 250, maxMs: 2000 }
 
 export interface ExternalValidation {
   /** True when this order's names are validated by the external CA. */
-  handles(orderId: number): boolean
+  handles(orderId: number): Promise<boolean>
   /** Starts the CA order for these names and method (throws a clear 400 for email). */
   begin(orderId: number, names: string[], method: DcvMethod): Promise<void>
-  instructions(orderId: number, name: string): ExternalInstructions | null
+  instructions(orderId: number, name: string): Promise<ExternalInstructions | null>
   check(orderId: number, name: string): Promise<CheckResult>
 }
 
@@ -120,7 +120,12 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
   }
 
   /** Stores the connection to an external CA; the HMAC key goes to the keychain only. */
-  configure(directoryUrl: string, eabKid: string | null, eabHmacKey: string | null, caBundle?: string | null): void {
+  async configure(
+    directoryUrl: string,
+    eabKid: string | null,
+    eabHmacKey: string | null,
+    caBundle?: string | null
+  ): Promise<void> {
     let u: URL
     try {
       u = new URL(directoryUrl)
@@ -136,48 +141,48 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     if (eabHmacKey !== null) this.ctx.secrets.set(EAB_SECRET, eabHmacKey)
     else this.ctx.secrets.delete(EAB_SECRET)
     // A new CA means a new account: the old key belongs to the old CA.
-    if (this.settings.get(ACME_ISSUER_SETTINGS.directoryUrl) !== directoryUrl) {
+    if ((await this.settings.get(ACME_ISSUER_SETTINGS.directoryUrl)) !== directoryUrl) {
       this.ctx.secrets.delete(ACCOUNT_KEY_SECRET)
-      this.settings.set(ACME_ISSUER_SETTINGS.accountUrl, '')
+      await this.settings.set(ACME_ISSUER_SETTINGS.accountUrl, '')
     }
-    this.settings.set(ACME_ISSUER_SETTINGS.directoryUrl, directoryUrl)
-    this.settings.set(ACME_ISSUER_SETTINGS.eabKid, eabKid ?? '')
-    this.settings.set(ACME_ISSUER_SETTINGS.caBundle, caBundle ?? '')
+    await this.settings.set(ACME_ISSUER_SETTINGS.directoryUrl, directoryUrl)
+    await this.settings.set(ACME_ISSUER_SETTINGS.eabKid, eabKid ?? '')
+    await this.settings.set(ACME_ISSUER_SETTINGS.caBundle, caBundle ?? '')
   }
 
   /** Back to the local CA for new orders; the keychain entries stay for a later `configure`. */
-  disable(): void {
-    this.settings.set(ACME_ISSUER_SETTINGS.directoryUrl, '')
+  async disable(): Promise<void> {
+    await this.settings.set(ACME_ISSUER_SETTINGS.directoryUrl, '')
   }
 
   /** What the admin sees: never the HMAC key, only whether the keychain holds one. */
-  summary(): {
+  async summary(): Promise<{
     enabled: boolean
     directory_url: string | null
     eab_kid: string | null
     eab_hmac_key_in_keychain: boolean
     account_url: string | null
-  } {
-    const get = (k: string) => this.settings.get(k) || null
+  }> {
+    const get = async (k: string) => (await this.settings.get(k)) || null
     return {
-      enabled: this.enabled(),
-      directory_url: get(ACME_ISSUER_SETTINGS.directoryUrl),
-      eab_kid: get(ACME_ISSUER_SETTINGS.eabKid),
+      enabled: await this.enabled(),
+      directory_url: await get(ACME_ISSUER_SETTINGS.directoryUrl),
+      eab_kid: await get(ACME_ISSUER_SETTINGS.eabKid),
       eab_hmac_key_in_keychain: this.ctx.secrets.get(EAB_SECRET) !== null,
-      account_url: get(ACME_ISSUER_SETTINGS.accountUrl)
+      account_url: await get(ACME_ISSUER_SETTINGS.accountUrl)
     }
   }
 
-  enabled(): boolean {
-    return Boolean(this.settings.get(ACME_ISSUER_SETTINGS.directoryUrl))
+  async enabled(): Promise<boolean> {
+    return Boolean(await this.settings.get(ACME_ISSUER_SETTINGS.directoryUrl))
   }
 
-  handles(orderId: number): boolean {
-    return this.enabled() && this.row(orderId) !== null
+  async handles(orderId: number): Promise<boolean> {
+    return (await this.enabled()) && (await this.row(orderId)) !== null
   }
 
   async begin(orderId: number, names: string[], method: DcvMethod): Promise<void> {
-    if (!this.enabled()) return
+    if (!(await this.enabled())) return
     const type = method === 'http' ? 'http-01' : method === 'dns' ? 'dns-01' : null
     if (!type) {
       throw invalid(
@@ -198,7 +203,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
       const name = authz.wildcard ? `*.${authz.identifier.value}` : authz.identifier.value
       if (authz.status === 'valid') continue // §7.1.3: the CA reused a valid authorization
       const [state] = await this.challengesFor(client, authz, name, type)
-      if (state?.delegated) this.delegation.publish(authz.identifier.value, state.value, orderId)
+      if (state?.delegated) await this.delegation.publish(authz.identifier.value, state.value, orderId)
       if (!state)
         throw new ServiceError(
           'unavailable',
@@ -206,17 +211,20 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
         )
       challenges.push(state)
     }
-    this.ctx.db
-      .prepare(
-        `INSERT INTO acme_issuer_orders (order_id, directory_url, order_url, challenges, created_at) VALUES (?, ?, ?, ?, ?)
+    await this.ctx.store.run(
+      `INSERT INTO acme_issuer_orders (order_id, directory_url, order_url, challenges, created_at) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT(order_id) DO UPDATE SET directory_url = excluded.directory_url, order_url = excluded.order_url,
-           challenges = excluded.challenges, created_at = excluded.created_at`
-      )
-      .run(orderId, this.directoryUrl(), order.url, JSON.stringify(challenges), isoTimestamp(this.ctx.clock()))
+           challenges = excluded.challenges, created_at = excluded.created_at`,
+      orderId,
+      await this.directoryUrl(),
+      order.url,
+      JSON.stringify(challenges),
+      isoTimestamp(this.ctx.clock())
+    )
   }
 
-  instructions(orderId: number, name: string): ExternalInstructions | null {
-    const ch = this.challenge(orderId, name)
+  async instructions(orderId: number, name: string): Promise<ExternalInstructions | null> {
+    const ch = await this.challenge(orderId, name)
     if (!ch) return null
     const domain = baseDomain(name)
     if (ch.type === 'dns-persist-01') {
@@ -235,7 +243,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
         method: 'dns',
         recordName: `_acme-challenge.${domain}`,
         recordType: 'CNAME',
-        recordValue: this.delegation.target(domain),
+        recordValue: await this.delegation.target(domain),
         txtAlternative: ch.value
       }
     }
@@ -258,12 +266,12 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
 
   /** Asks the CA to validate one name (§7.5.1) and waits for its answer. */
   async check(orderId: number, name: string): Promise<CheckResult> {
-    const ch = this.challenge(orderId, name)
+    const ch = await this.challenge(orderId, name)
     // No challenge stored: the CA reused a valid authorization for this name.
     if (!ch) return { ok: true, detail: 'the ACME CA already holds a valid authorization for this name' }
     // Look first, as certbot and acme-client do: asking the CA before the answer is published
     // would spend the challenge (§8.2: a failed challenge invalidates the authorization).
-    const net = this.netSettings()
+    const net = await this.netSettings()
     const client = await this.client()
     try {
       await this.lookFirst(client, ch, orderId, net)
@@ -296,9 +304,9 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
   }
 
   async issue(req: IssueRequest): Promise<IssuedCertificate> {
-    if (!this.enabled() || req.profile !== 'tls') return this.fallback.issue(req)
+    if (!(await this.enabled()) || req.profile !== 'tls') return this.fallback.issue(req)
     const client = await this.client()
-    const row = req.orderId !== undefined ? this.row(req.orderId) : null
+    const row = req.orderId !== undefined ? await this.row(req.orderId) : null
     let order = row
       ? await this.call('read the ACME order', () => client.getOrder({ url: row.order_url } as never))
       : await this.renewalOrder(client, req.names, req.orderId)
@@ -320,8 +328,8 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     const info = acme.crypto.readCertificateInfo(leafPem)
     const leaf = new x509.X509Certificate(leafPem)
     if (req.orderId !== undefined) {
-      this.ctx.db.prepare('DELETE FROM acme_issuer_orders WHERE order_id = ?').run(req.orderId)
-      this.delegation.unpublish(req.orderId)
+      await this.ctx.store.run('DELETE FROM acme_issuer_orders WHERE order_id = ?', req.orderId)
+      await this.delegation.unpublish(req.orderId)
       await this.trackRenewal(req.orderId, leafPem, info.notAfter)
     }
     return {
@@ -333,7 +341,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
       serial: leaf.serialNumber.toUpperCase(),
       validFrom: info.notBefore,
       validTill: info.notAfter,
-      issuer: `acme:${this.directoryUrl()}`
+      issuer: `acme:${await this.directoryUrl()}`
     }
   }
 
@@ -352,7 +360,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     const base = { name, authzUrl: authz.url }
     const out: ChallengeState[] = []
     const dns01 = offered.find((c) => c.type === 'dns-01')
-    if (type === 'dns-01' && dns01 && this.delegation.enabled()) {
+    if (type === 'dns-01' && dns01 && (await this.delegation.enabled())) {
       const value = await client.getChallengeKeyAuthorization(dns01 as never)
       out.push({ ...base, challengeUrl: dns01.url, type: 'dns-01', token: tokenOf(dns01), value, delegated: true })
     }
@@ -361,8 +369,8 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
       (d): d is string => typeof d === 'string' && d.length > 0
     )
     if (type === 'dns-01' && persist && issuers.length > 0) {
-      if (this.settings.get(ACME_ISSUER_SETTINGS.persistIssuer) !== issuers[0])
-        this.settings.set(ACME_ISSUER_SETTINGS.persistIssuer, issuers[0])
+      if ((await this.settings.get(ACME_ISSUER_SETTINGS.persistIssuer)) !== issuers[0])
+        await this.settings.set(ACME_ISSUER_SETTINGS.persistIssuer, issuers[0])
       const value = persistRecordValue({
         issuerDomain: issuers[0],
         accountUri: client.getAccountUrl(),
@@ -408,7 +416,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     }
     if (ch.delegated) {
       // CertDesk serves the value itself; what must be in place is the customer's CNAME.
-      this.delegation.publish(domain, ch.value, orderId)
+      await this.delegation.publish(domain, ch.value, orderId)
       const [st] = await this.delegation.status([domain])
       if (!st?.in_place) throw new ChallengeFailure('dns', st?.detail ?? `no CNAME at _acme-challenge.${domain}`)
       return
@@ -416,11 +424,11 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     return checkDns01(domain, { digest: ch.value }, net)
   }
 
-  private netSettings(): Parameters<typeof checkHttp01>[3] {
+  private async netSettings(): Promise<Parameters<typeof checkHttp01>[3]> {
     return {
-      resolver: this.settings.get(DCV_SETTINGS.resolver) || null,
-      http01Port: Number(this.settings.get(DCV_SETTINGS.httpPort) || 80),
-      allowPrivateAddresses: this.settings.flag(DCV_SETTINGS.allowPrivateAddresses),
+      resolver: (await this.settings.get(DCV_SETTINGS.resolver)) || null,
+      http01Port: Number((await this.settings.get(DCV_SETTINGS.httpPort)) || 80),
+      allowPrivateAddresses: await this.settings.flag(DCV_SETTINGS.allowPrivateAddresses),
       timeoutMs: 5000
     }
   }
@@ -432,10 +440,10 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
    */
   private async renewalOrder(client: acme.Client, names: string[], orderId: number | undefined): Promise<acme.Order> {
     const identifiers = names.map((value) => ({ type: 'dns', value }))
-    const prior = orderId !== undefined ? this.windows.get(orderId) : null
+    const prior = orderId !== undefined ? await this.windows.get(orderId) : null
     // Only towards the CA that issued it, and only when that CA speaks ARI (§5 names the
     // certificate by its renewalInfo CertID).
-    if (prior && prior.source === 'ari' && prior.directory_url === this.directoryUrl()) {
+    if (prior && prior.source === 'ari' && prior.directory_url === (await this.directoryUrl())) {
       try {
         return await client.createOrder({ identifiers, replaces: prior.cert_id } as never)
       } catch (err) {
@@ -454,7 +462,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
    */
   private async validateUnattended(client: acme.Client, order: acme.Order, orderId: number | null): Promise<void> {
     const authzs = await this.call('read the ACME authorizations', () => client.getAuthorizations(order))
-    const net = this.netSettings()
+    const net = await this.netSettings()
     for (const authz of authzs) {
       if (authz.status === 'valid') continue
       const name = authz.wildcard ? `*.${authz.identifier.value}` : authz.identifier.value
@@ -498,7 +506,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
 
   /** The CA's renewalInfo URL (RFC 9773 §3), or null when its directory has none. */
   private async renewalInfoUrl(): Promise<string | null> {
-    const body = await fetchDirectory(this.directoryUrl(), this.agent())
+    const body = await fetchDirectory(await this.directoryUrl(), await this.agent())
     const url = (body as { renewalInfo?: unknown }).renewalInfo
     return typeof url === 'string' ? url : null
   }
@@ -515,13 +523,13 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     let error: string | null = null
     try {
       const base = await onceMore(() => this.renewalInfoUrl())
-      if (base) info = await onceMore(() => fetchRenewalInfo(base, certId, this.agent(), this.ctx.clock()))
+      if (base) info = await onceMore(async () => fetchRenewalInfo(base, certId, await this.agent(), this.ctx.clock()))
     } catch (err) {
       error = `could not read the renewal information: ${(err as Error).message}`
     }
     const refused = this.replacesRefused.get(orderId) ?? null
     this.replacesRefused.delete(orderId)
-    this.windows.store(orderId, certId, this.directoryUrl(), info, notAfter, error ?? refused)
+    await this.windows.store(orderId, certId, await this.directoryUrl(), info, notAfter, error ?? refused)
   }
 
   /**
@@ -532,53 +540,56 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
    * CA asked for by six hours.
    */
   async refreshWindows(now: Date): Promise<{ order_id: number; error: string }[]> {
-    const due = this.windows.dueChecks(now)
-    if (due.length === 0 || !this.enabled()) return []
+    const due = await this.windows.dueChecks(now)
+    if (due.length === 0 || !(await this.enabled())) return []
     const failed: { order_id: number; error: string }[] = []
-    const fail = (r: AriRow, error: string): void => {
-      this.windows.failed(r, error)
+    const fail = async (r: AriRow, error: string): Promise<void> => {
+      await this.windows.failed(r, error)
       failed.push({ order_id: r.order_id, error })
     }
     let base: string | null
     try {
       base = await onceMore(() => this.renewalInfoUrl())
     } catch (err) {
-      for (const r of due) fail(r, `could not read the directory: ${(err as Error).message}`)
+      for (const r of due) await fail(r, `could not read the directory: ${(err as Error).message}`)
       return failed
     }
     for (const r of due) {
-      if (!base || r.directory_url !== this.directoryUrl()) {
-        fail(r, 'the configured CA offers no renewal information for this certificate')
+      if (!base || r.directory_url !== (await this.directoryUrl())) {
+        await fail(r, 'the configured CA offers no renewal information for this certificate')
         continue
       }
       try {
-        this.windows.update(r, await onceMore(() => fetchRenewalInfo(base, r.cert_id, this.agent(), now)))
+        await this.windows.update(
+          r,
+          await onceMore(async () => fetchRenewalInfo(base, r.cert_id, await this.agent(), now))
+        )
       } catch (err) {
-        fail(r, `could not read the renewal information: ${(err as Error).message}`)
+        await fail(r, `could not read the renewal information: ${(err as Error).message}`)
       }
     }
     return failed
   }
 
   /** TLS to the CA: the system roots plus the configured bundle (a private or test CA). */
-  private agent(): Agent | undefined {
-    const bundle = this.settings.get(ACME_ISSUER_SETTINGS.caBundle)
+  private async agent(): Promise<Agent | undefined> {
+    const bundle = await this.settings.get(ACME_ISSUER_SETTINGS.caBundle)
     return bundle ? new Agent({ ca: [...rootCertificates, readFileSync(bundle, 'utf8')] }) : undefined
   }
 
-  private directoryUrl(): string {
-    return this.settings.get(ACME_ISSUER_SETTINGS.directoryUrl) ?? ''
+  private async directoryUrl(): Promise<string> {
+    return (await this.settings.get(ACME_ISSUER_SETTINGS.directoryUrl)) ?? ''
   }
 
-  private row(orderId: number): OrderRow | null {
+  private async row(orderId: number): Promise<OrderRow | null> {
     return (
-      (this.ctx.db.prepare('SELECT * FROM acme_issuer_orders WHERE order_id = ?').get(orderId) as
+      ((await this.ctx.store.get('SELECT * FROM acme_issuer_orders WHERE order_id = ?', orderId)) as
         OrderRow | undefined) ?? null
     )
   }
 
-  private challenge(orderId: number, name: string): ChallengeState | null {
-    const row = this.row(orderId)
+  private async challenge(orderId: number, name: string): Promise<ChallengeState | null> {
+    const row = await this.row(orderId)
     if (!row) return null
     return (JSON.parse(row.challenges) as ChallengeState[]).find((c) => c.name === name) ?? null
   }
@@ -589,14 +600,14 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     } catch (err) {
       if (err instanceof ServiceError) throw err
       const why = err instanceof Error ? err.message : String(err)
-      throw new ServiceError('unavailable', `could not ${what} at ${this.directoryUrl()}: ${why}`)
+      throw new ServiceError('unavailable', `could not ${what} at ${await this.directoryUrl()}: ${why}`)
     }
   }
 
   /** An acme-client for the configured CA, its account created (or found) with EAB. */
   private async client(): Promise<acme.Client> {
-    const directoryUrl = this.directoryUrl()
-    const bundle = this.settings.get(ACME_ISSUER_SETTINGS.caBundle)
+    const directoryUrl = await this.directoryUrl()
+    const bundle = await this.settings.get(ACME_ISSUER_SETTINGS.caBundle)
     if (bundle) {
       // acme-client talks through its own axios instance; extra roots are added there.
       acme.axios.defaults.httpsAgent = new Agent({ ca: [...rootCertificates, readFileSync(bundle, 'utf8')] })
@@ -606,14 +617,14 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
       accountKey = (await acme.crypto.createPrivateEcdsaKey('P-256')).toString()
       this.ctx.secrets.set(ACCOUNT_KEY_SECRET, accountKey)
     }
-    const kid = this.settings.get(ACME_ISSUER_SETTINGS.eabKid)
+    const kid = await this.settings.get(ACME_ISSUER_SETTINGS.eabKid)
     const hmacKey = kid ? this.ctx.secrets.get(EAB_SECRET) : null
     if (kid && !hmacKey)
       throw new ServiceError(
         'unavailable',
         'could not reach the ACME CA: its EAB HMAC key is missing from the OS keychain'
       )
-    const accountUrl = this.settings.get(ACME_ISSUER_SETTINGS.accountUrl) || undefined
+    const accountUrl = (await this.settings.get(ACME_ISSUER_SETTINGS.accountUrl)) || undefined
     const client = new acme.Client({
       directoryUrl,
       accountKey,
@@ -625,7 +636,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     })
     if (!accountUrl) {
       await this.call('register the ACME account', () => client.createAccount({ termsOfServiceAgreed: true }))
-      this.settings.set(ACME_ISSUER_SETTINGS.accountUrl, client.getAccountUrl())
+      await this.settings.set(ACME_ISSUER_SETTINGS.accountUrl, client.getAccountUrl())
     }
     return client
   }

@@ -14,17 +14,19 @@ export interface AcmeIssuedCertificate {
 }
 
 /** Newest first; every account bound to the subscription counts. */
-export function subscriptionCertificates(ctx: CoreContext, subscriptionId: number): AcmeIssuedCertificate[] {
-  const rows = ctx.db
-    .prepare(
-      `SELECT c.serial_hex, c.chain_pem, c.not_before, c.not_after, c.revoked_at, o.identifiers
+export async function subscriptionCertificates(
+  ctx: CoreContext,
+  subscriptionId: number
+): Promise<AcmeIssuedCertificate[]> {
+  const rows = (await ctx.store.all(
+    `SELECT c.serial_hex, c.chain_pem, c.not_before, c.not_after, c.revoked_at, o.identifiers
          FROM acme_certificates c
          JOIN acme_orders o ON o.id = c.order_id
          JOIN acme_accounts a ON a.id = c.account_id
         WHERE a.subscription_id = ?
-        ORDER BY c.id DESC`
-    )
-    .all(subscriptionId) as {
+        ORDER BY c.id DESC`,
+    subscriptionId
+  )) as {
     serial_hex: string
     chain_pem: string
     not_before: string

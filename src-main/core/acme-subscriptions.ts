@@ -7,6 +7,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { Product } from './catalogue'
 import type { CoreContext } from './context'
+import { inOrder } from './pool'
 import { baseDomain, isWildcard } from './domains'
 import { forbidden, invalid, notFound, ServiceError } from './errors'
 import { maxValidityDays } from './cab-policy'
@@ -107,88 +108,96 @@ export class AcmeSubscriptions {
    * first, so a keychain failure leaves no row behind), the covered names, and for `ais` the
    * set-up link token. Throws when it cannot; the caller then cancels and refunds the order.
    */
-  create(order: Order, product: Product): AcmeSubscription {
+  async create(order: Order, product: Product): Promise<AcmeSubscription> {
     if (product.fulfillment !== 'acme_subscription')
       throw invalid(`${product.name} is not an ACME subscription product`)
     const category: AcmeCategory = product.acmeType ?? 'caas'
     const kid = `kid_${token(12)}`
     const hmac = pasteableToken(32)
     this.ctx.secrets.set(eabSecretName(kid), hmac)
-    const db = this.ctx.db
+    const db = this.ctx.store
     const now = this.ctx.clock()
     const { names, wildcard } = subscriptionDomains(order.domain)
     const setup = category === 'ais' ? token(24) : null
     try {
-      return db.transaction(() => {
-        const info = db
-          .prepare(
-            `INSERT INTO acme_subscriptions (order_id, reseller_id, category, status, eab_kid, wildcard, setup_token_hash,
-               begin_date, end_date, created_at) VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?)`
+      return await db.tx(async () => {
+        const info = await db.insert(
+          `INSERT INTO acme_subscriptions (order_id, reseller_id, category, status, eab_kid, wildcard, setup_token_hash,
+               begin_date, end_date, created_at) VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?)`,
+          order.id,
+          order.resellerId,
+          category,
+          kid,
+          wildcard ? 1 : 0,
+          setup ? sha256(setup) : null,
+          isoDate(now),
+          order.purchaseEndDate,
+          isoTimestamp(now)
+        )
+        const id = info
+        for (const [i, name] of names.entries()) {
+          await db.run(
+            'INSERT INTO acme_subscription_domains (subscription_id, public_id, name, position) VALUES (?, ?, ?, ?)',
+            id,
+            `dom_${token(9)}`,
+            name,
+            i
           )
-          .run(
-            order.id,
-            order.resellerId,
-            category,
-            kid,
-            wildcard ? 1 : 0,
-            setup ? sha256(setup) : null,
-            isoDate(now),
-            order.purchaseEndDate,
-            isoTimestamp(now)
-          )
-        const id = Number(info.lastInsertRowid)
-        names.forEach((name, i) => {
-          db.prepare(
-            'INSERT INTO acme_subscription_domains (subscription_id, public_id, name, position) VALUES (?, ?, ?, ?)'
-          ).run(id, `dom_${token(9)}`, name, i)
-        })
+        }
         if (setup) this.ctx.secrets.set(setupSecretName(id), setup)
-        return this.byId(id)
-      })()
+        return await this.byId(id)
+      })
     } catch (err) {
       this.forget(kid)
       throw err
     }
   }
 
-  byId(id: number): AcmeSubscription {
-    const row = this.ctx.db.prepare(`${SELECT} WHERE s.id = ?`).get(id) as SubscriptionRow | undefined
+  async byId(id: number): Promise<AcmeSubscription> {
+    const row = (await this.ctx.store.get(`${SELECT} WHERE s.id = ?`, id)) as SubscriptionRow | undefined
     if (!row) throw notFound(`ACME subscription ${id} not found`)
-    return this.toSubscription(row)
+    return await this.toSubscription(row)
   }
 
   /** A reseller's subscriptions, newest first (the desktop app's ACME panel). */
-  list(resellerId: number): AcmeSubscription[] {
-    const rows = this.ctx.db
-      .prepare(`${SELECT} WHERE s.reseller_id = ? ORDER BY s.id DESC`)
-      .all(resellerId) as SubscriptionRow[]
-    return rows.map((r) => this.toSubscription(r))
+  async list(resellerId: number): Promise<AcmeSubscription[]> {
+    const rows = (await this.ctx.store.all(
+      `${SELECT} WHERE s.reseller_id = ? ORDER BY s.id DESC`,
+      resellerId
+    )) as SubscriptionRow[]
+    return inOrder(rows, (r) => this.toSubscription(r))
   }
 
   /** The subscription of a reseller's order; 404 for another reseller's order or a non-ACME order. */
-  forOrder(resellerId: number, orderId: number): AcmeSubscription {
-    const row = this.ctx.db.prepare(`${SELECT} WHERE s.order_id = ? AND s.reseller_id = ?`).get(orderId, resellerId) as
-      SubscriptionRow | undefined
+  async forOrder(resellerId: number, orderId: number): Promise<AcmeSubscription> {
+    const row = (await this.ctx.store.get(
+      `${SELECT} WHERE s.order_id = ? AND s.reseller_id = ?`,
+      orderId,
+      resellerId
+    )) as SubscriptionRow | undefined
     if (!row) throw notFound(`order ${orderId} has no ACME subscription`)
-    return this.toSubscription(row)
+    return await this.toSubscription(row)
   }
 
   /** The subscription of an order, or null when the order is not an ACME subscription. */
-  summaryForOrder(resellerId: number, orderId: number): AcmeSubscription | null {
-    const row = this.ctx.db.prepare(`${SELECT} WHERE s.order_id = ? AND s.reseller_id = ?`).get(orderId, resellerId) as
-      SubscriptionRow | undefined
-    return row ? this.toSubscription(row) : null
+  async summaryForOrder(resellerId: number, orderId: number): Promise<AcmeSubscription | null> {
+    const row = (await this.ctx.store.get(
+      `${SELECT} WHERE s.order_id = ? AND s.reseller_id = ?`,
+      orderId,
+      resellerId
+    )) as SubscriptionRow | undefined
+    return row ? await this.toSubscription(row) : null
   }
 
-  byKid(kid: string): AcmeSubscription | null {
-    const row = this.ctx.db.prepare(`${SELECT} WHERE s.eab_kid = ?`).get(kid) as SubscriptionRow | undefined
-    return row ? this.toSubscription(row) : null
+  async byKid(kid: string): Promise<AcmeSubscription | null> {
+    const row = (await this.ctx.store.get(`${SELECT} WHERE s.eab_kid = ?`, kid)) as SubscriptionRow | undefined
+    return row ? await this.toSubscription(row) : null
   }
 
-  bySetupToken(setupToken: string): AcmeSubscription | null {
-    const row = this.ctx.db.prepare(`${SELECT} WHERE s.setup_token_hash = ?`).get(sha256(setupToken)) as
+  async bySetupToken(setupToken: string): Promise<AcmeSubscription | null> {
+    const row = (await this.ctx.store.get(`${SELECT} WHERE s.setup_token_hash = ?`, sha256(setupToken))) as
       SubscriptionRow | undefined
-    return row ? this.toSubscription(row) : null
+    return row ? await this.toSubscription(row) : null
   }
 
   /** Everything GET /orders/{id}/acme shows, including the EAB HMAC key read from the keychain. */
@@ -269,15 +278,15 @@ export class AcmeSubscriptions {
     }
   }
 
-  private toSubscription(r: SubscriptionRow): AcmeSubscription {
-    const domains = this.ctx.db
-      .prepare(
-        'SELECT public_id AS id, name FROM acme_subscription_domains WHERE subscription_id = ? ORDER BY position'
-      )
-      .all(r.id) as AcmeDomain[]
-    const accounts = this.ctx.db
-      .prepare('SELECT id, status, created_at AS createdAt FROM acme_accounts WHERE subscription_id = ? ORDER BY id')
-      .all(r.id) as AcmeAccountSummary[]
+  private async toSubscription(r: SubscriptionRow): Promise<AcmeSubscription> {
+    const domains = (await this.ctx.store.all(
+      'SELECT public_id AS id, name FROM acme_subscription_domains WHERE subscription_id = ? ORDER BY position',
+      r.id
+    )) as AcmeDomain[]
+    const accounts = (await this.ctx.store.all(
+      'SELECT id, status, created_at AS createdAt FROM acme_accounts WHERE subscription_id = ? ORDER BY id',
+      r.id
+    )) as AcmeAccountSummary[]
     // Past its end a subscription reads as expired (reseller API v3.0, "Order statuses"),
     // whether or not a pass stored it.
     const ended = r.status === 'active' && r.end_date !== null && isoDate(this.ctx.clock()) >= r.end_date

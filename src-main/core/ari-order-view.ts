@@ -24,16 +24,17 @@ export async function orderRenewalView(
   issuer: AcmeIssuer,
   orderId: number
 ): Promise<OrderRenewalView> {
-  const req = ctx.db.prepare('SELECT names FROM certificate_requests WHERE order_id = ?').get(orderId) as
+  const req = (await ctx.store.get('SELECT names FROM certificate_requests WHERE order_id = ?', orderId)) as
     { names: string } | undefined
-  const order = ctx.db.prepare('SELECT domain FROM orders WHERE id = ?').get(orderId) as { domain: string } | undefined
+  const order = (await ctx.store.get('SELECT domain FROM orders WHERE id = ?', orderId)) as
+    { domain: string } | undefined
   const names = req ? (JSON.parse(req.names) as string[]) : order?.domain ? [order.domain] : []
-  const zone = issuer.delegation.zone()
-  const acmeOrder = issuer.enabled()
-  const accountUrl = settings.get(ACME_ISSUER_SETTINGS.accountUrl)
-  const persistIssuer = settings.get(ACME_ISSUER_SETTINGS.persistIssuer)
+  const zone = await issuer.delegation.zone()
+  const acmeOrder = await issuer.enabled()
+  const accountUrl = await settings.get(ACME_ISSUER_SETTINGS.accountUrl)
+  const persistIssuer = await settings.get(ACME_ISSUER_SETTINGS.persistIssuer)
   return {
-    window: issuer.windows.view(orderId),
+    window: await issuer.windows.view(orderId),
     delegation: zone && acmeOrder && names.length ? { zone, domains: await issuer.delegation.status(names) } : null,
     dns_persist:
       acmeOrder && accountUrl && persistIssuer && names.length
@@ -42,7 +43,7 @@ export async function orderRenewalView(
             accountUrls: [accountUrl],
             issuerDomain: persistIssuer,
             wildcard: false,
-            resolver: settings.get(DCV_SETTINGS.resolver) || null,
+            resolver: (await settings.get(DCV_SETTINGS.resolver)) || null,
             now: ctx.clock()
           })
         : []

@@ -164,21 +164,22 @@ export const DUE_CHECKS_SQL =
 export class RenewalWindows {
   constructor(private readonly ctx: CoreContext) {}
 
-  get(orderId: number): AriRow | null {
+  async get(orderId: number): Promise<AriRow | null> {
     return (
-      (this.ctx.db.prepare('SELECT * FROM ari_windows WHERE order_id = ?').get(orderId) as AriRow | undefined) ?? null
+      ((await this.ctx.store.get('SELECT * FROM ari_windows WHERE order_id = ?', orderId)) as AriRow | undefined) ??
+      null
     )
   }
 
   /** Stores the window of a new certificate: the CA's, or the 14-day rule when it has none. */
-  store(
+  async store(
     orderId: number,
     certId: string,
     directoryUrl: string,
     info: RenewalInfo | null,
     notAfter: Date,
     error: string | null
-  ): AriRow {
+  ): Promise<AriRow> {
     const now = this.ctx.clock()
     const lead = addDays(notAfter, -DEFAULT_LEAD_DAYS)
     const start = info?.start ?? lead
@@ -190,28 +191,25 @@ export class RenewalWindows {
       : error && error.startsWith('could not')
         ? new Date(now.getTime() + DEFAULT_RETRY_AFTER_S * 1000)
         : null
-    this.ctx.db
-      .prepare(
-        `INSERT INTO ari_windows (order_id, cert_id, directory_url, source, window_start, window_end, explanation_url, renew_at, next_check_at, checked_at, last_error)
+    await this.ctx.store.run(
+      `INSERT INTO ari_windows (order_id, cert_id, directory_url, source, window_start, window_end, explanation_url, renew_at, next_check_at, checked_at, last_error)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT(order_id) DO UPDATE SET cert_id = excluded.cert_id, directory_url = excluded.directory_url, source = excluded.source,
            window_start = excluded.window_start, window_end = excluded.window_end, explanation_url = excluded.explanation_url,
-           renew_at = excluded.renew_at, next_check_at = excluded.next_check_at, checked_at = excluded.checked_at, last_error = excluded.last_error`
-      )
-      .run(
-        orderId,
-        certId,
-        directoryUrl,
-        info ? 'ari' : 'default',
-        isoTimestamp(start),
-        isoTimestamp(end),
-        info?.explanationUrl ?? null,
-        isoTimestamp(renewAt),
-        nextCheck ? isoTimestamp(nextCheck) : null,
-        isoTimestamp(now),
-        error
-      )
-    return this.get(orderId) as AriRow
+           renew_at = excluded.renew_at, next_check_at = excluded.next_check_at, checked_at = excluded.checked_at, last_error = excluded.last_error`,
+      orderId,
+      certId,
+      directoryUrl,
+      info ? 'ari' : 'default',
+      isoTimestamp(start),
+      isoTimestamp(end),
+      info?.explanationUrl ?? null,
+      isoTimestamp(renewAt),
+      nextCheck ? isoTimestamp(nextCheck) : null,
+      isoTimestamp(now),
+      error
+    )
+    return (await this.get(orderId)) as AriRow
   }
 
   /**
@@ -219,47 +217,51 @@ export class RenewalWindows {
    * new draw at every look would drift towards the window's start); a moved window gets a new
    * draw, and a window in the past means now.
    */
-  update(row: AriRow, info: RenewalInfo): void {
+  async update(row: AriRow, info: RenewalInfo): Promise<void> {
     const now = this.ctx.clock()
     const same = isoTimestamp(info.start) === row.window_start && isoTimestamp(info.end) === row.window_end
     const renewAt = same && row.source === 'ari' ? parseDate(row.renew_at) : chooseRenewAt(info.start, info.end, now)
-    this.ctx.db
-      .prepare(
-        `UPDATE ari_windows SET source = 'ari', window_start = ?, window_end = ?, explanation_url = ?, renew_at = ?,
-           next_check_at = ?, checked_at = ?, last_error = NULL WHERE order_id = ? AND cert_id = ?`
-      )
-      .run(
-        isoTimestamp(info.start),
-        isoTimestamp(info.end),
-        info.explanationUrl,
-        isoTimestamp(renewAt),
-        isoTimestamp(new Date(now.getTime() + info.retryAfterS * 1000)),
-        isoTimestamp(now),
-        row.order_id,
-        row.cert_id
-      )
+    await this.ctx.store.run(
+      `UPDATE ari_windows SET source = 'ari', window_start = ?, window_end = ?, explanation_url = ?, renew_at = ?,
+           next_check_at = ?, checked_at = ?, last_error = NULL WHERE order_id = ? AND cert_id = ?`,
+      isoTimestamp(info.start),
+      isoTimestamp(info.end),
+      info.explanationUrl,
+      isoTimestamp(renewAt),
+      isoTimestamp(new Date(now.getTime() + info.retryAfterS * 1000)),
+      isoTimestamp(now),
+      row.order_id,
+      row.cert_id
+    )
   }
 
   /** A failed look: keep the window, ask again after the default wait (§4.3). */
-  failed(row: AriRow, error: string): void {
+  async failed(row: AriRow, error: string): Promise<void> {
     const now = this.ctx.clock()
-    this.ctx.db
-      .prepare('UPDATE ari_windows SET next_check_at = ?, last_error = ? WHERE order_id = ? AND cert_id = ?')
-      .run(isoTimestamp(new Date(now.getTime() + DEFAULT_RETRY_AFTER_S * 1000)), error, row.order_id, row.cert_id)
+    await this.ctx.store.run(
+      'UPDATE ari_windows SET next_check_at = ?, last_error = ? WHERE order_id = ? AND cert_id = ?',
+      isoTimestamp(new Date(now.getTime() + DEFAULT_RETRY_AFTER_S * 1000)),
+      error,
+      row.order_id,
+      row.cert_id
+    )
   }
 
   /** Windows whose Retry-After has passed (an indexed range: cheap when none is due). */
-  dueChecks(now: Date): AriRow[] {
-    return this.ctx.db.prepare(DUE_CHECKS_SQL).all(isoTimestamp(now)) as AriRow[]
+  async dueChecks(now: Date): Promise<AriRow[]> {
+    return (await this.ctx.store.all(DUE_CHECKS_SQL, isoTimestamp(now))) as AriRow[]
   }
 
   /** Orders whose chosen moment has come, still active and renewed automatically. */
-  dueRenewals(now: Date, today: string): { id: number; order_number: string }[] {
-    return this.ctx.db.prepare(DUE_RENEWALS_SQL).all(isoTimestamp(now), today) as { id: number; order_number: string }[]
+  async dueRenewals(now: Date, today: string): Promise<{ id: number; order_number: string }[]> {
+    return (await this.ctx.store.all(DUE_RENEWALS_SQL, isoTimestamp(now), today)) as {
+      id: number
+      order_number: string
+    }[]
   }
 
-  view(orderId: number): RenewalWindowView | null {
-    const r = this.get(orderId)
+  async view(orderId: number): Promise<RenewalWindowView | null> {
+    const r = await this.get(orderId)
     if (!r) return null
     return {
       source: r.source,

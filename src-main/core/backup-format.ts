@@ -20,9 +20,9 @@
 import { createHmac, randomBytes, scrypt as scryptCb, timingSafeEqual, type Hmac } from 'node:crypto'
 import type { FileHandle } from 'node:fs/promises'
 import { promisify } from 'node:util'
-import type { Db } from './db'
 import { invalid, type ServiceError } from './errors'
 import type { SecretStore } from './secrets'
+import type { Store } from './store'
 
 const MAGIC = Buffer.from('CertDesk backup\n', 'latin1')
 const FORMAT = 'certdesk-backup'
@@ -83,19 +83,17 @@ const keyId = (key: Buffer): string =>
  * The data dir's backup key from its keychain, made on the first backup. Read-or-create under
  * SQLite's write lock, so the CLI and the app backing up at the same moment make one key.
  */
-export function keychainBackupKey(db: Db, secrets: SecretStore): BackupKey {
+export async function keychainBackupKey(db: Store, secrets: SecretStore): Promise<BackupKey> {
   // The write lock only for the first backup, when the key has to be made.
   const b64 =
     secrets.get(BACKUP_KEY_SECRET) ??
-    db
-      .transaction((): string => {
-        const existing = secrets.get(BACKUP_KEY_SECRET)
-        if (existing) return existing
-        const made = randomBytes(32).toString('base64')
-        secrets.set(BACKUP_KEY_SECRET, made)
-        return made
-      })
-      .immediate()
+    (await db.tx(async (): Promise<string> => {
+      const existing = secrets.get(BACKUP_KEY_SECRET)
+      if (existing) return existing
+      const made = randomBytes(32).toString('base64')
+      secrets.set(BACKUP_KEY_SECRET, made)
+      return made
+    }))
   const key = Buffer.from(b64, 'base64')
   return { key, header: { auth: 'keychain', key_id: keyId(key) } }
 }

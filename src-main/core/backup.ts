@@ -40,6 +40,7 @@ import {
 } from './exclusive-file'
 import { ensurePrivateDir } from './paths'
 import type { SecretStore } from './secrets'
+import { SqliteStore, type Store } from './store'
 import { schemaDifferences } from './store-schema'
 import { storageFault } from './store-faults'
 import { isoTimestamp, type Clock } from './time'
@@ -82,8 +83,30 @@ const installIdIn = (db: Db): string | null =>
   null
 
 /** The key `auth` asks for; the keychain's is made on the first backup. */
-async function backupKey(db: Db, auth: BackupAuth): Promise<BackupKey> {
-  return auth.kind === 'keychain' ? keychainBackupKey(db, auth.secrets) : passphraseBackupKey(auth.passphrase)
+async function backupKey(store: Store, auth: BackupAuth): Promise<BackupKey> {
+  return auth.kind === 'keychain' ? await keychainBackupKey(store, auth.secrets) : passphraseBackupKey(auth.passphrase)
+}
+
+/**
+ * The SQLite store a backup copies. A book in PostgreSQL is backed up by the database server's
+ * own means (pg_dump, base backups with WAL archiving), which see every node's writes; a copy
+ * by one node would not (docs/backup.md).
+ */
+function sqliteStoreOf(ctx: CoreContext): SqliteStore {
+  if (ctx.store instanceof SqliteStore) return ctx.store
+  throw conflict(
+    "could not back up the store: it is a PostgreSQL database, which CertDesk does not copy; back it up with pg_dump or the server's own backups (docs/backup.md)"
+  )
+}
+
+/** `work` over a read-only connection of its own to the store file, closed after. */
+async function withSnapshotConnection<T>(store: SqliteStore, work: (db: Db) => Promise<T>): Promise<T> {
+  const db = store.openReadOnly()
+  try {
+    return await work(db)
+  } finally {
+    db.close()
+  }
 }
 
 /**
@@ -164,7 +187,9 @@ export async function backupDataDir(
   auth: BackupAuth,
   onProgress?: (p: BackupProgress) => void
 ): Promise<BackupReport> {
-  return backupStore(ctx.db, out, await backupKey(ctx.db, auth), ctx.clock, onProgress)
+  const store = sqliteStoreOf(ctx)
+  const key = await backupKey(store, auth)
+  return withSnapshotConnection(store, (db) => backupStore(db, out, key, ctx.clock, onProgress))
 }
 
 /**
@@ -404,7 +429,7 @@ export class BackupJobs {
     private readonly dataDir: string
   ) {}
 
-  start(folder?: string | null): BackupJobView {
+  async start(folder?: string | null): Promise<BackupJobView> {
     if (this.view.state === 'running') throw conflict('could not start a backup: one is already running')
     const chosen = folder?.trim()
     if (chosen && !isAbsolute(chosen)) throw invalid('could not start a backup: the folder must be an absolute path')
@@ -413,7 +438,8 @@ export class BackupJobs {
     const file = join(dir, `certdesk-backup-${stamp}.backup`)
     if (isPresent(file)) throw conflict(`could not start a backup: ${file} exists; try again in a second`)
     // The keychain's backup key first: without a keychain nothing is started (503, says what to do).
-    const key = keychainBackupKey(this.ctx.db, this.ctx.secrets)
+    const store = sqliteStoreOf(this.ctx)
+    const key = await keychainBackupKey(store, this.ctx.secrets)
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 })
     } catch (err) {
@@ -423,9 +449,11 @@ export class BackupJobs {
       )
     }
     this.view = { state: 'running', percent: 0, file, error: null }
-    backupStore(this.ctx.db, file, key, this.ctx.clock, (p) => {
-      if (p.totalPages > 0) this.view.percent = Math.floor(((p.totalPages - p.remainingPages) / p.totalPages) * 100)
-    }).then(
+    withSnapshotConnection(store, (db) =>
+      backupStore(db, file, key, this.ctx.clock, (p) => {
+        if (p.totalPages > 0) this.view.percent = Math.floor(((p.totalPages - p.remainingPages) / p.totalPages) * 100)
+      })
+    ).then(
       () => {
         this.view = { state: 'done', percent: 100, file, error: null }
       },

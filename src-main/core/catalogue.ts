@@ -4,10 +4,11 @@
  */
 import { CatalogueCache } from './catalogue-cache'
 import type { CoreContext } from './context'
-import type { Db } from './db'
+import { inOrder } from './pool'
 import { forbidden, notFound } from './errors'
 import type { Cents } from './money'
 import type { ProductFilter, ProductType, ProductView, ValidationType } from '../../src-shared/records'
+import type { SqlArg, Store } from './store'
 
 export { PRODUCT_TYPES, VALIDATION_TYPES } from '../../src-shared/constants'
 export type { ProductFilter, ProductType, ProductView, ValidationType } from '../../src-shared/records'
@@ -97,41 +98,42 @@ export const autoReissues = (p: Product): boolean => p.type !== 'code-signing'
 export const isAcmeProduct = (p: Product): boolean => p.fulfillment === 'acme_subscription'
 
 export class Catalogue {
-  private readonly db: Db
+  private readonly db: Store
   private readonly cache: CatalogueCache
 
   constructor(ctx: CoreContext) {
-    this.db = ctx.db
-    this.cache = new CatalogueCache(ctx.db)
+    this.db = ctx.store
+    this.cache = new CatalogueCache(ctx.store)
   }
 
-  groups(): Group[] {
-    return this.db.prepare('SELECT id, name, description FROM reseller_groups ORDER BY id').all() as Group[]
+  async groups(): Promise<Group[]> {
+    return (await this.db.all('SELECT id, name, description FROM reseller_groups ORDER BY id')) as Group[]
   }
 
-  group(id: number): Group | undefined {
-    return this.db.prepare('SELECT id, name, description FROM reseller_groups WHERE id = ?').get(id) as
+  async group(id: number): Promise<Group | undefined> {
+    return (await this.db.get('SELECT id, name, description FROM reseller_groups WHERE id = ?', id)) as
       Group | undefined
   }
 
   /** All products with list prices, for the admin's own view. */
-  allProducts(): (Product & { listPricing: PriceTable })[] {
-    const rows = this.db.prepare('SELECT * FROM products ORDER BY id').all() as ProductRow[]
-    return rows.map((r) => ({ ...toProduct(r), listPricing: this.prices(r.id, LIST_GROUP) }))
+  async allProducts(): Promise<(Product & { listPricing: PriceTable })[]> {
+    const rows = (await this.db.all('SELECT * FROM products ORDER BY id')) as ProductRow[]
+    return inOrder(rows, async (r) => ({ ...toProduct(r), listPricing: await this.prices(r.id, LIST_GROUP) }))
   }
 
   /** The products of `groupId`, filtered, with list and group prices. */
-  list(groupId: number | null, filter: ProductFilter = {}): PricedProduct[] {
+  async list(groupId: number | null, filter: ProductFilter = {}): Promise<PricedProduct[]> {
     const gid = requireGroup(groupId)
     const key = JSON.stringify(['list', gid, filter.brand, filter.type, filter.validation, filter.includeAcme === true])
-    return this.cache.get(key, () => this.load(gid, filter))
+    return await this.cache.get(key, async () => await this.load(gid, filter))
   }
 
-  private load(gid: number, filter: ProductFilter): PricedProduct[] {
+  private async load(gid: number, filter: ProductFilter): Promise<PricedProduct[]> {
     const where = ['EXISTS (SELECT 1 FROM product_prices pp WHERE pp.product_id = p.id AND pp.group_id = ?)']
-    const args: unknown[] = [gid]
+    const args: SqlArg[] = [gid]
     if (filter.brand !== undefined) {
-      where.push('p.brand = ? COLLATE NOCASE')
+      // ASCII case folded on both engines (brands are ASCII names).
+      where.push('LOWER(p.brand) = LOWER(?)')
       args.push(filter.brand)
     }
     if (filter.type !== undefined) {
@@ -144,10 +146,11 @@ export class Catalogue {
     }
     // Subscription products are listed only when asked for (spec, GET /products `include`).
     if (!filter.includeAcme) where.push("p.fulfillment = 'certificate'")
-    const rows = this.db
-      .prepare(`SELECT p.* FROM products p WHERE ${where.join(' AND ')} ORDER BY p.id`)
-      .all(...args) as ProductRow[]
-    const priced = this.pricesFor(
+    const rows = (await this.db.all(
+      `SELECT p.* FROM products p WHERE ${where.join(' AND ')} ORDER BY p.id`,
+      ...args
+    )) as ProductRow[]
+    const priced = await this.pricesFor(
       rows.map((r) => r.id),
       gid
     )
@@ -159,39 +162,42 @@ export class Catalogue {
   }
 
   /** One product as the caller's group sees it: 404 when it does not exist, 403 outside the group. */
-  product(groupId: number | null, productId: number): PricedProduct {
+  async product(groupId: number | null, productId: number): Promise<PricedProduct> {
     const gid = requireGroup(groupId)
-    return this.cache.get(JSON.stringify(['product', gid, productId]), () => this.loadProduct(gid, productId))
+    return await this.cache.get(
+      JSON.stringify(['product', gid, productId]),
+      async () => await this.loadProduct(gid, productId)
+    )
   }
 
-  private loadProduct(gid: number, productId: number): PricedProduct {
-    const row = this.db.prepare('SELECT * FROM products WHERE id = ?').get(productId) as ProductRow | undefined
+  private async loadProduct(gid: number, productId: number): Promise<PricedProduct> {
+    const row = (await this.db.get('SELECT * FROM products WHERE id = ?', productId)) as ProductRow | undefined
     if (!row) throw notFound(`product ${productId} not found`)
-    const pricing = this.prices(productId, gid)
+    const pricing = await this.prices(productId, gid)
     if (Object.keys(pricing).length === 0) {
       throw forbidden(`product ${productId} is not available to your reseller group`)
     }
-    return { ...toProduct(row), listPricing: this.prices(productId, LIST_GROUP), pricing }
+    return { ...toProduct(row), listPricing: await this.prices(productId, LIST_GROUP), pricing }
   }
 
-  private prices(productId: number, groupId: number): PriceTable {
-    return this.pricesFor([productId], groupId).group.get(productId) ?? {}
+  private async prices(productId: number, groupId: number): Promise<PriceTable> {
+    return (await this.pricesFor([productId], groupId)).group.get(productId) ?? {}
   }
 
-  private pricesFor(
+  private async pricesFor(
     productIds: number[],
     groupId: number
-  ): { list: Map<number, PriceTable>; group: Map<number, PriceTable> } {
+  ): Promise<{ list: Map<number, PriceTable>; group: Map<number, PriceTable> }> {
     const list = new Map<number, PriceTable>()
     const group = new Map<number, PriceTable>()
     if (productIds.length === 0) return { list, group }
-    const rows = this.db
-      .prepare(
-        `SELECT product_id, group_id, years, price_cents, san_price_cents, wildcard_san_price_cents
+    const rows = (await this.db.all(
+      `SELECT product_id, group_id, years, price_cents, san_price_cents, wildcard_san_price_cents
          FROM product_prices WHERE group_id IN (0, ?) AND product_id IN (${productIds.map(() => '?').join(',')})
-         ORDER BY years`
-      )
-      .all(groupId, ...productIds) as {
+         ORDER BY years`,
+      groupId,
+      ...productIds
+    )) as {
       product_id: number
       group_id: number
       years: number
@@ -249,24 +255,21 @@ export interface CatalogueFile {
 }
 
 /** Loads the default catalogue into an empty store; a store that has products is left alone. */
-export function seedCatalogue(db: Db, file: CatalogueFile): boolean {
-  const count = (db.prepare('SELECT COUNT(*) AS n FROM products').get() as { n: number }).n
+export async function seedCatalogue(db: Store, file: CatalogueFile): Promise<boolean> {
+  const count = ((await db.get('SELECT COUNT(*) AS n FROM products')) as { n: number }).n
   if (count > 0) return false
   const cents = (usd: number): number => Math.round(usd * 100)
-  db.transaction(() => {
-    const g = db.prepare('INSERT INTO reseller_groups (id, name, description) VALUES (?, ?, ?)')
-    for (const grp of file.groups) g.run(grp.id, grp.name, grp.description)
-    const p = db.prepare(
-      `INSERT INTO products (id, name, brand, type, validation_type, domain_type, max_years, warranty,
+  await db.tx(async () => {
+    const gSql = 'INSERT INTO reseller_groups (id, name, description) VALUES (?, ?, ?)'
+    for (const grp of file.groups) await db.run(gSql, grp.id, grp.name, grp.description)
+    const pSql = `INSERT INTO products (id, name, brand, type, validation_type, domain_type, max_years, warranty,
         san_enabled, wildcard_san_enabled, included_sans, max_sans, description, fulfillment, acme_type, wildcard_only)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-    )
-    const pr = db.prepare(
-      `INSERT INTO product_prices (product_id, group_id, years, price_cents, san_price_cents, wildcard_san_price_cents)
+    const prSql = `INSERT INTO product_prices (product_id, group_id, years, price_cents, san_price_cents, wildcard_san_price_cents)
        VALUES (?, ?, ?, ?, ?, ?)`
-    )
     for (const x of file.products) {
-      p.run(
+      await db.run(
+        pSql,
         x.id,
         x.name,
         x.brand,
@@ -287,11 +290,11 @@ export function seedCatalogue(db: Db, file: CatalogueFile): boolean {
       for (const [groupKey, byYear] of Object.entries(x.prices)) {
         const gid = groupKey === 'list' ? LIST_GROUP : Number(groupKey)
         for (const [years, v] of Object.entries(byYear)) {
-          pr.run(x.id, gid, Number(years), cents(v.price), cents(v.san_price), cents(v.wildcard_san_price))
+          await db.run(prSql, x.id, gid, Number(years), cents(v.price), cents(v.san_price), cents(v.wildcard_san_price))
         }
       }
     }
-  }).immediate()
+  })
   return true
 }
 

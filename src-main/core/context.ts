@@ -1,7 +1,6 @@
-import type { Db } from './db'
 import type { SecretStore } from './secrets'
-import type { ScopeVersions } from './store-version'
 import type { Clock } from './time'
+import type { ScopeVersions, Store } from './store'
 
 /**
  * What every core module works with: the store, the clock and the keychain. The store itself
@@ -9,23 +8,18 @@ import type { Clock } from './time'
  * it may await, so another store (a database server) can stand behind the same context.
  */
 export interface CoreContext {
-  db: Db
+  /** The store port (core/store): SQLite or PostgreSQL, every call a promise. */
+  store: Store
   clock: Clock
   secrets: SecretStore
-  /** A token that changes whenever the store does (store-version.ts). */
+  /** A token that changes whenever the store does (core/store). */
   storeVersion: () => Promise<string>
-  /** Tokens for the parts of the store one reseller's answers are computed from (store-version.ts). */
+  /** Tokens for the parts of the store one reseller's answers are computed from (core/store). */
   scopeVersions: (resellerId: number) => Promise<ScopeVersions>
   /**
-   * Writes this process has made so far (store-version.ts): a counter kept in memory, no query,
+   * Writes this process has made so far (core/store): a counter kept in memory, no query,
    * so a caller may check it on every request. While it is unchanged, nothing this process did
    * moved a version.
    */
   localWrites: () => number
-  /**
-   * Resolves once this process may write without waiting on another process's lock, waiting on
-   * timers meanwhile; rejects with a 503 after `budgetMs` (store-lock.ts). Transports and loops
-   * await it before work that writes.
-   */
-  whenWritable: (budgetMs?: number) => Promise<void>
 }

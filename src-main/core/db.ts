@@ -41,9 +41,8 @@ export function openDatabase(dataDir: string, nativeBinding?: string): Db {
   db.pragma('journal_mode = WAL')
   db.pragma('foreign_keys = ON')
   // Another process (the admin CLI next to `serve`, a backup) may hold the write lock for a
-  // moment: a write waits this long, then fails with SQLITE_BUSY, which the transports answer
-  // with 503 and Retry-After (store-faults.ts). Readers never wait (WAL). A serving process
-  // turns this wait off once started, since it sleeps on the only thread (store-lock.ts).
+  // moment: the migrations below wait this long for it. The store engine then turns this wait
+  // off, since it sleeps on the only thread, and waits on timers instead (store/sqlite-engine.ts).
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
   db.pragma('synchronous = NORMAL')
   try {

@@ -28,16 +28,16 @@ export function dcvSettingProblems(input: SettingsInput): SettingsProblems {
 }
 
 /** Saves every typed value or none (settings.ts refuses the lot on one bad value). */
-export const updateDcvSettings = (settings: Settings, input: SettingsInput): void =>
-  settings.update(dcvSettingChanges(input))
+export const updateDcvSettings = async (settings: Settings, input: SettingsInput): Promise<void> =>
+  await settings.update(dcvSettingChanges(input))
 
-export function dcvSettingsView(settings: Settings): DcvSettingsView {
+export async function dcvSettingsView(settings: Settings): Promise<DcvSettingsView> {
   return {
-    dcvResolver: settings.get(KEY_OF.dcvResolver) ?? '',
-    dcvHttpPort: settings.get(KEY_OF.dcvHttpPort) ?? '',
-    dcvHttpsPort: settings.get(KEY_OF.dcvHttpsPort) ?? '',
-    smtpUrl: settings.get(KEY_OF.smtpUrl) ?? '',
-    smtpFrom: settings.get(KEY_OF.smtpFrom) ?? '',
-    dcvAllowPrivateAddresses: settings.flag(KEY_OF.dcvAllowPrivateAddresses)
+    dcvResolver: (await settings.get(KEY_OF.dcvResolver)) ?? '',
+    dcvHttpPort: (await settings.get(KEY_OF.dcvHttpPort)) ?? '',
+    dcvHttpsPort: (await settings.get(KEY_OF.dcvHttpsPort)) ?? '',
+    smtpUrl: (await settings.get(KEY_OF.smtpUrl)) ?? '',
+    smtpFrom: (await settings.get(KEY_OF.smtpFrom)) ?? '',
+    dcvAllowPrivateAddresses: await settings.flag(KEY_OF.dcvAllowPrivateAddresses)
   }
 }

@@ -83,17 +83,17 @@ export interface DcvNetwork {
   allowPrivateAddresses: boolean
 }
 
-export function dcvNetwork(settings: Settings): DcvNetwork {
-  const port = (key: string, fallback: number): number => {
-    const v = settings.get(key)
+export async function dcvNetwork(settings: Settings): Promise<DcvNetwork> {
+  const port = async (key: string, fallback: number): Promise<number> => {
+    const v = await settings.get(key)
     const n = v === null ? fallback : Number(v)
     return Number.isInteger(n) && n > 0 && n < 65536 ? n : fallback
   }
   return {
-    resolver: settings.get(DCV_SETTINGS.resolver),
-    httpPort: port(DCV_SETTINGS.httpPort, 80),
-    httpsPort: port(DCV_SETTINGS.httpsPort, 443),
-    allowPrivateAddresses: settings.flag(DCV_SETTINGS.allowPrivateAddresses)
+    resolver: await settings.get(DCV_SETTINGS.resolver),
+    httpPort: await port(DCV_SETTINGS.httpPort, 80),
+    httpsPort: await port(DCV_SETTINGS.httpsPort, 443),
+    allowPrivateAddresses: await settings.flag(DCV_SETTINGS.allowPrivateAddresses)
   }
 }
 
@@ -200,7 +200,7 @@ export interface Mail {
  * the caller keeps the message for the app to show.
  */
 export async function deliverMail(settings: Settings, mail: Mail): Promise<'smtp' | 'outbox'> {
-  const url = settings.get(DCV_SETTINGS.smtpUrl)
+  const url = await settings.get(DCV_SETTINGS.smtpUrl)
   if (!url) return 'outbox'
   const u = new URL(url)
   await sendThroughRelay(
@@ -214,7 +214,7 @@ export async function deliverMail(settings: Settings, mail: Mail): Promise<'smtp
     },
     {
       // Empty means the default, as for every setting.
-      from: settings.get(DCV_SETTINGS.smtpFrom) || 'CertDesk validation <dcv@certdesk.invalid>',
+      from: (await settings.get(DCV_SETTINGS.smtpFrom)) || 'CertDesk validation <dcv@certdesk.invalid>',
       to: mail.to,
       subject: mail.subject,
       text: mail.text

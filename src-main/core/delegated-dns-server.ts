@@ -62,7 +62,7 @@ export interface DelegatedDnsOptions {
   /** The delegated zone, lower case without trailing dot. */
   zone: string
   /** The TXT values of `<label>.<zone>` (read per query: the store is the only state). */
-  values(label: string): string[]
+  values(label: string): Promise<string[]>
 }
 
 export interface RunningDelegatedDns {
@@ -106,7 +106,11 @@ function bare(query: Buffer, rcode: number): Buffer {
  * The answer to one query, or null to stay silent (a response, or too short to carry an id).
  * `maxBytes` is the transport's limit; UDP answers above it are truncated (TC set).
  */
-export function answer(query: Buffer, opts: DelegatedDnsOptions, transport: 'udp' | 'tcp'): Buffer | null {
+export async function answer(
+  query: Buffer,
+  opts: DelegatedDnsOptions,
+  transport: 'udp' | 'tcp'
+): Promise<Buffer | null> {
   if (query.length < 12) return null
   const flags = query.readUInt16BE(2)
   if (flags & QR) return null
@@ -153,7 +157,7 @@ export function answer(query: Buffer, opts: DelegatedDnsOptions, transport: 'udp
     return encode({ ...base, flags: aa, answers, authorities: answers.length ? [] : [soa] }, transport, limit)
   }
   const label = name.slice(0, -zone.length - 1)
-  const values = label.includes('.') ? [] : opts.values(label)
+  const values = label.includes('.') ? [] : await opts.values(label)
   if (values.length === 0) return encode({ ...base, flags: aa | RCODE.NXDOMAIN, authorities: [soa] }, transport, limit)
   if (question.type !== 'TXT' && question.type !== 'ANY')
     return encode({ ...base, flags: aa, authorities: [soa] }, transport, limit)
@@ -186,13 +190,12 @@ function clientKey(address: string): string {
 export async function startDelegatedDns(opts: DelegatedDnsOptions): Promise<RunningDelegatedDns> {
   const udp: Socket = createSocket({ type: opts.host.includes(':') ? 'udp6' : 'udp4' })
   udp.on('message', (msg, rinfo) => {
-    let out: Buffer | null
-    try {
-      out = answer(msg, opts, 'udp')
-    } catch {
-      out = msg.length >= 12 ? bare(msg, 2) : null // SERVFAIL: the store could not be read
-    }
-    if (out) udp.send(out, rinfo.port, rinfo.address)
+    void answer(msg, opts, 'udp')
+      // SERVFAIL: the store could not be read
+      .catch(() => (msg.length >= 12 ? bare(msg, 2) : null))
+      .then((out) => {
+        if (out) udp.send(out, rinfo.port, rinfo.address)
+      })
   })
   udp.on('error', () => undefined)
   await new Promise<void>((resolve, reject) => {
@@ -225,7 +228,22 @@ export async function startDelegatedDns(opts: DelegatedDnsOptions): Promise<Runn
     sock.on('error', () => undefined)
     sock.setTimeout(TCP_IDLE_MS, () => sock.destroy())
     let buf = Buffer.alloc(0)
-    let answered = 0
+    let queued = 0
+    // Answers go out in the order of the queries, one store read at a time per connection.
+    let replies = Promise.resolve()
+    const reply = async (msg: Buffer, last: boolean): Promise<void> => {
+      if (sock.destroyed) return
+      const out = await answer(msg, opts, 'tcp').catch(() => (msg.length >= 12 ? bare(msg, 2) : null))
+      if (!out) {
+        sock.destroy()
+        return
+      }
+      const head = Buffer.alloc(2)
+      head.writeUInt16BE(out.length)
+      // The last answer, then the connection ends.
+      if (last) sock.end(Buffer.concat([head, out]))
+      else sock.write(Buffer.concat([head, out]))
+    }
     const onData = (chunk: Buffer): void => {
       buf = Buffer.concat([buf, chunk])
       // RFC 1035 §4.2.2: each message behind a two-byte length.
@@ -238,26 +256,14 @@ export async function startDelegatedDns(opts: DelegatedDnsOptions): Promise<Runn
         if (buf.length < 2 + len) break
         const msg = buf.subarray(2, 2 + len)
         buf = buf.subarray(2 + len)
-        let out: Buffer | null
-        try {
-          out = answer(msg, opts, 'tcp')
-        } catch {
-          out = msg.length >= 12 ? bare(msg, 2) : null
-        }
-        if (!out) {
-          sock.destroy()
-          return
-        }
-        const head = Buffer.alloc(2)
-        head.writeUInt16BE(out.length)
-        answered++
-        if (answered >= MAX_QUERIES_PER_CONNECTION) {
-          // The last answer, then the connection ends; what else the client sent is not read.
+        queued++
+        const last = queued >= MAX_QUERIES_PER_CONNECTION
+        replies = replies.then(async () => await reply(msg, last))
+        if (last) {
+          // What else the client sent is not read.
           sock.off('data', onData)
-          sock.end(Buffer.concat([head, out]))
           return
         }
-        sock.write(Buffer.concat([head, out]))
       }
       if (buf.length > 2 + MAX_QUERY_BYTES) sock.destroy()
     }
@@ -293,13 +299,13 @@ export async function startDelegatedDns(opts: DelegatedDnsOptions): Promise<Runn
  */
 export async function startConfiguredResponder(
   listen: string | null,
-  dns: { zone(): string | null; values(label: string): string[] }
+  dns: { zone(): Promise<string | null>; values(label: string): Promise<string[]> }
 ): Promise<RunningDelegatedDns | null> {
-  const zone = dns.zone()
+  const zone = await dns.zone()
   if (!zone || !listen) return null
   const m = /^(?:\[([0-9a-f:.]+)\]|([0-9.]+)):(\d+)$/i.exec(listen)
   if (!m) throw new Error(`could not start the DNS responder: ${listen} is not address:port`)
-  return startDelegatedDns({
+  return await startDelegatedDns({
     host: m[1] ?? m[2],
     port: Number(m[3]),
     zone,

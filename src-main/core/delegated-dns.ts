@@ -23,8 +23,8 @@ export const MAX_VALUES_PER_LABEL = 8
 const RECORD_LIFETIME_DAYS = 7
 
 /** The zone's name as stored: lower case, no trailing dot; null when delegation is off. */
-export function delegatedZone(settings: Settings): string | null {
-  const z = settings.get(DELEGATED_DNS_SETTINGS.zone)
+export async function delegatedZone(settings: Settings): Promise<string | null> {
+  const z = await settings.get(DELEGATED_DNS_SETTINGS.zone)
   return z ? z.toLowerCase().replace(/\.$/, '') : null
 }
 
@@ -53,57 +53,67 @@ export class DelegatedDns {
     private readonly settings: Settings
   ) {}
 
-  zone(): string | null {
-    return delegatedZone(this.settings)
+  async zone(): Promise<string | null> {
+    return await delegatedZone(this.settings)
   }
 
-  enabled(): boolean {
-    return this.zone() !== null
+  async enabled(): Promise<boolean> {
+    return (await this.zone()) !== null
   }
 
-  target(domain: string): string {
-    const zone = this.zone()
+  async target(domain: string): Promise<string> {
+    const zone = await this.zone()
     if (!zone) throw new Error('could not name the delegation target: no delegated zone is set')
     return `${delegationLabel(domain)}.${zone}`
   }
 
   /** Publishes a dns-01 value for `domain` (answered at once by the running responder). */
-  publish(domain: string, value: string, orderId: number | null): void {
+  async publish(domain: string, value: string, orderId: number | null): Promise<void> {
     const now = this.ctx.clock()
-    const db = this.ctx.db
+    const db = this.ctx.store
     const label = delegationLabel(domain)
-    db.transaction(() => {
-      db.prepare('DELETE FROM delegated_dns_records WHERE created_at < ?').run(
+    await db.tx(async () => {
+      await db.run(
+        'DELETE FROM delegated_dns_records WHERE created_at < ?',
         isoTimestamp(addDays(now, -RECORD_LIFETIME_DAYS))
       )
-      db.prepare(
-        'INSERT OR IGNORE INTO delegated_dns_records (label, value, order_id, created_at) VALUES (?, ?, ?, ?)'
-      ).run(label, value, orderId, isoTimestamp(now))
+      await db.run(
+        'INSERT OR IGNORE INTO delegated_dns_records (label, value, order_id, created_at) VALUES (?, ?, ?, ?)',
+        label,
+        value,
+        orderId,
+        isoTimestamp(now)
+      )
       // Oldest first out, so a label never holds more than the responder answers with.
-      db.prepare(
+      await db.run(
         `DELETE FROM delegated_dns_records WHERE label = ? AND id NOT IN
-           (SELECT id FROM delegated_dns_records WHERE label = ? ORDER BY id DESC LIMIT ?)`
-      ).run(label, label, MAX_VALUES_PER_LABEL)
-    })()
+           (SELECT id FROM delegated_dns_records WHERE label = ? ORDER BY id DESC LIMIT ?)`,
+        label,
+        label,
+        MAX_VALUES_PER_LABEL
+      )
+    })
   }
 
   /** Drops an order's values once its certificate is issued (RFC 8555 §8.4 lets clients remove them). */
-  unpublish(orderId: number): void {
-    this.ctx.db.prepare('DELETE FROM delegated_dns_records WHERE order_id = ?').run(orderId)
+  async unpublish(orderId: number): Promise<void> {
+    await this.ctx.store.run('DELETE FROM delegated_dns_records WHERE order_id = ?', orderId)
   }
 
   /** What the responder answers for `<label>.<zone>` TXT. */
-  values(label: string): string[] {
+  async values(label: string): Promise<string[]> {
     return (
-      this.ctx.db
-        .prepare('SELECT value FROM delegated_dns_records WHERE label = ? ORDER BY id LIMIT ?')
-        .all(label, MAX_VALUES_PER_LABEL) as { value: string }[]
+      (await this.ctx.store.all(
+        'SELECT value FROM delegated_dns_records WHERE label = ? ORDER BY id LIMIT ?',
+        label,
+        MAX_VALUES_PER_LABEL
+      )) as { value: string }[]
     ).map((r) => r.value)
   }
 
   /** Each domain's CNAME and whether it is in place, read-only (a CNAME lookup, nothing written). */
   async status(domains: string[]): Promise<DelegationStatus[]> {
-    const resolver = this.settings.get(DCV_SETTINGS.resolver) || null
+    const resolver = (await this.settings.get(DCV_SETTINGS.resolver)) || null
     const seen = new Set<string>()
     const out: DelegationStatus[] = []
     for (const d of domains) {
@@ -111,7 +121,7 @@ export class DelegatedDns {
       if (seen.has(domain)) continue
       seen.add(domain)
       const name = `_acme-challenge.${domain}`
-      const value = this.target(domain)
+      const value = await this.target(domain)
       let inPlace = false
       let detail: string
       try {

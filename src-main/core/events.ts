@@ -5,10 +5,10 @@
  * created without its `order.created` event, and never the other way round.
  */
 import type { CoreContext } from './context'
-import type { Db } from './db'
 import { resellerDeployEvent } from './deploy/deploy-events'
 import type { Page, Paging } from './ledger'
 import { addDays, isoDate, isoTimestamp } from './time'
+import type { SqlArg, Store } from './store'
 
 /**
  * Days before expiry at which a certificate that will not be renewed (its subscription ends,
@@ -92,18 +92,24 @@ const eventOf = <T extends string>(r: Omit<EventRow, 'type'> & { type: T }): Omi
 })
 
 /** Writes one event; call inside the caller's transaction so it commits with the change. */
-export function recordEvent(db: Db, at: Date, e: EventInput): number {
-  const info = db
-    .prepare('INSERT INTO events (reseller_id, order_id, type, message, data, created_at) VALUES (?, ?, ?, ?, ?, ?)')
-    .run(e.resellerId, e.orderId ?? null, e.type, e.message, JSON.stringify(e.data ?? {}), isoTimestamp(at))
-  return Number(info.lastInsertRowid)
+export async function recordEvent(db: Store, at: Date, e: EventInput): Promise<number> {
+  const info = await db.insert(
+    'INSERT INTO events (reseller_id, order_id, type, message, data, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+    e.resellerId,
+    e.orderId ?? null,
+    e.type,
+    e.message,
+    JSON.stringify(e.data ?? {}),
+    isoTimestamp(at)
+  )
+  return info
 }
 
 export class Events {
   constructor(private readonly ctx: CoreContext) {}
 
-  record(e: EventInput): number {
-    return recordEvent(this.ctx.db, this.ctx.clock(), e)
+  async record(e: EventInput): Promise<number> {
+    return await recordEvent(this.ctx.store, this.ctx.clock(), e)
   }
 
   /**
@@ -111,19 +117,19 @@ export class Events {
    * no reissue planned (spec: "When the subscription ends, no reissue is made"). Idempotent, so
    * every scheduler pass may call it; returns the orders it announced.
    */
-  noticeExpiring(): number[] {
+  async noticeExpiring(): Promise<number[]> {
     const now = this.ctx.clock()
-    const db = this.ctx.db
-    const rows = db
-      .prepare(
-        `SELECT o.id, o.reseller_id, o.order_number, o.domain, o.cert_valid_till, o.purchase_end_date FROM orders o
+    const db = this.ctx.store
+    const rows = (await db.all(
+      `SELECT o.id, o.reseller_id, o.order_number, o.domain, o.cert_valid_till, o.purchase_end_date FROM orders o
           WHERE o.status = 'completed' AND o.next_reissue_at IS NULL AND o.cert_valid_till IS NOT NULL
             AND o.cert_valid_till >= ? AND o.cert_valid_till <= ?
             AND NOT EXISTS (SELECT 1 FROM events e WHERE e.order_id = o.id AND e.type = 'certificate.expiring'
                               AND json_extract(e.data, '$.valid_till') = o.cert_valid_till)
-          ORDER BY o.id`
-      )
-      .all(isoDate(now), isoDate(addDays(now, EXPIRY_NOTICE_DAYS))) as {
+          ORDER BY o.id`,
+      isoDate(now),
+      isoDate(addDays(now, EXPIRY_NOTICE_DAYS))
+    )) as {
       id: number
       reseller_id: number
       order_number: string
@@ -131,9 +137,9 @@ export class Events {
       cert_valid_till: string
       purchase_end_date: string
     }[]
-    db.transaction(() => {
+    await db.tx(async () => {
       for (const o of rows) {
-        recordEvent(db, now, {
+        await recordEvent(db, now, {
           type: 'certificate.expiring',
           resellerId: o.reseller_id,
           orderId: o.id,
@@ -141,7 +147,7 @@ export class Events {
           data: { valid_till: o.cert_valid_till, purchase_end_date: o.purchase_end_date }
         })
       }
-    }).immediate()
+    })
     return rows.map((r) => r.id)
   }
 
@@ -150,10 +156,10 @@ export class Events {
    * the admin's paths, URLs or commands); `resellerId: null` lists every reseller's with the
    * admin's full detail (the desktop app and `certdesk admin events list`).
    */
-  list(resellerId: number | null, filter: EventFilter, page: Paging): Page<CertEvent> {
+  async list(resellerId: number | null, filter: EventFilter, page: Paging): Promise<Page<CertEvent>> {
     // The admin's own events (alerts) are read with `listAdmin`; this log is the reseller API's.
     const where: string[] = [`e.type NOT IN (${ADMIN_EVENT_TYPES.map((t) => `'${t}'`).join(', ')})`]
-    const args: unknown[] = []
+    const args: SqlArg[] = []
     if (resellerId !== null) {
       where.push('e.reseller_id = ?')
       args.push(resellerId)
@@ -172,13 +178,14 @@ export class Events {
       args.push(filter.orderId)
     }
     const sqlWhere = `WHERE ${where.join(' AND ')}`
-    const rows = this.ctx.db
-      .prepare(
-        `SELECT e.*, o.order_number FROM events e LEFT JOIN orders o ON o.id = e.order_id
-         ${sqlWhere} ORDER BY e.id DESC LIMIT ? OFFSET ?`
-      )
-      .all(...args, page.limit, page.offset) as EventRow[]
-    const { n } = this.ctx.db.prepare(`SELECT COUNT(*) AS n FROM events e ${sqlWhere}`).get(...args) as { n: number }
+    const rows = (await this.ctx.store.all(
+      `SELECT e.*, o.order_number FROM events e LEFT JOIN orders o ON o.id = e.order_id
+         ${sqlWhere} ORDER BY e.id DESC LIMIT ? OFFSET ?`,
+      ...args,
+      page.limit,
+      page.offset
+    )) as EventRow[]
+    const { n } = (await this.ctx.store.get(`SELECT COUNT(*) AS n FROM events e ${sqlWhere}`, ...args)) as { n: number }
     // A reseller reads what happened to its orders; the admin's deploy configuration stays out.
     const view = resellerId === null ? (e: CertEvent): CertEvent => e : resellerDeployEvent
     return {
@@ -189,16 +196,21 @@ export class Events {
   }
 
   /** The admin's own events of one type (alert.raised, alert.cleared), newest first. */
-  listAdmin(type: AdminEventType, page: Paging): Page<Omit<CertEvent, 'type'> & { type: AdminEventType }> {
-    const rows = this.ctx.db
-      .prepare(
-        `SELECT e.*, o.order_number FROM events e LEFT JOIN orders o ON o.id = e.order_id
-          WHERE e.reseller_id IS NULL AND e.type = ? ORDER BY e.id DESC LIMIT ? OFFSET ?`
-      )
-      .all(type, page.limit, page.offset) as (Omit<EventRow, 'type'> & { type: AdminEventType })[]
-    const { n } = this.ctx.db
-      .prepare('SELECT COUNT(*) AS n FROM events WHERE reseller_id IS NULL AND type = ?')
-      .get(type) as { n: number }
+  async listAdmin(
+    type: AdminEventType,
+    page: Paging
+  ): Promise<Page<Omit<CertEvent, 'type'> & { type: AdminEventType }>> {
+    const rows = (await this.ctx.store.all(
+      `SELECT e.*, o.order_number FROM events e LEFT JOIN orders o ON o.id = e.order_id
+          WHERE e.reseller_id IS NULL AND e.type = ? ORDER BY e.id DESC LIMIT ? OFFSET ?`,
+      type,
+      page.limit,
+      page.offset
+    )) as (Omit<EventRow, 'type'> & { type: AdminEventType })[]
+    const { n } = (await this.ctx.store.get(
+      'SELECT COUNT(*) AS n FROM events WHERE reseller_id IS NULL AND type = ?',
+      type
+    )) as { n: number }
     return {
       items: rows.map(eventOf),
       total: n,

@@ -46,38 +46,44 @@ export class Idempotency {
    * `fingerprint` is computed only when a key is given: a request without one (most of them)
    * pays no digest of its body.
    */
-  run(
+  async run(
     resellerId: number,
     key: string | undefined,
     fingerprint: string | (() => string),
-    work: () => { statusCode: number; body: unknown }
-  ): StoredAnswer {
-    if (key === undefined) return { ...work(), replayed: false }
+    work: () => Promise<{ statusCode: number; body: unknown }>
+  ): Promise<StoredAnswer> {
+    if (key === undefined) return { ...(await work()), replayed: false }
     if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(key)) {
       throw invalid(`Idempotency-Key must be 1-${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters`)
     }
-    const db = this.ctx.db
+    const db = this.ctx.store
     const print = typeof fingerprint === 'string' ? fingerprint : fingerprint()
-    return db
-      .transaction((): StoredAnswer => {
-        const prior = db
-          .prepare('SELECT fingerprint, status_code, body FROM idempotency_keys WHERE reseller_id = ? AND key = ?')
-          .get(resellerId, key) as { fingerprint: string; status_code: number; body: string } | undefined
-        if (prior) {
-          if (prior.fingerprint !== print) {
-            throw conflict('Idempotency-Key was already used with a different request')
-          }
-          return { statusCode: prior.status_code, body: JSON.parse(prior.body), replayed: true }
+    return await db.tx(async (): Promise<StoredAnswer> => {
+      const prior = (await db.get(
+        'SELECT fingerprint, status_code, body FROM idempotency_keys WHERE reseller_id = ? AND key = ?',
+        resellerId,
+        key
+      )) as { fingerprint: string; status_code: number; body: string } | undefined
+      if (prior) {
+        if (prior.fingerprint !== print) {
+          throw conflict('Idempotency-Key was already used with a different request')
         }
-        const answer = work()
-        // A refusal answered without throwing (an ACME order whose subscription failed and was
-        // refunded) is not kept either: a retry with the same key may then succeed.
-        if (answer.statusCode >= 400) return { ...answer, replayed: false }
-        db.prepare(
-          'INSERT INTO idempotency_keys (reseller_id, key, fingerprint, status_code, body, created_at) VALUES (?, ?, ?, ?, ?, ?)'
-        ).run(resellerId, key, print, answer.statusCode, JSON.stringify(answer.body), isoTimestamp(this.ctx.clock()))
-        return { ...answer, replayed: false }
-      })
-      .immediate()
+        return { statusCode: prior.status_code, body: JSON.parse(prior.body), replayed: true }
+      }
+      const answer = await work()
+      // A refusal answered without throwing (an ACME order whose subscription failed and was
+      // refunded) is not kept either: a retry with the same key may then succeed.
+      if (answer.statusCode >= 400) return { ...answer, replayed: false }
+      await db.run(
+        'INSERT INTO idempotency_keys (reseller_id, key, fingerprint, status_code, body, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+        resellerId,
+        key,
+        print,
+        answer.statusCode,
+        JSON.stringify(answer.body),
+        isoTimestamp(this.ctx.clock())
+      )
+      return { ...answer, replayed: false }
+    })
   }
 }

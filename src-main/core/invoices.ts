@@ -1,5 +1,6 @@
 /** Invoices: one per order, `unpaid` -> `sent` -> `paid`, or `cancelled` with the order. */
 import type { CoreContext } from './context'
+import type { SqlArg } from './store'
 import { notFound } from './errors'
 import type { Page, Paging } from './ledger'
 import { countInvoices } from './tallies'
@@ -16,22 +17,23 @@ const SELECT = `SELECT i.id, i.invoice_number AS invoiceNumber, i.order_id AS or
 export class Invoices {
   constructor(private readonly ctx: CoreContext) {}
 
-  list(resellerId: number, filter: { status?: InvoiceStatus }, page: Paging): Page<Invoice> {
+  async list(resellerId: number, filter: { status?: InvoiceStatus }, page: Paging): Promise<Page<Invoice>> {
     const where = filter.status ? 'i.reseller_id = ? AND i.status = ?' : 'i.reseller_id = ?'
-    const args: unknown[] = filter.status ? [resellerId, filter.status] : [resellerId]
+    const args: SqlArg[] = filter.status ? [resellerId, filter.status] : [resellerId]
     // The page's ids first, from invoices_reseller or invoices_reseller_status alone: OFFSET then
     // skips index entries, not invoices joined with their orders and products.
-    const items = this.ctx.db
-      .prepare(
-        `${SELECT} WHERE i.id IN (SELECT i.id FROM invoices i WHERE ${where} ORDER BY i.id DESC LIMIT ? OFFSET ?)
-         ORDER BY i.id DESC`
-      )
-      .all(...args, page.limit, page.offset) as Invoice[]
-    return { items, total: countInvoices(this.ctx.db, resellerId, filter.status), ...page }
+    const items = (await this.ctx.store.all(
+      `${SELECT} WHERE i.id IN (SELECT i.id FROM invoices i WHERE ${where} ORDER BY i.id DESC LIMIT ? OFFSET ?)
+         ORDER BY i.id DESC`,
+      ...args,
+      page.limit,
+      page.offset
+    )) as Invoice[]
+    return { items, total: await countInvoices(this.ctx.store, resellerId, filter.status), ...page }
   }
 
-  get(resellerId: number, id: number): Invoice {
-    const row = this.ctx.db.prepare(`${SELECT} WHERE i.id = ? AND i.reseller_id = ?`).get(id, resellerId) as
+  async get(resellerId: number, id: number): Promise<Invoice> {
+    const row = (await this.ctx.store.get(`${SELECT} WHERE i.id = ? AND i.reseller_id = ?`, id, resellerId)) as
       Invoice | undefined
     if (!row) throw notFound(`invoice ${id} not found`)
     return row

@@ -44,8 +44,8 @@ export class KeyVault implements KeyKeeper {
   ) {}
 
   /** Keeps a key (replacing the order's earlier one, and the CSR kept with that). */
-  store(resellerId: number, orderId: number, pkcs8Pem: string): void {
-    this.write(this.orders.get(resellerId, orderId), pkcs8Pem, null)
+  async store(resellerId: number, orderId: number, pkcs8Pem: string): Promise<void> {
+    await this.write(await this.orders.get(resellerId, orderId), pkcs8Pem, null)
   }
 
   /**
@@ -54,7 +54,7 @@ export class KeyVault implements KeyKeeper {
    * draft can never pair a kept key with somebody else's request.
    */
   async keepDraft(resellerId: number, orderId: number, pkcs8Pem: string, csrPem: string): Promise<CsrDraft> {
-    const order = this.orders.get(resellerId, orderId)
+    const order = await this.orders.get(resellerId, orderId)
     if (order.status !== 'pending') {
       throw conflict(
         `could not keep the CSR of order ${order.orderNumber}: it is ${order.status}; only an order waiting for its CSR keeps one`
@@ -69,8 +69,8 @@ export class KeyVault implements KeyKeeper {
     if (!key || !Buffer.from(new x509.Pkcs10CertificateRequest(csr.der).publicKey.rawData).equals(spkiDer(key))) {
       throw invalid('could not keep the CSR: it was not made with this private key')
     }
-    this.write(order, pkcs8Pem, csr.pem)
-    return this.draft(resellerId, orderId) as CsrDraft
+    await this.write(order, pkcs8Pem, csr.pem)
+    return (await this.draft(resellerId, orderId)) as CsrDraft
   }
 
   /**
@@ -78,14 +78,15 @@ export class KeyVault implements KeyKeeper {
    * every read: a CSR changed in the database behind the app's back is refused, not offered
    * for submission.
    */
-  draft(resellerId: number, orderId: number): CsrDraft | null {
-    const order = this.orders.get(resellerId, orderId)
+  async draft(resellerId: number, orderId: number): Promise<CsrDraft | null> {
+    const order = await this.orders.get(resellerId, orderId)
     if (order.status !== 'pending') return null
-    const row = this.ctx.db
-      .prepare('SELECT csr_pem, created_at FROM order_private_keys WHERE order_id = ? AND csr_pem IS NOT NULL')
-      .get(order.id) as { csr_pem: string; created_at: string } | undefined
+    const row = (await this.ctx.store.get(
+      'SELECT csr_pem, created_at FROM order_private_keys WHERE order_id = ? AND csr_pem IS NOT NULL',
+      order.id
+    )) as { csr_pem: string; created_at: string } | undefined
     if (!row) return null
-    const key = this.publicKeyOf(this.decrypt(order.id) ?? '')
+    const key = this.publicKeyOf((await this.decrypt(order.id)) ?? '')
     let csrKey: Buffer | null = null
     try {
       csrKey = Buffer.from(new x509.Pkcs10CertificateRequest(row.csr_pem).publicKey.rawData)
@@ -104,30 +105,35 @@ export class KeyVault implements KeyKeeper {
    * Forgets an order's kept key and its CSR, while the order has not taken a CSR: once one is
    * submitted the key belongs to the certificate the order gets, and stays.
    */
-  discardDraft(resellerId: number, orderId: number): void {
-    const order = this.orders.get(resellerId, orderId)
-    const submitted = this.ctx.db.prepare('SELECT 1 FROM certificate_requests WHERE order_id = ?').get(order.id)
+  async discardDraft(resellerId: number, orderId: number): Promise<void> {
+    const order = await this.orders.get(resellerId, orderId)
+    const submitted = await this.ctx.store.get('SELECT 1 FROM certificate_requests WHERE order_id = ?', order.id)
     if (submitted) {
       throw conflict(
         `could not discard the private key of order ${order.orderNumber}: the order has taken a CSR, and the key belongs to its certificate`
       )
     }
-    this.ctx.db.prepare('DELETE FROM order_private_keys WHERE order_id = ?').run(order.id)
+    await this.ctx.store.run('DELETE FROM order_private_keys WHERE order_id = ?', order.id)
   }
 
-  private write(order: Order, pkcs8Pem: string, csrPem: string | null): void {
+  private async write(order: Order, pkcs8Pem: string, csrPem: string | null): Promise<void> {
     checkPem(pkcs8Pem, 'store')
     if (order.status === 'cancelled' || order.status === 'expired') {
       throw invalid(`could not store the private key: order ${order.orderNumber} is ${order.status}`)
     }
     const sealed = this.seal(order.id, pkcs8Pem)
-    this.ctx.db
-      .prepare(
-        `INSERT INTO order_private_keys (order_id, reseller_id, iv, ciphertext, tag, created_at, csr_pem) VALUES (?, ?, ?, ?, ?, ?, ?)
+    await this.ctx.store.run(
+      `INSERT INTO order_private_keys (order_id, reseller_id, iv, ciphertext, tag, created_at, csr_pem) VALUES (?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT(order_id) DO UPDATE SET iv = excluded.iv, ciphertext = excluded.ciphertext, tag = excluded.tag,
-           created_at = excluded.created_at, csr_pem = excluded.csr_pem`
-      )
-      .run(order.id, order.resellerId, sealed.iv, sealed.ciphertext, sealed.tag, isoTimestamp(this.ctx.clock()), csrPem)
+           created_at = excluded.created_at, csr_pem = excluded.csr_pem`,
+      order.id,
+      order.resellerId,
+      sealed.iv,
+      sealed.ciphertext,
+      sealed.tag,
+      isoTimestamp(this.ctx.clock()),
+      csrPem
+    )
   }
 
   /** The public half of a PKCS#8 PEM, or null when it is not a key Node can read. */
@@ -144,8 +150,8 @@ export class KeyVault implements KeyKeeper {
    * kept key of the current certificate stays as it is meanwhile, and stays for good if the
    * reissue never completes. The key must be the one the CSR was made from.
    */
-  stage(resellerId: number, orderId: number, pkcs8Pem: string, csrDer: Buffer): void {
-    this.orders.get(resellerId, orderId)
+  async stage(resellerId: number, orderId: number, pkcs8Pem: string, csrDer: Buffer): Promise<void> {
+    await this.orders.get(resellerId, orderId)
     checkPem(pkcs8Pem, 'keep')
     let publicKey: Buffer
     try {
@@ -158,21 +164,18 @@ export class KeyVault implements KeyKeeper {
       throw invalid('could not keep the new private key: it is not the key the CSR was made from')
     }
     const sealed = this.seal(orderId, pkcs8Pem)
-    this.ctx.db
-      .prepare(
-        `INSERT INTO order_staged_keys (order_id, reseller_id, spki_sha256, iv, ciphertext, tag, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+    await this.ctx.store.run(
+      `INSERT INTO order_staged_keys (order_id, reseller_id, spki_sha256, iv, ciphertext, tag, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT(order_id) DO UPDATE SET spki_sha256 = excluded.spki_sha256, iv = excluded.iv,
-           ciphertext = excluded.ciphertext, tag = excluded.tag, created_at = excluded.created_at`
-      )
-      .run(
-        orderId,
-        resellerId,
-        sha256(publicKey),
-        sealed.iv,
-        sealed.ciphertext,
-        sealed.tag,
-        isoTimestamp(this.ctx.clock())
-      )
+           ciphertext = excluded.ciphertext, tag = excluded.tag, created_at = excluded.created_at`,
+      orderId,
+      resellerId,
+      sha256(publicKey),
+      sealed.iv,
+      sealed.ciphertext,
+      sealed.tag,
+      isoTimestamp(this.ctx.clock())
+    )
   }
 
   /**
@@ -180,12 +183,11 @@ export class KeyVault implements KeyKeeper {
    * kept key when it is the certificate's key; a held key for another key pair is dropped (its
    * CSR was replaced). Only moves ciphertext, so it never needs the keychain.
    */
-  promote(orderId: number, certificatePem: string): void {
-    const staged = this.ctx.db
-      .prepare(
-        'SELECT reseller_id, spki_sha256, iv, ciphertext, tag, created_at FROM order_staged_keys WHERE order_id = ?'
-      )
-      .get(orderId) as
+  async promote(orderId: number, certificatePem: string): Promise<void> {
+    const staged = (await this.ctx.store.get(
+      'SELECT reseller_id, spki_sha256, iv, ciphertext, tag, created_at FROM order_staged_keys WHERE order_id = ?',
+      orderId
+    )) as
       | { reseller_id: number; spki_sha256: string; iv: Buffer; ciphertext: Buffer; tag: Buffer; created_at: string }
       | undefined
     if (!staged) return
@@ -197,37 +199,42 @@ export class KeyVault implements KeyKeeper {
     }
     if (certKey === staged.spki_sha256) {
       // The same order id is the associated data of both tables, so the ciphertext moves as is.
-      this.ctx.db
-        .prepare(
-          `INSERT INTO order_private_keys (order_id, reseller_id, iv, ciphertext, tag, created_at) VALUES (?, ?, ?, ?, ?, ?)
+      await this.ctx.store.run(
+        `INSERT INTO order_private_keys (order_id, reseller_id, iv, ciphertext, tag, created_at) VALUES (?, ?, ?, ?, ?, ?)
            ON CONFLICT(order_id) DO UPDATE SET iv = excluded.iv, ciphertext = excluded.ciphertext, tag = excluded.tag,
-             created_at = excluded.created_at, csr_pem = NULL`
-        )
-        .run(orderId, staged.reseller_id, staged.iv, staged.ciphertext, staged.tag, isoTimestamp(this.ctx.clock()))
+             created_at = excluded.created_at, csr_pem = NULL`,
+        orderId,
+        staged.reseller_id,
+        staged.iv,
+        staged.ciphertext,
+        staged.tag,
+        isoTimestamp(this.ctx.clock())
+      )
     }
-    this.discard(orderId)
+    await this.discard(orderId)
   }
 
-  discard(orderId: number): void {
-    this.ctx.db.prepare('DELETE FROM order_staged_keys WHERE order_id = ?').run(orderId)
+  async discard(orderId: number): Promise<void> {
+    await this.ctx.store.run('DELETE FROM order_staged_keys WHERE order_id = ?', orderId)
   }
 
-  has(orderId: number): boolean {
-    return this.ctx.db.prepare('SELECT 1 FROM order_private_keys WHERE order_id = ?').get(orderId) !== undefined
+  async has(orderId: number): Promise<boolean> {
+    return (await this.ctx.store.get('SELECT 1 FROM order_private_keys WHERE order_id = ?', orderId)) !== undefined
   }
 
   /** Order ids among `ids` that have a stored key, for list views. */
-  withKeys(ids: number[]): Set<number> {
+  async withKeys(ids: number[]): Promise<Set<number>> {
     if (ids.length === 0) return new Set()
-    const rows = this.ctx.db
-      .prepare(`SELECT order_id AS id FROM order_private_keys WHERE order_id IN (${ids.map(() => '?').join(',')})`)
-      .all(...ids) as { id: number }[]
+    const rows = (await this.ctx.store.all(
+      `SELECT order_id AS id FROM order_private_keys WHERE order_id IN (${ids.map(() => '?').join(',')})`,
+      ...ids
+    )) as { id: number }[]
     return new Set(rows.map((r) => r.id))
   }
 
-  read(resellerId: number, orderId: number): string {
-    this.orders.get(resellerId, orderId)
-    const key = this.decrypt(orderId)
+  async read(resellerId: number, orderId: number): Promise<string> {
+    await this.orders.get(resellerId, orderId)
+    const key = await this.decrypt(orderId)
     if (key === null) throw notFound(`no private key is kept for order ${orderId}; it was not generated in CertDesk`)
     return key
   }
@@ -236,8 +243,8 @@ export class KeyVault implements KeyKeeper {
    * The kept key of an order, but only when it belongs to `certificatePem` (a key generated for
    * a later reissue must never be deployed next to an older certificate); null otherwise.
    */
-  keyMatching(orderId: number, certificatePem: string): string | null {
-    const key = this.decrypt(orderId)
+  async keyMatching(orderId: number, certificatePem: string): Promise<string | null> {
+    const key = await this.decrypt(orderId)
     if (key === null) return null
     const certKey = new X509Certificate(certificatePem).publicKey
     return spkiDer(createPublicKey(key)).equals(spkiDer(certKey)) ? key : null
@@ -270,10 +277,11 @@ export class KeyVault implements KeyKeeper {
     return { iv, ciphertext, tag: cipher.getAuthTag() }
   }
 
-  private decrypt(orderId: number): string | null {
-    const row = this.ctx.db
-      .prepare('SELECT iv, ciphertext, tag FROM order_private_keys WHERE order_id = ?')
-      .get(orderId) as { iv: Buffer; ciphertext: Buffer; tag: Buffer } | undefined
+  private async decrypt(orderId: number): Promise<string | null> {
+    const row = (await this.ctx.store.get(
+      'SELECT iv, ciphertext, tag FROM order_private_keys WHERE order_id = ?',
+      orderId
+    )) as { iv: Buffer; ciphertext: Buffer; tag: Buffer } | undefined
     if (!row) return null
     try {
       const decipher = createDecipheriv('aes-256-gcm', this.wrappingKey(false), row.iv)

@@ -8,34 +8,17 @@
  * exports.
  */
 import type { CoreContext } from './context'
-import type { Db } from './db'
 import type { Orders } from './orders'
-import { usesSearchIndex } from './order-search'
 import { countInvoices, countLedger, countOrders } from './tallies'
 import type { CreditTransaction, Invoice, Order } from '../../src-shared/records'
 import type { KeyedPage, ListFilter, ListName, ListQuery, OrderSort, RowKey } from '../../src-shared/list-records'
+import type { SqlArg, Store } from './store'
 
 type Dir = 'asc' | 'desc'
 /** A filter as SQL: conditions joined with AND, and their arguments. */
 interface Where {
   sql: string[]
-  args: unknown[]
-}
-
-/**
- * The domain part of the order search, the same match as the order list of the reseller API
- * (Orders.list): the trigram index of migration 0013 for terms it can answer, an escaped LIKE
- * scan otherwise. Kept in one function so the list and this path stay one rule.
- */
-export function orderDomainMatch(term: string): Where {
-  const t = term.toLowerCase()
-  // One FTS5 phrase in the trigram index of migration 0013 (order-search.ts): its characters are text, not syntax.
-  return usesSearchIndex(t)
-    ? {
-        sql: ['o.id IN (SELECT rowid FROM orders_search WHERE orders_search MATCH ?)'],
-        args: [`domain : "${t.replace(/"/g, '""')}"`]
-      }
-    : { sql: [`o.domain LIKE ? ESCAPE '\\'`], args: [`%${t.replace(/[\\%_]/g, (c) => `\\${c}`)}%`] }
+  args: SqlArg[]
 }
 
 /** Order numbers read "ORD-<year>-<number>": a term starting so is a number prefix, the rest a domain part. */
@@ -108,71 +91,78 @@ export function centsText(cents: number): string {
 }
 
 export class ListPages {
-  private readonly db: Db
+  private readonly db: Store
 
   constructor(
-    ctx: Pick<CoreContext, 'db'>,
+    ctx: Pick<CoreContext, 'store'>,
     private readonly orders: Pick<Orders, 'load'>
   ) {
-    this.db = ctx.db
+    this.db = ctx.store
   }
 
-  orderPage(resellerId: number, q: ListQuery): KeyedPage<Order> {
+  async orderPage(resellerId: number, q: ListQuery): Promise<KeyedPage<Order>> {
     const spec = this.orderSpec(resellerId, q)
-    return this.db.transaction((): KeyedPage<Order> => {
-      const total = this.orderTotal(resellerId, q.filter)
-      const { keys, position } = this.keys(spec, resellerId, q, total)
-      const byId = new Map(this.orders.load(keys.map((k) => k.id)).map((o) => [o.id, o]))
-      return { items: keys.map((k) => byId.get(k.id)!), keys, total, position }
-    })()
+    return await this.db.tx(
+      async (): Promise<KeyedPage<Order>> => {
+        const total = await this.orderTotal(resellerId, q.filter)
+        const { keys, position } = await this.keys(spec, resellerId, q, total)
+        const byId = new Map((await this.orders.load(keys.map((k) => k.id))).map((o) => [o.id, o]))
+        return { items: keys.map((k) => byId.get(k.id)!), keys, total, position }
+      },
+      { readOnly: true }
+    )
   }
 
-  invoicePage(resellerId: number, q: ListQuery): KeyedPage<Invoice> {
+  async invoicePage(resellerId: number, q: ListQuery): Promise<KeyedPage<Invoice>> {
     const spec = this.invoiceSpec(q)
-    return this.db.transaction((): KeyedPage<Invoice> => {
-      const status = q.filter.status as Invoice['status'] | undefined
-      const total = countInvoices(this.db, resellerId, q.filter.unpaid ? 'unpaid' : status)
-      const { keys, position } = this.keys(spec, resellerId, q, total)
-      const rows = this.db
-        .prepare(`${INVOICE_SELECT} WHERE i.id IN (SELECT value FROM json_each(?))`)
-        .all(JSON.stringify(keys.map((k) => k.id))) as Invoice[]
-      const byId = new Map(rows.map((r) => [r.id, r]))
-      return { items: keys.map((k) => byId.get(k.id)!), keys, total, position }
-    })()
+    return await this.db.tx(
+      async (): Promise<KeyedPage<Invoice>> => {
+        const status = q.filter.status as Invoice['status'] | undefined
+        const total = await countInvoices(this.db, resellerId, q.filter.unpaid ? 'unpaid' : status)
+        const { keys, position } = await this.keys(spec, resellerId, q, total)
+        const ids = this.db.inList(keys.map((k) => k.id))
+        const rows = await this.db.all<Invoice>(`${INVOICE_SELECT} WHERE i.id ${ids.sql}`, ids.arg)
+        const byId = new Map(rows.map((r) => [r.id, r]))
+        return { items: keys.map((k) => byId.get(k.id)!), keys, total, position }
+      },
+      { readOnly: true }
+    )
   }
 
-  ledgerPage(resellerId: number, q: ListQuery): KeyedPage<CreditTransaction> {
+  async ledgerPage(resellerId: number, q: ListQuery): Promise<KeyedPage<CreditTransaction>> {
     const spec = this.ledgerSpec()
-    return this.db.transaction((): KeyedPage<CreditTransaction> => {
-      const total = countLedger(this.db, resellerId)
-      const { keys, position } = this.keys(spec, resellerId, q, total)
-      const rows = this.db
-        .prepare(`${TX_SELECT} WHERE id IN (SELECT value FROM json_each(?))`)
-        .all(JSON.stringify(keys.map((k) => k.id))) as CreditTransaction[]
-      const byId = new Map(rows.map((r) => [r.id, r]))
-      return { items: keys.map((k) => byId.get(k.id)!), keys, total, position }
-    })()
+    return await this.db.tx(
+      async (): Promise<KeyedPage<CreditTransaction>> => {
+        const total = await countLedger(this.db, resellerId)
+        const { keys, position } = await this.keys(spec, resellerId, q, total)
+        const ids = this.db.inList(keys.map((k) => k.id))
+        const rows = await this.db.all<CreditTransaction>(`${TX_SELECT} WHERE id ${ids.sql}`, ids.arg)
+        const byId = new Map(rows.map((r) => [r.id, r]))
+        return { items: keys.map((k) => byId.get(k.id)!), keys, total, position }
+      },
+      { readOnly: true }
+    )
   }
 
   /** How many rows an export of this list and filter will write. */
-  exportTotal(list: ListName, resellerId: number, filter: ListFilter): number {
-    if (list === 'orders') return this.orderTotal(resellerId, filter)
+  async exportTotal(list: ListName, resellerId: number, filter: ListFilter): Promise<number> {
+    if (list === 'orders') return await this.orderTotal(resellerId, filter)
     if (list === 'invoices')
-      return countInvoices(this.db, resellerId, filter.unpaid ? 'unpaid' : (filter.status as Invoice['status']))
-    return countLedger(this.db, resellerId)
+      return await countInvoices(this.db, resellerId, filter.unpaid ? 'unpaid' : (filter.status as Invoice['status']))
+    return await countLedger(this.db, resellerId)
   }
 
   /**
    * The next `limit` rows of an export after `after` (from the start when null), as CSV cells:
    * one range read of the list's index joined with the columns, so a whole export is linear.
    */
-  exportBatch(
+  async exportBatch(
     list: ListName,
     resellerId: number,
     q: Pick<ListQuery, 'filter' | 'sort' | 'dir'>,
     after: RowKey | null,
     limit: number
-  ): ExportBatch {
+  ): Promise<ExportBatch> {
     const full = { ...q, position: 0, limit }
     const spec =
       list === 'orders'
@@ -188,16 +178,15 @@ export class ListPages {
           : 'credit_transactions t'
     const keyExpr = spec.key ?? spec.id
     const where = [`${spec.reseller} = ?`, ...spec.where.sql]
-    const args: unknown[] = [resellerId, ...spec.where.args]
+    const args: SqlArg[] = [resellerId, ...spec.where.args]
     const dir = q.dir ?? spec.dir
     if (after) this.pushAfter(where, args, spec, after, dir)
-    const rows = this.db
-      .prepare(
-        `SELECT ${keyExpr}, ${spec.id}, ${EXPORT_COLUMNS[list]} FROM ${from} WHERE ${where.join(' AND ')}
-         ORDER BY ${keyExpr} ${dir}, ${spec.id} ${dir} LIMIT ?`
-      )
-      .raw(true)
-      .all(...args, limit) as unknown[][]
+    const rows = await this.db.arrays(
+      `SELECT ${keyExpr}, ${spec.id}, ${EXPORT_COLUMNS[list]} FROM ${from} WHERE ${where.join(' AND ')}
+       ORDER BY ${keyExpr} ${dir}, ${spec.id} ${dir} LIMIT ?`,
+      ...args,
+      limit
+    )
     const money = MONEY_COLUMNS[list].map((m) => m + 2)
     const tail = rows.at(-1)
     const last = tail ? { key: tail[0] as string | number | null, id: tail[1] as number } : null
@@ -227,8 +216,9 @@ export class ListPages {
         where.sql.push('o.id IN (SELECT id FROM orders WHERE order_number >= ? AND order_number < ?)')
         where.args.push(prefix, `${prefix}\uffff`)
       } else {
-        const m = orderDomainMatch(term)
-        where.sql.push(...m.sql)
+        // The same match as the reseller API's order list (Orders.list), over the same index.
+        const m = this.db.domainMatch(term.toLowerCase())
+        where.sql.push(m.sql)
         where.args.push(...m.args)
       }
     }
@@ -257,32 +247,35 @@ export class ListPages {
     }
   }
 
-  private orderTotal(resellerId: number, filter: ListFilter): number {
+  private async orderTotal(resellerId: number, filter: ListFilter): Promise<number> {
     if (filter.search?.trim()) {
       const spec = this.orderSpec(resellerId, { filter, position: 0, limit: 1 })
       return (
-        this.db
-          .prepare(`SELECT COUNT(*) AS n FROM orders o WHERE o.reseller_id = ? AND ${spec.where.sql.join(' AND ')}`)
-          .get(resellerId, ...spec.where.args) as { n: number }
+        (await this.db.get(
+          `SELECT COUNT(*) AS n FROM orders o WHERE o.reseller_id = ? AND ${spec.where.sql.join(' AND ')}`,
+          resellerId,
+          ...spec.where.args
+        )) as { n: number }
       ).n
     }
-    if (!filter.unpaid) return countOrders(this.db, resellerId, filter.status)
+    if (!filter.unpaid) return await countOrders(this.db, resellerId, filter.status)
     // Migration 0003's tallies are kept by status and payment status.
     const row = filter.status
-      ? this.db
-          .prepare(
-            `SELECT SUM(n) AS n FROM order_tallies WHERE reseller_id = ? AND payment_status = 'unpaid' AND status = ?`
-          )
-          .get(resellerId, filter.status)
-      : this.db
-          .prepare(`SELECT SUM(n) AS n FROM order_tallies WHERE reseller_id = ? AND payment_status = 'unpaid'`)
-          .get(resellerId)
+      ? await this.db.get(
+          `SELECT SUM(n) AS n FROM order_tallies WHERE reseller_id = ? AND payment_status = 'unpaid' AND status = ?`,
+          resellerId,
+          filter.status
+        )
+      : await this.db.get(
+          `SELECT SUM(n) AS n FROM order_tallies WHERE reseller_id = ? AND payment_status = 'unpaid'`,
+          resellerId
+        )
     return (row as { n: number | null }).n ?? 0
   }
 
   // ---- keys -----------------------------------------------------------------------------------
 
-  private pushAfter(where: string[], args: unknown[], spec: ListSpec, at: RowKey, dir: Dir): void {
+  private pushAfter(where: string[], args: SqlArg[], spec: ListSpec, at: RowKey, dir: Dir): void {
     const cmp = dir === 'asc' ? '>' : '<'
     if (spec.key === null) {
       where.push(`${spec.id} ${cmp} ?`)
@@ -294,31 +287,36 @@ export class ListPages {
   }
 
   /** The keys of one page: after a row, before a row, or at a position counted from the nearer end. */
-  private keys(spec: ListSpec, resellerId: number, q: ListQuery, total: number): { keys: RowKey[]; position: number } {
+  private async keys(
+    spec: ListSpec,
+    resellerId: number,
+    q: ListQuery,
+    total: number
+  ): Promise<{ keys: RowKey[]; position: number }> {
     const dir = q.dir ?? spec.dir
     const back: Dir = dir === 'asc' ? 'desc' : 'asc'
-    const read = (order: Dir, limit: number, offset: number, anchor?: RowKey): RowKey[] => {
+    const read = async (order: Dir, limit: number, offset: number, anchor?: RowKey): Promise<RowKey[]> => {
       const where = [`${spec.reseller} = ?`, ...spec.where.sql]
-      const args: unknown[] = [resellerId, ...spec.where.args]
+      const args: SqlArg[] = [resellerId, ...spec.where.args]
       if (anchor) this.pushAfter(where, args, spec, anchor, order)
       const keyExpr = spec.key ?? spec.id
-      const rows = this.db
-        .prepare(
-          `SELECT ${keyExpr}, ${spec.id} FROM ${spec.from} WHERE ${where.join(' AND ')}
-           ORDER BY ${keyExpr} ${order}, ${spec.id} ${order} LIMIT ? OFFSET ?`
-        )
-        .raw(true)
-        .all(...args, limit, offset) as [string | number | null, number][]
+      const rows = await this.db.arrays<[string | number | null, number]>(
+        `SELECT ${keyExpr}, ${spec.id} FROM ${spec.from} WHERE ${where.join(' AND ')}
+         ORDER BY ${keyExpr} ${order}, ${spec.id} ${order} LIMIT ? OFFSET ?`,
+        ...args,
+        limit,
+        offset
+      )
       return rows.map(([key, id]) => ({ key, id }))
     }
-    if (q.after) return { keys: read(dir, q.limit, 0, q.after), position: q.position }
-    if (q.before) return { keys: read(back, q.limit, 0, q.before).reverse(), position: q.position }
+    if (q.after) return { keys: await read(dir, q.limit, 0, q.after), position: q.position }
+    if (q.before) return { keys: (await read(back, q.limit, 0, q.before)).reverse(), position: q.position }
     const position = Math.max(0, Math.min(q.position, Math.max(0, total - 1)))
     const n = Math.min(q.limit, Math.max(0, total - position))
     const fromEnd = total - position - n
     // Counting from the nearer end: the oldest rows are read backwards from the end, not
     // reached by skipping a million index entries.
-    if (fromEnd < position) return { keys: read(back, n, fromEnd).reverse(), position }
-    return { keys: read(dir, q.limit, position), position }
+    if (fromEnd < position) return { keys: (await read(back, n, fromEnd)).reverse(), position }
+    return { keys: await read(dir, q.limit, position), position }
   }
 }

@@ -268,9 +268,9 @@ export class LocalCa implements Issuer {
   }
 
   private async loadOrCreate(): Promise<LoadedCa> {
-    const rows = this.ctx.db
-      .prepare('SELECT role, certificate_pem, key_iv, key_ciphertext FROM ca_keys')
-      .all() as CaRow[]
+    const rows = (await this.ctx.store.all(
+      'SELECT role, certificate_pem, key_iv, key_ciphertext FROM ca_keys'
+    )) as CaRow[]
     const root = rows.find((r) => r.role === 'root')
     const inter = rows.find((r) => r.role === 'intermediate')
     if (root && inter) {
@@ -337,17 +337,21 @@ export class LocalCa implements Issuer {
     const rootSealed = await this.wrap(wrapping, await c.subtle.exportKey('pkcs8', rootKeys.privateKey))
     const interSealed = await this.wrap(wrapping, await c.subtle.exportKey('pkcs8', interKeys.privateKey))
     const ts = isoTimestamp(now)
-    const insert = this.ctx.db.prepare(
+    const insertSql =
       'INSERT OR IGNORE INTO ca_keys (role, certificate_pem, key_iv, key_ciphertext, created_at) VALUES (?, ?, ?, ?, ?)'
-    )
-    const created = this.ctx.db
-      .transaction(() => {
-        // Another process (the CLI next to `serve`) may have created the CA first: keep theirs.
-        const a = insert.run('root', root.toString('pem'), rootSealed.iv, rootSealed.data, ts)
-        const b = insert.run('intermediate', intermediate.toString('pem'), interSealed.iv, interSealed.data, ts)
-        return a.changes === 1 && b.changes === 1
-      })
-      .immediate()
+    const created = await this.ctx.store.tx(async () => {
+      // Another process (the CLI next to `serve`) may have created the CA first: keep theirs.
+      const a = await this.ctx.store.run(insertSql, 'root', root.toString('pem'), rootSealed.iv, rootSealed.data, ts)
+      const b = await this.ctx.store.run(
+        insertSql,
+        'intermediate',
+        intermediate.toString('pem'),
+        interSealed.iv,
+        interSealed.data,
+        ts
+      )
+      return a.changes === 1 && b.changes === 1
+    })
     if (!created) return this.loadOrCreate()
     return {
       root,
@@ -360,21 +364,19 @@ export class LocalCa implements Issuer {
   private async wrappingKey(create: boolean): Promise<CryptoKey> {
     // Read-or-create under SQLite's write lock (the keychain calls are synchronous), so the CLI
     // and `serve` creating the CA at the same moment end up with one wrapping key, not two.
-    const b64 = this.ctx.db
-      .transaction((): string => {
-        const existing = this.ctx.secrets.get(CA_WRAPPING_KEY_SECRET)
-        if (existing) return existing
-        if (!create) {
-          throw new ServiceError(
-            'unavailable',
-            'could not unlock the local CA: its wrapping key is missing from the OS keychain'
-          )
-        }
-        const made = Buffer.from(this.crypto.getRandomValues(new Uint8Array(32))).toString('base64')
-        this.ctx.secrets.set(CA_WRAPPING_KEY_SECRET, made)
-        return made
-      })
-      .immediate()
+    const b64 = await this.ctx.store.tx(async (): Promise<string> => {
+      const existing = this.ctx.secrets.get(CA_WRAPPING_KEY_SECRET)
+      if (existing) return existing
+      if (!create) {
+        throw new ServiceError(
+          'unavailable',
+          'could not unlock the local CA: its wrapping key is missing from the OS keychain'
+        )
+      }
+      const made = Buffer.from(this.crypto.getRandomValues(new Uint8Array(32))).toString('base64')
+      this.ctx.secrets.set(CA_WRAPPING_KEY_SECRET, made)
+      return made
+    })
     return this.crypto.subtle.importKey('raw', Buffer.from(b64, 'base64'), { name: 'AES-GCM' }, false, [
       'encrypt',
       'decrypt'

@@ -6,10 +6,9 @@
  * catalogue's version covers the product names: a page reads from the store only the orders
  * whose number moved since they were kept, usually the one new order.
  */
-import type { Db } from './db'
 import type { Page } from './ledger'
 import type { Order } from './orders'
-import { catalogueVersion } from './store-version'
+import type { Store } from './store'
 
 /** Orders kept at most (about 1 kB each, and as much again for their JSON); past it the oldest kept go first. */
 const MAX_KEPT = 5_000
@@ -21,21 +20,23 @@ export class OrderCache {
   private catalogue: string | null = null
   private readonly kept = new Map<number, { version: number; order: Readonly<Order> }>()
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Store) {}
 
   /**
    * The orders of `refs`, in their order: kept ones whose number is unchanged, the others from
    * `load`. Call it in the read transaction that produced `refs`, so that what `load` reads is
    * the same snapshot of the store.
    */
-  resolve(refs: OrderRef[], load: (ids: number[]) => Order[]): Order[] {
-    const catalogue = catalogueVersion(this.db)
+  async resolve(refs: OrderRef[], load: (ids: number[]) => Promise<Order[]>): Promise<Order[]> {
+    const catalogue = await this.db.catalogueVersion()
     if (catalogue !== this.catalogue) {
       this.kept.clear()
       this.catalogue = catalogue
     }
     const missing = refs.filter(([id, version]) => this.kept.get(id)?.version !== version).map(([id]) => id)
-    const loaded = new Map(missing.length > 0 ? load(missing).map((o) => [o.id, o]) : [])
+    const loaded = new Map(missing.length > 0 ? (await load(missing)).map((o) => [o.id, o]) : [])
+    // Another call saw a newer catalogue while this one loaded: keep nothing read at the older one.
+    const keep = this.catalogue === catalogue
     return refs.map(([id, version]) => {
       const fresh = loaded.get(id)
       if (!fresh) {
@@ -44,6 +45,7 @@ export class OrderCache {
           throw new Error(`could not list orders: order ${id} vanished while the page was read`)
         return kept.order as Order
       }
+      if (!keep) return fresh
       this.kept.delete(id)
       if (this.kept.size >= MAX_KEPT) this.kept.delete(this.kept.keys().next().value as number)
       // Shared by every later page that shows it: nobody may change it in place.
@@ -62,20 +64,28 @@ export class OrderCache {
  * new list); a page for which neither has it gets no new version (null) and is read again when
  * asked for. A page that started past the last order (offset > total) stays empty.
  */
-export function pagesAfterOrder(
+export async function pagesAfterOrder(
   pages: readonly Page<Order>[],
   order: Order,
-  orderAt: (index: number) => Order | null
-): (Page<Order> | null)[] {
-  const at = (i: number): Order | null => {
+  orderAt: (index: number) => Promise<Order | null>
+): Promise<(Page<Order> | null)[]> {
+  const at = async (i: number): Promise<Order | null> => {
     for (const p of pages) if (i >= p.offset && i < p.offset + p.items.length) return p.items[i - p.offset]
     return orderAt(i + 1)
   }
-  return pages.map((p) => {
+  const after: (Page<Order> | null)[] = []
+  for (const p of pages) {
     // Past the end before and after: still no order on it, one more in all.
-    if (p.offset > p.total) return { items: [], total: p.total + 1, limit: p.limit, offset: p.offset }
-    const head = p.offset === 0 ? order : at(p.offset - 1)
-    if (!head) return null
-    return { items: [head, ...p.items].slice(0, p.limit), total: p.total + 1, limit: p.limit, offset: p.offset }
-  })
+    if (p.offset > p.total) {
+      after.push({ items: [], total: p.total + 1, limit: p.limit, offset: p.offset })
+      continue
+    }
+    const head = p.offset === 0 ? order : await at(p.offset - 1)
+    after.push(
+      head
+        ? { items: [head, ...p.items].slice(0, p.limit), total: p.total + 1, limit: p.limit, offset: p.offset }
+        : null
+    )
+  }
+  return after
 }

@@ -5,14 +5,7 @@
  * token beside it, so the page and its total come from the index alone; the others (shorter
  * than a trigram, or not printable ASCII) take a LIKE scan of the caller's orders.
  */
-import type { Db } from './db'
-import { scopeVersions } from './store-version'
-
-/** The page's ids (newest first) and the query that counts all of them. */
-export interface DomainQuery {
-  page: { sql: string; args: unknown[] }
-  count: { sql: string; args: unknown[] }
-}
+import type { DomainQuery, SqlArg, Store } from './store'
 
 /**
  * Whether `term` goes to the index. A trigram index has no entry for fewer than three
@@ -30,6 +23,7 @@ export const usesSearchIndex = (term: string): boolean => term.length >= 3 && /^
 export const searchPhrase = (term: string, resellerId: number): string =>
   `domain : "${term.replace(/"/g, '""')}" AND owner : "#${resellerId}#"`
 
+/** The SQLite engine's `domainQuery` (FTS5 trigram index; store/sqlite-engine.ts). */
 export function domainQuery(resellerId: number, term: string, status: string | undefined): DomainQuery {
   if (usesSearchIndex(term)) {
     const match = searchPhrase(term, resellerId)
@@ -38,7 +32,7 @@ export function domainQuery(resellerId: number, term: string, status: string | u
     const from = status
       ? `orders_search s JOIN orders o ON o.id = s.rowid AND o.status = ? WHERE s.orders_search MATCH ?`
       : `orders_search s WHERE s.orders_search MATCH ?`
-    const args = status ? [status, match] : [match]
+    const args: SqlArg[] = status ? [status, match] : [match]
     return {
       page: { sql: `SELECT s.rowid AS id FROM ${from} ORDER BY s.rowid DESC LIMIT ? OFFSET ?`, args },
       count: { sql: `SELECT COUNT(*) AS n FROM ${from}`, args }
@@ -46,11 +40,24 @@ export function domainQuery(resellerId: number, term: string, status: string | u
   }
   // LIKE with its wildcards escaped: the term is text, never a pattern.
   const where = `o.reseller_id = ?${status ? ' AND o.status = ?' : ''} AND o.domain LIKE ? ESCAPE '\\'`
-  const args = [resellerId, ...(status ? [status] : []), `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`]
+  const args: SqlArg[] = [resellerId, ...(status ? [status] : []), `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`]
   return {
     page: { sql: `SELECT o.id FROM orders o WHERE ${where} ORDER BY o.id DESC LIMIT ? OFFSET ?`, args },
     count: { sql: `SELECT COUNT(*) AS n FROM orders o WHERE ${where}`, args }
   }
+}
+
+/**
+ * The SQLite engine's `domainMatch`: the trigram index of migration 0013 for terms it can
+ * answer (one FTS5 phrase: its characters are text, not syntax), an escaped LIKE scan otherwise.
+ */
+export function domainMatch(term: string): { sql: string; args: SqlArg[] } {
+  return usesSearchIndex(term)
+    ? {
+        sql: 'o.id IN (SELECT rowid FROM orders_search WHERE orders_search MATCH ?)',
+        args: [`domain : "${term.replace(/"/g, '""')}"`]
+      }
+    : { sql: `o.domain LIKE ? ESCAPE '\\'`, args: [`%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`] }
 }
 
 /** Totals kept at most; the term is free text, so the map must not grow forever. */
@@ -65,16 +72,21 @@ const MAX_TOTALS = 256
 export class SearchTotals {
   private readonly kept = new Map<string, { version: string; total: number }>()
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Store) {}
 
   /** Call it inside the read transaction of the page, so the version and the count agree. */
-  total(resellerId: number, term: string, status: string | undefined, count: () => number): number {
-    const v = scopeVersions(this.db, resellerId)
+  async total(
+    resellerId: number,
+    term: string,
+    status: string | undefined,
+    count: () => Promise<number>
+  ): Promise<number> {
+    const v = await this.db.scopeVersions(resellerId)
     const version = `${v.reseller}|${v.catalogue}`
     const key = `${resellerId} ${status ?? ''} ${term}`
     const hit = this.kept.get(key)
     if (hit && hit.version === version) return hit.total
-    const total = count()
+    const total = await count()
     this.kept.delete(key)
     if (this.kept.size >= MAX_TOTALS) this.kept.delete(this.kept.keys().next().value as string)
     this.kept.set(key, { version, total })

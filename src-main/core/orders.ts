@@ -6,16 +6,15 @@
 import type { AcmeSubscriptions } from './acme-subscriptions'
 import type { Catalogue, Product } from './catalogue'
 import { autoReissues, isAcmeProduct } from './catalogue'
-import type { Transaction } from 'better-sqlite3'
 import type { CoreContext } from './context'
 import { normalizeDomain } from './domains'
 import { conflict, invalid, notFound } from './errors'
 import { recordEvent } from './events'
 import { coversDebit, post, type Page, type Paging } from './ledger'
 import { OrderCache, pagesAfterOrder, type OrderRef } from './order-cache'
-import { domainQuery, SearchTotals } from './order-search'
+import { SearchTotals } from './order-search'
 import { countOrders } from './tallies'
-import { scopeVersions, type ScopeVersions } from './store-version'
+import type { ScopeVersions, Tx } from './store'
 import { validityWindow, maxValidityFor } from './lifecycle'
 import type { Cents } from './money'
 import { priceOrder, type Quote } from './order-quote'
@@ -52,8 +51,7 @@ export interface CreatedOrder {
 }
 
 /**
- * One row of ORDER_SELECT, in its column order. Orders are read as arrays (better-sqlite3's raw
- * mode): for a page of 50 orders that costs about half of what building the row objects natively
+ * One row of ORDER_SELECT, in its column order. Orders are read as arrays (`Queryable.arrays`): for a page of 50 orders that costs about half of what building the row objects natively
  * does, and a reseller's pages are rebuilt after each of its writes.
  */
 type OrderRow = [
@@ -109,24 +107,18 @@ export class Orders {
     private readonly catalogue: Catalogue,
     private readonly subscriptions?: AcmeSubscriptions
   ) {
-    this.kept = new OrderCache(ctx.db)
-    this.searchTotals = new SearchTotals(ctx.db)
-    this.placeTx = ctx.db.transaction((reseller: Reseller, input: OrderInput, payment: 'credit' | 'invoice') => {
-      const from = scopeVersions(ctx.db, reseller.id)
-      const q = this.quote(reseller, input)
-      const created = this.place(reseller, q, payment)
-      return { created: { ...created, moved: { from, to: scopeVersions(ctx.db, reseller.id) } }, product: q.product }
-    })
+    this.kept = new OrderCache(ctx.store)
+    this.searchTotals = new SearchTotals(ctx.store)
   }
 
   /**
    * The price of an order as the desktop app shows it before placing it, with the balance and
    * whether paying from credit would go through (the same rule the debit applies: 402 otherwise).
    */
-  quoteView(reseller: Reseller, input: OrderInput): QuoteView {
-    const q = this.quote(reseller, input)
+  async quoteView(reseller: Reseller, input: OrderInput): Promise<QuoteView> {
+    const q = await this.quote(reseller, input)
     const balance = (
-      this.ctx.db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(reseller.id) as {
+      (await this.ctx.store.get('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?', reseller.id)) as {
         b: number
       }
     ).b
@@ -144,8 +136,8 @@ export class Orders {
     }
   }
 
-  quote(reseller: Reseller, input: OrderInput): Quote {
-    const product = this.catalogue.product(reseller.groupId, input.productId)
+  async quote(reseller: Reseller, input: OrderInput): Promise<Quote> {
+    const product = await this.catalogue.product(reseller.groupId, input.productId)
     return priceOrder(product, reseller, input, () => this.orderDomain(product, input.domain))
   }
 
@@ -154,55 +146,63 @@ export class Orders {
    * and creates nothing; `invoice` (the desktop app's "on invoice") leaves it unpaid with an
    * unpaid invoice for POST /credits to settle.
    */
-  create(reseller: Reseller, input: OrderInput, payment: 'credit' | 'invoice' = 'credit'): CreatedOrder {
-    const { created, product } = this.placeTx.immediate(reseller, input, payment)
+  async create(reseller: Reseller, input: OrderInput, payment: 'credit' | 'invoice' = 'credit'): Promise<CreatedOrder> {
+    const { created, product } = await this.placeTx(reseller, input, payment)
     if (!isAcmeProduct(product)) return created
     const { moved: _written, ...placed } = created
-    return this.subscribe(reseller, placed, product)
+    return await this.subscribe(reseller, placed, product)
   }
 
   /**
    * Priced and written in one write transaction: the order pays the price the catalogue holds
    * when it is written, even while another process changes prices, and the catalogue's reads
    * run under the transaction's lock instead of each opening a read transaction of its own
-   * (profiled: a visible share of a POST /orders). Made once; better-sqlite3 builds a new
-   * wrapper on every `transaction()` call.
+   * (profiled: a visible share of a POST /orders).
    */
-  private readonly placeTx: Transaction<
-    (
-      reseller: Reseller,
-      input: OrderInput,
-      payment: 'credit' | 'invoice'
-    ) => { created: CreatedOrder; product: Product }
-  >
+  private placeTx(
+    reseller: Reseller,
+    input: OrderInput,
+    payment: 'credit' | 'invoice'
+  ): Promise<{ created: CreatedOrder; product: Product }> {
+    const store = this.ctx.store
+    return store.tx(async (t) => {
+      const from = await store.scopeVersions(reseller.id)
+      const q = await this.quote(reseller, input)
+      const created = await this.place(t, reseller, q, payment)
+      return {
+        created: { ...created, moved: { from, to: await store.scopeVersions(reseller.id) } },
+        product: q.product
+      }
+    })
+  }
 
   /**
    * Spec "Order transitions": an ACME subscription order is `completed` as soon as its
    * subscription exists; when the subscription cannot be created the order ends `cancelled`
    * and what was paid goes back to credit, in one transaction with its ledger row.
    */
-  private subscribe(reseller: Reseller, created: CreatedOrder, product: Product): CreatedOrder {
-    const db = this.ctx.db
+  private async subscribe(reseller: Reseller, created: CreatedOrder, product: Product): Promise<CreatedOrder> {
+    const db = this.ctx.store
     const orderId = created.order.id
     try {
       if (!this.subscriptions) throw new Error('ACME subscriptions are not set up in this service')
-      const sub = this.subscriptions.create(created.order, product)
-      db.prepare(`UPDATE orders SET status = 'completed', next_reissue_at = NULL, updated_at = ? WHERE id = ?`).run(
+      const sub = await this.subscriptions.create(created.order, product)
+      await db.run(
+        `UPDATE orders SET status = 'completed', next_reissue_at = NULL, updated_at = ? WHERE id = ?`,
         isoTimestamp(this.ctx.clock()),
         orderId
       )
-      return { ...created, order: this.get(reseller.id, orderId), subscription: { id: sub.id } }
+      return { ...created, order: await this.get(reseller.id, orderId), subscription: { id: sub.id } }
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err)
-      const undone = db
-        .transaction(() => {
-          db.prepare(`UPDATE orders SET status = 'processing', status_note = ? WHERE id = ?`).run(
-            `could not create the ACME subscription: ${reason}`,
-            orderId
-          )
-          return this.cancel(reseller.id, orderId)
-        })
-        .immediate()
+      const undone = await db.tx(async () => {
+        await db.run(
+          `UPDATE orders SET status = 'processing', status_note = ? WHERE id = ?`,
+          `could not create the ACME subscription: ${reason}`,
+          orderId
+        )
+        return await this.cancel(reseller.id, orderId)
+      })
       return {
         order: undone.order,
         creditUsed: created.creditUsed,
@@ -213,22 +213,22 @@ export class Orders {
   }
 
   /** Writes an order with its debit, invoice and events; call only inside `placeTx`. */
-  private place(reseller: Reseller, q: Quote, payment: 'credit' | 'invoice'): CreatedOrder {
-    const db = this.ctx.db
+  private async place(t: Tx, reseller: Reseller, q: Quote, payment: 'credit' | 'invoice'): Promise<CreatedOrder> {
+    const db = this.ctx.store
     const now = this.ctx.clock()
     const ts = isoTimestamp(now)
-    const id = (db.prepare('SELECT COALESCE(MAX(id), 0) + 1 AS id FROM orders').get() as { id: number }).id
+    // Its number is shown before the row exists (ORD-2026-000042), so the id is taken first.
+    const id = await t.nextId('orders')
     const number = orderNumber('ORD', id, now)
     const purchaseEnd = addMonths(startOfDay(now), q.periodMonths)
     const auto = autoReissues(q.product)
     const planned = validityWindow(q.product, now, purchaseEnd, auto)
     const paid = payment === 'credit'
-    db.prepare(
+    await db.run(
       `INSERT INTO orders (id, order_number, reseller_id, product_id, domain, period_months, san_count,
          san_wildcard_count, contact_email, base_price_cents, san_total_cents, discount_cents, total_cents,
          status, payment_status, auto_reissue, purchase_end_date, next_reissue_at, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`
-    ).run(
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
       id,
       number,
       reseller.id,
@@ -252,17 +252,19 @@ export class Orders {
     let creditUsed = 0
     let balance: Cents | null = null
     if (paid && q.total > 0) {
-      balance = post(db, {
-        resellerId: reseller.id,
-        amount: -q.total,
-        description: `Order ${number}: ${q.product.name}${q.domain ? ` for ${q.domain}` : ''}, ${q.years} year(s)`,
-        orderId: id,
-        at: now
-      }).balanceAfter
+      balance = (
+        await post(db, {
+          resellerId: reseller.id,
+          amount: -q.total,
+          description: `Order ${number}: ${q.product.name}${q.domain ? ` for ${q.domain}` : ''}, ${q.years} year(s)`,
+          orderId: id,
+          at: now
+        })
+      ).balanceAfter
       creditUsed = q.total
     }
-    const invoiceNumber = this.insertInvoice(id, reseller.id, q.total, paid ? 'paid' : 'unpaid', now)
-    recordEvent(db, now, {
+    const invoiceNumber = await this.insertInvoice(t, id, reseller.id, q.total, paid ? 'paid' : 'unpaid', now)
+    await recordEvent(db, now, {
       type: 'order.created',
       resellerId: reseller.id,
       orderId: id,
@@ -270,7 +272,7 @@ export class Orders {
       data: { product_id: q.product.id, total_cents: q.total }
     })
     if (paid)
-      recordEvent(db, now, {
+      await recordEvent(db, now, {
         type: 'order.paid',
         resellerId: reseller.id,
         orderId: id,
@@ -279,7 +281,7 @@ export class Orders {
       })
     if (balance === null)
       balance = (
-        db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(reseller.id) as {
+        (await db.get('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?', reseller.id)) as {
           b: number
         }
       ).b
@@ -321,20 +323,21 @@ export class Orders {
     return { order, creditUsed, newBalance: balance }
   }
 
-  get(resellerId: number, orderId: number): Order {
-    const row = this.ctx.db
-      .prepare(`${ORDER_SELECT} WHERE o.id = ? AND o.reseller_id = ?`)
-      .raw(true)
-      .get(orderId, resellerId) as OrderRow | undefined
+  async get(resellerId: number, orderId: number): Promise<Order> {
+    const [row] = await this.ctx.store.arrays<OrderRow>(
+      `${ORDER_SELECT} WHERE o.id = ? AND o.reseller_id = ?`,
+      orderId,
+      resellerId
+    )
     // Another reseller's order is 404, never 403 (docs/decisions.md): its existence is not disclosed.
     if (!row) throw notFound(`order ${orderId} not found`)
     return this.toOrder(row)
   }
 
-  list(resellerId: number, filter: OrderFilter, page: Paging): Page<Order> {
-    const db = this.ctx.db
+  async list(resellerId: number, filter: OrderFilter, page: Paging): Promise<Page<Order>> {
+    const db = this.ctx.store
     const term = filter.domain ? filter.domain.toLowerCase() : null
-    const search = term === null ? null : domainQuery(resellerId, term, filter.status)
+    const search = term === null ? null : db.domainQuery(resellerId, term, filter.status)
     // Without a term: the index of migration 0003 that serves the filter and the order alone
     // (OFFSET skips index entries, not joined rows).
     const inner = search
@@ -345,25 +348,28 @@ export class Orders {
         }
     // One read transaction: the page's ids and versions, and the orders read for them, come
     // from one snapshot even while another process writes.
-    return db.transaction((): Page<Order> => {
-      // The page's ids first, each with its number in order_versions.
-      const refs = db
-        .prepare(
+    return await db.tx(
+      async (): Promise<Page<Order>> => {
+        // The page's ids first, each with its number in order_versions.
+        const refs = await db.arrays<OrderRef>(
           `SELECT p.id, COALESCE(v.v, 0) FROM (${inner.sql}) p
-           LEFT JOIN order_versions v ON v.order_id = p.id ORDER BY p.id DESC`
+         LEFT JOIN order_versions v ON v.order_id = p.id ORDER BY p.id DESC`,
+          ...inner.args,
+          page.limit,
+          page.offset
         )
-        .raw(true)
-        .all(...inner.args, page.limit, page.offset) as OrderRef[]
-      const items = this.kept.resolve(refs, (ids) => this.load(ids))
-      const total =
-        search && term !== null
-          ? this.searchTotals.total(resellerId, term, filter.status, () => {
-              const row = db.prepare(search.count.sql).get(...search.count.args) as { n: number }
-              return row.n
-            })
-          : countOrders(db, resellerId, filter.status)
-      return { items, total, ...page }
-    })()
+        const items = await this.kept.resolve(refs, async (ids) => await this.load(ids))
+        const total =
+          search && term !== null
+            ? await this.searchTotals.total(resellerId, term, filter.status, async () => {
+                const row = (await db.get(search.count.sql, ...search.count.args)) as { n: number }
+                return row.n
+              })
+            : await countOrders(db, resellerId, filter.status)
+        return { items, total, ...page }
+      },
+      { readOnly: true }
+    )
   }
 
   /**
@@ -371,14 +377,14 @@ export class Orders {
    * pages that were current just before it (at `placed.moved.from`): see `pagesAfterOrder`.
    * Null for a page that cannot be worked out without reading it again.
    */
-  pagesAfter(
+  async pagesAfter(
     resellerId: number,
     placed: { order: Order; moved: NonNullable<CreatedOrder['moved']> },
     pages: readonly Page<Order>[]
-  ): (Page<Order> | null)[] {
+  ): Promise<(Page<Order> | null)[]> {
     // Frozen like the orders kept here: later pages share it and nobody may change it in place.
     const order = Object.freeze({ ...placed.order })
-    return pagesAfterOrder(pages, order, (index) => this.orderAt(resellerId, index, placed.moved.to))
+    return await pagesAfterOrder(pages, order, async (index) => await this.orderAt(resellerId, index, placed.moved.to))
   }
 
   /**
@@ -386,29 +392,30 @@ export class Orders {
    * reseller's scope is still at `at`: null once anything moved it on, or when no order stands
    * there.
    */
-  private orderAt(resellerId: number, index: number, at: ScopeVersions): Order | null {
-    const db = this.ctx.db
-    return db.transaction((): Order | null => {
-      const now = scopeVersions(db, resellerId)
-      if (now.reseller !== at.reseller || now.catalogue !== at.catalogue) return null
-      const ref = db
-        .prepare(
+  private async orderAt(resellerId: number, index: number, at: ScopeVersions): Promise<Order | null> {
+    const db = this.ctx.store
+    return await db.tx(
+      async (): Promise<Order | null> => {
+        const now = await db.scopeVersions(resellerId)
+        if (now.reseller !== at.reseller || now.catalogue !== at.catalogue) return null
+        const [ref] = await db.arrays<OrderRef>(
           `SELECT p.id, COALESCE(v.v, 0) FROM
-             (SELECT o.id FROM orders o WHERE o.reseller_id = ? ORDER BY o.id DESC LIMIT 1 OFFSET ?) p
-           LEFT JOIN order_versions v ON v.order_id = p.id`
+           (SELECT o.id FROM orders o WHERE o.reseller_id = ? ORDER BY o.id DESC LIMIT 1 OFFSET ?) p
+         LEFT JOIN order_versions v ON v.order_id = p.id`,
+          resellerId,
+          index
         )
-        .raw(true)
-        .get(resellerId, index) as OrderRef | undefined
-      return ref ? this.kept.resolve([ref], (ids) => this.load(ids))[0] : null
-    })()
+        return ref ? (await this.kept.resolve([ref], async (ids) => await this.load(ids)))[0] : null
+      },
+      { readOnly: true }
+    )
   }
 
   /** Orders by id, read whole. */
-  load(ids: number[]): Order[] {
-    const rows = this.ctx.db
-      .prepare(`${ORDER_SELECT} WHERE o.id IN (SELECT value FROM json_each(?))`)
-      .raw(true)
-      .all(JSON.stringify(ids)) as OrderRow[]
+  async load(ids: number[]): Promise<Order[]> {
+    const store = this.ctx.store
+    const list = store.inList(ids)
+    const rows = await store.arrays<OrderRow>(`${ORDER_SELECT} WHERE o.id ${list.sql}`, list.arg)
     return rows.map((r) => this.toOrder(r))
   }
 
@@ -416,109 +423,110 @@ export class Orders {
    * Cancels an order in `pending` or `processing` (anything else is 409), refunds what was paid
    * as a credit transaction and cancels the invoice, all in one transaction.
    */
-  cancel(resellerId: number, orderId: number): { order: Order; refunded: Cents; newBalance: Cents } {
-    const db = this.ctx.db
-    return db
-      .transaction(() => {
-        const order = this.get(resellerId, orderId)
-        if (!CANCELLABLE.includes(order.status)) {
-          throw conflict(
-            `order ${order.orderNumber} is ${order.status}; only pending or processing orders can be cancelled`
-          )
-        }
-        const now = this.ctx.clock()
-        const ts = isoTimestamp(now)
-        let refunded = 0
-        if (order.paymentStatus === 'paid' && order.total > 0) {
-          post(db, {
-            resellerId,
-            amount: order.total,
-            description: `Refund for cancelled order ${order.orderNumber}`,
-            orderId,
-            at: now
-          })
-          refunded = order.total
-        }
-        db.prepare(
-          `UPDATE orders SET status = 'cancelled', payment_status = CASE WHEN payment_status = 'paid' THEN 'refunded' ELSE payment_status END,
-             next_reissue_at = NULL, updated_at = ? WHERE id = ?`
-        ).run(ts, orderId)
-        db.prepare(`UPDATE invoices SET status = 'cancelled', cancelled_at = ? WHERE order_id = ?`).run(ts, orderId)
-        recordEvent(db, now, {
-          type: 'order.cancelled',
+  async cancel(resellerId: number, orderId: number): Promise<{ order: Order; refunded: Cents; newBalance: Cents }> {
+    const db = this.ctx.store
+    return await db.tx(async () => {
+      const order = await this.get(resellerId, orderId)
+      if (!CANCELLABLE.includes(order.status)) {
+        throw conflict(
+          `order ${order.orderNumber} is ${order.status}; only pending or processing orders can be cancelled`
+        )
+      }
+      const now = this.ctx.clock()
+      const ts = isoTimestamp(now)
+      let refunded = 0
+      if (order.paymentStatus === 'paid' && order.total > 0) {
+        await post(db, {
           resellerId,
+          amount: order.total,
+          description: `Refund for cancelled order ${order.orderNumber}`,
           orderId,
-          message: `Order ${order.orderNumber} cancelled`,
-          data: { refunded_cents: refunded }
+          at: now
         })
-        const balance = (
-          db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(resellerId) as {
-            b: number
-          }
-        ).b
-        return { order: this.get(resellerId, orderId), refunded, newBalance: balance }
+        refunded = order.total
+      }
+      await db.run(
+        `UPDATE orders SET status = 'cancelled', payment_status = CASE WHEN payment_status = 'paid' THEN 'refunded' ELSE payment_status END,
+             next_reissue_at = NULL, updated_at = ? WHERE id = ?`,
+        ts,
+        orderId
+      )
+      await db.run(`UPDATE invoices SET status = 'cancelled', cancelled_at = ? WHERE order_id = ?`, ts, orderId)
+      await recordEvent(db, now, {
+        type: 'order.cancelled',
+        resellerId,
+        orderId,
+        message: `Order ${order.orderNumber} cancelled`,
+        data: { refunded_cents: refunded }
       })
-      .immediate()
+      const balance = (
+        (await db.get('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?', resellerId)) as {
+          b: number
+        }
+      ).b
+      return { order: await this.get(resellerId, orderId), refunded, newBalance: balance }
+    })
   }
 
   /** POST /credits: pays an unpaid order from the balance (402 when short, 409 when not unpaid). */
-  payFromCredit(resellerId: number, orderId: number): { order: Order; amountPaid: Cents; newBalance: Cents } {
-    const db = this.ctx.db
-    return db
-      .transaction(() => {
-        const order = this.get(resellerId, orderId)
-        if (order.paymentStatus !== 'unpaid')
-          throw conflict(`order ${order.orderNumber} is already ${order.paymentStatus}`)
-        if (order.status === 'cancelled') throw conflict(`order ${order.orderNumber} is cancelled`)
-        const now = this.ctx.clock()
-        const ts = isoTimestamp(now)
-        const tx =
-          order.total > 0
-            ? post(db, {
-                resellerId,
-                amount: -order.total,
-                description: `Payment of invoice ${order.invoiceNumber ?? ''} for order ${order.orderNumber}`,
-                orderId,
-                at: now
-              })
-            : null
-        db.prepare(`UPDATE orders SET payment_status = 'paid', updated_at = ? WHERE id = ?`).run(ts, orderId)
-        db.prepare(`UPDATE invoices SET status = 'paid', paid_at = ? WHERE order_id = ?`).run(ts, orderId)
-        recordEvent(db, now, {
-          type: 'order.paid',
-          resellerId,
-          orderId,
-          message: `Order ${order.orderNumber} paid from credit`,
-          data: { amount_cents: order.total }
-        })
-        const newBalance = tx
-          ? tx.balanceAfter
-          : (
-              db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(resellerId) as {
-                b: number
-              }
-            ).b
-        return { order: this.get(resellerId, orderId), amountPaid: order.total, newBalance }
+  async payFromCredit(
+    resellerId: number,
+    orderId: number
+  ): Promise<{ order: Order; amountPaid: Cents; newBalance: Cents }> {
+    const db = this.ctx.store
+    return await db.tx(async () => {
+      const order = await this.get(resellerId, orderId)
+      if (order.paymentStatus !== 'unpaid')
+        throw conflict(`order ${order.orderNumber} is already ${order.paymentStatus}`)
+      if (order.status === 'cancelled') throw conflict(`order ${order.orderNumber} is cancelled`)
+      const now = this.ctx.clock()
+      const ts = isoTimestamp(now)
+      const tx =
+        order.total > 0
+          ? await post(db, {
+              resellerId,
+              amount: -order.total,
+              description: `Payment of invoice ${order.invoiceNumber ?? ''} for order ${order.orderNumber}`,
+              orderId,
+              at: now
+            })
+          : null
+      await db.run(`UPDATE orders SET payment_status = 'paid', updated_at = ? WHERE id = ?`, ts, orderId)
+      await db.run(`UPDATE invoices SET status = 'paid', paid_at = ? WHERE order_id = ?`, ts, orderId)
+      await recordEvent(db, now, {
+        type: 'order.paid',
+        resellerId,
+        orderId,
+        message: `Order ${order.orderNumber} paid from credit`,
+        data: { amount_cents: order.total }
       })
-      .immediate()
+      const newBalance = tx
+        ? tx.balanceAfter
+        : (
+            (await db.get('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?', resellerId)) as {
+              b: number
+            }
+          ).b
+      return { order: await this.get(resellerId, orderId), amountPaid: order.total, newBalance }
+    })
   }
 
   /** Writes the order's invoice; returns its number. */
-  private insertInvoice(
+  private async insertInvoice(
+    t: Tx,
     orderId: number,
     resellerId: number,
     total: Cents,
     status: 'paid' | 'unpaid',
     now: Date
-  ): string {
-    const db = this.ctx.db
-    const id = (db.prepare('SELECT COALESCE(MAX(id), 0) + 1 AS id FROM invoices').get() as { id: number }).id
+  ): Promise<string> {
+    const db = this.ctx.store
+    const id = await t.nextId('invoices')
     const ts = isoTimestamp(now)
     const number = orderNumber('INV', id, now)
-    db.prepare(
+    await db.run(
       `INSERT INTO invoices (id, invoice_number, order_id, reseller_id, total_cents, status, due_date, created_at, paid_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
-    ).run(
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       id,
       number,
       orderId,

@@ -17,3 +17,14 @@ export async function pool<T, R>(items: T[], limit: number, work: (item: T) => P
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker))
   return out
 }
+
+/**
+ * Runs `work` over every item one after another; answers in the items' order. For store calls
+ * in a row (a page's records read one by one): inside a transaction they run one at a time
+ * anyway, and two nested transactions must never run side by side (core/store).
+ */
+export async function inOrder<T, R>(items: readonly T[], work: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const out: R[] = []
+  for (let i = 0; i < items.length; i++) out.push(await work(items[i], i))
+  return out
+}

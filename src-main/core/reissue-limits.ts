@@ -6,9 +6,9 @@
  * scheduler are not counted: they come once per certificate lifetime (spec, "Certificate
  * lifecycle rule").
  */
-import type { Db } from './db'
 import { DAY_MS, HOUR_MS, limitHit, rateLimited, type LimitWindow } from './rate-limits'
 import { isoTimestamp, parseDate } from './time'
+import type { Store } from './store'
 
 /**
  * Reissues per order within any 60 minutes. A person reissues after a lost or compromised key
@@ -30,12 +30,14 @@ const WINDOWS: LimitWindow[] = [
  * reissue that waits for validation blocks any further reissue until it is issued (409), so
  * every accepted request ends up as one such certificate.
  */
-export function assertReissueAllowed(db: Db, orderId: number, orderNumber: string, now: Date): void {
+export async function assertReissueAllowed(db: Store, orderId: number, orderNumber: string, now: Date): Promise<void> {
   const since = isoTimestamp(new Date(now.getTime() - DAY_MS))
   const times = (
-    db
-      .prepare(`SELECT created_at FROM certificates WHERE order_id = ? AND reason = 'reissue' AND created_at > ?`)
-      .all(orderId, since) as { created_at: string }[]
+    (await db.all(
+      `SELECT created_at FROM certificates WHERE order_id = ? AND reason = 'reissue' AND created_at > ?`,
+      orderId,
+      since
+    )) as { created_at: string }[]
   ).map((r) => ({ at: parseDate(r.created_at).getTime() }))
   const hit = limitHit(times, WINDOWS, now)
   if (!hit) return

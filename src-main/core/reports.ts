@@ -16,10 +16,10 @@ export const MAX_REPORT_ROWS = 100_000
 
 export type { ExpiringCertificate } from '../../src-shared/records'
 
-export function expiringReport(
+export async function expiringReport(
   ctx: CoreContext,
   opts: { days: number; resellerId?: number | null }
-): ExpiringCertificate[] {
+): Promise<ExpiringCertificate[]> {
   const days = opts.days
   if (!Number.isInteger(days) || days < 0 || days > MAX_REPORT_DAYS) {
     throw invalid(`could not build the report: days must be a whole number from 0 to ${MAX_REPORT_DAYS}`)
@@ -28,9 +28,8 @@ export function expiringReport(
   const from = isoTimestamp(now).slice(0, 10)
   const till = `${isoTimestamp(addDays(now, days)).slice(0, 10)} 23:59:59`
   const reseller = opts.resellerId ?? null
-  const rows = ctx.db
-    .prepare(
-      `SELECT 'issued' AS kind, o.reseller_id, r.name AS reseller_name, o.order_number AS reference, o.id AS order_id,
+  const rows = (await ctx.store.all(
+    `SELECT 'issued' AS kind, o.reseller_id, r.name AS reseller_name, o.order_number AS reference, o.id AS order_id,
               NULL AS imported_id, o.domain, o.cert_valid_till AS valid_till, o.next_reissue_at AS renewal,
               COALESCE(o.contact_email, r.email) AS contact
          FROM orders o JOIN resellers r ON r.id = o.reseller_id
@@ -42,9 +41,17 @@ export function expiringReport(
          FROM imported_certificates i JOIN resellers r ON r.id = i.reseller_id
         WHERE i.valid_till >= ? AND i.valid_till <= ? AND (? IS NULL OR i.reseller_id = ?)
         ORDER BY valid_till, reference
-        LIMIT ?`
-    )
-    .all(from, till, reseller, reseller, from, till, reseller, reseller, MAX_REPORT_ROWS + 1) as {
+        LIMIT ?`,
+    from,
+    till,
+    reseller,
+    reseller,
+    from,
+    till,
+    reseller,
+    reseller,
+    MAX_REPORT_ROWS + 1
+  )) as {
     kind: 'issued' | 'imported'
     reseller_id: number
     reseller_name: string
@@ -103,7 +110,7 @@ export function expiringCsv(rows: ExpiringCertificate[]): string {
 export class Reports {
   constructor(private readonly ctx: CoreContext) {}
 
-  expiring(opts: { days: number; resellerId?: number | null }): ExpiringCertificate[] {
-    return expiringReport(this.ctx, opts)
+  async expiring(opts: { days: number; resellerId?: number | null }): Promise<ExpiringCertificate[]> {
+    return await expiringReport(this.ctx, opts)
   }
 }

@@ -60,7 +60,7 @@ const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 export class Resellers {
   constructor(private readonly ctx: CoreContext) {}
 
-  create(input: NewReseller): Reseller {
+  async create(input: NewReseller): Promise<Reseller> {
     const name = input.name.trim()
     const email = input.email.trim()
     if (!name) throw invalid('name must not be empty')
@@ -68,121 +68,125 @@ export class Resellers {
     const rate = input.discountRate ?? 0
     if (!Number.isFinite(rate) || rate < 0 || rate > 100) throw invalid('discount must be a percentage from 0 to 100')
     const groupId = groupForNewReseller(input.groupId)
-    if (groupId !== null) this.requireGroup(groupId)
-    const info = this.ctx.db
-      .prepare(
-        `INSERT INTO resellers (name, email, company, group_id, discount_rate, created_at)
-         VALUES (?, ?, ?, ?, ?, ?)`
-      )
-      .run(name, email, input.company?.trim() ?? '', groupId, rate, isoTimestamp(this.ctx.clock()))
-    return this.get(Number(info.lastInsertRowid))
+    if (groupId !== null) await this.requireGroup(groupId)
+    const info = await this.ctx.store.insert(
+      `INSERT INTO resellers (name, email, company, group_id, discount_rate, created_at)
+         VALUES (?, ?, ?, ?, ?, ?)`,
+      name,
+      email,
+      input.company?.trim() ?? '',
+      groupId,
+      rate,
+      isoTimestamp(this.ctx.clock())
+    )
+    return await this.get(info)
   }
 
-  get(id: number): Reseller {
-    const row = this.ctx.db.prepare('SELECT * FROM resellers WHERE id = ?').get(id) as ResellerRow | undefined
+  async get(id: number): Promise<Reseller> {
+    const row = (await this.ctx.store.get('SELECT * FROM resellers WHERE id = ?', id)) as ResellerRow | undefined
     if (!row) throw notFound(`reseller ${id} not found`)
     return toReseller(row)
   }
 
-  list(): Reseller[] {
-    return (this.ctx.db.prepare('SELECT * FROM resellers ORDER BY id').all() as ResellerRow[]).map(toReseller)
+  async list(): Promise<Reseller[]> {
+    return ((await this.ctx.store.all('SELECT * FROM resellers ORDER BY id')) as ResellerRow[]).map(toReseller)
   }
 
-  setApiAccess(id: number, enabled: boolean): Reseller {
-    this.get(id)
-    this.ctx.db.prepare('UPDATE resellers SET api_access = ? WHERE id = ?').run(enabled ? 1 : 0, id)
-    return this.get(id)
+  async setApiAccess(id: number, enabled: boolean): Promise<Reseller> {
+    await this.get(id)
+    await this.ctx.store.run('UPDATE resellers SET api_access = ? WHERE id = ?', enabled ? 1 : 0, id)
+    return await this.get(id)
   }
 
-  setGroup(id: number, groupId: number | null): Reseller {
-    this.get(id)
-    if (groupId !== null) this.requireGroup(groupId)
-    this.ctx.db.prepare('UPDATE resellers SET group_id = ? WHERE id = ?').run(groupId, id)
-    return this.get(id)
+  async setGroup(id: number, groupId: number | null): Promise<Reseller> {
+    await this.get(id)
+    if (groupId !== null) await this.requireGroup(groupId)
+    await this.ctx.store.run('UPDATE resellers SET group_id = ? WHERE id = ?', groupId, id)
+    return await this.get(id)
   }
 
-  setStatus(id: number, status: 'active' | 'suspended'): Reseller {
-    this.get(id)
-    this.ctx.db.prepare('UPDATE resellers SET status = ? WHERE id = ?').run(status, id)
-    return this.get(id)
+  async setStatus(id: number, status: 'active' | 'suspended'): Promise<Reseller> {
+    await this.get(id)
+    await this.ctx.store.run('UPDATE resellers SET status = ? WHERE id = ?', status, id)
+    return await this.get(id)
   }
 
   /** Creates a key and returns it in plain this once; the keychain keeps the only other copy. */
-  createApiKey(resellerId: number, label = ''): { key: string; info: ApiKeyInfo } {
-    this.get(resellerId)
+  async createApiKey(resellerId: number, label = ''): Promise<{ key: string; info: ApiKeyInfo }> {
+    await this.get(resellerId)
     const key = KEY_PREFIX + randomBytes(32).toString('base64url')
-    const db = this.ctx.db
-    const id = db
-      .transaction(() => {
-        const info = db
-          .prepare('INSERT INTO api_keys (reseller_id, key_hash, prefix, label, created_at) VALUES (?, ?, ?, ?, ?)')
-          .run(resellerId, hashApiKey(key), key.slice(0, KEY_PREFIX.length + 6), label, isoTimestamp(this.ctx.clock()))
-        const keyId = Number(info.lastInsertRowid)
-        // Inside the transaction: if the keychain refuses, no key row is left without its secret.
-        this.ctx.secrets.set(keychainName(keyId), key)
-        return keyId
-      })
-      .immediate()
-    return { key, info: this.apiKey(id) }
+    const db = this.ctx.store
+    const id = await db.tx(async () => {
+      const info = await db.insert(
+        'INSERT INTO api_keys (reseller_id, key_hash, prefix, label, created_at) VALUES (?, ?, ?, ?, ?)',
+        resellerId,
+        hashApiKey(key),
+        key.slice(0, KEY_PREFIX.length + 6),
+        label,
+        isoTimestamp(this.ctx.clock())
+      )
+      const keyId = info
+      // Inside the transaction: if the keychain refuses, no key row is left without its secret.
+      this.ctx.secrets.set(keychainName(keyId), key)
+      return keyId
+    })
+    return { key, info: await this.apiKey(id) }
   }
 
-  apiKey(id: number): ApiKeyInfo {
-    const row = this.ctx.db
-      .prepare(
-        `SELECT id, reseller_id AS resellerId, prefix, label, created_at AS createdAt, revoked_at AS revokedAt,
-                last_used_at AS lastUsedAt FROM api_keys WHERE id = ?`
-      )
-      .get(id) as ApiKeyInfo | undefined
+  async apiKey(id: number): Promise<ApiKeyInfo> {
+    const row = (await this.ctx.store.get(
+      `SELECT id, reseller_id AS resellerId, prefix, label, created_at AS createdAt, revoked_at AS revokedAt,
+                last_used_at AS lastUsedAt FROM api_keys WHERE id = ?`,
+      id
+    )) as ApiKeyInfo | undefined
     if (!row) throw notFound(`API key ${id} not found`)
     return row
   }
 
-  apiKeys(resellerId: number): ApiKeyInfo[] {
-    return this.ctx.db
-      .prepare(
-        `SELECT id, reseller_id AS resellerId, prefix, label, created_at AS createdAt, revoked_at AS revokedAt,
-                last_used_at AS lastUsedAt FROM api_keys WHERE reseller_id = ? ORDER BY id DESC`
-      )
-      .all(resellerId) as ApiKeyInfo[]
+  async apiKeys(resellerId: number): Promise<ApiKeyInfo[]> {
+    return (await this.ctx.store.all(
+      `SELECT id, reseller_id AS resellerId, prefix, label, created_at AS createdAt, revoked_at AS revokedAt,
+                last_used_at AS lastUsedAt FROM api_keys WHERE reseller_id = ? ORDER BY id DESC`,
+      resellerId
+    )) as ApiKeyInfo[]
   }
 
   /** The plain key again, from the keychain, for the desktop user's "copy" button. */
-  revealApiKey(id: number): string {
-    const info = this.apiKey(id)
+  async revealApiKey(id: number): Promise<string> {
+    const info = await this.apiKey(id)
     if (info.revokedAt) throw conflict(`API key ${id} is revoked`)
     const key = this.ctx.secrets.get(keychainName(id))
     if (!key) throw notFound(`API key ${id} is not in the OS keychain any more`)
     return key
   }
 
-  revokeApiKey(id: number): ApiKeyInfo {
-    const info = this.apiKey(id)
+  async revokeApiKey(id: number): Promise<ApiKeyInfo> {
+    const info = await this.apiKey(id)
     if (!info.revokedAt) {
-      this.ctx.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ?').run(isoTimestamp(this.ctx.clock()), id)
+      await this.ctx.store.run('UPDATE api_keys SET revoked_at = ? WHERE id = ?', isoTimestamp(this.ctx.clock()), id)
       this.ctx.secrets.delete(keychainName(id))
     }
-    return this.apiKey(id)
+    return await this.apiKey(id)
   }
 
   /**
    * The reseller a presented key belongs to. Spec, Authentication 4: an unknown or revoked key,
    * or API access disabled, is 401; a suspended account likewise.
    */
-  authenticate(presentedKey: string): Reseller {
-    const row = this.ctx.db
-      .prepare(
-        `SELECT r.*, k.id AS key_id FROM api_keys k JOIN resellers r ON r.id = k.reseller_id
-         WHERE k.key_hash = ? AND k.revoked_at IS NULL`
-      )
-      .get(hashApiKey(presentedKey)) as (ResellerRow & { key_id: number }) | undefined
+  async authenticate(presentedKey: string): Promise<Reseller> {
+    const row = (await this.ctx.store.get(
+      `SELECT r.*, k.id AS key_id FROM api_keys k JOIN resellers r ON r.id = k.reseller_id
+         WHERE k.key_hash = ? AND k.revoked_at IS NULL`,
+      hashApiKey(presentedKey)
+    )) as (ResellerRow & { key_id: number }) | undefined
     if (!row) throw unauthorized('invalid API key')
     if (row.api_access !== 1) throw unauthorized('API access is disabled for this reseller account')
     if (row.status !== 'active') throw unauthorized('this reseller account is suspended')
     return toReseller(row)
   }
 
-  private requireGroup(groupId: number): void {
-    const g = this.ctx.db.prepare('SELECT 1 FROM reseller_groups WHERE id = ?').get(groupId)
+  private async requireGroup(groupId: number): Promise<void> {
+    const g = await this.ctx.store.get('SELECT 1 FROM reseller_groups WHERE id = ?', groupId)
     if (!g) throw invalid(`reseller group ${groupId} does not exist`)
   }
 }

@@ -14,7 +14,6 @@ import type { RenewalWindows } from './ari'
 import type { Events } from './events'
 import { pool } from './pool'
 import { isoDate, isoTimestamp, parseDate } from './time'
-import { BACKGROUND_WRITE_BUDGET_MS } from './store-lock'
 
 export interface SchedulerReport {
   as_of: string
@@ -121,17 +120,12 @@ export class Scheduler {
 
   /** Deploy retries come due minutes apart, between the hourly passes. */
   async retryDeploys(): Promise<void> {
-    // In a serving process, wait on timers while another process holds the write lock.
-    await this.ctx.whenWritable(BACKGROUND_WRITE_BUDGET_MS)
     await this.after?.deploys.runDue()
     // Deploy and installation alerts and their delivery retries are due minutes apart too.
     await this.after?.alerts?.tick()
   }
 
   private async pass(): Promise<SchedulerReport> {
-    // In a serving process, wait on timers while another process holds the write lock; a pass
-    // that cannot get it within the budget is given up and the next timer tries again.
-    await this.ctx.whenWritable(BACKGROUND_WRITE_BUDGET_MS)
     const now = this.ctx.clock()
     const today = isoDate(now)
     const report: SchedulerReport = {
@@ -141,7 +135,7 @@ export class Scheduler {
       expired: [],
       errors: []
     }
-    const db = this.ctx.db
+    const db = this.ctx.store
     const record = (
       o: { id: number; order_number: string },
       c: { serial: string; validFrom: string; validTill: string; reason: string }
@@ -168,7 +162,7 @@ export class Scheduler {
 
     // 0. A clock stepped back behind the newest certificate would issue with the validity cap
     // and reuse period of a date already past (BR §6.3.2, §4.2.1): issue nothing until it is right.
-    const behind = clockBehind(db, now)
+    const behind = await clockBehind(db, now)
 
     // Orders another pass in flight is working on are left to it.
     const free = (o: OrderRef): boolean => !this.claimed.has(o.id)
@@ -185,21 +179,20 @@ export class Scheduler {
 
     // 1. Validations that have passed since the last look (a file put up, a record added).
     const waiting = (
-      db
-        .prepare(
-          `SELECT id, order_number FROM orders WHERE status IN ('validation_pending', 'processing') AND purchase_end_date > ? ORDER BY id`
-        )
-        .all(today) as OrderRef[]
+      (await db.all(
+        `SELECT id, order_number FROM orders WHERE status IN ('validation_pending', 'processing') AND purchase_end_date > ? ORDER BY id`,
+        today
+      )) as OrderRef[]
     ).filter(free)
 
     // 2. Automatic reissues that are due (auto_reissue is 0 for code signing, spec).
     const due = (
-      db
-        .prepare(
-          `SELECT id, order_number FROM orders WHERE status = 'completed' AND auto_reissue = 1
-           AND next_reissue_at IS NOT NULL AND next_reissue_at <= ? AND purchase_end_date > ? ORDER BY id`
-        )
-        .all(today, today) as OrderRef[]
+      (await db.all(
+        `SELECT id, order_number FROM orders WHERE status = 'completed' AND auto_reissue = 1
+           AND next_reissue_at IS NOT NULL AND next_reissue_at <= ? AND purchase_end_date > ? ORDER BY id`,
+        today,
+        today
+      )) as OrderRef[]
     ).filter(free)
     if (behind) for (const o of [...waiting, ...due]) fail(o, new Error(behind))
 
@@ -217,32 +210,32 @@ export class Scheduler {
     })
     reissued.forEach((r, i) => recordReissue(due[i], r))
     if (renewed) {
-      const number = db.prepare('SELECT order_number FROM orders WHERE id = ?').pluck()
       // A look at the CA that failed is the admin's to know: a renewal the CA asked for may wait on it.
       for (const f of renewed.lookErrors)
         report.errors.push({
           order_id: f.order_id,
-          order_number: String(number.get(f.order_id) ?? '-'),
+          order_number: String((await db.value('SELECT order_number FROM orders WHERE id = ?', f.order_id)) ?? '-'),
           error: f.error
         })
       renewed.results.forEach((r, i) => recordReissue(renewed.orders[i], r))
     }
 
     // 3. Design page: a subscription whose end has passed and whose last certificate has expired.
-    const ended = db
-      .prepare(
-        `SELECT o.id, o.order_number FROM orders o
+    const ended = (await db.all(
+      `SELECT o.id, o.order_number FROM orders o
           WHERE o.status IN ('completed', 'validation_pending', 'processing') AND o.purchase_end_date <= ?
             AND EXISTS (SELECT 1 FROM certificates c WHERE c.order_id = o.id)
             AND (SELECT MAX(c.valid_till) FROM certificates c WHERE c.order_id = o.id) < ?
-          ORDER BY o.id`
-      )
-      .all(today, isoTimestamp(now)) as OrderRef[]
-    const expire = db.prepare(
-      `UPDATE orders SET status = 'expired', next_reissue_at = NULL, status_note = ?, updated_at = ? WHERE id = ?`
-    )
+          ORDER BY o.id`,
+      today,
+      isoTimestamp(now)
+    )) as OrderRef[]
+    const expireSql = `UPDATE orders SET status = 'expired', next_reissue_at = NULL, status_note = ?, updated_at = ? WHERE id = ?`
     for (const o of ended.filter(free)) {
-      expire.run(`subscription ended and the last certificate expired`, isoTimestamp(now), o.id)
+      await db.tx(
+        () => db.run(expireSql, `subscription ended and the last certificate expired`, isoTimestamp(now), o.id),
+        { budgetMs: BACKGROUND_WRITE_BUDGET_MS }
+      )
       report.expired.push({ order_id: o.id, order_number: o.order_number })
     }
 
@@ -250,8 +243,8 @@ export class Scheduler {
     if (this.after) {
       await this.after.deploys.runDue()
       await this.after.deploys.idle()
-      report.deploys = this.after.deploys.takeAttempted().map(deployJson)
-      report.expiring = this.after.events.noticeExpiring()
+      report.deploys = (await this.after.deploys.takeAttempted()).map(deployJson)
+      report.expiring = await this.after.events.noticeExpiring()
     }
 
     // 5. Alerts: renewals that failed or need a validation, and the rules' own checks.
@@ -301,7 +294,7 @@ export class Scheduler {
     const done = new Set(due.map((o) => o.id))
     let orders: OrderRef[]
     try {
-      orders = renewals.windows.dueRenewals(now, today).filter((o) => !done.has(o.id) && free(o))
+      orders = (await renewals.windows.dueRenewals(now, today)).filter((o) => !done.has(o.id) && free(o))
     } catch (err) {
       // The pass's other work goes on (and keeps its claims until it ends); this one is reported.
       return {
@@ -329,12 +322,18 @@ export class Scheduler {
   }
 }
 
+/**
+ * How long a pass's own writes wait for another process's lock (SQLite) or retry conflicts
+ * (PostgreSQL): nobody waits for a pass's answer, and one given up waits for the next timer.
+ */
+const BACKGROUND_WRITE_BUDGET_MS = 60_000
+
 /** How far the clock may be behind the newest certificate (a corrected drift, not a stepped clock). */
 const CLOCK_TOLERANCE_MS = 60 * 60 * 1000
 
 /** Why nothing may be issued now (the clock is behind the newest certificate), or null. */
-function clockBehind(db: CoreContext['db'], now: Date): string | null {
-  const newest = (db.prepare('SELECT MAX(created_at) AS at FROM certificates').get() as { at: string | null }).at
+async function clockBehind(db: CoreContext['store'], now: Date): Promise<string | null> {
+  const newest = ((await db.get('SELECT MAX(created_at) AS at FROM certificates')) as { at: string | null }).at
   if (!newest || parseDate(newest).getTime() <= now.getTime() + CLOCK_TOLERANCE_MS) return null
   return `could not issue certificates: the clock (${isoTimestamp(now)}) is behind the newest certificate (issued ${newest}); set the system clock right`
 }

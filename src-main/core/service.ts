@@ -1,5 +1,6 @@
 /**
- * The CertDesk service: every domain module over one SQLite store, one clock and one keychain.
+ * The CertDesk service: every domain module over one store (SQLite or PostgreSQL, core/store),
+ * one clock and one keychain.
  * Transports (IPC, HTTP RPC, the reseller API, the CLI) call these and nothing else.
  */
 import { randomUUID } from 'node:crypto'
@@ -12,7 +13,7 @@ import { AcmeSubscriptions } from './acme-subscriptions'
 import { Catalogue, seedCatalogue, type CatalogueFile } from './catalogue'
 import { Certificates } from './certificates'
 import type { CoreContext } from './context'
-import { openDatabase, type Db } from './db'
+import { openStore, type EngineName, type Store } from './store'
 import { Deploys } from './deploy/deploys'
 import { KeyVault } from './key-vault'
 import { Events } from './events'
@@ -30,13 +31,17 @@ import { Scheduler } from './scheduler'
 import { keychainFor, type SecretStore } from './secrets'
 import { Settings } from './settings'
 import { StatsService } from './stats'
-import { stopWaitingOnLocks, whenWritable } from './store-lock'
-import { localWrites, scopeVersions, storeVersion } from './store-version'
 import { systemClock, type Clock } from './time'
 import { Watchlist } from './watchlist'
 
 export interface ServiceOptions {
+  /** The data dir: the SQLite store (unless `database` names another), backups, the keychain's service name. */
   dataDir: string
+  /**
+   * A PostgreSQL URL (`postgres://user@host/db`): the book lives in that database instead of the
+   * data dir's SQLite file (core/store).
+   */
+  database?: string
   clock?: Clock
   /** The better-sqlite3 binary built for this runtime's ABI, when it is not the module's own. */
   nativeBinding?: string
@@ -76,28 +81,42 @@ export interface Service {
   readonly reports: Reports
   /** Alert rules, channels and deliveries (alerts/). */
   readonly alerts: Alerts
-  /**
-   * For a process that serves requests (`serve`, the window), once it has started: a write that
-   * meets another process's lock no longer sleeps on the only thread but fails at once, and
-   * writers wait through `ctx.whenWritable` (store-lock.ts). The admin CLI keeps waiting.
-   */
-  stopWaitingOnLocks(): void
-  close(): void
+  /** Which engine holds the book: `sqlite` (the data dir's file) or `postgres`. */
+  readonly engine: EngineName
+  /** Waits for the transaction in progress, then closes the store. */
+  close(): Promise<void>
 }
 
-export function openService(opts: ServiceOptions): Service {
-  const db: Db = openDatabase(opts.dataDir, opts.nativeBinding)
-  seedCatalogue(db, defaultCatalogue as CatalogueFile)
-  const settings = new Settings(db)
-  const installId = settings.getOrCreate('install_id', () => randomUUID())
+/**
+ * Opens the store (SQLite in the data dir, or the PostgreSQL database `database` names) and the
+ * service over it. A store that cannot be opened is a StoreOpenError (one line, an exit code)
+ * for a PostgreSQL URL, a storage fault for a SQLite file.
+ */
+export async function openService(opts: ServiceOptions): Promise<Service> {
+  const store: Store = await openStore(
+    opts.database !== undefined
+      ? { engine: 'postgres', url: opts.database }
+      : { engine: 'sqlite', dataDir: opts.dataDir, nativeBinding: opts.nativeBinding }
+  )
+  try {
+    return await serviceOver(store, opts)
+  } catch (err) {
+    await store.close().catch(() => undefined)
+    throw err
+  }
+}
+
+async function serviceOver(store: Store, opts: ServiceOptions): Promise<Service> {
+  await seedCatalogue(store, defaultCatalogue as CatalogueFile)
+  const settings = new Settings(store)
+  const installId = await settings.getOrCreate('install_id', () => randomUUID())
   const ctx: CoreContext = {
-    db,
+    store,
     clock: opts.clock ?? systemClock,
     secrets: opts.secrets ?? keychainFor(installId),
-    storeVersion: async () => storeVersion(db),
-    scopeVersions: async (resellerId) => scopeVersions(db, resellerId),
-    localWrites: () => localWrites(db),
-    whenWritable: (budgetMs) => whenWritable(db, budgetMs)
+    storeVersion: () => store.storeVersion(),
+    scopeVersions: (resellerId) => store.scopeVersions(resellerId),
+    localWrites: () => store.localWrites()
   }
   const catalogue = new Catalogue(ctx)
   const acme = new AcmeSubscriptions(ctx)
@@ -110,12 +129,14 @@ export function openService(opts: ServiceOptions): Service {
   const resellers = new Resellers(ctx)
   const events = new Events(ctx)
   // Every stored certificate (issue, reissue, automatic reissue) goes to its deploy targets.
-  certificates.onStored = (c) => deploys.afterCertificateStored(c)
+  certificates.onStored = async (c) => await deploys.afterCertificateStored(c)
   // Keys generated in the app reach folder targets as privkey.pem, only next to their own certificate.
   const keyVault = new KeyVault(ctx, orders)
   // A key generated for a reissue is kept in the transaction that stores its certificate, before the deploys start.
   certificates.keys = keyVault
-  deploys.setKeyProvider((orderId, _serial, certificatePem) => keyVault.keyMatching(orderId, certificatePem))
+  deploys.setKeyProvider(
+    async (orderId, _serial, certificatePem) => await keyVault.keyMatching(orderId, certificatePem)
+  )
   const alerts = new Alerts(ctx, settings)
   return {
     dataDir: opts.dataDir,
@@ -142,8 +163,8 @@ export function openService(opts: ServiceOptions): Service {
     imports: new Imports(ctx, orders, resellers, catalogue, keyVault),
     reports: new Reports(ctx),
     alerts,
-    stopWaitingOnLocks: () => stopWaitingOnLocks(db),
-    close: () => db.close()
+    engine: store.engine,
+    close: () => store.close()
   }
 }
 
@@ -154,14 +175,14 @@ export const DEMO_CREDIT_CENTS = 1000_00
  * On an empty store, creates a demo reseller (group "Standard", API access on, 1000.00 USD
  * credit) so a first start has something to try; returns it when it was created.
  */
-export function ensureDemoReseller(service: Service): Reseller | null {
-  if (service.resellers.list().length > 0) return null
-  const r = service.resellers.create({
+export async function ensureDemoReseller(service: Service): Promise<Reseller | null> {
+  if ((await service.resellers.list()).length > 0) return null
+  const r = await service.resellers.create({
     name: 'Demo Reseller',
     email: 'demo@example.com',
     company: 'Demo Hosting Ltd',
     groupId: 1
   })
-  service.ledger.topUp(r.id, DEMO_CREDIT_CENTS, 'Welcome credit for the demo reseller')
-  return service.resellers.get(r.id)
+  await service.ledger.topUp(r.id, DEMO_CREDIT_CENTS, 'Welcome credit for the demo reseller')
+  return await service.resellers.get(r.id)
 }

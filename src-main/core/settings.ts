@@ -7,7 +7,6 @@
  * entry there. An empty value means "the default" and is always accepted.
  */
 import { isIP } from 'node:net'
-import type { Db } from './db'
 import {
   ALERT_SETTINGS,
   DCV_SETTINGS,
@@ -16,6 +15,7 @@ import {
   INSTALLATION_SETTINGS
 } from './setting-keys'
 import { invalid } from './errors'
+import type { Store } from './store'
 
 /** Says what is wrong with a value, or null when it is fine. */
 export type SettingRule = (value: string) => string | null
@@ -157,51 +157,54 @@ export function settingProblems(changes: Record<string, string>): Record<string,
 }
 
 /** Told of a change a person saved, inside its transaction, with each key's value before it. */
-export type SettingsWatcher = (changes: Record<string, string>, before: Record<string, string | null>) => void
+export type SettingsWatcher = (changes: Record<string, string>, before: Record<string, string | null>) => Promise<void>
 
 export class Settings {
   private readonly watchers: SettingsWatcher[] = []
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Store) {}
 
   /** Calls `watcher` for every change saved through `update`, in the same transaction. */
   onUpdate(watcher: SettingsWatcher): void {
     this.watchers.push(watcher)
   }
 
-  get(key: string): string | null {
-    const row = this.db.prepare('SELECT value FROM settings WHERE key = ?').get(key) as { value: string } | undefined
+  async get(key: string): Promise<string | null> {
+    const row = (await this.db.get('SELECT value FROM settings WHERE key = ?', key)) as { value: string } | undefined
     return row?.value ?? null
   }
 
   /** Stores a value the core itself computed; values a person typed go through `update`. */
-  set(key: string, value: string): void {
-    this.db
-      .prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value')
-      .run(key, value)
+  async set(key: string, value: string): Promise<void> {
+    await this.db.run(
+      'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value',
+      key,
+      value
+    )
   }
 
   /** A yes/no setting: only the stored text `true` means yes; unset or anything else means no. */
-  flag(key: string): boolean {
-    return this.get(key) === 'true'
+  async flag(key: string): Promise<boolean> {
+    return (await this.get(key)) === 'true'
   }
 
   /**
    * Saves settings a person typed, all or none: one refused value refuses the whole change
    * (400, every problem in the message) and nothing is written.
    */
-  update(changes: Record<string, string>): void {
+  async update(changes: Record<string, string>): Promise<void> {
     const problems = Object.values(settingProblems(changes))
     if (problems.length > 0) throw invalid(problems.join('; '))
-    this.db.transaction(() => {
-      const before = Object.fromEntries(Object.keys(changes).map((k) => [k, this.get(k)]))
-      for (const [key, value] of Object.entries(changes)) this.set(key, value)
-      for (const watcher of this.watchers) watcher(changes, before)
-    })()
+    await this.db.tx(async () => {
+      const before: Record<string, string | null> = {}
+      for (const k of Object.keys(changes)) before[k] = await this.get(k)
+      for (const [key, value] of Object.entries(changes)) await this.set(key, value)
+      for (const watcher of this.watchers) await watcher(changes, before)
+    })
   }
 
-  getOrCreate(key: string, make: () => string): string {
-    this.db.prepare('INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)').run(key, make())
-    return this.get(key) as string
+  async getOrCreate(key: string, make: () => string): Promise<string> {
+    await this.db.run('INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)', key, make())
+    return (await this.get(key)) as string
   }
 }

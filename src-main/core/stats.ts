@@ -16,24 +16,14 @@ export const DAILY_SALES_DAYS = 30
 const PENDING = ['pending', 'pending_configuration', 'validation_pending', 'processing']
 
 export class StatsService {
-  /**
-   * The figures of one answer, read in one transaction: one snapshot of the store (a write by
-   * another process cannot land between the totals and the chart), and one read lock instead of
-   * one per statement (each costs more than the small reads themselves).
-   */
-  private readonly read: (resellerId: number) => Stats
+  constructor(private readonly ctx: CoreContext) {}
 
-  constructor(private readonly ctx: CoreContext) {
-    this.read = ctx.db.transaction((resellerId: number) => this.compute(resellerId))
-  }
-
-  revenue(resellerId: number): { orderCount: number; totalRevenue: Cents } {
-    const r = this.ctx.db
-      .prepare(
-        `SELECT COALESCE(SUM(n), 0) AS n, COALESCE(SUM(CASE WHEN payment_status = 'paid' THEN total_cents END), 0) AS rev
-         FROM order_tallies WHERE reseller_id = ?`
-      )
-      .get(resellerId) as { n: number; rev: number }
+  async revenue(resellerId: number): Promise<{ orderCount: number; totalRevenue: Cents }> {
+    const r = (await this.ctx.store.get(
+      `SELECT COALESCE(SUM(n), 0) AS n, COALESCE(SUM(CASE WHEN payment_status = 'paid' THEN total_cents END), 0) AS rev
+         FROM order_tallies WHERE reseller_id = ?`,
+      resellerId
+    )) as { n: number; rev: number }
     return { orderCount: r.n, totalRevenue: r.rev }
   }
 
@@ -45,40 +35,47 @@ export class StatsService {
     return isoDate(this.ctx.clock())
   }
 
-  stats(resellerId: number): Stats {
-    return this.read(resellerId)
+  /**
+   * The figures of one answer, read in one transaction: one snapshot of the store (a write by
+   * another process cannot land between the totals and the chart), and one read lock instead of
+   * one per statement (each costs more than the small reads themselves).
+   */
+  stats(resellerId: number): Promise<Stats> {
+    return this.ctx.store.tx(async () => await this.compute(resellerId), { readOnly: true })
   }
 
-  private compute(resellerId: number): Stats {
-    const db = this.ctx.db
+  private async compute(resellerId: number): Promise<Stats> {
+    const db = this.ctx.store
     const now = this.ctx.clock()
     const today = startOfDay(now)
     const monthStart = `${isoDate(now).slice(0, 7)}-01`
     const firstDay = addDays(today, -(DAILY_SALES_DAYS - 1))
 
-    const statusRows = db
-      .prepare('SELECT status, SUM(n) AS n FROM order_tallies WHERE reseller_id = ? GROUP BY status HAVING SUM(n) > 0')
-      .all(resellerId) as { status: string; n: number }[]
+    const statusRows = (await db.all(
+      'SELECT status, SUM(n) AS n FROM order_tallies WHERE reseller_id = ? GROUP BY status HAVING SUM(n) > 0',
+      resellerId
+    )) as { status: string; n: number }[]
     const statusDistribution: Record<string, number> = { completed: 0, pending: 0, processing: 0, cancelled: 0 }
     for (const r of statusRows) statusDistribution[r.status] = r.n
     const total = statusRows.reduce((a, r) => a + r.n, 0)
 
     // Totals from order_tallies (migration 0003); this month and the last 30 days from the
     // tallies per day (migration 0009): a month of orders is at most 31 rows.
-    const { rev } = db
-      .prepare(
-        `SELECT COALESCE(SUM(total_cents), 0) AS rev FROM order_tallies WHERE reseller_id = ? AND payment_status = 'paid'`
-      )
-      .get(resellerId) as { rev: number }
-    const { month } = db
-      .prepare('SELECT COALESCE(SUM(paid_cents), 0) AS month FROM order_day_tallies WHERE reseller_id = ? AND day >= ?')
-      .get(resellerId, monthStart) as { month: number }
+    const { rev } = (await db.get(
+      `SELECT COALESCE(SUM(total_cents), 0) AS rev FROM order_tallies WHERE reseller_id = ? AND payment_status = 'paid'`,
+      resellerId
+    )) as { rev: number }
+    const { month } = (await db.get(
+      'SELECT COALESCE(SUM(paid_cents), 0) AS month FROM order_day_tallies WHERE reseller_id = ? AND day >= ?',
+      resellerId,
+      monthStart
+    )) as { month: number }
 
-    const daily = db
-      .prepare(
-        'SELECT day AS date, n AS orders, paid_cents AS revenue FROM order_day_tallies WHERE reseller_id = ? AND day >= ?'
-      )
-      .all(resellerId, isoDate(firstDay)) as { date: string; orders: number; revenue: number }[]
+    const daily = (await db.all(
+      'SELECT day AS date, n AS orders, paid_cents AS revenue FROM order_day_tallies WHERE reseller_id = ? AND day >= ?',
+      resellerId,
+      isoDate(firstDay)
+    )) as { date: string; orders: number; revenue: number }[]
     const byDate = new Map(daily.map((d) => [d.date, d]))
     const dailySales = Array.from({ length: DAILY_SALES_DAYS }, (_, i) => {
       const date = isoDate(addDays(firstDay, i))
@@ -86,15 +83,14 @@ export class StatsService {
       return { date, orders: d?.orders ?? 0, revenue: d?.revenue ?? 0 }
     })
 
-    const brandDistribution = db
-      .prepare(
-        `SELECT p.brand AS brand, SUM(t.n) AS count FROM order_tallies t JOIN products p ON p.id = t.product_id
-         WHERE t.reseller_id = ? GROUP BY p.brand HAVING SUM(t.n) > 0 ORDER BY count DESC, brand`
-      )
-      .all(resellerId) as { brand: string; count: number }[]
+    const brandDistribution = (await db.all(
+      `SELECT p.brand AS brand, SUM(t.n) AS count FROM order_tallies t JOIN products p ON p.id = t.product_id
+         WHERE t.reseller_id = ? GROUP BY p.brand HAVING SUM(t.n) > 0 ORDER BY count DESC, brand`,
+      resellerId
+    )) as { brand: string; count: number }[]
 
     const balance = (
-      db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(resellerId) as {
+      (await db.get('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?', resellerId)) as {
         b: number
       }
     ).b

@@ -3,26 +3,26 @@
  * read a handful of rows instead of counting a million. The triggers run
  * inside every writer's transaction, so these numbers are exactly what COUNT(*) would say.
  */
-import type { Db } from './db'
+import type { Store } from './store'
 
 const sumOf = (row: unknown): number => (row as { n: number | null }).n ?? 0
 
-export function countOrders(db: Db, resellerId: number, status?: string): number {
+export async function countOrders(db: Store, resellerId: number, status?: string): Promise<number> {
   return status
     ? sumOf(
-        db.prepare('SELECT SUM(n) AS n FROM order_tallies WHERE reseller_id = ? AND status = ?').get(resellerId, status)
+        await db.get('SELECT SUM(n) AS n FROM order_tallies WHERE reseller_id = ? AND status = ?', resellerId, status)
       )
-    : sumOf(db.prepare('SELECT SUM(n) AS n FROM order_tallies WHERE reseller_id = ?').get(resellerId))
+    : sumOf(await db.get('SELECT SUM(n) AS n FROM order_tallies WHERE reseller_id = ?', resellerId))
 }
 
-export function countInvoices(db: Db, resellerId: number, status?: string): number {
+export async function countInvoices(db: Store, resellerId: number, status?: string): Promise<number> {
   return status
     ? sumOf(
-        db.prepare('SELECT n FROM invoice_tallies WHERE reseller_id = ? AND status = ?').get(resellerId, status) ?? {}
+        (await db.get('SELECT n FROM invoice_tallies WHERE reseller_id = ? AND status = ?', resellerId, status)) ?? {}
       )
-    : sumOf(db.prepare('SELECT SUM(n) AS n FROM invoice_tallies WHERE reseller_id = ?').get(resellerId))
+    : sumOf(await db.get('SELECT SUM(n) AS n FROM invoice_tallies WHERE reseller_id = ?', resellerId))
 }
 
-export function countLedger(db: Db, resellerId: number): number {
-  return sumOf(db.prepare('SELECT n FROM ledger_tallies WHERE reseller_id = ?').get(resellerId) ?? {})
+export async function countLedger(db: Store, resellerId: number): Promise<number> {
+  return sumOf((await db.get('SELECT n FROM ledger_tallies WHERE reseller_id = ?', resellerId)) ?? {})
 }

@@ -105,7 +105,7 @@ export function installAuth(app: FastifyInstance, service: Service, opts: AuthOp
       // versions. A POST /orders moves its reseller's versions anyway, so a memo checked
       // against them would miss on every order.
       if (request.method !== 'GET') {
-        request.reseller = service.resellers.authenticate(key)
+        request.reseller = await service.resellers.authenticate(key)
         return
       }
       // Who a key belongs to is read from the key's row and its reseller's row, both in the
@@ -120,7 +120,7 @@ export function installAuth(app: FastifyInstance, service: Service, opts: AuthOp
         if (memo.versions && sameVersions(memo.versions, versions)) {
           request.reseller = memo.reseller
         } else {
-          request.reseller = service.resellers.authenticate(key)
+          request.reseller = await service.resellers.authenticate(key)
           remember(hash, {
             reseller: request.reseller,
             versions: request.reseller.id === memo.reseller.id ? versions : null
@@ -129,7 +129,7 @@ export function installAuth(app: FastifyInstance, service: Service, opts: AuthOp
         request.scopeVersions =
           request.reseller.id === memo.reseller.id ? versions : await service.ctx.scopeVersions(request.reseller.id)
       } else {
-        request.reseller = service.resellers.authenticate(key)
+        request.reseller = await service.resellers.authenticate(key)
         // Read after the lookup, these may already count a write the lookup did not see: good
         // enough for answers computed from here on, not to vouch for this lookup later.
         remember(hash, { reseller: request.reseller, versions: null })

@@ -108,15 +108,15 @@ export function installFastReads(
   }
 
   /** The kept answer, sent; false when the request is fastify's. */
-  const send = (
+  const send = async (
     res: ServerResponse,
     caller: ReturnType<KnownKeys['known']>,
     path: string,
     url: string,
     v: ScopeVersions
-  ): boolean => {
+  ): Promise<boolean> => {
     if (!caller || !sameVersions(caller.versions, v)) return false
-    const hit = answers.answer(caller.reseller, path, url, v)
+    const hit = await answers.answer(caller.reseller, path, url, v)
     if (!hit) return false
     res.writeHead(200, { 'content-type': hit.contentType, 'content-length': hit.payload.length })
     res.end(hit.payload)
@@ -134,18 +134,23 @@ export function installFastReads(
     const key = presentedKey(req)
     const caller = key ? keys.known(key) : null
     if (!caller) return false
-    const kept = turn.get(caller.reseller.id)
-    if (kept) return send(res, caller, path, url, kept)
     const resellerId = caller.reseller.id
-    turn.read(resellerId).then(
-      (v) => {
-        if (send(res, caller, path, url, v)) return
-        handedVersions.set(req, { resellerId, versions: v })
-        fastify(req, res)
-      },
-      // A failure here (the store unreadable) is fastify's to answer, in the envelope.
-      () => fastify(req, res)
-    )
+    const kept = turn.get(resellerId)
+    // Versions read for this request are handed on to fastify's own check (auth.ts).
+    const versions = kept
+      ? Promise.resolve({ v: kept, handed: false })
+      : turn.read(resellerId).then((v) => ({ v, handed: true }))
+    void versions
+      .then(async ({ v, handed }) => ({ v, handed, sent: await send(res, caller, path, url, v) }))
+      .then(
+        ({ v, handed, sent }) => {
+          if (sent) return
+          if (handed) handedVersions.set(req, { resellerId, versions: v })
+          fastify(req, res)
+        },
+        // A failure here (the store unreadable) is fastify's to answer, in the envelope.
+        () => fastify(req, res)
+      )
     return true
   }
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {

@@ -59,7 +59,7 @@ export interface Entry {
    * forward holds how to make them instead, made when it is first sent: most moved pages are
    * moved again before anyone reads them.
    */
-  payload: Buffer | (() => Buffer)
+  payload: Buffer | (() => Buffer | Promise<Buffer>)
   contentType: string
   /** An unfiltered page of GET /orders (newest first), kept so that the next order can move it forward. */
   page?: Page<Order>
@@ -92,7 +92,7 @@ declare module 'fastify' {
      * about the reseller (kept answers, known keys, versions of this turn) is brought up to the
      * store after the write. `writesBefore`: this process's count of written rows just before it.
      */
-    orderPlaced(reply: FastifyReply, resellerId: number, created: CreatedOrder, writesBefore: number): void
+    orderPlaced(reply: FastifyReply, resellerId: number, created: CreatedOrder, writesBefore: number): Promise<void>
   }
 }
 
@@ -105,10 +105,10 @@ function keyOf(reseller: Reseller, route: Cacheable, url: string, day: string | 
  * The entry's bytes, made now if a write left only the recipe; null when making them failed (the
  * store unreadable), and the entry is then of no further use.
  */
-function bytesOf(entry: Entry): Buffer | null {
+async function bytesOf(entry: Entry): Promise<Buffer | null> {
   if (typeof entry.payload !== 'function') return entry.payload
   try {
-    entry.payload = entry.payload()
+    entry.payload = await entry.payload()
     return entry.payload
   } catch {
     return null
@@ -128,13 +128,13 @@ export interface KeptAnswers {
     path: string,
     url: string,
     versions: ScopeVersions
-  ): { payload: Buffer; contentType: string } | null
+  ): Promise<{ payload: Buffer; contentType: string } | null>
   /**
    * After an order of `resellerId` was written: its kept order pages and statistics that were
    * current just before the write are brought up to just after it, so the reads a polling
    * script sends next are answered from kept bytes instead of rebuilt (Orders.pagesAfter).
    */
-  orderPlaced(reply: FastifyReply, resellerId: number, created: CreatedOrder): void
+  orderPlaced(reply: FastifyReply, resellerId: number, created: CreatedOrder): Promise<void>
 }
 
 /**
@@ -160,7 +160,7 @@ export function installReadCache(app: FastifyInstance, service: Service): KeptAn
     const key = keyOf(request.reseller, route, request.url, day)
     if (key === null) return
     const hit = entries.get(key)
-    const bytes = hit && fresh(hit, versions) ? bytesOf(hit) : null
+    const bytes = hit && fresh(hit, versions) ? await bytesOf(hit) : null
     if (hit && bytes) {
       counters.hits += 1
       hit.unread = 0
@@ -202,18 +202,18 @@ export function installReadCache(app: FastifyInstance, service: Service): KeptAn
   })
   return {
     cacheable: (path) => CACHEABLE.has(path),
-    answer(reseller, path, url, versions) {
+    async answer(reseller, path, url, versions) {
       const route = CACHEABLE.get(path)
       if (!route) return null
       const key = keyOf(reseller, route, url, dayOf(route))
       const hit = key === null ? undefined : entries.get(key)
-      const bytes = hit && fresh(hit, versions) ? bytesOf(hit) : null
+      const bytes = hit && fresh(hit, versions) ? await bytesOf(hit) : null
       if (!hit || !bytes) return null
       counters.hits += 1
       hit.unread = 0
       return { payload: bytes, contentType: hit.contentType }
     },
-    orderPlaced(reply, resellerId, created) {
+    async orderPlaced(reply, resellerId, created) {
       const moved = created.moved
       if (!moved || moved.from.catalogue !== moved.to.catalogue) return
       const prefix = `r${resellerId} `
@@ -223,7 +223,7 @@ export function installReadCache(app: FastifyInstance, service: Service): KeptAn
       for (const [key, e] of entries) if (key.startsWith(prefix) && fresh(e, moved.from)) before.push([key, e])
       const pages = before.filter(([, e]) => e.page !== undefined) as [string, Entry & { page: Page<Order> }][]
       const serialize = orderSerializer(reply)
-      const next = service.orders.pagesAfter(
+      const next = await service.orders.pagesAfter(
         resellerId,
         { order: created.order, moved },
         pages.map(([, e]) => e.page)
@@ -254,8 +254,8 @@ export function installReadCache(app: FastifyInstance, service: Service): KeptAn
         ...stats,
         reseller: moved.to.reseller,
         catalogue: moved.to.catalogue,
-        payload: () => {
-          const body = { success: true as const, ...statsJson(service.stats.stats(resellerId)) }
+        payload: async () => {
+          const body = { success: true as const, ...statsJson(await service.stats.stats(resellerId)) }
           // Midnight passed since the move: that is the next day's answer, not this key's.
           if (service.stats.day() !== day) throw new Error('the day the statistics were kept for is over')
           return Buffer.from(serializeStats(body))

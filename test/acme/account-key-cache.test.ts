@@ -146,10 +146,10 @@ describe('a kept account key and key rollover, over HTTPS', () => {
 
   beforeAll(async () => {
     s = await startServer()
-    s.service.settings.set(ACME_SETTINGS.http01Port, String(await freePort()))
+    await s.service.settings.set(ACME_SETTINGS.http01Port, String(await freePort()))
     server = await startAcmeServer(s.service, { port: 0 })
     acme.axios.defaults.httpsAgent = new Agent({ ca: server.rootPem })
-    reseller = s.reseller({ credit: 1000 })
+    reseller = await s.reseller({ credit: 1000 })
   })
   afterAll(async () => {
     await server?.close()

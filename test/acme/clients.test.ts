@@ -36,10 +36,10 @@ beforeAll(async () => {
   s = await startServer()
   dns = await startChallTestSrv()
   httpPort = await freePort()
-  s.service.settings.set(ACME_SETTINGS.resolver, dns.dns)
-  s.service.settings.set(ACME_SETTINGS.http01Port, String(httpPort))
+  await s.service.settings.set(ACME_SETTINGS.resolver, dns.dns)
+  await s.service.settings.set(ACME_SETTINGS.http01Port, String(httpPort))
   // certbot and lego answer on loopback: a lab, so validation may reach it.
-  s.service.settings.set(ACME_SETTINGS.allowPrivateAddresses, 'true')
+  await s.service.settings.set(ACME_SETTINGS.allowPrivateAddresses, 'true')
   acme = await startAcmeServer(s.service, { port: 0 })
   work = mkdtempSync(join(tmpdir(), 'certdesk-acme-clients-'))
   rootPath = join(work, 'root.pem')
@@ -47,7 +47,7 @@ beforeAll(async () => {
   const root = await fetch(`${s.url}/acme/root-ca.pem`)
   expect(root.status).toBe(200)
   writeFileSync(rootPath, await root.text())
-  reseller = s.reseller({ credit: 500 })
+  reseller = await s.reseller({ credit: 500 })
 })
 
 afterAll(async () => {
@@ -278,9 +278,10 @@ describe('lego against the embedded ACME server', () => {
 
     const revoked = await lego(dir, a, ['lego.example.com'], ['revoke', '--reason', '4'])
     expect(revoked.code, revoked.stdout + revoked.stderr).toBe(0)
-    const row = s.service.ctx.db
-      .prepare('SELECT revoked_at, revocation_reason FROM acme_certificates WHERE serial_hex = ?')
-      .get(v.leaf.serialNumber.toLowerCase()) as { revoked_at: string | null; revocation_reason: number } | undefined
+    const row = (await s.service.ctx.store.get(
+      'SELECT revoked_at, revocation_reason FROM acme_certificates WHERE serial_hex = ?',
+      v.leaf.serialNumber.toLowerCase()
+    )) as { revoked_at: string | null; revocation_reason: number } | undefined
     expect(row?.revoked_at).not.toBeNull()
     expect(row?.revocation_reason).toBe(4)
   })

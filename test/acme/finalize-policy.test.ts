@@ -24,9 +24,9 @@ let reseller: TestReseller
 beforeAll(async () => {
   s = await startServer()
   dns = await startChallTestSrv()
-  s.service.settings.set(ACME_SETTINGS.resolver, dns.dns)
+  await s.service.settings.set(ACME_SETTINGS.resolver, dns.dns)
   server = await startAcmeServer(s.service, { port: 0 })
-  reseller = s.reseller({ credit: 1000 })
+  reseller = await s.reseller({ credit: 1000 })
 })
 afterAll(async () => {
   await server?.close()

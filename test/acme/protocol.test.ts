@@ -23,14 +23,14 @@ let reseller: TestReseller
 beforeAll(async () => {
   s = await startServer()
   dns = await startChallTestSrv()
-  s.service.settings.set(ACME_SETTINGS.resolver, dns.dns)
+  await s.service.settings.set(ACME_SETTINGS.resolver, dns.dns)
   // Nobody listens here: http-01 checks fail as they would against a site that is down.
-  s.service.settings.set(ACME_SETTINGS.http01Port, String(await freePort()))
+  await s.service.settings.set(ACME_SETTINGS.http01Port, String(await freePort()))
   // The names resolve to loopback: a lab, so validation may reach it.
-  s.service.settings.set(ACME_SETTINGS.allowPrivateAddresses, 'true')
+  await s.service.settings.set(ACME_SETTINGS.allowPrivateAddresses, 'true')
   server = await startAcmeServer(s.service, { port: 0 })
   acme.axios.defaults.httpsAgent = new Agent({ ca: server.rootPem })
-  reseller = s.reseller({ credit: 1000 })
+  reseller = await s.reseller({ credit: 1000 })
 })
 
 afterAll(async () => {
@@ -291,11 +291,10 @@ describe('acme-client against the embedded ACME server', () => {
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1)
     const refused = results.find((r) => r.status === 'rejected') as PromiseRejectedResult
     expect(String(refused.reason)).toMatch(/already being finalized|not ready/)
-    const n = s.service.ctx.db
-      .prepare(
-        `SELECT COUNT(*) AS n FROM acme_certificates c JOIN acme_orders o ON o.id = c.order_id WHERE o.identifiers = ?`
-      )
-      .get(JSON.stringify(['twice.example.com'])) as { n: number }
+    const n = (await s.service.ctx.store.get(
+      `SELECT COUNT(*) AS n FROM acme_certificates c JOIN acme_orders o ON o.id = c.order_id WHERE o.identifiers = ?`,
+      JSON.stringify(['twice.example.com'])
+    )) as { n: number }
     expect(n.n).toBe(1)
   })
 })

@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MAX_ATTEMPTS, type ChannelInput } from '../../src-main/core/alerts'
 import { bounded, oneLine, slackPayload } from '../../src-main/core/alerts/messages'
 import { ServiceError } from '../../src-main/core/errors'
-import { openService, type Service } from '../../src-main/core/service'
+import { type Service } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 import { ALERT_SETTINGS } from '../../src-main/core/setting-keys'
 import { isoTimestamp } from '../../src-main/core/time'
 import { startJsonSink, startMailSink, type JsonSink, type MailSink } from '../support/alert-sinks'
@@ -27,7 +28,7 @@ let mail: MailSink
 
 beforeAll(async () => {
   ;[sink, mail] = await Promise.all([startJsonSink('/hooks/secret-token'), startMailSink('robot', 'right-password')])
-  service = openService({ dataDir, clock: clock.clock })
+  service = await openService({ dataDir, clock: clock.clock })
 })
 afterAll(async () => {
   service?.close()
@@ -35,8 +36,8 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true })
 })
 
-const allowPrivate = (on: boolean): void =>
-  service.settings.update({ [ALERT_SETTINGS.allowPrivateAddresses]: String(on) })
+const allowPrivate = async (on: boolean): Promise<void> =>
+  await service.settings.update({ [ALERT_SETTINGS.allowPrivateAddresses]: String(on) })
 const smtp = (over: Partial<Extract<ChannelInput, { kind: 'smtp' }>> = {}): ChannelInput => ({
   kind: 'smtp',
   name: 'Ops',
@@ -64,7 +65,7 @@ const keychainNames = (): string[] =>
 
 describe('a channel with hostile or wrong values', () => {
   it('is refused with the reason, and neither the store nor the keychain gets anything', async () => {
-    allowPrivate(false)
+    await allowPrivate(false)
     const cases: [unknown, RegExp][] = [
       [smtp({ name: 'Ops\r\nBcc: thief@evil.test' }), /name must not hold line breaks/],
       [smtp({ to: ['ops@reseller.test\r\nBcc: thief@evil.test'] }), /to must not hold line breaks/],
@@ -94,7 +95,7 @@ describe('a channel with hostile or wrong values', () => {
       [{ kind: 'webhook', name: 'Hook', url: 'http://localhost:9/' }, /loopback address/]
     ]
     for (const [input, reason] of cases) expect(await refusal(input)).toMatch(reason)
-    expect(service.alerts.channels.list()).toEqual([])
+    expect(await service.alerts.channels.list()).toEqual([])
     expect(keychainNames()).toEqual([])
   })
 
@@ -125,7 +126,7 @@ describe('messages', () => {
 
 describe('sending', () => {
   it('logs in to the SMTP server with the keychain password; a wrong one fails without showing it', async () => {
-    allowPrivate(true)
+    await allowPrivate(true)
     const good = await service.alerts.addChannel(smtp({ name: 'Right' }))
     const bad = await service.alerts.addChannel(smtp({ name: 'Wrong', password: 'wrong-password-123' }))
     expect((await service.alerts.testChannel(good.channel.id)).status).toBe('sent')
@@ -136,13 +137,13 @@ describe('sending', () => {
     expect(mail.messages).toHaveLength(1)
     expect(mail.messages[0]).toMatchObject({ user: 'robot', subject: '[CertDesk] CertDesk test alert' })
     expect(mail.refusedLogins).toBeGreaterThanOrEqual(1)
-    expect(JSON.stringify(service.alerts.channels.list())).not.toMatch(/right-password|wrong-password/)
-    for (const c of [good, bad]) service.alerts.removeChannel(c.channel.id)
+    expect(JSON.stringify(await service.alerts.channels.list())).not.toMatch(/right-password|wrong-password/)
+    for (const c of [good, bad]) await service.alerts.removeChannel(c.channel.id)
     expect(keychainNames()).toEqual([])
   })
 
   it('retries a failing receiver after 1, 5, 30, 120 and 360 minutes, then gives up', async () => {
-    allowPrivate(true)
+    await allowPrivate(true)
     const { channel } = await service.alerts.addChannel({ kind: 'slack', name: 'Flaky', url: sink.url })
     sink.bodies.length = 0
     sink.answers = [500, 503]
@@ -159,10 +160,10 @@ describe('sending', () => {
     clock.set(new Date(start + 60_000))
     await service.scheduler.retryDeploys()
     await service.scheduler.retryDeploys()
-    expect(service.alerts.delivery(first.id)).toMatchObject({ attempts: 2, nextAttemptAt: '2027-02-01 09:06:00' })
+    expect(await service.alerts.delivery(first.id)).toMatchObject({ attempts: 2, nextAttemptAt: '2027-02-01 09:06:00' })
     clock.set(new Date(start + 6 * 60_000))
     await service.scheduler.retryDeploys()
-    expect(service.alerts.delivery(first.id)).toMatchObject({ status: 'sent', attempts: 3, lastError: null })
+    expect(await service.alerts.delivery(first.id)).toMatchObject({ status: 'sent', attempts: 3, lastError: null })
     expect(sink.bodies).toHaveLength(3)
 
     // A receiver that never accepts: six attempts in all, then nothing more.
@@ -173,7 +174,7 @@ describe('sending', () => {
       clock.set(new Date(clock.now().getTime() + minutes * 60_000))
       await service.scheduler.retryDeploys()
     }
-    expect(service.alerts.delivery(down.id)).toMatchObject({
+    expect(await service.alerts.delivery(down.id)).toMatchObject({
       status: 'failed',
       attempts: MAX_ATTEMPTS,
       nextAttemptAt: null
@@ -181,35 +182,35 @@ describe('sending', () => {
     clock.set(new Date(clock.now().getTime() + 7 * 86_400_000))
     await service.scheduler.retryDeploys()
     expect(sink.bodies).toHaveLength(3 + MAX_ATTEMPTS)
-    service.alerts.removeChannel(channel.id)
+    await service.alerts.removeChannel(channel.id)
   })
 
   it('refuses at sending time a receiver that is now on a private address', async () => {
-    allowPrivate(true)
+    await allowPrivate(true)
     const { channel } = await service.alerts.addChannel({ kind: 'webhook', name: 'Lab', url: sink.url })
-    allowPrivate(false)
+    await allowPrivate(false)
     sink.bodies.length = 0
     const d = await service.alerts.testChannel(channel.id)
     expect(d.status).toBe('pending')
     expect(d.lastError).toMatch(/could not post to 127\.0\.0\.1:\d+: 127\.0\.0\.1 is a loopback address/)
     expect(sink.bodies).toHaveLength(0)
-    service.alerts.removeChannel(channel.id)
+    await service.alerts.removeChannel(channel.id)
   })
 
   it('refuses at sending time a name that now resolves to a loopback address', async () => {
-    allowPrivate(true)
+    await allowPrivate(true)
     const url = sink.url.replace('127.0.0.1', 'localhost')
     const { channel } = await service.alerts.addChannel({ kind: 'webhook', name: 'By name', url })
-    allowPrivate(false)
+    await allowPrivate(false)
     sink.bodies.length = 0
     const d = await service.alerts.testChannel(channel.id)
     expect(d.lastError).toMatch(/could not post to localhost:\d+: (127\.0\.0\.1|::1) is .*loopback address/)
     expect(sink.bodies).toHaveLength(0)
-    service.alerts.removeChannel(channel.id)
+    await service.alerts.removeChannel(channel.id)
   })
 
   it('gives up on a receiver that never answers after its time-out, and tries again later', async () => {
-    allowPrivate(true)
+    await allowPrivate(true)
     const sockets = new Set<Socket>()
     const silent = createServer(() => undefined) // reads the request, never answers
     silent.on('connection', (c) => sockets.add(c))
@@ -228,7 +229,7 @@ describe('sending', () => {
         nextAttemptAt: isoTimestamp(new Date(clock.now().getTime() + 60_000))
       })
       expect(d.lastError).toMatch(/could not post to 127\.0\.0\.1:\d+: no complete answer within 10 s/)
-      service.alerts.removeChannel(channel.id)
+      await service.alerts.removeChannel(channel.id)
     } finally {
       for (const c of sockets) c.destroy()
       await new Promise<void>((resolve) => silent.close(() => resolve()))
@@ -236,28 +237,32 @@ describe('sending', () => {
   }, 30_000)
 
   it('does not follow a redirect', async () => {
-    allowPrivate(true)
+    await allowPrivate(true)
     const { channel } = await service.alerts.addChannel({ kind: 'teams', name: 'Moved', url: sink.url })
     sink.answers = [302]
     const d = await service.alerts.testChannel(channel.id)
     expect(d.lastError).toMatch(/answered 302; only 2xx counts as delivered/)
-    service.alerts.removeChannel(channel.id)
+    await service.alerts.removeChannel(channel.id)
   })
 })
 
 describe('rules', () => {
-  it('take a validation wait in whole hours and refuse anything else', () => {
-    expect(service.alerts.updateRule('validation_waiting', { thresholdHours: 6 }).thresholdHours).toBe(6)
-    expect(() => service.alerts.updateRule('validation_waiting', { thresholdHours: 0 })).toThrow(
+  it('take a validation wait in whole hours and refuse anything else', async () => {
+    expect((await service.alerts.updateRule('validation_waiting', { thresholdHours: 6 })).thresholdHours).toBe(6)
+    await expect(service.alerts.updateRule('validation_waiting', { thresholdHours: 0 })).rejects.toThrow(
       /whole hours from 1 to 8760/
     )
-    expect(() => service.alerts.updateRule('validation_waiting', { thresholdHours: 1.5 })).toThrow(/whole hours/)
-    expect(() => service.alerts.updateRule('expiring', { thresholdHours: 5 })).toThrow(/only validation_waiting/)
-    expect(() => service.alerts.updateRule("expiring'; DROP TABLE alerts;--", { enabled: false })).toThrow(
+    await expect(service.alerts.updateRule('validation_waiting', { thresholdHours: 1.5 })).rejects.toThrow(
+      /whole hours/
+    )
+    await expect(service.alerts.updateRule('expiring', { thresholdHours: 5 })).rejects.toThrow(
+      /only validation_waiting/
+    )
+    await expect(service.alerts.updateRule("expiring'; DROP TABLE alerts;--", { enabled: false })).rejects.toThrow(
       /is not one of/
     )
-    expect(service.alerts.updateRule('deploy_failed', { enabled: false }).enabled).toBe(false)
-    expect(service.alerts.rules().map((r) => [r.rule, r.enabled, r.thresholdHours])).toEqual([
+    expect((await service.alerts.updateRule('deploy_failed', { enabled: false })).enabled).toBe(false)
+    expect((await service.alerts.rules()).map((r) => [r.rule, r.enabled, r.thresholdHours])).toEqual([
       ['expiring', true, null],
       ['renewal_failed', true, null],
       ['validation_waiting', true, 6],

@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DCV_SETTINGS } from '../../src-main/core/dcv'
 import { ALERT_SETTINGS } from '../../src-main/core/setting-keys'
 import { INSTALLATION_SETTINGS } from '../../src-main/core/installations'
-import { openService, type Service } from '../../src-main/core/service'
+import { type Service } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 import { startJsonSink, startMailSink, type JsonSink, type MailSink } from '../support/alert-sinks'
 import { manualClock } from '../support/clock'
 import { configureOverHttp, startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
@@ -43,16 +44,16 @@ beforeAll(async () => {
     startJsonSink('/workflows/teamssecretpath/triggers/manual/run'),
     startReceiver({ clock: clock.clock })
   ])
-  service = openService({ dataDir, clock: clock.clock })
-  service.settings.set(DCV_SETTINGS.resolver, dns.address)
-  service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
-  service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
-  service.settings.set(INSTALLATION_SETTINGS.timeoutSeconds, '1')
-  service.settings.update({ [ALERT_SETTINGS.allowPrivateAddresses]: 'true' })
-  resellerId = service.resellers.create({ name: 'Alerts', email: 'ops@alerts.test', groupId: 1 }).id
-  service.ledger.topUp(resellerId, 100_000)
-  const reseller = service.resellers.get(resellerId)
-  lastId = service.orders.create(reseller, { productId: 2, domain: 'last.example.com', period: 12 }).order.id
+  service = await openService({ dataDir, clock: clock.clock })
+  await service.settings.set(DCV_SETTINGS.resolver, dns.address)
+  await service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+  await service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
+  await service.settings.set(INSTALLATION_SETTINGS.timeoutSeconds, '1')
+  await service.settings.update({ [ALERT_SETTINGS.allowPrivateAddresses]: 'true' })
+  resellerId = (await service.resellers.create({ name: 'Alerts', email: 'ops@alerts.test', groupId: 1 })).id
+  await service.ledger.topUp(resellerId, 100_000)
+  const reseller = await service.resellers.get(resellerId)
+  lastId = (await service.orders.create(reseller, { productId: 2, domain: 'last.example.com', period: 12 })).order.id
   const publish = await configureOverHttp(service, web, resellerId, lastId, 'last.example.com')
   publish()
   await service.certificates.status(resellerId, lastId)
@@ -97,8 +98,9 @@ describe('alerts across two scheduler passes', () => {
   it('raises each kind of trouble once and every channel receives one message per alert', async () => {
     // A validation that never passes: its file is never published.
     clock.set('2027-03-20T08:00:00Z')
-    const reseller = service.resellers.get(resellerId)
-    waitingId = service.orders.create(reseller, { productId: 2, domain: 'waiting.example.com', period: 12 }).order.id
+    const reseller = await service.resellers.get(resellerId)
+    waitingId = (await service.orders.create(reseller, { productId: 2, domain: 'waiting.example.com', period: 12 }))
+      .order.id
     await service.certificates.configure(resellerId, {
       orderId: waitingId,
       csr: opensslCsr(['waiting.example.com']),
@@ -116,13 +118,13 @@ describe('alerts across two scheduler passes', () => {
     const digestsBefore = mail.messages.length
 
     // A deploy to a receiver that is down, retried until it gives up.
-    service.deploys.addTarget(lastId, { kind: 'webhook', url: await unreachableUrl() })
+    await service.deploys.addTarget(lastId, { kind: 'webhook', url: await unreachableUrl() })
     await service.deploys.runOrder(lastId)
     for (let i = 0; i < 6; i++) {
       clock.set(new Date(clock.now().getTime() + 13 * 3_600_000))
       await service.deploys.runDue()
     }
-    const runs = service.deploys.runs(lastId, { limit: 1, offset: 0 }).items
+    const runs = (await service.deploys.runs(lastId, { limit: 1, offset: 0 })).items
     expect(runs[0]).toMatchObject({ status: 'failed', attempts: 6 })
 
     // A server that does not answer on the certificate's name.
@@ -142,7 +144,7 @@ describe('alerts across two scheduler passes', () => {
       /^Deploy failed: ORD-2026-\d{6} \(last\.example\.com\)$/,
       /^Installation problem: ORD-2026-\d{6} \(last\.example\.com\)$/
     ]
-    const open = service.alerts.list({ open: true }, { limit: 50, offset: 0 })
+    const open = await service.alerts.list({ open: true }, { limit: 50, offset: 0 })
     expect(open.total).toBe(4)
     expect(open.items.map((a) => a.rule).sort()).toEqual([
       'deploy_failed',
@@ -186,15 +188,15 @@ describe('alerts across two scheduler passes', () => {
     expect(new Set(hook.deliveries.map((d) => d.headers['x-certdesk-delivery'])).size).toBe(4)
 
     // Recorded: 16 deliveries (and three digests), all sent on the first attempt.
-    const deliveries = service.alerts.deliveries({ limit: 50, offset: 0 })
+    const deliveries = await service.alerts.deliveries({ limit: 50, offset: 0 })
     expect(deliveries.items.filter((d) => d.kind === 'alert')).toHaveLength(16)
     expect(deliveries.total).toBe(19)
     expect(deliveries.items.every((d) => d.status === 'sent' && d.attempts === 1)).toBe(true)
-    const raised = service.events.listAdmin('alert.raised', { limit: 50, offset: 0 })
+    const raised = await service.events.listAdmin('alert.raised', { limit: 50, offset: 0 })
     expect(raised.total).toBe(4)
     expect(raised.items.map((e) => e.orderId).sort()).toEqual([lastId, lastId, lastId, waitingId].sort())
     // Admin-only: the reseller's event log (GET /events) does not carry alerts.
-    const resellerLog = service.events.list(resellerId, {}, { limit: 100, offset: 0 })
+    const resellerLog = await service.events.list(resellerId, {}, { limit: 100, offset: 0 })
     expect(resellerLog.items.some((e) => e.type.startsWith('alert.'))).toBe(false)
   }, 120_000)
 
@@ -214,22 +216,23 @@ describe('alerts across two scheduler passes', () => {
   })
 
   it('clears the validation alert once the order no longer waits, and says so in the event log', async () => {
-    expect(service.orders.get(resellerId, waitingId).status).toBe('validation_pending')
+    expect((await service.orders.get(resellerId, waitingId)).status).toBe('validation_pending')
     // The admin stops the validation: the order no longer waits on it.
     await service.certificates.cancelValidation(resellerId, waitingId)
     clock.set('2027-04-12T08:00:00Z')
     await service.scheduler.run()
-    const open = service.alerts.list({ open: true }, { limit: 50, offset: 0 }).items.map((a) => a.rule)
+    const open = (await service.alerts.list({ open: true }, { limit: 50, offset: 0 })).items.map((a) => a.rule)
     expect(open).not.toContain('validation_waiting')
-    expect(service.events.listAdmin('alert.cleared', { limit: 10, offset: 0 }).items[0].message).toMatch(
+    expect((await service.events.listAdmin('alert.cleared', { limit: 10, offset: 0 })).items[0].message).toMatch(
       /^Cleared: Validation waiting over 48 h/
     )
   })
 
   it('raises a failed issuance once, however many passes fail the same way', async () => {
     clock.set('2027-04-12T09:00:00Z')
-    const reseller = service.resellers.get(resellerId)
-    const stuckId = service.orders.create(reseller, { productId: 2, domain: 'stuck.example.com', period: 12 }).order.id
+    const reseller = await service.resellers.get(resellerId)
+    const stuckId = (await service.orders.create(reseller, { productId: 2, domain: 'stuck.example.com', period: 12 }))
+      .order.id
     await configureOverHttp(service, web, resellerId, stuckId, 'stuck.example.com').then((publish) => publish())
     const before = slack.bodies.length
     // A clock stepped back behind the newest certificate: the scheduler refuses to issue (BR §6.3.2).
@@ -241,9 +244,9 @@ describe('alerts across two scheduler passes', () => {
       expect(r.errors).toEqual([
         expect.objectContaining({ order_id: stuckId, error: expect.stringMatching(/clock .* is behind/) })
       ])
-    const failed = service.alerts
-      .list({ open: true }, { limit: 50, offset: 0 })
-      .items.filter((x) => x.rule === 'renewal_failed')
+    const failed = (await service.alerts.list({ open: true }, { limit: 50, offset: 0 })).items.filter(
+      (x) => x.rule === 'renewal_failed'
+    )
     expect(failed).toHaveLength(1)
     expect(failed[0].subject).toMatch(/^Issuance failed: ORD-2027-\d{6} \(stuck\.example\.com\)$/)
     expect(slack.bodies.length - before).toBe(1)
@@ -253,9 +256,9 @@ describe('alerts across two scheduler passes', () => {
     clock.set('2027-04-12T10:00:00Z')
     const c = await service.scheduler.run()
     expect(c.issued.map((i) => i.order_id)).toContain(stuckId)
-    expect(service.alerts.list({ open: true }, { limit: 50, offset: 0 }).items.map((x) => x.rule)).not.toContain(
-      'renewal_failed'
-    )
+    expect(
+      (await service.alerts.list({ open: true }, { limit: 50, offset: 0 })).items.map((x) => x.rule)
+    ).not.toContain('renewal_failed')
   })
 
   it('keeps the SMTP password and the Slack and Teams URLs out of the store', () => {

@@ -9,11 +9,11 @@ let s: TestServer
 beforeAll(async () => {
   s = await startServer({ clock: clock.clock })
 })
-afterAll(() => s.close())
+afterAll(async () => await s.close())
 
 describe('GET /account', () => {
   it('shows the reseller with balance, discount and order stats', async () => {
-    const r = s.reseller({ credit: 500, discount: 5, name: 'Northwind Hosting' })
+    const r = await s.reseller({ credit: 500, discount: 5, name: 'Northwind Hosting' })
     await s.request('POST', '/orders', { key: r.key, body: { product_id: 2, domain: 'a.example.com' } })
     const res = await s.request<{ reseller: Body }>('GET', '/account', { key: r.key })
     expect(res.status).toBe(200)
@@ -31,7 +31,7 @@ describe('GET /account', () => {
 
 describe('GET /stats', () => {
   it('counts orders and revenue, charts daily sales, brands and statuses', async () => {
-    const r = s.reseller({ credit: 2000 })
+    const r = await s.reseller({ credit: 2000 })
     clock.set('2026-10-20T12:00:00Z') // last month, outside the daily chart's 30 days
     await s.request('POST', '/orders', { key: r.key, body: { product_id: 8, domain: 'old.example.com' } })
     clock.set('2026-11-02T12:00:00Z')

@@ -4,6 +4,7 @@
  * refused at the door on every path, and whatever an older store holds reaches the client as
  * exactly the intended arguments when the command runs in a real shell.
  */
+import type { SqlArg } from '../../src-main/core/store'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { callHandler, createHandlers, type AppHandlers } from '../../src-main/app/handlers'
 import { ACME_DIRECTORY_URL_SETTING, eabSecretName } from '../../src-main/core/acme-subscriptions'
@@ -26,14 +27,14 @@ beforeAll(async () => {
   s = await startServer()
   handlers = createHandlers(s.service, { transport: 'electron', listenerUrl: () => LISTENER, apiVersion: API_VERSION })
 })
-afterAll(() => s.close())
+afterAll(async () => await s.close())
 
-const count = (sql: string, ...args: unknown[]): number =>
-  (s.service.ctx.db.prepare(sql).get(...args) as { n: number }).n
+const count = async (sql: string, ...args: SqlArg[]): Promise<number> =>
+  ((await s.service.ctx.store.get(sql, ...args)) as { n: number }).n
 
 describe('contact_email on ACME orders', () => {
   it('refuses a hostile address with 400 in the envelope and creates nothing, over the API and the bridge', async () => {
-    const r = s.reseller({ credit: 500 })
+    const r = await s.reseller({ credit: 500 })
     const hostile = [
       HOSTILE_EMAIL,
       '$(id)@example.com',
@@ -74,26 +75,26 @@ describe('contact_email on ACME orders', () => {
     expect(quoted.status).toBe(400)
 
     // Nothing was created and nothing was charged.
-    expect(count('SELECT COUNT(*) AS n FROM orders WHERE reseller_id = ?', r.id)).toBe(0)
-    expect(count('SELECT COUNT(*) AS n FROM acme_subscriptions WHERE reseller_id = ?', r.id)).toBe(0)
-    expect(count('SELECT COUNT(*) AS n FROM events WHERE reseller_id = ?', r.id)).toBe(0)
-    expect(count("SELECT COUNT(*) AS n FROM credit_transactions WHERE reseller_id = ? AND type = 'debit'", r.id)).toBe(
-      0
-    )
+    expect(await count('SELECT COUNT(*) AS n FROM orders WHERE reseller_id = ?', r.id)).toBe(0)
+    expect(await count('SELECT COUNT(*) AS n FROM acme_subscriptions WHERE reseller_id = ?', r.id)).toBe(0)
+    expect(await count('SELECT COUNT(*) AS n FROM events WHERE reseller_id = ?', r.id)).toBe(0)
+    expect(
+      await count("SELECT COUNT(*) AS n FROM credit_transactions WHERE reseller_id = ? AND type = 'debit'", r.id)
+    ).toBe(0)
     expect((await s.request<Body>('GET', '/balance', { key: r.key })).body.balance).toBe(500)
   })
 })
 
 describe('generated commands', () => {
   it('hand every stored value to the client as exactly one argument, in every shell, and run nothing else', async () => {
-    const r = s.reseller({ credit: 500 })
+    const r = await s.reseller({ credit: 500 })
     const created = await s.request<Body>('POST', '/orders', {
       key: r.key,
       body: { product_id: ACME_AIS, domain: 'quoting.example.com', contact_email: 'ops@example.com' }
     })
     expect(created.status).toBe(200)
     const orderId = created.body.order_id as number
-    const sub = s.service.acme.forOrder(r.id, orderId)
+    const sub = await s.service.acme.forOrder(r.id, orderId)
 
     // An older store (or a hand edit) with values today's checks refuse.
     const email = `o'brien "ops" @ex ample.com; touch pwned-email #`
@@ -108,18 +109,20 @@ describe('generated commands', () => {
     const serverUrl = `https://localhost:7781/acme/directory?a='b c'&d=$(touch pwned-url)`
     const kid = `kid_'x' "y" $(touch pwned-kid)`
     const hmac = "hm'ac `touch pwned-hmac` $HOME;touch pwned-hmac2"
-    const db = s.service.ctx.db
-    db.prepare('UPDATE orders SET contact_email = ? WHERE id = ?').run(email, orderId)
-    db.prepare('DELETE FROM acme_subscription_domains WHERE subscription_id = ?').run(sub.id)
-    names.forEach((n, i) =>
-      db
-        .prepare(
-          'INSERT INTO acme_subscription_domains (subscription_id, public_id, name, position) VALUES (?, ?, ?, ?)'
-        )
-        .run(sub.id, `dom_q${i}`, n, i)
-    )
-    db.prepare('INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)').run(ACME_DIRECTORY_URL_SETTING, serverUrl)
-    db.prepare('UPDATE acme_subscriptions SET eab_kid = ? WHERE id = ?').run(kid, sub.id)
+    const db = s.service.ctx.store
+    await db.run('UPDATE orders SET contact_email = ? WHERE id = ?', email, orderId)
+    await db.run('DELETE FROM acme_subscription_domains WHERE subscription_id = ?', sub.id)
+    for (const [i, n] of names.entries()) {
+      await db.run(
+        'INSERT INTO acme_subscription_domains (subscription_id, public_id, name, position) VALUES (?, ?, ?, ?)',
+        sub.id,
+        `dom_q${i}`,
+        n,
+        i
+      )
+    }
+    await db.run('INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)', ACME_DIRECTORY_URL_SETTING, serverUrl)
+    await db.run('UPDATE acme_subscriptions SET eab_kid = ? WHERE id = ?', kid, sub.id)
     s.service.ctx.secrets.set(eabSecretName(kid), hmac)
 
     const expected = (rootCaUrl: string, key: string): Record<keyof Commands, Invocation[]> => {

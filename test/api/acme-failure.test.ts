@@ -30,16 +30,15 @@ afterAll(async () => {
   rmSync(base, { recursive: true, force: true })
 })
 
-const ledger = (resellerId: number) =>
-  s.service.ctx.db
-    .prepare(
-      'SELECT amount_cents AS amount, type, balance_after_cents AS after, order_id AS orderId FROM credit_transactions WHERE reseller_id = ? ORDER BY id'
-    )
-    .all(resellerId) as { amount: number; type: string; after: number; orderId: number | null }[]
+const ledger = async (resellerId: number) =>
+  (await s.service.ctx.store.all(
+    'SELECT amount_cents AS amount, type, balance_after_cents AS after, order_id AS orderId FROM credit_transactions WHERE reseller_id = ? ORDER BY id',
+    resellerId
+  )) as { amount: number; type: string; after: number; orderId: number | null }[]
 
 describe('an ACME subscription that cannot be created', () => {
   it('cancels the order, refunds it in the ledger and lets a retry with the same key succeed later', async () => {
-    const r = s.reseller({ credit: 100 })
+    const r = await s.reseller({ credit: 100 })
     await keyring.killDaemon()
     const res = await s.request<Body>('POST', '/orders', {
       key: r.key,
@@ -59,16 +58,16 @@ describe('an ACME subscription that cannot be created', () => {
     expect(order.status_note).toMatch(/^could not create the ACME subscription: could not store secret/)
 
     // Debit then refund, each with its ledger row; the balance is back and equals the ledger sum.
-    const rows = ledger(r.id).filter((t) => t.orderId === order.id)
+    const rows = (await ledger(r.id)).filter((t) => t.orderId === order.id)
     expect(rows.map((t) => [t.type, t.amount])).toEqual([
       ['debit', -3920],
       ['credit', 3920]
     ])
     const balance = await s.request<Body>('GET', '/balance', { key: r.key })
     expect(balance.body.balance).toBe(100)
-    expect(ledger(r.id).reduce((n, t) => n + t.amount, 0)).toBe(10000)
-    expect(ledger(r.id).at(-1)?.after).toBe(10000)
-    const subs = s.service.ctx.db.prepare('SELECT COUNT(*) AS n FROM acme_subscriptions').get() as { n: number }
+    expect((await ledger(r.id)).reduce((n, t) => n + t.amount, 0)).toBe(10000)
+    expect((await ledger(r.id)).at(-1)?.after).toBe(10000)
+    const subs = (await s.service.ctx.store.get('SELECT COUNT(*) AS n FROM acme_subscriptions')) as { n: number }
     expect(subs.n).toBe(0)
 
     // The keychain is back: the same Idempotency-Key was not kept for the failure, so it works now.

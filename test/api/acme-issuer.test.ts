@@ -151,11 +151,11 @@ beforeAll(async () => {
   }
   mgmt = `https://localhost:${mgmtPort}`
   // What the admin sets: the directory, EAB from the CA, and the private root its HTTPS uses.
-  s.service.acmeIssuer.configure(`https://localhost:${port}/dir`, EAB_KID, EAB_HMAC, join(work, 'ca.pem'))
-  s.service.settings.set(DCV_SETTINGS.resolver, dns.dns)
-  s.service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
-  s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
-  reseller = s.reseller({ credit: 1000 })
+  await s.service.acmeIssuer.configure(`https://localhost:${port}/dir`, EAB_KID, EAB_HMAC, join(work, 'ca.pem'))
+  await s.service.settings.set(DCV_SETTINGS.resolver, dns.dns)
+  await s.service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+  await s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
+  reseller = await s.reseller({ credit: 1000 })
 })
 
 afterAll(async () => {
@@ -166,8 +166,8 @@ afterAll(async () => {
   if (work) rmSync(work, { recursive: true, force: true })
 })
 
-const post = (path: string, body: Body) => s.request<Body>('POST', path, { key: reseller.key, body })
-const get = (path: string) => s.request<Body>('GET', path, { key: reseller.key })
+const post = async (path: string, body: Body) => await s.request<Body>('POST', path, { key: reseller.key, body })
+const get = async (path: string) => await s.request<Body>('GET', path, { key: reseller.key })
 const validations = (b: Body): Validation[] => b.validation as Validation[]
 
 async function order(domain: string): Promise<number> {
@@ -237,10 +237,10 @@ describe('the ACME issuer with Pebble', () => {
     const days =
       (new Date(cert.valid_till as string).getTime() - new Date(cert.valid_from as string).getTime()) / 86_400_000
     expect(days).toBeLessThanOrEqual(200)
-    const stored = s.service.ctx.db.prepare('SELECT issuer FROM certificates WHERE order_id = ?').get(id) as {
+    const stored = (await s.service.ctx.store.get('SELECT issuer FROM certificates WHERE order_id = ?', id)) as {
       issuer: string
     }
-    expect(stored.issuer).toBe(`acme:${s.service.settings.get(ACME_ISSUER_SETTINGS.directoryUrl)}`)
+    expect(stored.issuer).toBe(`acme:${await s.service.settings.get(ACME_ISSUER_SETTINGS.directoryUrl)}`)
   })
 
   it('validates dns → dns-01 through the CA', async () => {
@@ -284,6 +284,6 @@ describe('the ACME issuer with Pebble', () => {
     const after = await get(`/orders/${id}`)
     expect((after.body.order as Body).status).toBe('pending')
     expect(s.service.ctx.secrets.get('issuer.acme/eab-hmac')).toBe(EAB_HMAC)
-    expect(s.service.settings.get('issuer.acme.eab_kid')).toBe(EAB_KID)
+    expect(await s.service.settings.get('issuer.acme.eab_kid')).toBe(EAB_KID)
   })
 })

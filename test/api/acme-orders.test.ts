@@ -19,13 +19,14 @@ let s: TestServer
 beforeAll(async () => {
   s = await startServer()
 })
-afterAll(() => s.close())
+afterAll(async () => await s.close())
 
-const ledgerSum = (resellerId: number): number =>
+const ledgerSum = async (resellerId: number): Promise<number> =>
   (
-    s.service.ctx.db
-      .prepare('SELECT COALESCE(SUM(amount_cents), 0) AS n FROM credit_transactions WHERE reseller_id = ?')
-      .get(resellerId) as { n: number }
+    (await s.service.ctx.store.get(
+      'SELECT COALESCE(SUM(amount_cents), 0) AS n FROM credit_transactions WHERE reseller_id = ?',
+      resellerId
+    )) as { n: number }
   ).n
 
 const storeBytes = (): string =>
@@ -37,7 +38,7 @@ const storeBytes = (): string =>
 
 describe('ordering an ACME subscription (POST /orders)', () => {
   it('completes the order at once, debits the price and answers the short response', async () => {
-    const r = s.reseller({ credit: 100 })
+    const r = await s.reseller({ credit: 100 })
     const res = await s.request<Body>('POST', '/orders', {
       key: r.key,
       body: { product_id: 12, domain: 'shop.example.com' }
@@ -74,11 +75,11 @@ describe('ordering an ACME subscription (POST /orders)', () => {
       }
     })
     expect(JSON.stringify(order.body)).not.toMatch(/eab|hmac/i)
-    expect(ledgerSum(r.id)).toBe(6080)
+    expect(await ledgerSum(r.id)).toBe(6080)
   })
 
   it('shows the acme object with EAB credentials kept only in the keychain', async () => {
-    const r = s.reseller({ credit: 200 })
+    const r = await s.reseller({ credit: 200 })
     const created = await s.request<Body>('POST', '/orders', {
       key: r.key,
       body: { product_id: 12, domain: 'www.Example.net', period: 24 }
@@ -112,7 +113,7 @@ describe('ordering an ACME subscription (POST /orders)', () => {
   })
 
   it('takes a wildcard name for wildcard-only products and lists the bare and www names', async () => {
-    const r = s.reseller({ credit: 500 })
+    const r = await s.reseller({ credit: 500 })
     const bare = await s.request<Body>('POST', '/orders', {
       key: r.key,
       body: { product_id: 13, domain: 'example.org' }
@@ -127,11 +128,11 @@ describe('ordering an ACME subscription (POST /orders)', () => {
     const acme = (await s.request<{ acme: Acme }>('GET', `/orders/${res.body.order_id}/acme`, { key: r.key })).body.acme
     expect(acme.domains.map((d) => d.name)).toEqual(['example.org', 'www.example.org'])
     expect(acme.allowed_identifiers).toEqual(['example.org', 'www.example.org', '*.example.org'])
-    expect(ledgerSum(r.id)).toBe(500_00 - 143_20)
+    expect(await ledgerSum(r.id)).toBe(500_00 - 143_20)
   })
 
   it('requires contact_email for auto-install products and serves their set-up page', async () => {
-    const r = s.reseller({ credit: 100 })
+    const r = await s.reseller({ credit: 100 })
     const missing = await s.request<Body>('POST', '/orders', {
       key: r.key,
       body: { product_id: 14, domain: 'blog.example.com' }
@@ -141,7 +142,7 @@ describe('ordering an ACME subscription (POST /orders)', () => {
       success: false,
       error: 'contact_email is required for auto-install subscription products'
     })
-    expect(ledgerSum(r.id)).toBe(100_00)
+    expect(await ledgerSum(r.id)).toBe(100_00)
     const res = await s.request<Body>('POST', '/orders', {
       key: r.key,
       body: { product_id: 14, domain: 'blog.example.com', contact_email: 'ops@example.com' }
@@ -165,8 +166,8 @@ describe('ordering an ACME subscription (POST /orders)', () => {
   })
 
   it("answers 404 for another reseller's order and for an order that is not a subscription", async () => {
-    const a = s.reseller({ credit: 200 })
-    const b = s.reseller({ credit: 200 })
+    const a = await s.reseller({ credit: 200 })
+    const b = await s.reseller({ credit: 200 })
     const sub = await s.request<Body>('POST', '/orders', {
       key: a.key,
       body: { product_id: 12, domain: 'a.example.com' }
@@ -187,15 +188,16 @@ describe('ordering an ACME subscription (POST /orders)', () => {
   })
 
   it('refuses an ACME order the balance cannot pay with 402 and creates nothing', async () => {
-    const r = s.reseller({ credit: 10 })
+    const r = await s.reseller({ credit: 10 })
     const res = await s.request<Body>('POST', '/orders', {
       key: r.key,
       body: { product_id: 12, domain: 'poor.example.com' }
     })
     expect(res.status).toBe(402)
-    const n = s.service.ctx.db
-      .prepare('SELECT COUNT(*) AS n FROM acme_subscriptions WHERE reseller_id = ?')
-      .get(r.id) as { n: number }
+    const n = (await s.service.ctx.store.get(
+      'SELECT COUNT(*) AS n FROM acme_subscriptions WHERE reseller_id = ?',
+      r.id
+    )) as { n: number }
     expect(n.n).toBe(0)
   })
 })

@@ -28,14 +28,14 @@ let handlers: AppHandlers
 
 beforeAll(async () => {
   ;[s, smtp] = await Promise.all([startServer({ clock: clock.clock }), startSmtp()])
-  s.service.settings.set(DCV_SETTINGS.smtpUrl, smtp.url)
+  await s.service.settings.set(DCV_SETTINGS.smtpUrl, smtp.url)
   handlers = createHandlers(s.service, { transport: 'electron', listenerUrl: () => s.url, apiVersion: API_VERSION })
 })
 afterAll(async () => {
   await Promise.all([s?.close(), smtp?.close()])
 })
 
-const post = (path: string, body: Body, key: string) => s.request<Body>('POST', path, { key, body })
+const post = async (path: string, body: Body, key: string) => await s.request<Body>('POST', path, { key, body })
 const later = (ms: number): void => clock.set(new Date(clock.now().getTime() + ms))
 
 /** Messages the SMTP server received about `orderNumber`. */
@@ -59,8 +59,8 @@ async function emailOrder(r: TestReseller, names: string[]): Promise<{ id: numbe
 
 describe('approval email of one order', () => {
   it('is sent a few times an hour and a day; past that 429 with Retry-After and no mail, other resellers unaffected', async () => {
-    const a = s.reseller({ credit: 1000 })
-    const b = s.reseller({ credit: 1000 })
+    const a = await s.reseller({ credit: 1000 })
+    const b = await s.reseller({ credit: 1000 })
     const o = await emailOrder(a, ['resend.example.test'])
     expect(mailsFor(o.number)).toBe(1)
 
@@ -142,8 +142,8 @@ describe('approval email of one order', () => {
 describe('approval email of one reseller', () => {
   it('is limited over all its orders and names; another reseller is not, and the next hour it goes through', async () => {
     clock.set('2026-12-01T08:00:00Z')
-    const c = s.reseller({ credit: 100_000 })
-    const d = s.reseller({ credit: 1000 })
+    const c = await s.reseller({ credit: 100_000 })
+    const d = await s.reseller({ credit: 1000 })
     const names = (tag: string, count: number): string[] => [
       `${tag}.example.test`,
       `www.${tag}.example.test`,
@@ -151,10 +151,10 @@ describe('approval email of one reseller', () => {
     ]
     // The largest order the catalogue sells (252 names), its messages kept in the outbox while
     // no relay is set: they count all the same.
-    s.service.settings.set(DCV_SETTINGS.smtpUrl, '')
+    await s.service.settings.set(DCV_SETTINGS.smtpUrl, '')
     const first = await emailOrder(c, names('bulk-one', 252))
-    expect(s.service.certificates.outbox(first.id)).toHaveLength(252)
-    s.service.settings.set(DCV_SETTINGS.smtpUrl, smtp.url)
+    expect(await s.service.certificates.outbox(first.id)).toHaveLength(252)
+    await s.service.settings.set(DCV_SETTINGS.smtpUrl, smtp.url)
 
     // 50 more names do not fit the hour's allowance.
     expect(252 + 50).toBeGreaterThan(APPROVAL_MESSAGES_PER_RESELLER_HOUR)
@@ -174,7 +174,7 @@ describe('approval email of one reseller', () => {
     expect(mailsFor(second.number)).toBe(0)
     // Resending the first order's messages does not fit either.
     expect((await post('/ssl/resend-validation', { order_id: first.id }, c.key)).status).toBe(429)
-    expect(s.service.certificates.outbox(first.id)).toHaveLength(252)
+    expect(await s.service.certificates.outbox(first.id)).toHaveLength(252)
     expect(mailsFor(first.number)).toBe(0)
 
     // Another reseller is mailed as usual.

@@ -7,19 +7,19 @@ let s: TestServer
 beforeAll(async () => {
   s = await startServer()
 })
-afterAll(() => s.close())
+afterAll(async () => await s.close())
 
 /** An order the desktop app placed "on invoice": unpaid, with an unpaid invoice. */
-const onInvoice = (resellerId: number, domain: string) =>
-  s.service.orders.create(s.service.resellers.get(resellerId), { productId: 2, domain }, 'invoice').order
+const onInvoice = async (resellerId: number, domain: string) =>
+  (await s.service.orders.create(await s.service.resellers.get(resellerId), { productId: 2, domain }, 'invoice')).order
 
 describe('invoices', () => {
   it('lists invoices newest first with filters and paging, and shows one', async () => {
-    const r = s.reseller({ credit: 200 })
+    const r = await s.reseller({ credit: 200 })
     for (const d of ['a.example.com', 'b.example.com', 'c.example.com']) {
       await s.request('POST', '/orders', { key: r.key, body: { product_id: 2, domain: d } })
     }
-    const unpaid = onInvoice(r.id, 'd.example.com')
+    const unpaid = await onInvoice(r.id, 'd.example.com')
     const list = await s.request<{ invoices: Body[]; pagination: Body }>('GET', '/invoices', { key: r.key })
     expect(list.status).toBe(200)
     expect(list.body.pagination).toEqual({ total: 4, limit: 50, offset: 0 })
@@ -52,7 +52,7 @@ describe('invoices', () => {
 
 describe('credits and balance', () => {
   it('pages the ledger newest first and shows the last 10 on /balance', async () => {
-    const r = s.reseller({ credit: 1000 })
+    const r = await s.reseller({ credit: 1000 })
     for (let i = 0; i < 12; i++)
       await s.request('POST', '/orders', { key: r.key, body: { product_id: 1, domain: `l${i}.example.com` } })
     const credits = await s.request<{ balance: number; currency: string; transactions: Body[]; pagination: Body }>(
@@ -79,8 +79,8 @@ describe('credits and balance', () => {
   })
 
   it('POST /credits pays an unpaid order once, marks it and its invoice paid', async () => {
-    const r = s.reseller({ credit: 50 })
-    const order = onInvoice(r.id, 'pay.example.com')
+    const r = await s.reseller({ credit: 50 })
+    const order = await onInvoice(r.id, 'pay.example.com')
     const res = await s.request<Body>('POST', '/credits', { key: r.key, body: { order_id: order.id } })
     expect(res.status).toBe(200)
     expect(res.body).toMatchObject({ success: true, order_id: order.id, amount_paid: 31.2, new_balance: 18.8 })
@@ -92,15 +92,15 @@ describe('credits and balance', () => {
   })
 
   it('POST /credits is 402 when short and changes nothing; replays with an Idempotency-Key', async () => {
-    const r = s.reseller({ credit: 10 })
-    const order = onInvoice(r.id, 'short.example.com')
+    const r = await s.reseller({ credit: 10 })
+    const order = await onInvoice(r.id, 'short.example.com')
     const res = await s.request<Body>('POST', '/credits', { key: r.key, body: { order_id: order.id } })
     expect(res.status).toBe(402)
     expect(res.body.error).toBe('insufficient credit balance: required 31.20 USD, available 10.00 USD')
     expect(
       (await s.request<{ order: Body }>('GET', `/orders/${order.id}`, { key: r.key })).body.order.payment_status
     ).toBe('unpaid')
-    s.service.ledger.topUp(r.id, 40_00)
+    await s.service.ledger.topUp(r.id, 40_00)
     const headers = { 'idempotency-key': 'pay-1' }
     const first = await s.request<Body>('POST', '/credits', { key: r.key, body: { order_id: order.id }, headers })
     const second = await s.request<Body>('POST', '/credits', { key: r.key, body: { order_id: order.id }, headers })
@@ -111,15 +111,15 @@ describe('credits and balance', () => {
   })
 
   it('POST /credits refuses bad bodies and unknown orders', async () => {
-    const r = s.reseller({ credit: 10 })
+    const r = await s.reseller({ credit: 10 })
     expect((await s.request('POST', '/credits', { key: r.key, body: {} })).status).toBe(400)
     expect((await s.request('POST', '/credits', { key: r.key, body: { order_id: 'x' } })).status).toBe(400)
     expect((await s.request('POST', '/credits', { key: r.key, body: { order_id: 424242 } })).status).toBe(404)
   })
 
   it('cancelling an unpaid order refunds nothing and cancels its invoice', async () => {
-    const r = s.reseller({ credit: 10 })
-    const order = onInvoice(r.id, 'unpaid-cancel.example.com')
+    const r = await s.reseller({ credit: 10 })
+    const order = await onInvoice(r.id, 'unpaid-cancel.example.com')
     const res = await s.request<Body>('PUT', `/orders/${order.id}`, { key: r.key, body: { action: 'cancel' } })
     expect(res.body).toMatchObject({ status: 'cancelled', refunded: 0, new_balance: 10 })
     expect((await s.request<{ order: Body }>('GET', `/orders/${order.id}`, { key: r.key })).body.order).toMatchObject({

@@ -11,12 +11,12 @@ let groupless: TestReseller
 
 beforeAll(async () => {
   s = await startServer()
-  standard = s.reseller({ groupId: 1 })
-  gold = s.reseller({ groupId: 2 })
-  starter = s.reseller({ groupId: 3 })
-  groupless = s.reseller({ groupId: null })
+  standard = await s.reseller({ groupId: 1 })
+  gold = await s.reseller({ groupId: 2 })
+  starter = await s.reseller({ groupId: 3 })
+  groupless = await s.reseller({ groupId: null })
 })
-afterAll(() => s.close())
+afterAll(async () => await s.close())
 
 describe('GET /products', () => {
   it('lists the group products with list and group prices, without subscriptions by default', async () => {

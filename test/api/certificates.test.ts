@@ -24,12 +24,12 @@ let r: TestReseller
 
 beforeAll(async () => {
   ;[s, dns, web, smtp] = await Promise.all([startServer({ clock: clock.clock }), startDns(), startWeb(), startSmtp()])
-  s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
-  s.service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
-  s.service.settings.set(DCV_SETTINGS.httpsPort, String(web.httpsPort))
+  await s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
+  await s.service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+  await s.service.settings.set(DCV_SETTINGS.httpsPort, String(web.httpsPort))
   // The web server is on loopback: a lab, so validation may reach it.
-  s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
-  r = s.reseller({ credit: 20_000 })
+  await s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
+  r = await s.reseller({ credit: 20_000 })
 })
 afterAll(async () => {
   await Promise.all([s?.close(), dns?.close(), web?.close(), smtp?.close()])
@@ -40,8 +40,8 @@ const order = async (body: Body, key = r.key): Promise<number> => {
   expect(res.status).toBe(200)
   return res.body.order_id as number
 }
-const post = (path: string, body: Body, key = r.key) => s.request<Body>('POST', path, { key, body })
-const get = (path: string, key = r.key) => s.request<Body>('GET', path, { key })
+const post = async (path: string, body: Body, key = r.key) => await s.request<Body>('POST', path, { key, body })
+const get = async (path: string, key = r.key) => await s.request<Body>('GET', path, { key })
 const validations = (b: Body): Validation[] => b.validation as Validation[]
 
 /** Puts the validation file the instructions ask for on the loopback web server. */
@@ -269,7 +269,7 @@ describe('dns validation for a multi-domain order, each SAN on its own', () => {
 
 describe('email validation', () => {
   it('mails a code through SMTP, records the approval and issues; resend sends a new code', async () => {
-    s.service.settings.set(DCV_SETTINGS.smtpUrl, smtp.url)
+    await s.service.settings.set(DCV_SETTINGS.smtpUrl, smtp.url)
     try {
       const id = await order({ product_id: 3, domain: '*.mail.example.com' })
       const conf = await post('/ssl/configure', {
@@ -318,7 +318,7 @@ describe('email validation', () => {
       const c = await verifyDownload(id)
       expect(opensslText(c.certificate_pem as string)).toMatch(/DNS:\*\.mail\.example\.com, DNS:mail\.example\.com/)
     } finally {
-      s.service.settings.set(DCV_SETTINGS.smtpUrl, '')
+      await s.service.settings.set(DCV_SETTINGS.smtpUrl, '')
     }
   })
 
@@ -329,7 +329,7 @@ describe('email validation', () => {
         srv.close(() => resolve(port))
       })
     })
-    s.service.settings.set(DCV_SETTINGS.smtpUrl, `smtp://127.0.0.1:${closed}`)
+    await s.service.settings.set(DCV_SETTINGS.smtpUrl, `smtp://127.0.0.1:${closed}`)
     try {
       const id = await order({ product_id: 2, domain: 'nomail.example.com' })
       const conf = await post('/ssl/configure', {
@@ -348,7 +348,7 @@ describe('email validation', () => {
       expect(resend.status).toBe(503)
       expect(resend.body.error).toMatch(/could not send the approval email/)
     } finally {
-      s.service.settings.set(DCV_SETTINGS.smtpUrl, '')
+      await s.service.settings.set(DCV_SETTINGS.smtpUrl, '')
     }
   })
 
@@ -361,7 +361,7 @@ describe('email validation', () => {
       approver_email: 'hostmaster@example.com'
     })
     expect(conf.status).toBe(200)
-    const box = s.service.certificates.outbox(id)
+    const box = await s.service.certificates.outbox(id)
     expect(box).toHaveLength(1)
     expect(box[0]).toMatchObject({ to: 'hostmaster@example.com', delivery: 'outbox' })
     expect(validations(conf.body)[0].detail).toMatch(/outbox/)
@@ -389,12 +389,11 @@ describe('spec defaults: email validation to admin@ when no approver is named', 
       ['shop.example.net', 'email', 'admin@shop.example.net'],
       ['*.example.org', 'email', 'admin@example.org']
     ])
-    expect(
-      s.service.certificates
-        .outbox(id)
-        .map((m) => m.to)
-        .sort()
-    ).toEqual(['admin@bare.example.com', 'admin@example.org', 'admin@shop.example.net'])
+    expect((await s.service.certificates.outbox(id)).map((m) => m.to).sort()).toEqual([
+      'admin@bare.example.com',
+      'admin@example.org',
+      'admin@shop.example.net'
+    ])
   })
 
   it('changes to email with only order_id and dcv_method; dcv_method itself stays required', async () => {
@@ -426,7 +425,7 @@ describe('spec defaults: email validation to admin@ when no approver is named', 
       'webmaster@api.switch.example.com'
     ])
     // Another reseller's order is 404, with or without an approver.
-    const other = s.reseller({ credit: 10 })
+    const other = await s.reseller({ credit: 10 })
     for (const body of [
       { order_id: id, dcv_method: 'email' },
       { order_id: id, csr: opensslCsr(['switch.example.com']) }
@@ -556,7 +555,7 @@ describe('refusals: 400 and 409, nothing changed', () => {
       })
       expect(ok.status).toBe(200)
       // A code mailed the second before the sunset no longer validates after it.
-      const code = /^\s{4}([A-Z2-9]{10})\s*$/m.exec(s.service.certificates.outbox(id)[0].body)?.[1] as string
+      const code = /^\s{4}([A-Z2-9]{10})\s*$/m.exec((await s.service.certificates.outbox(id))[0].body)?.[1] as string
       clock.set('2028-03-15T00:00:01Z')
       const late = await post('/ssl/approve', { order_id: id, code })
       expect(late.status).toBe(400)
@@ -600,8 +599,9 @@ describe('refusals: 400 and 409, nothing changed', () => {
     ).toBe(409)
 
     // An on-invoice order takes no CSR until it is paid.
-    const reseller = s.service.resellers.get(r.id)
-    const unpaid = s.service.orders.create(reseller, { productId: 2, domain: 'unpaid.example.com' }, 'invoice').order.id
+    const reseller = await s.service.resellers.get(r.id)
+    const unpaid = (await s.service.orders.create(reseller, { productId: 2, domain: 'unpaid.example.com' }, 'invoice'))
+      .order.id
     const res = await post('/ssl/configure', {
       order_id: unpaid,
       csr: opensslCsr(['unpaid.example.com']),
@@ -610,7 +610,7 @@ describe('refusals: 400 and 409, nothing changed', () => {
     expect(res.status).toBe(409)
     expect(res.body.error).toMatch(/it is unpaid; pay it first/)
 
-    const other = s.reseller({ credit: 10 })
+    const other = await s.reseller({ credit: 10 })
     for (const [m, p, body] of [
       ['GET', `/ssl/${id}`, undefined],
       ['GET', `/certificate/${id}`, undefined],
@@ -669,7 +669,7 @@ describe('reissue', () => {
     for (const v of validations(viaDns.body)) await dns.setTxt(v.instructions.record_name, v.instructions.record_value)
     const viaDnsDone = await get(`/ssl/${id}`)
     expect(viaDnsDone.body).toMatchObject({ status: 'completed', dcv_method: 'dns', reissue_count: 0 })
-    expect(s.service.certificates.history(r.id, id).map((x) => x.reason)).toEqual([
+    expect((await s.service.certificates.history(r.id, id)).map((x) => x.reason)).toEqual([
       'reissue',
       'reissue',
       'reissue',

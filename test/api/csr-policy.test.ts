@@ -21,16 +21,19 @@ let r: TestReseller
 beforeAll(async () => {
   ;[s, dns] = await Promise.all([startServer({ clock: clock.clock }), startDns()])
   // dns validation: the check reads a record and connects to nothing.
-  s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
-  r = s.reseller({ credit: 1000 })
+  await s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
+  r = await s.reseller({ credit: 1000 })
 })
 afterAll(async () => {
   await Promise.all([s?.close(), dns?.close()])
 })
 
-const certificates = (orderId: number): number =>
-  (s.service.ctx.db.prepare('SELECT COUNT(*) AS n FROM certificates WHERE order_id = ?').get(orderId) as { n: number })
-    .n
+const certificates = async (orderId: number): Promise<number> =>
+  (
+    (await s.service.ctx.store.get('SELECT COUNT(*) AS n FROM certificates WHERE order_id = ?', orderId)) as {
+      n: number
+    }
+  ).n
 
 describe('a stored CSR below the policy', () => {
   it('is refused by a reissue with the stored CSR and by the automatic reissue; nothing is signed', async () => {
@@ -48,11 +51,13 @@ describe('a stored CSR below the policy', () => {
     const i = (conf.body.validation as { instructions: Record<string, string> }[])[0].instructions
     await dns.setCname(i.record_name, i.record_value)
     expect((await s.request<Body>('GET', `/ssl/${id}`, { key: r.key })).body.status).toBe('completed')
-    expect(certificates(id)).toBe(1)
+    expect(await certificates(id)).toBe(1)
 
-    s.service.ctx.db
-      .prepare('UPDATE certificate_requests SET csr_pem = ? WHERE order_id = ?')
-      .run(opensslCsr([domain], 'rsa:1024'), id)
+    await s.service.ctx.store.run(
+      'UPDATE certificate_requests SET csr_pem = ? WHERE order_id = ?',
+      opensslCsr([domain], 'rsa:1024'),
+      id
+    )
     const reason = 'could not accept CSR: its RSA key has 1024 bits; at least 2048 are required'
 
     const reissue = await s.request<Body>('POST', '/ssl/reissue', { key: r.key, body: { order_id: id } })
@@ -62,6 +67,6 @@ describe('a stored CSR below the policy', () => {
     await expect(s.service.certificates.autoReissue(id)).rejects.toThrow(reason)
     const order = await s.request<Body>('GET', `/orders/${id}`, { key: r.key })
     expect((order.body.order as Body).status_note).toBe(`could not issue certificate: ${reason}`)
-    expect(certificates(id)).toBe(1)
+    expect(await certificates(id)).toBe(1)
   })
 })

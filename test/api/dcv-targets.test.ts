@@ -44,12 +44,12 @@ beforeAll(async () => {
   fence = fenceToLoopback()
   // No default answers: each name resolves only to the records a test gives it.
   ;[s, dns, web] = await Promise.all([startServer(), startDns({ ipv4: '', ipv6: '' }), startWeb()])
-  s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
-  s.service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
-  s.service.settings.set(DCV_SETTINGS.httpsPort, String(web.httpsPort))
+  await s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
+  await s.service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+  await s.service.settings.set(DCV_SETTINGS.httpsPort, String(web.httpsPort))
   acmeServer = await startAcmeServer(s.service, { port: 0 })
   acme.axios.defaults.httpsAgent = new Agent({ ca: acmeServer.rootPem })
-  r = s.reseller({ credit: 20_000 })
+  r = await s.reseller({ credit: 20_000 })
   elsewhere = createServer((_req, res) => {
     elsewhereHits++
     res.end('redirected')
@@ -64,7 +64,7 @@ afterAll(async () => {
   fence?.restore()
 })
 
-const get = (path: string) => s.request<Body>('GET', path, { key: r.key })
+const get = async (path: string) => await s.request<Body>('GET', path, { key: r.key })
 const setLab = (value: string) =>
   certdesk(['admin', '--data-dir', s.dataDir, 'settings', 'set', DCV_SETTINGS.allowPrivateAddresses, value])
 
@@ -214,7 +214,7 @@ describe('with the lab setting on', () => {
     const { checkHttp, dcvNetwork } = await import('../../src-main/core/dcv')
     const t = { md5: 'A'.repeat(32), sha256: 'B'.repeat(64), unique: 'c'.repeat(20) }
     for (const name of ['127.0.0.1', '2130706433', '0x7f.1', '[::1]']) {
-      const res = await checkHttp('http', name, t, dcvNetwork(s.service.settings))
+      const res = await checkHttp('http', name, t, await dcvNetwork(s.service.settings))
       expect(res.ok).toBe(false)
       expect(res.detail).toMatch(/is an IP address, not a domain name|reads as a numeric IPv4 address/)
     }

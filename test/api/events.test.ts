@@ -10,12 +10,12 @@ let s: TestServer
 beforeAll(async () => {
   s = await startServer({ clock: clock.clock })
 })
-afterAll(() => s.close())
+afterAll(async () => await s.close())
 
 describe('GET /events', () => {
   it("pages through the history newest first, filters by type and since, and shows only the caller's events", async () => {
-    const r = s.reseller({ credit: 1000 })
-    const other = s.reseller({ credit: 100 })
+    const r = await s.reseller({ credit: 1000 })
+    const other = await s.reseller({ credit: 100 })
     await s.request('POST', '/orders', { key: other.key, body: { product_id: 2, domain: 'other.example.test' } })
     const ids: number[] = []
     for (let i = 0; i < 6; i++) {
@@ -79,11 +79,13 @@ describe('GET /events', () => {
   })
 
   it('records an on-invoice order as created, and as paid only when POST /credits pays it', async () => {
-    const r = s.reseller({ credit: 100 })
-    const order = s.service.orders.create(
-      s.service.resellers.get(r.id),
-      { productId: 2, domain: 'invoice.example.test' },
-      'invoice'
+    const r = await s.reseller({ credit: 100 })
+    const order = (
+      await s.service.orders.create(
+        await s.service.resellers.get(r.id),
+        { productId: 2, domain: 'invoice.example.test' },
+        'invoice'
+      )
     ).order
     const before = await s.request<EventsBody>('GET', `/events?order_id=${order.id}`, { key: r.key })
     expect(before.body.events.map((e) => e.type)).toEqual(['order.created'])
@@ -101,7 +103,7 @@ describe('GET /events', () => {
   })
 
   it('refuses bad parameters with 400 in the envelope, and other methods with 405', async () => {
-    const r = s.reseller({ credit: 10 })
+    const r = await s.reseller({ credit: 10 })
     for (const q of ['?type=order.exploded', '?since=yesterday', '?since=2026-02-30', '?limit=0', '?offset=-1']) {
       const res = await s.request<Body>('GET', `/events${q}`, { key: r.key })
       expect(res.status, q).toBe(400)
@@ -121,7 +123,7 @@ describe('GET /events', () => {
   })
 
   it('is documented in the OpenAPI document with its filters and event types', async () => {
-    const r = s.reseller({ credit: 10 })
+    const r = await s.reseller({ credit: 10 })
     const doc = await s.request<{
       paths: Record<string, Record<string, { parameters: { name: string; schema: { enum?: string[] } }[] }>>
     }>('GET', '/openapi.json', { key: r.key })

@@ -7,18 +7,19 @@ let s: TestServer
 beforeAll(async () => {
   s = await startServer()
 })
-afterAll(() => s.close())
+afterAll(async () => await s.close())
 
-const sumLedger = (resellerId: number): number =>
+const sumLedger = async (resellerId: number): Promise<number> =>
   (
-    s.service.ctx.db
-      .prepare('SELECT COALESCE(SUM(amount_cents), 0) AS n FROM credit_transactions WHERE reseller_id = ?')
-      .get(resellerId) as { n: number }
+    (await s.service.ctx.store.get(
+      'SELECT COALESCE(SUM(amount_cents), 0) AS n FROM credit_transactions WHERE reseller_id = ?',
+      resellerId
+    )) as { n: number }
   ).n
 
 describe('POST /orders pricing', () => {
   it('charges the group price for every period, with SANs and discount', async () => {
-    const r = s.reseller({ credit: 10_000, discount: 10 })
+    const r = await s.reseller({ credit: 10_000, discount: 10 })
     // PositiveSSL Multi-Domain (id 4), Standard group: 1y 79.20, SAN 20.00, wildcard SAN 96.00
     const cases: [number, number, number][] = [
       [12, 79.2, 20 + 96],
@@ -56,7 +57,7 @@ describe('POST /orders pricing', () => {
   })
 
   it('sets purchase end and the first planned reissue from the period', async () => {
-    const r = s.reseller({ credit: 500 })
+    const r = await s.reseller({ credit: 500 })
     const res = await s.request<Body>('POST', '/orders', {
       key: r.key,
       body: { product_id: 2, domain: 'Example.ORG', period: 36 }
@@ -71,14 +72,14 @@ describe('POST /orders pricing', () => {
   })
 
   it('never auto-reissues code signing and needs no domain for it', async () => {
-    const r = s.reseller({ credit: 1000 })
+    const r = await s.reseller({ credit: 1000 })
     const res = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 11 } })
     expect(res.status).toBe(200)
     expect(res.body).toMatchObject({ auto_reissue_enabled: false, next_reissue_at: null, domain: '' })
   })
 
   it('refuses bad periods, domains and SAN counts with 400 and charges nothing', async () => {
-    const r = s.reseller({ credit: 1000 })
+    const r = await s.reseller({ credit: 1000 })
     const bad: Body[] = [
       { product_id: 2, domain: 'example.com', period: 6 },
       { product_id: 2, domain: 'example.com', period: 18 },
@@ -109,7 +110,7 @@ describe('POST /orders pricing', () => {
   })
 
   it('is 402 with the required and available amounts when the balance is short, and creates nothing', async () => {
-    const r = s.reseller({ credit: 30 })
+    const r = await s.reseller({ credit: 30 })
     const res = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 2, domain: 'example.net' } })
     expect(res.status).toBe(402)
     expect(res.body).toEqual({
@@ -122,11 +123,11 @@ describe('POST /orders pricing', () => {
   })
 
   it('is 403 for a product outside the group or a reseller without a group, 404 for an unknown product', async () => {
-    const starter = s.reseller({ credit: 5000, groupId: 3 })
+    const starter = await s.reseller({ credit: 5000, groupId: 3 })
     expect(
       (await s.request('POST', '/orders', { key: starter.key, body: { product_id: 8, domain: 'example.com' } })).status
     ).toBe(403)
-    const none = s.reseller({ credit: 5000, groupId: null })
+    const none = await s.reseller({ credit: 5000, groupId: null })
     expect(
       (await s.request('POST', '/orders', { key: none.key, body: { product_id: 2, domain: 'example.com' } })).status
     ).toBe(403)
@@ -139,7 +140,7 @@ describe('POST /orders pricing', () => {
 
 describe('orders list and detail', () => {
   it('pages newest first, filters by status and domain, clamps the limit', async () => {
-    const r = s.reseller({ credit: 5000 })
+    const r = await s.reseller({ credit: 5000 })
     for (let i = 0; i < 7; i++) {
       const res = await s.request('POST', '/orders', {
         key: r.key,
@@ -173,7 +174,7 @@ describe('orders list and detail', () => {
   })
 
   it('returns the detail with renewal fields, and 404 for an unknown order', async () => {
-    const r = s.reseller({ credit: 100 })
+    const r = await s.reseller({ credit: 100 })
     const created = await s.request<Body>('POST', '/orders', {
       key: r.key,
       body: { product_id: 1, domain: 'detail.example.com' }
@@ -199,7 +200,7 @@ describe('orders list and detail', () => {
 
 describe('PUT /orders/{id} cancel', () => {
   it('cancels a pending order, refunds the total and cancels the invoice', async () => {
-    const r = s.reseller({ credit: 100 })
+    const r = await s.reseller({ credit: 100 })
     const created = await s.request<Body>('POST', '/orders', {
       key: r.key,
       body: { product_id: 2, domain: 'refund.example.com' }
@@ -220,11 +221,11 @@ describe('PUT /orders/{id} cancel', () => {
     expect(inv.body.invoices[0].status).toBe('cancelled')
     const order = await s.request<{ order: Body }>('GET', `/orders/${created.body.order_id}`, { key: r.key })
     expect(order.body.order).toMatchObject({ status: 'cancelled', payment_status: 'refunded', next_reissue_at: null })
-    expect(sumLedger(r.id)).toBe(100_00)
+    expect(await sumLedger(r.id)).toBe(100_00)
   })
 
   it('is 409 for a second cancel and refunds once', async () => {
-    const r = s.reseller({ credit: 100 })
+    const r = await s.reseller({ credit: 100 })
     const created = await s.request<Body>('POST', '/orders', {
       key: r.key,
       body: { product_id: 2, domain: 'twice.example.com' }
@@ -238,8 +239,8 @@ describe('PUT /orders/{id} cancel', () => {
   })
 
   it('refuses unknown actions and other resellers', async () => {
-    const r = s.reseller({ credit: 100 })
-    const other = s.reseller({ credit: 100 })
+    const r = await s.reseller({ credit: 100 })
+    const other = await s.reseller({ credit: 100 })
     const created = await s.request<Body>('POST', '/orders', {
       key: r.key,
       body: { product_id: 2, domain: 'mine.example.com' }
@@ -255,10 +256,15 @@ describe('PUT /orders/{id} cancel', () => {
 describe('money under concurrency', () => {
   it('lets exactly the affordable number of racing orders through, never below zero', async () => {
     // PositiveSSL 1 year in the Standard group is 31.20; 200.00 affords 6 (187.20).
-    const r = s.reseller({ credit: 200 })
+    const r = await s.reseller({ credit: 200 })
     const results = await Promise.all(
-      Array.from({ length: 40 }, (_, i) =>
-        s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 2, domain: `race${i}.example.com` } })
+      Array.from(
+        { length: 40 },
+        async (_, i) =>
+          await s.request<Body>('POST', '/orders', {
+            key: r.key,
+            body: { product_id: 2, domain: `race${i}.example.com` }
+          })
       )
     )
     const ok = results.filter((x) => x.status === 200)
@@ -267,20 +273,21 @@ describe('money under concurrency', () => {
     expect(refused.length).toBe(34)
     const balance = (await s.request<Body>('GET', '/balance', { key: r.key })).body.balance
     expect(balance).toBe(12.8)
-    expect(sumLedger(r.id)).toBe(12_80)
-    const db = s.service.ctx.db
-    const orders = db.prepare('SELECT COUNT(*) AS n FROM orders WHERE reseller_id = ?').get(r.id) as { n: number }
-    const debits = db
-      .prepare("SELECT COUNT(*) AS n FROM credit_transactions WHERE reseller_id = ? AND type = 'debit'")
-      .get(r.id) as { n: number }
-    const invoices = db.prepare('SELECT COUNT(*) AS n FROM invoices WHERE reseller_id = ?').get(r.id) as { n: number }
+    expect(await sumLedger(r.id)).toBe(12_80)
+    const db = s.service.ctx.store
+    const orders = (await db.get('SELECT COUNT(*) AS n FROM orders WHERE reseller_id = ?', r.id)) as { n: number }
+    const debits = (await db.get(
+      "SELECT COUNT(*) AS n FROM credit_transactions WHERE reseller_id = ? AND type = 'debit'",
+      r.id
+    )) as { n: number }
+    const invoices = (await db.get('SELECT COUNT(*) AS n FROM invoices WHERE reseller_id = ?', r.id)) as { n: number }
     expect([orders.n, debits.n, invoices.n]).toEqual([6, 6, 6])
   })
 })
 
 describe('Idempotency-Key', () => {
   it('returns the first answer to a retry and charges once', async () => {
-    const r = s.reseller({ credit: 100 })
+    const r = await s.reseller({ credit: 100 })
     const body = { product_id: 2, domain: 'once.example.com' }
     const headers = { 'idempotency-key': 'order-once-1' }
     const first = await s.request<Body>('POST', '/orders', { key: r.key, body, headers })
@@ -301,11 +308,13 @@ describe('Idempotency-Key', () => {
   })
 
   it('charges once when the same key races', async () => {
-    const r = s.reseller({ credit: 100 })
+    const r = await s.reseller({ credit: 100 })
     const body = { product_id: 2, domain: 'race-once.example.com' }
     const res = await Promise.all(
-      Array.from({ length: 10 }, () =>
-        s.request<Body>('POST', '/orders', { key: r.key, body, headers: { 'idempotency-key': 'same' } })
+      Array.from(
+        { length: 10 },
+        async () =>
+          await s.request<Body>('POST', '/orders', { key: r.key, body, headers: { 'idempotency-key': 'same' } })
       )
     )
     expect(res.every((x) => x.status === 200)).toBe(true)
@@ -314,13 +323,13 @@ describe('Idempotency-Key', () => {
   })
 
   it('keys are per reseller, and a refused request can be retried after a top-up', async () => {
-    const a = s.reseller({ credit: 10 })
-    const b = s.reseller({ credit: 100 })
+    const a = await s.reseller({ credit: 10 })
+    const b = await s.reseller({ credit: 100 })
     const body = { product_id: 2, domain: 'shared-key.example.com' }
     const headers = { 'idempotency-key': 'k-1' }
     expect((await s.request('POST', '/orders', { key: a.key, body, headers })).status).toBe(402)
     expect((await s.request('POST', '/orders', { key: b.key, body, headers })).status).toBe(200)
-    s.service.ledger.topUp(a.id, 50_00)
+    await s.service.ledger.topUp(a.id, 50_00)
     expect((await s.request('POST', '/orders', { key: a.key, body, headers })).status).toBe(200)
     expect((await s.request('POST', '/orders', { key: a.key, body, headers: { 'idempotency-key': '' } })).status).toBe(
       400
@@ -330,8 +339,8 @@ describe('Idempotency-Key', () => {
 
 describe('cross-reseller isolation', () => {
   it("never shows or touches another reseller's orders, invoices or ledger", async () => {
-    const a = s.reseller({ credit: 100 })
-    const b = s.reseller({ credit: 100 })
+    const a = await s.reseller({ credit: 100 })
+    const b = await s.reseller({ credit: 100 })
     const created = await s.request<Body>('POST', '/orders', {
       key: a.key,
       body: { product_id: 2, domain: 'private.example.com' }

@@ -8,9 +8,9 @@ let r: TestReseller
 
 beforeAll(async () => {
   s = await startServer()
-  r = s.reseller({ credit: 100 })
+  r = await s.reseller({ credit: 100 })
 })
-afterAll(() => s.close())
+afterAll(async () => await s.close())
 
 /** A raw request, for headers fetch will not let a test set (Host). */
 function raw(
@@ -49,16 +49,16 @@ describe('authentication', () => {
     expect((await s.request('GET', '/account', { key: 'cdk_wrong' })).status).toBe(401)
     expect((await s.request('GET', '/account', { headers: { authorization: 'Basic abc' } })).status).toBe(401)
 
-    const other = s.reseller({ credit: 10 })
-    s.service.resellers.setApiAccess(other.id, false)
+    const other = await s.reseller({ credit: 10 })
+    await s.service.resellers.setApiAccess(other.id, false)
     const disabled = await s.request<Body>('GET', '/account', { key: other.key })
     expect(disabled.status).toBe(401)
     expect(disabled.body.error).toMatch(/API access is disabled/)
-    s.service.resellers.setApiAccess(other.id, true)
+    await s.service.resellers.setApiAccess(other.id, true)
     expect((await s.request('GET', '/account', { key: other.key })).status).toBe(200)
 
-    const keyId = s.service.resellers.apiKeys(other.id)[0].id
-    s.service.resellers.revokeApiKey(keyId)
+    const keyId = (await s.service.resellers.apiKeys(other.id))[0].id
+    await s.service.resellers.revokeApiKey(keyId)
     expect((await s.request('GET', '/account', { key: other.key })).status).toBe(401)
   })
 

@@ -34,10 +34,10 @@ beforeAll(async () => {
     startWeb(),
     startReceiver({ clock: clock.clock })
   ])
-  s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
-  s.service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
-  s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
-  r = s.reseller({ credit: 1000 })
+  await s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
+  await s.service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+  await s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
+  r = await s.reseller({ credit: 1000 })
 })
 afterAll(async () => {
   await s.service.deploys.idle()
@@ -45,7 +45,7 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true })
 })
 
-const post = (path: string, body: unknown, key = r.key) => s.request<Body>('POST', path, { key, body })
+const post = async (path: string, body: unknown, key = r.key) => await s.request<Body>('POST', path, { key, body })
 
 /** An order issued over http validation on loopback; returns its id. */
 async function issuedOrder(domain: string): Promise<number> {
@@ -61,8 +61,9 @@ async function issuedOrder(domain: string): Promise<number> {
   return id
 }
 
-const certificateCount = (id: number): number => s.service.certificates.history(r.id, id).length
-const reissue = (id: number, csr?: string) => post('/ssl/reissue', csr ? { order_id: id, csr } : { order_id: id })
+const certificateCount = async (id: number): Promise<number> => (await s.service.certificates.history(r.id, id)).length
+const reissue = async (id: number, csr?: string) =>
+  await post('/ssl/reissue', csr ? { order_id: id, csr } : { order_id: id })
 
 describe('a burst of reissues', () => {
   it('runs the command and the webhook once, for the last certificate, and then answers 429 with Retry-After', async () => {
@@ -73,9 +74,9 @@ describe('a burst of reissues', () => {
     const d = s.service.deploys
     // The script keeps its keys on the server, in the file the folder target names.
     const keyFile = join(work, 'burst.key')
-    d.addTarget(id, { kind: 'folder', path: folder, layout: 'nginx', keyFile })
-    d.addTarget(id, { kind: 'command', command: `echo "$CERTDESK_SERIAL" >> '${reloads}'`, timeoutSeconds: 20 })
-    receiver.secret = d.addTarget(id, { kind: 'webhook', url: receiver.url }).secret?.value as string
+    await d.addTarget(id, { kind: 'folder', path: folder, layout: 'nginx', keyFile })
+    await d.addTarget(id, { kind: 'command', command: `echo "$CERTDESK_SERIAL" >> '${reloads}'`, timeoutSeconds: 20 })
+    receiver.secret = (await d.addTarget(id, { kind: 'webhook', url: receiver.url })).secret?.value as string
 
     // The script's burst: three reissues with new keys, one right after the other.
     for (let i = 0; i < REISSUES_PER_HOUR; i++) {
@@ -86,7 +87,7 @@ describe('a burst of reissues', () => {
       expect(res.body.status).toBe('completed')
     }
     await d.idle()
-    const latest = s.service.certificates.history(r.id, id)[0]
+    const latest = (await s.service.certificates.history(r.id, id))[0]
     expect(latest.reason).toBe('reissue')
 
     // One reload and one webhook delivery, both of the last certificate.
@@ -98,7 +99,7 @@ describe('a burst of reissues', () => {
     expect(mine[0].body).toMatchObject({ type: 'certificate.reissued', certificate_pem: latest.certificatePem })
     expect(lines[0]).toBe(mine[0].body.serial)
     expect(readFileSync(join(folder, 'cert.pem'), 'utf8')).toBe(latest.certificatePem)
-    const runs = d.runs(id, { limit: 50, offset: 0 }).items
+    const runs = (await d.runs(id, { limit: 50, offset: 0 })).items
     expect(runs.map((x) => [x.kind, x.status, x.attempts, x.serial]).sort()).toEqual(
       [
         ['command', 'succeeded', 1, lines[0]],
@@ -113,7 +114,7 @@ describe('a burst of reissues', () => {
     expect(events.body.events).toHaveLength(REISSUES_PER_HOUR)
 
     // The fourth within the hour: 429 in the spec's envelope, Retry-After, nothing changed.
-    const before = certificateCount(id)
+    const before = await certificateCount(id)
     const refused = await reissue(id, opensslCsr([domain], 'ec:P-256'))
     expect(refused.status).toBe(429)
     expect(refused.headers.get('retry-after')).toBe('3600')
@@ -122,8 +123,8 @@ describe('a burst of reissues', () => {
       error: expect.stringMatching(/^could not reissue order ORD-\d{4}-\d+: it was reissued 3 times within an hour/)
     })
     await d.idle()
-    expect(certificateCount(id)).toBe(before)
-    expect(d.runs(id, { limit: 50, offset: 0 }).total).toBe(3)
+    expect(await certificateCount(id)).toBe(before)
+    expect((await d.runs(id, { limit: 50, offset: 0 })).total).toBe(3)
     expect(readFileSync(reloads, 'utf8').trim().split('\n')).toHaveLength(1)
 
     // A second before the hour is over it still waits; at the hour it goes through.
@@ -158,17 +159,17 @@ describe('the daily cap', () => {
       }
     }
     // Hour 3 took the tenth; the hourly window has room but the day has not.
-    const before = certificateCount(id)
+    const before = await certificateCount(id)
     const refused = await reissue(id)
     expect(refused.status).toBe(429)
     expect(refused.body.error).toMatch(
       /reissued 10 times within 24 hours, the most allowed; try again in 75600 seconds/
     )
     expect(refused.headers.get('retry-after')).toBe(String(21 * 3600))
-    expect(certificateCount(id)).toBe(before)
+    expect(await certificateCount(id)).toBe(before)
 
     // Another reseller's script learns nothing about the order: 404, never 429.
-    const other = s.reseller({ credit: 10 })
+    const other = await s.reseller({ credit: 10 })
     const foreign = await post('/ssl/reissue', { order_id: id }, other.key)
     expect(foreign.status).toBe(404)
     expect(foreign.body).toEqual({ success: false, error: expect.stringMatching(/not found/) })

@@ -16,9 +16,9 @@ const HUGE = '9223372036854775807'
 
 beforeAll(async () => {
   s = await startServer()
-  r = s.reseller({ credit: 500 })
+  r = await s.reseller({ credit: 500 })
 })
-afterAll(() => s.close())
+afterAll(async () => await s.close())
 
 const balance = async (key: string): Promise<number> =>
   (await s.request<{ balance: number }>('GET', '/balance', { key })).body.balance
@@ -90,7 +90,7 @@ describe('query parameters an endpoint does not take', () => {
 
 describe('idempotent retries', () => {
   it('replays a retry whose JSON has its keys in another order and other spacing, and charges once', async () => {
-    const buyer = s.reseller({ credit: 200 })
+    const buyer = await s.reseller({ credit: 200 })
     const key = { 'idempotency-key': 'retry-by-meaning-1' }
     const first = await s.request<Body>('POST', '/orders', {
       key: buyer.key,
@@ -124,7 +124,7 @@ describe('idempotent retries', () => {
 
 describe('the names of an ACME subscription', () => {
   it('have the shape { id, name } in the order detail as in the set-up details', async () => {
-    const buyer = s.reseller({ credit: 200 })
+    const buyer = await s.reseller({ credit: 200 })
     const placed = await s.request<{ order_id: number }>('POST', '/orders', {
       key: buyer.key,
       body: { product_id: 12, domain: 'names.example.com' }

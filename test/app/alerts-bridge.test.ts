@@ -68,7 +68,7 @@ describe('alert channels over the bridge', () => {
     expect(refused.body.error).toMatch(/a slack url must be https:\/\//)
     expect((await call('alertChannels')).body.result).toEqual([])
 
-    s.service.settings.update({ [ALERT_SETTINGS.allowPrivateAddresses]: 'true' })
+    await s.service.settings.update({ [ALERT_SETTINGS.allowPrivateAddresses]: 'true' })
     const added = await call('addAlertChannel', { kind: 'slack', name: 'Slack #certs', url: sink.url })
     expect(added.status).toBe(200)
     const channel = (added.body.result as { channel: { id: number; target: string }; signingSecret: null }).channel

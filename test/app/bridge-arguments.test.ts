@@ -23,8 +23,9 @@ beforeAll(async () => {
   browserMode = await startBrowserMode('certdesk-bridge-args-')
   ;({ service, listening, cookie, resellerId } = browserMode)
   const url = listening.url
-  orderId = service.orders.create(service.resellers.get(resellerId), { productId: 2, domain: 'args.example.test' })
-    .order.id
+  orderId = (
+    await service.orders.create(await service.resellers.get(resellerId), { productId: 2, domain: 'args.example.test' })
+  ).order.id
   serveOverIpc(
     {
       handle: (channel: string, fn: (event: unknown, ...args: unknown[]) => Promise<unknown>) =>
@@ -72,17 +73,17 @@ describe('arguments of the wrong type', () => {
   })
 
   it('a validation method that is not one, and the order stays as it was', async () => {
-    const before = service.orders.get(resellerId, orderId)
+    const before = await service.orders.get(resellerId, orderId)
     await refusedAlike(
       'changeDcv',
       [resellerId, orderId, 'ftp'],
       /^could not call changeDcv: method must be email, http, https or dns$/
     )
-    expect(service.orders.get(resellerId, orderId)).toEqual(before)
+    expect(await service.orders.get(resellerId, orderId)).toEqual(before)
   })
 
   it('ids, amounts, order fields and deploy targets', async () => {
-    const balance = service.ledger.balance(resellerId)
+    const balance = await service.ledger.balance(resellerId)
     await refusedAlike(
       'getOrder',
       ['1 OR 1', orderId],
@@ -107,7 +108,7 @@ describe('arguments of the wrong type', () => {
     )
     await refusedAlike('listOrders', [resellerId, {}, { limit: 0 }], /page\.limit must be 1 or more/)
     await refusedAlike('settings', [1], /could not call settings: it takes at most 0 arguments, not 1/)
-    expect(service.ledger.balance(resellerId)).toBe(balance)
-    expect(service.deploys.targets(orderId)).toEqual([])
+    expect(await service.ledger.balance(resellerId)).toBe(balance)
+    expect(await service.deploys.targets(orderId)).toEqual([])
   })
 })

@@ -13,7 +13,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHandlers, type AppHandlers } from '../../src-main/app/handlers'
 import { serveOverIpc } from '../../src-main/app/ipc'
 import type { AcmeSetup } from '../../src-main/core/acme-subscriptions'
-import { DB_FILE } from '../../src-main/core/db'
 import type { Service } from '../../src-main/core/service'
 import { API_VERSION, type Listening } from '../../src-main/http/server'
 import {
@@ -26,10 +25,10 @@ import {
 } from '../../src-preload/contract'
 import { createRpcClient } from '../../src-preload/rpc-client'
 import { startBrowserMode, type BrowserMode } from '../support/browser-mode'
+import { storedBytes } from '../support/engine'
 
 const ROOT = join(__dirname, '..', '..')
 let browserMode: BrowserMode
-let dataDir: string
 let service: Service
 let listening: Listening
 let loginUrl: string
@@ -72,7 +71,7 @@ function loadPreload(): { name: string; api: AppApi } {
 
 beforeAll(async () => {
   browserMode = await startBrowserMode('certdesk-bridge-')
-  ;({ dataDir, service, listening, loginUrl, cookie, resellerId } = browserMode)
+  ;({ service, listening, loginUrl, cookie, resellerId } = browserMode)
   const url = listening.url
   // A browser sends the page's origin with every RPC call; browser mode takes calls only with it.
   rpc = createRpcClient({ baseUrl: url, headers: { cookie, origin: url } })
@@ -221,11 +220,10 @@ describe('secrets over the bridge', () => {
     await rpc.storePrivateKey(resellerId, order.id, pem)
     expect((await ipc.getOrder(resellerId, order.id)).hasStoredKey).toBe(true)
     expect((await ipc.exportPrivateKey(resellerId, order.id)).pkcs8Pem).toBe(pem)
-    service.ctx.db.pragma('wal_checkpoint(TRUNCATE)')
     const body = pem.split('\n')[1]
-    expect(readFileSync(join(dataDir, DB_FILE)).includes(Buffer.from(body))).toBe(false)
+    for (const { where, bytes } of storedBytes(service)) expect(bytes.includes(Buffer.from(body)), where).toBe(false)
     // The reseller API has no way to it.
-    const key = service.resellers.createApiKey(resellerId).key
+    const key = (await service.resellers.createApiKey(resellerId)).key
     const doc = (await (await fetch(`${listening.url}/openapi.json`, { headers: { 'x-api-key': key } })).json()) as {
       paths: Record<string, unknown>
     }
@@ -241,7 +239,7 @@ describe('secrets over the bridge', () => {
     expect((await rpc.revokeApiKey(resellerId, info.id)).revokedAt).not.toBeNull()
     await expect(ipc.revealApiKey(resellerId, info.id)).rejects.toThrow('revoked')
     // Another account's page cannot reach this key.
-    const other = service.resellers.create({ name: 'Other', email: 'other@example.test', groupId: 1 })
+    const other = await service.resellers.create({ name: 'Other', email: 'other@example.test', groupId: 1 })
     await expect(rpc.revealApiKey(other.id, info.id)).rejects.toThrow('not found')
   })
 })
@@ -273,7 +271,7 @@ describe('deploy targets and ACME subscriptions over the bridge', () => {
     )
     await expect(ipc.deployNow(resellerId, order.id)).rejects.toThrow('it has no certificate yet')
     // Another account's page cannot see or change them.
-    const other = service.resellers.create({ name: 'Other deploys', email: 'od@example.test', groupId: 1 })
+    const other = await service.resellers.create({ name: 'Other deploys', email: 'od@example.test', groupId: 1 })
     await expect(rpc.listDeployTargets(other.id, order.id)).rejects.toThrow('not found')
     await expect(rpc.addDeployTarget(other.id, order.id, { kind: 'webhook', url: 'https://x.test/' })).rejects.toThrow(
       'not found'
@@ -300,7 +298,7 @@ describe('deploy targets and ACME subscriptions over the bridge', () => {
     expect(JSON.stringify(subs)).not.toContain(eabHmacKey)
     expect(sub.commands.certbot).toContain(HMAC_KEY_PLACEHOLDER)
 
-    const key = service.resellers.createApiKey(resellerId).key
+    const key = (await service.resellers.createApiKey(resellerId)).key
     const res = await fetch(`${listening.url}/orders/${created.order.id}/acme`, { headers: { 'x-api-key': key } })
     const http = ((await res.json()) as { acme: AcmeSetup }).acme
     expect(http.account.eab_hmac_key).toBe(eabHmacKey)
@@ -323,7 +321,7 @@ describe('deploy targets and ACME subscriptions over the bridge', () => {
       acmeSh: http.commands.acme_sh
     })
     expect(sub.commands.rootCa).toBe(http.commands.root_ca)
-    const other = service.resellers.create({ name: 'Other acme', email: 'oa@example.test', groupId: 1 })
+    const other = await service.resellers.create({ name: 'Other acme', email: 'oa@example.test', groupId: 1 })
     expect(await rpc.listAcmeSubscriptions(other.id)).toEqual([])
     await expect(rpc.acmeHmacKey(other.id, created.order.id)).rejects.toThrow('not found')
   })
@@ -346,7 +344,7 @@ describe('browser-mode sessions', () => {
   })
 
   it('an API key does not open the UI routes, and a session does not open the reseller API', async () => {
-    const key = service.resellers.createApiKey(resellerId).key
+    const key = (await service.resellers.createApiKey(resellerId)).key
     const withKey = await fetch(`${listening.url}/rpc/listResellers`, {
       method: 'POST',
       headers: { 'x-api-key': key, origin: listening.url, 'content-type': 'application/json' },

@@ -11,7 +11,8 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { browserUiOptions } from '../../src-main/app/browser-mode'
 import { SESSION_IDLE_MINUTES, type BrowserSessions } from '../../src-main/app/browser-ui'
-import { ensureDemoReseller, openService, type Service } from '../../src-main/core/service'
+import { ensureDemoReseller, type Service } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 import { buildServer, listen, type Listening } from '../../src-main/http/server'
 import { CHROMIUM_ARGS } from '../../playwright.config'
 import { manualClock } from '../support/clock'
@@ -30,8 +31,8 @@ const minutes = (m: number): void => clock.set(new Date(clock.now().getTime() + 
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'certdesk-session-'))
-  service = openService({ dataDir, clock: clock.clock })
-  ensureDemoReseller(service)
+  service = await openService({ dataDir, clock: clock.clock })
+  await ensureDemoReseller(service)
   let url = ''
   const ui = browserUiOptions(service, () => url, join(ROOT, 'out', 'renderer'), {
     onNewLink: (link) => newLinks.push(link)

@@ -19,7 +19,7 @@ let r: TestReseller
 beforeAll(async () => {
   s = await startServer()
   app = createHandlers(s.service, { transport: 'electron', listenerUrl: () => s.url, apiVersion: API_VERSION })
-  r = s.reseller({ credit: 500 })
+  r = await s.reseller({ credit: 500 })
 })
 afterAll(async () => {
   await s.close()
@@ -120,7 +120,7 @@ describe('approvers per name', () => {
     ] as const) {
       await expect(app.chooseApprover(r.id, orderId, name, address), `${name} ${address}`).rejects.toThrow(message)
     }
-    const stranger = s.reseller({ credit: 10 })
+    const stranger = await s.reseller({ credit: 10 })
     await expect(app.chooseApprover(stranger.id, orderId, '*.example.org', 'admin@example.org')).rejects.toThrow(
       /not found/
     )

@@ -26,9 +26,9 @@ beforeAll(async () => {
   s = await startServer()
   dns = await startDns()
   web = await startWeb()
-  s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
-  s.service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
-  s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
+  await s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
+  await s.service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+  await s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
   app = createHandlers(s.service, { transport: 'electron', listenerUrl: () => s.url, apiVersion: API_VERSION })
 })
 afterAll(async () => {
@@ -50,7 +50,7 @@ async function issueWith(key: string, orderId: number, csr: string, path: string
 
 describe('exporting a kept private key', () => {
   it('says whether the key matches the current certificate, before and after a reissue from another CSR', async () => {
-    const r = s.reseller({ credit: 100 })
+    const r = await s.reseller({ credit: 100 })
     const created = await s.request<Body>('POST', '/orders', {
       key: r.key,
       body: { product_id: 2, domain: 'pair.example.test' }

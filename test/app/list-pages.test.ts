@@ -21,7 +21,8 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { callHandler, createHandlers, type AppHandlers } from '../../src-main/app/handlers'
 import { centsText } from '../../src-main/core/list-pages'
-import { openService, type Service } from '../../src-main/core/service'
+import { type Service } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 import type { OrderSort, RowKey } from '../../src-shared/list-records'
 
 let dataDir: string
@@ -32,22 +33,22 @@ let a: number
 let b: number
 const DOMAINS = ['zeta', 'alpha', "o'brien", 'mid_dle', 'per%cent', 'beta', 'gamma', 'delta']
 
-beforeAll(() => {
+beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'certdesk-list-pages-'))
   outDir = mkdtempSync(join(tmpdir(), 'certdesk-list-exports-'))
-  service = openService({ dataDir })
-  const mk = (name: string) =>
-    service.resellers.create({ name, email: `${name.toLowerCase()}@example.test`, company: name }).id
-  a = mk('Alpha')
-  b = mk('Bravo')
-  service.ledger.topUp(a, 1_000_000)
-  service.ledger.topUp(b, 1_000_000)
+  service = await openService({ dataDir })
+  const mk = async (name: string) =>
+    (await service.resellers.create({ name, email: `${name.toLowerCase()}@example.test`, company: name })).id
+  a = await mk('Alpha')
+  b = await mk('Bravo')
+  await service.ledger.topUp(a, 1_000_000)
+  await service.ledger.topUp(b, 1_000_000)
   // Interleaved: the other reseller's rows sit between this one's in every index.
   for (let i = 0; i < 37; i++) {
     const who = i % 3 === 2 ? b : a
     const word = DOMAINS[i % DOMAINS.length].replace(/[^a-z]/g, '')
-    service.orders.create(
-      service.resellers.get(who),
+    await service.orders.create(
+      await service.resellers.get(who),
       { productId: 2, domain: `${word}${i}.example.test` },
       i % 4 === 0 ? 'invoice' : 'credit'
     )
@@ -66,13 +67,13 @@ const SORT_SQL: Record<OrderSort, string> = {
   status: 'status ASC, id ASC',
   expiry: `IFNULL(cert_valid_till, '~') ASC, id ASC`
 }
-const db = () => service.ctx.db
+const db = () => service.ctx.store
 
 describe('keyset pages', () => {
   for (const sort of ['date', 'domain', 'status', 'expiry'] as OrderSort[]) {
     it(`walk the ${sort} order by key both ways and by position, each row once, only this reseller's`, async () => {
       const expected = (
-        db().prepare(`SELECT id FROM orders WHERE reseller_id = ? ORDER BY ${SORT_SQL[sort]}`).all(a) as {
+        (await db().all(`SELECT id FROM orders WHERE reseller_id = ? ORDER BY ${SORT_SQL[sort]}`, a)) as {
           id: number
         }[]
       ).map((r) => r.id)
@@ -107,7 +108,7 @@ describe('keyset pages', () => {
   }
 
   it('never show another reseller’s rows, even after a cursor taken from them', async () => {
-    const theirs = db().prepare('SELECT id, domain FROM orders WHERE reseller_id = ? ORDER BY id').all(b) as {
+    const theirs = (await db().all('SELECT id, domain FROM orders WHERE reseller_id = ? ORDER BY id', b)) as {
       id: number
       domain: string
     }[]
@@ -121,7 +122,7 @@ describe('keyset pages', () => {
     expect(p.items.length).toBeGreaterThan(0)
     expect(p.items.every((o) => o.resellerId === a)).toBe(true)
     const ledger = await h.ledgerPage(a, { filter: {}, position: 0, limit: 500 })
-    const own = db().prepare('SELECT COUNT(*) AS n FROM credit_transactions WHERE reseller_id = ?').get(a) as {
+    const own = (await db().get('SELECT COUNT(*) AS n FROM credit_transactions WHERE reseller_id = ?', a)) as {
       n: number
     }
     expect(ledger.items).toHaveLength(own.n)
@@ -133,14 +134,16 @@ describe('keyset pages', () => {
     for (const search of [`o'brien`, `"; DROP TABLE orders; --`, '%', '_', '\\', 'per%cent', '%%%', "' OR 1=1 --"]) {
       const p = await h.orderPage(a, { filter: { search }, position: 0, limit: 100 })
       const literal = (
-        db()
-          .prepare(`SELECT COUNT(*) AS n FROM orders WHERE reseller_id = ? AND instr(domain, ?) > 0`)
-          .get(a, search.toLowerCase()) as { n: number }
+        (await db().get(
+          `SELECT COUNT(*) AS n FROM orders WHERE reseller_id = ? AND instr(domain, ?) > 0`,
+          a,
+          search.toLowerCase()
+        )) as { n: number }
       ).n
       expect(p.total).toBe(literal)
       expect(p.items).toHaveLength(literal)
     }
-    expect((db().prepare('SELECT COUNT(*) AS n FROM orders').get() as { n: number }).n).toBe(37)
+    expect(((await db().get('SELECT COUNT(*) AS n FROM orders')) as { n: number }).n).toBe(37)
     const refused: unknown[] = [
       { filter: {}, position: 1e20, limit: 5 },
       { filter: {}, position: -1, limit: 5 },
@@ -163,14 +166,14 @@ describe('keyset pages', () => {
   })
 
   it('search order numbers by prefix and filter unpaid orders', async () => {
-    const first = db().prepare('SELECT order_number AS n FROM orders WHERE reseller_id = ? ORDER BY id').get(a) as {
+    const first = (await db().get('SELECT order_number AS n FROM orders WHERE reseller_id = ? ORDER BY id', a)) as {
       n: string
     }
     const byNumber = await h.orderPage(a, { filter: { search: first.n.toLowerCase() }, position: 0, limit: 10 })
     expect(byNumber.items.map((o) => o.orderNumber)).toEqual([first.n])
     const unpaid = await h.orderPage(a, { filter: { unpaid: true }, position: 0, limit: 100 })
     const n = (
-      db().prepare(`SELECT COUNT(*) AS n FROM orders WHERE reseller_id = ? AND payment_status = 'unpaid'`).get(a) as {
+      (await db().get(`SELECT COUNT(*) AS n FROM orders WHERE reseller_id = ? AND payment_status = 'unpaid'`, a)) as {
         n: number
       }
     ).n
@@ -196,12 +199,10 @@ describe('CSV exports', () => {
     const job = await exportAndWait({ list: 'orders', filter: { unpaid: true }, path })
     expect(job.state).toBe('done')
     const lines = readFileSync(path, 'utf8').trimEnd().split('\r\n')
-    const rows = db()
-      .prepare(
-        `SELECT order_number, total_cents FROM orders WHERE reseller_id = ? AND payment_status = 'unpaid' ORDER BY id DESC`
-      )
-      .raw(true)
-      .all(a) as [string, number][]
+    const rows = await db().arrays<[string, number]>(
+      `SELECT order_number, total_cents FROM orders WHERE reseller_id = ? AND payment_status = 'unpaid' ORDER BY id DESC`,
+      a
+    )
     expect(lines[0]).toBe(
       'order_number,created_at,domain,product,status,payment_status,total_usd,cert_valid_till,purchase_end_date'
     )

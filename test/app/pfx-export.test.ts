@@ -29,9 +29,9 @@ beforeAll(async () => {
   s = await startServer()
   dns = await startDns()
   web = await startWeb()
-  s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
-  s.service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
-  s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
+  await s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
+  await s.service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+  await s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
   app = createHandlers(s.service, { transport: 'electron', listenerUrl: () => s.url, apiVersion: API_VERSION })
   dir = mkdtempSync(join(tmpdir(), 'certdesk-pfx-'))
 })
@@ -60,7 +60,7 @@ async function issueWith(key: string, orderId: number, csr: string, path: string
 async function issuedOrder(
   domain: string
 ): Promise<{ reseller: { id: number; key: string }; orderId: number; keyPem: string }> {
-  const r = s.reseller({ credit: 100 })
+  const r = await s.reseller({ credit: 100 })
   const created = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 2, domain } })
   const orderId = created.body.order_id as number
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
@@ -138,7 +138,7 @@ describe('exporting a PFX over the bridge', () => {
     )
     await expect(app.exportEncryptedKey(reseller.id, orderId, '')).rejects.toThrow('it needs a password')
     await expect(app.exportPfx(reseller.id, orderId, 'x'.repeat(1025))).rejects.toThrow('longer than 1024')
-    const other = s.reseller({ credit: 100 })
+    const other = await s.reseller({ credit: 100 })
     await expect(app.exportPfx(other.id, orderId, 'pw')).rejects.toMatchObject({ kind: 'not_found' })
 
     const waiting = await s.request<Body>('POST', '/orders', {

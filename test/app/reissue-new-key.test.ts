@@ -26,11 +26,11 @@ const work = mkdtempSync(join(tmpdir(), 'certdesk-rekey-'))
 
 beforeAll(async () => {
   ;[s, dns, web] = await Promise.all([startServer(), startDns(), startWeb()])
-  s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
-  s.service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
-  s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
+  await s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
+  await s.service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+  await s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
   app = createHandlers(s.service, { transport: 'electron', listenerUrl: () => s.url, apiVersion: API_VERSION })
-  r = s.reseller({ credit: 100 })
+  r = await s.reseller({ credit: 100 })
 })
 afterAll(async () => {
   await s.service.deploys.idle()
@@ -85,9 +85,10 @@ describe('reissue with a new key generated in the app', () => {
     const nginx = join(work, 'nginx')
     const iis = join(work, 'iis')
     const d = s.service.deploys
-    d.addTarget(orderId, { kind: 'folder', path: nginx, layout: 'nginx' })
-    const pfxPassword = d.addTarget(orderId, { kind: 'folder', path: iis, layout: 'iis' }).secret?.value as string
-    d.addTarget(orderId, {
+    await d.addTarget(orderId, { kind: 'folder', path: nginx, layout: 'nginx' })
+    const pfxPassword = (await d.addTarget(orderId, { kind: 'folder', path: iis, layout: 'iis' })).secret
+      ?.value as string
+    await d.addTarget(orderId, {
       kind: 'command',
       command: 'test -s "$CERTDESK_KEY_FILE" && echo reloaded with "$CERTDESK_KEY_FILE"',
       timeoutSeconds: 20
@@ -101,7 +102,7 @@ describe('reissue with a new key generated in the app', () => {
     await d.idle()
 
     // Every target succeeded on attempt 1; no "does not hold the private key", no retry.
-    const runs = d.runs(orderId, { limit: 20, offset: 0 }).items
+    const runs = (await d.runs(orderId, { limit: 20, offset: 0 })).items
     expect(runs.map((x) => [x.kind, x.status, x.attempts, x.lastError]).sort()).toEqual(
       [
         ['command', 'succeeded', 1, null],
@@ -142,13 +143,13 @@ describe('reissue with a new key generated in the app', () => {
     serveFiles(conf.body.validation as { instructions: object }[])
     expect((await app.sslStatus(r.id, orderId)).order.status).toBe('completed')
     const folder = join(work, 'grow')
-    s.service.deploys.addTarget(orderId, { kind: 'folder', path: folder, layout: 'haproxy' })
-    const certificates = () => s.service.certificates.history(r.id, orderId).length
+    await s.service.deploys.addTarget(orderId, { kind: 'folder', path: folder, layout: 'haproxy' })
+    const certificates = async () => (await s.service.certificates.history(r.id, orderId)).length
 
     // Refusals change nothing: a key that is not the CSR's, a key without a CSR, no key at all.
     const next = keyAndCsr([domain, `www.${domain}`])
     const stranger = keyAndCsr([domain])
-    const before = certificates()
+    const before = await certificates()
     for (const [input, message] of [
       [{ csr: next.csr, privateKeyPem: stranger.key }, /not the key the CSR was made from/],
       [{ privateKeyPem: next.key }, /send the CSR made from that key/],
@@ -157,7 +158,7 @@ describe('reissue with a new key generated in the app', () => {
     ] as const) {
       await expect(app.reissue(r.id, { orderId, ...input })).rejects.toThrow(message)
     }
-    const other = s.reseller({ credit: 10 })
+    const other = await s.reseller({ credit: 10 })
     await expect(app.reissue(other.id, { orderId, csr: next.csr, privateKeyPem: next.key })).rejects.toThrow(
       /not found/
     )
@@ -168,7 +169,7 @@ describe('reissue with a new key generated in the app', () => {
     })
     expect(viaApi.status).toBe(400)
     expect(viaApi.body.error).toMatch(/unknown field "private_key"/)
-    expect(certificates()).toBe(before)
+    expect(await certificates()).toBe(before)
     expect((await app.exportPrivateKey(r.id, orderId)).pkcs8Pem.trim()).toBe(first.key.trim())
 
     // The www name needs validating: until then the current certificate keeps its key.

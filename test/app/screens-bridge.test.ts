@@ -19,8 +19,8 @@ let b: TestReseller
 beforeAll(async () => {
   s = await startServer()
   app = createHandlers(s.service, { transport: 'electron', listenerUrl: () => s.url, apiVersion: API_VERSION })
-  a = s.reseller({ credit: 500, name: 'Reseller A' })
-  b = s.reseller({ credit: 500, name: 'Reseller B' })
+  a = await s.reseller({ credit: 500, name: 'Reseller A' })
+  b = await s.reseller({ credit: 500, name: 'Reseller B' })
 })
 afterAll(async () => {
   await s.close()

@@ -2,7 +2,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openService, type Service } from '../../src-main/core/service'
+import { type Service } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 import { certdesk, certdeskAsync } from '../support/cli'
 import { createTestCa, type TestLeaf } from '../support/test-ca'
 import { startReceiver, unreachableUrl, type Receiver } from '../support/webhook-receiver'
@@ -19,14 +20,16 @@ let leaf: TestLeaf
 let orderId: number
 
 beforeAll(async () => {
-  service = openService({ dataDir })
-  const r = service.resellers.create({ name: 'CLI Hosting', email: 'ops@cli.test', groupId: 1 })
-  service.ledger.topUp(r.id, 100_00)
-  orderId = service.orders.create(service.resellers.get(r.id), { productId: 2, domain: 'cli.example.test' }).order.id
+  service = await openService({ dataDir })
+  const r = await service.resellers.create({ name: 'CLI Hosting', email: 'ops@cli.test', groupId: 1 })
+  await service.ledger.topUp(r.id, 100_00)
+  orderId = (
+    await service.orders.create(await service.resellers.get(r.id), { productId: 2, domain: 'cli.example.test' })
+  ).order.id
   receiver = await startReceiver()
   leaf = await (await createTestCa()).issue('cli.example.test', new Date(), 200)
   // The key was generated in the app, so CertDesk keeps it and the folder gets it.
-  service.keyVault.store(r.id, orderId, leaf.privateKeyPem)
+  await service.keyVault.store(r.id, orderId, leaf.privateKeyPem)
 })
 afterAll(async () => {
   await service.deploys.idle()
@@ -72,7 +75,7 @@ describe('certdesk admin deploy', () => {
     expect(early.json.error).toMatch(/^could not deploy order ORD-\d{4}-\d{6}: it has no certificate yet$/)
 
     // The certificate code stores a certificate: the targets run without anyone asking.
-    service.deploys.certificateStored({
+    await service.deploys.certificateStored({
       orderId,
       trigger: 'issued',
       certificatePem: leaf.certificatePem,

@@ -22,7 +22,7 @@ import {
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { openService } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 import { certdesk } from '../support/cli'
 
 const PASSPHRASE = 'a long passphrase for the backup disk'
@@ -49,10 +49,10 @@ function plantLinks(names: string[]): void {
   }
 }
 
-beforeAll(() => {
-  const service = openService({ dataDir })
-  const r = service.resellers.create({ name: 'Exclusive Hosting', email: 'ops@exclusive.test', groupId: 1 })
-  apiKey = service.resellers.createApiKey(r.id).key
+beforeAll(async () => {
+  const service = await openService({ dataDir })
+  const r = await service.resellers.create({ name: 'Exclusive Hosting', email: 'ops@exclusive.test', groupId: 1 })
+  apiKey = (await service.resellers.createApiKey(r.id)).key
   service.close()
   spawnSync('mkdir', ['-m', '1777', shared])
   writeFileSync(elsewhere, ELSEWHERE)

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openService } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 import { certdesk } from '../support/cli'
 import { opensslPfx } from '../support/import-files'
 import { createTestCa } from '../support/test-ca'
@@ -19,11 +19,13 @@ let resellerId: number
 let orderId: number
 
 beforeAll(async () => {
-  const service = openService({ dataDir })
-  const r = service.resellers.create({ name: 'Import Hosting', email: 'ops@import.test', groupId: 1 })
-  service.ledger.topUp(r.id, 500_00)
+  const service = await openService({ dataDir })
+  const r = await service.resellers.create({ name: 'Import Hosting', email: 'ops@import.test', groupId: 1 })
+  await service.ledger.topUp(r.id, 500_00)
   resellerId = r.id
-  orderId = service.orders.create(service.resellers.get(r.id), { productId: 2, domain: 'cli.import.test' }).order.id
+  orderId = (
+    await service.orders.create(await service.resellers.get(r.id), { productId: 2, domain: 'cli.import.test' })
+  ).order.id
   service.close()
   const leaf = await (await createTestCa()).issue('old-shop.import.test', new Date(Date.now() - 86_400_000), 20)
   writeFileSync(join(work, 'pass.txt'), 'se cret$(touch pwned)\n', { mode: 0o600 })

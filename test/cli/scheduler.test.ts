@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { maxValidityDays } from '../../src-main/core/cab-policy'
 import { DCV_SETTINGS } from '../../src-main/core/dcv'
 import { LocalCa } from '../../src-main/core/local-ca'
-import { openService, type Service } from '../../src-main/core/service'
+import { type Service } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 import { DAY_MS, parseDate } from '../../src-main/core/time'
 import { CLI } from '../support/cli'
 import { manualClock } from '../support/clock'
@@ -53,14 +54,13 @@ interface OrderRow {
   cert_valid_till: string | null
   purchase_end_date: string
 }
-const orderRow = (id: number): OrderRow =>
-  service.ctx.db.prepare('SELECT * FROM orders WHERE id = ?').get(id) as OrderRow
-const certs = (id: number) =>
-  service.ctx.db
-    .prepare(
-      'SELECT valid_from, valid_till, certificate_pem, chain_pem, reason FROM certificates WHERE order_id = ? ORDER BY id'
-    )
-    .all(id) as {
+const orderRow = async (id: number): Promise<OrderRow> =>
+  (await service.ctx.store.get('SELECT * FROM orders WHERE id = ?', id)) as OrderRow
+const certs = async (id: number) =>
+  (await service.ctx.store.all(
+    'SELECT valid_from, valid_till, certificate_pem, chain_pem, reason FROM certificates WHERE order_id = ? ORDER BY id',
+    id
+  )) as {
     valid_from: string
     valid_till: string
     certificate_pem: string
@@ -71,17 +71,17 @@ const certs = (id: number) =>
 beforeAll(async () => {
   ;[web, dns] = await Promise.all([startWeb(), startDns()])
   dataDir = mkdtempSync(join(tmpdir(), 'certdesk-walk-'))
-  service = openService({ dataDir, clock: clock.clock })
-  service.settings.set(DCV_SETTINGS.resolver, dns.address)
-  service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
-  service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
-  const reseller = service.resellers.create({ name: 'Walk', email: 'walk@example.test', groupId: 1 })
-  service.ledger.topUp(reseller.id, 100_000)
-  const r = service.resellers.get(reseller.id)
-  tlsOrder = service.orders.create(r, { productId: 2, domain: 'walk.example.com', period: 36 }).order.id
+  service = await openService({ dataDir, clock: clock.clock })
+  await service.settings.set(DCV_SETTINGS.resolver, dns.address)
+  await service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+  await service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
+  const reseller = await service.resellers.create({ name: 'Walk', email: 'walk@example.test', groupId: 1 })
+  await service.ledger.topUp(reseller.id, 100_000)
+  const r = await service.resellers.get(reseller.id)
+  tlsOrder = (await service.orders.create(r, { productId: 2, domain: 'walk.example.com', period: 36 })).order.id
   ;(await configureOverHttp(service, web, r.id, tlsOrder, 'walk.example.com'))()
   expect((await service.certificates.status(r.id, tlsOrder)).order.status).toBe('completed')
-  codeOrder = service.orders.create(r, { productId: 10, period: 12 }).order.id
+  codeOrder = (await service.orders.create(r, { productId: 10, period: 12 })).order.id
   await service.certificates.configure(r.id, {
     orderId: codeOrder,
     csr: opensslCsr([], 'rsa:3072', '/C=US/O=Walk Ltd/CN=Walk Ltd')
@@ -95,7 +95,7 @@ afterAll(async () => {
 
 describe('scheduler run --as-of through a 3-year subscription', () => {
   it('reissues 14 days before each expiry: a gap-free chain under the 200/100/47-day caps, none outliving the subscription', async () => {
-    const start = orderRow(tlsOrder)
+    const start = await orderRow(tlsOrder)
     expect(start).toMatchObject({
       cert_valid_from: '2026-06-01',
       cert_valid_till: '2026-12-18',
@@ -109,15 +109,15 @@ describe('scheduler run --as-of through a 3-year subscription', () => {
 
     let brokeOnce = false
     for (let guard = 0; guard < 40; guard++) {
-      const o = orderRow(tlsOrder)
+      const o = await orderRow(tlsOrder)
       if (!o.next_reissue_at) break
       const asOf = o.next_reissue_at
       if (!brokeOnce && asOf >= '2029-03-15') {
         // The reuse period (10 days from 2029-03-15) has passed: the scheduler re-checks, and a missing
         // file sends the order back to validation_pending with the reason.
         brokeOnce = true
-        const path = `/.well-known/pki-validation/${(service.ctx.db.prepare('SELECT csr_md5 FROM certificate_requests WHERE order_id = ?').get(tlsOrder) as { csr_md5: string }).csr_md5}.txt`
-        const content = `${(service.ctx.db.prepare('SELECT csr_sha256 FROM certificate_requests WHERE order_id = ?').get(tlsOrder) as { csr_sha256: string }).csr_sha256}\ncertdesk.invalid\n${(service.ctx.db.prepare('SELECT unique_value FROM certificate_requests WHERE order_id = ?').get(tlsOrder) as { unique_value: string }).unique_value}`
+        const path = `/.well-known/pki-validation/${((await service.ctx.store.get('SELECT csr_md5 FROM certificate_requests WHERE order_id = ?', tlsOrder)) as { csr_md5: string }).csr_md5}.txt`
+        const content = `${((await service.ctx.store.get('SELECT csr_sha256 FROM certificate_requests WHERE order_id = ?', tlsOrder)) as { csr_sha256: string }).csr_sha256}\ncertdesk.invalid\n${((await service.ctx.store.get('SELECT unique_value FROM certificate_requests WHERE order_id = ?', tlsOrder)) as { unique_value: string }).unique_value}`
         web.remove('walk.example.com', path)
         const failed = await scheduler(asOf)
         expect(failed.issued).toEqual([])
@@ -128,7 +128,7 @@ describe('scheduler run --as-of through a 3-year subscription', () => {
             reason: expect.stringMatching(/needs domain validation again .*HTTP 404/)
           }
         ])
-        expect(orderRow(tlsOrder)).toMatchObject({
+        expect(await orderRow(tlsOrder)).toMatchObject({
           status: 'validation_pending',
           status_note: expect.stringMatching(/HTTP 404/)
         })
@@ -137,11 +137,11 @@ describe('scheduler run --as-of through a 3-year subscription', () => {
       const res = await scheduler(asOf)
       expect(res.errors).toEqual([])
       expect(res.issued).toEqual([expect.objectContaining({ order_id: tlsOrder, reason: 'auto_reissue' })])
-      expect(orderRow(tlsOrder).status).toBe('completed')
+      expect((await orderRow(tlsOrder)).status).toBe('completed')
     }
     expect(brokeOnce).toBe(true)
 
-    const chain = certs(tlsOrder)
+    const chain = await certs(tlsOrder)
     const end = parseDate('2029-06-01')
     const caps = new Set<number>()
     const root = await new LocalCa(service.ctx).rootPem()
@@ -165,7 +165,7 @@ describe('scheduler run --as-of through a 3-year subscription', () => {
     expect(chain.slice(1).every((c) => c.reason === 'auto_reissue')).toBe(true)
     // The last certificate ends one second before the subscription does.
     expect(chain[chain.length - 1].valid_till).toBe('2029-05-31 23:59:59')
-    const last = orderRow(tlsOrder)
+    const last = await orderRow(tlsOrder)
     expect(last).toMatchObject({
       status: 'completed',
       next_reissue_at: null,
@@ -174,13 +174,13 @@ describe('scheduler run --as-of through a 3-year subscription', () => {
     })
 
     // Code signing was never reissued, and turned expired with its subscription.
-    expect(certs(codeOrder)).toHaveLength(1)
-    expect(orderRow(codeOrder)).toMatchObject({ status: 'expired', reissue_count: 0, next_reissue_at: null })
+    expect(await certs(codeOrder)).toHaveLength(1)
+    expect(await orderRow(codeOrder)).toMatchObject({ status: 'expired', reissue_count: 0, next_reissue_at: null })
 
     // The subscription ends: the order turns expired, once.
     const after = await scheduler('2029-06-01')
     expect(after.expired).toEqual([{ order_id: tlsOrder, order_number: expect.any(String) }])
-    expect(orderRow(tlsOrder).status).toBe('expired')
+    expect((await orderRow(tlsOrder)).status).toBe('expired')
     expect((await scheduler('2029-06-02')).expired).toEqual([])
   })
 })

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DCV_SETTINGS } from '../../src-main/core/dcv'
-import { openService, type Service } from '../../src-main/core/service'
+import { type Service } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 import { certdesk, serve } from '../support/cli'
 import { manualClock } from '../support/clock'
 import { configureOverHttp, startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
@@ -23,17 +24,19 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'certdesk-serve-'))
   // Ordered 210 days before today, so its reissue fell due about three weeks ago.
   const clock = manualClock(new Date(Date.now() - 210 * 86_400_000))
-  service = openService({ dataDir, clock: clock.clock })
-  service.settings.set(DCV_SETTINGS.resolver, dns.address)
-  service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
-  service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
-  const r = service.resellers.create({ name: 'Sleepy', email: 'sleepy@example.test', groupId: 1 })
-  service.ledger.topUp(r.id, 50_000)
-  orderId = service.orders.create(service.resellers.get(r.id), {
-    productId: 2,
-    domain: 'sleepy.example.com',
-    period: 24
-  }).order.id
+  service = await openService({ dataDir, clock: clock.clock })
+  await service.settings.set(DCV_SETTINGS.resolver, dns.address)
+  await service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+  await service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
+  const r = await service.resellers.create({ name: 'Sleepy', email: 'sleepy@example.test', groupId: 1 })
+  await service.ledger.topUp(r.id, 50_000)
+  orderId = (
+    await service.orders.create(await service.resellers.get(r.id), {
+      productId: 2,
+      domain: 'sleepy.example.com',
+      period: 24
+    })
+  ).order.id
   ;(await configureOverHttp(service, web, r.id, orderId, 'sleepy.example.com'))()
   expect((await service.certificates.status(r.id, orderId)).order.status).toBe('completed')
 })
@@ -68,9 +71,10 @@ describe('certdesk admin settings', () => {
 
 describe('certdesk serve', () => {
   it('reissues an overdue certificate on start, re-checking the domain past the reuse period', async () => {
-    const before = service.ctx.db
-      .prepare('SELECT reissue_count, next_reissue_at FROM orders WHERE id = ?')
-      .get(orderId) as { reissue_count: number; next_reissue_at: string }
+    const before = (await service.ctx.store.get(
+      'SELECT reissue_count, next_reissue_at FROM orders WHERE id = ?',
+      orderId
+    )) as { reissue_count: number; next_reissue_at: string }
     const today = new Date().toISOString().slice(0, 10)
     expect(before.reissue_count).toBe(0)
     expect(before.next_reissue_at < today).toBe(true)
@@ -80,9 +84,10 @@ describe('certdesk serve', () => {
       const deadline = Date.now() + 30_000
       let row = before
       while (Date.now() < deadline) {
-        row = service.ctx.db
-          .prepare('SELECT reissue_count, next_reissue_at FROM orders WHERE id = ?')
-          .get(orderId) as typeof before
+        row = (await service.ctx.store.get(
+          'SELECT reissue_count, next_reissue_at FROM orders WHERE id = ?',
+          orderId
+        )) as typeof before
         if (row.reissue_count === 1) break
         await new Promise((r) => setTimeout(r, 200))
       }

@@ -12,17 +12,17 @@ let s: TestServer
 beforeAll(async () => {
   s = await startServer({ clock: clock.clock })
 })
-afterAll(() => s.close())
+afterAll(async () => await s.close())
 
 describe('ACME subscription rules', () => {
   it('follows the validity roadmap, cuts at the subscription end, renews yearly and expires', async () => {
-    const r = s.reseller({ credit: 500 })
+    const r = await s.reseller({ credit: 500 })
     const res = await s.request<Record<string, unknown>>('POST', '/orders', {
       key: r.key,
       body: { product_id: 12, domain: 'rules.example.com', period: 24 }
     })
     expect(res.status).toBe(200)
-    const sub = s.service.acme.byId((res.body.acme as { subscription_id: number }).subscription_id)
+    const sub = await s.service.acme.byId((res.body.acme as { subscription_id: number }).subscription_id)
     expect(sub.beginDate).toBe('2027-03-01')
     expect(sub.endDate).toBe('2029-03-01')
     expect(s.service.acme.nextRenewal(sub)).toBe('2028-03-01')
@@ -49,7 +49,7 @@ describe('ACME subscription rules', () => {
     )
 
     clock.set('2029-03-01T00:00:00Z')
-    const ended = s.service.acme.byId(sub.id)
+    const ended = await s.service.acme.byId(sub.id)
     expect(ended.status).toBe('expired')
     expect(() => s.service.acme.checkOrder(ended, ['rules.example.com'])).toThrow(/is expired \(it ended 2029-03-01\)/)
     const shown = await s.request<{ acme: { status: string } }>('GET', `/orders/${res.body.order_id}/acme`, {

@@ -7,14 +7,15 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { coversDebit } from '../../src-main/core/ledger'
-import { openService, type Service } from '../../src-main/core/service'
+import { type Service } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 
 let dataDir: string
 let service: Service
 
-beforeAll(() => {
+beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'certdesk-afford-'))
-  service = openService({ dataDir })
+  service = await openService({ dataDir })
 })
 afterAll(() => {
   service?.close()
@@ -29,18 +30,20 @@ describe('affordability', () => {
     expect(coversDebit(0, 0)).toBe(true)
   })
 
-  it('the quote says affordable exactly when paying from credit goes through', () => {
-    const r = service.resellers.create({ name: 'Tight', email: 'tight@example.test', groupId: 1 })
+  it('the quote says affordable exactly when paying from credit goes through', async () => {
+    const r = await service.resellers.create({ name: 'Tight', email: 'tight@example.test', groupId: 1 })
     const input = { productId: 2, domain: 'tight.example.test', period: 12 }
-    const price = service.orders.quoteView(r, input).total
-    service.ledger.topUp(r.id, price - 1, 'one cent short')
-    const short = service.orders.quoteView(service.resellers.get(r.id), input)
+    const price = (await service.orders.quoteView(r, input)).total
+    await service.ledger.topUp(r.id, price - 1, 'one cent short')
+    const short = await service.orders.quoteView(await service.resellers.get(r.id), input)
     expect(short).toMatchObject({ balance: price - 1, total: price, affordable: false })
-    expect(() => service.orders.create(service.resellers.get(r.id), input, 'credit')).toThrow(/insufficient credit/)
+    await expect(service.orders.create(await service.resellers.get(r.id), input, 'credit')).rejects.toThrow(
+      /insufficient credit/
+    )
 
-    service.ledger.topUp(r.id, 1, 'the last cent')
-    const exact = service.orders.quoteView(service.resellers.get(r.id), input)
+    await service.ledger.topUp(r.id, 1, 'the last cent')
+    const exact = await service.orders.quoteView(await service.resellers.get(r.id), input)
     expect(exact).toMatchObject({ balance: price, affordable: true })
-    expect(service.orders.create(service.resellers.get(r.id), input, 'credit').newBalance).toBe(0)
+    expect((await service.orders.create(await service.resellers.get(r.id), input, 'credit')).newBalance).toBe(0)
   })
 })

@@ -10,7 +10,7 @@ let s: TestServer
 beforeAll(async () => {
   s = await startServer()
 })
-afterAll(() => s.close())
+afterAll(async () => await s.close())
 
 const priceOf = async (key: string, id: number): Promise<number> => {
   const res = await s.request<{ products: Body[] }>('GET', '/products', { key })
@@ -19,7 +19,7 @@ const priceOf = async (key: string, id: number): Promise<number> => {
 
 describe('catalogue served from memory', () => {
   it('shows a price changed by another connection at once, in the list, the detail and the order', async () => {
-    const r = s.reseller({ credit: 1000 })
+    const r = await s.reseller({ credit: 1000 })
     const before = await priceOf(r.key, 2)
     expect(before).toBeGreaterThan(0)
     // Another process writes the store, the way an admin tool would.
@@ -39,7 +39,7 @@ describe('catalogue served from memory', () => {
   })
 
   it('follows a group change made with the admin CLI', async () => {
-    const r = s.reseller({ credit: 100 })
+    const r = await s.reseller({ credit: 100 })
     const standard = await s.request<Body>('GET', '/products', { key: r.key })
     expect(standard.body.group_id).toBe(1)
     const out = certdesk([

@@ -12,7 +12,7 @@ let s: TestServer
 beforeAll(async () => {
   s = await startServer({ clock: time.clock })
 })
-afterAll(() => s.close())
+afterAll(async () => await s.close())
 
 const stats = async (key: string): Promise<{ stats: Body; charts: { daily_sales: Body[] } }> => {
   const res = await s.request<{ stats: Body; charts: { daily_sales: Body[] } }>('GET', '/stats', { key })
@@ -21,32 +21,32 @@ const stats = async (key: string): Promise<{ stats: Body; charts: { daily_sales:
 }
 
 /** What the orders themselves say for the 30 days up to `today` and for its month, as GET /stats showed it before the tallies. */
-function fromOrders(resellerId: number, today: string): { daily: Body[]; month: number } {
-  const db = s.service.ctx.db
+async function fromOrders(resellerId: number, today: string): Promise<{ daily: Body[]; month: number }> {
+  const db = s.service.ctx.store
   const first = new Date(Date.parse(`${today}T00:00:00Z`) - 29 * 86_400_000).toISOString().slice(0, 10)
-  const rows = db
-    .prepare(
-      `SELECT substr(created_at, 1, 10) AS date, COUNT(*) AS orders,
+  const rows = (await db.all(
+    `SELECT substr(created_at, 1, 10) AS date, COUNT(*) AS orders,
               COALESCE(SUM(CASE WHEN payment_status = 'paid' THEN total_cents END), 0) AS revenue
-       FROM orders WHERE reseller_id = ? AND created_at >= ? GROUP BY 1`
-    )
-    .all(resellerId, `${first} 00:00:00`) as { date: string; orders: number; revenue: number }[]
+       FROM orders WHERE reseller_id = ? AND created_at >= ? GROUP BY 1`,
+    resellerId,
+    `${first} 00:00:00`
+  )) as { date: string; orders: number; revenue: number }[]
   const daily = Array.from({ length: 30 }, (_, i) => {
     const date = new Date(Date.parse(`${first}T00:00:00Z`) + i * 86_400_000).toISOString().slice(0, 10)
     const r = rows.find((x) => x.date === date)
     return { date, orders: r?.orders ?? 0, revenue: (r?.revenue ?? 0) / 100 }
   })
-  const { month } = db
-    .prepare(
-      `SELECT COALESCE(SUM(total_cents), 0) AS month FROM orders WHERE reseller_id = ? AND created_at >= ? AND payment_status = 'paid'`
-    )
-    .get(resellerId, `${today.slice(0, 7)}-01 00:00:00`) as { month: number }
+  const { month } = (await db.get(
+    `SELECT COALESCE(SUM(total_cents), 0) AS month FROM orders WHERE reseller_id = ? AND created_at >= ? AND payment_status = 'paid'`,
+    resellerId,
+    `${today.slice(0, 7)}-01 00:00:00`
+  )) as { month: number }
   return { daily, month: month / 100 }
 }
 
 describe('GET /stats from the tallies per day', () => {
   it('counts each day and this month exactly as the orders do, after orders, cancels, payments and edits by hand', async () => {
-    const r = s.reseller({ credit: 5000 })
+    const r = await s.reseller({ credit: 5000 })
     const place = async (at: string, domain: string): Promise<number> => {
       time.set(at)
       const res = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 2, domain } })
@@ -62,28 +62,26 @@ describe('GET /stats from the tallies per day', () => {
     )
     // On invoice on the 2nd, paid from credit on the 3rd: revenue of the day it was ordered.
     time.set('2026-11-02T12:00:00Z')
-    const unpaid = s.service.orders.create(
-      s.service.resellers.get(r.id),
+    const unpaid = await s.service.orders.create(
+      await s.service.resellers.get(r.id),
       { productId: 2, domain: 'invoice.example.com' },
       'invoice'
     )
     time.set('2026-11-03T12:00:00Z')
     let shown = await stats(r.key)
-    let expected = fromOrders(r.id, '2026-11-03')
+    let expected = await fromOrders(r.id, '2026-11-03')
     expect(shown.charts.daily_sales).toEqual(expected.daily)
     expect(shown.stats.monthly_revenue).toBe(expected.month)
     expect((await s.request('POST', '/credits', { key: r.key, body: { order_id: unpaid.order.id } })).status).toBe(200)
 
     // A repair by hand moves an order to another day and changes a total.
-    s.service.ctx.db
-      .prepare(`UPDATE orders SET created_at = '2026-10-31 22:00:00' WHERE domain = 'first-of-month.example.com'`)
-      .run()
-    s.service.ctx.db
-      .prepare(`UPDATE orders SET total_cents = total_cents + 100 WHERE domain = 'late.example.com'`)
-      .run()
+    await s.service.ctx.store.run(
+      `UPDATE orders SET created_at = '2026-10-31 22:00:00' WHERE domain = 'first-of-month.example.com'`
+    )
+    await s.service.ctx.store.run(`UPDATE orders SET total_cents = total_cents + 100 WHERE domain = 'late.example.com'`)
 
     shown = await stats(r.key)
-    expected = fromOrders(r.id, '2026-11-03')
+    expected = await fromOrders(r.id, '2026-11-03')
     expect(shown.charts.daily_sales).toEqual(expected.daily)
     expect(shown.stats.monthly_revenue).toBe(expected.month)
     expect(shown.charts.daily_sales.find((d) => d.date === '2026-11-02')).toMatchObject({ orders: 1 })
@@ -91,7 +89,7 @@ describe('GET /stats from the tallies per day', () => {
   })
 
   it('answers for the day it is asked on: a new day shows without any write', async () => {
-    const r = s.reseller({ credit: 500 })
+    const r = await s.reseller({ credit: 500 })
     time.set('2026-11-10T23:00:00Z')
     expect(
       (await s.request('POST', '/orders', { key: r.key, body: { product_id: 2, domain: 'day.example.com' } })).status

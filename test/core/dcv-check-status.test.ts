@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { checkStatus, DCV_SETTINGS } from '../../src-main/core/dcv'
-import { openService, type Service } from '../../src-main/core/service'
+import { type Service } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 import { manualClock } from '../support/clock'
 import { x509Csr } from '../support/csr'
 import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
@@ -23,12 +24,12 @@ let resellerId: number
 
 beforeAll(async () => {
   ;[web, dns] = await Promise.all([startWeb(), startDns()])
-  service = openService({ dataDir, clock: clock.clock })
-  service.settings.set(DCV_SETTINGS.resolver, dns.address)
-  service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
-  service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
-  resellerId = service.resellers.create({ name: 'Waiting', email: 'ops@waiting.test', groupId: 1 }).id
-  service.ledger.topUp(resellerId, 100_000)
+  service = await openService({ dataDir, clock: clock.clock })
+  await service.settings.set(DCV_SETTINGS.resolver, dns.address)
+  await service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+  await service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
+  resellerId = (await service.resellers.create({ name: 'Waiting', email: 'ops@waiting.test', groupId: 1 })).id
+  await service.ledger.topUp(resellerId, 100_000)
 })
 afterAll(async () => {
   service?.close()
@@ -36,14 +37,14 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true })
 })
 
-const order = (domain: string): number =>
-  service.orders.create(service.resellers.get(resellerId), { productId: 2, domain, period: 12 }).order.id
-const events = (orderId: number, type: 'validation.failed' | 'validation.passed') =>
-  service.events.list(resellerId, { orderId, type }, { limit: 50, offset: 0 }).items
+const order = async (domain: string): Promise<number> =>
+  (await service.orders.create(await service.resellers.get(resellerId), { productId: 2, domain, period: 12 })).order.id
+const events = async (orderId: number, type: 'validation.failed' | 'validation.passed') =>
+  (await service.events.list(resellerId, { orderId, type }, { limit: 50, offset: 0 })).items
 
 describe('a name whose proof is not found yet', () => {
   it('waits after the CSR is submitted and on every look until the file is there, saying when it looked and what it found', async () => {
-    const id = order('wait.example.com')
+    const id = await order('wait.example.com')
     const conf = await service.certificates.configure(resellerId, {
       orderId: id,
       csr: await x509Csr(['wait.example.com', 'www.wait.example.com']),
@@ -73,7 +74,7 @@ describe('a name whose proof is not found yet', () => {
     expect(other.validation[0]).toMatchObject({ status: 'pending', checkedAt: '2026-11-21 10:03:00' })
     expect(other.validation[0].detail).toMatch(/does not hold the expected content/)
     // However often it is polled, a waiting name logs no failure.
-    expect(events(id, 'validation.failed')).toEqual([])
+    expect(await events(id, 'validation.failed')).toEqual([])
 
     // Published: that name passes, the other still waits; then both, and the certificate is issued.
     web.put('wait.example.com', path, i.fileContent)
@@ -82,12 +83,12 @@ describe('a name whose proof is not found yet', () => {
     web.put('www.wait.example.com', path, i.fileContent)
     const done = await service.certificates.status(resellerId, id)
     expect(done.order.status).toBe('completed')
-    expect(events(id, 'validation.passed')).toHaveLength(2)
-    expect(events(id, 'validation.failed')).toEqual([])
+    expect(await events(id, 'validation.passed')).toHaveLength(2)
+    expect(await events(id, 'validation.failed')).toEqual([])
   })
 
   it('waits for a DNS record that is missing or holds another value, and for a web server that refuses', async () => {
-    const id = order('dnswait.example.com')
+    const id = await order('dnswait.example.com')
     const conf = await service.certificates.configure(resellerId, {
       orderId: id,
       csr: await x509Csr(['dnswait.example.com']),
@@ -109,8 +110,8 @@ describe('a name whose proof is not found yet', () => {
     await dns.clear(i.recordName)
 
     // Port 9 (discard) has no listener here: connection refused is "not there yet" as well.
-    const refused = order('refused.example.com')
-    service.settings.set(DCV_SETTINGS.httpPort, '9')
+    const refused = await order('refused.example.com')
+    await service.settings.set(DCV_SETTINGS.httpPort, '9')
     try {
       await service.certificates.configure(resellerId, {
         orderId: refused,
@@ -120,9 +121,9 @@ describe('a name whose proof is not found yet', () => {
       const r = await service.certificates.status(resellerId, refused)
       expect(r.validation[0]).toMatchObject({ status: 'pending', detail: expect.stringMatching(/connection refused/) })
     } finally {
-      service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+      await service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
     }
-    expect(events(id, 'validation.failed')).toEqual([])
+    expect(await events(id, 'validation.failed')).toEqual([])
   })
 
   it('fails only when the check says the name cannot pass with its instructions', () => {

@@ -30,7 +30,7 @@ beforeAll(async () => {
     host: '127.0.0.1',
     port: 0,
     zone: ZONE,
-    values: (label) => {
+    values: async (label) => {
       reads++
       return label === 'dabc123' ? ['digest-one'] : []
     }

@@ -8,9 +8,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DB_FILE } from '../../src-main/core/db'
 import { DCV_SETTINGS } from '../../src-main/core/dcv'
-import { openService, type Service } from '../../src-main/core/service'
+import type { Service } from '../../src-main/core/service'
+import { openService, storedBytes } from '../support/engine'
 import { startWeb, type WebServer } from '../support/dcv-servers'
 
 const dataDir = mkdtempSync(join(tmpdir(), 'certdesk-draft-csr-'))
@@ -22,11 +22,11 @@ let otherReseller: number
 
 beforeAll(async () => {
   web = await startWeb()
-  service = openService({ dataDir })
-  service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
-  resellerId = service.resellers.create({ name: 'Drafts', email: 'ops@drafts.test', groupId: 1 }).id
-  otherReseller = service.resellers.create({ name: 'Other', email: 'ops@other.test', groupId: 1 }).id
-  service.ledger.topUp(resellerId, 100_000)
+  service = await openService({ dataDir })
+  await service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+  resellerId = (await service.resellers.create({ name: 'Drafts', email: 'ops@drafts.test', groupId: 1 })).id
+  otherReseller = (await service.resellers.create({ name: 'Other', email: 'ops@other.test', groupId: 1 })).id
+  await service.ledger.topUp(resellerId, 100_000)
 })
 afterAll(async () => {
   service?.close()
@@ -58,8 +58,8 @@ function pair(domain: string): { key: string; csr: string } {
   )
   return { key: readFileSync(keyout, 'utf8'), csr }
 }
-const order = (domain: string): number =>
-  service.orders.create(service.resellers.get(resellerId), { productId: 2, domain, period: 12 }).order.id
+const order = async (domain: string): Promise<number> =>
+  (await service.orders.create(await service.resellers.get(resellerId), { productId: 2, domain, period: 12 })).order.id
 const vault = () => service.keyVault
 const fail = async (p: Promise<unknown> | (() => unknown)): Promise<{ kind: string; message: string }> => {
   try {
@@ -72,52 +72,51 @@ const fail = async (p: Promise<unknown> | (() => unknown)): Promise<{ kind: stri
 
 describe('a CSR generated in the app', () => {
   it('is kept with its key until it is submitted, across a restart, and the key never lies plain on disk', async () => {
-    const id = order('keep.example.com')
+    const id = await order('keep.example.com')
     const { key, csr } = pair('keep.example.com')
-    expect(vault().draft(resellerId, id)).toBeNull()
+    expect(await vault().draft(resellerId, id)).toBeNull()
     const kept = await vault().keepDraft(resellerId, id, key, csr)
     expect(kept).toEqual({ csrPem: csr, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/) })
-    expect(vault().has(id)).toBe(true)
+    expect(await vault().has(id)).toBe(true)
 
     // Another process (the app after a restart) finds both again.
     service.close()
-    service = openService({ dataDir })
-    expect(vault().draft(resellerId, id)).toEqual(kept)
-    expect(vault().read(resellerId, id)).toBe(key.trim() + '\n')
-    service.ctx.db.pragma('wal_checkpoint(TRUNCATE)')
-    const file = readFileSync(join(dataDir, DB_FILE))
-    expect(file.includes(Buffer.from(key.split('\n')[1]))).toBe(false)
+    service = await openService({ dataDir })
+    expect(await vault().draft(resellerId, id)).toEqual(kept)
+    expect(await vault().read(resellerId, id)).toBe(key.trim() + '\n')
+    for (const { where, bytes } of storedBytes(service))
+      expect(bytes.includes(Buffer.from(key.split('\n')[1])), where).toBe(false)
 
     // Submitted: no longer a draft, and the key now belongs to the order's certificate.
     await service.certificates.configure(resellerId, { orderId: id, csr: kept.csrPem, dcvMethod: 'http' })
-    expect(vault().draft(resellerId, id)).toBeNull()
-    expect(await fail(() => vault().discardDraft(resellerId, id))).toEqual({
+    expect(await vault().draft(resellerId, id)).toBeNull()
+    expect(await fail(async () => await vault().discardDraft(resellerId, id))).toEqual({
       kind: 'conflict',
       message: expect.stringMatching(
         /could not discard the private key of order ORD-\d{4}-\d{6}: the order has taken a CSR/
       )
     })
-    expect(vault().read(resellerId, id)).toBe(key.trim() + '\n')
+    expect(await vault().read(resellerId, id)).toBe(key.trim() + '\n')
   })
 
   it('is forgotten with its key when discarded, and generating again replaces both', async () => {
-    const id = order('discard.example.com')
+    const id = await order('discard.example.com')
     const first = pair('discard.example.com')
     await vault().keepDraft(resellerId, id, first.key, first.csr)
     const second = pair('discard.example.com')
     await vault().keepDraft(resellerId, id, second.key, second.csr)
-    expect(vault().draft(resellerId, id)?.csrPem).toBe(second.csr)
-    expect(vault().read(resellerId, id)).toBe(second.key.trim() + '\n')
+    expect((await vault().draft(resellerId, id))?.csrPem).toBe(second.csr)
+    expect(await vault().read(resellerId, id)).toBe(second.key.trim() + '\n')
     // Another reseller cannot discard it (404, as for anything of another account).
-    expect((await fail(() => vault().discardDraft(otherReseller, id))).kind).toBe('not_found')
-    vault().discardDraft(resellerId, id)
-    expect(vault().draft(resellerId, id)).toBeNull()
-    expect(vault().has(id)).toBe(false)
-    expect((await fail(() => vault().read(resellerId, id))).kind).toBe('not_found')
+    expect((await fail(async () => await vault().discardDraft(otherReseller, id))).kind).toBe('not_found')
+    await vault().discardDraft(resellerId, id)
+    expect(await vault().draft(resellerId, id)).toBeNull()
+    expect(await vault().has(id)).toBe(false)
+    expect((await fail(async () => await vault().read(resellerId, id))).kind).toBe('not_found')
   })
 
   it('is refused unless the CSR was signed by the key kept with it, and for an order past its CSR step', async () => {
-    const id = order('pair.example.com')
+    const id = await order('pair.example.com')
     const mine = pair('pair.example.com')
     const theirs = pair('pair.example.com')
     expect(await fail(vault().keepDraft(resellerId, id, mine.key, theirs.csr))).toEqual({
@@ -136,26 +135,26 @@ describe('a CSR generated in the app', () => {
       // A refused key never comes back in the message.
       expect(r.message).not.toContain('PRIVATE KEY')
     }
-    expect(vault().has(id)).toBe(false)
+    expect(await vault().has(id)).toBe(false)
 
-    const cancelled = order('gone.example.com')
-    service.orders.cancel(resellerId, cancelled)
+    const cancelled = await order('gone.example.com')
+    await service.orders.cancel(resellerId, cancelled)
     const gone = pair('gone.example.com')
     expect((await fail(vault().keepDraft(resellerId, cancelled, gone.key, gone.csr))).kind).toBe('conflict')
   })
 
   it('is not offered once the CSR in the database no longer belongs to the kept key', async () => {
-    const id = order('swap.example.com')
+    const id = await order('swap.example.com')
     const mine = pair('swap.example.com')
     await vault().keepDraft(resellerId, id, mine.key, mine.csr)
     // Someone with write access to the data dir swaps in a CSR of their own key.
     const theirs = pair('swap.example.com')
-    service.ctx.db.prepare('UPDATE order_private_keys SET csr_pem = ? WHERE order_id = ?').run(theirs.csr, id)
-    expect(await fail(() => vault().draft(resellerId, id))).toEqual({
+    await service.ctx.store.run('UPDATE order_private_keys SET csr_pem = ? WHERE order_id = ?', theirs.csr, id)
+    expect(await fail(async () => await vault().draft(resellerId, id))).toEqual({
       kind: 'conflict',
       message: expect.stringMatching(/it no longer belongs to the kept private key; discard it/)
     })
-    vault().discardDraft(resellerId, id)
-    expect(vault().draft(resellerId, id)).toBeNull()
+    await vault().discardDraft(resellerId, id)
+    expect(await vault().draft(resellerId, id)).toBeNull()
   })
 })

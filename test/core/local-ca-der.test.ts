@@ -9,7 +9,8 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeCsr } from '../../src-main/core/csr'
 import { CA_WRAPPING_KEY_SECRET, LocalCa } from '../../src-main/core/local-ca'
-import { openService, type Service } from '../../src-main/core/service'
+import { type Service } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 import { nodeCrypto, x509, type CryptoKeyPair, type EcdsaParams } from '../../src-main/core/x509'
 import { manualClock } from '../support/clock'
 import { opensslCsr, opensslText, opensslVerify, x509Csr } from '../support/csr'
@@ -19,9 +20,9 @@ let dataDir: string
 let service: Service
 let ca: LocalCa
 
-beforeAll(() => {
+beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'certdesk-ca-der-'))
-  service = openService({ dataDir, clock: clock.clock })
+  service = await openService({ dataDir, clock: clock.clock })
   ca = new LocalCa(service.ctx)
 })
 afterAll(() => {
@@ -160,7 +161,7 @@ describe('local CA leaf DER', () => {
     // The intermediate ends before 2050, so this needs a CA created in the far future.
     const future = manualClock('2045-06-01T00:00:00Z')
     const dir = mkdtempSync(join(tmpdir(), 'certdesk-ca-der-future-'))
-    const s = openService({ dataDir: dir, clock: future.clock })
+    const s = await openService({ dataDir: dir, clock: future.clock })
     try {
       const farCa = new LocalCa(s.ctx)
       const d = await decodeCsr(await x509Csr(['late.example.com']))

@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { assertAcceptableCsr, decodeCsr, requestedNames } from '../../src-main/core/csr'
 import { CA_WRAPPING_KEY_SECRET, LocalCa } from '../../src-main/core/local-ca'
-import { openService, type Service } from '../../src-main/core/service'
+import { type Service } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 import { DB_FILE } from '../../src-main/core/db'
 import { manualClock } from '../support/clock'
 import { opensslCsr, opensslText, opensslVerify, x509Csr } from '../support/csr'
@@ -14,9 +15,9 @@ let dataDir: string
 let service: Service
 let ca: LocalCa
 
-beforeAll(() => {
+beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'certdesk-ca-'))
-  service = openService({ dataDir, clock: clock.clock })
+  service = await openService({ dataDir, clock: clock.clock })
   ca = new LocalCa(service.ctx)
 })
 afterAll(() => {
@@ -152,7 +153,7 @@ describe('local CA', () => {
   })
 
   it('keeps the CA keys encrypted in SQLite, with the wrapping key in the keychain, and reloads them', async () => {
-    const rows = service.ctx.db.prepare('SELECT role, key_ciphertext FROM ca_keys').all() as {
+    const rows = (await service.ctx.store.all('SELECT role, key_ciphertext FROM ca_keys')) as {
       role: string
       key_ciphertext: Buffer
     }[]

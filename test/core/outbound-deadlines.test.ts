@@ -18,7 +18,8 @@ import { checkHttp, DCV_SETTINGS, dcvFileContent, dcvFilePath, type DcvNetwork }
 import { OUTPUT_LIMIT } from '../../src-main/core/deploy/command'
 import { deliverWebhook } from '../../src-main/core/deploy/webhook'
 import { probe } from '../../src-main/core/installations/probe'
-import { openService, type Service } from '../../src-main/core/service'
+import { type Service } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 import { ALERT_SETTINGS } from '../../src-main/core/setting-keys'
 import { manualClock } from '../support/clock'
 import { opensslCsr } from '../support/csr'
@@ -54,7 +55,7 @@ beforeAll(async () => {
     w.put('good.example', dcvFilePath(token), dcvFileContent(token))
     for (const b of ['trickle-head', 'trickle-body', 'silent', 'flood'] as Behaviour[]) w.behave(`${b}.example`, b)
   }
-  service = openService({ dataDir, clock: manualClock('2026-11-21T09:00:00Z').clock })
+  service = await openService({ dataDir, clock: manualClock('2026-11-21T09:00:00Z').clock })
 })
 afterAll(async () => {
   service?.close()
@@ -190,13 +191,13 @@ describe.concurrent('webhook and chat deliveries against slow receivers', { time
   it('a Slack channel whose server trickles fails the delivery, to be retried, with the reason', async ({ expect }) => {
     const w = await receiver('trickle-body')
     try {
-      service.settings.update({ [ALERT_SETTINGS.allowPrivateAddresses]: 'true' })
+      await service.settings.update({ [ALERT_SETTINGS.allowPrivateAddresses]: 'true' })
       const { channel } = await service.alerts.addChannel({
         kind: 'slack',
         name: 'Slow Slack',
         url: `http://127.0.0.1:${w.port}/services/T0/B0/secret`
       })
-      const d = await bounded(() => service.alerts.testChannel(channel.id))
+      const d = await bounded(async () => await service.alerts.testChannel(channel.id))
       expect(d.status).toBe('pending')
       expect(d.lastError).toMatch(/could not post to 127\.0\.0\.1:\d+: no complete answer within 10 s/)
       // The path of a Slack URL is its credential: never in the reason.
@@ -211,14 +212,16 @@ describe.concurrent('SMTP against a relay that trickles its replies', { timeout:
   it('approval mail (BR §3.2.2.4.4): configure answers, and the name says why no mail went', async ({ expect }) => {
     const smtp = await startSlowSmtp()
     try {
-      service.settings.set(DCV_SETTINGS.smtpUrl, smtp.url)
-      const r = service.resellers.create({ name: 'Slow Mail', email: 'slowmail@example.test', groupId: 1 })
-      service.ledger.topUp(r.id, 100_000)
-      const orderId = service.orders.create(service.resellers.get(r.id), {
-        productId: 2,
-        domain: 'mail.example.com',
-        period: 12
-      }).order.id
+      await service.settings.set(DCV_SETTINGS.smtpUrl, smtp.url)
+      const r = await service.resellers.create({ name: 'Slow Mail', email: 'slowmail@example.test', groupId: 1 })
+      await service.ledger.topUp(r.id, 100_000)
+      const orderId = (
+        await service.orders.create(await service.resellers.get(r.id), {
+          productId: 2,
+          domain: 'mail.example.com',
+          period: 12
+        })
+      ).order.id
       const status = await bounded(() =>
         service.certificates.configure(r.id, {
           orderId,
@@ -233,7 +236,7 @@ describe.concurrent('SMTP against a relay that trickles its replies', { timeout:
       )
       await until(() => smtp.stats.open === 0, 10_000, 'the connection to close')
     } finally {
-      service.settings.set(DCV_SETTINGS.smtpUrl, '')
+      await service.settings.set(DCV_SETTINGS.smtpUrl, '')
       await smtp.close()
     }
   })
@@ -250,7 +253,7 @@ describe.concurrent('SMTP against a relay that trickles its replies', { timeout:
         from: 'certdesk@reseller.test',
         to: ['ops@reseller.test']
       })
-      const d = await bounded(() => service.alerts.testChannel(channel.id))
+      const d = await bounded(async () => await service.alerts.testChannel(channel.id))
       expect(d.status).toBe('pending')
       expect(d.lastError).toMatch(/^could not send mail through 127\.0\.0\.1:\d+: no complete answer within 30 s$/)
       await until(() => smtp.stats.open === 0, 10_000, 'the connection to close')

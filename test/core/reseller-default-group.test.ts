@@ -4,14 +4,15 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEFAULT_GROUP_ID, groupForNewReseller } from '../../src-main/core/resellers'
-import { openService, type Service } from '../../src-main/core/service'
+import { type Service } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 
 let dataDir: string
 let service: Service
 
-beforeAll(() => {
+beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'certdesk-group-'))
-  service = openService({ dataDir })
+  service = await openService({ dataDir })
 })
 afterAll(() => {
   service?.close()
@@ -26,13 +27,13 @@ describe('the default group of a new reseller', () => {
     expect(groupForNewReseller(2)).toBe(2)
   })
 
-  it('applies to every caller of the core', () => {
-    const plain = service.resellers.create({ name: 'Plain', email: 'plain@example.test' })
+  it('applies to every caller of the core', async () => {
+    const plain = await service.resellers.create({ name: 'Plain', email: 'plain@example.test' })
     expect(plain.groupId).toBe(DEFAULT_GROUP_ID)
     // It sees the catalogue at its group's prices.
-    expect(service.catalogue.list(plain.groupId, {}).length).toBeGreaterThan(0)
-    const none = service.resellers.create({ name: 'None', email: 'none@example.test', groupId: null })
+    expect((await service.catalogue.list(plain.groupId, {})).length).toBeGreaterThan(0)
+    const none = await service.resellers.create({ name: 'None', email: 'none@example.test', groupId: null })
     expect(none.groupId).toBeNull()
-    expect(() => service.resellers.create({ name: 'Bad', email: 'bad@example.test', groupId: 999 })).toThrow()
+    await expect(service.resellers.create({ name: 'Bad', email: 'bad@example.test', groupId: 999 })).rejects.toThrow()
   })
 })

@@ -14,7 +14,8 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DCV_SETTINGS } from '../../src-main/core/dcv'
 import { VALIDATION_CONCURRENCY } from '../../src-main/core/scheduler'
-import { openService, type Service } from '../../src-main/core/service'
+import { type Service } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 import { manualClock } from '../support/clock'
 import { opensslCsr } from '../support/csr'
 import { startDns, type DnsServer } from '../support/dcv-servers'
@@ -39,7 +40,9 @@ const ids = new Map<string, number>()
 
 /** Orders `domain` and configures it for http validation; `publish` puts its file up. */
 async function order(domain: string, publish: boolean): Promise<number> {
-  const id = service.orders.create(service.resellers.get(resellerId), { productId: 2, domain, period: 36 }).order.id
+  const id = (
+    await service.orders.create(await service.resellers.get(resellerId), { productId: 2, domain, period: 36 })
+  ).order.id
   const conf = await service.certificates.configure(resellerId, {
     orderId: id,
     csr: opensslCsr([domain]),
@@ -55,26 +58,26 @@ async function order(domain: string, publish: boolean): Promise<number> {
   return id
 }
 
-const row = (id: number) =>
-  service.ctx.db.prepare('SELECT order_number, status, next_reissue_at FROM orders WHERE id = ?').get(id) as {
+const row = async (id: number) =>
+  (await service.ctx.store.get('SELECT order_number, status, next_reissue_at FROM orders WHERE id = ?', id)) as {
     order_number: string
     status: string
     next_reissue_at: string | null
   }
-const checkDetail = (id: number) =>
-  (service.ctx.db.prepare('SELECT detail FROM dcv_checks WHERE order_id = ?').pluck().get(id) as string | null) ?? ''
+const checkDetail = async (id: number) =>
+  ((await service.ctx.store.value('SELECT detail FROM dcv_checks WHERE order_id = ?', id)) as string | null) ?? ''
 
 const bounded = <T>(p: Promise<T>): Promise<T> => within(p, BOUND_MS, 'the scheduler pass')
 
 beforeAll(async () => {
   ;[dns, web] = await Promise.all([startDns(), startSlowWeb()])
-  service = openService({ dataDir, clock: clock.clock })
-  service.settings.set(DCV_SETTINGS.resolver, dns.address)
-  service.settings.set(DCV_SETTINGS.httpPort, String(web.port))
-  service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
-  const r = service.resellers.create({ name: 'Many Customers', email: 'many@example.test', groupId: 1 })
+  service = await openService({ dataDir, clock: clock.clock })
+  await service.settings.set(DCV_SETTINGS.resolver, dns.address)
+  await service.settings.set(DCV_SETTINGS.httpPort, String(web.port))
+  await service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
+  const r = await service.resellers.create({ name: 'Many Customers', email: 'many@example.test', groupId: 1 })
   resellerId = r.id
-  service.ledger.topUp(r.id, 10_000_000)
+  await service.ledger.topUp(r.id, 10_000_000)
   // An order that is already issued, to come due for its automatic reissue.
   const renew = await order('renew.example.com', true)
   expect((await service.certificates.status(resellerId, renew)).order.status).toBe('completed')
@@ -97,16 +100,16 @@ describe('a scheduler pass beside slow customers', () => {
     async () => {
       const renew = ids.get('renew.example.com') as number
       const good = ids.get('good.example.com') as number
-      clock.set(`${row(renew).next_reissue_at}T09:00:00Z`)
+      clock.set(`${(await row(renew)).next_reissue_at}T09:00:00Z`)
       const report = await bounded(service.scheduler.run())
 
       expect(report.issued.map((i) => i.order_id).sort()).toEqual([renew, good].sort())
-      expect(row(good).status).toBe('completed')
+      expect((await row(good)).status).toBe('completed')
       expect(report.errors).toEqual([])
       for (const s of slow) {
         const id = ids.get(s.domain) as number
-        expect(row(id).status, s.domain).toBe('validation_pending')
-        expect(checkDetail(id), s.domain).toMatch(
+        expect((await row(id)).status, s.domain).toBe('validation_pending')
+        expect(await checkDetail(id), s.domain).toMatch(
           new RegExp(
             `^could not fetch http://${s.domain.replace(/\./g, '\\.')}/\\.well-known/pki-validation/[0-9A-F]{32}\\.txt: no complete answer within 10 s$`
           )
@@ -135,7 +138,7 @@ describe('a scheduler pass beside slow customers', () => {
       await until(() => web.slow.open > 0, 30_000, 'the first pass to reach the slow servers')
 
       // The timer fires again with the renewal now due.
-      clock.set(`${row(renew).next_reissue_at}T09:00:00Z`)
+      clock.set(`${(await row(renew)).next_reissue_at}T09:00:00Z`)
       const second = await bounded(service.scheduler.run())
       expect(firstDone).toBe(false)
       expect(second.issued.map((i) => i.order_id).sort()).toEqual([renew, good].sort())

@@ -1,3 +1,4 @@
+import type { SqlArg } from '../../src-main/core/store'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startServer, type TestServer } from '../support/server'
 
@@ -9,14 +10,14 @@ let s: TestServer
 beforeAll(async () => {
   s = await startServer()
 })
-afterAll(() => s.close())
+afterAll(async () => await s.close())
 
-const count = (sql: string, ...args: unknown[]): number =>
-  (s.service.ctx.db.prepare(sql).get(...args) as { n: number }).n
+const count = async (sql: string, ...args: SqlArg[]): Promise<number> =>
+  ((await s.service.ctx.store.get(sql, ...args)) as { n: number }).n
 
 describe('totals after orders, cancels, payments and an admin edit', () => {
   it('match COUNT(*) and SUM over the rows themselves', async () => {
-    const r = s.reseller({ credit: 5000 })
+    const r = await s.reseller({ credit: 5000 })
     const domains = [
       'alpha.example.com',
       'beta.example.org',
@@ -35,29 +36,29 @@ describe('totals after orders, cancels, payments and an admin edit', () => {
     }
     expect((await s.request('PUT', `/orders/${ids[1]}`, { key: r.key, body: { action: 'cancel' } })).status).toBe(200)
     expect((await s.request('PUT', `/orders/${ids[3]}`, { key: r.key, body: { action: 'cancel' } })).status).toBe(200)
-    const reseller = s.service.resellers.get(r.id)
-    const unpaid = s.service.orders.create(reseller, { productId: 2, domain: 'invoice.example.com' }, 'invoice')
+    const reseller = await s.service.resellers.get(r.id)
+    const unpaid = await s.service.orders.create(reseller, { productId: 2, domain: 'invoice.example.com' }, 'invoice')
     expect((await s.request('POST', '/credits', { key: r.key, body: { order_id: unpaid.order.id } })).status).toBe(200)
     // A writer that knows nothing of the tallies (a later scheduler, a repair by hand).
-    s.service.ctx.db.prepare(`UPDATE orders SET status = 'completed' WHERE id = ?`).run(ids[0])
+    await s.service.ctx.store.run(`UPDATE orders SET status = 'completed' WHERE id = ?`, ids[0])
 
     for (const status of ['pending', 'completed', 'cancelled', 'processing']) {
       const list = await s.request<Body>('GET', `/orders?status=${status}`, { key: r.key })
       expect((list.body.pagination as Body).total).toBe(
-        count('SELECT COUNT(*) AS n FROM orders WHERE reseller_id = ? AND status = ?', r.id, status)
+        await count('SELECT COUNT(*) AS n FROM orders WHERE reseller_id = ? AND status = ?', r.id, status)
       )
     }
     const all = await s.request<Body>('GET', '/orders', { key: r.key })
     expect((all.body.pagination as Body).total).toBe(6)
     const credits = await s.request<Body>('GET', '/credits', { key: r.key })
     expect((credits.body.pagination as Body).total).toBe(
-      count('SELECT COUNT(*) AS n FROM credit_transactions WHERE reseller_id = ?', r.id)
+      await count('SELECT COUNT(*) AS n FROM credit_transactions WHERE reseller_id = ?', r.id)
     )
     const invoices = await s.request<Body>('GET', '/invoices?status=cancelled', { key: r.key })
     expect((invoices.body.pagination as Body).total).toBe(2)
 
     const stats = await s.request<{ stats: Body; charts: Body }>('GET', '/stats', { key: r.key })
-    const paid = count(
+    const paid = await count(
       `SELECT SUM(total_cents) AS n FROM orders WHERE reseller_id = ? AND payment_status = 'paid'`,
       r.id
     )
@@ -75,7 +76,7 @@ describe('totals after orders, cancels, payments and an admin edit', () => {
 
 describe('GET /orders?domain=', () => {
   it('finds the same orders through the index as by reading every row', async () => {
-    const r = s.reseller({ credit: 5000 })
+    const r = await s.reseller({ credit: 5000 })
     for (const domain of [
       'www.nimbus-12.com',
       'shop.nimbus-123.net',

@@ -7,7 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openService, type Service } from '../../src-main/core/service'
+import { type Service } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 import { Watchlist } from '../../src-main/core/watchlist'
 import { manualClock } from '../support/clock'
 
@@ -17,22 +18,24 @@ let service: Service
 let watch: Watchlist
 let resellerId: number
 
-const order = (domain: string): number => {
-  const r = service.resellers.get(resellerId)
-  return service.orders.create(r, { productId: 2, domain }).order.id
+const order = async (domain: string): Promise<number> => {
+  const r = await service.resellers.get(resellerId)
+  return (await service.orders.create(r, { productId: 2, domain })).order.id
 }
-const set = (id: number, fields: Record<string, string | null>): void => {
+const set = async (id: number, fields: Record<string, string | null>): Promise<void> => {
   const cols = Object.keys(fields)
-  service.ctx.db
-    .prepare(`UPDATE orders SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`)
-    .run(...Object.values(fields), id)
+  await service.ctx.store.run(
+    `UPDATE orders SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`,
+    ...Object.values(fields),
+    id
+  )
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'certdesk-watch-'))
-  service = openService({ dataDir: dir, clock: clock.clock })
-  resellerId = service.resellers.create({ name: 'Watch', email: 'watch@example.test', groupId: 1 }).id
-  service.ledger.topUp(resellerId, 1000_00)
+  service = await openService({ dataDir: dir, clock: clock.clock })
+  resellerId = (await service.resellers.create({ name: 'Watch', email: 'watch@example.test', groupId: 1 })).id
+  await service.ledger.topUp(resellerId, 1000_00)
   watch = new Watchlist(service.ctx, service.orders)
 })
 afterAll(() => {
@@ -41,22 +44,25 @@ afterAll(() => {
 })
 
 describe('expiring soon', () => {
-  it('lists issued certificates ending within 30 days without a planned reissue, soonest first', () => {
-    const last = order('last.example.test')
-    set(last, { status: 'completed', cert_valid_till: '2026-12-10', next_reissue_at: null })
-    const renews = order('renews.example.test')
-    set(renews, { status: 'completed', cert_valid_till: '2026-12-01', next_reissue_at: '2026-11-17' })
-    const later = order('later.example.test')
-    set(later, { status: 'completed', cert_valid_till: '2026-12-22', next_reissue_at: null })
-    const soon = order('soon.example.test')
-    set(soon, { status: 'completed', cert_valid_till: '2026-11-25', next_reissue_at: null })
-    const gone = order('gone.example.test')
-    set(gone, { status: 'completed', cert_valid_till: '2026-11-20', next_reissue_at: null })
-    expect(watch.expiringSoon(resellerId).map((o) => o.domain)).toEqual(['soon.example.test', 'last.example.test'])
-    expect(watch.expiringAll().map((o) => o.domain)).toEqual(['soon.example.test', 'last.example.test'])
+  it('lists issued certificates ending within 30 days without a planned reissue, soonest first', async () => {
+    const last = await order('last.example.test')
+    await set(last, { status: 'completed', cert_valid_till: '2026-12-10', next_reissue_at: null })
+    const renews = await order('renews.example.test')
+    await set(renews, { status: 'completed', cert_valid_till: '2026-12-01', next_reissue_at: '2026-11-17' })
+    const later = await order('later.example.test')
+    await set(later, { status: 'completed', cert_valid_till: '2026-12-22', next_reissue_at: null })
+    const soon = await order('soon.example.test')
+    await set(soon, { status: 'completed', cert_valid_till: '2026-11-25', next_reissue_at: null })
+    const gone = await order('gone.example.test')
+    await set(gone, { status: 'completed', cert_valid_till: '2026-11-20', next_reissue_at: null })
+    expect((await watch.expiringSoon(resellerId)).map((o) => o.domain)).toEqual([
+      'soon.example.test',
+      'last.example.test'
+    ])
+    expect((await watch.expiringAll()).map((o) => o.domain)).toEqual(['soon.example.test', 'last.example.test'])
     // Day 30 is the last day included.
     clock.set('2026-11-22T10:00:00Z')
-    expect(watch.expiringSoon(resellerId).map((o) => o.domain)).toEqual([
+    expect((await watch.expiringSoon(resellerId)).map((o) => o.domain)).toEqual([
       'soon.example.test',
       'last.example.test',
       'later.example.test'
@@ -66,17 +72,17 @@ describe('expiring soon', () => {
 })
 
 describe('waiting and stuck validations', () => {
-  it('lists orders waiting for a CSR or validation oldest first, and reports those untouched for 3 days', () => {
-    const waiting = watch.waitingForValidation(resellerId).map((o) => o.domain)
+  it('lists orders waiting for a CSR or validation oldest first, and reports those untouched for 3 days', async () => {
+    const waiting = (await watch.waitingForValidation(resellerId)).map((o) => o.domain)
     expect(waiting).toEqual([])
-    const a = order('a.example.test')
-    const b = order('b.example.test')
-    set(b, { status: 'validation_pending', updated_at: '2026-11-18 09:00:00' })
-    const c = order('c.example.test')
-    set(c, { status: 'validation_pending', updated_at: '2026-11-19 09:00:00' })
-    expect(watch.waitingForValidation(resellerId).map((o) => o.id)).toEqual([a, b, c])
-    expect(watch.stuckValidations().map((o) => o.domain)).toEqual(['b.example.test'])
+    const a = await order('a.example.test')
+    const b = await order('b.example.test')
+    await set(b, { status: 'validation_pending', updated_at: '2026-11-18 09:00:00' })
+    const c = await order('c.example.test')
+    await set(c, { status: 'validation_pending', updated_at: '2026-11-19 09:00:00' })
+    expect((await watch.waitingForValidation(resellerId)).map((o) => o.id)).toEqual([a, b, c])
+    expect((await watch.stuckValidations()).map((o) => o.domain)).toEqual(['b.example.test'])
     clock.advanceDays(1)
-    expect(watch.stuckValidations().map((o) => o.domain)).toEqual(['b.example.test', 'c.example.test'])
+    expect((await watch.stuckValidations()).map((o) => o.domain)).toEqual(['b.example.test', 'c.example.test'])
   })
 })

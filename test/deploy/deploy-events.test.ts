@@ -34,7 +34,7 @@ afterAll(async () => {
 
 describe('deploy events in GET /events', () => {
   it('show neither the folder path nor the webhook URL nor its token nor the command', async () => {
-    const r = s.reseller({ credit: 500 })
+    const r = await s.reseller({ credit: 500 })
     const created = await s.request<Body>('POST', '/orders', {
       key: r.key,
       body: { product_id: 2, domain: 'shop.example.test' }
@@ -49,17 +49,22 @@ describe('deploy events in GET /events', () => {
     const hookUrl = `${receiver.url}?token=secret-token-4242`
     const downUrl = `${await unreachableUrl()}/hooks?token=down-token-9191`
     const command = 'echo reload-marker-admin-only'
-    d.addTarget(orderId, { kind: 'folder', path: folder, layout: 'nginx' })
-    const broken = d.addTarget(orderId, { kind: 'folder', path: brokenFolder, layout: 'nginx' })
-    d.addTarget(orderId, { kind: 'command', command, timeoutSeconds: 10 })
-    const hook = d.addTarget(orderId, { kind: 'webhook', url: hookUrl })
-    const down = d.addTarget(orderId, { kind: 'webhook', url: downUrl })
+    await d.addTarget(orderId, { kind: 'folder', path: folder, layout: 'nginx' })
+    const broken = await d.addTarget(orderId, { kind: 'folder', path: brokenFolder, layout: 'nginx' })
+    await d.addTarget(orderId, { kind: 'command', command, timeoutSeconds: 10 })
+    const hook = await d.addTarget(orderId, { kind: 'webhook', url: hookUrl })
+    const down = await d.addTarget(orderId, { kind: 'webhook', url: downUrl })
     receiver.secret = hook.secret?.value as string
 
     const leaf = await ca.issue('shop.example.test', clock.now(), 200)
     // The key was generated in the app: the folder gets privkey.pem beside its certificate.
-    s.service.keyVault.store(r.id, orderId, leaf.privateKeyPem)
-    d.certificateStored({ orderId, trigger: 'issued', certificatePem: leaf.certificatePem, chainPem: leaf.chainPem })
+    await s.service.keyVault.store(r.id, orderId, leaf.privateKeyPem)
+    await d.certificateStored({
+      orderId,
+      trigger: 'issued',
+      certificatePem: leaf.certificatePem,
+      chainPem: leaf.chainPem
+    })
     await d.idle()
     expect(receiver.deliveries.at(-1)?.signatureValid).toBe(true)
 
@@ -101,25 +106,25 @@ describe('deploy events in GET /events', () => {
     })
 
     // The admin keeps the detail: the runs (the desktop order page) and the admin's event list.
-    const runs = d.runs(orderId, { limit: 10, offset: 0 }).items
+    const runs = (await d.runs(orderId, { limit: 10, offset: 0 })).items
     expect(runs.find((x) => x.targetId === down.target.id)?.lastError).toContain(downUrl)
     expect(runs.find((x) => x.targetId === broken.target.id)?.lastError).toContain('not-a-folder')
-    const admin = JSON.stringify(s.service.events.list(null, { orderId }, { limit: 50, offset: 0 }).items)
+    const admin = JSON.stringify((await s.service.events.list(null, { orderId }, { limit: 50, offset: 0 })).items)
     expect(admin).toContain(folder)
     expect(admin).toContain(hookUrl)
   })
 
   it('show no configuration for events stored before this rule either', async () => {
-    const r = s.reseller({ credit: 100 })
+    const r = await s.reseller({ credit: 100 })
     const created = await s.request<Body>('POST', '/orders', {
       key: r.key,
       body: { product_id: 2, domain: 'old.example.test' }
     })
     const orderId = created.body.order_id as number
-    const insert = s.service.ctx.db.prepare(
+    const insertSql =
       'INSERT INTO events (reseller_id, order_id, type, message, data, created_at) VALUES (?, ?, ?, ?, ?, ?)'
-    )
-    insert.run(
+    await s.service.ctx.store.run(
+      insertSql,
       r.id,
       orderId,
       'deploy.succeeded',
@@ -136,7 +141,8 @@ describe('deploy events in GET /events', () => {
       }),
       '2026-11-21 10:00:00'
     )
-    insert.run(
+    await s.service.ctx.store.run(
+      insertSql,
       r.id,
       orderId,
       'deploy.failed',

@@ -37,7 +37,7 @@ afterAll(async () => {
 })
 
 async function placeOrder(domain: string): Promise<{ orderId: number; key: string }> {
-  const r = s.reseller({ credit: 500 })
+  const r = await s.reseller({ credit: 500 })
   const res = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 2, domain } })
   expect(res.status).toBe(200)
   return { orderId: res.body.order_id as number, key: r.key }
@@ -58,26 +58,26 @@ describe('deploy after issue and reissue', () => {
     const dir = join(work, 'nginx', 'shop')
     const envFile = join(work, 'shop-env.txt')
     const d = s.service.deploys
-    d.addTarget(orderId, { kind: 'folder', path: dir, layout: 'nginx' })
-    d.addTarget(orderId, {
+    await d.addTarget(orderId, { kind: 'folder', path: dir, layout: 'nginx' })
+    await d.addTarget(orderId, {
       kind: 'command',
       command: `printf '%s\\n' "$CERTDESK_ORDER_ID" "$CERTDESK_DOMAIN" "$CERTDESK_TRIGGER" "$CERTDESK_SERIAL" "$CERTDESK_FULLCHAIN_FILE" "$CERTDESK_KEY_FILE" > '${envFile}'; head -1 "$CERTDESK_FULLCHAIN_FILE"; echo nginx reloaded`,
       timeoutSeconds: 20
     })
-    const iis = d.addTarget(orderId, { kind: 'folder', path: join(work, 'iis', 'shop'), layout: 'iis' })
+    const iis = await d.addTarget(orderId, { kind: 'folder', path: join(work, 'iis', 'shop'), layout: 'iis' })
     const pfxPassword = iis.secret?.value as string
     expect(iis.secret?.name).toBe('pfx_password')
-    expect(d.revealSecret(iis.target.id)).toBe(pfxPassword)
-    const hook = d.addTarget(orderId, { kind: 'webhook', url: receiver.url })
+    expect(await d.revealSecret(iis.target.id)).toBe(pfxPassword)
+    const hook = await d.addTarget(orderId, { kind: 'webhook', url: receiver.url })
     expect(hook.secret?.name).toBe('webhook_secret')
     receiver.secret = hook.secret?.value as string
     // The secret is in the keychain, not in SQLite.
     expect(s.service.ctx.secrets.get(secretName(hook.target.id, 'webhook_secret'))).toBe(receiver.secret)
-    const dbText = JSON.stringify(s.service.ctx.db.prepare('SELECT * FROM deploy_targets').all())
+    const dbText = JSON.stringify(await s.service.ctx.store.all('SELECT * FROM deploy_targets'))
     expect(dbText).not.toContain(receiver.secret)
 
     const first = await issue('shop.example.test')
-    const runIds = d.certificateStored({
+    const runIds = await d.certificateStored({
       orderId,
       trigger: 'issued',
       certificatePem: first.certificatePem,
@@ -120,7 +120,7 @@ describe('deploy after issue and reissue', () => {
     expect(delivery.raw).not.toContain('PRIVATE KEY')
 
     // Every run and its answer are kept: the command's output, the receiver's status and body.
-    const runs = d.runs(orderId, { limit: 10, offset: 0 }).items
+    const runs = (await d.runs(orderId, { limit: 10, offset: 0 })).items
     expect(runs.map((r) => [r.kind, r.status, r.attempts])).toEqual([
       ['webhook', 'succeeded', 1],
       ['folder', 'succeeded', 1],
@@ -135,7 +135,7 @@ describe('deploy after issue and reissue', () => {
     // An automatic reissue replaces the files and says so everywhere.
     clock.advanceDays(186)
     const second = await issue('shop.example.test')
-    d.certificateStored({
+    await d.certificateStored({
       orderId,
       trigger: 'auto_reissue',
       certificatePem: second.certificatePem,
@@ -169,15 +169,15 @@ describe('deploy after issue and reissue', () => {
     ])
     expect(log.events[4].message).toContain('reissued automatically')
 
-    // Neither secret is anywhere in SQLite: targets, runs, attempts (with the kept requests), events.
-    const db = s.service.ctx.db
-    const everything = ['deploy_targets', 'deploy_runs', 'deploy_attempts', 'events', 'settings']
-      .map((t) => JSON.stringify(db.prepare(`SELECT * FROM ${t}`).all()))
-      .join('\n')
-    expect(everything).toContain('x-certdesk-signature')
-    expect(everything).not.toContain(receiver.secret)
-    expect(everything).not.toContain(pfxPassword)
-    expect(everything).not.toContain('PRIVATE KEY')
+    // Neither secret is anywhere in the store: targets, runs, attempts (with the kept requests), events.
+    const db = s.service.ctx.store
+    const everything: string[] = []
+    for (const t of ['deploy_targets', 'deploy_runs', 'deploy_attempts', 'events', 'settings'])
+      everything.push(JSON.stringify(await db.all(`SELECT * FROM ${t}`)))
+    expect(everything.join('\n')).toContain('x-certdesk-signature')
+    expect(everything.join('\n')).not.toContain(receiver.secret)
+    expect(everything.join('\n')).not.toContain(pfxPassword)
+    expect(everything.join('\n')).not.toContain('PRIVATE KEY')
     expect(log.events[0].data).toMatchObject({ kind: 'webhook', serial: second.serial, attempt: 1 })
   })
 
@@ -185,23 +185,28 @@ describe('deploy after issue and reissue', () => {
     const { orderId, key } = await placeOrder('api.example.test')
     const dir = join(work, 'apache', 'api')
     const d = s.service.deploys
-    d.addTarget(orderId, { kind: 'folder', path: dir, layout: 'apache' })
-    d.addTarget(orderId, {
+    await d.addTarget(orderId, { kind: 'folder', path: dir, layout: 'apache' })
+    await d.addTarget(orderId, {
       kind: 'command',
       command: `echo "nginx: [emerg] cannot load certificate" >&2; exit 3`,
       timeoutSeconds: 20
     })
-    d.addTarget(orderId, { kind: 'webhook', url: await unreachableUrl() })
+    await d.addTarget(orderId, { kind: 'webhook', url: await unreachableUrl() })
     const before = (await s.request<{ order: Body }>('GET', `/orders/${orderId}`, { key })).body.order
 
     const leaf = await issue('api.example.test')
-    d.certificateStored({ orderId, trigger: 'reissued', certificatePem: leaf.certificatePem, chainPem: leaf.chainPem })
+    await d.certificateStored({
+      orderId,
+      trigger: 'reissued',
+      certificatePem: leaf.certificatePem,
+      chainPem: leaf.chainPem
+    })
     await d.idle()
     const started = clock.now()
 
     // The files are there; the two failures are kept with their reasons and a next attempt.
     expect(readFileSync(join(dir, 'cert.pem'), 'utf8')).toBe(leaf.certificatePem)
-    let runs = d.runs(orderId, { limit: 10, offset: 0 }).items
+    let runs = (await d.runs(orderId, { limit: 10, offset: 0 })).items
     const command = () => runs.find((r) => r.kind === 'command')!
     const webhook = () => runs.find((r) => r.kind === 'webhook')!
     expect(command()).toMatchObject({ status: 'pending', attempts: 1, lastError: 'command exited with 3' })
@@ -223,7 +228,7 @@ describe('deploy after issue and reissue', () => {
       const ran = await d.runDue()
       expect(ran.map((r) => r.kind).sort()).toEqual(['command', 'webhook'])
     }
-    runs = d.runs(orderId, { limit: 10, offset: 0 }).items
+    runs = (await d.runs(orderId, { limit: 10, offset: 0 })).items
     expect(command()).toMatchObject({ status: 'failed', attempts: MAX_ATTEMPTS, nextAttemptAt: null })
     expect(webhook()).toMatchObject({ status: 'failed', attempts: MAX_ATTEMPTS, nextAttemptAt: null })
     expect(webhook().history.map((h) => h.startedAt)).toEqual([
@@ -250,20 +255,25 @@ describe('deploy after issue and reissue', () => {
   it('a receiver that is down for a moment gets the same delivery again and succeeds', async () => {
     const { orderId } = await placeOrder('retry.example.test')
     const d = s.service.deploys
-    const hook = d.addTarget(orderId, { kind: 'webhook', url: receiver.url })
+    const hook = await d.addTarget(orderId, { kind: 'webhook', url: receiver.url })
     receiver.secret = hook.secret?.value as string
     receiver.answers = [503]
     const before = receiver.deliveries.length
     const leaf = await issue('retry.example.test')
-    d.certificateStored({ orderId, trigger: 'issued', certificatePem: leaf.certificatePem, chainPem: leaf.chainPem })
+    await d.certificateStored({
+      orderId,
+      trigger: 'issued',
+      certificatePem: leaf.certificatePem,
+      chainPem: leaf.chainPem
+    })
     await d.idle()
-    expect(d.runs(orderId, { limit: 1, offset: 0 }).items[0]).toMatchObject({
+    expect((await d.runs(orderId, { limit: 1, offset: 0 })).items[0]).toMatchObject({
       status: 'pending',
       lastError: 'receiver answered 503; only 2xx counts as delivered'
     })
     clock.set(new Date(clock.now().getTime() + 60_000))
     await d.runDue()
-    const run = d.runs(orderId, { limit: 1, offset: 0 }).items[0]
+    const run = (await d.runs(orderId, { limit: 1, offset: 0 })).items[0]
     expect(run).toMatchObject({ status: 'succeeded', attempts: 2 })
     expect(run.history.map((h) => h.responseCode)).toEqual([503, 200])
     const got = receiver.deliveries.slice(before)
@@ -276,20 +286,25 @@ describe('deploy after issue and reissue', () => {
   it('a due pass running while the folders are still being written leaves the command to run after them', async () => {
     const { orderId, key } = await placeOrder('race.example.test')
     const d = s.service.deploys
-    d.addTarget(orderId, { kind: 'folder', path: join(work, 'race'), layout: 'nginx' })
-    d.addTarget(orderId, {
+    await d.addTarget(orderId, { kind: 'folder', path: join(work, 'race'), layout: 'nginx' })
+    await d.addTarget(orderId, {
       kind: 'command',
       command: 'test -s "$CERTDESK_KEY_FILE" && echo key present',
       timeoutSeconds: 10
     })
     const leaf = await issue('race.example.test')
     slowKeys.add(leaf.serial)
-    d.certificateStored({ orderId, trigger: 'reissued', certificatePem: leaf.certificatePem, chainPem: leaf.chainPem })
+    await d.certificateStored({
+      orderId,
+      trigger: 'reissued',
+      certificatePem: leaf.certificatePem,
+      chainPem: leaf.chainPem
+    })
     // The scheduler's due pass comes along while the folder is still being written.
     const concurrent = await d.runDue()
     expect(concurrent.filter((r) => r.orderId === orderId && r.kind === 'command')).toEqual([])
     await d.idle()
-    const runs = d.runs(orderId, { limit: 10, offset: 0 }).items
+    const runs = (await d.runs(orderId, { limit: 10, offset: 0 })).items
     expect(runs.map((r) => [r.kind, r.status, r.attempts])).toEqual([
       ['command', 'succeeded', 1],
       ['folder', 'succeeded', 1]
@@ -301,16 +316,21 @@ describe('deploy after issue and reissue', () => {
   it("does not hand CertDesk's own environment (the keychain password) to a command", async () => {
     const { orderId } = await placeOrder('env.example.test')
     const d = s.service.deploys
-    d.addTarget(orderId, { kind: 'command', command: 'env | sort', timeoutSeconds: 10 })
+    await d.addTarget(orderId, { kind: 'command', command: 'env | sort', timeoutSeconds: 10 })
     const leaf = await issue('env.example.test')
     process.env.CERTDESK_KEYRING_PASSWORD = 'keyring-password-never-in-sqlite'
     try {
-      d.certificateStored({ orderId, trigger: 'issued', certificatePem: leaf.certificatePem, chainPem: leaf.chainPem })
+      await d.certificateStored({
+        orderId,
+        trigger: 'issued',
+        certificatePem: leaf.certificatePem,
+        chainPem: leaf.chainPem
+      })
       await d.idle()
     } finally {
       delete process.env.CERTDESK_KEYRING_PASSWORD
     }
-    const output = d.runs(orderId, { limit: 1, offset: 0 }).items[0].history[0].output as string
+    const output = (await d.runs(orderId, { limit: 1, offset: 0 })).items[0].history[0].output as string
     expect(output).toContain(`CERTDESK_ORDER_ID=${orderId}`)
     expect(output).toContain('PATH=')
     expect(output).not.toContain('keyring-password-never-in-sqlite')
@@ -321,42 +341,52 @@ describe('deploy after issue and reissue', () => {
     const { orderId } = await placeOrder('slow.example.test')
     const d = s.service.deploys
     const marker = join(work, 'slow-finished')
-    d.addTarget(orderId, { kind: 'command', command: `echo started; sleep 20; touch '${marker}'`, timeoutSeconds: 1 })
+    await d.addTarget(orderId, {
+      kind: 'command',
+      command: `echo started; sleep 20; touch '${marker}'`,
+      timeoutSeconds: 1
+    })
     const leaf = await issue('slow.example.test')
     // The hook returns at once: issuance never waits for a deploy.
     const t0 = performance.now()
-    d.certificateStored({ orderId, trigger: 'issued', certificatePem: leaf.certificatePem, chainPem: leaf.chainPem })
+    await d.certificateStored({
+      orderId,
+      trigger: 'issued',
+      certificatePem: leaf.certificatePem,
+      chainPem: leaf.chainPem
+    })
     expect(performance.now() - t0).toBeLessThan(500)
-    expect(d.runs(orderId, { limit: 1, offset: 0 }).items[0].attempts).toBe(0)
+    expect((await d.runs(orderId, { limit: 1, offset: 0 })).items[0].attempts).toBe(0)
     await d.idle()
-    const run = d.runs(orderId, { limit: 1, offset: 0 }).items[0]
+    const run = (await d.runs(orderId, { limit: 1, offset: 0 })).items[0]
     expect(run).toMatchObject({ status: 'pending', lastError: 'command stopped after its time limit of 1 s' })
     expect(run.history[0].output).toContain('started')
     expect(existsSync(marker)).toBe(false)
   })
 
-  it('refuses bad targets with a clear message and creates nothing', () => {
+  it('refuses bad targets with a clear message and creates nothing', async () => {
     const d = s.service.deploys
     const orderId = 1
-    const count = () => (s.service.ctx.db.prepare('SELECT COUNT(*) AS n FROM deploy_targets').get() as { n: number }).n
-    const n = count()
-    expect(() => d.addTarget(orderId, { kind: 'folder', path: 'relative/dir' })).toThrow(
+    const count = async () =>
+      ((await s.service.ctx.store.get('SELECT COUNT(*) AS n FROM deploy_targets')) as { n: number }).n
+    const n = await count()
+    await expect(d.addTarget(orderId, { kind: 'folder', path: 'relative/dir' })).rejects.toThrow(
       'could not add folder target: path must be an absolute folder path'
     )
-    expect(() => d.addTarget(orderId, { kind: 'folder', path: '/tmp/x', layout: 'lighttpd' as never })).toThrow(
+    await expect(d.addTarget(orderId, { kind: 'folder', path: '/tmp/x', layout: 'lighttpd' as never })).rejects.toThrow(
       'layout must be one of nginx, apache, haproxy, iis'
     )
-    expect(() => d.addTarget(orderId, { kind: 'command', command: '  ' })).toThrow(
+    await expect(d.addTarget(orderId, { kind: 'command', command: '  ' })).rejects.toThrow(
       'could not add command target: command is empty'
     )
-    expect(() => d.addTarget(orderId, { kind: 'command', command: 'true', timeoutSeconds: 0 })).toThrow(
+    await expect(d.addTarget(orderId, { kind: 'command', command: 'true', timeoutSeconds: 0 })).rejects.toThrow(
       'timeout must be 1 to 600 seconds'
     )
-    expect(() => d.addTarget(orderId, { kind: 'webhook', url: 'ftp://example.test/' })).toThrow(
+    await expect(d.addTarget(orderId, { kind: 'webhook', url: 'ftp://example.test/' })).rejects.toThrow(
       'url must be http:// or https://'
     )
-    expect(() => d.addTarget(orderId, { kind: 'webhook', url: 'not a url' })).toThrow('url is not a URL')
-    expect(() => d.addTarget(9999, { kind: 'command', command: 'true' })).toThrow('order 9999 not found')
-    expect(count()).toBe(n)
+    await expect(d.addTarget(orderId, { kind: 'webhook', url: 'not a url' })).rejects.toThrow('url is not a URL')
+    await expect(d.addTarget(9999, { kind: 'command', command: 'true' })).rejects.toThrow('order 9999 not found')
+    expect(await count()).toBe(n)
   })
 })

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DCV_SETTINGS } from '../../src-main/core/dcv'
-import { openService, type Service } from '../../src-main/core/service'
+import { type Service } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 import { manualClock } from '../support/clock'
 import { configureOverHttp, startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
 
@@ -21,17 +22,19 @@ let resellerId: number
 
 beforeAll(async () => {
   ;[web, dns] = await Promise.all([startWeb(), startDns()])
-  service = openService({ dataDir, clock: clock.clock })
-  service.settings.set(DCV_SETTINGS.resolver, dns.address)
-  service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
-  service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
-  resellerId = service.resellers.create({ name: 'Expiring', email: 'ops@expiring.test', groupId: 1 }).id
-  service.ledger.topUp(resellerId, 100_000)
-  orderId = service.orders.create(service.resellers.get(resellerId), {
-    productId: 2,
-    domain: 'last.example.com',
-    period: 12
-  }).order.id
+  service = await openService({ dataDir, clock: clock.clock })
+  await service.settings.set(DCV_SETTINGS.resolver, dns.address)
+  await service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+  await service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
+  resellerId = (await service.resellers.create({ name: 'Expiring', email: 'ops@expiring.test', groupId: 1 })).id
+  await service.ledger.topUp(resellerId, 100_000)
+  orderId = (
+    await service.orders.create(await service.resellers.get(resellerId), {
+      productId: 2,
+      domain: 'last.example.com',
+      period: 12
+    })
+  ).order.id
   const publish = await configureOverHttp(service, web, resellerId, orderId, 'last.example.com')
   // Two polls before the file is up: the name waits, which logs nothing; then it passes.
   await service.certificates.status(resellerId, orderId)
@@ -45,16 +48,17 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true })
 })
 
-const expiring = () => service.events.list(resellerId, { type: 'certificate.expiring' }, { limit: 10, offset: 0 })
+const expiring = async () =>
+  await service.events.list(resellerId, { type: 'certificate.expiring' }, { limit: 10, offset: 0 })
 
 describe('validation events', () => {
-  it('records the pass, and nothing for the looks before the file was published', () => {
-    const types = service.events
-      .list(resellerId, { orderId }, { limit: 10, offset: 0 })
-      .items.map((e) => e.type)
+  it('records the pass, and nothing for the looks before the file was published', async () => {
+    const types = (await service.events.list(resellerId, { orderId }, { limit: 10, offset: 0 })).items
+      .map((e) => e.type)
       .reverse()
     expect(types).toEqual(['order.created', 'order.paid', 'validation.passed', 'certificate.issued'])
-    const passed = service.events.list(resellerId, { type: 'validation.passed' }, { limit: 1, offset: 0 }).items[0]
+    const passed = (await service.events.list(resellerId, { type: 'validation.passed' }, { limit: 1, offset: 0 }))
+      .items[0]
     expect(passed.message).toMatch(/^Domain validation of last\.example\.com by http passed: found the validation file/)
   })
 })
@@ -67,7 +71,7 @@ describe('certificate.expiring', () => {
     clock.set('2026-12-04T00:00:00Z')
     const reissue = await service.scheduler.run()
     expect(reissue.issued).toEqual([expect.objectContaining({ order_id: orderId, reason: 'auto_reissue' })])
-    const order = service.orders.get(resellerId, orderId)
+    const order = await service.orders.get(resellerId, orderId)
     expect(order).toMatchObject({ nextReissueAt: null, certValidTill: '2027-05-31' })
 
     clock.set('2027-04-30T00:00:00Z')
@@ -76,7 +80,7 @@ describe('certificate.expiring', () => {
     expect((await service.scheduler.run()).expiring).toEqual([orderId])
     clock.set('2027-05-02T00:00:00Z')
     expect((await service.scheduler.run()).expiring).toEqual([])
-    const list = expiring()
+    const list = await expiring()
     expect(list.total).toBe(1)
     expect(list.items[0]).toMatchObject({
       orderId,

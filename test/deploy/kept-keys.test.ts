@@ -21,7 +21,7 @@ afterAll(async () => {
 
 describe('keys generated in the app reach folder targets', () => {
   it('writes privkey.pem next to the certificate it belongs to, and refuses to write a certificate it does not belong to', async () => {
-    const r = s.reseller({ credit: 100 })
+    const r = await s.reseller({ credit: 100 })
     const res = await s.request<{ order_id: number }>('POST', '/orders', {
       key: r.key,
       body: { product_id: 2, domain: 'kept.example.test' }
@@ -29,11 +29,11 @@ describe('keys generated in the app reach folder targets', () => {
     const orderId = res.body.order_id
     const first = await ca.issue('kept.example.test', new Date(), 200)
     // The desktop app keeps the key it generated for this order, encrypted under the keychain.
-    s.service.keyVault.store(r.id, orderId, first.privateKeyPem)
+    await s.service.keyVault.store(r.id, orderId, first.privateKeyPem)
     const dir = join(work, 'nginx')
-    s.service.deploys.addTarget(orderId, { kind: 'folder', path: dir, layout: 'nginx' })
+    await s.service.deploys.addTarget(orderId, { kind: 'folder', path: dir, layout: 'nginx' })
 
-    s.service.deploys.certificateStored({
+    await s.service.deploys.certificateStored({
       orderId,
       trigger: 'issued',
       certificatePem: first.certificatePem,
@@ -46,7 +46,7 @@ describe('keys generated in the app reach folder targets', () => {
     // A certificate for another key (say, the customer's own CSR at reissue) never gets the kept
     // key beside it: the folder is not written at all and keeps the previous, matching pair.
     const other = await ca.issue('kept.example.test', new Date(), 200)
-    s.service.deploys.certificateStored({
+    await s.service.deploys.certificateStored({
       orderId,
       trigger: 'reissued',
       certificatePem: other.certificatePem,
@@ -55,10 +55,10 @@ describe('keys generated in the app reach folder targets', () => {
     await s.service.deploys.idle()
     expect(readFileSync(join(dir, 'cert.pem'), 'utf8')).toBe(first.certificatePem)
     expect(readFileSync(join(dir, 'privkey.pem'), 'utf8')).toBe(first.privateKeyPem)
-    const run = s.service.deploys.runs(orderId, { limit: 1, offset: 0 }).items[0]
+    const run = (await s.service.deploys.runs(orderId, { limit: 1, offset: 0 })).items[0]
     expect(run).toMatchObject({ serial: other.serial, status: 'pending' })
     expect(run.lastError).toContain('CertDesk does not hold the private key of this certificate')
-    expect(s.service.keyVault.keyMatching(orderId, other.certificatePem)).toBeNull()
-    expect(s.service.keyVault.keyMatching(orderId, first.certificatePem)).toBe(first.privateKeyPem)
+    expect(await s.service.keyVault.keyMatching(orderId, other.certificatePem)).toBeNull()
+    expect(await s.service.keyVault.keyMatching(orderId, first.certificatePem)).toBe(first.privateKeyPem)
   })
 })

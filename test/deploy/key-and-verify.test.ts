@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createServer as createTlsServer } from 'node:tls'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openService, type Service } from '../../src-main/core/service'
+import { type Service } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 import { STAGING } from '../../src-main/core/deploy/folder'
 import { verifyServed } from '../../src-main/core/deploy/verify'
 import { certdesk } from '../support/cli'
@@ -30,7 +31,7 @@ const listeners: Server[] = []
 beforeAll(async () => {
   s = await startServer({ clock: clock.clock })
   ca = await createTestCa()
-  r = s.reseller({ credit: 500 })
+  r = await s.reseller({ credit: 500 })
 })
 afterAll(async () => {
   for (const l of listeners) l.close()
@@ -58,7 +59,7 @@ describe('target values the admin types', () => {
   it('refuses . and .. segments, control characters, key files CertDesk would overwrite, and a HAProxy key not at <crt>.key', async () => {
     const orderId = await placeOrder('paths.example.test')
     const d = s.service.deploys
-    const count = (): number => d.targets(orderId).length
+    const count = async (): Promise<number> => (await d.targets(orderId)).length
     const refusals: [Record<string, unknown>, string][] = [
       [{ path: '/srv/certs/../../etc/ssl' }, 'path must not contain . or .. segments'],
       [{ path: '/srv/./certs' }, 'path must not contain . or .. segments'],
@@ -72,10 +73,12 @@ describe('target values the admin types', () => {
       ]
     ]
     for (const [input, message] of refusals) {
-      expect(() => d.addTarget(orderId, { kind: 'folder', layout: 'nginx', ...input } as never)).toThrow(message)
+      await expect(d.addTarget(orderId, { kind: 'folder', layout: 'nginx', ...input } as never)).rejects.toThrow(
+        message
+      )
     }
-    expect(count()).toBe(0)
-    const ok = d.addTarget(orderId, {
+    expect(await count()).toBe(0)
+    const ok = await d.addTarget(orderId, {
       kind: 'folder',
       path: '/srv/certs',
       layout: 'haproxy',
@@ -104,17 +107,17 @@ describe('target values the admin types', () => {
       ['http://a.example.test:443', /is not host:port/]
     ]
     for (const [value, message] of bad) {
-      expect(() => d.addTarget(orderId, { kind: 'command', command: 'true', verify: [value] })).toThrow(message)
+      await expect(d.addTarget(orderId, { kind: 'command', command: 'true', verify: [value] })).rejects.toThrow(message)
     }
-    expect(() =>
+    await expect(
       d.addTarget(orderId, {
         kind: 'command',
         command: 'true',
         verify: Array.from({ length: 9 }, (_, i) => `h${i}.example.test:443`)
       })
-    ).toThrow('at most 8 servers to verify')
-    expect(d.targets(orderId)).toEqual([])
-    const ok = d.addTarget(orderId, {
+    ).rejects.toThrow('at most 8 servers to verify')
+    expect(await d.targets(orderId)).toEqual([])
+    const ok = await d.addTarget(orderId, {
       kind: 'command',
       command: 'true',
       verify: ['127.0.0.1:8443', '[::1]:443', 'WWW.Example.test:443']
@@ -158,14 +161,19 @@ describe('verify after reload', () => {
     const old = await ca.issue(domain, new Date(), 30)
     const port = await tlsServing(old)
     const next = await ca.issue(domain, new Date(), 30)
-    s.service.keyVault.store(r.id, orderId, next.privateKeyPem)
+    await s.service.keyVault.store(r.id, orderId, next.privateKeyPem)
     const d = s.service.deploys
     d.setVerifyDeadline(800)
-    d.addTarget(orderId, { kind: 'folder', path: join(work, 'stale'), layout: 'nginx' })
-    d.addTarget(orderId, { kind: 'command', command: 'true', verify: [`127.0.0.1:${port}`] })
-    d.certificateStored({ orderId, trigger: 'issued', certificatePem: next.certificatePem, chainPem: next.chainPem })
+    await d.addTarget(orderId, { kind: 'folder', path: join(work, 'stale'), layout: 'nginx' })
+    await d.addTarget(orderId, { kind: 'command', command: 'true', verify: [`127.0.0.1:${port}`] })
+    await d.certificateStored({
+      orderId,
+      trigger: 'issued',
+      certificatePem: next.certificatePem,
+      chainPem: next.chainPem
+    })
     await d.idle()
-    const [command, folder] = d.runs(orderId, { limit: 2, offset: 0 }).items
+    const [command, folder] = (await d.runs(orderId, { limit: 2, offset: 0 })).items
     expect(folder.status).toBe('succeeded')
     expect(command).toMatchObject({
       status: 'pending',
@@ -189,9 +197,14 @@ describe('a set a crash left half renamed', () => {
     const next = await ca.issue(domain, new Date(), 30)
     const folder = join(work, 'crash')
     const d = s.service.deploys
-    d.addTarget(orderId, { kind: 'folder', path: folder, layout: 'nginx' })
-    s.service.keyVault.store(r.id, orderId, first.privateKeyPem)
-    d.certificateStored({ orderId, trigger: 'issued', certificatePem: first.certificatePem, chainPem: first.chainPem })
+    await d.addTarget(orderId, { kind: 'folder', path: folder, layout: 'nginx' })
+    await s.service.keyVault.store(r.id, orderId, first.privateKeyPem)
+    await d.certificateStored({
+      orderId,
+      trigger: 'issued',
+      certificatePem: first.certificatePem,
+      chainPem: first.chainPem
+    })
     await d.idle()
     // What a crash after the first rename of the next set leaves: cert.pem new, the rest staged.
     const staging = join(folder, STAGING)
@@ -210,20 +223,23 @@ describe('a set a crash left half renamed', () => {
 describe('certdesk admin deploy set and keep-key', () => {
   it('names a key file, clears it, and keeps a key only when it belongs to the current certificate', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'certdesk-keep-key-'))
-    let service: Service | null = openService({ dataDir })
+    let service: Service | null = await openService({ dataDir })
     try {
-      const res = service.resellers.create({ name: 'Keys', email: 'ops@keys.test', groupId: 1 })
-      service.ledger.topUp(res.id, 100_00)
-      const orderId = service.orders.create(service.resellers.get(res.id), {
-        productId: 2,
-        domain: 'keys.example.test'
-      }).order.id
+      const res = await service.resellers.create({ name: 'Keys', email: 'ops@keys.test', groupId: 1 })
+      await service.ledger.topUp(res.id, 100_00)
+      const orderId = (
+        await service.orders.create(await service.resellers.get(res.id), {
+          productId: 2,
+          domain: 'keys.example.test'
+        })
+      ).order.id
       const leaf = await ca.issue('keys.example.test', new Date(), 30)
       const folder = join(work, 'cli-folder')
       const keyFile = join(work, 'cli-customer.key')
       writeFileSync(keyFile, leaf.privateKeyPem, { mode: 0o600 })
-      const target = service.deploys.addTarget(orderId, { kind: 'folder', path: folder, layout: 'nginx' }).target.id
-      service.deploys.certificateStored({
+      const target = (await service.deploys.addTarget(orderId, { kind: 'folder', path: folder, layout: 'nginx' }))
+        .target.id
+      await service.deploys.certificateStored({
         orderId,
         trigger: 'issued',
         certificatePem: leaf.certificatePem,

@@ -41,12 +41,12 @@ const servers: WebServer[] = []
 
 beforeAll(async () => {
   ;[s, dns, web] = await Promise.all([startServer({ clock: clock.clock }), startDns(), startWeb()])
-  s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
-  s.service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
-  s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
+  await s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
+  await s.service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+  await s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
   // These servers reload in milliseconds; a loaded test machine gets 10 s before a deploy that is not served counts as failed.
   s.service.deploys.setVerifyDeadline(10_000)
-  r = s.reseller({ credit: 1000 })
+  r = await s.reseller({ credit: 1000 })
   rootPem = await s.service.localCa.rootPem()
 })
 afterAll(async () => {
@@ -79,8 +79,10 @@ const snapshot = (dir: string): Record<string, string> =>
       })
   )
 const mode = (file: string): string => (statSync(file).mode & 0o777).toString(8)
-const latestSerial = (orderId: number): string =>
-  new X509Certificate(s.service.certificates.history(r.id, orderId)[0].certificatePem).serialNumber.toUpperCase()
+const latestSerial = async (orderId: number): Promise<string> =>
+  new X509Certificate(
+    (await s.service.certificates.history(r.id, orderId))[0].certificatePem
+  ).serialNumber.toUpperCase()
 
 describe.each(['nginx', 'apache', 'haproxy'] as ServerKind[])('%s serves what CertDesk deploys', (kind) => {
   const domain = `${kind}.live.example.test`
@@ -93,7 +95,8 @@ describe.each(['nginx', 'apache', 'haproxy'] as ServerKind[])('%s serves what Ce
 
   it('issue and deploy: the server comes up with the new certificate, files 0644 and keys 0600', async () => {
     const key = newKey()
-    orderId = s.service.orders.create(s.service.resellers.get(r.id), { productId: 2, domain, period: 36 }).order.id
+    orderId = (await s.service.orders.create(await s.service.resellers.get(r.id), { productId: 2, domain, period: 36 }))
+      .order.id
     const conf = await s.service.certificates.configure(r.id, {
       orderId,
       csr: opensslCsrForKey([domain], key),
@@ -102,9 +105,10 @@ describe.each(['nginx', 'apache', 'haproxy'] as ServerKind[])('%s serves what Ce
     serveFiles(conf.validation)
     expect((await s.service.certificates.status(r.id, orderId)).order.status).toBe('completed')
     // The key was generated in the app and is kept there (what the desktop's CSR form does).
-    s.service.keyVault.store(r.id, orderId, key)
+    await s.service.keyVault.store(r.id, orderId, key)
 
-    folderTarget = s.service.deploys.addTarget(orderId, { kind: 'folder', path: folder, layout: kind }).target.id
+    folderTarget = (await s.service.deploys.addTarget(orderId, { kind: 'folder', path: folder, layout: kind })).target
+      .id
     const runs = await s.service.deploys.runOrder(orderId)
     expect(runs.map((x) => [x.kind, x.status])).toEqual([['folder', 'succeeded']])
     for (const f of ['cert.pem', 'chain.pem', 'fullchain.pem']) expect(mode(join(folder, f))).toBe('644')
@@ -113,8 +117,8 @@ describe.each(['nginx', 'apache', 'haproxy'] as ServerKind[])('%s serves what Ce
 
     server = await startWebServer(kind, folder, domain, work)
     servers.push(server)
-    expect(await servedSerial(server.port, domain, rootPem)).toBe(latestSerial(orderId))
-    s.service.deploys.addTarget(orderId, {
+    expect(await servedSerial(server.port, domain, rootPem)).toBe(await latestSerial(orderId))
+    await s.service.deploys.addTarget(orderId, {
       kind: 'command',
       command: server.reloadCommand,
       timeoutSeconds: 30,
@@ -123,8 +127,8 @@ describe.each(['nginx', 'apache', 'haproxy'] as ServerKind[])('%s serves what Ce
   })
 
   it('an automatic reissue with the same key reaches the live server with no manual step', async () => {
-    const before = latestSerial(orderId)
-    const row = s.service.ctx.db.prepare('SELECT next_reissue_at FROM orders WHERE id = ?').get(orderId) as {
+    const before = await latestSerial(orderId)
+    const row = (await s.service.ctx.store.get('SELECT next_reissue_at FROM orders WHERE id = ?', orderId)) as {
       next_reissue_at: string
     }
     clock.set(`${row.next_reissue_at.replace(' ', 'T')}Z`)
@@ -133,10 +137,10 @@ describe.each(['nginx', 'apache', 'haproxy'] as ServerKind[])('%s serves what Ce
       expect.arrayContaining([expect.objectContaining({ order_id: orderId, reason: 'auto_reissue' })])
     )
     await s.service.deploys.idle()
-    const serial = latestSerial(orderId)
+    const serial = await latestSerial(orderId)
     expect(serial).not.toBe(before)
     expect(await servedSerial(server.port, domain, rootPem)).toBe(serial)
-    const runs = s.service.deploys.runs(orderId, { limit: 2, offset: 0 }).items
+    const runs = (await s.service.deploys.runs(orderId, { limit: 2, offset: 0 })).items
     expect(runs.map((x) => [x.kind, x.status, x.serial])).toEqual([
       ['command', 'succeeded', serial],
       ['folder', 'succeeded', serial]
@@ -145,7 +149,7 @@ describe.each(['nginx', 'apache', 'haproxy'] as ServerKind[])('%s serves what Ce
   })
 
   it('a reissue with a new CSR whose key CertDesk does not hold leaves the server up on the previous certificate and is a recorded failure', async () => {
-    const serving = latestSerial(orderId)
+    const serving = await latestSerial(orderId)
     const files = snapshot(folder)
     customerKey = newKey()
     const res = await s.request<Body>('POST', '/ssl/reissue', {
@@ -154,14 +158,14 @@ describe.each(['nginx', 'apache', 'haproxy'] as ServerKind[])('%s serves what Ce
     })
     expect(res.status, JSON.stringify(res.body)).toBe(200)
     await s.service.deploys.idle()
-    const reissued = latestSerial(orderId)
+    const reissued = await latestSerial(orderId)
     expect(reissued).not.toBe(serving)
 
     expect(snapshot(folder)).toEqual(files)
     expect(server.alive(), server.log()).toBe(true)
     expect(await servedSerial(server.port, domain, rootPem)).toBe(serving)
 
-    const runs = s.service.deploys.runs(orderId, { limit: 2, offset: 0 }).items
+    const runs = (await s.service.deploys.runs(orderId, { limit: 2, offset: 0 })).items
     expect(runs.map((x) => [x.kind, x.status, x.serial])).toEqual([
       ['command', 'pending', reissued],
       ['folder', 'pending', reissued]
@@ -192,18 +196,18 @@ describe.each(['nginx', 'apache', 'haproxy'] as ServerKind[])('%s serves what Ce
     writeFileSync(keyFile, customerKey, { mode: 0o600 })
     if (kind === 'haproxy') {
       // HAProxy finds a key kept apart from its certificate as <crt>.key: the target names it.
-      s.service.deploys.updateTarget(folderTarget, { keyFile })
+      await s.service.deploys.updateTarget(folderTarget, { keyFile })
     } else {
       // `certdesk admin deploy keep-key`: CertDesk keeps the key from now on.
-      const kept = s.service.deploys.keyToKeep(orderId, keyFile)
-      s.service.keyVault.store(kept.resellerId, orderId, kept.pkcs8Pem)
+      const kept = await s.service.deploys.keyToKeep(orderId, keyFile)
+      await s.service.keyVault.store(kept.resellerId, orderId, kept.pkcs8Pem)
     }
     const runs = await s.service.deploys.runOrder(orderId)
     expect(runs.map((x) => [x.kind, x.status, x.lastError])).toEqual([
       ['folder', 'succeeded', null],
       ['command', 'succeeded', null]
     ])
-    expect(await servedSerial(server.port, domain, rootPem)).toBe(latestSerial(orderId))
+    expect(await servedSerial(server.port, domain, rootPem)).toBe(await latestSerial(orderId))
     expect(server.alive()).toBe(true)
     if (kind === 'haproxy') {
       // The combined PEM holds no key now (0644); the key stays the customer's file, untouched.
@@ -223,7 +227,8 @@ describe('IIS (PFX) as docs/deploy.md shows it', () => {
     expect(name).toBe('certificate.pfx')
     const domain = 'iis.live.example.test'
     const key = newKey()
-    const orderId = s.service.orders.create(s.service.resellers.get(r.id), { productId: 2, domain }).order.id
+    const orderId = (await s.service.orders.create(await s.service.resellers.get(r.id), { productId: 2, domain })).order
+      .id
     const conf = await s.service.certificates.configure(r.id, {
       orderId,
       csr: opensslCsrForKey([domain], key),
@@ -231,16 +236,16 @@ describe('IIS (PFX) as docs/deploy.md shows it', () => {
     })
     serveFiles(conf.validation)
     expect((await s.service.certificates.status(r.id, orderId)).order.status).toBe('completed')
-    s.service.keyVault.store(r.id, orderId, key)
+    await s.service.keyVault.store(r.id, orderId, key)
     const folder = join(work, 'iis', domain)
-    const created = s.service.deploys.addTarget(orderId, { kind: 'folder', path: folder, layout: 'iis' })
+    const created = await s.service.deploys.addTarget(orderId, { kind: 'folder', path: folder, layout: 'iis' })
     expect((await s.service.deploys.runOrder(orderId)).map((x) => x.status)).toEqual(['succeeded'])
     const pfx = join(folder, name as string)
     expect(mode(pfx)).toBe('600')
-    const password = s.service.deploys.revealSecret(created.target.id) as string
+    const password = (await s.service.deploys.revealSecret(created.target.id)) as string
     const opened = opensslPkcs12(pfx, password)
     expect(opened.status, opened.out).toBe(0)
-    const leaf = new X509Certificate(s.service.certificates.history(r.id, orderId)[0].certificatePem)
+    const leaf = new X509Certificate((await s.service.certificates.history(r.id, orderId))[0].certificatePem)
     expect(opened.out).toContain(leaf.toString().split('\n')[1])
     expect(opened.out).toContain('PRIVATE KEY')
     expect(

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DCV_SETTINGS } from '../../src-main/core/dcv'
-import { openService, type Service } from '../../src-main/core/service'
+import { type Service } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 import { buildServer, listen, type Listening } from '../../src-main/http/server'
 import { certdeskAsync } from '../support/cli'
 import { manualClock } from '../support/clock'
@@ -36,21 +37,21 @@ let apiKey: string
 let orderId: number
 
 const admin = (...args: string[]) => certdeskAsync(['admin', '--data-dir', dataDir, ...args])
-const orderRow = () =>
-  service.ctx.db
-    .prepare('SELECT status, reissue_count, next_reissue_at, cert_valid_till FROM orders WHERE id = ?')
-    .get(orderId) as {
+const orderRow = async () =>
+  (await service.ctx.store.get(
+    'SELECT status, reissue_count, next_reissue_at, cert_valid_till FROM orders WHERE id = ?',
+    orderId
+  )) as {
     status: string
     reissue_count: number
     next_reissue_at: string | null
     cert_valid_till: string
   }
-const latestCert = () =>
-  service.ctx.db
-    .prepare(
-      'SELECT serial, certificate_pem, chain_pem, reason FROM certificates WHERE order_id = ? ORDER BY id DESC LIMIT 1'
-    )
-    .get(orderId) as {
+const latestCert = async () =>
+  (await service.ctx.store.get(
+    'SELECT serial, certificate_pem, chain_pem, reason FROM certificates WHERE order_id = ? ORDER BY id DESC LIMIT 1',
+    orderId
+  )) as {
     serial: string
     certificate_pem: string
     chain_pem: string
@@ -96,18 +97,20 @@ beforeAll(async () => {
   // The receiver checks timestamps against the time of the process that sends: the real time for
   // `deploy run`, the stopped clock of `scheduler run --as-of`.
   receiver = await startReceiver({ clock: () => senderTime ?? new Date() })
-  service = openService({ dataDir, clock: clock.clock })
-  service.settings.set(DCV_SETTINGS.resolver, dns.address)
-  service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
-  service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
-  const reseller = service.resellers.create({ name: 'Shop Hosting', email: 'ops@shop.test', groupId: 1 })
-  service.ledger.topUp(reseller.id, 100_000)
-  apiKey = service.resellers.createApiKey(reseller.id).key
-  orderId = service.orders.create(service.resellers.get(reseller.id), {
-    productId: 2,
-    domain: 'shop.example.com',
-    period: 36
-  }).order.id
+  service = await openService({ dataDir, clock: clock.clock })
+  await service.settings.set(DCV_SETTINGS.resolver, dns.address)
+  await service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+  await service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
+  const reseller = await service.resellers.create({ name: 'Shop Hosting', email: 'ops@shop.test', groupId: 1 })
+  await service.ledger.topUp(reseller.id, 100_000)
+  apiKey = (await service.resellers.createApiKey(reseller.id)).key
+  orderId = (
+    await service.orders.create(await service.resellers.get(reseller.id), {
+      productId: 2,
+      domain: 'shop.example.com',
+      period: 36
+    })
+  ).order.id
   // The customer made the CSR and keeps its key on the server; the folder target names that file.
   const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' })
   writeFileSync(keyFile, key, { mode: 0o600 })
@@ -158,7 +161,7 @@ describe("deploys follow the scheduler's automatic reissues", () => {
     // The current certificate goes out once by hand; after that nobody touches anything.
     const first = await admin('deploy', 'run', '--order', String(orderId))
     expect(first.code, JSON.stringify(first.json)).toBe(0)
-    const initial = latestCert()
+    const initial = await latestCert()
     expect(readFileSync(join(folder, 'fullchain.pem'), 'utf8')).toBe(initial.certificate_pem + initial.chain_pem)
 
     const versions = [initial.certificate_pem + initial.chain_pem]
@@ -166,10 +169,10 @@ describe("deploys follow the scheduler's automatic reissues", () => {
     const reissues: { asOf: string; serial: string }[] = []
     try {
       for (let n = 0; n < 3; n++) {
-        const asOf = orderRow().next_reissue_at as string
+        const asOf = (await orderRow()).next_reissue_at as string
         const report = await scheduler(asOf)
         expect(report.issued).toEqual([expect.objectContaining({ order_id: orderId, reason: 'auto_reissue' })])
-        const cert = latestCert()
+        const cert = await latestCert()
         expect(cert.reason).toBe('auto_reissue')
         versions.push(cert.certificate_pem + cert.chain_pem)
         reissues.push({ asOf, serial: cert.serial })
@@ -226,7 +229,7 @@ describe("deploys follow the scheduler's automatic reissues", () => {
       ).code
     ).toBe(0)
     expect((await admin('deploy', 'add', '--order', String(orderId), '--webhook', await unreachableUrl())).code).toBe(0)
-    const before = orderRow()
+    const before = await orderRow()
     const asOf = before.next_reissue_at as string
     const report = await scheduler(asOf)
     expect(report.issued).toEqual([expect.objectContaining({ order_id: orderId, reason: 'auto_reissue' })])
@@ -246,8 +249,8 @@ describe("deploys follow the scheduler's automatic reissues", () => {
     expect(deploys[4].last_error).toMatch(/ECONNREFUSED/)
 
     // The reissue stands whatever the deploys did.
-    const cert = latestCert()
-    expect(orderRow()).toMatchObject({ status: 'completed', reissue_count: before.reissue_count + 1 })
+    const cert = await latestCert()
+    expect(await orderRow()).toMatchObject({ status: 'completed', reissue_count: before.reissue_count + 1 })
     expect(readFileSync(join(folder, 'fullchain.pem'), 'utf8')).toBe(cert.certificate_pem + cert.chain_pem)
 
     // The next day's pass retries both (and they fail again, on the stored schedule).
@@ -258,8 +261,8 @@ describe("deploys follow the scheduler's automatic reissues", () => {
       ['command', 'pending', 2, `${nextDay} 00:05:00`],
       ['webhook', 'pending', 2, `${nextDay} 00:05:00`]
     ])
-    expect(orderRow()).toMatchObject({ status: 'completed', reissue_count: before.reissue_count + 1 })
-    expect(latestCert().serial).toBe(cert.serial)
+    expect(await orderRow()).toMatchObject({ status: 'completed', reissue_count: before.reissue_count + 1 })
+    expect((await latestCert()).serial).toBe(cert.serial)
   })
 
   it('GET /events pages through the whole history, newest first', async () => {
@@ -291,6 +294,6 @@ describe("deploys follow the scheduler's automatic reissues", () => {
     expect(failed.events[0].message).toMatch(/failed \(attempt 2 of 6\).*next attempt at \d{4}-\d{2}-\d{2} 00:05:00$/)
     const reissued = await get('?type=certificate.reissued&limit=1')
     expect(reissued.events[0].message).toContain('reissued automatically')
-    expect(reissued.events[0].data).toMatchObject({ trigger: 'auto_reissue', serial: latestCert().serial })
+    expect(reissued.events[0].data).toMatchObject({ trigger: 'auto_reissue', serial: (await latestCert()).serial })
   })
 })

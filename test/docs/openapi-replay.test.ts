@@ -52,8 +52,8 @@ async function freePort(): Promise<number> {
 beforeAll(async () => {
   s = await startServer()
   dns = await startDns()
-  s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
-  r = s.reseller({ credit: 1000 })
+  await s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
+  r = await s.reseller({ credit: 1000 })
   const started = await startPrism(join(ROOT, 'docs', 'openapi.json'))
   prism = started.child
   base = started.base
@@ -137,7 +137,7 @@ describe('a replay through the validating proxy', () => {
     await clean(200, 'GET', '/products/2')
     await clean(200, 'GET', '/san-pricing/4')
     await clean(404, 'GET', '/products/999')
-    const noGroup = s.reseller({ credit: 10, groupId: null })
+    const noGroup = await s.reseller({ credit: 10, groupId: null })
     await clean(403, 'GET', '/products', { key: noGroup.key })
     await clean(401, 'GET', '/products', { key: 'cdk_not-a-key' })
 
@@ -187,7 +187,7 @@ describe('a replay through the validating proxy', () => {
     await clean(200, 'GET', `/certificate/${id}`)
     await clean(404, 'GET', `/certificate/${id}/download`)
     // The newest approval message (first: newest first) waits in the outbox (no SMTP server is set): its code approves.
-    const message = s.service.certificates.outbox(id)[0]?.body ?? ''
+    const message = (await s.service.certificates.outbox(id))[0]?.body ?? ''
     const code = /^\s{4}([A-Z2-9]{10})\s*$/m.exec(message)?.[1]
     expect(code, message).toBeDefined()
     await clean(200, 'POST', '/ssl/approve', { body: { order_id: id, code } })
@@ -219,14 +219,14 @@ describe('a replay through the validating proxy', () => {
     await clean(404, 'GET', '/invoices/4242')
     await clean(200, 'GET', '/credits?limit=3&offset=1')
     await clean(200, 'GET', '/balance')
-    const unpaid = s.service.orders.create(
-      s.service.resellers.get(r.id),
+    const unpaid = await s.service.orders.create(
+      await s.service.resellers.get(r.id),
       { productId: 2, domain: 'invoice.example.com' },
       'invoice'
     )
-    const poor = s.reseller({ credit: 1 })
-    const poorOrder = s.service.orders.create(
-      s.service.resellers.get(poor.id),
+    const poor = await s.reseller({ credit: 1 })
+    const poorOrder = await s.service.orders.create(
+      await s.service.resellers.get(poor.id),
       { productId: 2, domain: 'poor.example.com' },
       'invoice'
     )
@@ -254,7 +254,7 @@ describe('a replay through the validating proxy', () => {
     await clean(404, 'GET', '/orders/4242/renewal')
     await clean(200, 'GET', `/orders/${cs}/installation`)
     // An endpoint nothing listens on: the check answers it unreachable, at once.
-    s.service.installations.addEndpoint(r.id, cs, {
+    await s.service.installations.addEndpoint(r.id, cs, {
       host: 'replay.example.com',
       port: await freePort(),
       address: '127.0.0.1'

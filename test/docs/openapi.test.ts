@@ -24,7 +24,7 @@ describe('docs/openapi.json', () => {
 
   beforeAll(async () => {
     server = await startServer()
-    key = server.reseller().key
+    key = (await server.reseller()).key
   })
   afterAll(async () => {
     await server?.close()

@@ -10,7 +10,8 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { callHandler, createHandlers, type AppHandlers } from '../../src-main/app/handlers'
 import { restoreStore } from '../../src-main/core/backup'
-import { openService, type Service } from '../../src-main/core/service'
+import { type Service } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 import { manualClock } from '../support/clock'
 import { audit } from './support'
 
@@ -18,19 +19,19 @@ const base = mkdtempSync(join(tmpdir(), 'certdesk-backup-ui-'))
 let service: Service
 let handlers: AppHandlers
 
-beforeAll(() => {
-  service = openService({ dataDir: join(base, 'data'), clock: manualClock('2026-11-21T10:00:00Z').clock })
+beforeAll(async () => {
+  service = await openService({ dataDir: join(base, 'data'), clock: manualClock('2026-11-21T10:00:00Z').clock })
   handlers = createHandlers(service, {
     transport: 'browser',
     listenerUrl: () => 'http://127.0.0.1:1',
     apiVersion: '3.0'
   })
-  const r = service.resellers.create({ name: 'UI Backup', email: 'ui@example.test', groupId: 1 })
-  service.ledger.topUp(r.id, 10_000_000)
+  const r = await service.resellers.create({ name: 'UI Backup', email: 'ui@example.test', groupId: 1 })
+  await service.ledger.topUp(r.id, 10_000_000)
   // Enough rows for a copy in several steps.
-  const reseller = service.resellers.get(r.id)
+  const reseller = await service.resellers.get(r.id)
   for (let i = 0; i < 400; i++)
-    service.orders.create(reseller, { productId: 1, domain: `ui-${i}.example.com`, period: 12 })
+    await service.orders.create(reseller, { productId: 1, domain: `ui-${i}.example.com`, period: 12 })
 })
 afterAll(() => {
   service?.close()
@@ -51,7 +52,7 @@ describe('backup from the settings screen', () => {
     // A second start while one runs is refused.
     expect((await call('startBackup', folder)).status).toBe(409)
     // The store stays writable during the copy.
-    service.ledger.topUp(1, 100)
+    await service.ledger.topUp(1, 100)
     const seen: number[] = []
     for (let i = 0; i < 200; i++) {
       const p = (await call('backupProgress')).body as { result: { state: string; percent: number } }

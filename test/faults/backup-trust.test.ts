@@ -27,7 +27,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startKeyringSession, type KeyringSession } from '../../scripts/keyring-session.mjs'
 import { backupJobsFor } from '../../src-main/core/backup'
 import { DCV_SETTINGS } from '../../src-main/core/dcv'
-import { openService } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 import { configureOverHttp, startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
 import { admin, audit, Database, DB_FILE, report } from './support'
 
@@ -47,30 +47,32 @@ const withBackupPassphrase = (p: string, env: NodeJS.ProcessEnv = process.env) =
 
 beforeAll(async () => {
   ;[web, dns] = await Promise.all([startWeb(), startDns()])
-  const service = openService({ dataDir })
+  const service = await openService({ dataDir })
   try {
-    service.settings.set(DCV_SETTINGS.resolver, dns.address)
-    service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
-    service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
-    const r = service.resellers.create({ name: 'Trust Hosting', email: 'trust@example.test', groupId: 1 })
-    service.ledger.topUp(r.id, 100_000_000)
+    await service.settings.set(DCV_SETTINGS.resolver, dns.address)
+    await service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+    await service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
+    const r = await service.resellers.create({ name: 'Trust Hosting', email: 'trust@example.test', groupId: 1 })
+    await service.ledger.topUp(r.id, 100_000_000)
+    const reseller = await service.resellers.get(r.id)
     for (let i = 0; i < 400; i++)
-      service.orders.create(service.resellers.get(r.id), { productId: 1, domain: `t-${i}.example.com`, period: 12 })
-    const orderId = service.orders.create(service.resellers.get(r.id), {
-      productId: 2,
-      domain: 'signed.example.com',
-      period: 12
-    }).order.id
+      await service.orders.create(reseller, { productId: 1, domain: `t-${i}.example.com`, period: 12 })
+    const orderId = (
+      await service.orders.create(reseller, {
+        productId: 2,
+        domain: 'signed.example.com',
+        period: 12
+      })
+    ).order.id
     const publish = await configureOverHttp(service, web, r.id, orderId, 'signed.example.com')
     publish()
     await service.certificates.status(r.id, orderId)
-    leafPem = (
-      service.ctx.db.prepare('SELECT certificate_pem AS pem FROM certificates WHERE order_id = ?').get(orderId) as {
-        pem: string
-      }
-    ).pem
+    leafPem = (await service.ctx.store.value<string>(
+      'SELECT certificate_pem FROM certificates WHERE order_id = ?',
+      orderId
+    )) as string
   } finally {
-    service.close()
+    await service.close()
   }
   expect(leafPem).toMatch(/^-----BEGIN CERTIFICATE-----/)
 }, 120_000)
@@ -234,7 +236,7 @@ describe('restore accepts only what CertDesk wrote', () => {
       expect(restore(keychainBackup, [], elsewhere).code).toBe(0)
       // A secrets export of another data dir is no key for this backup.
       const otherDir = fresh('other-data')
-      openService({ dataDir: otherDir }).close()
+      await (await openService({ dataDir: otherDir })).close()
       const otherSecrets = exportSecretsOf(otherDir)
       const mismatched = restore(keychainBackup, ['--secrets', otherSecrets], {
         ...elsewhere,
@@ -327,7 +329,7 @@ describe("the backup's temporary file", () => {
     mkdirSync(folder)
     // The other user's store, which they would like to pass off as this machine's backup.
     const victimDir = fresh('theirs')
-    openService({ dataDir: victimDir }).close()
+    await (await openService({ dataDir: victimDir })).close()
     const victim = join(victimDir, DB_FILE)
     const victimBytes = readFileSync(victim)
     const swapped: string[] = []
@@ -343,10 +345,10 @@ describe("the backup's temporary file", () => {
         // gone already
       }
     })
-    const service = openService({ dataDir })
+    const service = await openService({ dataDir })
     try {
       const jobs = backupJobsFor(service.ctx, dataDir)
-      const started = jobs.start(folder)
+      const started = await jobs.start(folder)
       let view = jobs.progress()
       for (let i = 0; i < 600 && view.state === 'running'; i++) {
         await new Promise((r) => setTimeout(r, 10))
@@ -360,7 +362,7 @@ describe("the backup's temporary file", () => {
       expect(() => lstatSync(started.file as string)).toThrow()
     } finally {
       watcher.close()
-      service.close()
+      await service.close()
     }
     expect(readFileSync(victim).equals(victimBytes)).toBe(true)
   }, 120_000)

@@ -10,7 +10,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSyn
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { openService } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 import { CLI } from '../support/cli'
 import { admin, audit, call, Database, makeReseller, orderStorm, report, startServe, type Served } from './support'
 
@@ -78,10 +78,10 @@ describe('certdesk admin backup and restore', () => {
 
     // A new machine: the keychain has none of this data dir's secrets (same install id, same
     // keychain service: they are removed here), so the desktop's "copy API key" cannot work.
-    const fresh = openService({ dataDir: restoredDir })
+    const fresh = await openService({ dataDir: restoredDir })
     try {
       for (const item of fresh.ctx.secrets.list?.() ?? []) fresh.ctx.secrets.delete(item.name)
-      expect(() => fresh.resellers.revealApiKey(1)).toThrow(/not in the OS keychain/)
+      await expect(fresh.resellers.revealApiKey(1)).rejects.toThrow(/not in the OS keychain/)
     } finally {
       fresh.close()
     }
@@ -96,9 +96,9 @@ describe('certdesk admin backup and restore', () => {
     expect(wrong.json.error).toBe('could not import the secrets file: the passphrase is wrong or the file was changed')
     const imported = admin(restoredDir, ['secrets', 'import', '--from', secretsFile], withPassphrase(PASSPHRASE))
     expect(imported.code, imported.stderr).toBe(0)
-    const back = openService({ dataDir: restoredDir })
+    const back = await openService({ dataDir: restoredDir })
     try {
-      expect(back.resellers.revealApiKey(1)).toBe(r.key)
+      expect(await back.resellers.revealApiKey(1)).toBe(r.key)
     } finally {
       back.close()
     }

@@ -25,8 +25,6 @@ beforeAll(async () => {
   browserMode = await startBrowserMode('certdesk-busy-transports-')
   ;({ dataDir, resellerId } = browserMode)
   acmeServer = await startAcmeServer(browserMode.service, { port: 0 })
-  // Started, as `serve` is: from here on the process no longer waits on locks on its only thread.
-  browserMode.service.stopWaitingOnLocks()
   rpc = createRpcClient({ baseUrl: browserMode.url, headers: { cookie: browserMode.cookie, origin: browserMode.url } })
 })
 

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DCV_SETTINGS } from '../../src-main/core/dcv'
-import { openService } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 import { CLI } from '../support/cli'
 import { newKeyPem } from '../support/csr'
 import { configureOverHttp, startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
@@ -28,19 +28,21 @@ let resellerId: number
 
 beforeAll(async () => {
   ;[web, dns] = await Promise.all([startWeb(), startDns()])
-  const service = openService({ dataDir })
+  const service = await openService({ dataDir })
   try {
-    service.settings.set(DCV_SETTINGS.resolver, dns.address)
-    service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
-    service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
-    const r = service.resellers.create({ name: 'Crash Hosting', email: 'crash@example.test', groupId: 1 })
+    await service.settings.set(DCV_SETTINGS.resolver, dns.address)
+    await service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+    await service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
+    const r = await service.resellers.create({ name: 'Crash Hosting', email: 'crash@example.test', groupId: 1 })
     resellerId = r.id
-    service.ledger.topUp(r.id, 50_000)
-    orderId = service.orders.create(service.resellers.get(r.id), {
-      productId: 2,
-      domain: 'crash.example.com',
-      period: 12
-    }).order.id
+    await service.ledger.topUp(r.id, 50_000)
+    orderId = (
+      await service.orders.create(await service.resellers.get(r.id), {
+        productId: 2,
+        domain: 'crash.example.com',
+        period: 12
+      })
+    ).order.id
     // The validation file is up: the next pass of the scheduler finds it valid and issues.
     ;(await configureOverHttp(service, web, r.id, orderId, 'crash.example.com', newKeyPem()))()
   } finally {
@@ -151,7 +153,7 @@ describe('a crash between the files of a deploy', () => {
       targets: { id: number }[]
     }
     expect(cli(['deploy', 'remove', '--target', String(targets.targets[0].id)]).status).toBe(0)
-    const service = openService({ dataDir })
+    const service = await openService({ dataDir })
     try {
       await service.certificates.reissue(resellerId, { orderId })
     } finally {

@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DCV_SETTINGS } from '../../src-main/core/dcv'
-import { openService } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 import { newKeyPem } from '../support/csr'
 import { configureOverHttp, startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
 import { admin, audit, call, Database, DB_FILE, isRetryLater, report, sleep, startServe, type Served } from './support'
@@ -72,19 +72,21 @@ beforeAll(async () => {
   mount(dataMnt, '24m')
   mount(deployMnt, '1m')
   ;[web, dns] = await Promise.all([startWeb(), startDns()])
-  const service = openService({ dataDir })
+  const service = await openService({ dataDir })
   try {
-    service.settings.set(DCV_SETTINGS.resolver, dns.address)
-    service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
-    service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
-    const r = service.resellers.create({ name: 'Full Issue', email: 'full@example.test', groupId: 1 })
-    service.ledger.topUp(r.id, 50_000)
-    key = service.resellers.createApiKey(r.id).key
-    orderId = service.orders.create(service.resellers.get(r.id), {
-      productId: 2,
-      domain: 'full.example.com',
-      period: 12
-    }).order.id
+    await service.settings.set(DCV_SETTINGS.resolver, dns.address)
+    await service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+    await service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
+    const r = await service.resellers.create({ name: 'Full Issue', email: 'full@example.test', groupId: 1 })
+    await service.ledger.topUp(r.id, 50_000)
+    key = (await service.resellers.createApiKey(r.id)).key
+    orderId = (
+      await service.orders.create(await service.resellers.get(r.id), {
+        productId: 2,
+        domain: 'full.example.com',
+        period: 12
+      })
+    ).order.id
     putFile = await configureOverHttp(service, web, r.id, orderId, 'full.example.com', newKeyPem())
     // The local CA exists before the disk fills (it is made on first use).
     await service.localCa.rootPem()

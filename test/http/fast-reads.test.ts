@@ -20,7 +20,7 @@ beforeAll(async () => {
     }
   })
 })
-afterAll(() => s.close())
+afterAll(async () => await s.close())
 
 /** A GET with a Host header of our choosing (fetch always sends the URL's). */
 const getWithHost = (path: string, host: string, key: string): Promise<{ status: number; body: unknown }> =>
@@ -36,7 +36,7 @@ const getWithHost = (path: string, host: string, key: string): Promise<{ status:
 
 describe('kept answers sent before fastify', () => {
   it("answers the reseller's next GET after its own order before fastify, showing the order", async () => {
-    const r = s.reseller({ credit: 100 })
+    const r = await s.reseller({ credit: 100 })
     const place = (domain: string) =>
       s.request('POST', '/orders', { key: r.key, body: { product_id: 2, domain } }).then((res) => res.status)
     expect(await place('before-fast.example.com')).toBe(200)
@@ -51,7 +51,7 @@ describe('kept answers sent before fastify', () => {
   })
 
   it('answers a repeated GET without fastify, with the same status, headers and bytes', async () => {
-    const r = s.reseller({ credit: 100 })
+    const r = await s.reseller({ credit: 100 })
     await s.request('POST', '/orders', { key: r.key, body: { product_id: 2, domain: 'fast.example.com' } })
     const answers = []
     for (let i = 0; i < 4; i++) {
@@ -75,7 +75,7 @@ describe('kept answers sent before fastify', () => {
   })
 
   it('still refuses a foreign Host, a missing key and a wrong key for a URL it keeps an answer to', async () => {
-    const r = s.reseller({ credit: 100 })
+    const r = await s.reseller({ credit: 100 })
     for (let i = 0; i < 3; i++) {
       expect((await s.request('GET', '/products', { key: r.key })).status).toBe(200)
     }

@@ -12,7 +12,7 @@ beforeAll(async () => {
     server: { logger: { level: 'info', stream: { write: (line: string) => void logged.push(line) } } }
   })
 })
-afterAll(() => s.close())
+afterAll(async () => await s.close())
 
 function raw(bytes: string): Promise<{ status: number; body: unknown }> {
   const { port } = new URL(s.url)
@@ -56,7 +56,7 @@ describe('requests refused before any route', () => {
   })
 
   it('answers an undecodable path of a known caller with 400 in the envelope', async () => {
-    const r = s.reseller()
+    const r = await s.reseller()
     const res = await s.request('GET', '/products/%ff', { key: r.key })
     expect(res.status).toBe(400)
     expect(res.body).toEqual({ success: false, error: expect.stringContaining('request path') })
@@ -65,7 +65,7 @@ describe('requests refused before any route', () => {
 
 describe('the request log', () => {
   it('never shows an API key a client put in the URL', async () => {
-    const r = s.reseller()
+    const r = await s.reseller()
     const res = await s.request('GET', `/orders?api_key=${r.key}`, { key: r.key })
     // /orders takes no api_key parameter: refused by its name, and the key is not echoed.
     expect(res.status).toBe(400)

@@ -48,7 +48,7 @@ const PAGES = ['/orders?limit=3', '/orders?limit=3&offset=3', '/orders?limit=3&o
 
 describe('answers moved forward by an order', () => {
   it('sends every kept page and the statistics after each order, equal to a rebuilt answer', async () => {
-    const a = s.reseller({ credit: 900 })
+    const a = await s.reseller({ credit: 900 })
     for (let i = 1; i <= 7; i++) await order(a, `page-${i}.example.com`)
     for (const path of [...PAGES, '/stats']) await get(s, a, path)
 
@@ -69,7 +69,7 @@ describe('answers moved forward by an order', () => {
   })
 
   it('moves a deeper page whose page before it was never read, and pages past the end', async () => {
-    const a = s.reseller({ credit: 900 })
+    const a = await s.reseller({ credit: 900 })
     for (let i = 1; i <= 5; i++) await order(a, `deep-${i}.example.com`)
     // offset 3 alone: the order that moves onto it is read from the store at the write's moment.
     const deep = ['/orders?limit=3&offset=3', '/orders?limit=3&offset=6', '/orders?limit=3&offset=9']
@@ -84,7 +84,7 @@ describe('answers moved forward by an order', () => {
   })
 
   it('leaves filtered lists, the balance and the ledger to be rebuilt, and shows the write in them', async () => {
-    const a = s.reseller({ credit: 900 })
+    const a = await s.reseller({ credit: 900 })
     await order(a, 'filtered-1.example.com')
     const paths = ['/orders?status=pending&limit=3', '/orders?domain=filtered&limit=3', '/balance', '/credits']
     for (const path of paths) await get(s, a, path)
@@ -97,7 +97,7 @@ describe('answers moved forward by an order', () => {
   })
 
   it('moves nothing past a write by another process, and shows that write', async () => {
-    const a = s.reseller({ credit: 900 })
+    const a = await s.reseller({ credit: 900 })
     await order(a, 'cli-1.example.com')
     for (const path of [...PAGES, '/stats']) await get(s, a, path)
     const topUp = cliTopUp(s.dataDir, a.id, 7)
@@ -111,7 +111,7 @@ describe('answers moved forward by an order', () => {
   })
 
   it('moves nothing for a replayed request, and keeps answering it right', async () => {
-    const a = s.reseller({ credit: 900 })
+    const a = await s.reseller({ credit: 900 })
     const key = { 'idempotency-key': 'moved-replay-1' }
     const id = await order(a, 'replay.example.com', key)
     for (const path of [...PAGES, '/stats']) await get(s, a, path)
@@ -120,7 +120,7 @@ describe('answers moved forward by an order', () => {
   })
 
   it('stops moving a page nobody reads any more', async () => {
-    const a = s.reseller({ credit: 2000 })
+    const a = await s.reseller({ credit: 2000 })
     await order(a, 'unread-0.example.com')
     await get(s, a, '/orders?limit=3')
     for (let i = 1; i <= 40; i++) await order(a, `unread-${i}.example.com`)
@@ -131,8 +131,8 @@ describe('answers moved forward by an order', () => {
   })
 
   it("does not move another reseller's pages, nor answer one reseller with another's", async () => {
-    const a = s.reseller({ credit: 900 })
-    const b = s.reseller({ credit: 900 })
+    const a = await s.reseller({ credit: 900 })
+    const b = await s.reseller({ credit: 900 })
     await order(a, 'a-only.example.com')
     await order(b, 'b-only.example.com')
     for (const r of [a, b]) for (const path of PAGES) await get(s, r, path)
@@ -148,8 +148,8 @@ describe('answers moved forward by an order', () => {
   })
 
   it('refuses a key revoked by another process right after an order, though its answers were moved', async () => {
-    const a = s.reseller({ credit: 900 })
-    const second = s.service.resellers.createApiKey(a.id)
+    const a = await s.reseller({ credit: 900 })
+    const second = await s.service.resellers.createApiKey(a.id)
     const other = { id: a.id, key: second.key }
     await order(a, 'revoke-1.example.com')
     for (let i = 0; i < 2; i++) await get(s, other, '/orders?limit=3')
@@ -166,7 +166,7 @@ describe('answers moved forward by an order', () => {
     let now = new Date('2026-11-26T23:59:58Z')
     const t = await startServer({ clock: () => now })
     try {
-      const a = t.reseller({ credit: 100 })
+      const a = await t.reseller({ credit: 100 })
       const place = async (domain: string) =>
         expect((await t.request('POST', '/orders', { key: a.key, body: { product_id: 2, domain } })).status).toBe(200)
       const stats = async () => {

@@ -15,7 +15,7 @@ let s: TestServer
 beforeAll(async () => {
   s = await startServer()
 })
-afterAll(() => s.close())
+afterAll(async () => await s.close())
 
 /** GET `path` as `r`, and whether the read cache answered it (its hit counter moved by one). */
 async function read(r: TestReseller, path: string): Promise<{ body: Body; cached: boolean; text: string }> {
@@ -56,8 +56,8 @@ function writeByHand(sql: string): void {
 
 describe('a write leaves the answers it cannot change cached', () => {
   it("keeps reseller B's lists, balance, account and statistics, and the catalogue, while A places orders", async () => {
-    const a = s.reseller({ credit: 500 })
-    const b = s.reseller({ credit: 500 })
+    const a = await s.reseller({ credit: 500 })
+    const b = await s.reseller({ credit: 500 })
     await order(b, 'b-first.example.com')
     const kept: Record<string, string> = {}
     for (const path of READS) {
@@ -82,22 +82,22 @@ describe('a write leaves the answers it cannot change cached', () => {
   })
 
   it('shares one catalogue answer between the resellers of a group', async () => {
-    const a = s.reseller({ credit: 10 })
-    const b = s.reseller({ credit: 10 })
+    const a = await s.reseller({ credit: 10 })
+    const b = await s.reseller({ credit: 10 })
     const first = await read(a, '/products?brand=Sectigo')
     const second = await read(b, '/products?brand=Sectigo')
     expect(first.cached).toBe(false)
     expect(second.cached).toBe(true)
     expect(second.text).toBe(first.text)
     // Another group's answer is its own.
-    const gold = s.reseller({ credit: 10, groupId: 2 })
+    const gold = await s.reseller({ credit: 10, groupId: 2 })
     expect((await read(gold, '/products?brand=Sectigo')).cached).toBe(false)
   })
 })
 
 describe('no cached answer survives a write that changes it', () => {
   it("shows the caller's own order, cancel and refund in every list, balance, account and statistics", async () => {
-    const a = s.reseller({ credit: 500 })
+    const a = await s.reseller({ credit: 500 })
     const id = await order(a, 'first.example.com')
     const before: Record<string, Body> = {}
     for (const path of READS) {
@@ -135,7 +135,7 @@ describe('no cached answer survives a write that changes it', () => {
   })
 
   it('shows what the admin CLI changed in another process: credit, group, prices', async () => {
-    const a = s.reseller({ credit: 500 })
+    const a = await s.reseller({ credit: 500 })
     await order(a, 'cli.example.com')
     for (const path of ['/balance', '/credits', '/account', '/stats', '/products']) {
       await read(a, path)
@@ -172,7 +172,7 @@ describe('no cached answer survives a write that changes it', () => {
   })
 
   it('shows an order, its invoice and a product name changed by hand in another process', async () => {
-    const a = s.reseller({ credit: 500 })
+    const a = await s.reseller({ credit: 500 })
     const id = await order(a, 'by-hand.example.com')
     for (const path of ['/orders?limit=50', '/invoices', '/products', '/stats']) await read(a, path)
 
@@ -197,9 +197,9 @@ describe('no cached answer survives a write that changes it', () => {
   })
 
   it('never shows a deleted order under its id when the id is used again', async () => {
-    const a = s.reseller({ credit: 500 })
+    const a = await s.reseller({ credit: 500 })
     await order(a, 'kept.example.com')
-    const id = (s.service.ctx.db.prepare('SELECT MAX(id) AS n FROM orders').get() as { n: number }).n + 1
+    const id = ((await s.service.ctx.store.get('SELECT MAX(id) AS n FROM orders')) as { n: number }).n + 1
     // Rows written by hand, without an invoice: only the order's own row names it.
     const insert = (domain: string): string =>
       `INSERT INTO orders (id, order_number, reseller_id, product_id, domain, period_months, base_price_cents,
@@ -221,7 +221,7 @@ describe('no cached answer survives a write that changes it', () => {
 
 describe('GET /orders answered from kept orders', () => {
   it('sends each order exactly as GET /orders/:id does, as compact JSON', async () => {
-    const a = s.reseller({ credit: 500 })
+    const a = await s.reseller({ credit: 500 })
     const domains = ['one.example.com', 'two.example.com', 'three.example.com']
     for (const domain of domains) await order(a, domain)
     // Built twice: once from rows, once from kept orders after another order shifted the page.

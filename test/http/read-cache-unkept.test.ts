@@ -16,7 +16,7 @@ let s: TestServer
 beforeAll(async () => {
   s = await startServer()
 })
-afterAll(() => s.close())
+afterAll(async () => await s.close())
 
 async function read(r: TestReseller, path: string): Promise<{ body: Body; cached: boolean }> {
   const before = s.app.readCache.hits
@@ -44,8 +44,8 @@ const READS = ['/orders?limit=50', '/invoices', '/credits', '/balance', '/accoun
 
 describe('a write from the admin CLI drops what it touched and nothing else', () => {
   it("moves the reseller it credited, and leaves another reseller's answers kept", async () => {
-    const a = s.reseller({ credit: 100 })
-    const b = s.reseller({ credit: 100 })
+    const a = await s.reseller({ credit: 100 })
+    const b = await s.reseller({ credit: 100 })
     await placeOrder(a, 'a.example.com')
     await placeOrder(b, 'b.example.com')
     for (const r of [a, b])
@@ -73,7 +73,7 @@ describe('a write from the admin CLI drops what it touched and nothing else', ()
 
 describe('a write that cannot be traced to what it changed', () => {
   it('is never hidden: with a version trigger dropped, every read is answered anew until it is back', async () => {
-    const a = s.reseller({ credit: 100 })
+    const a = await s.reseller({ credit: 100 })
     const id = await placeOrder(a, 'untraced.example.com')
     for (const path of READS) await read(a, path)
     expect((await read(a, '/orders?limit=50')).cached).toBe(true)

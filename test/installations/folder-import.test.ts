@@ -83,7 +83,7 @@ afterAll(async () => {
 
 describe('folder import and links', () => {
   it('lists every link it did not follow, with why, instead of importing nothing silently', async () => {
-    const r = s.reseller()
+    const r = await s.reseller()
     const live = join(le, 'live')
     const out = await s.service.imports.importFolder(r.id, live)
     expect(out.imported).toEqual([])
@@ -95,7 +95,7 @@ describe('folder import and links', () => {
   })
 
   it('follows links only while they stay inside the folder', async () => {
-    const r = s.reseller()
+    const r = await s.reseller()
     const live = join(le, 'live')
     // live/ alone: its links lead to ../archive, outside the folder chosen.
     const out = await s.service.imports.importFolder(r.id, live, { followLinks: true })
@@ -106,7 +106,7 @@ describe('folder import and links', () => {
   })
 
   it("imports Let's Encrypt's current certificate through live/, its key beside it, and nothing from outside", async () => {
-    const r = s.reseller()
+    const r = await s.reseller()
     const out = await s.service.imports.importFolder(r.id, le, { followLinks: true, withKeys: true })
     // The current certificate once (cert.pem and fullchain.pem hold the same leaf), with its key;
     // archive/ keeps earlier certificates, read only through live/.
@@ -114,7 +114,7 @@ describe('folder import and links', () => {
       ['shop.le.test', shop.serial.toUpperCase(), true]
     ])
     expect(out.imported[0].source).toBe(`file:${join(le, 'live', 'shop.le.test', 'cert.pem')}`)
-    expect(s.service.imports.list(r.id).map((c) => c.domain)).toEqual(['shop.le.test'])
+    expect((await s.service.imports.list(r.id)).map((c) => c.domain)).toEqual(['shop.le.test'])
     const skipped = skippedUnder(out, le)
     for (const name of ['passwd.pem', 'sneaky.pem', 'live/shop.le.test/evil.pem', 'out-dir']) {
       expect(skipped[name], name).toMatch(/leads out of the folder.*never followed/)
@@ -126,7 +126,7 @@ describe('folder import and links', () => {
   })
 
   it('never reads a FIFO or a device, and finishes', async () => {
-    const r = s.reseller()
+    const r = await s.reseller()
     const out = await s.service.imports.importFolder(r.id, hostile)
     expect(out.imported.map((c) => c.domain)).toEqual(['site.plain.test'])
     const skipped = skippedUnder(out, hostile)
@@ -143,7 +143,7 @@ describe('folder import and links', () => {
 
 describe('a folder changed while it is imported', () => {
   it('never reads a file swapped for a FIFO, nor through a folder swapped for a link out', async () => {
-    const r = s.reseller()
+    const r = await s.reseller()
     const root = join(base, 'changing')
     for (const d of ['a', 'b', 'c']) mkdirSync(join(root, d), { recursive: true })
     // a/ first: a PFX whose MAC takes seconds to derive holds the import there while the rest changes.
@@ -171,13 +171,14 @@ describe('a folder changed while it is imported', () => {
 
 describe('keys beside their certificates', () => {
   it('keeps site.key with site.crt when keys are asked for, only the key that matches', async () => {
-    const r = s.reseller()
+    const r = await s.reseller()
     const out = await s.service.imports.importFolder(r.id, plain, { withKeys: true })
     const byDomain = Object.fromEntries(out.imported.map((c) => [c.domain, c.keyKept]))
     expect(byDomain).toEqual({ 'site.plain.test': true, 'other.plain.test': false })
-    const row = s.service.ctx.db
-      .prepare('SELECT wrapped_key FROM imported_keys WHERE certificate_id = ?')
-      .get(out.imported.find((c) => c.domain === 'site.plain.test')?.id) as { wrapped_key: Buffer }
+    const row = (await s.service.ctx.store.get(
+      'SELECT wrapped_key FROM imported_keys WHERE certificate_id = ?',
+      out.imported.find((c) => c.domain === 'site.plain.test')?.id ?? null
+    )) as { wrapped_key: Buffer }
     const id = out.imported.find((c) => c.domain === 'site.plain.test')?.id as number
     expect(s.service.keyVault.unwrapImported(id, row.wrapped_key).trim()).toBe(site.privateKeyPem.trim())
     // other.key belongs to another certificate: left where it is, and said so.
@@ -186,20 +187,20 @@ describe('keys beside their certificates', () => {
   })
 
   it('without --with-keys, lists the key beside its certificate as left in place', async () => {
-    const r = s.reseller()
+    const r = await s.reseller()
     const out = await s.service.imports.importFolder(r.id, plain)
     expect(out.imported.every((c) => !c.keyKept)).toBe(true)
     expect(out.keysLeftInPlace.sort()).toEqual([join(plain, 'other.key'), join(plain, 'site.key')])
   })
 
   it('finds site.key beside a certificate file named alone', async () => {
-    const r = s.reseller()
+    const r = await s.reseller()
     const out = await s.service.imports.importFiles(r.id, [join(plain, 'site.crt')], { withKeys: true })
     expect(out.imported.map((c) => [c.domain, c.keyKept])).toEqual([['site.plain.test', true]])
   })
 
   it("reads a file named on its own through its link, with certbot's privkey.pem beside it", async () => {
-    const r = s.reseller()
+    const r = await s.reseller()
     const fullchain = join(le, 'live', 'shop.le.test', 'fullchain.pem')
     const out = await s.service.imports.importFiles(r.id, [fullchain], { withKeys: true })
     expect(out.imported.map((c) => [c.domain, c.serial, c.keyKept])).toEqual([
@@ -207,9 +208,9 @@ describe('keys beside their certificates', () => {
     ])
   })
 
-  it('certdesk admin import folder --follow-links --with-keys does the same from the command line', () => {
+  it('certdesk admin import folder --follow-links --with-keys does the same from the command line', async () => {
     const dataDir = s.dataDir
-    const resellerId = s.reseller().id
+    const resellerId = (await s.reseller()).id
     const r = certdesk([
       'admin',
       '--data-dir',

@@ -63,7 +63,7 @@ afterAll(async () => {
 
 describe('importing certificates bought elsewhere', () => {
   it('reads PEM, DER and PFX from a folder once each, leaves keys in place, and says what it skipped', async () => {
-    const r = s.reseller({ credit: 500, discount: 10 })
+    const r = await s.reseller({ credit: 500, discount: 10 })
     const imports = s.service.imports
     const password = 'pa$$ "word"; rm -rf /'
     const first = await imports.importFolder(r.id, dir, { password })
@@ -76,7 +76,7 @@ describe('importing certificates bought elsewhere', () => {
     const pem = first.imported.find((c) => c.domain === 'pem.bought.test')
     // The leaf is found whatever the order in the file, and its chain kept for downloads.
     expect(pem?.serial).toBe(new X509Certificate(leaves.pem.certificatePem).serialNumber.toUpperCase())
-    expect(imports.pem(r.id, pem?.id as number).chainPem).toContain('BEGIN CERTIFICATE')
+    expect((await imports.pem(r.id, pem?.id as number)).chainPem).toContain('BEGIN CERTIFICATE')
     expect(first.imported.every((c) => !c.keyKept)).toBe(true)
     expect(first.keysLeftInPlace.sort()).toEqual(
       [join(dir, 'shop.pfx'), join(dir, 'site-a', 'ssl', 'privkey.key'), join(dir, 'soon.crt')].sort()
@@ -88,19 +88,19 @@ describe('importing certificates bought elsewhere', () => {
     expect(skipped['link-out']).toMatch(/symbolic link .*not followed/)
     expect(first.imported.some((c) => c.source.includes('link-out'))).toBe(false)
     // Nothing of a key reached the store.
-    const dump = JSON.stringify(s.service.ctx.db.prepare('SELECT * FROM imported_certificates').all())
+    const dump = JSON.stringify(await s.service.ctx.store.all('SELECT * FROM imported_certificates'))
     expect(dump).not.toMatch(/PRIVATE KEY/)
-    expect(s.service.ctx.db.prepare('SELECT COUNT(*) AS n FROM imported_keys').get()).toEqual({ n: 0 })
+    expect(await s.service.ctx.store.get('SELECT COUNT(*) AS n FROM imported_keys')).toEqual({ n: 0 })
 
     // Again: every certificate is already known, none is imported twice.
     const again = await imports.importFolder(r.id, dir, { password })
     expect(again.imported).toEqual([])
     expect(again.duplicates.length).toBe(4)
     // Another reseller imports the same files as their own; neither sees the other's.
-    const other = s.reseller({ credit: 1 })
+    const other = await s.reseller({ credit: 1 })
     expect((await imports.importFiles(other.id, [join(dir, 'der.cer')])).imported.length).toBe(1)
-    expect(imports.list(r.id).length).toBe(4)
-    expect(() => imports.get(other.id, pem?.id as number)).toThrow(/not found/)
+    expect((await imports.list(r.id)).length).toBe(4)
+    await expect(imports.get(other.id, pem?.id as number)).rejects.toThrow(/not found/)
 
     // A wrong PFX password is a clear skip, not a crash.
     const wrong = await imports.importFiles(r.id, [join(dir, 'shop.pfx')], { password: 'nope' })
@@ -108,12 +108,13 @@ describe('importing certificates bought elsewhere', () => {
   })
 
   it('keeps a key only when asked, only when it belongs to the certificate, wrapped', async () => {
-    const r = s.reseller({ credit: 1 })
+    const r = await s.reseller({ credit: 1 })
     const out = await s.service.imports.importFiles(r.id, [join(dir, 'soon.crt')], { withKeys: true })
     expect(out.imported[0].keyKept).toBe(true)
-    const row = s.service.ctx.db
-      .prepare('SELECT wrapped_key FROM imported_keys WHERE certificate_id = ?')
-      .get(out.imported[0].id) as { wrapped_key: Buffer }
+    const row = (await s.service.ctx.store.get(
+      'SELECT wrapped_key FROM imported_keys WHERE certificate_id = ?',
+      out.imported[0].id
+    )) as { wrapped_key: Buffer }
     expect(row.wrapped_key.toString('latin1')).not.toMatch(/PRIVATE KEY/)
     expect(s.service.keyVault.unwrapImported(out.imported[0].id, row.wrapped_key).trim()).toBe(
       leaves.soon.privateKeyPem.trim()
@@ -123,42 +124,42 @@ describe('importing certificates bought elsewhere', () => {
   })
 
   it('offers a replacement at the reseller price and places it in one step', async () => {
-    const r = s.reseller({ credit: 500, discount: 10 })
+    const r = await s.reseller({ credit: 500, discount: 10 })
     const imports = s.service.imports
     const [c] = (await imports.importFiles(r.id, [join(dir, 'der.cer')])).imported
-    const offer = imports.replacementQuote(r.id, c.id)
-    const reseller = s.service.resellers.get(r.id)
+    const offer = await imports.replacementQuote(r.id, c.id)
+    const reseller = await s.service.resellers.get(r.id)
     // The cheapest DV single-name product for this reseller's group, with the discount applied.
-    const dvSingle = s.service.catalogue
-      .list(reseller.groupId)
-      .filter((p) => p.fulfillment === 'certificate' && p.validationType === 'dv' && p.domainType === 'single')
-    const totals = dvSingle.map(
-      (p) => s.service.orders.quoteView(reseller, { productId: p.id, domain: c.domain, period: 12 }).total
+    const dvSingle = (await s.service.catalogue.list(reseller.groupId)).filter(
+      (p) => p.fulfillment === 'certificate' && p.validationType === 'dv' && p.domainType === 'single'
     )
+    const totals: number[] = []
+    for (const p of dvSingle)
+      totals.push((await s.service.orders.quoteView(reseller, { productId: p.id, domain: c.domain, period: 12 })).total)
     expect(offer.quote.total).toBe(Math.min(...totals))
     expect(offer.quote.discountRate).toBe(10)
-    const balance = s.service.resellers.get(r.id).creditBalance
-    const placed = imports.renew(r.id, c.id)
+    const balance = (await s.service.resellers.get(r.id)).creditBalance
+    const placed = await imports.renew(r.id, c.id)
     expect(placed.order).toMatchObject({ domain: 'der.bought.test', productId: offer.productId })
-    expect(s.service.resellers.get(r.id).creditBalance).toBe(balance - offer.quote.total)
-    expect(imports.get(r.id, c.id).replacementOrderId).toBe(placed.order.id)
+    expect((await s.service.resellers.get(r.id)).creditBalance).toBe(balance - offer.quote.total)
+    expect((await imports.get(r.id, c.id)).replacementOrderId).toBe(placed.order.id)
     // Once only: a second renewal would charge twice.
-    expect(() => imports.renew(r.id, c.id)).toThrow(/already replaces it/)
+    await expect(imports.renew(r.id, c.id)).rejects.toThrow(/already replaces it/)
   })
 
   it('reports what expires in a window, issued or imported, with who to contact, as CSV safe for spreadsheets', async () => {
-    const r = s.reseller({ credit: 1, name: '=HYPERLINK("http://evil.test")' })
+    const r = await s.reseller({ credit: 1, name: '=HYPERLINK("http://evil.test")' })
     await s.service.imports.importFiles(r.id, [join(dir, 'soon.crt'), join(dir, 'der.cer')])
-    const rows = s.service.reports.expiring({ days: 30, resellerId: r.id })
+    const rows = await s.service.reports.expiring({ days: 30, resellerId: r.id })
     expect(rows.map((x) => x.domain)).toEqual(['soon.bought.test'])
     expect(rows[0]).toMatchObject({ kind: 'imported', contact: expect.stringMatching(/@example\.test$/) })
     expect(rows[0].daysLeft).toBeGreaterThanOrEqual(8)
     expect(rows[0].daysLeft).toBeLessThanOrEqual(10)
-    expect(s.service.reports.expiring({ days: 398, resellerId: r.id }).length).toBe(2)
+    expect((await s.service.reports.expiring({ days: 398, resellerId: r.id })).length).toBe(2)
     const csv = expiringCsv(rows)
     expect(csv.split('\n')[0]).toBe('kind,reference,domain,valid_till,days_left,renewal_planned_at,reseller,contact')
     expect(csv).toContain(`'=HYPERLINK`)
-    expect(() => s.service.reports.expiring({ days: 5000 })).toThrow(/days must be/)
+    await expect(s.service.reports.expiring({ days: 5000 })).rejects.toThrow(/days must be/)
     // Over the API: the caller's own certificates only.
     const res = await s.request<Record<string, unknown>>('GET', '/reports/expiring?days=30', { key: r.key })
     expect(res.status).toBe(200)
@@ -169,7 +170,7 @@ describe('importing certificates bought elsewhere', () => {
 
 describe('importing from live endpoints', () => {
   it('reads what a server serves and refuses ranges that are not a bounded local scan', async () => {
-    const r = s.reseller({ credit: 1 })
+    const r = await s.reseller({ credit: 1 })
     const served = leaves.pem
     const server = tlsServer({ key: served.privateKeyPem, cert: served.certificatePem + served.chainPem })
     const port = await new Promise<number>((res) =>
@@ -178,7 +179,7 @@ describe('importing from live endpoints', () => {
     try {
       const out = await s.service.imports.importEndpoints(r.id, [`127.0.0.1:${port}`])
       expect(out.imported.map((c) => [c.domain, c.source])).toEqual([['pem.bought.test', `endpoint:127.0.0.1:${port}`]])
-      expect(s.service.imports.pem(r.id, out.imported[0].id).chainPem).toContain('BEGIN CERTIFICATE')
+      expect((await s.service.imports.pem(r.id, out.imported[0].id)).chainPem).toContain('BEGIN CERTIFICATE')
     } finally {
       await new Promise((res) => server.close(res))
     }
@@ -194,7 +195,7 @@ describe('importing from live endpoints', () => {
   })
 
   it('scans 256 endpoints with at most its bound in flight and leaves no socket open', async () => {
-    const r = s.reseller({ credit: 1 })
+    const r = await s.reseller({ credit: 1 })
     let open = 0
     let most = 0
     const sockets = new Set<Socket>()

@@ -38,10 +38,10 @@ beforeAll(async () => {
   s = await startServer()
   dns = await startDns()
   web = await startWeb()
-  s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
-  s.service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
-  s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
-  s.service.settings.set(INSTALLATION_SETTINGS.timeoutSeconds, '1')
+  await s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
+  await s.service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+  await s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
+  await s.service.settings.set(INSTALLATION_SETTINGS.timeoutSeconds, '1')
 })
 afterAll(async () => {
   for (const c of closers) await c()
@@ -99,15 +99,18 @@ async function issue(key: string, orderId: number, csr: string): Promise<void> {
   expect(((await s.request<Body>('GET', `/ssl/${orderId}`, { key })).body as Body).status).toBe('completed')
 }
 
-function certificates(orderId: number): { certificate_pem: string; chain_pem: string; serial: string }[] {
-  return s.service.ctx.db
-    .prepare('SELECT certificate_pem, chain_pem, serial FROM certificates WHERE order_id = ? ORDER BY id')
-    .all(orderId) as { certificate_pem: string; chain_pem: string; serial: string }[]
+async function certificates(
+  orderId: number
+): Promise<{ certificate_pem: string; chain_pem: string; serial: string }[]> {
+  return (await s.service.ctx.store.all(
+    'SELECT certificate_pem, chain_pem, serial FROM certificates WHERE order_id = ? ORDER BY id',
+    orderId
+  )) as { certificate_pem: string; chain_pem: string; serial: string }[]
 }
 
 describe('the installation checker', () => {
   it('tells the current certificate from the old one, a missing intermediate, a foreign one and a dead server', async () => {
-    const r = s.reseller({ credit: 100 })
+    const r = await s.reseller({ credit: 100 })
     const created = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 2, domain: NAMES[0] } })
     const orderId = created.body.order_id as number
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
@@ -117,7 +120,7 @@ describe('the installation checker', () => {
     expect((await s.request<Body>('POST', '/ssl/reissue', { key: r.key, body: { order_id: orderId } })).status).toBe(
       200
     )
-    const [old, current] = certificates(orderId)
+    const [old, current] = await certificates(orderId)
     expect(current.serial).not.toBe(old.serial)
 
     const foreign = await (await createTestCa()).issue(NAMES[0], new Date('2026-01-01T00:00:00Z'), 300)
@@ -141,18 +144,18 @@ describe('the installation checker', () => {
 
     const app = s.service.installations
     // The name resolves through DNS (127.0.0.1 from the test DNS server); the others name an address.
-    app.addEndpoint(r.id, orderId, { host: NAMES[0], port: good })
-    app.addEndpoint(r.id, orderId, { host: NAMES[1], port: stale, address: '127.0.0.3' })
-    app.addEndpoint(r.id, orderId, {
+    await app.addEndpoint(r.id, orderId, { host: NAMES[0], port: good })
+    await app.addEndpoint(r.id, orderId, { host: NAMES[1], port: stale, address: '127.0.0.3' })
+    await app.addEndpoint(r.id, orderId, {
       host: 'mail.shop.example.test',
       port: smtpPort,
       address: '127.0.0.8',
       starttls: 'smtp'
     })
-    app.addEndpoint(r.id, orderId, { host: NAMES[0], port: bare, address: '127.0.0.4' })
-    app.addEndpoint(r.id, orderId, { host: 'cdn.shop.example.test', port: other, address: '127.0.0.5' })
-    app.addEndpoint(r.id, orderId, { host: 'slow.shop.example.test', port: silent, address: '127.0.0.6' })
-    app.addEndpoint(r.id, orderId, { host: 'rst.shop.example.test', port: reset, address: '127.0.0.7' })
+    await app.addEndpoint(r.id, orderId, { host: NAMES[0], port: bare, address: '127.0.0.4' })
+    await app.addEndpoint(r.id, orderId, { host: 'cdn.shop.example.test', port: other, address: '127.0.0.5' })
+    await app.addEndpoint(r.id, orderId, { host: 'slow.shop.example.test', port: silent, address: '127.0.0.6' })
+    await app.addEndpoint(r.id, orderId, { host: 'rst.shop.example.test', port: reset, address: '127.0.0.7' })
 
     const res = await s.request<Body>('POST', `/orders/${orderId}/installation/check`, { key: r.key })
     expect(res.status, JSON.stringify(res.body)).toBe(200)
@@ -174,14 +177,14 @@ describe('the installation checker', () => {
     expect(byHost['rst.shop.example.test']).toMatchObject({ verdict: 'unreachable', detail: 'connection reset' })
     // The worst verdict is the order's badge, and it is an event.
     expect(inst).toMatchObject({ verdict: 'unreachable', label: 'unreachable' })
-    expect(app.badges(r.id, [orderId])[orderId]).toMatchObject({ verdict: 'unreachable' })
+    expect((await app.badges(r.id, [orderId]))[orderId]).toMatchObject({ verdict: 'unreachable' })
     const events = await s.request<Body>('GET', `/events?order_id=${orderId}&type=installation.failed`, { key: r.key })
     expect((events.body.events as Body[]).length).toBe(1)
 
     // STARTTLS on a name the certificate carries: the mail server serves it right.
-    app.addEndpoint(r.id, orderId, { host: NAMES[1], port: smtpPort, address: '127.0.0.8', starttls: 'smtp' })
-    for (const e of app.endpoints(r.id, orderId)) {
-      if (e.host !== NAMES[1] || e.port !== smtpPort) app.removeEndpoint(r.id, orderId, e.id)
+    await app.addEndpoint(r.id, orderId, { host: NAMES[1], port: smtpPort, address: '127.0.0.8', starttls: 'smtp' })
+    for (const e of await app.endpoints(r.id, orderId)) {
+      if (e.host !== NAMES[1] || e.port !== smtpPort) await app.removeEndpoint(r.id, orderId, e.id)
     }
     const mailOnly = await app.check(r.id, orderId)
     const mail = mailOnly.results.find((x) => x.port === smtpPort)
@@ -194,18 +197,18 @@ describe('the installation checker', () => {
     expect(after.length).toBe(before.length)
 
     // Another reseller's order is not found, and its results are not shown.
-    const stranger = s.reseller({ credit: 1 })
+    const stranger = await s.reseller({ credit: 1 })
     for (const [m, p] of [
       ['GET', `/orders/${orderId}/installation`],
       ['POST', `/orders/${orderId}/installation/check`]
     ] as const) {
       expect((await s.request<Body>(m, p, { key: stranger.key })).status).toBe(404)
     }
-    expect(app.badges(stranger.id, [orderId])).toEqual({})
+    expect(await app.badges(stranger.id, [orderId])).toEqual({})
   })
 
   it('refuses bad endpoints and private addresses unless the lab switch is on', async () => {
-    const r = s.reseller({ credit: 100 })
+    const r = await s.reseller({ credit: 100 })
     const orderId = (
       await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 2, domain: 'lab.example.test' } })
     ).body.order_id as number
@@ -217,9 +220,9 @@ describe('the installation checker', () => {
       { host: 'x.example.test', address: '127.0.0.1; rm -rf /' },
       { host: 'x.example.test', starttls: 'ftp' as never }
     ]) {
-      expect(() => app.addEndpoint(r.id, orderId, bad)).toThrow(/could not add the endpoint/)
+      await expect(app.addEndpoint(r.id, orderId, bad)).rejects.toThrow(/could not add the endpoint/)
     }
-    expect(app.endpoints(r.id, orderId)).toEqual([])
+    expect(await app.endpoints(r.id, orderId)).toEqual([])
     // No certificate yet: a clear refusal, not an empty success.
     const early = await s.request<Body>('POST', `/orders/${orderId}/installation/check`, { key: r.key })
     expect(early.status).toBe(400)
@@ -228,22 +231,22 @@ describe('the installation checker', () => {
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
     const keyPem = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string
     await issue(r.key, orderId, opensslCsrForKey(['lab.example.test'], keyPem))
-    const [cert] = certificates(orderId)
+    const [cert] = await certificates(orderId)
     const port = await listenTls('127.0.0.1', keyPem, cert.certificate_pem + cert.chain_pem)
-    app.addEndpoint(r.id, orderId, { host: 'lab.example.test', port, address: '127.0.0.1' })
-    s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'false')
+    await app.addEndpoint(r.id, orderId, { host: 'lab.example.test', port, address: '127.0.0.1' })
+    await s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'false')
     try {
       const refused = (await app.check(r.id, orderId)).results.find((x) => x.port === port)
       expect(refused).toMatchObject({ verdict: 'unreachable' })
       expect(refused?.detail).toMatch(/not checked: 127\.0\.0\.1 is .*loopback/i)
     } finally {
-      s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
+      await s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
     }
     expect((await app.check(r.id, orderId)).results.find((x) => x.port === port)).toMatchObject({ verdict: 'ok' })
   })
 
   it('checks due orders on the schedule, and an order right after a successful deploy', async () => {
-    const r = s.reseller({ credit: 100 })
+    const r = await s.reseller({ credit: 100 })
     const orderId = (
       await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 2, domain: 'due.example.test' } })
     ).body.order_id as number
@@ -251,33 +254,35 @@ describe('the installation checker', () => {
     const keyPem = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string
     await issue(r.key, orderId, opensslCsrForKey(['due.example.test'], keyPem))
     const app = s.service.installations
-    const [cert] = certificates(orderId)
+    const [cert] = await certificates(orderId)
     const port = await listenTls('127.0.0.1', keyPem, cert.certificate_pem + cert.chain_pem)
-    app.addEndpoint(r.id, orderId, { host: 'due.example.test', port })
-    const db = s.service.ctx.db
-    const due = () =>
-      db.prepare('SELECT next_check_at FROM installation_status WHERE order_id = ?').get(orderId) as {
+    await app.addEndpoint(r.id, orderId, { host: 'due.example.test', port })
+    const db = s.service.ctx.store
+    const due = async () =>
+      (await db.get('SELECT next_check_at FROM installation_status WHERE order_id = ?', orderId)) as {
         next_check_at: string
       }
     // A new certificate is due an hour after it was stored, not at once.
-    expect(app.report(r.id, orderId).verdict).toBeNull()
-    db.prepare('UPDATE installation_status SET next_check_at = ? WHERE order_id = ?').run(
-      '2000-01-01 00:00:00',
-      orderId
-    )
+    expect((await app.report(r.id, orderId)).verdict).toBeNull()
+    await db.run('UPDATE installation_status SET next_check_at = ? WHERE order_id = ?', '2000-01-01 00:00:00', orderId)
     expect(await app.checkDue(1000)).toBeGreaterThanOrEqual(1)
-    expect(app.report(r.id, orderId).verdict).not.toBeNull()
-    const next = due().next_check_at
+    expect((await app.report(r.id, orderId)).verdict).not.toBeNull()
+    const next = (await due()).next_check_at
     expect(next > '2026-01-01').toBe(true)
     // A deploy that succeeded makes the order due at once.
-    const target = s.service.deploys.addTarget(orderId, { kind: 'folder', path: '/srv/due' }).target
-    db.prepare(
+    const target = (await s.service.deploys.addTarget(orderId, { kind: 'folder', path: '/srv/due' })).target
+    await db.run(
       `INSERT INTO deploy_runs (target_id, order_id, serial, certificate_pem, chain_pem, valid_from, valid_till, trigger, status,
-         attempts, created_at, updated_at) VALUES (?, ?, 'AA', '', '', '2026-01-01', '2027-01-01', 'manual', 'running', 1, ?, ?)`
-    ).run(target.id, orderId, '2026-01-01 00:00:00', '2026-01-01 00:00:00')
-    db.prepare(
-      "UPDATE deploy_runs SET status = 'succeeded', updated_at = '2026-01-01 00:00:05' WHERE order_id = ?"
-    ).run(orderId)
-    expect(due().next_check_at).toBe('2026-01-01 00:00:05')
+         attempts, created_at, updated_at) VALUES (?, ?, 'AA', '', '', '2026-01-01', '2027-01-01', 'manual', 'running', 1, ?, ?)`,
+      target.id,
+      orderId,
+      '2026-01-01 00:00:00',
+      '2026-01-01 00:00:00'
+    )
+    await db.run(
+      "UPDATE deploy_runs SET status = 'succeeded', updated_at = '2026-01-01 00:00:05' WHERE order_id = ?",
+      orderId
+    )
+    expect((await due()).next_check_at).toBe('2026-01-01 00:00:05')
   })
 })

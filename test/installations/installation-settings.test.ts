@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DCV_SETTINGS } from '../../src-main/core/dcv'
-import { openService } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 import { certdesk } from '../support/cli'
 import { manualClock } from '../support/clock'
 import { configureOverHttp, startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
@@ -21,7 +21,7 @@ const KEYS = ['installations.timeout_seconds', 'installations.concurrency', 'ins
 describe('installation settings from the command line', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'certdesk-inst-settings-'))
   const admin = (...args: string[]) => certdesk(['admin', '--data-dir', dataDir, ...args])
-  beforeAll(() => openService({ dataDir }).close())
+  beforeAll(async () => (await openService({ dataDir })).close())
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 
   it('are listed, saved and read back', () => {
@@ -72,9 +72,9 @@ describe('installation settings in use', () => {
     s = await startServer({ clock: clock.clock })
     dns = await startDns()
     web = await startWeb()
-    s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
-    s.service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
-    s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
+    await s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
+    await s.service.settings.set(DCV_SETTINGS.httpPort, String(web.httpPort))
+    await s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')
   })
   afterAll(async () => {
     await web?.close()
@@ -83,12 +83,12 @@ describe('installation settings in use', () => {
   })
 
   async function issuedOrder(domain: string): Promise<{ resellerId: number; orderId: number }> {
-    const r = s.reseller({ credit: 100 })
-    const { order } = s.service.orders.create(s.service.resellers.get(r.id), { productId: 2, domain })
+    const r = await s.reseller({ credit: 100 })
+    const { order } = await s.service.orders.create(await s.service.resellers.get(r.id), { productId: 2, domain })
     const publish = await configureOverHttp(s.service, web, r.id, order.id, domain)
     publish()
     await s.service.certificates.status(r.id, order.id)
-    expect(s.service.orders.get(r.id, order.id).status).toBe('completed')
+    expect((await s.service.orders.get(r.id, order.id)).status).toBe('completed')
     return { resellerId: r.id, orderId: order.id }
   }
 
@@ -113,13 +113,13 @@ describe('installation settings in use', () => {
     )
     try {
       for (let i = 0; i < 6; i++) {
-        s.service.installations.addEndpoint(resellerId, orderId, {
+        await s.service.installations.addEndpoint(resellerId, orderId, {
           host: `n${i}.example.test`,
           port,
           address: '127.0.0.9'
         })
       }
-      s.service.settings.update({ 'installations.timeout_seconds': '1', 'installations.concurrency': '2' })
+      await s.service.settings.update({ 'installations.timeout_seconds': '1', 'installations.concurrency': '2' })
       const report = await s.service.installations.check(resellerId, orderId)
       const slow = report.results.filter((x) => x.port === port)
       expect(slow).toHaveLength(6)
@@ -136,34 +136,37 @@ describe('installation settings in use', () => {
   it('checks an order again after the interval set, follows a changed interval, and 0 turns the schedule off', async () => {
     const { resellerId, orderId } = await issuedOrder('interval.example.test')
     const inst = s.service.installations
-    const nextCheck = () =>
+    const nextCheck = async () =>
       (
-        s.service.ctx.db.prepare('SELECT next_check_at FROM installation_status WHERE order_id = ?').get(orderId) as {
+        (await s.service.ctx.store.get(
+          'SELECT next_check_at FROM installation_status WHERE order_id = ?',
+          orderId
+        )) as {
           next_check_at: string
         }
       ).next_check_at
-    s.service.settings.update({ 'installations.check_interval_hours': '6', 'installations.timeout_seconds': '1' })
+    await s.service.settings.update({ 'installations.check_interval_hours': '6', 'installations.timeout_seconds': '1' })
     await inst.check(resellerId, orderId)
-    const checkedAt = inst.report(resellerId, orderId).checkedAt as string
+    const checkedAt = (await inst.report(resellerId, orderId)).checkedAt as string
     const hoursAfter = (h: number) =>
       new Date(Date.parse(`${checkedAt.replace(' ', 'T')}Z`) + h * 3_600_000)
         .toISOString()
         .slice(0, 19)
         .replace('T', ' ')
-    expect(nextCheck()).toBe(hoursAfter(6))
+    expect(await nextCheck()).toBe(hoursAfter(6))
     // A longer interval moves the next check out; a shorter one brings it in.
-    s.service.settings.update({ 'installations.check_interval_hours': '48' })
-    expect(nextCheck()).toBe(hoursAfter(48))
-    s.service.settings.update({ 'installations.check_interval_hours': '2' })
-    expect(nextCheck()).toBe(hoursAfter(2))
+    await s.service.settings.update({ 'installations.check_interval_hours': '48' })
+    expect(await nextCheck()).toBe(hoursAfter(48))
+    await s.service.settings.update({ 'installations.check_interval_hours': '2' })
+    expect(await nextCheck()).toBe(hoursAfter(2))
     // 0: the schedule checks nothing, even when an order is due.
     clock.set(new Date(Date.parse(`${hoursAfter(3).replace(' ', 'T')}Z`)))
-    s.service.settings.update({ 'installations.check_interval_hours': '0' })
+    await s.service.settings.update({ 'installations.check_interval_hours': '0' })
     expect(await inst.checkDue(1000)).toBe(0)
     // Back on: due again, and checked.
-    s.service.settings.update({ 'installations.check_interval_hours': '2' })
-    expect(nextCheck()).toBe(hoursAfter(2))
+    await s.service.settings.update({ 'installations.check_interval_hours': '2' })
+    expect(await nextCheck()).toBe(hoursAfter(2))
     expect(await inst.checkDue(1000)).toBeGreaterThanOrEqual(1)
-    expect(inst.report(resellerId, orderId).checkedAt).toBe(hoursAfter(3))
+    expect((await inst.report(resellerId, orderId)).checkedAt).toBe(hoursAfter(3))
   })
 })

@@ -36,7 +36,7 @@ describe('PKCS#12 iteration counts', () => {
     // used to spend tens of seconds on the thread that answers the API.
     const file = pfx('mac-heavy.p12', ['-iter', '8388607', '-keypbe', 'NONE', '-certpbe', 'NONE'])
     expect(statSync(file).size).toBeLessThan(4096)
-    const r = s.reseller()
+    const r = await s.reseller()
     const started = performance.now()
     const out = await s.service.imports.importFiles(r.id, [file], { password: PASSWORD })
     const tookMs = performance.now() - started
@@ -50,7 +50,7 @@ describe('PKCS#12 iteration counts', () => {
 
   it('refuses a file whose key is encrypted with 8,388,607 PBKDF2 iterations, uploaded 50 times', async () => {
     const file = pfx('key-heavy.p12', ['-iter', '8388607', '-nomaciter', '-certpbe', 'NONE'])
-    const r = s.reseller()
+    const r = await s.reseller()
     const bytes = readFileSync(file)
     const started = performance.now()
     for (let i = 0; i < 50; i++) {
@@ -64,7 +64,7 @@ describe('PKCS#12 iteration counts', () => {
   it('derives the MAC key off the event loop: the API answers while a file at the limit is read', async () => {
     // Only the MAC, at 1,000,000 iterations: allowed, and seconds of work.
     const file = pfx('mac-at-limit.p12', ['-iter', '1000000', '-keypbe', 'NONE', '-certpbe', 'NONE'])
-    const r = s.reseller()
+    const r = await s.reseller()
     let settled = false
     const importing = s.service.imports
       .importFiles(r.id, [file], { password: PASSWORD, withKeys: true })
@@ -83,7 +83,7 @@ describe('PKCS#12 iteration counts', () => {
 
   it('opens a file whose MAC and encrypted parts all use 1,000,000 iterations, and keeps its key', async () => {
     const file = pfx('all-at-limit.p12', ['-iter', '1000000'])
-    const r = s.reseller()
+    const r = await s.reseller()
     const out = await s.service.imports.importFiles(r.id, [file], { password: PASSWORD, withKeys: true })
     expect(out.skipped).toEqual([])
     expect(out.imported.map((c) => [c.domain, c.keyKept])).toEqual([['heavy.pfx.test', true]])
@@ -91,7 +91,7 @@ describe('PKCS#12 iteration counts', () => {
 
   it('still says "wrong password" for a wrong password', async () => {
     const file = pfx('plain.p12', [])
-    const r = s.reseller()
+    const r = await s.reseller()
     const out = await s.service.imports.importFiles(r.id, [file], { password: 'not it' })
     expect(out.skipped[0].reason).toMatch(/wrong password/)
     const ok = await s.service.imports.importFiles(r.id, [file], { password: PASSWORD })

@@ -38,13 +38,13 @@ beforeAll(async () => {
   clock = manualClock(new Date())
   s = await startServer({ clock: clock.clock })
   dns = await startChallTestSrv()
-  s.service.settings.set(DCV_SETTINGS.resolver, dns.dns)
+  await s.service.settings.set(DCV_SETTINGS.resolver, dns.dns)
   server = await startAcmeServer(s.service, { port: 0 })
   work = mkdtempSync(join(tmpdir(), 'certdesk-ari-'))
   rootPath = join(work, 'root.pem')
   writeFileSync(rootPath, server.rootPem)
   acme.axios.defaults.httpsAgent = new Agent({ ca: server.rootPem })
-  reseller = s.reseller({ credit: 2000 })
+  reseller = await s.reseller({ credit: 2000 })
 })
 
 afterAll(async () => {
@@ -54,8 +54,8 @@ afterAll(async () => {
   if (work) rmSync(work, { recursive: true, force: true })
 })
 
-const post = (path: string, body: Body) => s.request<Body>('POST', path, { key: reseller.key, body })
-const get = (path: string) => s.request<Body>('GET', path, { key: reseller.key })
+const post = async (path: string, body: Body) => await s.request<Body>('POST', path, { key: reseller.key, body })
+const get = async (path: string) => await s.request<Body>('GET', path, { key: reseller.key })
 
 async function subscribe(domain: string, productId = 12): Promise<AcmeSetup> {
   const created = await post('/orders', { product_id: productId, domain })
@@ -184,19 +184,24 @@ describe('the ACME issuer with the embedded server as its CA', () => {
 
   it('shows the dns-persist-01 record to publish, checks it read-only, and issues once it is published', async () => {
     const setup = await subscribe('shop.ari.test')
-    s.service.acmeIssuer.configure(server.directoryUrl, setup.account.eab_kid, setup.account.eab_hmac_key, rootPath)
+    await s.service.acmeIssuer.configure(
+      server.directoryUrl,
+      setup.account.eab_kid,
+      setup.account.eab_hmac_key,
+      rootPath
+    )
     const created = await post('/orders', { product_id: 2, domain: 'shop.ari.test' })
     orderId = created.body.order_id as number
     // The app keeps the key, so the folder target below may write it beside each renewal.
     const key = newKeyPem()
-    s.service.keyVault.store(reseller.id, orderId, key)
+    await s.service.keyVault.store(reseller.id, orderId, key)
     const conf = await post('/ssl/configure', {
       order_id: orderId,
       csr: opensslCsrForKey(['shop.ari.test', 'www.shop.ari.test'], key),
       dcv_method: 'dns'
     })
     expect(conf.status, JSON.stringify(conf.body)).toBe(200)
-    const accountUrl = s.service.settings.get(ACME_ISSUER_SETTINGS.accountUrl) as string
+    const accountUrl = (await s.service.settings.get(ACME_ISSUER_SETTINGS.accountUrl)) as string
     const v = conf.body.validation as Validation[]
     for (const x of v) {
       expect(x.instructions.record_name).toBe(`_validation-persist.${x.name}`)
@@ -211,7 +216,7 @@ describe('the ACME issuer with the embedded server as its CA', () => {
     const done = await get(`/ssl/${orderId}`)
     expect(done.body.status, JSON.stringify(done.body)).toBe('completed')
     // The CA's window, where it came from, and the moment chosen inside it (RFC 9773 §4.2).
-    const w = s.service.acmeIssuer.windows.view(orderId)
+    const w = await s.service.acmeIssuer.windows.view(orderId)
     expect(w?.source).toBe('ari')
     expect(w?.source_detail).toContain('RFC 9773')
     expect(w && w.renew_at >= w.window_start && w.renew_at <= w.window_end).toBe(true)
@@ -226,12 +231,12 @@ describe('the ACME issuer with the embedded server as its CA', () => {
       ['_validation-persist.shop.ari.test', `localhost; accounturi=${accountUrl}`, true],
       ['_validation-persist.www.shop.ari.test', `localhost; accounturi=${accountUrl}`, true]
     ])
-    const stranger = s.reseller({ credit: 0 })
+    const stranger = await s.reseller({ credit: 0 })
     const hidden = await s.request<Body>('GET', `/orders/${orderId}/renewal`, { key: stranger.key })
     expect(hidden.status).toBe(404)
     expect(hidden.body.success).toBe(false)
     folder = mkdtempSync(join(work, 'deploy-'))
-    s.service.deploys.addTarget(orderId, { kind: 'folder', path: folder, layout: 'nginx' })
+    await s.service.deploys.addTarget(orderId, { kind: 'folder', path: folder, layout: 'nginx' })
   })
 
   it('renews with replaces and deploys in one pass once the CA moves the window into the past', async () => {
@@ -245,36 +250,37 @@ describe('the ACME issuer with the embedded server as its CA', () => {
     expect((await s.service.scheduler.run()).issued).toEqual([])
     clock.set(new Date(clock.now().getTime() + 6 * 3600_000))
     const pass = await s.service.scheduler.run()
-    const why = JSON.stringify({ pass, window: s.service.acmeIssuer.windows.view(orderId), moved: moved.json })
+    const why = JSON.stringify({ pass, window: await s.service.acmeIssuer.windows.view(orderId), moved: moved.json })
     expect(pass.errors, why).toEqual([])
     expect(
       pass.issued.map((i) => i.order_id),
       why
     ).toEqual([orderId])
-    const caOrder = s.service.ctx.db.prepare('SELECT replaces FROM acme_orders ORDER BY id DESC LIMIT 1').get() as {
+    const caOrder = (await s.service.ctx.store.get('SELECT replaces FROM acme_orders ORDER BY id DESC LIMIT 1')) as {
       replaces: string | null
     }
     expect(caOrder.replaces).toBe(firstCertId)
     expect(pass.deploys?.map((d) => [d.order_id, d.status])).toEqual([[orderId, 'succeeded']])
     const deployed = readFileSync(join(folder, 'fullchain.pem'), 'utf8')
-    const newest = s.service.ctx.db
-      .prepare('SELECT certificate_pem FROM certificates WHERE order_id = ? ORDER BY id DESC LIMIT 1')
-      .get(orderId) as { certificate_pem: string }
+    const newest = (await s.service.ctx.store.get(
+      'SELECT certificate_pem FROM certificates WHERE order_id = ? ORDER BY id DESC LIMIT 1',
+      orderId
+    )) as { certificate_pem: string }
     expect(deployed.startsWith(newest.certificate_pem.trim())).toBe(true)
-    const w = s.service.acmeIssuer.windows.view(orderId)
+    const w = await s.service.acmeIssuer.windows.view(orderId)
     expect(w?.cert_id).not.toBe(firstCertId)
     // Idempotent: the next pass renews nothing.
     expect((await s.service.scheduler.run()).issued).toEqual([])
   })
 
   it('renews without replaces when the CA refuses it', async () => {
-    const current = s.service.acmeIssuer.windows.view(orderId)?.cert_id as string
+    const current = (await s.service.acmeIssuer.windows.view(orderId))?.cert_id as string
     // Another client of the same account (certbot on the server, say) already replaced it:
     // the CA answers `alreadyReplaced` (RFC 9773 §5).
     const other = new acme.Client({
       directoryUrl: server.directoryUrl,
       accountKey: s.service.ctx.secrets.get('issuer.acme/account-key') as string,
-      accountUrl: s.service.settings.get(ACME_ISSUER_SETTINGS.accountUrl) as string,
+      accountUrl: (await s.service.settings.get(ACME_ISSUER_SETTINGS.accountUrl)) as string,
       backoffMin: 50,
       backoffMax: 300
     })
@@ -295,18 +301,21 @@ describe('the ACME issuer with the embedded server as its CA', () => {
     const pass = await s.service.scheduler.run()
     expect(pass.errors).toEqual([])
     expect(pass.issued.map((i) => i.order_id)).toEqual([orderId])
-    const caOrder = s.service.ctx.db.prepare('SELECT replaces FROM acme_orders ORDER BY id DESC LIMIT 1').get() as {
+    const caOrder = (await s.service.ctx.store.get('SELECT replaces FROM acme_orders ORDER BY id DESC LIMIT 1')) as {
       replaces: string | null
     }
     expect(caOrder.replaces).toBeNull()
-    expect(s.service.acmeIssuer.windows.view(orderId)?.last_error).toContain('the CA refused replaces')
+    expect((await s.service.acmeIssuer.windows.view(orderId))?.last_error).toContain('the CA refused replaces')
   })
 
   it('reports a look at the CA that failed, keeps the window, and asks again later', async () => {
-    const before = s.service.acmeIssuer.windows.view(orderId)
-    const directory = s.service.settings.get(ACME_ISSUER_SETTINGS.directoryUrl) as string
+    const before = await s.service.acmeIssuer.windows.view(orderId)
+    const directory = (await s.service.settings.get(ACME_ISSUER_SETTINGS.directoryUrl)) as string
     // The CA is gone (a closed port) when the window's Retry-After comes due.
-    s.service.settings.set(ACME_ISSUER_SETTINGS.directoryUrl, `https://localhost:${await freePort()}/acme/directory`)
+    await s.service.settings.set(
+      ACME_ISSUER_SETTINGS.directoryUrl,
+      `https://localhost:${await freePort()}/acme/directory`
+    )
     try {
       clock.set(new Date(clock.now().getTime() + 7 * 3600_000))
       const pass = await s.service.scheduler.run()
@@ -318,12 +327,12 @@ describe('the ACME issuer with the embedded server as its CA', () => {
         }
       ])
       expect(pass.issued).toEqual([])
-      const after = s.service.acmeIssuer.windows.view(orderId)
+      const after = await s.service.acmeIssuer.windows.view(orderId)
       expect(after).toMatchObject({ cert_id: before?.cert_id, window_start: before?.window_start })
       expect(after?.last_error).toContain('could not read the directory')
       expect(Date.parse(after?.next_check_at as string)).toBeGreaterThan(clock.now().getTime())
     } finally {
-      s.service.settings.set(ACME_ISSUER_SETTINGS.directoryUrl, directory)
+      await s.service.settings.set(ACME_ISSUER_SETTINGS.directoryUrl, directory)
     }
   })
 })

@@ -42,13 +42,13 @@ beforeAll(async () => {
     txtWrites.push(host)
     return setTxt(host, value)
   }
-  s.service.settings.update({
+  await s.service.settings.update({
     [DELEGATED_DNS_SETTINGS.zone]: ZONE,
     [DELEGATED_DNS_SETTINGS.listen]: `127.0.0.1:${await freePort()}`,
     [DCV_SETTINGS.resolver]: customerDns.address
   })
   responder = (await startConfiguredResponder(
-    s.service.settings.get(DELEGATED_DNS_SETTINGS.listen),
+    await s.service.settings.get(DELEGATED_DNS_SETTINGS.listen),
     s.service.acmeIssuer.delegation
   )) as RunningDelegatedDns
   recursor = await startRecursor({
@@ -57,8 +57,8 @@ beforeAll(async () => {
     zone: ZONE
   })
   pebble = await startPebble({ dnsServer: recursor.address, validityDays: PEBBLE_DAYS })
-  s.service.acmeIssuer.configure(pebble.directoryUrl, PEBBLE_EAB.kid, PEBBLE_EAB.hmac, pebble.caBundle)
-  reseller = s.reseller({ credit: 1000 })
+  await s.service.acmeIssuer.configure(pebble.directoryUrl, PEBBLE_EAB.kid, PEBBLE_EAB.hmac, pebble.caBundle)
+  reseller = await s.reseller({ credit: 1000 })
 })
 
 afterAll(async () => {
@@ -69,8 +69,8 @@ afterAll(async () => {
   await s?.close()
 })
 
-const post = (path: string, body: Body) => s.request<Body>('POST', path, { key: reseller.key, body })
-const get = (path: string) => s.request<Body>('GET', path, { key: reseller.key })
+const post = async (path: string, body: Body) => await s.request<Body>('POST', path, { key: reseller.key, body })
+const get = async (path: string) => await s.request<Body>('GET', path, { key: reseller.key })
 
 describe('delegated dns-01 with Pebble', () => {
   let orderId: number
@@ -106,16 +106,17 @@ describe('delegated dns-01 with Pebble', () => {
       expect.arrayContaining(names.map((n) => `_acme-challenge.${n}`))
     )
     // Values leave the zone once the certificate is issued.
-    expect(s.service.acmeIssuer.delegation.values(v[0].instructions.record_value.split('.')[0])).toEqual([])
+    expect(await s.service.acmeIssuer.delegation.values(v[0].instructions.record_value.split('.')[0])).toEqual([])
   })
 
   it('keeps the 14-day rule from the certificate itself, then renews with no customer action', async () => {
-    const w = s.service.acmeIssuer.windows.view(orderId)
+    const w = await s.service.acmeIssuer.windows.view(orderId)
     expect(w?.source).toBe('default')
     expect(w?.source_detail).toContain('offers no renewal information')
-    const cert = s.service.ctx.db
-      .prepare('SELECT valid_till FROM certificates WHERE order_id = ? ORDER BY id DESC LIMIT 1')
-      .get(orderId) as { valid_till: string }
+    const cert = (await s.service.ctx.store.get(
+      'SELECT valid_till FROM certificates WHERE order_id = ? ORDER BY id DESC LIMIT 1',
+      orderId
+    )) as { valid_till: string }
     const lead = new Date(new Date(`${cert.valid_till.replace(' ', 'T')}Z`).getTime() - 14 * 86_400_000)
     expect(w?.renew_at).toBe(lead.toISOString().slice(0, 19).replace('T', ' '))
     expect(w?.next_check_at).toBeNull()
@@ -131,7 +132,7 @@ describe('delegated dns-01 with Pebble', () => {
     expect(txtWrites).toEqual([])
     // The window now belongs to the new certificate. (Pebble dates certificates by the real
     // clock, not the test's, so a further pass here would not be meaningful.)
-    const after = s.service.acmeIssuer.windows.view(orderId)
+    const after = await s.service.acmeIssuer.windows.view(orderId)
     expect(after?.cert_id).not.toBe(w?.cert_id)
     expect(after?.source).toBe('default')
   })

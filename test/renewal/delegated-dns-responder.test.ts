@@ -25,7 +25,7 @@ beforeAll(async () => {
     host: '127.0.0.1',
     port: 0,
     zone: ZONE,
-    values: (label) => {
+    values: async (label) => {
       asked.push(label)
       return records.get(label) ?? []
     }

@@ -9,7 +9,7 @@ import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { openService } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 import { DELEGATED_DNS_SETTINGS } from '../../src-main/core/setting-keys'
 import { startCertDesk, type RuntimeLog } from '../../src-main/runtime'
 import { freePort } from '../support/acme'
@@ -38,8 +38,8 @@ describe('the runtime and the delegated-zone responder', () => {
   it('starts it when configured, serves published values, and stops it on stop', async () => {
     const dir = dataDir()
     const port = await freePort()
-    const setup = openService({ dataDir: dir })
-    setup.settings.update({
+    const setup = await openService({ dataDir: dir })
+    await setup.settings.update({
       [DELEGATED_DNS_SETTINGS.zone]: 'acme.reseller.test.',
       [DELEGATED_DNS_SETTINGS.listen]: `127.0.0.1:${port}`
     })
@@ -48,10 +48,10 @@ describe('the runtime and the delegated-zone responder', () => {
     try {
       expect(running.urls.dnsResponder).toBe(`127.0.0.1:${port}`)
       const d = running.service.acmeIssuer.delegation
-      d.publish('shop.example', 'the-dns-01-digest', null)
+      await d.publish('shop.example', 'the-dns-01-digest', null)
       const r = new Resolver({ timeout: 1000, tries: 1 })
       r.setServers([`127.0.0.1:${port}`])
-      expect(await r.resolveTxt(d.target('shop.example'))).toEqual([['the-dns-01-digest']])
+      expect(await r.resolveTxt(await d.target('shop.example'))).toEqual([['the-dns-01-digest']])
       await expect(r.resolveTxt('_acme-challenge.shop.example')).rejects.toMatchObject({ code: 'EREFUSED' })
       expect(await accepts(port)).toBe(true)
     } finally {
@@ -69,10 +69,10 @@ describe('the runtime and the delegated-zone responder', () => {
     }
   })
 
-  it('refuses a zone or address that is not one, and keeps the old value', () => {
-    const service = openService({ dataDir: dataDir() })
+  it('refuses a zone or address that is not one, and keeps the old value', async () => {
+    const service = await openService({ dataDir: dataDir() })
     try {
-      service.settings.update({ [DELEGATED_DNS_SETTINGS.zone]: 'acme.reseller.test' })
+      await service.settings.update({ [DELEGATED_DNS_SETTINGS.zone]: 'acme.reseller.test' })
       for (const bad of [
         'acme..test',
         'acme.test;rm -rf /',
@@ -81,12 +81,12 @@ describe('the runtime and the delegated-zone responder', () => {
         'a b.test',
         `${'a'.repeat(64)}.test`
       ]) {
-        expect(() => service.settings.update({ [DELEGATED_DNS_SETTINGS.zone]: bad }), bad).toThrow(/DNS zone/)
+        await expect(service.settings.update({ [DELEGATED_DNS_SETTINGS.zone]: bad }), bad).rejects.toThrow(/DNS zone/)
       }
       for (const bad of ['localhost:53', '127.0.0.1', '127.0.0.1:99999', '0.0.0.0:53; ls']) {
-        expect(() => service.settings.update({ [DELEGATED_DNS_SETTINGS.listen]: bad }), bad).toThrow()
+        await expect(service.settings.update({ [DELEGATED_DNS_SETTINGS.listen]: bad }), bad).rejects.toThrow()
       }
-      expect(service.settings.get(DELEGATED_DNS_SETTINGS.zone)).toBe('acme.reseller.test')
+      expect(await service.settings.get(DELEGATED_DNS_SETTINGS.zone)).toBe('acme.reseller.test')
     } finally {
       service.close()
     }

@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { browserUiOptions } from '../../src-main/app/browser-mode'
-import { ensureDemoReseller, openService, type Service } from '../../src-main/core/service'
+import { ensureDemoReseller, type Service } from '../../src-main/core/service'
+import { openService } from './engine'
 import { buildServer, listen, type Listening } from '../../src-main/http/server'
 
 const ROOT = join(__dirname, '..', '..')
@@ -30,8 +31,8 @@ export interface BrowserMode {
 
 export async function startBrowserMode(prefix: string): Promise<BrowserMode> {
   const dataDir = mkdtempSync(join(tmpdir(), prefix))
-  const service = openService({ dataDir })
-  const resellerId = ensureDemoReseller(service)!.id
+  const service = await openService({ dataDir })
+  const resellerId = (await ensureDemoReseller(service))!.id
   let url = ''
   const ui = browserUiOptions(service, () => url, join(ROOT, 'out', 'renderer'))
   const listening = await listen(await buildServer(service, ui.server))
@@ -49,7 +50,7 @@ export async function startBrowserMode(prefix: string): Promise<BrowserMode> {
     resellerId,
     close: async () => {
       await listening.close()
-      service.close()
+      await service.close()
       rmSync(dataDir, { recursive: true, force: true })
     }
   }

@@ -245,7 +245,7 @@ export async function configureOverHttp(
   /** A key CertDesk keeps for the order (so folder deploys can write it): the CSR is made from it. */
   keptKeyPem?: string
 ): Promise<() => void> {
-  if (keptKeyPem) service.keyVault.store(resellerId, orderId, keptKeyPem)
+  if (keptKeyPem) await service.keyVault.store(resellerId, orderId, keptKeyPem)
   const conf = await service.certificates.configure(resellerId, {
     orderId,
     csr: keptKeyPem ? opensslCsrForKey([domain], keptKeyPem) : opensslCsr([domain]),

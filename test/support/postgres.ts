@@ -165,7 +165,7 @@ export async function startPostgres(migrate: (client: pg.Client) => Promise<unkn
   }
 }
 
-function serverInfo(): ServerInfo {
+export function serverInfo(): ServerInfo {
   const raw = process.env[ENV]
   if (!raw) throw new Error('could not find the test PostgreSQL: the vitest global setup starts it')
   return JSON.parse(raw) as ServerInfo

@@ -7,7 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { usdToCents } from '../../src-main/core/money'
-import { openService, type Service } from '../../src-main/core/service'
+import { type Service } from '../../src-main/core/service'
+import { openService } from './engine'
 import { buildServer, listen, type App, type ServerOptions } from '../../src-main/http/server'
 import type { Clock } from '../../src-main/core/time'
 
@@ -29,7 +30,7 @@ export interface TestServer {
   /** The listener itself, for what only it can tell (the read cache's counters). */
   app: App
   /** A reseller in `groupId` (default 1) with `credit` USD and an API key. */
-  reseller(opts?: { credit?: number; groupId?: number | null; discount?: number; name?: string }): TestReseller
+  reseller(opts?: { credit?: number; groupId?: number | null; discount?: number; name?: string }): Promise<TestReseller>
   request<T = Record<string, unknown>>(
     method: string,
     path: string,
@@ -48,24 +49,24 @@ export async function startServer(
   opts: { clock?: Clock; server?: ServerOptions; dataDir?: string } = {}
 ): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'certdesk-test-'))
-  const service = openService({ dataDir, clock: opts.clock })
+  const service = await openService({ dataDir, clock: opts.clock })
   const listening = await listen(await buildServer(service, opts.server))
   return {
     url: listening.url,
     dataDir,
     service,
     app: listening.app,
-    reseller({ credit = 0, groupId = 1, discount = 0, name } = {}) {
+    async reseller({ credit = 0, groupId = 1, discount = 0, name } = {}) {
       counter += 1
-      const r = service.resellers.create({
+      const r = await service.resellers.create({
         name: name ?? `Reseller ${counter}`,
         email: `reseller${counter}@example.test`,
         company: `Company ${counter}`,
         groupId,
         discountRate: discount
       })
-      if (credit > 0) service.ledger.topUp(r.id, usdToCents(credit))
-      return { id: r.id, key: service.resellers.createApiKey(r.id).key }
+      if (credit > 0) await service.ledger.topUp(r.id, usdToCents(credit))
+      return { id: r.id, key: (await service.resellers.createApiKey(r.id)).key }
     },
     async request(method, path, { key, body, headers = {} } = {}) {
       const h: Record<string, string> = { accept: 'application/json', ...headers }
@@ -87,7 +88,7 @@ export async function startServer(
     },
     async close() {
       await listening.close()
-      service.close()
+      await service.close()
       if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true })
     }
   }

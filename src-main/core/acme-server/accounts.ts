@@ -36,34 +36,37 @@ export class AcmeAccounts {
   ) {}
 
   async get(id: number): Promise<AcmeAccount | null> {
-    return this.row(id)
+    return await this.row(id)
   }
 
   /** §7.3.1: an account is found by its key. */
   async byThumbprint(thumbprint: string): Promise<AcmeAccount | null> {
-    const row = this.ctx.db.prepare('SELECT * FROM acme_accounts WHERE thumbprint = ?').get(thumbprint) as
+    const row = (await this.ctx.store.get('SELECT * FROM acme_accounts WHERE thumbprint = ?', thumbprint)) as
       AccountRow | undefined
     return row ? accountOf(row) : null
   }
 
   /** The EAB HMAC key of a subscription's key id, or null when no subscription has that id. */
   async eabHmacKey(kid: string): Promise<string | null> {
-    return this.subscriptions.byKid(kid) ? this.subscriptions.hmacKey(kid) : null
+    return (await this.subscriptions.byKid(kid)) ? this.subscriptions.hmacKey(kid) : null
   }
 
   /** §7.3.4: a new account, bound to the subscription whose EAB key id signed the request. */
   async create(a: NewAccount): Promise<AcmeAccount> {
-    const sub = this.subscriptions.byKid(a.eabKid)
+    const sub = await this.subscriptions.byKid(a.eabKid)
     if (!sub) throw new AcmeError('unauthorized', 'could not bind the account: unknown EAB key id')
     if (sub.status !== 'active')
       throw new AcmeError('unauthorized', `could not bind the account: the subscription is ${sub.status}`)
     const contact = Array.isArray(a.contact) ? contactsOf(a.contact) : []
-    const info = this.ctx.db
-      .prepare(
-        `INSERT INTO acme_accounts (subscription_id, thumbprint, jwk, contact, status, created_at) VALUES (?, ?, ?, ?, 'valid', ?)`
-      )
-      .run(sub.id, a.thumbprint, JSON.stringify(a.jwk), JSON.stringify(contact), isoTimestamp(this.ctx.clock()))
-    return this.row(Number(info.lastInsertRowid)) as AcmeAccount
+    const info = await this.ctx.store.insert(
+      `INSERT INTO acme_accounts (subscription_id, thumbprint, jwk, contact, status, created_at) VALUES (?, ?, ?, ?, 'valid', ?)`,
+      sub.id,
+      a.thumbprint,
+      JSON.stringify(a.jwk),
+      JSON.stringify(contact),
+      isoTimestamp(this.ctx.clock())
+    )
+    return (await this.row(info)) as AcmeAccount
   }
 
   /**
@@ -73,38 +76,40 @@ export class AcmeAccounts {
   async update(account: AcmeAccount, u: AccountUpdate): Promise<AcmeAccount> {
     if (u.status !== undefined && u.status !== 'deactivated')
       throw new AcmeError('malformed', 'the only status a client may set is deactivated')
-    const db = this.ctx.db
-    db.transaction(() => {
+    const db = this.ctx.store
+    await db.tx(async () => {
       if (Array.isArray(u.contact)) {
-        db.prepare('UPDATE acme_accounts SET contact = ? WHERE id = ?').run(
+        await db.run(
+          'UPDATE acme_accounts SET contact = ? WHERE id = ?',
           JSON.stringify(contactsOf(u.contact)),
           account.id
         )
       }
       if (u.status === 'deactivated')
-        db.prepare(`UPDATE acme_accounts SET status = 'deactivated' WHERE id = ?`).run(account.id)
-    })()
-    return this.row(account.id) as AcmeAccount
+        await db.run(`UPDATE acme_accounts SET status = 'deactivated' WHERE id = ?`, account.id)
+    })
+    return (await this.row(account.id)) as AcmeAccount
   }
 
   /** §7.3.5: the account moves to a new key, unless another account already holds that key. */
   async changeKey(account: AcmeAccount, jwk: JsonWebKey, thumbprint: string): Promise<KeyChange> {
-    const db = this.ctx.db
-    return db.transaction((): KeyChange => {
-      const taken = db.prepare('SELECT id FROM acme_accounts WHERE thumbprint = ?').get(thumbprint) as
+    const db = this.ctx.store
+    return await db.tx(async (): Promise<KeyChange> => {
+      const taken = (await db.get('SELECT id FROM acme_accounts WHERE thumbprint = ?', thumbprint)) as
         { id: number } | undefined
       if (taken) return { takenBy: taken.id }
-      db.prepare('UPDATE acme_accounts SET jwk = ?, thumbprint = ? WHERE id = ?').run(
+      await db.run(
+        'UPDATE acme_accounts SET jwk = ?, thumbprint = ? WHERE id = ?',
         JSON.stringify(jwk),
         thumbprint,
         account.id
       )
-      return { changed: this.row(account.id) as AcmeAccount }
-    })()
+      return { changed: (await this.row(account.id)) as AcmeAccount }
+    })
   }
 
-  private row(id: number): AcmeAccount | null {
-    const row = this.ctx.db.prepare('SELECT * FROM acme_accounts WHERE id = ?').get(id) as AccountRow | undefined
+  private async row(id: number): Promise<AcmeAccount | null> {
+    const row = (await this.ctx.store.get('SELECT * FROM acme_accounts WHERE id = ?', id)) as AccountRow | undefined
     return row ? accountOf(row) : null
   }
 }

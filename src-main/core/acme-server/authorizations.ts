@@ -17,41 +17,42 @@ export class AcmeAuthorizations {
   constructor(private readonly ctx: CoreContext) {}
 
   async get(account: AcmeAccount, authzPublicId: string): Promise<AcmeAuthorization> {
-    return this.view(this.owned(account, authzPublicId))
+    return await this.view(await this.owned(account, authzPublicId))
   }
 
   /** §7.5.2: a client may deactivate a pending or valid authorization it holds. */
   async deactivate(account: AcmeAccount, authzPublicId: string): Promise<AcmeAuthorization> {
-    const db = this.ctx.db
-    const id = db.transaction(() => {
-      const z = this.owned(account, authzPublicId)
+    const db = this.ctx.store
+    const id = await db.tx(async () => {
+      const z = await this.owned(account, authzPublicId)
       if (z.status !== 'pending' && z.status !== 'valid')
         throw new AcmeError('malformed', `the authorization is ${z.status}`)
-      db.prepare(`UPDATE acme_authorizations SET status = 'deactivated' WHERE id = ?`).run(z.id)
+      await db.run(`UPDATE acme_authorizations SET status = 'deactivated' WHERE id = ?`, z.id)
       return z.id
-    })()
-    return this.view(this.row(id))
+    })
+    return await this.view(await this.row(id))
   }
 
   /** The authorization of this account, or a 404: another account's ids are never confirmed. */
-  owned(account: AcmeAccount, authzPublicId: string): AuthzRow {
-    const a = this.ctx.db
-      .prepare(
-        'SELECT z.* FROM acme_authorizations z JOIN acme_orders o ON o.id = z.order_id WHERE z.public_id = ? AND o.account_id = ?'
-      )
-      .get(authzPublicId, account.id) as AuthzRow | undefined
+  async owned(account: AcmeAccount, authzPublicId: string): Promise<AuthzRow> {
+    const a = (await this.ctx.store.get(
+      'SELECT z.* FROM acme_authorizations z JOIN acme_orders o ON o.id = z.order_id WHERE z.public_id = ? AND o.account_id = ?',
+      authzPublicId,
+      account.id
+    )) as AuthzRow | undefined
     if (!a) throw noSuch('authorization')
     return a
   }
 
-  row(id: number): AuthzRow {
-    return this.ctx.db.prepare('SELECT * FROM acme_authorizations WHERE id = ?').get(id) as AuthzRow
+  async row(id: number): Promise<AuthzRow> {
+    return (await this.ctx.store.get('SELECT * FROM acme_authorizations WHERE id = ?', id)) as AuthzRow
   }
 
-  private view(a: AuthzRow): AcmeAuthorization {
-    const challenges = this.ctx.db
-      .prepare('SELECT * FROM acme_challenges WHERE authz_id = ? ORDER BY id')
-      .all(a.id) as ChallengeRow[]
+  private async view(a: AuthzRow): Promise<AcmeAuthorization> {
+    const challenges = (await this.ctx.store.all(
+      'SELECT * FROM acme_challenges WHERE authz_id = ? ORDER BY id',
+      a.id
+    )) as ChallengeRow[]
     return {
       id: a.id,
       publicId: a.public_id,

@@ -49,7 +49,7 @@ export class AcmeCertificates {
 
   /** §7.4.2: the leaf followed by the chain, one PEM file, for the account that ordered it. */
   async chain(account: AcmeAccount, certPublicId: string): Promise<string> {
-    const c = this.ctx.db.prepare('SELECT * FROM acme_certificates WHERE public_id = ?').get(certPublicId) as
+    const c = (await this.ctx.store.get('SELECT * FROM acme_certificates WHERE public_id = ?', certPublicId)) as
       CertRow | undefined
     if (!c || c.account_id !== account.id) throw noSuch('certificate')
     return c.chain_pem
@@ -69,7 +69,7 @@ export class AcmeCertificates {
     if (typeof reason !== 'number' || !Number.isInteger(reason) || reason < 0 || reason > 10 || reason === 7) {
       throw new AcmeError('badRevocationReason', 'reason must be an RFC 5280 reason code (0-10, not 7)')
     }
-    const row = this.byCertId(ariCertId(cert))
+    const row = await this.byCertId(ariCertId(cert))
     if (!row) throw new AcmeError('malformed', 'this server did not issue that certificate', 404)
     if ('account' in req.by) {
       if (row.account_id !== req.by.account.id)
@@ -77,15 +77,18 @@ export class AcmeCertificates {
     } else if ((await req.by.keySpkiSha256()) !== row.spki_sha256) {
       throw new AcmeError('unauthorized', 'the JWS key is not the key of this certificate')
     }
-    const revoked = this.ctx.db
-      .prepare('UPDATE acme_certificates SET revoked_at = ?, revocation_reason = ? WHERE id = ? AND revoked_at IS NULL')
-      .run(isoTimestamp(this.ctx.clock()), reason, row.id)
+    const revoked = await this.ctx.store.run(
+      'UPDATE acme_certificates SET revoked_at = ?, revocation_reason = ? WHERE id = ? AND revoked_at IS NULL',
+      isoTimestamp(this.ctx.clock()),
+      reason,
+      row.id
+    )
     if (revoked.changes === 0) throw new AcmeError('alreadyRevoked', 'the certificate is already revoked')
   }
 
   /** RFC 9773 §4: the suggested renewal window of a certificate named by its CertID. */
   async renewalInfo(certId: string): Promise<RenewalWindow> {
-    const row = this.byCertId(certId)
+    const row = await this.byCertId(certId)
     if (!row) throw new AcmeError('malformed', 'no certificate with this CertID (RFC 9773 §4.1)', 404)
     if (row.renewal_start && row.renewal_end && row.revoked_at === null)
       return { start: storedTime(row.renewal_start), end: storedTime(row.renewal_end) }
@@ -102,21 +105,25 @@ export class AcmeCertificates {
    */
   async moveWindowToPast(certIdOrSerial: string): Promise<{ certId: string; start: Date; end: Date }> {
     const key = certIdOrSerial.trim()
-    const row = (this.byCertId(key) ??
-      this.ctx.db
-        .prepare(`SELECT * FROM acme_certificates WHERE ltrim(serial_hex, '0') = ?`)
-        .get(key.toLowerCase().replace(/^0+/, '').replace(/:/g, ''))) as CertRow | undefined
+    const row = ((await this.byCertId(key)) ??
+      (await this.ctx.store.get(
+        `SELECT * FROM acme_certificates WHERE ltrim(serial_hex, '0') = ?`,
+        key.toLowerCase().replace(/^0+/, '').replace(/:/g, '')
+      ))) as CertRow | undefined
     if (!row) throw new AcmeError('malformed', `could not move the renewal window: no certificate ${key}`, 404)
     const now = this.ctx.clock()
     const start = addDays(now, -2)
     const end = addDays(now, -1)
-    this.ctx.db
-      .prepare('UPDATE acme_certificates SET renewal_start = ?, renewal_end = ? WHERE id = ?')
-      .run(isoTimestamp(start), isoTimestamp(end), row.id)
+    await this.ctx.store.run(
+      'UPDATE acme_certificates SET renewal_start = ?, renewal_end = ? WHERE id = ?',
+      isoTimestamp(start),
+      isoTimestamp(end),
+      row.id
+    )
     return { certId: row.ari_id, start, end }
   }
 
-  private byCertId(certId: string): CertRow | undefined {
-    return this.ctx.db.prepare('SELECT * FROM acme_certificates WHERE ari_id = ?').get(certId) as CertRow | undefined
+  private async byCertId(certId: string): Promise<CertRow | undefined> {
+    return (await this.ctx.store.get('SELECT * FROM acme_certificates WHERE ari_id = ?', certId)) as CertRow | undefined
   }
 }

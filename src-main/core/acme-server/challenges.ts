@@ -20,11 +20,11 @@ import { challengeOf, type AcmeAccount, type AcmeChallenge, type AuthzRow, type 
 export const PERSIST_ISSUER_SETTING = DELEGATED_DNS_SETTINGS.persistIssuer
 
 /** draft-ietf-acme-dns-persist §3: the name this CA is known by in `_validation-persist` records. */
-export function persistIssuerDomain(settings: Settings): string {
-  const set = settings.get(PERSIST_ISSUER_SETTING)
+export async function persistIssuerDomain(settings: Settings): Promise<string> {
+  const set = await settings.get(PERSIST_ISSUER_SETTING)
   if (set) return set.toLowerCase()
   try {
-    return new URL(settings.get(ACME_DIRECTORY_URL_SETTING) ?? '').hostname.toLowerCase()
+    return new URL((await settings.get(ACME_DIRECTORY_URL_SETTING)) ?? '').hostname.toLowerCase()
   } catch {
     return 'localhost'
   }
@@ -53,32 +53,33 @@ export class AcmeChallenges {
    * of a pending authorization; a POST-as-GET only reads it.
    */
   async respond(account: AcmeAccount, challengePublicId: string, answered: boolean): Promise<ChallengeResponse> {
-    const db = this.ctx.db
-    const c = db
-      .prepare(
-        `SELECT c.* FROM acme_challenges c JOIN acme_authorizations z ON z.id = c.authz_id JOIN acme_orders o ON o.id = z.order_id
-                WHERE c.public_id = ? AND o.account_id = ?`
-      )
-      .get(challengePublicId, account.id) as ChallengeRow | undefined
+    const db = this.ctx.store
+    const c = (await db.get(
+      `SELECT c.* FROM acme_challenges c JOIN acme_authorizations z ON z.id = c.authz_id JOIN acme_orders o ON o.id = z.order_id
+                WHERE c.public_id = ? AND o.account_id = ?`,
+      challengePublicId,
+      account.id
+    )) as ChallengeRow | undefined
     if (!c) throw noSuch('challenge')
-    const z = this.authorizations.row(c.authz_id)
+    const z = await this.authorizations.row(c.authz_id)
     let validation: Promise<void> | null = null
     if (answered && c.status === 'pending' && z.status === 'pending') {
       // Only the request that moves the challenge out of `pending` starts a check.
-      const claimed = db
-        .prepare(`UPDATE acme_challenges SET status = 'processing' WHERE id = ? AND status = 'pending'`)
-        .run(c.id)
+      const claimed = await db.run(
+        `UPDATE acme_challenges SET status = 'processing' WHERE id = ? AND status = 'pending'`,
+        c.id
+      )
       if (claimed.changes === 1) validation = this.validate(c, z, `${c.token}.${account.thumbprint}`, account)
     }
-    const now = db.prepare('SELECT * FROM acme_challenges WHERE id = ?').get(c.id) as ChallengeRow
+    const now = (await db.get('SELECT * FROM acme_challenges WHERE id = ?', c.id)) as ChallengeRow
     return { challenge: challengeOf(now), authorizationId: z.public_id, validation }
   }
 
-  private checkSettings(): CheckSettings {
+  private async checkSettings(): Promise<CheckSettings> {
     return {
-      resolver: this.settings.get(DCV_SETTINGS.resolver),
-      http01Port: Number(this.settings.get(DCV_SETTINGS.httpPort) ?? 80),
-      allowPrivateAddresses: this.settings.flag(DCV_SETTINGS.allowPrivateAddresses),
+      resolver: await this.settings.get(DCV_SETTINGS.resolver),
+      http01Port: Number((await this.settings.get(DCV_SETTINGS.httpPort)) ?? 80),
+      allowPrivateAddresses: await this.settings.flag(DCV_SETTINGS.allowPrivateAddresses),
       timeoutMs: HTTP01_TIMEOUT_MS
     }
   }
@@ -88,9 +89,9 @@ export class AcmeChallenges {
    * and this account, has not passed its persistUntil, and allows wildcards for a wildcard name.
    */
   private async checkPersist(c: ChallengeRow, z: AuthzRow, account: AcmeAccount): Promise<void> {
-    const directory = this.settings.get(ACME_DIRECTORY_URL_SETTING) ?? ''
+    const directory = (await this.settings.get(ACME_DIRECTORY_URL_SETTING)) ?? ''
     const accountUri = directory.replace(/\/directory$/, `/acct/${account.id}`)
-    const verdict = await checkPersistRecord(z.identifier, this.settings.get(DCV_SETTINGS.resolver), {
+    const verdict = await checkPersistRecord(z.identifier, await this.settings.get(DCV_SETTINGS.resolver), {
       issuerDomains: [c.token],
       accountUri,
       wildcard: z.wildcard === 1,
@@ -107,8 +108,8 @@ export class AcmeChallenges {
   private async validate(c: ChallengeRow, z: AuthzRow, keyAuthorization: string, account: AcmeAccount): Promise<void> {
     let error: Record<string, unknown> | null = null
     try {
-      if (c.type === 'http-01') await checkHttp01(z.identifier, c.token, keyAuthorization, this.checkSettings())
-      else if (c.type === 'dns-01') await checkDns01(z.identifier, keyAuthorization, this.checkSettings())
+      if (c.type === 'http-01') await checkHttp01(z.identifier, c.token, keyAuthorization, await this.checkSettings())
+      else if (c.type === 'dns-01') await checkDns01(z.identifier, keyAuthorization, await this.checkSettings())
       else await this.checkPersist(c, z, account)
     } catch (err) {
       error =
@@ -117,18 +118,19 @@ export class AcmeChallenges {
           : acmeErrorDocument('serverInternal', `could not check the challenge: ${(err as Error).message}`)
     }
     const ts = isoTimestamp(this.ctx.clock())
-    const db = this.ctx.db
-    db.transaction(() => {
+    const db = this.ctx.store
+    await db.tx(async () => {
       if (error) {
-        db.prepare(`UPDATE acme_challenges SET status = 'invalid', error = ? WHERE id = ?`).run(
+        await db.run(
+          `UPDATE acme_challenges SET status = 'invalid', error = ? WHERE id = ?`,
           JSON.stringify(error),
           c.id
         )
-        db.prepare(`UPDATE acme_authorizations SET status = 'invalid' WHERE id = ?`).run(z.id)
+        await db.run(`UPDATE acme_authorizations SET status = 'invalid' WHERE id = ?`, z.id)
       } else {
-        db.prepare(`UPDATE acme_challenges SET status = 'valid', validated_at = ? WHERE id = ?`).run(ts, c.id)
-        db.prepare(`UPDATE acme_authorizations SET status = 'valid' WHERE id = ?`).run(z.id)
+        await db.run(`UPDATE acme_challenges SET status = 'valid', validated_at = ? WHERE id = ?`, ts, c.id)
+        await db.run(`UPDATE acme_authorizations SET status = 'valid' WHERE id = ?`, z.id)
       }
-    })()
+    })
   }
 }

@@ -28,7 +28,7 @@ export class AcmeFinalizer {
   ) {}
 
   async finalize(account: AcmeAccount, orderPublicId: string, req: FinalizeRequest): Promise<AcmeOrder> {
-    const o = this.orders.owned(account, orderPublicId)
+    const o = await this.orders.owned(account, orderPublicId)
     if (o.status !== 'ready') throw new AcmeError('orderNotReady', `the order is ${o.status}, not ready`)
     if (typeof req.csr !== 'string') throw new AcmeError('malformed', 'csr is required (base64url DER)')
     // Decoded and its signature checked once (../csr.ts); everything below reads this one result.
@@ -59,13 +59,11 @@ export class AcmeFinalizer {
       throw err
     }
     const spkiHash = createHash('sha256').update(read.csr.spki).digest('hex')
-    const db = this.ctx.db
+    const db = this.ctx.store
     // Two finalize requests at once: only the one that moves the order out of `ready` signs.
-    const claimed = db
-      .prepare(`UPDATE acme_orders SET status = 'processing' WHERE id = ? AND status = 'ready'`)
-      .run(o.id)
+    const claimed = await db.run(`UPDATE acme_orders SET status = 'processing' WHERE id = ? AND status = 'ready'`, o.id)
     if (claimed.changes === 0) throw new AcmeError('orderNotReady', 'the order is already being finalized')
-    const sub = this.subscriptions.byId(account.subscriptionId)
+    const sub = await this.subscriptions.byId(account.subscriptionId)
     const window = this.subscriptions.certificateWindow(sub, this.ctx.clock())
     const names = [...ordered]
     // The name asked for first goes into the CN, as clients expect.
@@ -75,36 +73,30 @@ export class AcmeFinalizer {
       issued = await this.signer.issue(der, names, window.notBefore, window.notAfter)
     } catch (err) {
       const message = `could not issue the certificate: ${(err as Error).message}`
-      db.prepare(`UPDATE acme_orders SET status = 'invalid', error = ? WHERE id = ?`).run(
+      await db.run(
+        `UPDATE acme_orders SET status = 'invalid', error = ? WHERE id = ?`,
         JSON.stringify(acmeErrorDocument('serverInternal', message)),
         o.id
       )
       throw new AcmeError('serverInternal', message)
     }
-    db.transaction(() => {
-      const info = db
-        .prepare(
-          `INSERT INTO acme_certificates (public_id, order_id, account_id, serial_hex, ari_id, spki_sha256, chain_pem, not_before, not_after)
-                  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
-        )
-        .run(
-          publicId(),
-          o.id,
-          account.id,
-          issued.serialHex,
-          issued.ariId,
-          spkiHash,
-          issued.chainPem,
-          isoTimestamp(issued.notBefore),
-          isoTimestamp(issued.notAfter)
-        )
-      if (o.replaces)
-        db.prepare('UPDATE acme_certificates SET replaced_by = ? WHERE ari_id = ?').run(
-          Number(info.lastInsertRowid),
-          o.replaces
-        )
-      db.prepare(`UPDATE acme_orders SET status = 'valid' WHERE id = ?`).run(o.id)
-    })()
-    return this.orders.view(this.orders.rowById(o.id))
+    await db.tx(async () => {
+      const info = await db.insert(
+        `INSERT INTO acme_certificates (public_id, order_id, account_id, serial_hex, ari_id, spki_sha256, chain_pem, not_before, not_after)
+                  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        publicId(),
+        o.id,
+        account.id,
+        issued.serialHex,
+        issued.ariId,
+        spkiHash,
+        issued.chainPem,
+        isoTimestamp(issued.notBefore),
+        isoTimestamp(issued.notAfter)
+      )
+      if (o.replaces) await db.run('UPDATE acme_certificates SET replaced_by = ? WHERE ari_id = ?', info, o.replaces)
+      await db.run(`UPDATE acme_orders SET status = 'valid' WHERE id = ?`, o.id)
+    })
+    return await this.orders.view(await this.orders.rowById(o.id))
   }
 }

@@ -22,7 +22,7 @@ export class AcmeOrders {
     private readonly ctx: CoreContext,
     private readonly subscriptions: AcmeSubscriptions,
     /** The issuer domain name dns-persist-01 challenges offer (challenges.ts). */
-    private readonly persistIssuer: () => string = () => 'localhost'
+    private readonly persistIssuer: () => Promise<string> = async () => 'localhost'
   ) {}
 
   /**
@@ -30,7 +30,7 @@ export class AcmeOrders {
    * `replaces` (RFC 9773 §5) must name a certificate of this account not replaced yet.
    */
   async create(account: AcmeAccount, identifiers: string[], replaces?: string): Promise<AcmeOrder> {
-    const sub = this.subscriptions.byId(account.subscriptionId)
+    const sub = await this.subscriptions.byId(account.subscriptionId)
     let names: string[]
     try {
       names = this.subscriptions.checkOrder(sub, identifiers)
@@ -39,78 +39,83 @@ export class AcmeOrders {
         throw new AcmeError('rejectedIdentifier', `could not create the order: ${err.message}`)
       throw err
     }
-    const db = this.ctx.db
+    const db = this.ctx.store
     const now = this.ctx.clock()
     const expires = isoTimestamp(addDays(now, PENDING_LIFETIME_DAYS))
     const orderPid = publicId()
-    db.transaction(() => {
+    await db.tx(async () => {
       let replacing: string | null = null
       if (replaces !== undefined) {
-        const old = db.prepare('SELECT * FROM acme_certificates WHERE ari_id = ?').get(replaces) as CertRow | undefined
+        const old = (await db.get('SELECT * FROM acme_certificates WHERE ari_id = ?', replaces)) as CertRow | undefined
         if (!old || old.account_id !== account.id)
           throw new AcmeError('malformed', 'replaces does not name a certificate of this account')
         if (old.replaced_by) throw new AcmeError('alreadyReplaced', 'that certificate was already replaced')
         replacing = old.ari_id
       }
-      const info = db
-        .prepare(
-          `INSERT INTO acme_orders (public_id, account_id, status, identifiers, replaces, expires_at, created_at) VALUES (?, ?, 'pending', ?, ?, ?, ?)`
-        )
-        .run(orderPid, account.id, JSON.stringify(names), replacing, expires, isoTimestamp(now))
-      const orderId = Number(info.lastInsertRowid)
+      const info = await db.insert(
+        `INSERT INTO acme_orders (public_id, account_id, status, identifiers, replaces, expires_at, created_at) VALUES (?, ?, 'pending', ?, ?, ?, ?)`,
+        orderPid,
+        account.id,
+        JSON.stringify(names),
+        replacing,
+        expires,
+        isoTimestamp(now)
+      )
+      const orderId = info
       for (const name of names) {
         const wildcard = name.startsWith('*.')
-        const z = db
-          .prepare(
-            `INSERT INTO acme_authorizations (public_id, order_id, identifier, wildcard, status, expires_at) VALUES (?, ?, ?, ?, 'pending', ?)`
-          )
-          .run(publicId(), orderId, wildcard ? name.slice(2) : name, wildcard ? 1 : 0, expires)
+        const z = await db.insert(
+          `INSERT INTO acme_authorizations (public_id, order_id, identifier, wildcard, status, expires_at) VALUES (?, ?, ?, ?, 'pending', ?)`,
+          publicId(),
+          orderId,
+          wildcard ? name.slice(2) : name,
+          wildcard ? 1 : 0,
+          expires
+        )
         // §7.1.4 / §8.3: a wildcard can only be proven through DNS. dns-persist-01 has no token:
         // its row keeps the issuer domain name it offers (draft-ietf-acme-dns-persist §3).
         const types = wildcard ? ['dns-01', 'dns-persist-01'] : ['http-01', 'dns-01', 'dns-persist-01']
         for (const type of types) {
-          db.prepare(
-            `INSERT INTO acme_challenges (public_id, authz_id, type, token, status) VALUES (?, ?, ?, ?, 'pending')`
-          ).run(
+          await db.run(
+            `INSERT INTO acme_challenges (public_id, authz_id, type, token, status) VALUES (?, ?, ?, ?, 'pending')`,
             publicId(),
-            Number(z.lastInsertRowid),
+            z,
             type,
-            type === 'dns-persist-01' ? this.persistIssuer() : challengeToken()
+            type === 'dns-persist-01' ? await this.persistIssuer() : challengeToken()
           )
         }
       }
-    })()
-    return this.view(this.rowByPublicId(orderPid) as OrderRow)
+    })
+    return await this.view((await this.rowByPublicId(orderPid)) as OrderRow)
   }
 
   /** An order of this account, its status brought up to date (§7.1.6). */
   async get(account: AcmeAccount, orderPublicId: string): Promise<AcmeOrder> {
-    return this.view(this.owned(account, orderPublicId))
+    return await this.view(await this.owned(account, orderPublicId))
   }
 
   /** §7.1.2.1: the account's orders still in progress, newest first. */
   async listOpen(account: AcmeAccount): Promise<string[]> {
-    const rows = this.ctx.db
-      .prepare(
-        `SELECT public_id FROM acme_orders WHERE account_id = ? AND status IN ('pending', 'ready', 'processing') ORDER BY id DESC`
-      )
-      .all(account.id) as { public_id: string }[]
+    const rows = (await this.ctx.store.all(
+      `SELECT public_id FROM acme_orders WHERE account_id = ? AND status IN ('pending', 'ready', 'processing') ORDER BY id DESC`,
+      account.id
+    )) as { public_id: string }[]
     return rows.map((r) => r.public_id)
   }
 
   /** The stored order row of this account, refreshed; for the other ACME core modules. */
-  owned(account: AcmeAccount, orderPublicId: string): OrderRow {
-    const o = this.rowByPublicId(orderPublicId)
+  async owned(account: AcmeAccount, orderPublicId: string): Promise<OrderRow> {
+    const o = await this.rowByPublicId(orderPublicId)
     if (!o || o.account_id !== account.id) throw noSuch('order')
-    return this.refresh(o)
+    return await this.refresh(o)
   }
 
-  view(o: OrderRow): AcmeOrder {
-    const db = this.ctx.db
-    const authz = db.prepare('SELECT public_id FROM acme_authorizations WHERE order_id = ? ORDER BY id').all(o.id) as {
+  async view(o: OrderRow): Promise<AcmeOrder> {
+    const db = this.ctx.store
+    const authz = (await db.all('SELECT public_id FROM acme_authorizations WHERE order_id = ? ORDER BY id', o.id)) as {
       public_id: string
     }[]
-    const cert = db.prepare('SELECT public_id FROM acme_certificates WHERE order_id = ?').get(o.id) as
+    const cert = (await db.get('SELECT public_id FROM acme_certificates WHERE order_id = ?', o.id)) as
       { public_id: string } | undefined
     return {
       id: o.id,
@@ -126,20 +131,20 @@ export class AcmeOrders {
     }
   }
 
-  rowById(id: number): OrderRow {
-    return this.ctx.db.prepare('SELECT * FROM acme_orders WHERE id = ?').get(id) as OrderRow
+  async rowById(id: number): Promise<OrderRow> {
+    return (await this.ctx.store.get('SELECT * FROM acme_orders WHERE id = ?', id)) as OrderRow
   }
 
-  private rowByPublicId(orderPublicId: string): OrderRow | undefined {
-    return this.ctx.db.prepare('SELECT * FROM acme_orders WHERE public_id = ?').get(orderPublicId) as
+  private async rowByPublicId(orderPublicId: string): Promise<OrderRow | undefined> {
+    return (await this.ctx.store.get('SELECT * FROM acme_orders WHERE public_id = ?', orderPublicId)) as
       OrderRow | undefined
   }
 
   /** §7.1.6: a pending order is ready once every authorization is valid, invalid once one is not. */
-  private refresh(o: OrderRow): OrderRow {
+  private async refresh(o: OrderRow): Promise<OrderRow> {
     if (o.status !== 'pending') return o
     const statuses = (
-      this.ctx.db.prepare('SELECT status FROM acme_authorizations WHERE order_id = ? ORDER BY id').all(o.id) as {
+      (await this.ctx.store.all('SELECT status FROM acme_authorizations WHERE order_id = ? ORDER BY id', o.id)) as {
         status: string
       }[]
     ).map((a) => a.status)
@@ -148,7 +153,7 @@ export class AcmeOrders {
     else if (statuses.every((s) => s === 'valid')) next = 'ready'
     else if (storedTime(o.expires_at).getTime() < this.ctx.clock().getTime()) next = 'invalid'
     if (next !== o.status)
-      this.ctx.db.prepare(`UPDATE acme_orders SET status = ? WHERE id = ? AND status = 'pending'`).run(next, o.id)
+      await this.ctx.store.run(`UPDATE acme_orders SET status = ? WHERE id = ? AND status = 'pending'`, next, o.id)
     return { ...o, status: next }
   }
 }

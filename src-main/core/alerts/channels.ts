@@ -188,12 +188,12 @@ export async function checkUrl(kind: ChannelKind, v: unknown, allowPrivate: bool
 export class AlertChannels {
   constructor(private readonly ctx: CoreContext) {}
 
-  list(): Channel[] {
-    return (this.ctx.db.prepare('SELECT * FROM alert_channels ORDER BY id').all() as ChannelRow[]).map(channelFromRow)
+  async list(): Promise<Channel[]> {
+    return ((await this.ctx.store.all('SELECT * FROM alert_channels ORDER BY id')) as ChannelRow[]).map(channelFromRow)
   }
 
-  get(id: number): Channel {
-    const row = this.ctx.db.prepare('SELECT * FROM alert_channels WHERE id = ?').get(id) as ChannelRow | undefined
+  async get(id: number): Promise<Channel> {
+    const row = (await this.ctx.store.get('SELECT * FROM alert_channels WHERE id = ?', id)) as ChannelRow | undefined
     if (!row) throw notFound(`could not find alert channel ${id}`)
     return channelFromRow(row)
   }
@@ -227,39 +227,43 @@ export class AlertChannels {
         secrets = [['url', u.toString()]]
       }
     }
-    const db = this.ctx.db
-    const id = Number(
-      (db.prepare('SELECT IFNULL(MAX(id), 0) + 1 AS id FROM alert_channels').get() as { id: number }).id
-    )
+    const db = this.ctx.store
+    const id = Number(((await db.get('SELECT IFNULL(MAX(id), 0) + 1 AS id FROM alert_channels')) as { id: number }).id)
     for (const [what, value] of secrets) this.ctx.secrets.set(secretName(id, what), value)
     try {
-      db.prepare(
-        'INSERT INTO alert_channels (id, kind, name, config, enabled, digest, created_at) VALUES (?, ?, ?, ?, 1, ?, ?)'
-      ).run(id, input.kind, name, JSON.stringify(config), digest ? 1 : 0, isoTimestamp(this.ctx.clock()))
+      await db.run(
+        'INSERT INTO alert_channels (id, kind, name, config, enabled, digest, created_at) VALUES (?, ?, ?, ?, 1, ?, ?)',
+        id,
+        input.kind,
+        name,
+        JSON.stringify(config),
+        digest ? 1 : 0,
+        isoTimestamp(this.ctx.clock())
+      )
     } catch (err) {
       for (const [what] of secrets) this.ctx.secrets.delete(secretName(id, what))
       throw err
     }
-    return { channel: this.get(id), signingSecret }
+    return { channel: await this.get(id), signingSecret }
   }
 
-  remove(id: number): void {
-    const channel = this.get(id)
-    this.ctx.db.prepare('DELETE FROM alert_channels WHERE id = ?').run(channel.id)
+  async remove(id: number): Promise<void> {
+    const channel = await this.get(id)
+    await this.ctx.store.run('DELETE FROM alert_channels WHERE id = ?', channel.id)
     for (const what of ['password', 'url', 'signing_secret'] as const) {
       if (this.ctx.secrets.get(secretName(id, what)) !== null) this.ctx.secrets.delete(secretName(id, what))
     }
   }
 
-  setEnabled(id: number, enabled: boolean): Channel {
-    this.get(id)
-    this.ctx.db.prepare('UPDATE alert_channels SET enabled = ? WHERE id = ?').run(enabled ? 1 : 0, id)
-    return this.get(id)
+  async setEnabled(id: number, enabled: boolean): Promise<Channel> {
+    await this.get(id)
+    await this.ctx.store.run('UPDATE alert_channels SET enabled = ? WHERE id = ?', enabled ? 1 : 0, id)
+    return await this.get(id)
   }
 
   /** The generic webhook's signing secret, for the admin to copy into the receiver. */
-  signingSecret(id: number): string {
-    const channel = this.get(id)
+  async signingSecret(id: number): Promise<string> {
+    const channel = await this.get(id)
     if (channel.kind !== 'webhook') throw invalid(`could not read the signing secret: channel ${id} is ${channel.kind}`)
     const secret = this.ctx.secrets.get(secretName(id, 'signing_secret'))
     if (secret === null) throw notFound(`could not read the signing secret of channel ${id}: it is not in the keychain`)

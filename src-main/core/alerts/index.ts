@@ -9,7 +9,6 @@
  * are read from the event log after a cursor, and due deliveries from a partial index.
  */
 import type { CoreContext } from '../context'
-import type { Db } from '../db'
 import { invalid, notFound } from '../errors'
 import { recordEvent } from '../events'
 import type { Page, Paging } from '../ledger'
@@ -29,6 +28,7 @@ import {
   type RuleView
 } from './rules'
 import { postJson, sendMail } from './transport'
+import type { Store } from '../store'
 
 export { ALERT_RULES, RULE_LABELS, type AlertRule, type RuleView } from './rules'
 export { CHANNEL_KINDS, type Channel, type ChannelInput } from './channels'
@@ -132,14 +132,14 @@ export class Alerts {
     this.channels = new AlertChannels(ctx)
   }
 
-  private get allowPrivate(): boolean {
-    return this.settings.flag(ALERT_SETTINGS.allowPrivateAddresses)
+  private async allowPrivate(): Promise<boolean> {
+    return await this.settings.flag(ALERT_SETTINGS.allowPrivateAddresses)
   }
 
   // ---- rules
 
-  rules(): RuleView[] {
-    const rows = this.ctx.db.prepare('SELECT * FROM alert_rules').all() as RuleRow[]
+  async rules(): Promise<RuleView[]> {
+    const rows = (await this.ctx.store.all('SELECT * FROM alert_rules')) as RuleRow[]
     return ALERT_RULES.map((rule) => {
       const r = rows.find((x) => x.rule === rule)
       return {
@@ -152,7 +152,7 @@ export class Alerts {
     })
   }
 
-  updateRule(rule: string, change: { enabled?: boolean; thresholdHours?: number }): RuleView {
+  async updateRule(rule: string, change: { enabled?: boolean; thresholdHours?: number }): Promise<RuleView> {
     if (!(ALERT_RULES as readonly string[]).includes(rule))
       throw invalid(
         `could not change the alert rule: ${JSON.stringify(String(rule).slice(0, 40))} is not one of ${ALERT_RULES.join(', ')}`
@@ -166,67 +166,61 @@ export class Alerts {
       if (!Number.isInteger(h) || h < 1 || h > 8760)
         throw invalid('could not change the alert rule: the threshold must be whole hours from 1 to 8760 (a year)')
     }
-    this.ctx.db
-      .prepare(
-        `UPDATE alert_rules SET enabled = IFNULL(?, enabled), threshold_hours = IFNULL(?, threshold_hours), updated_at = ?
-          WHERE rule = ?`
-      )
-      .run(
-        change.enabled === undefined ? null : change.enabled ? 1 : 0,
-        change.thresholdHours ?? null,
-        isoTimestamp(this.ctx.clock()),
-        rule
-      )
-    return this.rules().find((r) => r.rule === rule) as RuleView
+    await this.ctx.store.run(
+      `UPDATE alert_rules SET enabled = IFNULL(?, enabled), threshold_hours = IFNULL(?, threshold_hours), updated_at = ?
+          WHERE rule = ?`,
+      change.enabled === undefined ? null : change.enabled ? 1 : 0,
+      change.thresholdHours ?? null,
+      isoTimestamp(this.ctx.clock()),
+      rule
+    )
+    return (await this.rules()).find((r) => r.rule === rule) as RuleView
   }
 
   // ---- channels
 
-  addChannel(input: ChannelInput): Promise<{ channel: Channel; signingSecret: string | null }> {
-    return this.channels.add(input, this.allowPrivate)
+  async addChannel(input: ChannelInput): Promise<{ channel: Channel; signingSecret: string | null }> {
+    return this.channels.add(input, await this.allowPrivate())
   }
 
-  removeChannel(id: number): void {
-    this.channels.remove(id)
+  async removeChannel(id: number): Promise<void> {
+    await this.channels.remove(id)
   }
 
   /** Sends a test message to one channel now and answers its delivery record. */
   async testChannel(id: number): Promise<Delivery> {
-    const channel = this.channels.get(id)
+    const channel = await this.channels.get(id)
     const now = this.ctx.clock()
-    const info = this.ctx.db
-      .prepare(
-        `INSERT INTO alert_deliveries (channel_id, kind, subject, body, status, next_attempt_at, created_at)
-         VALUES (?, 'test', ?, ?, 'pending', ?, ?)`
-      )
-      .run(
-        channel.id,
-        'CertDesk test alert',
-        `This is a test from CertDesk to the channel "${channel.name}". Alerts will arrive here.`,
-        isoTimestamp(now),
-        isoTimestamp(now)
-      )
-    const deliveryId = Number(info.lastInsertRowid)
+    const info = await this.ctx.store.insert(
+      `INSERT INTO alert_deliveries (channel_id, kind, subject, body, status, next_attempt_at, created_at)
+         VALUES (?, 'test', ?, ?, 'pending', ?, ?)`,
+      channel.id,
+      'CertDesk test alert',
+      `This is a test from CertDesk to the channel "${channel.name}". Alerts will arrive here.`,
+      isoTimestamp(now),
+      isoTimestamp(now)
+    )
+    const deliveryId = info
     await this.deliver(deliveryId)
-    return this.delivery(deliveryId)
+    return await this.delivery(deliveryId)
   }
 
   // ---- alerts and deliveries
 
-  list(filter: { open?: boolean }, page: Paging): Page<Alert> {
+  async list(filter: { open?: boolean }, page: Paging): Promise<Page<Alert>> {
     const where = filter.open ? 'WHERE a.cleared_at IS NULL' : ''
-    const rows = this.ctx.db
-      .prepare(
-        `SELECT a.*, o.order_number FROM alerts a LEFT JOIN orders o ON o.id = a.order_id ${where}
-          ORDER BY a.id DESC LIMIT ? OFFSET ?`
-      )
-      .all(page.limit, page.offset) as (Omit<Alert, 'orderId' | 'orderNumber' | 'raisedAt' | 'clearedAt'> & {
+    const rows = (await this.ctx.store.all(
+      `SELECT a.*, o.order_number FROM alerts a LEFT JOIN orders o ON o.id = a.order_id ${where}
+          ORDER BY a.id DESC LIMIT ? OFFSET ?`,
+      page.limit,
+      page.offset
+    )) as (Omit<Alert, 'orderId' | 'orderNumber' | 'raisedAt' | 'clearedAt'> & {
       order_id: number
       order_number: string | null
       raised_at: string
       cleared_at: string | null
     })[]
-    const { n } = this.ctx.db.prepare(`SELECT COUNT(*) AS n FROM alerts a ${where}`).get() as { n: number }
+    const { n } = (await this.ctx.store.get(`SELECT COUNT(*) AS n FROM alerts a ${where}`)) as { n: number }
     return {
       items: rows.map((r) => ({
         id: r.id,
@@ -245,24 +239,23 @@ export class Alerts {
   }
 
   /** The newest deliveries first. */
-  deliveries(page: Paging): Page<Delivery> {
-    const rows = this.ctx.db
-      .prepare(
-        `SELECT d.*, c.name, c.kind AS channel_kind FROM alert_deliveries d JOIN alert_channels c ON c.id = d.channel_id
-          ORDER BY d.id DESC LIMIT ? OFFSET ?`
-      )
-      .all(page.limit, page.offset) as DeliveryRow[]
-    const { n } = this.ctx.db.prepare('SELECT COUNT(*) AS n FROM alert_deliveries').get() as { n: number }
+  async deliveries(page: Paging): Promise<Page<Delivery>> {
+    const rows = (await this.ctx.store.all(
+      `SELECT d.*, c.name, c.kind AS channel_kind FROM alert_deliveries d JOIN alert_channels c ON c.id = d.channel_id
+          ORDER BY d.id DESC LIMIT ? OFFSET ?`,
+      page.limit,
+      page.offset
+    )) as DeliveryRow[]
+    const { n } = (await this.ctx.store.get('SELECT COUNT(*) AS n FROM alert_deliveries')) as { n: number }
     return { items: rows.map(deliveryView), total: n, ...page }
   }
 
-  delivery(id: number): Delivery {
-    const row = this.ctx.db
-      .prepare(
-        `SELECT d.*, c.name, c.kind AS channel_kind FROM alert_deliveries d JOIN alert_channels c ON c.id = d.channel_id
-          WHERE d.id = ?`
-      )
-      .get(id) as DeliveryRow | undefined
+  async delivery(id: number): Promise<Delivery> {
+    const row = (await this.ctx.store.get(
+      `SELECT d.*, c.name, c.kind AS channel_kind FROM alert_deliveries d JOIN alert_channels c ON c.id = d.channel_id
+          WHERE d.id = ?`,
+      id
+    )) as DeliveryRow | undefined
     if (!row) throw notFound(`could not find alert delivery ${id}`)
     return deliveryView(row)
   }
@@ -275,14 +268,15 @@ export class Alerts {
    */
   async afterPass(outcome: PassOutcome): Promise<void> {
     const now = this.ctx.clock()
-    const db = this.ctx.db
-    const rules = new Map(this.rules().map((r) => [r.rule, r]))
-    db.transaction(() => {
-      for (const id of outcome.issued) this.clearOrder(id, ['renewal_failed', 'validation_waiting', 'expiring'], now)
-      if (rules.get('renewal_failed')?.enabled) this.renewalFailures(outcome.failed, now)
-      this.validationWaits(now, rules.get('validation_waiting') as RuleView)
-      if (rules.get('expiring')?.enabled) this.expiring(now)
-    }).immediate()
+    const db = this.ctx.store
+    const rules = new Map((await this.rules()).map((r) => [r.rule, r]))
+    await db.tx(async () => {
+      for (const id of outcome.issued)
+        await this.clearOrder(id, ['renewal_failed', 'validation_waiting', 'expiring'], now)
+      if (rules.get('renewal_failed')?.enabled) await this.renewalFailures(outcome.failed, now)
+      await this.validationWaits(now, rules.get('validation_waiting') as RuleView)
+      if (rules.get('expiring')?.enabled) await this.expiring(now)
+    })
     await this.tick()
   }
 
@@ -292,52 +286,71 @@ export class Alerts {
    */
   async tick(): Promise<void> {
     const now = this.ctx.clock()
-    this.ctx.db
-      .transaction(() => {
-        this.fromEvents(now)
-        this.digests(now)
-      })
-      .immediate()
+    await this.ctx.store.tx(async () => {
+      await this.fromEvents(now)
+      await this.digests(now)
+    })
     await this.deliverDue(now)
   }
 
   /** Raises one alert; false when it was raised before (or its rule is off). Inside a transaction. */
-  private raise(rule: AlertRule, orderId: number, cause: string, subject: string, message: string, now: Date): boolean {
-    const db = this.ctx.db
+  private async raise(
+    rule: AlertRule,
+    orderId: number,
+    cause: string,
+    subject: string,
+    message: string,
+    now: Date
+  ): Promise<boolean> {
+    const db = this.ctx.store
     const at = isoTimestamp(now)
-    const info = db
-      .prepare(
-        `INSERT OR IGNORE INTO alerts (rule, order_id, cause, subject, message, raised_at) VALUES (?, ?, ?, ?, ?, ?)`
-      )
-      .run(rule, orderId, oneLine(cause, 200), oneLine(subject), bounded(message), at)
-    if (info.changes === 0) return false
-    const alertId = Number(info.lastInsertRowid)
+    const alertId = await db.value<number>(
+      `INSERT OR IGNORE INTO alerts (rule, order_id, cause, subject, message, raised_at) VALUES (?, ?, ?, ?, ?, ?)
+       RETURNING id`,
+      rule,
+      orderId,
+      oneLine(cause, 200),
+      oneLine(subject),
+      bounded(message),
+      at
+    )
+    if (alertId === undefined) return false
     // Admin-only (no reseller): the message may name the admin's paths and hosts.
-    recordEvent(db, now, {
+    await recordEvent(db, now, {
       type: 'alert.raised',
       resellerId: null,
       orderId,
       message: oneLine(subject),
       data: { alert_id: alertId, rule, cause: oneLine(cause, 200) }
     })
-    db.prepare(
+    await db.run(
       `INSERT INTO alert_deliveries (channel_id, kind, alert_id, subject, body, status, next_attempt_at, created_at)
-       SELECT id, 'alert', ?, ?, ?, 'pending', ?, ? FROM alert_channels WHERE enabled = 1`
-    ).run(alertId, oneLine(subject), bounded(message), at, at)
+       SELECT id, 'alert', ?, ?, ?, 'pending', ?, ? FROM alert_channels WHERE enabled = 1`,
+      alertId,
+      oneLine(subject),
+      bounded(message),
+      at,
+      at
+    )
     return true
   }
 
-  private clearOrder(orderId: number, rules: AlertRule[], now: Date, keep?: (cause: string) => boolean): void {
-    const db = this.ctx.db
-    const open = db
-      .prepare(
-        `SELECT id, rule, cause, subject FROM alerts WHERE order_id = ? AND cleared_at IS NULL AND rule IN (${rules.map(() => '?').join(', ')})`
-      )
-      .all(orderId, ...rules) as { id: number; rule: AlertRule; cause: string; subject: string }[]
+  private async clearOrder(
+    orderId: number,
+    rules: AlertRule[],
+    now: Date,
+    keep?: (cause: string) => boolean
+  ): Promise<void> {
+    const db = this.ctx.store
+    const open = (await db.all(
+      `SELECT id, rule, cause, subject FROM alerts WHERE order_id = ? AND cleared_at IS NULL AND rule IN (${rules.map(() => '?').join(', ')})`,
+      orderId,
+      ...rules
+    )) as { id: number; rule: AlertRule; cause: string; subject: string }[]
     for (const a of open) {
       if (keep?.(a.cause)) continue
-      db.prepare('UPDATE alerts SET cleared_at = ? WHERE id = ?').run(isoTimestamp(now), a.id)
-      recordEvent(db, now, {
+      await db.run('UPDATE alerts SET cleared_at = ? WHERE id = ?', isoTimestamp(now), a.id)
+      await recordEvent(db, now, {
         type: 'alert.cleared',
         resellerId: null,
         orderId,
@@ -347,20 +360,21 @@ export class Alerts {
     }
   }
 
-  private order(
+  private async order(
     orderId: number
-  ): { id: number; order_number: string; domain: string; cert_valid_till: string | null } | undefined {
-    return this.ctx.db
-      .prepare('SELECT id, order_number, domain, cert_valid_till FROM orders WHERE id = ?')
-      .get(orderId) as { id: number; order_number: string; domain: string; cert_valid_till: string | null } | undefined
+  ): Promise<{ id: number; order_number: string; domain: string; cert_valid_till: string | null } | undefined> {
+    return (await this.ctx.store.get(
+      'SELECT id, order_number, domain, cert_valid_till FROM orders WHERE id = ?',
+      orderId
+    )) as { id: number; order_number: string; domain: string; cert_valid_till: string | null } | undefined
   }
 
-  private renewalFailures(failed: PassOutcome['failed'], now: Date): void {
+  private async renewalFailures(failed: PassOutcome['failed'], now: Date): Promise<void> {
     for (const f of failed) {
-      const o = this.order(f.order_id)
+      const o = await this.order(f.order_id)
       if (!o) continue
       // One alert per certificate whose renewal fails, however many passes fail the same way.
-      this.raise(
+      await this.raise(
         'renewal_failed',
         o.id,
         `certificate:${o.cert_valid_till ?? 'none'}`,
@@ -373,22 +387,24 @@ export class Alerts {
   }
 
   /** Orders waiting on their validation longer than the rule's hours; the wait starts when a pass first sees it. */
-  private validationWaits(now: Date, rule: RuleView): void {
-    const db = this.ctx.db
-    const waiting = db
-      .prepare(
-        `SELECT o.id, o.order_number, o.domain, w.since FROM orders o LEFT JOIN alert_waits w ON w.order_id = o.id
-          WHERE o.status = 'validation_pending'`
-      )
-      .all() as { id: number; order_number: string; domain: string; since: string | null }[]
+  private async validationWaits(now: Date, rule: RuleView): Promise<void> {
+    const db = this.ctx.store
+    const waiting =
+      (await db.all(`SELECT o.id, o.order_number, o.domain, w.since FROM orders o LEFT JOIN alert_waits w ON w.order_id = o.id
+          WHERE o.status = 'validation_pending'`)) as {
+        id: number
+        order_number: string
+        domain: string
+        since: string | null
+      }[]
     const ids = new Set(waiting.map((o) => o.id))
     const at = isoTimestamp(now)
-    const put = db.prepare('INSERT OR IGNORE INTO alert_waits (order_id, since) VALUES (?, ?)')
-    for (const o of waiting) if (o.since === null) put.run(o.id, at)
-    for (const w of db.prepare('SELECT order_id FROM alert_waits').pluck().all() as number[]) {
+    const putSql = 'INSERT OR IGNORE INTO alert_waits (order_id, since) VALUES (?, ?)'
+    for (const o of waiting) if (o.since === null) await db.run(putSql, o.id, at)
+    for (const w of (await db.column('SELECT order_id FROM alert_waits')) as number[]) {
       if (ids.has(w)) continue
-      db.prepare('DELETE FROM alert_waits WHERE order_id = ?').run(w)
-      this.clearOrder(w, ['validation_waiting'], now)
+      await db.run('DELETE FROM alert_waits WHERE order_id = ?', w)
+      await this.clearOrder(w, ['validation_waiting'], now)
     }
     if (!rule.enabled) return
     const hours = rule.thresholdHours ?? DEFAULT_VALIDATION_WAIT_HOURS
@@ -396,7 +412,7 @@ export class Alerts {
     for (const o of waiting) {
       const since = o.since ?? at
       if (since > cutoff) continue
-      this.raise(
+      await this.raise(
         'validation_waiting',
         o.id,
         `since:${since}`,
@@ -413,34 +429,36 @@ export class Alerts {
    * `next_reissue_at`, no RFC 9773 renewal moment before the end). Bounded by the longest
    * lifetime, so the index on (status, cert_valid_till) reads only certificates near their end.
    */
-  private expiring(now: Date): void {
-    const db = this.ctx.db
+  private async expiring(now: Date): Promise<void> {
+    const db = this.ctx.store
     const today = isoDate(now)
-    const last = db.prepare(`SELECT value FROM alert_state WHERE key = 'expiring_day'`).pluck().get() as
-      string | undefined
+    const last = (await db.value(`SELECT value FROM alert_state WHERE key = 'expiring_day'`)) as string | undefined
     if (last === today) return
-    db.prepare(
-      `INSERT INTO alert_state (key, value) VALUES ('expiring_day', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`
-    ).run(today)
+    await db.run(
+      `INSERT INTO alert_state (key, value) VALUES ('expiring_day', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
+      today
+    )
     // Alerts whose certificate was replaced, or whose renewal is now planned, are over.
-    const open = db
-      .prepare(
-        `SELECT a.order_id, a.cause, o.cert_valid_till, o.next_reissue_at FROM alerts a JOIN orders o ON o.id = a.order_id
-          WHERE a.rule = 'expiring' AND a.cleared_at IS NULL`
-      )
-      .all() as { order_id: number; cause: string; cert_valid_till: string | null; next_reissue_at: string | null }[]
+    const open =
+      (await db.all(`SELECT a.order_id, a.cause, o.cert_valid_till, o.next_reissue_at FROM alerts a JOIN orders o ON o.id = a.order_id
+          WHERE a.rule = 'expiring' AND a.cleared_at IS NULL`)) as {
+        order_id: number
+        cause: string
+        cert_valid_till: string | null
+        next_reissue_at: string | null
+      }[]
     for (const a of open)
       if (a.cause !== `valid_till:${a.cert_valid_till}` || a.next_reissue_at !== null)
-        this.clearOrder(a.order_id, ['expiring'], now)
+        await this.clearOrder(a.order_id, ['expiring'], now)
     const horizon = isoTimestamp(addDays(now, Math.ceil(LONGEST_LIFETIME_DAYS * EXPIRING_FRACTION)))
-    const rows = db
-      .prepare(
-        `SELECT o.id, o.order_number, o.domain, o.cert_valid_from, o.cert_valid_till FROM orders o
+    const rows = (await db.all(
+      `SELECT o.id, o.order_number, o.domain, o.cert_valid_from, o.cert_valid_till FROM orders o
           WHERE o.status = 'completed' AND o.next_reissue_at IS NULL AND o.cert_valid_till IS NOT NULL
             AND o.cert_valid_till > ? AND o.cert_valid_till <= ?
-            AND NOT EXISTS (SELECT 1 FROM ari_windows w WHERE w.order_id = o.id AND w.renew_at < o.cert_valid_till)`
-      )
-      .all(isoTimestamp(now), horizon) as {
+            AND NOT EXISTS (SELECT 1 FROM ari_windows w WHERE w.order_id = o.id AND w.renew_at < o.cert_valid_till)`,
+      isoTimestamp(now),
+      horizon
+    )) as {
       id: number
       order_number: string
       domain: string
@@ -453,7 +471,7 @@ export class Alerts {
       const left = till - now.getTime()
       if (left > (till - from) * EXPIRING_FRACTION) continue
       const days = Math.ceil(left / DAY_MS)
-      this.raise(
+      await this.raise(
         'expiring',
         o.id,
         `valid_till:${o.cert_valid_till}`,
@@ -467,20 +485,20 @@ export class Alerts {
   }
 
   /** Deploy failures after their last attempt, and installation checks that found a problem. */
-  private fromEvents(now: Date): void {
-    const db = this.ctx.db
-    const cursor = Number(db.prepare(`SELECT value FROM alert_state WHERE key = 'event_cursor'`).pluck().get() ?? 0)
-    const newest = Number(db.prepare('SELECT IFNULL(MAX(id), 0) FROM events').pluck().get())
+  private async fromEvents(now: Date): Promise<void> {
+    const db = this.ctx.store
+    const cursor = Number((await db.value(`SELECT value FROM alert_state WHERE key = 'event_cursor'`)) ?? 0)
+    const newest = Number(await db.value('SELECT IFNULL(MAX(id), 0) FROM events'))
     if (newest <= cursor) return
-    const rows = db
-      .prepare(
-        `SELECT e.id, e.type, e.order_id, e.message, e.data, o.order_number, o.domain FROM events e
+    const rows = (await db.all(
+      `SELECT e.id, e.type, e.order_id, e.message, e.data, o.order_number, o.domain FROM events e
            LEFT JOIN orders o ON o.id = e.order_id
           WHERE e.id > ? AND e.id <= ? AND e.order_id IS NOT NULL
             AND e.type IN ('deploy.failed', 'deploy.succeeded', 'installation.failed', 'installation.passed')
-          ORDER BY e.id`
-      )
-      .all(cursor, newest) as {
+          ORDER BY e.id`,
+      cursor,
+      newest
+    )) as {
       id: number
       type: string
       order_id: number
@@ -489,17 +507,22 @@ export class Alerts {
       order_number: string | null
       domain: string | null
     }[]
-    const rules = new Map(this.rules().map((r) => [r.rule, r.enabled]))
+    const rules = new Map((await this.rules()).map((r) => [r.rule, r.enabled]))
     for (const e of rows) {
       const data = JSON.parse(e.data) as { gave_up?: boolean; attempt?: number; target_id?: number; run_id?: number }
       const label = `${e.order_number ?? `order ${e.order_id}`}${e.domain ? ` (${e.domain})` : ''}`
       if (e.type === 'deploy.succeeded') {
-        this.clearOrder(e.order_id, ['deploy_failed'], now, (cause) => !cause.startsWith(`target:${data.target_id}:`))
+        await this.clearOrder(
+          e.order_id,
+          ['deploy_failed'],
+          now,
+          (cause) => !cause.startsWith(`target:${data.target_id}:`)
+        )
       } else if (e.type === 'deploy.failed') {
         // A retry is coming: only the last attempt (or a deploy that could not start) is an alert.
         if (data.attempt !== undefined && data.gave_up !== true) continue
         if (!rules.get('deploy_failed')) continue
-        this.raise(
+        await this.raise(
           'deploy_failed',
           e.order_id,
           `target:${data.target_id ?? '-'}:run:${data.run_id ?? `event-${e.id}`}`,
@@ -508,9 +531,9 @@ export class Alerts {
           now
         )
       } else if (e.type === 'installation.passed') {
-        this.clearOrder(e.order_id, ['installation_problem'], now)
+        await this.clearOrder(e.order_id, ['installation_problem'], now)
       } else if (rules.get('installation_problem')) {
-        this.raise(
+        await this.raise(
           'installation_problem',
           e.order_id,
           `event:${e.id}`,
@@ -520,7 +543,7 @@ export class Alerts {
         )
       }
     }
-    db.prepare(`UPDATE alert_state SET value = ? WHERE key = 'event_cursor'`).run(String(newest))
+    await db.run(`UPDATE alert_state SET value = ? WHERE key = 'event_cursor'`, String(newest))
   }
 
   /**
@@ -528,26 +551,26 @@ export class Alerts {
    * message per email channel that asked for it, about the week before. Once per week and
    * channel (a unique key), so passes and processes never send it twice.
    */
-  private digests(now: Date): void {
-    const db = this.ctx.db
+  private async digests(now: Date): Promise<void> {
+    const db = this.ctx.store
     const thisWeek = weekStart(now)
     const lastWeek = new Date(thisWeek.getTime() - 7 * DAY_MS)
     const week = isoWeek(lastWeek)
-    const channels = db
-      .prepare(
-        `SELECT c.id, c.name FROM alert_channels c WHERE c.kind = 'smtp' AND c.enabled = 1 AND c.digest = 1 AND c.created_at < ?
-            AND NOT EXISTS (SELECT 1 FROM alert_deliveries d WHERE d.digest_week = ? AND d.channel_id = c.id)`
-      )
-      .all(isoTimestamp(thisWeek), week) as { id: number; name: string }[]
+    const channels = (await db.all(
+      `SELECT c.id, c.name FROM alert_channels c WHERE c.kind = 'smtp' AND c.enabled = 1 AND c.digest = 1 AND c.created_at < ?
+            AND NOT EXISTS (SELECT 1 FROM alert_deliveries d WHERE d.digest_week = ? AND d.channel_id = c.id)`,
+      isoTimestamp(thisWeek),
+      week
+    )) as { id: number; name: string }[]
     if (channels.length === 0) return
     const from = isoTimestamp(lastWeek)
     const to = isoTimestamp(thisWeek)
-    const raised = db
-      .prepare(
-        `SELECT a.rule, a.subject, a.raised_at, a.cleared_at FROM alerts a WHERE a.raised_at >= ? AND a.raised_at < ? ORDER BY a.id`
-      )
-      .all(from, to) as { rule: AlertRule; subject: string; raised_at: string; cleared_at: string | null }[]
-    const open = Number(db.prepare('SELECT COUNT(*) FROM alerts WHERE cleared_at IS NULL').pluck().get())
+    const raised = (await db.all(
+      `SELECT a.rule, a.subject, a.raised_at, a.cleared_at FROM alerts a WHERE a.raised_at >= ? AND a.raised_at < ? ORDER BY a.id`,
+      from,
+      to
+    )) as { rule: AlertRule; subject: string; raised_at: string; cleared_at: string | null }[]
+    const open = Number(await db.value('SELECT COUNT(*) FROM alerts WHERE cleared_at IS NULL'))
     const counts = ALERT_RULES.map((r) => `  ${RULE_LABELS[r]}: ${raised.filter((a) => a.rule === r).length}`).join(
       '\n'
     )
@@ -562,52 +585,56 @@ export class Alerts {
       BODY_LIMIT
     )
     const at = isoTimestamp(now)
-    const put = db.prepare(
-      `INSERT OR IGNORE INTO alert_deliveries (channel_id, kind, digest_week, subject, body, status, next_attempt_at, created_at)
+    const putSql = `INSERT OR IGNORE INTO alert_deliveries (channel_id, kind, digest_week, subject, body, status, next_attempt_at, created_at)
        VALUES (?, 'digest', ?, ?, ?, 'pending', ?, ?)`
-    )
     for (const c of channels)
-      put.run(c.id, week, `CertDesk weekly digest ${week}: ${raised.length} alerts, ${open} open`, body, at, at)
+      await db.run(
+        putSql,
+        c.id,
+        week,
+        `CertDesk weekly digest ${week}: ${raised.length} alerts, ${open} open`,
+        body,
+        at,
+        at
+      )
   }
 
   // ---- sending
 
   private async deliverDue(now: Date): Promise<void> {
-    const due = this.ctx.db
-      .prepare(
-        `SELECT id FROM alert_deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY id LIMIT 100`
-      )
-      .pluck()
-      .all(isoTimestamp(now)) as number[]
+    const due = (await this.ctx.store.column(
+      `SELECT id FROM alert_deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY id LIMIT 100`,
+      isoTimestamp(now)
+    )) as number[]
     for (let i = 0; i < due.length; i += PARALLEL)
       await Promise.all(due.slice(i, i + PARALLEL).map((id) => this.deliver(id)))
   }
 
   /** One attempt of one delivery, if no other pass or process holds it. */
   private async deliver(id: number): Promise<void> {
-    const db = this.ctx.db
+    const db = this.ctx.store
     const start = this.ctx.clock()
-    const row = db.prepare('SELECT * FROM alert_deliveries WHERE id = ?').get(id) as DeliveryRow | undefined
+    const row = (await db.get('SELECT * FROM alert_deliveries WHERE id = ?', id)) as DeliveryRow | undefined
     if (!row || row.status !== 'pending') return
-    const claimed = db
-      .prepare(
-        `UPDATE alert_deliveries SET next_attempt_at = ? WHERE id = ? AND status = 'pending' AND next_attempt_at IS ?`
-      )
-      .run(isoTimestamp(addMinutes(start, CLAIM_MINUTES)), id, row.next_attempt_at)
+    const claimed = await db.run(
+      `UPDATE alert_deliveries SET next_attempt_at = ? WHERE id = ? AND status = 'pending' AND next_attempt_at IS ?`,
+      isoTimestamp(addMinutes(start, CLAIM_MINUTES)),
+      id,
+      row.next_attempt_at
+    )
     if (claimed.changes === 0) return
     let error: string | null = null
     try {
-      const channel = this.channels.get(row.channel_id)
-      await this.send(channel, this.message(db, row, start), start)
+      const channel = await this.channels.get(row.channel_id)
+      await this.send(channel, await this.message(db, row, start), start)
     } catch (err) {
       error = oneLine(err instanceof Error ? err.message : String(err), 500)
     }
     const end = this.ctx.clock()
     const attempt = row.attempts + 1
     const gaveUp = error !== null && attempt >= MAX_ATTEMPTS
-    db.prepare(
-      `UPDATE alert_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_error = ?, sent_at = ? WHERE id = ?`
-    ).run(
+    await db.run(
+      `UPDATE alert_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_error = ?, sent_at = ? WHERE id = ?`,
       error === null ? 'sent' : gaveUp ? 'failed' : 'pending',
       attempt,
       error === null || gaveUp ? null : isoTimestamp(addMinutes(end, RETRY_MINUTES[attempt - 1])),
@@ -617,16 +644,15 @@ export class Alerts {
     )
   }
 
-  private message(db: Db, row: DeliveryRow, now: Date): Message {
+  private async message(db: Store, row: DeliveryRow, now: Date): Promise<Message> {
     const base = { delivery: `alert-delivery-${row.id}`, subject: row.subject, body: row.body }
     if (row.kind === 'digest') return { ...base, event: 'alert.digest', data: { week: row.digest_week } }
     if (row.kind === 'test') return { ...base, event: 'alert.test', data: { sent_at: isoTimestamp(now) } }
-    const a = db
-      .prepare(
-        `SELECT a.id, a.rule, a.order_id, a.cause, a.raised_at, o.order_number, o.domain FROM alerts a
-           LEFT JOIN orders o ON o.id = a.order_id WHERE a.id = ?`
-      )
-      .get(row.alert_id) as Record<string, unknown>
+    const a = (await db.get(
+      `SELECT a.id, a.rule, a.order_id, a.cause, a.raised_at, o.order_number, o.domain FROM alerts a
+           LEFT JOIN orders o ON o.id = a.order_id WHERE a.id = ?`,
+      row.alert_id
+    )) as Record<string, unknown>
     return {
       ...base,
       event: 'alert.raised',
@@ -658,11 +684,11 @@ export class Alerts {
     if (channel.kind === 'slack') body = slackPayload(m)
     else if (channel.kind === 'teams') body = teamsPayload(m)
     else {
-      const signed = signedPayload(m, this.channels.signingSecret(channel.id), Math.floor(now.getTime() / 1000))
+      const signed = signedPayload(m, await this.channels.signingSecret(channel.id), Math.floor(now.getTime() / 1000))
       body = signed.body
       headers = signed.headers
     }
-    const res = await postJson(url, headers, body, this.allowPrivate)
+    const res = await postJson(url, headers, body, await this.allowPrivate())
     if (res.status < 200 || res.status >= 300)
       throw new Error(`the receiver at ${new URL(url).host} answered ${res.status}; only 2xx counts as delivered`)
   }

@@ -12,10 +12,10 @@
  * Messages kept in the outbox (no SMTP relay set) count too: the limit must not depend on a
  * setting, and the outbox is stored.
  */
-import type { Db } from '../db'
 import type { Order } from '../orders'
 import { DAY_MS, HOUR_MS, limitHit, rateLimited, type Counted, type LimitWindow } from '../rate-limits'
 import { isoTimestamp, parseDate } from '../time'
+import type { Store } from '../store'
 
 /**
  * Sends per order within any 60 minutes. A person needs the first message, a resend or two when
@@ -47,14 +47,16 @@ const PER_RESELLER: LimitWindow[] = [
  * that asks for the messages, before they are sent: a refusal then rolls the change back, and
  * the count is written before any message leaves.
  */
-export function countApprovalSend(db: Db, order: Order, messages: number, now: Date): void {
+export async function countApprovalSend(db: Store, order: Order, messages: number, now: Date): Promise<void> {
   if (messages <= 0) return
   const since = isoTimestamp(new Date(now.getTime() - DAY_MS))
   // Rows past every window never count again.
-  db.prepare('DELETE FROM approval_mail_sends WHERE reseller_id = ? AND sent_at <= ?').run(order.resellerId, since)
-  const rows = db
-    .prepare('SELECT order_id, messages, sent_at FROM approval_mail_sends WHERE reseller_id = ? AND sent_at > ?')
-    .all(order.resellerId, since) as { order_id: number; messages: number; sent_at: string }[]
+  await db.run('DELETE FROM approval_mail_sends WHERE reseller_id = ? AND sent_at <= ?', order.resellerId, since)
+  const rows = (await db.all(
+    'SELECT order_id, messages, sent_at FROM approval_mail_sends WHERE reseller_id = ? AND sent_at > ?',
+    order.resellerId,
+    since
+  )) as { order_id: number; messages: number; sent_at: string }[]
   const at = (r: { sent_at: string }): number => parseDate(r.sent_at).getTime()
   const sends: Counted[] = rows.filter((r) => r.order_id === order.id).map((r) => ({ at: at(r) }))
   const what = `could not send the approval email for order ${order.orderNumber}`
@@ -75,7 +77,8 @@ export function countApprovalSend(db: Db, order: Order, messages: number, now: D
       now
     )
   }
-  db.prepare('INSERT INTO approval_mail_sends (reseller_id, order_id, messages, sent_at) VALUES (?, ?, ?, ?)').run(
+  await db.run(
+    'INSERT INTO approval_mail_sends (reseller_id, order_id, messages, sent_at) VALUES (?, ?, ?, ?)',
     order.resellerId,
     order.id,
     messages,

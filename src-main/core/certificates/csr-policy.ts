@@ -9,8 +9,8 @@ import { invalid, notFound } from '../errors'
 import type { Order } from '../orders'
 
 /** The product of an order; an ACME subscription takes no CSR (its client brings its own). */
-export function productFor(catalogue: Catalogue, order: Order): Product {
-  const p = catalogue.allProducts().find((x) => x.id === order.productId)
+export async function productFor(catalogue: Catalogue, order: Order): Promise<Product> {
+  const p = (await catalogue.allProducts()).find((x) => x.id === order.productId)
   if (!p) throw notFound(`product ${order.productId} not found`)
   if (p.fulfillment === 'acme_subscription') {
     throw invalid(

@@ -4,7 +4,6 @@
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { APPROVER_LOCAL_PARTS, constructedEmailAllowed, CONSTRUCTED_EMAIL_SUNSET } from '../cab-policy'
-import type { Db } from '../db'
 import { deliverMail, type DcvMethod } from '../dcv'
 import { baseDomain, isWildcard } from '../domains'
 import { conflict, invalid, ServiceError } from '../errors'
@@ -14,6 +13,7 @@ import { isoDate, isoTimestamp } from '../time'
 import { countApprovalSend } from './approval-mail-limits'
 import { readChecks, readRequest, requestNames, touchOrder, type DcvRow } from './records'
 import type { CertificatesScope } from './scope'
+import type { Store } from '../store'
 
 /** Subject of an approval message; the outbox reads the name back from it. */
 const approvalSubject = (name: string, orderNumber: string): string =>
@@ -111,9 +111,9 @@ export function approversFor(
 }
 
 /** The check row of one name of the order; 400 when the order has no such name. */
-function checkOf(db: Db, order: Order, name: string, verb: string): DcvRow {
+async function checkOf(db: Store, order: Order, name: string, verb: string): Promise<DcvRow> {
   const wanted = String(name).trim().toLowerCase()
-  const check = readChecks(db, order.id).find((c) => c.name === wanted)
+  const check = (await readChecks(db, order.id)).find((c) => c.name === wanted)
   if (!check) {
     throw invalid(
       `could not ${verb}: ${JSON.stringify(String(name).slice(0, 253))} is not a name of order ${order.orderNumber}`
@@ -123,8 +123,8 @@ function checkOf(db: Db, order: Order, name: string, verb: string): DcvRow {
 }
 
 /** The checks a send mails: names waiting for email approval that have an approver (`only`: one name). */
-const pendingEmailChecks = (db: Db, orderId: number, only?: string): DcvRow[] =>
-  readChecks(db, orderId).filter(
+const pendingEmailChecks = async (db: Store, orderId: number, only?: string): Promise<DcvRow[]> =>
+  (await readChecks(db, orderId)).filter(
     (c) => c.method === 'email' && c.status !== 'valid' && c.approver_email && (only === undefined || c.name === only)
   )
 
@@ -133,8 +133,8 @@ const pendingEmailChecks = (db: Db, orderId: number, only?: string): DcvRow[] =>
  * throws 429 (approval-mail-limits.ts). Call it inside the write transaction of the change that
  * leads to the send, after the checks are reset, so a refusal changes nothing.
  */
-export function countPendingApprovals(db: Db, order: Order, now: Date, only?: string): void {
-  countApprovalSend(db, order, pendingEmailChecks(db, order.id, only).length, now)
+export async function countPendingApprovals(db: Store, order: Order, now: Date, only?: string): Promise<void> {
+  await countApprovalSend(db, order, (await pendingEmailChecks(db, order.id, only)).length, now)
 }
 
 /**
@@ -150,9 +150,9 @@ export async function sendApprovals(
   now: Date,
   only?: string
 ): Promise<string[]> {
-  const db = scope.ctx.db
+  const db = scope.ctx.store
   const failed: string[] = []
-  for (const c of pendingEmailChecks(db, order.id, only)) {
+  for (const c of await pendingEmailChecks(db, order.id, only)) {
     const code = approvalCode()
     const mail = {
       to: c.approver_email as string,
@@ -169,15 +169,14 @@ export async function sendApprovals(
       const why = err instanceof Error ? err.message.split('\n')[0] : String(err)
       // The old code (if any) stays valid: a failed resend must not void a delivered message.
       const reason = `could not send the approval email to ${mail.to}: ${why}`
-      db.prepare('UPDATE dcv_checks SET detail = ? WHERE id = ?').run(reason, c.id)
+      await db.run('UPDATE dcv_checks SET detail = ? WHERE id = ?', reason, c.id)
       failed.push(reason)
       continue
     }
     const ts = isoTimestamp(now)
-    db.transaction(() => {
-      db.prepare(
-        `UPDATE dcv_checks SET email_code_hash = ?, email_sent_at = ?, status = 'pending', detail = ? WHERE id = ?`
-      ).run(
+    await db.tx(async () => {
+      await db.run(
+        `UPDATE dcv_checks SET email_code_hash = ?, email_sent_at = ?, status = 'pending', detail = ? WHERE id = ?`,
         hashCode(code),
         ts,
         delivery === 'smtp'
@@ -185,19 +184,16 @@ export async function sendApprovals(
           : `approval email to ${mail.to} is in the outbox (no SMTP server configured)`,
         c.id
       )
-      db.prepare(
-        'INSERT INTO email_outbox (order_id, to_address, subject, body, delivery, created_at) VALUES (?, ?, ?, ?, ?, ?)'
+      await db.run(
+        'INSERT INTO email_outbox (order_id, to_address, subject, body, delivery, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+        order.id,
+        mail.to,
+        mail.subject,
+        delivery === 'smtp' ? mail.text.replace(code, '(code sent by email)') : mail.text,
+        delivery,
+        ts
       )
-        // A delivered message is kept without its code: the code is a credential of the approver.
-        .run(
-          order.id,
-          mail.to,
-          mail.subject,
-          delivery === 'smtp' ? mail.text.replace(code, '(code sent by email)') : mail.text,
-          delivery,
-          ts
-        )
-    }).immediate()
+    })
   }
   return failed
 }
@@ -216,11 +212,11 @@ export interface OutboxMessage {
 }
 
 /** Validation messages kept when no SMTP server is set (and copies of those sent). */
-export function outbox(db: Db, orderId?: number): OutboxMessage[] {
+export async function outbox(db: Store, orderId?: number): Promise<OutboxMessage[]> {
   const rows = (
     orderId === undefined
-      ? db.prepare('SELECT * FROM email_outbox ORDER BY id DESC').all()
-      : db.prepare('SELECT * FROM email_outbox WHERE order_id = ? ORDER BY id DESC').all(orderId)
+      ? await db.all('SELECT * FROM email_outbox ORDER BY id DESC')
+      : await db.all('SELECT * FROM email_outbox WHERE order_id = ? ORDER BY id DESC', orderId)
   ) as {
     id: number
     order_id: number | null
@@ -244,23 +240,23 @@ export function outbox(db: Db, orderId?: number): OutboxMessage[] {
 
 /** POST /ssl/resend-validation: a fresh approval message (new codes); email method only. */
 export async function resendValidation(scope: CertificatesScope, resellerId: number, orderId: number): Promise<void> {
-  const db = scope.ctx.db
-  const order = scope.orders.get(resellerId, orderId)
+  const db = scope.ctx.store
+  const order = await scope.orders.get(resellerId, orderId)
   if (order.status !== 'validation_pending') {
     throw conflict(
       `could not resend validation for order ${order.orderNumber}: it is ${order.status}, not validation_pending`
     )
   }
-  const pending = readChecks(db, order.id).filter((c) => c.status !== 'valid')
+  const pending = (await readChecks(db, order.id)).filter((c) => c.status !== 'valid')
   if (!pending.some((c) => c.method === 'email')) {
-    const method = pending[0]?.method ?? readRequest(db, order.id).dcv_method
+    const method = pending[0]?.method ?? (await readRequest(db, order.id)).dcv_method
     throw conflict(
       `could not resend validation for order ${order.orderNumber}: its method is ${method}, not email; nothing is sent for ${method}`
     )
   }
   const now = scope.ctx.clock()
   if (!constructedEmailAllowed(now)) throw invalid(emailSunsetMessage())
-  db.transaction(() => countPendingApprovals(db, order, now)).immediate()
+  await db.tx(async () => await countPendingApprovals(db, order, now))
   const failed = await sendApprovals(scope, order, now)
   if (failed.length > 0) throw new ServiceError('unavailable', failed.join('; '))
 }
@@ -270,15 +266,15 @@ export async function resendValidation(scope: CertificatesScope, resellerId: num
  * reseller API v3.0, which has no call for it). With `name` the code must be the one mailed
  * for that name (the desktop app approves name by name).
  */
-export function recordApproval(
+export async function recordApproval(
   scope: CertificatesScope,
   resellerId: number,
   orderId: number,
   code: string,
   name?: string
-): void {
-  const db = scope.ctx.db
-  const order = scope.orders.get(resellerId, orderId)
+): Promise<void> {
+  const db = scope.ctx.store
+  const order = await scope.orders.get(resellerId, orderId)
   if (order.status !== 'validation_pending') {
     throw conflict(
       `could not record approval for order ${order.orderNumber}: it is ${order.status}, not validation_pending`
@@ -287,21 +283,18 @@ export function recordApproval(
   const now = scope.ctx.clock()
   // BR §3.2.2.4.4: no validation by constructed email on or after the sunset, even with an older code.
   if (!constructedEmailAllowed(now)) throw invalid(emailSunsetMessage())
-  const check = name === undefined ? null : checkOf(db, order, name, 'record approval')
-  const approved = db
-    .prepare(
-      `UPDATE dcv_checks SET status = 'valid', validated_at = ?, checked_at = ?, detail = ?, email_code_hash = NULL
+  const check = name === undefined ? null : await checkOf(db, order, name, 'record approval')
+  const approved = (await db.all(
+    `UPDATE dcv_checks SET status = 'valid', validated_at = ?, checked_at = ?, detail = ?, email_code_hash = NULL
        WHERE order_id = ? AND method = 'email' AND status <> 'valid' AND email_code_hash = ? ${check ? 'AND id = ?' : ''}
-       RETURNING name, approver_email`
-    )
-    .all(
-      isoTimestamp(now),
-      isoTimestamp(now),
-      `approved by the code mailed to the approver`,
-      order.id,
-      hashCode(code),
-      ...(check ? [check.id] : [])
-    ) as { name: string; approver_email: string | null }[]
+       RETURNING name, approver_email`,
+    isoTimestamp(now),
+    isoTimestamp(now),
+    `approved by the code mailed to the approver`,
+    order.id,
+    hashCode(code),
+    ...(check ? [check.id] : [])
+  )) as { name: string; approver_email: string | null }[]
   if (approved.length === 0)
     throw invalid(
       check
@@ -309,7 +302,7 @@ export function recordApproval(
         : 'could not record approval: the code does not match a pending approval of this order'
     )
   for (const a of approved) {
-    recordEvent(db, now, {
+    await recordEvent(db, now, {
       type: 'validation.passed',
       resellerId,
       orderId: order.id,
@@ -331,8 +324,8 @@ export async function chooseApprover(
   name: string,
   approverEmail: string
 ): Promise<void> {
-  const db = scope.ctx.db
-  const order = scope.orders.get(resellerId, orderId)
+  const db = scope.ctx.store
+  const order = await scope.orders.get(resellerId, orderId)
   if (order.status !== 'validation_pending') {
     throw conflict(
       `could not change the approver of order ${order.orderNumber}: it is ${order.status}, not validation_pending`
@@ -340,7 +333,7 @@ export async function chooseApprover(
   }
   const now = scope.ctx.clock()
   if (!constructedEmailAllowed(now)) throw invalid(emailSunsetMessage())
-  const check = checkOf(db, order, name, 'change the approver')
+  const check = await checkOf(db, order, name, 'change the approver')
   if (check.status === 'valid') {
     throw conflict(`could not change the approver of ${check.name}: it is validated already`)
   }
@@ -350,17 +343,19 @@ export async function chooseApprover(
     )
   }
   const approver = approverAddress(check.name, approverEmail)
-  const names = requestNames(db, order.id)
-  db.transaction(() => {
-    db.prepare(
+  const names = await requestNames(db, order.id)
+  await db.tx(async () => {
+    await db.run(
       `UPDATE dcv_checks SET approver_email = ?, status = 'pending', detail = NULL, checked_at = NULL,
-             email_code_hash = NULL, email_sent_at = NULL WHERE id = ?`
-    ).run(approver, check.id)
+             email_code_hash = NULL, email_sent_at = NULL WHERE id = ?`,
+      approver,
+      check.id
+    )
     if (check.name === names[0]) {
-      db.prepare('UPDATE certificate_requests SET approver_email = ? WHERE order_id = ?').run(approver, order.id)
+      await db.run('UPDATE certificate_requests SET approver_email = ? WHERE order_id = ?', approver, order.id)
     }
-    touchOrder(db, order.id, now)
-    countPendingApprovals(db, order, now, check.name)
-  }).immediate()
+    await touchOrder(db, order.id, now)
+    await countPendingApprovals(db, order, now, check.name)
+  })
   await sendApprovals(scope, order, now, check.name)
 }

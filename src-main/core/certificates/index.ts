@@ -98,45 +98,45 @@ export class Certificates {
   /** POST /ssl/configure. */
   async configure(resellerId: number, input: ConfigureInput): Promise<SslStatus> {
     await configure(this.scope, resellerId, input)
-    return sslStatus(this.scope, resellerId, input.orderId)
+    return await sslStatus(this.scope, resellerId, input.orderId)
   }
 
   /** GET /ssl/{id}: runs the pending checks, issues the moment every name passed. */
   async status(resellerId: number, orderId: number): Promise<SslStatus> {
-    const order = this.scope.orders.get(resellerId, orderId)
+    const order = await this.scope.orders.get(resellerId, orderId)
     if (order.status === 'validation_pending' || order.status === 'processing') await this.advance(order.id)
-    return sslStatus(this.scope, resellerId, orderId)
+    return await sslStatus(this.scope, resellerId, orderId)
   }
 
   /** POST /ssl/change-dcv: a new method (and approver) for every name not yet validated. */
   async changeDcv(resellerId: number, orderId: number, method: DcvMethod, approverEmail?: string): Promise<SslStatus> {
     await changeDcv(this.scope, resellerId, orderId, method, approverEmail)
-    return sslStatus(this.scope, resellerId, orderId)
+    return await sslStatus(this.scope, resellerId, orderId)
   }
 
   /** POST /ssl/resend-validation: a fresh approval message (new codes); email method only. */
   async resendValidation(resellerId: number, orderId: number): Promise<SslStatus> {
     await resendValidation(this.scope, resellerId, orderId)
-    return sslStatus(this.scope, resellerId, orderId)
+    return await sslStatus(this.scope, resellerId, orderId)
   }
 
   /** Records an email approval (email-approval.ts) and issues when it was the last name waiting. */
   async approveEmail(resellerId: number, orderId: number, code: string, name?: string): Promise<SslStatus> {
-    recordApproval(this.scope, resellerId, orderId, code, name)
+    await recordApproval(this.scope, resellerId, orderId, code, name)
     await this.advance(orderId)
-    return sslStatus(this.scope, resellerId, orderId)
+    return await sslStatus(this.scope, resellerId, orderId)
   }
 
   /** Another approver for one name waiting for email approval (the desktop app's per-name choice). */
   async chooseApprover(resellerId: number, orderId: number, name: string, approverEmail: string): Promise<SslStatus> {
     await chooseApprover(this.scope, resellerId, orderId, name, approverEmail)
-    return sslStatus(this.scope, resellerId, orderId)
+    return await sslStatus(this.scope, resellerId, orderId)
   }
 
   /** Stops a first validation and returns the order to `pending` (cancel-validation.ts). */
   async cancelValidation(resellerId: number, orderId: number): Promise<SslStatus> {
     await cancelValidation(this.scope, resellerId, orderId)
-    return sslStatus(this.scope, resellerId, orderId)
+    return await sslStatus(this.scope, resellerId, orderId)
   }
 
   /**
@@ -145,13 +145,13 @@ export class Certificates {
    */
   async reissue(resellerId: number, input: ReissueInput): Promise<SslStatus> {
     await reissue(this.scope, resellerId, input)
-    return sslStatus(this.scope, resellerId, input.orderId)
+    return await sslStatus(this.scope, resellerId, input.orderId)
   }
 
   /** GET /certificate/{id}. */
-  certificate(resellerId: number, orderId: number): CertificateStatus {
-    const order = this.scope.orders.get(resellerId, orderId)
-    const cert = this.latestCertificate(order.id)
+  async certificate(resellerId: number, orderId: number): Promise<CertificateStatus> {
+    const order = await this.scope.orders.get(resellerId, orderId)
+    const cert = await this.latestCertificate(order.id)
     const now = this.scope.ctx.clock()
     if (!cert) return { order, certificate: null, daysRemaining: null, isExpired: false }
     const till = parseDate(cert.validTill)
@@ -164,9 +164,9 @@ export class Certificates {
   }
 
   /** GET /certificate/{id}/download: 404 until a certificate exists. */
-  download(resellerId: number, orderId: number): { order: Order; certificate: StoredCertificate } {
-    const order = this.scope.orders.get(resellerId, orderId)
-    const cert = this.latestCertificate(order.id)
+  async download(resellerId: number, orderId: number): Promise<{ order: Order; certificate: StoredCertificate }> {
+    const order = await this.scope.orders.get(resellerId, orderId)
+    const cert = await this.latestCertificate(order.id)
     if (!cert)
       throw notFound(
         `certificate for order ${order.orderNumber} not found: none has been issued yet (status ${order.status})`
@@ -175,14 +175,14 @@ export class Certificates {
   }
 
   /** Every certificate of an order, newest first (history for the UI and the scheduler walk). */
-  history(resellerId: number, orderId: number): StoredCertificate[] {
-    const order = this.scope.orders.get(resellerId, orderId)
-    return certificateHistory(this.scope.ctx.db, order.id)
+  async history(resellerId: number, orderId: number): Promise<StoredCertificate[]> {
+    const order = await this.scope.orders.get(resellerId, orderId)
+    return await certificateHistory(this.scope.ctx.store, order.id)
   }
 
   /** Validation messages kept when no SMTP server is set (and copies of those sent). */
-  outbox(orderId?: number): OutboxMessage[] {
-    return outbox(this.scope.ctx.db, orderId)
+  async outbox(orderId?: number): Promise<OutboxMessage[]> {
+    return await outbox(this.scope.ctx.store, orderId)
   }
 
   // ---- used by the scheduler -------------------------------------------------------------
@@ -200,7 +200,7 @@ export class Certificates {
     return autoReissue(this.scope, orderId)
   }
 
-  latestCertificate(orderId: number): StoredCertificate | null {
-    return latestCertificate(this.scope.ctx.db, orderId)
+  async latestCertificate(orderId: number): Promise<StoredCertificate | null> {
+    return await latestCertificate(this.scope.ctx.store, orderId)
   }
 }

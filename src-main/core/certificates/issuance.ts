@@ -30,17 +30,17 @@ import { recheckStale, runChecks, staleChecks } from './validation'
  * passed. Returns the certificate when one was issued.
  */
 export function advance(scope: CertificatesScope, orderId: number): Promise<StoredCertificate | null> {
-  const db = scope.ctx.db
+  const db = scope.ctx.store
   return scope.lock.run(orderId, async () => {
-    const status = orderStatus(db, orderId)
+    const status = await orderStatus(db, orderId)
     if (status === 'validation_pending') {
       const allValid = await runChecks(scope, orderId)
       if (!allValid) return null
-      setOrderStatus(db, orderId, 'processing', null, scope.ctx.clock())
+      await setOrderStatus(db, orderId, 'processing', null, scope.ctx.clock())
     } else if (status !== 'processing') {
       return null
     }
-    return issueNow(scope, orderId, readRequest(db, orderId).pending_issue ?? 'initial')
+    return issueNow(scope, orderId, (await readRequest(db, orderId)).pending_issue ?? 'initial')
   })
 }
 
@@ -53,17 +53,17 @@ export function autoReissue(
   scope: CertificatesScope,
   orderId: number
 ): Promise<{ issued: StoredCertificate | null; validationNeeded: string | null }> {
-  const db = scope.ctx.db
+  const db = scope.ctx.store
   return scope.lock.run(orderId, async () => {
     const now = scope.ctx.clock()
-    const stale = staleChecks(db, orderId, now)
+    const stale = await staleChecks(db, orderId, now)
     const failures = await recheckStale(scope, orderId, stale, now)
     if (failures.length > 0) {
       const note = `automatic reissue on ${isoDate(now)} needs domain validation again (the previous check is older than ${dcvReuseDays(now)} days): ${failures.join('; ')}`
-      db.prepare(`UPDATE certificate_requests SET pending_issue = 'auto_reissue' WHERE order_id = ?`).run(orderId)
-      setOrderStatus(db, orderId, 'validation_pending', note, now)
+      await db.run(`UPDATE certificate_requests SET pending_issue = 'auto_reissue' WHERE order_id = ?`, orderId)
+      await setOrderStatus(db, orderId, 'validation_pending', note, now)
       if (stale.some((c) => c.method === 'email') && constructedEmailAllowed(now)) {
-        await sendApprovals(scope, orderById(scope, orderId), now)
+        await sendApprovals(scope, await orderById(scope, orderId), now)
       }
       return { issued: null, validationNeeded: note }
     }
@@ -82,10 +82,10 @@ export function issueLocked(
 
 /** Signs and stores one certificate, and moves the order to completed, in one transaction. */
 async function issueNow(scope: CertificatesScope, orderId: number, reason: IssueReason): Promise<StoredCertificate> {
-  const db = scope.ctx.db
-  const order = orderById(scope, orderId)
-  const product = productFor(scope.catalogue, order)
-  const req = readRequest(db, orderId)
+  const db = scope.ctx.store
+  const order = await orderById(scope, orderId)
+  const product = await productFor(scope.catalogue, order)
+  const req = await readRequest(db, orderId)
   const now = scope.ctx.clock()
   const end = parseDate(order.purchaseEndDate)
   if (end.getTime() <= now.getTime()) {
@@ -113,7 +113,8 @@ async function issueNow(scope: CertificatesScope, orderId: number, reason: Issue
     })
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err)
-    db.prepare('UPDATE orders SET status_note = ?, updated_at = ? WHERE id = ?').run(
+    await db.run(
+      'UPDATE orders SET status_note = ?, updated_at = ? WHERE id = ?',
       `could not issue certificate: ${why}`,
       isoTimestamp(now),
       orderId
@@ -122,42 +123,36 @@ async function issueNow(scope: CertificatesScope, orderId: number, reason: Issue
   }
   // A crash here loses only the signature: the order stays processing and the next pass issues.
   crashPoint('issuance:signed')
-  const id = db
-    .transaction(() => {
-      const r = db
-        .prepare(
-          `INSERT INTO certificates (order_id, serial, issuer, certificate_pem, chain_pem, names, valid_from, valid_till, reason, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-        )
-        .run(
-          orderId,
-          issued.serial,
-          issued.issuer,
-          issued.certificatePem,
-          issued.chainPem,
-          req.names,
-          isoTimestamp(issued.validFrom),
-          isoTimestamp(issued.validTill),
-          reason,
-          isoTimestamp(now)
-        )
-      db.prepare(
-        `UPDATE orders SET status = 'completed', status_note = NULL, cert_valid_from = ?, cert_valid_till = ?, next_reissue_at = ?,
-           reissue_count = reissue_count + ?, updated_at = ? WHERE id = ?`
-      ).run(
-        isoDate(issued.validFrom),
-        isoDate(issued.validTill),
-        window.nextReissueAt ? isoDate(window.nextReissueAt) : null,
-        reason === 'auto_reissue' ? 1 : 0,
-        isoTimestamp(now),
-        orderId
-      )
-      db.prepare('UPDATE certificate_requests SET pending_issue = NULL WHERE order_id = ?').run(orderId)
-      // The key generated for this certificate is kept with it before anything (a deploy) reads it.
-      scope.keys?.promote(orderId, issued.certificatePem)
-      return Number(r.lastInsertRowid)
-    })
-    .immediate()
+  const id = await db.tx(async () => {
+    const r = await db.insert(
+      `INSERT INTO certificates (order_id, serial, issuer, certificate_pem, chain_pem, names, valid_from, valid_till, reason, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      orderId,
+      issued.serial,
+      issued.issuer,
+      issued.certificatePem,
+      issued.chainPem,
+      req.names,
+      isoTimestamp(issued.validFrom),
+      isoTimestamp(issued.validTill),
+      reason,
+      isoTimestamp(now)
+    )
+    await db.run(
+      `UPDATE orders SET status = 'completed', status_note = NULL, cert_valid_from = ?, cert_valid_till = ?, next_reissue_at = ?,
+           reissue_count = reissue_count + ?, updated_at = ? WHERE id = ?`,
+      isoDate(issued.validFrom),
+      isoDate(issued.validTill),
+      window.nextReissueAt ? isoDate(window.nextReissueAt) : null,
+      reason === 'auto_reissue' ? 1 : 0,
+      isoTimestamp(now),
+      orderId
+    )
+    await db.run('UPDATE certificate_requests SET pending_issue = NULL WHERE order_id = ?', orderId)
+    // The key generated for this certificate is kept with it before anything (a deploy) reads it.
+    await scope.keys?.promote(orderId, issued.certificatePem)
+    return r
+  })
   scope.onStored?.({ orderId, reason, certificatePem: issued.certificatePem, chainPem: issued.chainPem })
-  return readCertificate(db, id)
+  return await readCertificate(db, id)
 }

@@ -5,7 +5,6 @@
  */
 import { randomBytes } from 'node:crypto'
 import type { DecodedCsr } from '../csr'
-import type { Db } from '../db'
 import {
   dcvFileContent,
   dcvFileName,
@@ -18,8 +17,10 @@ import {
 import { baseDomain } from '../domains'
 import { conflict } from '../errors'
 import type { Order } from '../orders'
+import { inOrder } from '../pool'
 import { isoTimestamp } from '../time'
 import type { CertificatesScope } from './scope'
+import type { Store } from '../store'
 
 export type IssueReason = 'initial' | 'reissue' | 'auto_reissue'
 
@@ -128,50 +129,50 @@ export const toCert = (r: CertRow): StoredCertificate => ({
   createdAt: r.created_at
 })
 
-export function findRequest(db: Db, orderId: number): RequestRow | undefined {
-  return db.prepare('SELECT * FROM certificate_requests WHERE order_id = ?').get(orderId) as RequestRow | undefined
+export async function findRequest(db: Store, orderId: number): Promise<RequestRow | undefined> {
+  return (await db.get('SELECT * FROM certificate_requests WHERE order_id = ?', orderId)) as RequestRow | undefined
 }
 
 /** The request of an order; 409 until a CSR was configured. */
-export function readRequest(db: Db, orderId: number): RequestRow {
-  const r = findRequest(db, orderId)
+export async function readRequest(db: Store, orderId: number): Promise<RequestRow> {
+  const r = await findRequest(db, orderId)
   if (!r) throw conflict(`order ${orderId} has no CSR yet; POST /ssl/configure first`)
   return r
 }
 
-export function requestNames(db: Db, orderId: number): string[] {
-  return JSON.parse(readRequest(db, orderId).names) as string[]
+export async function requestNames(db: Store, orderId: number): Promise<string[]> {
+  return JSON.parse((await readRequest(db, orderId)).names) as string[]
 }
 
-export function readChecks(db: Db, orderId: number): DcvRow[] {
-  return db.prepare('SELECT * FROM dcv_checks WHERE order_id = ? ORDER BY id').all(orderId) as DcvRow[]
+export async function readChecks(db: Store, orderId: number): Promise<DcvRow[]> {
+  return (await db.all('SELECT * FROM dcv_checks WHERE order_id = ? ORDER BY id', orderId)) as DcvRow[]
 }
 
-export function latestCertificate(db: Db, orderId: number): StoredCertificate | null {
-  const row = db.prepare('SELECT * FROM certificates WHERE order_id = ? ORDER BY id DESC LIMIT 1').get(orderId) as
+export async function latestCertificate(db: Store, orderId: number): Promise<StoredCertificate | null> {
+  const row = (await db.get('SELECT * FROM certificates WHERE order_id = ? ORDER BY id DESC LIMIT 1', orderId)) as
     CertRow | undefined
   return row ? toCert(row) : null
 }
 
 /** Every certificate of an order, newest first. */
-export function certificateHistory(db: Db, orderId: number): StoredCertificate[] {
-  return (db.prepare('SELECT * FROM certificates WHERE order_id = ? ORDER BY id DESC').all(orderId) as CertRow[]).map(
+export async function certificateHistory(db: Store, orderId: number): Promise<StoredCertificate[]> {
+  return ((await db.all('SELECT * FROM certificates WHERE order_id = ? ORDER BY id DESC', orderId)) as CertRow[]).map(
     toCert
   )
 }
 
-export function readCertificate(db: Db, id: number): StoredCertificate {
-  return toCert(db.prepare('SELECT * FROM certificates WHERE id = ?').get(id) as CertRow)
+export async function readCertificate(db: Store, id: number): Promise<StoredCertificate> {
+  return toCert((await db.get('SELECT * FROM certificates WHERE id = ?', id)) as CertRow)
 }
 
 /** The values the DCV file and record of an order are made from. */
-export function dcvToken(db: Db, orderId: number): DcvToken {
-  const r = readRequest(db, orderId)
+export async function dcvToken(db: Store, orderId: number): Promise<DcvToken> {
+  const r = await readRequest(db, orderId)
   return { md5: r.csr_md5, sha256: r.csr_sha256, unique: r.unique_value }
 }
 
-export function storeRequest(
-  db: Db,
+export async function storeRequest(
+  db: Store,
   order: Order,
   csr: DecodedCsr,
   names: string[],
@@ -180,19 +181,19 @@ export function storeRequest(
   approver: string | null,
   pending: IssueReason,
   now: Date
-): void {
-  const existing = db
-    .prepare('SELECT csr_md5, unique_value FROM certificate_requests WHERE order_id = ?')
-    .get(order.id) as { csr_md5: string; unique_value: string } | undefined
+): Promise<void> {
+  const existing = (await db.get(
+    'SELECT csr_md5, unique_value FROM certificate_requests WHERE order_id = ?',
+    order.id
+  )) as { csr_md5: string; unique_value: string } | undefined
   // A new unique value with every new CSR, so an old validation file never validates a new request.
   const unique = existing && existing.csr_md5 === csr.md5 ? existing.unique_value : randomBytes(10).toString('hex')
-  db.prepare(
+  await db.run(
     `INSERT INTO certificate_requests (order_id, csr_pem, csr_md5, csr_sha256, names, subject, dcv_method, approver_email, unique_value, submitted_at, pending_issue)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT(order_id) DO UPDATE SET csr_pem = excluded.csr_pem, csr_md5 = excluded.csr_md5, csr_sha256 = excluded.csr_sha256,
        names = excluded.names, subject = excluded.subject, dcv_method = excluded.dcv_method, approver_email = excluded.approver_email,
-       unique_value = excluded.unique_value, submitted_at = excluded.submitted_at, pending_issue = excluded.pending_issue`
-  ).run(
+       unique_value = excluded.unique_value, submitted_at = excluded.submitted_at, pending_issue = excluded.pending_issue`,
     order.id,
     csr.pem,
     csr.md5,
@@ -207,20 +208,27 @@ export function storeRequest(
   )
 }
 
-export function orderStatus(db: Db, orderId: number): string {
-  return (db.prepare('SELECT status FROM orders WHERE id = ?').get(orderId) as { status: string }).status
+export async function orderStatus(db: Store, orderId: number): Promise<string> {
+  return ((await db.get('SELECT status FROM orders WHERE id = ?', orderId)) as { status: string }).status
 }
 
 /** An order by id alone (the scheduler's and the status poll's view), through its reseller. */
-export function orderById(scope: CertificatesScope, orderId: number): Order {
-  const { reseller_id } = scope.ctx.db.prepare('SELECT reseller_id FROM orders WHERE id = ?').get(orderId) as {
+export async function orderById(scope: CertificatesScope, orderId: number): Promise<Order> {
+  const { reseller_id } = (await scope.ctx.store.get('SELECT reseller_id FROM orders WHERE id = ?', orderId)) as {
     reseller_id: number
   }
-  return scope.orders.get(reseller_id, orderId)
+  return await scope.orders.get(reseller_id, orderId)
 }
 
-export function setOrderStatus(db: Db, orderId: number, status: string, note: string | null, now: Date): void {
-  db.prepare('UPDATE orders SET status = ?, status_note = ?, updated_at = ? WHERE id = ?').run(
+export async function setOrderStatus(
+  db: Store,
+  orderId: number,
+  status: string,
+  note: string | null,
+  now: Date
+): Promise<void> {
+  await db.run(
+    'UPDATE orders SET status = ?, status_note = ?, updated_at = ? WHERE id = ?',
     status,
     note,
     isoTimestamp(now),
@@ -228,15 +236,15 @@ export function setOrderStatus(db: Db, orderId: number, status: string, note: st
   )
 }
 
-export function touchOrder(db: Db, orderId: number, now: Date): void {
-  db.prepare('UPDATE orders SET updated_at = ? WHERE id = ?').run(isoTimestamp(now), orderId)
+export async function touchOrder(db: Store, orderId: number, now: Date): Promise<void> {
+  await db.run('UPDATE orders SET updated_at = ? WHERE id = ?', isoTimestamp(now), orderId)
 }
 
 /** GET /ssl/{order_id}: the order, its request, each name's validation and the newest certificate. */
-export function sslStatus(scope: CertificatesScope, resellerId: number, orderId: number): SslStatus {
-  const db = scope.ctx.db
-  const order = scope.orders.get(resellerId, orderId)
-  const req = findRequest(db, orderId)
+export async function sslStatus(scope: CertificatesScope, resellerId: number, orderId: number): Promise<SslStatus> {
+  const db = scope.ctx.store
+  const order = await scope.orders.get(resellerId, orderId)
+  const req = await findRequest(db, orderId)
   const token = req ? { md5: req.csr_md5, sha256: req.csr_sha256, unique: req.unique_value } : null
   return {
     order,
@@ -250,14 +258,17 @@ export function sslStatus(scope: CertificatesScope, resellerId: number, orderId:
         }
       : null,
     names: req ? (JSON.parse(req.names) as string[]) : [],
-    validation: token ? readChecks(db, orderId).map((c) => nameValidation(scope, c, token)) : [],
-    certificate: latestCertificate(db, orderId)
+    validation: token ? await inOrder(await readChecks(db, orderId), (c) => nameValidation(scope, c, token)) : [],
+    certificate: await latestCertificate(db, orderId)
   }
 }
 
-function nameValidation(scope: CertificatesScope, c: DcvRow, t: DcvToken): NameValidation {
+async function nameValidation(scope: CertificatesScope, c: DcvRow, t: DcvToken): Promise<NameValidation> {
   const domain = baseDomain(c.name)
-  const external = scope.external?.handles(c.order_id) ? scope.external.instructions(c.order_id, c.name) : null
+  const external =
+    scope.external && (await scope.external.handles(c.order_id))
+      ? await scope.external.instructions(c.order_id, c.name)
+      : null
   const instructions: NameValidation['instructions'] =
     external ??
     (c.method === 'dns'

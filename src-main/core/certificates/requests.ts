@@ -41,9 +41,9 @@ export interface ReissueInput {
 
 /** POST /ssl/configure. */
 export async function configure(scope: CertificatesScope, resellerId: number, input: ConfigureInput): Promise<void> {
-  const db = scope.ctx.db
-  const order = scope.orders.get(resellerId, input.orderId)
-  const product = productFor(scope.catalogue, order)
+  const db = scope.ctx.store
+  const order = await scope.orders.get(resellerId, input.orderId)
+  const product = await productFor(scope.catalogue, order)
   if (order.status !== 'pending') {
     throw conflict(
       `could not configure order ${order.orderNumber}: it is ${order.status}; only a pending order takes a CSR (use /ssl/change-dcv or /ssl/reissue)`
@@ -61,8 +61,8 @@ export async function configure(scope: CertificatesScope, resellerId: number, in
   if (product.type === 'code-signing') {
     // No domain to validate: a code-signing order goes straight to issuance (docs/decisions.md,
     // "Code signing"; BR §3.2.2.4 applies to domain names only).
-    storeRequest(db, order, csr, names, subject, 'none', null, 'initial', now)
-    setOrderStatus(db, order.id, 'processing', null, now)
+    await storeRequest(db, order, csr, names, subject, 'none', null, 'initial', now)
+    await setOrderStatus(db, order.id, 'processing', null, now)
     await issueLocked(scope, order.id, 'initial')
     return
   }
@@ -73,12 +73,12 @@ export async function configure(scope: CertificatesScope, resellerId: number, in
     approverEmail: input.approverEmail,
     perName: input.approvers
   })
-  db.transaction(() => {
-    storeRequest(db, order, csr, names, subject, method, approvers.get(names[0]) ?? null, 'initial', now)
-    resetChecks(db, order.id, names, method, approvers, now, 'none')
-    setOrderStatus(db, order.id, 'validation_pending', null, now)
-    if (method === 'email') countPendingApprovals(db, order, now)
-  }).immediate()
+  await db.tx(async () => {
+    await storeRequest(db, order, csr, names, subject, method, approvers.get(names[0]) ?? null, 'initial', now)
+    await resetChecks(db, order.id, names, method, approvers, now, 'none')
+    await setOrderStatus(db, order.id, 'validation_pending', null, now)
+    if (method === 'email') await countPendingApprovals(db, order, now)
+  })
   if (method === 'email') await sendApprovals(scope, order, now)
 }
 
@@ -90,29 +90,30 @@ export async function changeDcv(
   method: DcvMethod,
   approverEmail?: string
 ): Promise<void> {
-  const db = scope.ctx.db
-  const order = scope.orders.get(resellerId, orderId)
+  const db = scope.ctx.store
+  const order = await scope.orders.get(resellerId, orderId)
   if (order.status !== 'validation_pending') {
     throw conflict(
       `could not change the validation method of order ${order.orderNumber}: it is ${order.status}, not validation_pending`
     )
   }
-  const req = readRequest(db, order.id)
+  const req = await readRequest(db, order.id)
   const names = JSON.parse(req.names) as string[]
   const now = scope.ctx.clock()
   // An external ACME CA refuses methods it has no challenge for before anything else is said.
   await scope.external?.begin(order.id, names, method)
   const approvers = approversFor(order, method, names, now, { approverEmail })
-  db.transaction(() => {
-    db.prepare('UPDATE certificate_requests SET dcv_method = ?, approver_email = ? WHERE order_id = ?').run(
+  await db.tx(async () => {
+    await db.run(
+      'UPDATE certificate_requests SET dcv_method = ?, approver_email = ? WHERE order_id = ?',
       method,
       approvers.get(names[0]) ?? null,
       order.id
     )
-    resetChecks(db, order.id, names, method, approvers, now, 'valid')
-    touchOrder(db, order.id, now)
-    if (method === 'email') countPendingApprovals(db, order, now)
-  }).immediate()
+    await resetChecks(db, order.id, names, method, approvers, now, 'valid')
+    await touchOrder(db, order.id, now)
+    if (method === 'email') await countPendingApprovals(db, order, now)
+  })
   if (method === 'email') await sendApprovals(scope, order, now)
 }
 
@@ -121,39 +122,39 @@ export async function changeDcv(
  * change. At most a few per order and hour or day (reissue-limits.ts), else 429.
  */
 export async function reissue(scope: CertificatesScope, resellerId: number, input: ReissueInput): Promise<void> {
-  const db = scope.ctx.db
-  const order = scope.orders.get(resellerId, input.orderId)
-  const product = productFor(scope.catalogue, order)
+  const db = scope.ctx.store
+  const order = await scope.orders.get(resellerId, input.orderId)
+  const product = await productFor(scope.catalogue, order)
   const now = scope.ctx.clock()
-  const current = latestCertificate(db, order.id)
+  const current = await latestCertificate(db, order.id)
   if (order.status !== 'completed' || !current || parseDate(current.validTill).getTime() <= now.getTime()) {
     throw conflict(
       `could not reissue order ${order.orderNumber}: it has no active certificate (status ${order.status})`
     )
   }
-  assertReissueAllowed(db, order.id, order.orderNumber, now)
+  await assertReissueAllowed(db, order.id, order.orderNumber, now)
   const newCsr = input.csr !== undefined && input.csr.trim() !== ''
   if (input.privateKeyPem !== undefined && !newCsr) {
     throw invalid('could not reissue with a new private key: send the CSR made from that key with it')
   }
   const csr = newCsr
     ? await acceptCsr(input.csr as string, product)
-    : await acceptCsr(readRequest(db, order.id).csr_pem, product)
+    : await acceptCsr((await readRequest(db, order.id)).csr_pem, product)
   const names = namesFor(order, product, csr)
   const subject = subjectFor(order, product, csr, names)
   const keys = scope.keys
   if (input.privateKeyPem !== undefined) {
     if (!keys) throw new ServiceError('unavailable', 'could not keep the new private key: no key store is set up')
     // Held until the certificate for it is stored, then kept in the same transaction (issueNow).
-    keys.stage(resellerId, order.id, input.privateKeyPem, csr.der)
+    await keys.stage(resellerId, order.id, input.privateKeyPem, csr.der)
   } else if (newCsr) {
     // A key held for an earlier CSR will never get its certificate now.
-    keys?.discard(order.id)
+    await keys?.discard(order.id)
   }
   try {
     await reissueWith(scope, order, product, input, csr, names, subject, now)
   } catch (err) {
-    if (input.privateKeyPem !== undefined) keys?.discard(order.id)
+    if (input.privateKeyPem !== undefined) await keys?.discard(order.id)
     throw err
   }
 }
@@ -168,19 +169,19 @@ async function reissueWith(
   subject: Record<string, string>,
   now: Date
 ): Promise<void> {
-  const db = scope.ctx.db
-  const req = readRequest(db, order.id)
+  const db = scope.ctx.store
+  const req = await readRequest(db, order.id)
   const oldNames = JSON.parse(req.names) as string[]
   if (product.type === 'code-signing') {
-    storeRequest(db, order, csr, names, subject, 'none', null, 'reissue', now)
+    await storeRequest(db, order, csr, names, subject, 'none', null, 'reissue', now)
     await issueLocked(scope, order.id, 'reissue')
     return
   }
   const method = input.dcvMethod ?? (req.dcv_method === 'none' ? 'email' : req.dcv_method)
   const sameNames = names.length === oldNames.length && names.every((n) => oldNames.includes(n))
-  const stale = staleChecks(db, order.id, now)
+  const stale = await staleChecks(db, order.id, now)
   if (sameNames && method === req.dcv_method && input.approverEmail === undefined && stale.length === 0) {
-    storeRequest(db, order, csr, names, subject, method, req.approver_email, 'reissue', now)
+    await storeRequest(db, order, csr, names, subject, method, req.approver_email, 'reissue', now)
     await issueLocked(scope, order.id, 'reissue')
     return
   }
@@ -188,23 +189,23 @@ async function reissueWith(
   await scope.external?.begin(order.id, names, method)
   // Without a new approver, names that stay with email keep the mailbox they had.
   const previous = new Map(
-    readChecks(db, order.id)
+    (await readChecks(db, order.id))
       .filter((c) => c.method === 'email' && c.approver_email)
       .map((c) => [c.name, c.approver_email as string])
   )
   const approvers = approversFor(order, method, names, now, { approverEmail: input.approverEmail, previous })
-  db.transaction(() => {
-    storeRequest(db, order, csr, names, subject, method, approvers.get(names[0]) ?? null, 'reissue', now)
+  await db.tx(async () => {
+    await storeRequest(db, order, csr, names, subject, method, approvers.get(names[0]) ?? null, 'reissue', now)
     // Names whose validation is still fresh and whose method is unchanged keep it (BR §4.2.1 reuse).
-    resetChecks(db, order.id, names, method, approvers, now, 'valid-same-method')
-    setOrderStatus(
+    await resetChecks(db, order.id, names, method, approvers, now, 'valid-same-method')
+    await setOrderStatus(
       db,
       order.id,
       'validation_pending',
       `reissue requested on ${isoDate(now)}: waiting for domain validation`,
       now
     )
-    if (method === 'email') countPendingApprovals(db, order, now)
-  }).immediate()
+    if (method === 'email') await countPendingApprovals(db, order, now)
+  })
   if (method === 'email') await sendApprovals(scope, order, now)
 }

@@ -15,9 +15,9 @@ import type { CertificateHandover } from './records'
  * holds it until then; `promote` runs inside the transaction that stores a certificate.
  */
 export interface KeyKeeper {
-  stage(resellerId: number, orderId: number, pkcs8Pem: string, csrDer: Buffer): void
-  promote(orderId: number, certificatePem: string): void
-  discard(orderId: number): void
+  stage(resellerId: number, orderId: number, pkcs8Pem: string, csrDer: Buffer): Promise<void>
+  promote(orderId: number, certificatePem: string): Promise<void>
+  discard(orderId: number): Promise<void>
 }
 
 export interface CertificatesScope {

@@ -8,6 +8,7 @@ import type { DeployRunView, DeployTargetView } from '../../../src-shared/record
 import type { CommandConfig } from './command'
 import type { DeployRun, DeployTarget, Deploys } from './deploys'
 import type { FolderConfig } from './folder'
+import { inOrder } from '../pool'
 import { endpointText } from './verify'
 import type { WebhookConfig } from './webhook'
 
@@ -39,15 +40,24 @@ export function deployTargetView(t: DeployTarget, lastRun: DeployRun | null): De
  * The newest run of each target of an order, however many runs the order has: run ids grow
  * with time, so the newest run of a target is its highest id.
  */
-export function latestRunPerTarget(ctx: CoreContext, deploys: Deploys, orderId: number): Map<number, DeployRun> {
-  const rows = ctx.db
-    .prepare('SELECT target_id AS targetId, MAX(id) AS id FROM deploy_runs WHERE order_id = ? GROUP BY target_id')
-    .all(orderId) as { targetId: number; id: number }[]
-  return new Map(rows.map((r) => [r.targetId, deploys.run(r.id)]))
+export async function latestRunPerTarget(
+  ctx: CoreContext,
+  deploys: Deploys,
+  orderId: number
+): Promise<Map<number, DeployRun>> {
+  const rows = (await ctx.store.all(
+    'SELECT target_id AS targetId, MAX(id) AS id FROM deploy_runs WHERE order_id = ? GROUP BY target_id',
+    orderId
+  )) as { targetId: number; id: number }[]
+  return new Map(await inOrder(rows, async (r) => [r.targetId, await deploys.run(r.id)] as const))
 }
 
 /** An order's live targets with the newest run of each. */
-export function deployTargetViews(ctx: CoreContext, deploys: Deploys, orderId: number): DeployTargetView[] {
-  const latest = latestRunPerTarget(ctx, deploys, orderId)
-  return deploys.targets(orderId).map((t) => deployTargetView(t, latest.get(t.id) ?? null))
+export async function deployTargetViews(
+  ctx: CoreContext,
+  deploys: Deploys,
+  orderId: number
+): Promise<DeployTargetView[]> {
+  const latest = await latestRunPerTarget(ctx, deploys, orderId)
+  return (await deploys.targets(orderId)).map((t) => deployTargetView(t, latest.get(t.id) ?? null))
 }

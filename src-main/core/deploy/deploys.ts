@@ -61,26 +61,26 @@ export class Deploys {
     this.queue.verifyDeadlineMs = ms
   }
 
-  addTarget(orderId: number, input: TargetInput): CreatedTarget {
-    return addTarget(this.ctx, orderId, input)
+  async addTarget(orderId: number, input: TargetInput): Promise<CreatedTarget> {
+    return await addTarget(this.ctx, orderId, input)
   }
 
-  targets(orderId: number, includeRemoved = false): DeployTarget[] {
-    return listTargets(this.ctx.db, orderId, includeRemoved)
+  async targets(orderId: number, includeRemoved = false): Promise<DeployTarget[]> {
+    return await listTargets(this.ctx.store, orderId, includeRemoved)
   }
 
-  target(targetId: number): DeployTarget {
-    return readTarget(this.ctx.db, targetId)
+  async target(targetId: number): Promise<DeployTarget> {
+    return await readTarget(this.ctx.store, targetId)
   }
 
   /** Stops using a target and deletes its secrets; its runs and attempts stay as history. */
-  removeTarget(targetId: number): DeployTarget {
-    return removeTarget(this.ctx, targetId)
+  async removeTarget(targetId: number): Promise<DeployTarget> {
+    return await removeTarget(this.ctx, targetId)
   }
 
   /** A folder target's key file, or the servers a command target verifies after the reload. */
-  updateTarget(targetId: number, change: { keyFile?: string | null; verify?: string[] }): DeployTarget {
-    return updateTarget(this.ctx, targetId, change)
+  async updateTarget(targetId: number, change: { keyFile?: string | null; verify?: string[] }): Promise<DeployTarget> {
+    return await updateTarget(this.ctx, targetId, change)
   }
 
   /**
@@ -88,9 +88,9 @@ export class Deploys {
    * order's current certificate, so a kept key is never paired with a certificate it does not
    * match. Answers the key as PKCS #8 for the key vault, and whose order it is.
    */
-  keyToKeep(orderId: number, keyFile: string): { resellerId: number; pkcs8Pem: string } {
-    const order = deployOrder(this.ctx.db, orderId)
-    const current = currentCertificate(this.ctx.db, order.id)
+  async keyToKeep(orderId: number, keyFile: string): Promise<{ resellerId: number; pkcs8Pem: string }> {
+    const order = await deployOrder(this.ctx.store, orderId)
+    const current = await currentCertificate(this.ctx.store, order.id)
     if (!current) throw invalid(`could not keep the key of order ${order.order_number}: it has no certificate yet`)
     let pem: string
     try {
@@ -109,16 +109,16 @@ export class Deploys {
   }
 
   /** The webhook secret or PFX password, for the desktop user to copy again. */
-  revealSecret(targetId: number): string | null {
-    return revealSecret(this.ctx, targetId)
+  async revealSecret(targetId: number): Promise<string | null> {
+    return await revealSecret(this.ctx, targetId)
   }
 
   /**
    * Records the certificate's event and the pending runs, starts them in the background and
    * returns at once; `idle()` waits for them (a CLI run before it exits).
    */
-  certificateStored(c: DeployedCertificate): number[] {
-    return this.queue.certificateStored(c)
+  async certificateStored(c: DeployedCertificate): Promise<number[]> {
+    return await this.queue.certificateStored(c)
   }
 
   /**
@@ -126,14 +126,19 @@ export class Deploys {
    * the certificate is stored whatever happens here (a deploy never undoes or blocks an
    * issuance); what went wrong is put in the event log, and `deploy run` can redo it.
    */
-  afterCertificateStored(c: CertificateHandover): void {
+  async afterCertificateStored(c: CertificateHandover): Promise<void> {
     const trigger = c.reason === 'initial' ? 'issued' : c.reason === 'reissue' ? 'reissued' : 'auto_reissue'
     try {
-      this.certificateStored({ orderId: c.orderId, trigger, certificatePem: c.certificatePem, chainPem: c.chainPem })
+      await this.certificateStored({
+        orderId: c.orderId,
+        trigger,
+        certificatePem: c.certificatePem,
+        chainPem: c.chainPem
+      })
     } catch (err) {
       try {
-        const order = deployOrder(this.ctx.db, c.orderId)
-        recordEvent(this.ctx.db, this.ctx.clock(), {
+        const order = await deployOrder(this.ctx.store, c.orderId)
+        await recordEvent(this.ctx.store, this.ctx.clock(), {
           type: 'deploy.failed',
           resellerId: order.reseller_id,
           orderId: order.id,
@@ -147,7 +152,7 @@ export class Deploys {
   }
 
   /** Runs attempted by this process since the last call, for the scheduler's report. */
-  takeAttempted(): DeployRun[] {
+  takeAttempted(): Promise<DeployRun[]> {
     return this.queue.takeAttempted()
   }
 
@@ -169,11 +174,11 @@ export class Deploys {
     return this.queue.idle()
   }
 
-  runs(orderId: number, page: Paging): Page<DeployRun> {
-    return listRuns(this.ctx.db, orderId, page)
+  async runs(orderId: number, page: Paging): Promise<Page<DeployRun>> {
+    return await listRuns(this.ctx.store, orderId, page)
   }
 
-  run(runId: number): DeployRun {
-    return readRun(this.ctx.db, runId)
+  async run(runId: number): Promise<DeployRun> {
+    return await readRun(this.ctx.store, runId)
   }
 }

@@ -5,13 +5,13 @@
  */
 import { join } from 'node:path'
 import type { CoreContext } from '../context'
-import type { Db } from '../db'
 import { runCommand, type CommandConfig, type CommandResult } from './command'
 import { MissingKeyError, writeFolder, type FolderConfig, type WrittenFiles } from './folder'
 import type { RunRow, RunStatus } from './runs'
 import { folderTargets, secretName, type DeployTarget, type OrderInfo, type TargetKind } from './targets'
 import { VERIFY_DEADLINE_MS, verifyServed } from './verify'
 import { deliverWebhook, type WebhookConfig } from './webhook'
+import type { Store } from '../store'
 
 /**
  * Where a private key comes from when CertDesk holds it (keys generated on this machine,
@@ -62,7 +62,7 @@ export async function perform(
     }
   }
   if (target.kind === 'command') {
-    const folders = folderState(ctx.db, run)
+    const folders = await folderState(ctx.store, run)
     if (folders !== 'written')
       return {
         ok: false,
@@ -70,7 +70,7 @@ export async function perform(
         reason: 'the command was not run because the certificate files are not written'
       }
     const config = target.config as CommandConfig
-    const r = await runCommand(config, commandEnv(ctx.db, run, order))
+    const r = await runCommand(config, await commandEnv(ctx.store, run, order))
     const ran = { responseCode: r.exitCode, output: r.output }
     if (!r.ok || !config.verify?.length) return { ok: r.ok, summary: r.summary, reason: commandReason(r), ...ran }
     // A reload that exits 0 has not proven anything yet: the servers must serve the new certificate.
@@ -138,14 +138,14 @@ export async function perform(
  * written; `busy` while a folder's first attempt is still to come or under way (the command is
  * then left for the pass that writes the folder), else why a folder is not written.
  */
-export function folderState(db: Db, run: RunRow): 'written' | 'busy' | string {
-  const rows = db
-    .prepare(
-      `SELECT r.target_id, r.status, r.attempts, r.last_error FROM deploy_runs r JOIN deploy_targets t ON t.id = r.target_id
+export async function folderState(db: Store, run: RunRow): Promise<'written' | 'busy' | string> {
+  const rows = (await db.all(
+    `SELECT r.target_id, r.status, r.attempts, r.last_error FROM deploy_runs r JOIN deploy_targets t ON t.id = r.target_id
        WHERE r.order_id = ? AND r.serial = ? AND t.kind = 'folder' AND t.removed_at IS NULL AND r.status <> 'superseded'
-         AND r.id = (SELECT MAX(id) FROM deploy_runs x WHERE x.target_id = r.target_id AND x.serial = r.serial)`
-    )
-    .all(run.order_id, run.serial) as {
+         AND r.id = (SELECT MAX(id) FROM deploy_runs x WHERE x.target_id = r.target_id AND x.serial = r.serial)`,
+    run.order_id,
+    run.serial
+  )) as {
     target_id: number
     status: RunStatus
     attempts: number
@@ -157,8 +157,8 @@ export function folderState(db: Db, run: RunRow): 'written' | 'busy' | string {
   return `folder target ${notDone.target_id} is not written${notDone.last_error ? ` (${notDone.last_error})` : ''}`
 }
 
-function commandEnv(db: Db, run: RunRow, order: OrderInfo): Record<string, string> {
-  const folders = folderTargets(db, order.id)
+async function commandEnv(db: Store, run: RunRow, order: OrderInfo): Promise<Record<string, string>> {
+  const folders = await folderTargets(db, order.id)
   const env: Record<string, string> = {
     CERTDESK_ORDER_ID: String(order.id),
     CERTDESK_ORDER_NUMBER: order.order_number,

@@ -10,6 +10,7 @@ import type { StoredCertificate } from '../certificates/records'
 import type { CoreContext } from '../context'
 import { invalid } from '../errors'
 import { recordEvent } from '../events'
+import { inOrder } from '../pool'
 import { isoTimestamp } from '../time'
 import { MAX_COMMAND_TIMEOUT_SECONDS } from './command'
 import { MAX_ATTEMPTS, RETRY_MINUTES } from './deploy-events'
@@ -48,9 +49,9 @@ export const REISSUE_HOLD_MAX_MS = 60_000
 /** Runs of one certificate go folder, then command (it reloads what the folders wrote), then webhook. */
 const KIND_ORDER = `CASE t.kind WHEN 'folder' THEN 0 WHEN 'command' THEN 1 ELSE 2 END`
 
-const allFolderTargets = (db: CoreContext['db']): FolderConfig[] =>
+const allFolderTargets = async (db: CoreContext['store']): Promise<FolderConfig[]> =>
   (
-    db.prepare(`SELECT config FROM deploy_targets WHERE kind = 'folder' AND removed_at IS NULL`).all() as {
+    (await db.all(`SELECT config FROM deploy_targets WHERE kind = 'folder' AND removed_at IS NULL`)) as {
       config: string
     }[]
   ).map((r) => JSON.parse(r.config) as FolderConfig)
@@ -81,24 +82,22 @@ export class DeployQueue {
    * and automatic reissue). Records the event and the pending runs, starts them in the
    * background and returns at once; `idle()` waits for them (a CLI run before it exits).
    */
-  certificateStored(c: DeployedCertificate): number[] {
-    const order = deployOrder(this.ctx.db, c.orderId)
+  async certificateStored(c: DeployedCertificate): Promise<number[]> {
+    const order = await deployOrder(this.ctx.store, c.orderId)
     const cert = parseCertificate(c.certificatePem)
     const now = this.ctx.clock()
-    const db = this.ctx.db
-    const runIds = db
-      .transaction(() => {
-        const reissue = c.trigger !== 'issued'
-        recordEvent(db, now, {
-          type: reissue ? 'certificate.reissued' : 'certificate.issued',
-          resellerId: order.reseller_id,
-          orderId: order.id,
-          message: `Certificate ${cert.serial} for ${order.domain || order.order_number} ${reissue ? (c.trigger === 'auto_reissue' ? 'reissued automatically' : 'reissued') : 'issued'}, valid till ${cert.validTill}`,
-          data: { serial: cert.serial, valid_from: cert.validFrom, valid_till: cert.validTill, trigger: c.trigger }
-        })
-        return createRuns(this.ctx.db, order.id, c.trigger, cert, c.certificatePem, c.chainPem, now)
+    const db = this.ctx.store
+    const runIds = await db.tx(async () => {
+      const reissue = c.trigger !== 'issued'
+      await recordEvent(db, now, {
+        type: reissue ? 'certificate.reissued' : 'certificate.issued',
+        resellerId: order.reseller_id,
+        orderId: order.id,
+        message: `Certificate ${cert.serial} for ${order.domain || order.order_number} ${reissue ? (c.trigger === 'auto_reissue' ? 'reissued automatically' : 'reissued') : 'issued'}, valid till ${cert.validTill}`,
+        data: { serial: cert.serial, valid_from: cert.validFrom, valid_till: cert.validTill, trigger: c.trigger }
       })
-      .immediate()
+      return await createRuns(this.ctx.store, order.id, c.trigger, cert, c.certificatePem, c.chainPem, now)
+    })
     if (runIds.length === 0) return runIds
     // A reissue on request may be the first of a burst: its deploys wait for the quiet period,
     // and a newer certificate arriving meanwhile takes over the same runs (createRuns).
@@ -146,10 +145,10 @@ export class DeployQueue {
   }
 
   /** Run ids attempted by this process since the last call, for the scheduler's report. */
-  takeAttempted(): DeployRun[] {
+  takeAttempted(): Promise<DeployRun[]> {
     const ids = [...new Set(this.attempted)]
     this.attempted.length = 0
-    return ids.map((id) => readRun(this.ctx.db, id))
+    return inOrder(ids, (id) => readRun(this.ctx.store, id))
   }
 
   /**
@@ -157,14 +156,14 @@ export class DeployQueue {
    * target again, now, and waits for the outcome.
    */
   async runOrder(orderId: number): Promise<DeployRun[]> {
-    const order = deployOrder(this.ctx.db, orderId)
-    const current = currentCertificate(this.ctx.db, order.id)
+    const order = await deployOrder(this.ctx.store, orderId)
+    const current = await currentCertificate(this.ctx.store, order.id)
     if (!current) throw invalid(`could not deploy order ${order.order_number}: it has no certificate yet`)
     const now = this.ctx.clock()
-    const ids = this.ctx.db
-      .transaction(() =>
-        createRuns(
-          this.ctx.db,
+    const ids = await this.ctx.store.tx(
+      async () =>
+        await createRuns(
+          this.ctx.store,
           order.id,
           'manual',
           parseCertificate(current.certificatePem),
@@ -172,26 +171,25 @@ export class DeployQueue {
           current.chainPem,
           now
         )
-      )
-      .immediate()
+    )
     if (ids.length === 0) throw invalid(`could not deploy order ${order.order_number}: it has no deploy targets`)
     const pass = this.runPending({ orderId: order.id })
     this.endHold(order.id)?.settle(pass)
     await pass
-    return ids.map((id) => readRun(this.ctx.db, id))
+    return inOrder(ids, (id) => readRun(this.ctx.store, id))
   }
 
   /** One pass over every run whose next attempt is due by ctx.clock; returns what it ran. */
   async runDue(): Promise<DeployRun[]> {
     // A set a crash left half renamed is finished first (folder.ts), before anything reloads.
-    for (const f of allFolderTargets(this.ctx.db)) {
+    for (const f of await allFolderTargets(this.ctx.store)) {
       try {
         recoverFolder(f.path, { dropUnfinished: false })
       } catch {
         // The folder's next attempt reports what is wrong with it.
       }
     }
-    return (await this.track(this.runPending({}))).map((id) => readRun(this.ctx.db, id))
+    return inOrder(await this.track(this.runPending({})), (id) => readRun(this.ctx.store, id))
   }
 
   /** Resolves when every background run started by `certificateStored` has finished. */
@@ -214,15 +212,18 @@ export class DeployQueue {
     const now = isoTimestamp(this.ctx.clock())
     // A due pass over all orders leaves the ones in their quiet period to the pass that ends it.
     const held = scope.orderId === undefined ? [...this.held.keys()] : []
-    const rows = this.ctx.db
-      .prepare(
-        `SELECT r.id FROM deploy_runs r JOIN deploy_targets t ON t.id = r.target_id
+    const notHeld = this.ctx.store.inList(held, true)
+    const rows = (await this.ctx.store.all(
+      `SELECT r.id FROM deploy_runs r JOIN deploy_targets t ON t.id = r.target_id
          WHERE ((r.status = 'pending' AND r.next_attempt_at <= ?) OR (r.status = 'running' AND r.claimed_until <= ?))
            ${scope.orderId !== undefined ? 'AND r.order_id = ?' : ''}
-           AND r.order_id NOT IN (SELECT value FROM json_each(?))
-         ORDER BY r.order_id, ${KIND_ORDER}, r.id`
-      )
-      .all(now, now, ...(scope.orderId !== undefined ? [scope.orderId] : []), JSON.stringify(held)) as { id: number }[]
+           AND r.order_id ${notHeld.sql}
+         ORDER BY r.order_id, ${KIND_ORDER}, r.id`,
+      now,
+      now,
+      ...(scope.orderId !== undefined ? [scope.orderId] : []),
+      notHeld.arg
+    )) as { id: number }[]
     const ran: number[] = []
     for (const { id } of rows) {
       if (await this.attempt(id)) ran.push(id)
@@ -232,30 +233,37 @@ export class DeployQueue {
 
   /** One attempt of one run; false when another process holds it or it is no longer due. */
   private async attempt(runId: number): Promise<boolean> {
-    const db = this.ctx.db
+    const db = this.ctx.store
     const start = this.ctx.clock()
     const ts = isoTimestamp(start)
     // A command whose folders are being written is left alone before it is claimed: claiming it
     // and handing it back would make the pass writing those folders find it taken and skip it,
     // and the reload would wait for the next due pass (a scheduler pass and an issuance's pass
     // run side by side).
-    const pending = db.prepare('SELECT * FROM deploy_runs WHERE id = ?').get(runId) as RunRow | undefined
-    if (pending && readTarget(this.ctx.db, pending.target_id).kind === 'command' && folderState(db, pending) === 'busy')
+    const pending = (await db.get('SELECT * FROM deploy_runs WHERE id = ?', runId)) as RunRow | undefined
+    if (
+      pending &&
+      (await readTarget(this.ctx.store, pending.target_id)).kind === 'command' &&
+      (await folderState(db, pending)) === 'busy'
+    )
       return false
-    const claimed = db
-      .prepare(
-        `UPDATE deploy_runs SET status = 'running', claimed_until = ?, updated_at = ?
-         WHERE id = ? AND ((status = 'pending' AND next_attempt_at <= ?) OR (status = 'running' AND claimed_until <= ?))`
-      )
-      .run(isoTimestamp(addMinutes(start, CLAIM_MINUTES)), ts, runId, ts, ts)
+    const claimed = await db.run(
+      `UPDATE deploy_runs SET status = 'running', claimed_until = ?, updated_at = ?
+         WHERE id = ? AND ((status = 'pending' AND next_attempt_at <= ?) OR (status = 'running' AND claimed_until <= ?))`,
+      isoTimestamp(addMinutes(start, CLAIM_MINUTES)),
+      ts,
+      runId,
+      ts,
+      ts
+    )
     if (claimed.changes === 0) return false
     this.attempted.push(runId)
-    const run = db.prepare('SELECT * FROM deploy_runs WHERE id = ?').get(runId) as RunRow
-    const target = readTarget(this.ctx.db, run.target_id)
-    const order = deployOrder(this.ctx.db, run.order_id)
-    if (target.kind === 'command' && folderState(this.ctx.db, run) === 'busy') {
+    const run = (await db.get('SELECT * FROM deploy_runs WHERE id = ?', runId)) as RunRow
+    const target = await readTarget(this.ctx.store, run.target_id)
+    const order = await deployOrder(this.ctx.store, run.order_id)
+    if (target.kind === 'command' && (await folderState(this.ctx.store, run)) === 'busy') {
       // Another pass (or process) is writing the folders right now and runs the command after.
-      db.prepare(`UPDATE deploy_runs SET status = 'pending', claimed_until = NULL WHERE id = ?`).run(runId)
+      await db.run(`UPDATE deploy_runs SET status = 'pending', claimed_until = NULL WHERE id = ?`, runId)
       this.attempted.pop()
       return false
     }
@@ -272,11 +280,10 @@ export class DeployQueue {
     const gaveUp = !outcome.ok && attempt >= MAX_ATTEMPTS
     const next = outcome.ok || gaveUp ? null : addMinutes(end, RETRY_MINUTES[attempt - 1])
     const where = describeTarget(target)
-    db.transaction(() => {
-      db.prepare(
+    await db.tx(async () => {
+      await db.run(
         `INSERT INTO deploy_attempts (run_id, attempt, ok, summary, request, response_code, output, started_at, finished_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
-      ).run(
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         runId,
         attempt,
         outcome.ok ? 1 : 0,
@@ -287,10 +294,9 @@ export class DeployQueue {
         ts,
         isoTimestamp(end)
       )
-      db.prepare(
+      await db.run(
         `UPDATE deploy_runs SET status = ?, attempts = ?, next_attempt_at = ?, claimed_until = NULL, last_error = ?, updated_at = ?
-         WHERE id = ?`
-      ).run(
+         WHERE id = ?`,
         outcome.ok ? 'succeeded' : gaveUp ? 'failed' : 'pending',
         attempt,
         next ? isoTimestamp(next) : null,
@@ -298,7 +304,7 @@ export class DeployQueue {
         isoTimestamp(end),
         runId
       )
-      recordEvent(db, end, {
+      await recordEvent(db, end, {
         type: outcome.ok ? 'deploy.succeeded' : 'deploy.failed',
         resellerId: order.reseller_id,
         orderId: order.id,
@@ -319,7 +325,7 @@ export class DeployQueue {
           ...(outcome.ok ? {} : { reason: outcome.reason ?? FAILED_REASON[target.kind] })
         }
       })
-    }).immediate()
+    })
     return true
   }
 }

@@ -5,11 +5,11 @@
  */
 import { X509Certificate } from 'node:crypto'
 import { latestCertificate, type StoredCertificate } from '../certificates/records'
-import type { Db } from '../db'
 import { invalid, notFound } from '../errors'
 import type { Page, Paging } from '../ledger'
 import { isoTimestamp } from '../time'
 import { deployOrder, type TargetKind } from './targets'
+import type { Store } from '../store'
 
 export type DeployTrigger = 'issued' | 'reissued' | 'auto_reissue' | 'manual'
 /** The files a run deploys: the certificate and its chain as stored. */
@@ -82,28 +82,33 @@ export function parseCertificate(pem: string): ParsedCertificate {
   }
 }
 
-export function listRuns(db: Db, orderId: number, page: Paging): Page<DeployRun> {
-  deployOrder(db, orderId)
-  const ids = db
-    .prepare('SELECT id FROM deploy_runs WHERE order_id = ? ORDER BY id DESC LIMIT ? OFFSET ?')
-    .all(orderId, page.limit, page.offset) as { id: number }[]
-  const { n } = db.prepare('SELECT COUNT(*) AS n FROM deploy_runs WHERE order_id = ?').get(orderId) as {
+export async function listRuns(db: Store, orderId: number, page: Paging): Promise<Page<DeployRun>> {
+  await deployOrder(db, orderId)
+  const ids = (await db.all(
+    'SELECT id FROM deploy_runs WHERE order_id = ? ORDER BY id DESC LIMIT ? OFFSET ?',
+    orderId,
+    page.limit,
+    page.offset
+  )) as { id: number }[]
+  const { n } = (await db.get('SELECT COUNT(*) AS n FROM deploy_runs WHERE order_id = ?', orderId)) as {
     n: number
   }
-  return { items: ids.map((r) => readRun(db, r.id)), total: n, ...page }
+  const items: DeployRun[] = []
+  for (const r of ids) items.push(await readRun(db, r.id))
+  return { items, total: n, ...page }
 }
 
-export function readRun(db: Db, runId: number): DeployRun {
-  const r = db
-    .prepare('SELECT r.*, t.kind FROM deploy_runs r JOIN deploy_targets t ON t.id = r.target_id WHERE r.id = ?')
-    .get(runId) as (RunRow & { kind: TargetKind }) | undefined
+export async function readRun(db: Store, runId: number): Promise<DeployRun> {
+  const r = (await db.get(
+    'SELECT r.*, t.kind FROM deploy_runs r JOIN deploy_targets t ON t.id = r.target_id WHERE r.id = ?',
+    runId
+  )) as (RunRow & { kind: TargetKind }) | undefined
   if (!r) throw notFound(`deploy run ${runId} not found`)
-  const history = db
-    .prepare(
-      `SELECT attempt, ok, summary, request, response_code AS responseCode, output, started_at AS startedAt,
-         finished_at AS finishedAt FROM deploy_attempts WHERE run_id = ? ORDER BY attempt`
-    )
-    .all(runId) as (Omit<DeployAttempt, 'ok'> & { ok: number })[]
+  const history = (await db.all(
+    `SELECT attempt, ok, summary, request, response_code AS responseCode, output, started_at AS startedAt,
+         finished_at AS finishedAt FROM deploy_attempts WHERE run_id = ? ORDER BY attempt`,
+    runId
+  )) as (Omit<DeployAttempt, 'ok'> & { ok: number })[]
   return {
     id: r.id,
     targetId: r.target_id,
@@ -121,47 +126,57 @@ export function readRun(db: Db, runId: number): DeployRun {
   }
 }
 
-export function createRuns(
-  db: Db,
+export async function createRuns(
+  db: Store,
   orderId: number,
   trigger: DeployTrigger,
   cert: ParsedCertificate,
   certificatePem: string,
   chainPem: string,
   now: Date
-): number[] {
+): Promise<number[]> {
   const ts = isoTimestamp(now)
-  const targets = db
-    .prepare('SELECT id FROM deploy_targets WHERE order_id = ? AND removed_at IS NULL ORDER BY id')
-    .all(orderId) as { id: number }[]
+  const targets = (await db.all(
+    'SELECT id FROM deploy_targets WHERE order_id = ? AND removed_at IS NULL ORDER BY id',
+    orderId
+  )) as { id: number }[]
   // A run not attempted yet (a reissue in its quiet period) takes the newer certificate in
   // place: one run per target for a burst, and its webhook delivery id stays the same.
   const waiting = new Map(
     (
-      db
-        .prepare(
-          `SELECT target_id, MAX(id) AS id FROM deploy_runs WHERE order_id = ? AND status = 'pending' AND attempts = 0
-           GROUP BY target_id`
-        )
-        .all(orderId) as { target_id: number; id: number }[]
+      (await db.all(
+        `SELECT target_id, MAX(id) AS id FROM deploy_runs WHERE order_id = ? AND status = 'pending' AND attempts = 0
+           GROUP BY target_id`,
+        orderId
+      )) as { target_id: number; id: number }[]
     ).map((r) => [r.target_id, r.id])
   )
-  const retake = db.prepare(
-    `UPDATE deploy_runs SET serial = ?, certificate_pem = ?, chain_pem = ?, valid_from = ?, valid_till = ?, trigger = ?,
+  const retakeSql = `UPDATE deploy_runs SET serial = ?, certificate_pem = ?, chain_pem = ?, valid_from = ?, valid_till = ?, trigger = ?,
        next_attempt_at = ?, last_error = NULL, updated_at = ? WHERE id = ?`
-  )
-  const insert = db.prepare(
-    `INSERT INTO deploy_runs (target_id, order_id, serial, certificate_pem, chain_pem, valid_from, valid_till, trigger,
+  const insertSql = `INSERT INTO deploy_runs (target_id, order_id, serial, certificate_pem, chain_pem, valid_from, valid_till, trigger,
        status, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`
-  )
-  const ids = targets.map((t) => {
+  const ids: number[] = []
+  for (const t of targets) {
     const id = waiting.get(t.id)
     if (id !== undefined) {
-      retake.run(cert.serial, certificatePem, chainPem, cert.validFrom, cert.validTill, trigger, ts, ts, id)
-      return id
+      await db.run(
+        retakeSql,
+        cert.serial,
+        certificatePem,
+        chainPem,
+        cert.validFrom,
+        cert.validTill,
+        trigger,
+        ts,
+        ts,
+        id
+      )
+      ids.push(id)
+      continue
     }
-    return Number(
-      insert.run(
+    ids.push(
+      await db.insert(
+        insertSql,
         t.id,
         orderId,
         cert.serial,
@@ -173,25 +188,27 @@ export function createRuns(
         ts,
         ts,
         ts
-      ).lastInsertRowid
+      )
     )
-  })
+  }
   // A newer certificate replaces whatever an older run was still retrying.
-  db.prepare(
+  await db.run(
     `UPDATE deploy_runs SET status = 'superseded', next_attempt_at = NULL, updated_at = ?
-     WHERE order_id = ? AND status = 'pending' AND serial <> ?`
-  ).run(ts, orderId, cert.serial)
+     WHERE order_id = ? AND status = 'pending' AND serial <> ?`,
+    ts,
+    orderId,
+    cert.serial
+  )
   return ids
 }
 
 /** The order's current certificate: the newest in the certificate store, else the last one deployed. */
-export function currentCertificate(db: Db, orderId: number): DeployedPems | null {
-  const stored = latestCertificate(db, orderId)
+export async function currentCertificate(db: Store, orderId: number): Promise<DeployedPems | null> {
+  const stored = await latestCertificate(db, orderId)
   if (stored) return { certificatePem: stored.certificatePem, chainPem: stored.chainPem }
-  const last = db
-    .prepare(
-      'SELECT certificate_pem AS certificatePem, chain_pem AS chainPem FROM deploy_runs WHERE order_id = ? ORDER BY id DESC LIMIT 1'
-    )
-    .get(orderId) as DeployedPems | undefined
+  const last = (await db.get(
+    'SELECT certificate_pem AS certificatePem, chain_pem AS chainPem FROM deploy_runs WHERE order_id = ? ORDER BY id DESC LIMIT 1',
+    orderId
+  )) as DeployedPems | undefined
   return last ?? null
 }

@@ -6,13 +6,13 @@
 import { randomBytes } from 'node:crypto'
 import { isAbsolute, join } from 'node:path'
 import type { CoreContext } from '../context'
-import type { Db } from '../db'
 import { invalid, notFound } from '../errors'
 import { isoTimestamp } from '../time'
 import { DEFAULT_COMMAND_TIMEOUT_SECONDS, MAX_COMMAND_TIMEOUT_SECONDS, type CommandConfig } from './command'
 import { FOLDER_LAYOUTS, haproxyKeyPath, type FolderConfig, type FolderLayout } from './folder'
 import { MAX_VERIFY_ENDPOINTS, parseEndpoint, type VerifyEndpoint } from './verify'
 import { validateWebhookUrl, type WebhookConfig } from './webhook'
+import type { Store } from '../store'
 
 export const TARGET_KINDS = ['folder', 'command', 'webhook'] as const
 export type TargetKind = (typeof TARGET_KINDS)[number]
@@ -59,78 +59,82 @@ export interface OrderInfo {
 export const secretName = (targetId: number, kind: 'webhook_secret' | 'pfx_password'): string =>
   `deploy-target-${targetId}-${kind === 'webhook_secret' ? 'webhook-secret' : 'pfx-password'}`
 
-export function deployOrder(db: Db, orderId: number): OrderInfo {
-  const row = db.prepare('SELECT id, reseller_id, order_number, domain FROM orders WHERE id = ?').get(orderId) as
+export async function deployOrder(db: Store, orderId: number): Promise<OrderInfo> {
+  const row = (await db.get('SELECT id, reseller_id, order_number, domain FROM orders WHERE id = ?', orderId)) as
     OrderInfo | undefined
   if (!row) throw notFound(`order ${orderId} not found`)
   return row
 }
 
-export function addTarget(ctx: CoreContext, orderId: number, input: TargetInput): CreatedTarget {
-  const order = deployOrder(ctx.db, orderId)
-  const db = ctx.db
+export async function addTarget(ctx: CoreContext, orderId: number, input: TargetInput): Promise<CreatedTarget> {
+  const order = await deployOrder(ctx.store, orderId)
+  const db = ctx.store
   const now = isoTimestamp(ctx.clock())
   const { config, secret } = checkTarget(input)
-  return db
-    .transaction((): CreatedTarget => {
-      const info = db
-        .prepare('INSERT INTO deploy_targets (order_id, kind, config, created_at) VALUES (?, ?, ?, ?)')
-        .run(order.id, input.kind, JSON.stringify(config), now)
-      const id = Number(info.lastInsertRowid)
-      // Inside the transaction: if the keychain refuses, the target is not created either.
-      if (secret) ctx.secrets.set(secretName(id, secret.name), secret.value)
-      return { target: readTarget(db, id), secret }
-    })
-    .immediate()
+  return await db.tx(async (): Promise<CreatedTarget> => {
+    const info = await db.insert(
+      'INSERT INTO deploy_targets (order_id, kind, config, created_at) VALUES (?, ?, ?, ?)',
+      order.id,
+      input.kind,
+      JSON.stringify(config),
+      now
+    )
+    const id = info
+    // Inside the transaction: if the keychain refuses, the target is not created either.
+    if (secret) ctx.secrets.set(secretName(id, secret.name), secret.value)
+    return { target: await readTarget(db, id), secret }
+  })
 }
 
-export function listTargets(db: Db, orderId: number, includeRemoved = false): DeployTarget[] {
-  deployOrder(db, orderId)
-  const rows = db
-    .prepare(
-      `SELECT * FROM deploy_targets WHERE order_id = ? ${includeRemoved ? '' : 'AND removed_at IS NULL'} ORDER BY id`
-    )
-    .all(orderId) as TargetRow[]
+export async function listTargets(db: Store, orderId: number, includeRemoved = false): Promise<DeployTarget[]> {
+  await deployOrder(db, orderId)
+  const rows = (await db.all(
+    `SELECT * FROM deploy_targets WHERE order_id = ? ${includeRemoved ? '' : 'AND removed_at IS NULL'} ORDER BY id`,
+    orderId
+  )) as TargetRow[]
   return rows.map(toTarget)
 }
 
 /** The folder targets in use of an order, oldest first (a command's files and folders). */
-export function folderTargets(db: Db, orderId: number): FolderConfig[] {
+export async function folderTargets(db: Store, orderId: number): Promise<FolderConfig[]> {
   return (
-    db
-      .prepare(`SELECT * FROM deploy_targets WHERE order_id = ? AND kind = 'folder' AND removed_at IS NULL ORDER BY id`)
-      .all(orderId) as TargetRow[]
+    (await db.all(
+      `SELECT * FROM deploy_targets WHERE order_id = ? AND kind = 'folder' AND removed_at IS NULL ORDER BY id`,
+      orderId
+    )) as TargetRow[]
   ).map((r) => JSON.parse(r.config) as FolderConfig)
 }
 
-export function readTarget(db: Db, targetId: number): DeployTarget {
-  const row = db.prepare('SELECT * FROM deploy_targets WHERE id = ?').get(targetId) as TargetRow | undefined
+export async function readTarget(db: Store, targetId: number): Promise<DeployTarget> {
+  const row = (await db.get('SELECT * FROM deploy_targets WHERE id = ?', targetId)) as TargetRow | undefined
   if (!row) throw notFound(`deploy target ${targetId} not found`)
   return toTarget(row)
 }
 
 /** Stops using a target and deletes its secrets; its runs and attempts stay as history. */
-export function removeTarget(ctx: CoreContext, targetId: number): DeployTarget {
-  const db = ctx.db
-  const t = readTarget(db, targetId)
+export async function removeTarget(ctx: CoreContext, targetId: number): Promise<DeployTarget> {
+  const db = ctx.store
+  const t = await readTarget(db, targetId)
   if (t.removedAt) throw notFound(`deploy target ${targetId} not found`)
   const now = isoTimestamp(ctx.clock())
-  db.transaction(() => {
-    db.prepare('UPDATE deploy_targets SET removed_at = ? WHERE id = ?').run(now, targetId)
-    db.prepare(
+  await db.tx(async () => {
+    await db.run('UPDATE deploy_targets SET removed_at = ? WHERE id = ?', now, targetId)
+    await db.run(
       `UPDATE deploy_runs SET status = 'superseded', last_error = 'target removed', next_attempt_at = NULL, updated_at = ?
-       WHERE target_id = ? AND status IN ('pending', 'running')`
-    ).run(now, targetId)
-  }).immediate()
+       WHERE target_id = ? AND status IN ('pending', 'running')`,
+      now,
+      targetId
+    )
+  })
   for (const name of ['webhook_secret', 'pfx_password'] as const) {
     if (ctx.secrets.get(secretName(targetId, name)) !== null) ctx.secrets.delete(secretName(targetId, name))
   }
-  return readTarget(db, targetId)
+  return await readTarget(db, targetId)
 }
 
 /** The webhook secret or PFX password, for the desktop user to copy again. */
-export function revealSecret(ctx: CoreContext, targetId: number): string | null {
-  const t = readTarget(ctx.db, targetId)
+export async function revealSecret(ctx: CoreContext, targetId: number): Promise<string | null> {
+  const t = await readTarget(ctx.store, targetId)
   if (t.kind === 'webhook') return ctx.secrets.get(secretName(targetId, 'webhook_secret'))
   if (t.kind === 'folder') return ctx.secrets.get(secretName(targetId, 'pfx_password'))
   return null
@@ -243,12 +247,12 @@ function checkVerify(value: string[] | undefined): VerifyEndpoint[] {
  * Changes the key file of a folder target or the servers a command target verifies; the
  * next deploy uses them. The values are checked as when the target is added.
  */
-export function updateTarget(
+export async function updateTarget(
   ctx: CoreContext,
   targetId: number,
   change: { keyFile?: string | null; verify?: string[] }
-): DeployTarget {
-  const t = readTarget(ctx.db, targetId)
+): Promise<DeployTarget> {
+  const t = await readTarget(ctx.store, targetId)
   if (t.removedAt) throw notFound(`deploy target ${targetId} not found`)
   let config: TargetConfig
   if (t.kind === 'folder' && change.keyFile !== undefined && change.verify === undefined) {
@@ -265,8 +269,8 @@ export function updateTarget(
       'could not change deploy target: a folder target takes a key file, a command target the servers to verify'
     )
   }
-  ctx.db.prepare('UPDATE deploy_targets SET config = ? WHERE id = ?').run(JSON.stringify(config), targetId)
-  return readTarget(ctx.db, targetId)
+  await ctx.store.run('UPDATE deploy_targets SET config = ? WHERE id = ?', JSON.stringify(config), targetId)
+  return await readTarget(ctx.store, targetId)
 }
 
 function toTarget(r: TargetRow): DeployTarget {

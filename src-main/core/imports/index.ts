@@ -89,7 +89,7 @@ export class Imports {
    * certificate (besideKeyNames) is read as well.
    */
   async importFiles(resellerId: number, paths: string[], opts: ImportOptions = {}): Promise<ImportOutcome> {
-    this.reseller(resellerId)
+    await this.reseller(resellerId)
     const named = paths.map((p) => resolve(p))
     const candidates: Candidate[] = named.map((p) => ({ path: p, open: p, dir: dirname(p), follow: true }))
     if (opts.withKeys) {
@@ -110,7 +110,7 @@ export class Imports {
 
   /** Imports a file the user picked in the UI (its bytes, not a path). */
   async importUpload(resellerId: number, name: string, data: Buffer, opts: ImportOptions = {}): Promise<ImportOutcome> {
-    this.reseller(resellerId)
+    await this.reseller(resellerId)
     const out = emptyOutcome()
     const shown =
       basename(String(name))
@@ -124,7 +124,7 @@ export class Imports {
           source,
           reason: `${shown} holds a key but no certificate; keys are imported only with their certificate`
         })
-      } else this.add(resellerId, parsed, source, opts, out)
+      } else await this.add(resellerId, parsed, source, opts, out)
     } catch (err) {
       if (!(err instanceof UnreadableFile)) throw err
       out.skipped.push({ source, reason: err.message })
@@ -138,7 +138,7 @@ export class Imports {
    * Each file is opened once and checked through the opened handle (read-file.ts).
    */
   async importFolder(resellerId: number, dir: string, opts: ImportOptions = {}): Promise<ImportOutcome> {
-    this.reseller(resellerId)
+    await this.reseller(resellerId)
     const scan = scanFolder(resolve(dir), opts.followLinks === true)
     const out = emptyOutcome()
     out.skipped.push(...scan.skipped)
@@ -152,7 +152,7 @@ export class Imports {
    * targets, so local addresses are allowed here, unlike the automatic checks.
    */
   async importEndpoints(resellerId: number, specs: string[], timeoutMs = PROBE_TIMEOUT_MS): Promise<ImportOutcome> {
-    this.reseller(resellerId)
+    await this.reseller(resellerId)
     const targets = specs.flatMap(expandSpec)
     if (targets.length > MAX_SCAN_ADDRESSES) {
       throw invalid(`could not scan: ${targets.length} endpoints is more than ${MAX_SCAN_ADDRESSES} in one scan`)
@@ -163,44 +163,48 @@ export class Imports {
       return probe({ host: t.host, address, port: t.port }, timeoutMs)
     })
     const out = emptyOutcome()
-    served.forEach((r, i) => {
+    for (const [i, r] of served.entries()) {
       const source = `endpoint:${targets[i].host}:${targets[i].port}`
       if (!r.reachable) out.skipped.push({ source, reason: r.reason })
-      else this.add(resellerId, { certificates: r.sent, keyPem: null }, source, {}, out)
-    })
+      else await this.add(resellerId, { certificates: r.sent, keyPem: null }, source, {}, out)
+    }
     return out
   }
 
-  list(resellerId: number): ImportedCertificate[] {
-    this.reseller(resellerId)
+  async list(resellerId: number): Promise<ImportedCertificate[]> {
+    await this.reseller(resellerId)
     return (
-      this.ctx.db
-        .prepare('SELECT * FROM imported_certificates WHERE reseller_id = ? ORDER BY valid_till, id')
-        .all(resellerId) as Row[]
+      (await this.ctx.store.all(
+        'SELECT * FROM imported_certificates WHERE reseller_id = ? ORDER BY valid_till, id',
+        resellerId
+      )) as Row[]
     ).map(imported)
   }
 
-  get(resellerId: number, id: number): ImportedCertificate {
-    const row = this.ctx.db
-      .prepare('SELECT * FROM imported_certificates WHERE id = ? AND reseller_id = ?')
-      .get(id, resellerId) as Row | undefined
+  async get(resellerId: number, id: number): Promise<ImportedCertificate> {
+    const row = (await this.ctx.store.get(
+      'SELECT * FROM imported_certificates WHERE id = ? AND reseller_id = ?',
+      id,
+      resellerId
+    )) as Row | undefined
     if (!row) throw notFound(`imported certificate ${id} not found`)
     return imported(row)
   }
 
   /** The imported certificate with its chain as PEM, for download. */
-  pem(resellerId: number, id: number): { certificatePem: string; chainPem: string } {
-    this.get(resellerId, id)
-    const row = this.ctx.db
-      .prepare('SELECT certificate_pem, chain_pem FROM imported_certificates WHERE id = ?')
-      .get(id) as { certificate_pem: string; chain_pem: string }
+  async pem(resellerId: number, id: number): Promise<{ certificatePem: string; chainPem: string }> {
+    await this.get(resellerId, id)
+    const row = (await this.ctx.store.get(
+      'SELECT certificate_pem, chain_pem FROM imported_certificates WHERE id = ?',
+      id
+    )) as { certificate_pem: string; chain_pem: string }
     return { certificatePem: row.certificate_pem, chainPem: row.chain_pem }
   }
 
   /** The cheapest product here that covers the same names at the same validation level, priced for this reseller. */
-  replacementQuote(resellerId: number, id: number): ReplacementQuote {
-    const c = this.get(resellerId, id)
-    const reseller = this.reseller(resellerId)
+  async replacementQuote(resellerId: number, id: number): Promise<ReplacementQuote> {
+    const c = await this.get(resellerId, id)
+    const reseller = await this.reseller(resellerId)
     const wildcardNames = c.names.filter(isWildcard)
     const primary = c.commonName && c.names.includes(c.commonName) ? c.commonName : c.names[0]
     const others = c.names.filter((n) => n !== primary)
@@ -209,7 +213,7 @@ export class Imports {
     const shape =
       isWildcard(primary) && others.every((n) => n === baseDomain(primary)) ? 'wildcard' : single ? 'single' : 'multi'
     const level = c.validationLevel === 'unknown' ? 'dv' : c.validationLevel
-    const candidates = this.products(reseller).filter(
+    const candidates = (await this.products(reseller)).filter(
       (p) => p.fulfillment === 'certificate' && p.validationType === level && p.domainType === shape
     )
     let best: ReplacementQuote | null = null
@@ -223,7 +227,7 @@ export class Imports {
         sanWildcardCount: shape === 'multi' ? wildcardNames.filter((n) => n !== primary).length : 0
       }
       try {
-        const quote = this.orders.quoteView(reseller, input)
+        const quote = await this.orders.quoteView(reseller, input)
         if (!best || quote.total < best.quote.total) best = { importedId: c.id, productId: p.id, quote, input }
       } catch {
         // A product that cannot take these names (too many SANs, no wildcard SANs) is no offer.
@@ -238,18 +242,18 @@ export class Imports {
   }
 
   /** Places the replacement order in one step and ties it to the imported certificate. */
-  renew(resellerId: number, id: number, payment: 'credit' | 'invoice' = 'credit'): CreatedOrder {
-    const c = this.get(resellerId, id)
+  async renew(resellerId: number, id: number, payment: 'credit' | 'invoice' = 'credit'): Promise<CreatedOrder> {
+    const c = await this.get(resellerId, id)
     if (c.replacementOrderId !== null) {
       throw invalid(`could not renew ${c.domain}: order ${c.replacementOrderId} already replaces it`)
     }
-    const q = this.replacementQuote(resellerId, id)
-    const created = this.orders.create(this.reseller(resellerId), q.input, payment)
-    this.ctx.db
-      .prepare(
-        'UPDATE imported_certificates SET replacement_order_id = ? WHERE id = ? AND replacement_order_id IS NULL'
-      )
-      .run(created.order.id, id)
+    const q = await this.replacementQuote(resellerId, id)
+    const created = await this.orders.create(await this.reseller(resellerId), q.input, payment)
+    await this.ctx.store.run(
+      'UPDATE imported_certificates SET replacement_order_id = ? WHERE id = ? AND replacement_order_id IS NULL',
+      created.order.id,
+      id
+    )
     return created
   }
 
@@ -285,7 +289,7 @@ export class Imports {
       const certs = read.filter((r) => r.parsed.certificates.length > 0 && !r.c.besideOnly)
       for (const { c, parsed } of certs) {
         const beside = !parsed.keyPem && opts.withKeys ? keys.get(spkiOf(parsed.certificates[0].publicKey)) : undefined
-        const keyKept = this.add(
+        const keyKept = await this.add(
           resellerId,
           beside ? { ...parsed, keyPem: beside.keyPem } : parsed,
           `file:${c.path}`,
@@ -311,18 +315,20 @@ export class Imports {
   }
 
   /** Adds one certificate; answers whether its key was kept. */
-  private add(
+  private async add(
     resellerId: number,
     parsed: ParsedFile,
     source: string,
     opts: ImportOptions,
     out: ImportOutcome
-  ): boolean {
+  ): Promise<boolean> {
     const [leaf, ...rest] = parsed.certificates
     const fingerprint = leaf.fingerprint256.replace(/:/g, '').toLowerCase()
-    const existing = this.ctx.db
-      .prepare('SELECT id FROM imported_certificates WHERE reseller_id = ? AND fingerprint = ?')
-      .get(resellerId, fingerprint) as { id: number } | undefined
+    const existing = (await this.ctx.store.get(
+      'SELECT id FROM imported_certificates WHERE reseller_id = ? AND fingerprint = ?',
+      resellerId,
+      fingerprint
+    )) as { id: number } | undefined
     if (existing) {
       out.duplicates.push({ source, id: existing.id })
       return false
@@ -343,60 +349,58 @@ export class Imports {
     const keep = opts.withKeys === true && keyMatches && parsed.keyPem !== null
     if (parsed.keyPem && !opts.withKeys) out.keysLeftInPlace.push(source.replace(/^(file|upload):/, ''))
     const now = this.ctx.clock()
-    const db = this.ctx.db
-    const id = db.transaction(() => {
-      const info = db
-        .prepare(
-          `INSERT INTO imported_certificates (reseller_id, fingerprint, common_name, names, domain, issuer, serial, valid_from,
+    const db = this.ctx.store
+    const id = await db.tx(async () => {
+      const info = await db.insert(
+        `INSERT INTO imported_certificates (reseller_id, fingerprint, common_name, names, domain, issuer, serial, valid_from,
              valid_till, validation_level, certificate_pem, chain_pem, source, key_kept, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`
-        )
-        .run(
-          resellerId,
-          fingerprint,
-          cn,
-          JSON.stringify(names.length ? names : [domain]),
-          domain,
-          leaf.issuer.split('\n').join(', '),
-          leaf.serialNumber.toUpperCase(),
-          isoTimestamp(new Date(leaf.validFrom)),
-          isoTimestamp(new Date(leaf.validTo)),
-          validationLevel(leaf),
-          leaf.toString(),
-          rest.map((c) => c.toString()).join(''),
-          source,
-          isoTimestamp(now)
-        )
-      const newId = Number(info.lastInsertRowid)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
+        resellerId,
+        fingerprint,
+        cn,
+        JSON.stringify(names.length ? names : [domain]),
+        domain,
+        leaf.issuer.split('\n').join(', '),
+        leaf.serialNumber.toUpperCase(),
+        isoTimestamp(new Date(leaf.validFrom)),
+        isoTimestamp(new Date(leaf.validTo)),
+        validationLevel(leaf),
+        leaf.toString(),
+        rest.map((c) => c.toString()).join(''),
+        source,
+        isoTimestamp(now)
+      )
+      const newId = info
       if (keep && parsed.keyPem) {
-        db.prepare('INSERT INTO imported_keys (certificate_id, wrapped_key, created_at) VALUES (?, ?, ?)').run(
+        await db.run(
+          'INSERT INTO imported_keys (certificate_id, wrapped_key, created_at) VALUES (?, ?, ?)',
           newId,
           this.keyVault.wrapImported(newId, parsed.keyPem),
           isoTimestamp(now)
         )
-        db.prepare('UPDATE imported_certificates SET key_kept = 1 WHERE id = ?').run(newId)
+        await db.run('UPDATE imported_certificates SET key_kept = 1 WHERE id = ?', newId)
       }
-      recordEvent(db, now, {
+      await recordEvent(db, now, {
         type: 'certificate.imported',
         resellerId,
         message: `imported the certificate of ${domain} (valid till ${isoTimestamp(new Date(leaf.validTo))})`,
         data: { imported_id: newId, fingerprint, source_kind: source.split(':')[0] }
       })
       return newId
-    })()
+    })
     if (opts.withKeys && parsed.keyPem && !keyMatches) {
       out.skipped.push({ source, reason: 'the key beside the certificate does not belong to it; the key was not kept' })
     }
-    out.imported.push(this.get(resellerId, id))
+    out.imported.push(await this.get(resellerId, id))
     return keep
   }
 
-  private reseller(resellerId: number): Reseller {
-    return this.resellers.get(resellerId)
+  private async reseller(resellerId: number): Promise<Reseller> {
+    return await this.resellers.get(resellerId)
   }
 
-  private products(reseller: Reseller): PricedProduct[] {
-    return this.catalogue.list(reseller.groupId)
+  private async products(reseller: Reseller): Promise<PricedProduct[]> {
+    return await this.catalogue.list(reseller.groupId)
   }
 }
 

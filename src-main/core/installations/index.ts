@@ -24,7 +24,7 @@ import { pool } from '../pool'
 import { DCV_SETTINGS, INSTALLATION_LIMITS, INSTALLATION_SETTINGS } from '../setting-keys'
 import type { Settings } from '../settings'
 import { specialPurpose } from '../special-addresses'
-import { addDays, isoTimestamp } from '../time'
+import { addDays, DAY_MS, isoTimestamp, parseDate } from '../time'
 import { resolveTarget } from '../validation-target'
 import type {
   EndpointInput,
@@ -95,10 +95,10 @@ export class Installations {
     private readonly settings: Settings
   ) {
     // A new interval applies to every order checked already, not only after its next check.
-    settings.onUpdate((changes, before) => {
+    settings.onUpdate(async (changes, before) => {
       if (!Object.hasOwn(changes, INSTALLATION_SETTINGS.intervalHours)) return
       const read = (v: string | null): number => parseSetting(v, INSTALLATION_LIMITS.intervalHours)
-      this.reschedule(
+      await this.reschedule(
         read(before[INSTALLATION_SETTINGS.intervalHours]),
         read(changes[INSTALLATION_SETTINGS.intervalHours])
       )
@@ -106,13 +106,13 @@ export class Installations {
   }
 
   /** The installation settings in force: each saved value within its bounds, else the default. */
-  config(): { intervalHours: number; concurrency: number; timeoutSeconds: number } {
-    const get = (k: keyof typeof INSTALLATION_SETTINGS): number =>
-      parseSetting(this.settings.get(INSTALLATION_SETTINGS[k]), INSTALLATION_LIMITS[k])
+  async config(): Promise<{ intervalHours: number; concurrency: number; timeoutSeconds: number }> {
+    const get = async (k: keyof typeof INSTALLATION_SETTINGS): Promise<number> =>
+      parseSetting(await this.settings.get(INSTALLATION_SETTINGS[k]), INSTALLATION_LIMITS[k])
     return {
-      intervalHours: get('intervalHours'),
-      concurrency: get('concurrency'),
-      timeoutSeconds: get('timeoutSeconds')
+      intervalHours: await get('intervalHours'),
+      concurrency: await get('concurrency'),
+      timeoutSeconds: await get('timeoutSeconds')
     }
   }
 
@@ -121,34 +121,38 @@ export class Installations {
    * on the `old` schedule, and those due later than the new interval says. A check that fell due
    * earlier (after a deploy) keeps its time.
    */
-  private reschedule(old: number, hours: number): void {
+  private async reschedule(old: number, hours: number): Promise<void> {
     if (hours === old || hours === 0) return
-    const step = (h: number): string => (h > 0 ? `+${h} hours` : `+${OFF_DAYS} days`)
-    this.ctx.db
-      .prepare(
-        `UPDATE installation_status SET next_check_at = strftime('%Y-%m-%d %H:%M:%S', checked_at, :to)
-          WHERE verdict != 'unchecked'
-            AND (next_check_at = strftime('%Y-%m-%d %H:%M:%S', checked_at, :from)
-                 OR next_check_at > strftime('%Y-%m-%d %H:%M:%S', checked_at, :to))`
-      )
-      .run({ to: step(hours), from: step(old) })
+    // Worked out here, not in SQL: the engines share no date arithmetic (core/store).
+    const after = (checkedAt: string, h: number): string =>
+      isoTimestamp(new Date(parseDate(checkedAt).getTime() + (h > 0 ? h * 3_600_000 : OFF_DAYS * DAY_MS)))
+    const store = this.ctx.store
+    const rows = await store.all<{ order_id: number; checked_at: string | null; next_check_at: string | null }>(
+      `SELECT order_id, checked_at, next_check_at FROM installation_status WHERE verdict != 'unchecked'`
+    )
+    for (const r of rows) {
+      if (r.checked_at === null || r.next_check_at === null) continue
+      const to = after(r.checked_at, hours)
+      if (r.next_check_at !== after(r.checked_at, old) && r.next_check_at <= to) continue
+      await store.run('UPDATE installation_status SET next_check_at = ? WHERE order_id = ?', to, r.order_id)
+    }
   }
 
   /** The reseller an order belongs to, for the admin's CLI, which names orders alone. */
-  ownerOf(orderId: number): number {
-    const row = this.ctx.db.prepare('SELECT reseller_id FROM orders WHERE id = ?').get(orderId) as
+  async ownerOf(orderId: number): Promise<number> {
+    const row = (await this.ctx.store.get('SELECT reseller_id FROM orders WHERE id = ?', orderId)) as
       { reseller_id: number } | undefined
     if (!row) throw notFound(`order ${orderId} not found`)
     return row.reseller_id
   }
 
-  endpoints(resellerId: number, orderId: number): InstallationEndpoint[] {
-    this.orders.get(resellerId, orderId)
-    return this.endpointRows(orderId)
+  async endpoints(resellerId: number, orderId: number): Promise<InstallationEndpoint[]> {
+    await this.orders.get(resellerId, orderId)
+    return await this.endpointRows(orderId)
   }
 
-  addEndpoint(resellerId: number, orderId: number, input: EndpointInput): InstallationEndpoint {
-    const order = this.orders.get(resellerId, orderId)
+  async addEndpoint(resellerId: number, orderId: number, input: EndpointInput): Promise<InstallationEndpoint> {
+    const order = await this.orders.get(resellerId, orderId)
     const host = String(input.host ?? '')
       .trim()
       .toLowerCase()
@@ -168,41 +172,53 @@ export class Installations {
     if (starttls !== null && !STARTTLS.includes(starttls)) {
       throw invalid('could not add the endpoint: starttls must be smtp, imap or pop3')
     }
-    const count = this.ctx.db
-      .prepare('SELECT COUNT(*) AS n FROM installation_endpoints WHERE order_id = ?')
-      .get(order.id) as { n: number }
+    const count = (await this.ctx.store.get(
+      'SELECT COUNT(*) AS n FROM installation_endpoints WHERE order_id = ?',
+      order.id
+    )) as { n: number }
     if (count.n >= MAX_ENDPOINTS) {
       throw invalid(`could not add the endpoint: order ${order.orderNumber} already has ${MAX_ENDPOINTS}`)
     }
-    this.ctx.db
-      .prepare(
-        `INSERT INTO installation_endpoints (order_id, host, port, address, starttls, created_at) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT(order_id, host, port) DO UPDATE SET address = excluded.address, starttls = excluded.starttls`
-      )
-      .run(order.id, host, port, address, starttls, isoTimestamp(this.ctx.clock()))
-    const row = this.ctx.db
-      .prepare('SELECT * FROM installation_endpoints WHERE order_id = ? AND host = ? AND port = ?')
-      .get(order.id, host, port) as EndpointRow
+    await this.ctx.store.run(
+      `INSERT INTO installation_endpoints (order_id, host, port, address, starttls, created_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT(order_id, host, port) DO UPDATE SET address = excluded.address, starttls = excluded.starttls`,
+      order.id,
+      host,
+      port,
+      address,
+      starttls,
+      isoTimestamp(this.ctx.clock())
+    )
+    const row = (await this.ctx.store.get(
+      'SELECT * FROM installation_endpoints WHERE order_id = ? AND host = ? AND port = ?',
+      order.id,
+      host,
+      port
+    )) as EndpointRow
     return endpointOf(row)
   }
 
-  removeEndpoint(resellerId: number, orderId: number, endpointId: number): void {
-    this.orders.get(resellerId, orderId)
-    const info = this.ctx.db
-      .prepare('DELETE FROM installation_endpoints WHERE id = ? AND order_id = ?')
-      .run(endpointId, orderId)
+  async removeEndpoint(resellerId: number, orderId: number, endpointId: number): Promise<void> {
+    await this.orders.get(resellerId, orderId)
+    const info = await this.ctx.store.run(
+      'DELETE FROM installation_endpoints WHERE id = ? AND order_id = ?',
+      endpointId,
+      orderId
+    )
     if (info.changes === 0) throw notFound(`endpoint ${endpointId} not found for order ${orderId}`)
   }
 
   /** The newest results of an order, without connecting anywhere. */
-  report(resellerId: number, orderId: number): InstallationReport {
-    const order = this.orders.get(resellerId, orderId)
-    const status = this.ctx.db
-      .prepare('SELECT verdict, checked_at FROM installation_status WHERE order_id = ?')
-      .get(order.id) as { verdict: string; checked_at: string } | undefined
-    const results = this.ctx.db
-      .prepare('SELECT * FROM installation_results WHERE order_id = ? ORDER BY host, port')
-      .all(order.id) as ResultRow[]
+  async report(resellerId: number, orderId: number): Promise<InstallationReport> {
+    const order = await this.orders.get(resellerId, orderId)
+    const status = (await this.ctx.store.get(
+      'SELECT verdict, checked_at FROM installation_status WHERE order_id = ?',
+      order.id
+    )) as { verdict: string; checked_at: string } | undefined
+    const results = (await this.ctx.store.all(
+      'SELECT * FROM installation_results WHERE order_id = ? ORDER BY host, port',
+      order.id
+    )) as ResultRow[]
     const checked = status && status.verdict !== 'unchecked' ? (status.verdict as Verdict) : null
     return {
       orderId: order.id,
@@ -211,20 +227,21 @@ export class Installations {
       label: checked ? VERDICT_LABELS[checked] : 'not checked yet',
       checkedAt: checked ? (status?.checked_at ?? null) : null,
       results: results.map(resultOf),
-      endpoints: this.endpointRows(order.id)
+      endpoints: await this.endpointRows(order.id)
     }
   }
 
   /** The badge of each order that has been checked, for a page of the orders list. */
-  badges(resellerId: number, orderIds: number[]): Record<number, InstallationBadge> {
+  async badges(resellerId: number, orderIds: number[]): Promise<Record<number, InstallationBadge>> {
     const ids = orderIds.filter((id) => Number.isInteger(id) && id > 0).slice(0, 500)
     if (ids.length === 0) return {}
-    const rows = this.ctx.db
-      .prepare(
-        `SELECT s.order_id, s.verdict, s.checked_at FROM installation_status s JOIN orders o ON o.id = s.order_id
-          WHERE o.reseller_id = ? AND s.verdict != 'unchecked' AND s.order_id IN (SELECT value FROM json_each(?))`
-      )
-      .all(resellerId, JSON.stringify(ids)) as { order_id: number; verdict: Verdict; checked_at: string }[]
+    const list = this.ctx.store.inList(ids)
+    const rows = (await this.ctx.store.all(
+      `SELECT s.order_id, s.verdict, s.checked_at FROM installation_status s JOIN orders o ON o.id = s.order_id
+          WHERE o.reseller_id = ? AND s.verdict != 'unchecked' AND s.order_id ${list.sql}`,
+      resellerId,
+      list.arg
+    )) as { order_id: number; verdict: Verdict; checked_at: string }[]
     const out: Record<number, InstallationBadge> = {}
     for (const r of rows)
       out[r.order_id] = { verdict: r.verdict, label: VERDICT_LABELS[r.verdict], checkedAt: r.checked_at }
@@ -233,12 +250,12 @@ export class Installations {
 
   /** Checks one order now (UI, API, CLI) and answers its report. */
   async check(resellerId: number, orderId: number): Promise<InstallationReport> {
-    const order = this.orders.get(resellerId, orderId)
-    if (!this.latest(order.id)) {
+    const order = await this.orders.get(resellerId, orderId)
+    if (!(await this.latest(order.id))) {
       throw invalid(`could not check order ${order.orderNumber}: it has no certificate yet`)
     }
     await this.checkOrders([order.id])
-    return this.report(resellerId, orderId)
+    return await this.report(resellerId, orderId)
   }
 
   /**
@@ -246,17 +263,19 @@ export class Installations {
    * answers how many were checked. Orders without a current certificate leave the schedule.
    */
   async checkDue(limit = 50): Promise<number> {
-    if (this.config().intervalHours === 0) return 0
-    const due = this.ctx.db
-      .prepare(
-        `SELECT s.order_id, o.status FROM installation_status s JOIN orders o ON o.id = s.order_id
-          WHERE s.next_check_at <= ? ORDER BY s.next_check_at LIMIT ?`
-      )
-      .all(isoTimestamp(this.ctx.clock()), limit) as { order_id: number; status: string }[]
+    if ((await this.config()).intervalHours === 0) return 0
+    const due = (await this.ctx.store.all(
+      `SELECT s.order_id, o.status FROM installation_status s JOIN orders o ON o.id = s.order_id
+          WHERE s.next_check_at <= ? ORDER BY s.next_check_at LIMIT ?`,
+      isoTimestamp(this.ctx.clock()),
+      limit
+    )) as { order_id: number; status: string }[]
     const gone = due.filter((d) => d.status !== 'completed').map((d) => d.order_id)
     if (gone.length > 0) {
-      const del = this.ctx.db.prepare('DELETE FROM installation_status WHERE order_id = ?')
-      this.ctx.db.transaction(() => gone.forEach((id) => del.run(id)))()
+      const delSql = 'DELETE FROM installation_status WHERE order_id = ?'
+      await this.ctx.store.tx(async () => {
+        for (const id of gone) await this.ctx.store.run(delSql, id)
+      })
     }
     const ids = due.filter((d) => d.status === 'completed').map((d) => d.order_id)
     await this.checkOrders(ids)
@@ -264,24 +283,29 @@ export class Installations {
   }
 
   private async checkOrders(orderIds: number[]): Promise<void> {
-    const plans = orderIds.flatMap((id) => {
-      const issued = this.latest(id)
-      return issued ? [{ orderId: id, issued, targets: this.targets(id, issued.names) }] : []
-    })
+    const plans: {
+      orderId: number
+      issued: NonNullable<Awaited<ReturnType<Installations['latest']>>>
+      targets: Target[]
+    }[] = []
+    for (const id of orderIds) {
+      const issued = await this.latest(id)
+      if (issued) plans.push({ orderId: id, issued, targets: await this.targets(id, issued.names) })
+    }
     const jobs = plans.flatMap((p) => p.targets.map((t) => ({ plan: p, target: t })))
-    const { concurrency, timeoutSeconds } = this.config()
+    const { concurrency, timeoutSeconds } = await this.config()
     const served = await pool(jobs, concurrency, ({ target }) => this.probeTarget(target, timeoutSeconds * 1000))
     const now = this.ctx.clock()
     for (const plan of plans) {
       const findings = jobs.flatMap((j, i) =>
         j.plan === plan ? [{ target: j.target, finding: judge(j.target.host, served[i], plan.issued, now) }] : []
       )
-      this.store(plan.orderId, findings, now)
+      await this.store(plan.orderId, findings, now)
     }
   }
 
   private async probeTarget(t: Target, timeoutMs: number): Promise<ProbeResult> {
-    const allowPrivate = this.settings.flag(DCV_SETTINGS.allowPrivateAddresses)
+    const allowPrivate = await this.settings.flag(DCV_SETTINGS.allowPrivateAddresses)
     let address = t.address
     try {
       if (address) {
@@ -293,7 +317,7 @@ export class Installations {
           }
         }
       } else {
-        const resolver = this.settings.get(DCV_SETTINGS.resolver)
+        const resolver = await this.settings.get(DCV_SETTINGS.resolver)
         address = (await resolveTarget(t.host, { resolver, allowPrivateAddresses: allowPrivate }))[0]
       }
     } catch (err) {
@@ -303,34 +327,37 @@ export class Installations {
   }
 
   /** Each name of the certificate on port 443 (wildcards need an endpoint), then the added endpoints. */
-  private targets(orderId: number, names: string[]): Target[] {
+  private async targets(orderId: number, names: string[]): Promise<Target[]> {
     const out = new Map<string, Target>()
     for (const n of names) {
       if (!isWildcard(n)) out.set(`${n}:443`, { host: n, port: 443, address: null, starttls: null })
     }
-    for (const e of this.endpointRows(orderId)) {
+    for (const e of await this.endpointRows(orderId)) {
       out.set(`${e.host}:${e.port}`, { host: e.host, port: e.port, address: e.address, starttls: e.starttls })
     }
     return [...out.values()]
   }
 
-  private store(orderId: number, findings: { target: Target; finding: ReturnType<typeof judge> }[], now: Date): void {
-    const db = this.ctx.db
+  private async store(
+    orderId: number,
+    findings: { target: Target; finding: ReturnType<typeof judge> }[],
+    now: Date
+  ): Promise<void> {
+    const db = this.ctx.store
     const at = isoTimestamp(now)
-    const interval = this.config().intervalHours
+    const interval = (await this.config()).intervalHours
     const next = isoTimestamp(interval > 0 ? new Date(now.getTime() + interval * 3_600_000) : addDays(now, OFF_DAYS))
     const verdict: Verdict | null = findings.length ? worst(findings.map((f) => f.finding.verdict)) : null
     let changedTo: Verdict | null = null
-    db.transaction(() => {
-      const before = db.prepare('SELECT verdict FROM installation_status WHERE order_id = ?').get(orderId) as
+    await db.tx(async () => {
+      const before = (await db.get('SELECT verdict FROM installation_status WHERE order_id = ?', orderId)) as
         { verdict: string } | undefined
-      db.prepare('DELETE FROM installation_results WHERE order_id = ?').run(orderId)
-      const put = db.prepare(
-        `INSERT INTO installation_results (order_id, host, port, verdict, detail, served_serial, served_fingerprint,
+      await db.run('DELETE FROM installation_results WHERE order_id = ?', orderId)
+      const putSql = `INSERT INTO installation_results (order_id, host, port, verdict, detail, served_serial, served_fingerprint,
            served_valid_till, checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
-      )
       for (const { target, finding } of findings) {
-        put.run(
+        await db.run(
+          putSql,
           orderId,
           target.host,
           target.port,
@@ -342,19 +369,23 @@ export class Installations {
           at
         )
       }
-      db.prepare(
+      await db.run(
         `INSERT INTO installation_status (order_id, verdict, checked_at, next_check_at) VALUES (?, ?, ?, ?)
          ON CONFLICT(order_id) DO UPDATE SET verdict = excluded.verdict, checked_at = excluded.checked_at,
-           next_check_at = excluded.next_check_at`
-      ).run(orderId, verdict ?? 'unchecked', at, next)
+           next_check_at = excluded.next_check_at`,
+        orderId,
+        verdict ?? 'unchecked',
+        at,
+        next
+      )
       if (verdict && before?.verdict !== verdict) {
         changedTo = verdict
-        const order = db.prepare('SELECT reseller_id, order_number FROM orders WHERE id = ?').get(orderId) as {
+        const order = (await db.get('SELECT reseller_id, order_number FROM orders WHERE id = ?', orderId)) as {
           reseller_id: number
           order_number: string
         }
         const problems = findings.filter((f) => f.finding.verdict !== 'ok')
-        recordEvent(db, now, {
+        await recordEvent(db, now, {
           type: verdict === 'ok' ? 'installation.passed' : 'installation.failed',
           resellerId: order.reseller_id,
           orderId,
@@ -368,17 +399,19 @@ export class Installations {
           }
         })
       }
-    })()
+    })
     if (changedTo && changedTo !== 'ok' && this.onProblem) {
-      const order = db.prepare('SELECT reseller_id FROM orders WHERE id = ?').get(orderId) as { reseller_id: number }
-      this.onProblem(this.report(order.reseller_id, orderId))
+      const order = (await db.get('SELECT reseller_id FROM orders WHERE id = ?', orderId)) as { reseller_id: number }
+      this.onProblem(await this.report(order.reseller_id, orderId))
     }
   }
 
-  private latest(orderId: number): (Parameters<typeof judge>[2] & { names: string[] }) | null {
-    const rows = this.ctx.db
-      .prepare('SELECT certificate_pem, chain_pem, names FROM certificates WHERE order_id = ? ORDER BY id DESC LIMIT ?')
-      .all(orderId, HISTORY) as { certificate_pem: string; chain_pem: string; names: string }[]
+  private async latest(orderId: number): Promise<(Parameters<typeof judge>[2] & { names: string[] }) | null> {
+    const rows = (await this.ctx.store.all(
+      'SELECT certificate_pem, chain_pem, names FROM certificates WHERE order_id = ? ORDER BY id DESC LIMIT ?',
+      orderId,
+      HISTORY
+    )) as { certificate_pem: string; chain_pem: string; names: string }[]
     if (rows.length === 0) return null
     return {
       current: new X509Certificate(rows[0].certificate_pem),
@@ -388,11 +421,12 @@ export class Installations {
     }
   }
 
-  private endpointRows(orderId: number): InstallationEndpoint[] {
+  private async endpointRows(orderId: number): Promise<InstallationEndpoint[]> {
     return (
-      this.ctx.db
-        .prepare('SELECT * FROM installation_endpoints WHERE order_id = ? ORDER BY host, port')
-        .all(orderId) as EndpointRow[]
+      (await this.ctx.store.all(
+        'SELECT * FROM installation_endpoints WHERE order_id = ? ORDER BY host, port',
+        orderId
+      )) as EndpointRow[]
     ).map(endpointOf)
   }
 }

@@ -148,6 +148,15 @@ export class PostgresStore implements Store {
     return (await this.query(sql, args, true)).rows.map((r) => (r as unknown[])[0] as T)
   }
 
+  async arrays<T extends unknown[] = unknown[]>(sql: string, ...args: SqlArg[]): Promise<T[]> {
+    return (await this.query(sql, args, true)).rows as T[]
+  }
+
+  inList(values: readonly (number | string)[], not = false): { sql: string; arg: SqlArg } {
+    // pg sends a JS array as an array literal; its element type is the compared column's.
+    return { sql: not ? '<> ALL(?)' : '= ANY(?)', arg: [...values] as unknown as SqlArg }
+  }
+
   async each<T = Row>(
     sql: string,
     args: SqlArg[],
@@ -372,12 +381,17 @@ export class PostgresStore implements Store {
    * candidate; a shorter term scans the reseller's orders, as on SQLite.
    */
   domainQuery(resellerId: number, term: string, status: string | undefined): DomainQuery {
-    const where = `o.reseller_id = ?${status ? ' AND o.status = ?' : ''} AND o.domain ILIKE ? ESCAPE '\\'`
-    const args: SqlArg[] = [resellerId, ...(status ? [status] : []), `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`]
+    const match = this.domainMatch(term)
+    const where = `o.reseller_id = ?${status ? ' AND o.status = ?' : ''} AND ${match.sql}`
+    const args: SqlArg[] = [resellerId, ...(status ? [status] : []), ...match.args]
     return {
       page: { sql: `SELECT o.id FROM orders o WHERE ${where} ORDER BY o.id DESC LIMIT ? OFFSET ?`, args },
       count: { sql: `SELECT COUNT(*) AS n FROM orders o WHERE ${where}`, args }
     }
+  }
+
+  domainMatch(term: string): { sql: string; args: SqlArg[] } {
+    return { sql: `o.domain ILIKE ? ESCAPE '\\'`, args: [`%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`] }
   }
 
   /**

@@ -18,7 +18,7 @@ import { AsyncLocalStorage } from 'node:async_hooks'
 import { EventEmitter } from 'node:events'
 import Database from 'better-sqlite3'
 import { BUSY_TIMEOUT_MS, openDatabase, type Db } from '../db'
-import { domainQuery as sqliteDomainQuery } from '../order-search'
+import { domainMatch as sqliteDomainMatch, domainQuery as sqliteDomainQuery } from '../order-search'
 import { installStatementCache } from '../statement-cache'
 import { RetryLaterError, DEFAULT_RETRY_AFTER_SECONDS } from '../store-faults'
 import { catalogueVersion, scopeVersions, storeVersion } from '../store-version'
@@ -99,6 +99,17 @@ export class SqliteStore implements Store {
     this.events.setMaxListeners(0)
   }
 
+  /**
+   * Another read-only connection to the store file, for work that reads the file for a long
+   * while on its own (a backup, a batch read); the caller closes it.
+   */
+  openReadOnly(): Db {
+    return new Database(this.writer.name, {
+      readonly: true,
+      ...(this.nativeBinding ? { nativeBinding: this.nativeBinding } : {})
+    })
+  }
+
   inTransaction(): boolean {
     const f = this.frames.getStore()
     return !!f && !f.root.done
@@ -107,15 +118,16 @@ export class SqliteStore implements Store {
   // --- statements -------------------------------------------------------------------------
 
   get<T = Row>(sql: string, ...args: SqlArg[]): Promise<T | undefined> {
-    return this.read((db) => db.prepare(sql).get(...args) as T | undefined)
+    return this.read(sql, (db) => db.prepare(sql).get(...args) as T | undefined)
   }
 
   all<T = Row>(sql: string, ...args: SqlArg[]): Promise<T[]> {
-    return this.read((db) => db.prepare(sql).all(...args) as T[])
+    return this.read(sql, (db) => db.prepare(sql).all(...args) as T[])
   }
 
   value<T = unknown>(sql: string, ...args: SqlArg[]): Promise<T | undefined> {
     return this.read(
+      sql,
       (db) =>
         db
           .prepare(sql)
@@ -126,12 +138,28 @@ export class SqliteStore implements Store {
 
   column<T = unknown>(sql: string, ...args: SqlArg[]): Promise<T[]> {
     return this.read(
+      sql,
       (db) =>
         db
           .prepare(sql)
           .pluck()
           .all(...args) as T[]
     )
+  }
+
+  arrays<T extends unknown[] = unknown[]>(sql: string, ...args: SqlArg[]): Promise<T[]> {
+    return this.read(
+      sql,
+      (db) =>
+        db
+          .prepare(sql)
+          .raw(true)
+          .all(...args) as T[]
+    )
+  }
+
+  inList(values: readonly (number | string)[], not = false): { sql: string; arg: SqlArg } {
+    return { sql: `${not ? 'NOT IN' : 'IN'} (SELECT value FROM json_each(?))`, arg: JSON.stringify(values) }
   }
 
   run(sql: string, ...args: SqlArg[]): Promise<RunResult> {
@@ -156,10 +184,7 @@ export class SqliteStore implements Store {
       return rows.length
     }
     // A connection of its own keeps its snapshot while `fn` awaits, and holds up nobody.
-    const db = new Database(this.writer.name, {
-      readonly: true,
-      ...(this.nativeBinding ? { nativeBinding: this.nativeBinding } : {})
-    })
+    const db = this.openReadOnly()
     try {
       db.exec('BEGIN')
       let rows: T[] = []
@@ -180,10 +205,18 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** A read: in the caller's transaction, else on the reader between read transactions. */
-  private async read<T>(fn: (db: Db) => T): Promise<T> {
+  /**
+   * A statement that answers rows: in the caller's transaction, else on the reader between read
+   * transactions; one that writes as well (`INSERT … RETURNING`) as a transaction of its own.
+   */
+  private async read<T>(sql: string | null, fn: (db: Db) => T): Promise<T> {
     const frame = this.current()
     if (frame) return fn(frame.root.db)
+    if (sql !== null && !this.reader.prepare(sql).readonly) return this.write(fn)
+    return this.onReader(fn)
+  }
+
+  private async onReader<T>(fn: (db: Db) => T): Promise<T> {
     const release = await this.readLock.acquire()
     try {
       return await this.untilFree(() => fn(this.reader), 'read the store')
@@ -304,15 +337,15 @@ export class SqliteStore implements Store {
 
   storeVersion(): Promise<string> {
     // The reader's data_version moves with every commit of another connection, the writer's included.
-    return this.read((db) => storeVersion(db))
+    return this.read(null, (db) => storeVersion(db))
   }
 
   scopeVersions(resellerId: number): Promise<ScopeVersions> {
-    return this.read((db) => scopeVersions(db, resellerId))
+    return this.read(null, (db) => scopeVersions(db, resellerId))
   }
 
   catalogueVersion(): Promise<string> {
-    return this.read((db) => catalogueVersion(db))
+    return this.read(null, (db) => catalogueVersion(db))
   }
 
   localWrites(): number {
@@ -320,7 +353,11 @@ export class SqliteStore implements Store {
   }
 
   domainQuery(resellerId: number, term: string, status: string | undefined): DomainQuery {
-    return sqliteDomainQuery(resellerId, term, status) as DomainQuery
+    return sqliteDomainQuery(resellerId, term, status)
+  }
+
+  domainMatch(term: string): { sql: string; args: SqlArg[] } {
+    return sqliteDomainMatch(term)
   }
 
   /**

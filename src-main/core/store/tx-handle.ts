@@ -27,6 +27,7 @@ export function txHandle(
     all: (sql, ...args) => store.all(sql, ...args),
     value: (sql, ...args) => store.value(sql, ...args),
     column: (sql, ...args) => store.column(sql, ...args),
+    arrays: (sql, ...args) => store.arrays(sql, ...args),
     run: (sql, ...args) => store.run(sql, ...args),
     insert: (sql, ...args) => store.insert(sql, ...args),
     afterCommit: (f) => void open().after.push(f),

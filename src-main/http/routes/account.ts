@@ -15,11 +15,11 @@ export function registerAccountRoutes(r: ApiRouter, service: Service): void {
       response: { 200: AccountResponse }
     },
     async (request) => {
-      const reseller = service.resellers.get(caller(request).id)
-      const group = reseller.groupId === null ? undefined : service.catalogue.group(reseller.groupId)
+      const reseller = await service.resellers.get(caller(request).id)
+      const group = reseller.groupId === null ? undefined : await service.catalogue.group(reseller.groupId)
       return {
         success: true as const,
-        reseller: resellerJson(reseller, group?.name ?? null, service.stats.revenue(reseller.id))
+        reseller: resellerJson(reseller, group?.name ?? null, await service.stats.revenue(reseller.id))
       }
     }
   )
@@ -34,6 +34,6 @@ export function registerAccountRoutes(r: ApiRouter, service: Service): void {
         'Order counts, revenue (all time and this month, UTC), your balance, and chart data: sales per day for the last 30 days, orders per brand and per status.',
       response: { 200: StatsResponse }
     },
-    async (request) => ({ success: true as const, ...statsJson(service.stats.stats(caller(request).id)) })
+    async (request) => ({ success: true as const, ...statsJson(await service.stats.stats(caller(request).id)) })
   )
 }

@@ -43,8 +43,11 @@ export const isAcmePublicPath = (request: FastifyRequest): boolean => {
   return request.method === 'GET' && (path === ROOT_CA_PATH || path.startsWith(SETUP_PREFIX))
 }
 
-function urlsFor(service: Service, request: FastifyRequest): AcmeUrls {
-  return acmeUrls(service.settings.get(ACME_DIRECTORY_URL_SETTING), `http://${request.headers.host ?? '127.0.0.1'}`)
+async function urlsFor(service: Service, request: FastifyRequest): Promise<AcmeUrls> {
+  return acmeUrls(
+    await service.settings.get(ACME_DIRECTORY_URL_SETTING),
+    `http://${request.headers.host ?? '127.0.0.1'}`
+  )
 }
 
 const escapeHtml = (s: string): string =>
@@ -90,18 +93,18 @@ export function registerAcmeRoutes(r: ApiRouter, service: Service): void {
     },
     async (request) => {
       const reseller = caller(request)
-      service.orders.get(reseller.id, request.params.order_id)
-      const sub = service.acme.forOrder(reseller.id, request.params.order_id)
+      await service.orders.get(reseller.id, request.params.order_id)
+      const sub = await service.acme.forOrder(reseller.id, request.params.order_id)
       const details = service.acme.details(sub)
-      const urls = urlsFor(service, request)
+      const urls = await urlsFor(service, request)
       const setup = acmeDetailsJson(details, urls)
       // dns-persist-01: the record each bound account's customer publishes once (read-only look).
       const dnsPersist = await persistRecordViews({
         domains: setup.domains.map((d) => d.name),
         accountUrls: details.accounts.filter((a) => a.status === 'valid').map((a) => urls.accountUrl(a.id)),
-        issuerDomain: persistIssuerDomain(service.settings),
+        issuerDomain: await persistIssuerDomain(service.settings),
         wildcard: details.wildcard,
-        resolver: service.settings.get(DCV_SETTINGS.resolver) || null,
+        resolver: (await service.settings.get(DCV_SETTINGS.resolver)) || null,
         now: service.ctx.clock()
       })
       return { success: true as const, acme: { ...setup, dns_persist: dnsPersist } }
@@ -112,10 +115,10 @@ export function registerAcmeRoutes(r: ApiRouter, service: Service): void {
     `${SETUP_PREFIX}:token`,
     { hide: true, params: Type.Object({ token: Type.String({ maxLength: 128 }) }) },
     async (request, reply) => {
-      const sub = service.acme.bySetupToken(request.params.token)
+      const sub = await service.acme.bySetupToken(request.params.token)
       if (!sub)
         throw new ServiceError('not_found', "no ACME set-up page has this link; ask for the order's login_url again")
-      const html = setupPage(service.acme.details(sub), urlsFor(service, request))
+      const html = setupPage(service.acme.details(sub), await urlsFor(service, request))
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(html)
     }
   )

@@ -40,7 +40,11 @@ export function registerBillingRoutes(r: ApiRouter, service: Service): void {
       response: { 200: InvoiceListResponse }
     },
     async (request) => {
-      const page = service.invoices.list(caller(request).id, { status: request.query.status }, paging(request.query))
+      const page = await service.invoices.list(
+        caller(request).id,
+        { status: request.query.status },
+        paging(request.query)
+      )
       return { success: true as const, invoices: page.items.map(invoiceJson), pagination: paginationJson(page) }
     }
   )
@@ -57,7 +61,7 @@ export function registerBillingRoutes(r: ApiRouter, service: Service): void {
     },
     async (request) => ({
       success: true as const,
-      invoice: invoiceJson(service.invoices.get(caller(request).id, request.params.id))
+      invoice: invoiceJson(await service.invoices.get(caller(request).id, request.params.id))
     })
   )
 
@@ -73,10 +77,10 @@ export function registerBillingRoutes(r: ApiRouter, service: Service): void {
     },
     async (request) => {
       const id = caller(request).id
-      const page = service.ledger.transactions(id, paging(request.query))
+      const page = await service.ledger.transactions(id, paging(request.query))
       return {
         success: true as const,
-        balance: centsToUsd(service.ledger.balance(id)),
+        balance: centsToUsd(await service.ledger.balance(id)),
         currency: 'USD' as const,
         transactions: page.items.map(transactionJson),
         pagination: paginationJson(page)
@@ -99,12 +103,12 @@ export function registerBillingRoutes(r: ApiRouter, service: Service): void {
     async (request, reply) => {
       const reseller = caller(request)
       const orderId = request.body.order_id
-      const answer = service.idempotency.run(
+      const answer = await service.idempotency.run(
         reseller.id,
         request.headers['idempotency-key'],
         () => Idempotency.fingerprint('POST', '/credits', request.body),
-        () => {
-          const paid = service.orders.payFromCredit(reseller.id, orderId)
+        async () => {
+          const paid = await service.orders.payFromCredit(reseller.id, orderId)
           return {
             statusCode: 200,
             body: {
@@ -133,10 +137,10 @@ export function registerBillingRoutes(r: ApiRouter, service: Service): void {
     },
     async (request) => {
       const id = caller(request).id
-      const page = service.ledger.transactions(id, { limit: BALANCE_TRANSACTIONS, offset: 0 })
+      const page = await service.ledger.transactions(id, { limit: BALANCE_TRANSACTIONS, offset: 0 })
       return {
         success: true as const,
-        balance: centsToUsd(service.ledger.balance(id)),
+        balance: centsToUsd(await service.ledger.balance(id)),
         currency: 'USD' as const,
         transactions: page.items.map(transactionJson)
       }

@@ -28,13 +28,13 @@ export function registerCatalogueRoutes(r: ApiRouter, service: Service): void {
     async (request) => {
       const reseller = caller(request)
       const q = request.query
-      const products = service.catalogue.list(reseller.groupId, {
+      const products = await service.catalogue.list(reseller.groupId, {
         brand: q.brand,
         type: q.type,
         validation: q.validation,
         includeAcme: q.include === 'acme'
       })
-      const group = service.catalogue.group(reseller.groupId as number)
+      const group = await service.catalogue.group(reseller.groupId as number)
       return {
         success: true as const,
         products: products.map(productJson),
@@ -58,7 +58,7 @@ export function registerCatalogueRoutes(r: ApiRouter, service: Service): void {
       response: { 200: ProductResponse }
     },
     async (request) => {
-      const product = service.catalogue.product(caller(request).groupId, request.params.id)
+      const product = await service.catalogue.product(caller(request).groupId, request.params.id)
       return { success: true as const, product: productDetailJson(product) }
     }
   )
@@ -75,7 +75,7 @@ export function registerCatalogueRoutes(r: ApiRouter, service: Service): void {
       response: { 200: SanPricingResponse }
     },
     async (request) => {
-      const product = service.catalogue.product(caller(request).groupId, request.params.product_id)
+      const product = await service.catalogue.product(caller(request).groupId, request.params.product_id)
       return { success: true as const, san_pricing: sanPricingJson(product) }
     }
   )

@@ -283,7 +283,7 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
     },
     async (request) => ({
       success: true as const,
-      certificate: certificateJson(certs.certificate(caller(request).id, request.params.order_id))
+      certificate: certificateJson(await certs.certificate(caller(request).id, request.params.order_id))
     })
   )
 
@@ -299,7 +299,7 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
       response: { 200: DownloadResponse }
     },
     async (request) => {
-      const { order, certificate } = certs.download(caller(request).id, request.params.order_id)
+      const { order, certificate } = await certs.download(caller(request).id, request.params.order_id)
       return {
         success: true as const,
         certificate: {

@@ -40,7 +40,7 @@ export function registerEventRoutes(r: ApiRouter, service: Service): void {
     },
     async (request) => {
       const q = request.query
-      const page = service.events.list(
+      const page = await service.events.list(
         caller(request).id,
         { type: q.type, since: sinceOf(q.since), orderId: q.order_id },
         paging(q)

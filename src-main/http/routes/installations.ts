@@ -66,7 +66,7 @@ export function registerInstallationRoutes(r: ApiRouter, service: Service): void
     },
     async (request) => ({
       success: true as const,
-      installation: installationJson(service.installations.report(caller(request).id, request.params.order_id))
+      installation: installationJson(await service.installations.report(caller(request).id, request.params.order_id))
     })
   )
 
@@ -100,9 +100,9 @@ export function registerInstallationRoutes(r: ApiRouter, service: Service): void
     },
     async (request) => ({
       success: true as const,
-      certificates: service.reports
-        .expiring({ days: request.query.days, resellerId: caller(request).id })
-        .map(expiringJson)
+      certificates: (await service.reports.expiring({ days: request.query.days, resellerId: caller(request).id })).map(
+        expiringJson
+      )
     })
   )
 }

@@ -54,7 +54,7 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
     async (request, reply) => {
       const q = request.query
       const filter = { status: q.status, domain: q.domain?.trim() || undefined }
-      const page = service.orders.list(caller(request).id, filter, paging(q))
+      const page = await service.orders.list(caller(request).id, filter, paging(q))
       // The plain newest-first list, which the reseller's next order can move forward.
       if (!filter.status && !filter.domain) keepOrderPage(request, page)
       // Already the bytes the response schema makes of the page (order-page.ts).
@@ -74,9 +74,9 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
       response: { 200: OrderResponse }
     },
     async (request) => {
-      const order = orderJson(service.orders.get(caller(request).id, request.params.id))
+      const order = orderJson(await service.orders.get(caller(request).id, request.params.id))
       // Spec "Order": an ACME subscription order carries an `acme` summary (no secrets in it).
-      const sub = service.acme.summaryForOrder(caller(request).id, request.params.id)
+      const sub = await service.acme.summaryForOrder(caller(request).id, request.params.id)
       return { success: true as const, order: sub ? { ...order, acme: acmeSummaryJson(sub) } : order }
     }
   )
@@ -98,13 +98,13 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
       const b = request.body
       let placed: CreatedOrder | undefined
       let writesBefore = 0
-      const answer = service.idempotency.run(
+      const answer = await service.idempotency.run(
         reseller.id,
         request.headers['idempotency-key'],
         () => Idempotency.fingerprint('POST', '/orders', b),
-        () => {
+        async () => {
           writesBefore = service.ctx.localWrites()
-          placed = service.orders.create(reseller, {
+          placed = await service.orders.create(reseller, {
             productId: b.product_id,
             domain: b.domain,
             period: b.period,
@@ -120,7 +120,7 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
       // not bring forward is simply rebuilt when next asked for.
       else if (placed) {
         try {
-          request.server.orderPlaced(reply, reseller.id, placed, writesBefore)
+          await request.server.orderPlaced(reply, reseller.id, placed, writesBefore)
         } catch {
           // the order stands; kept answers it could not move stay behind and are rebuilt
         }
@@ -152,7 +152,7 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
       response: { 200: CancelOrderResponse }
     },
     async (request) => {
-      const result = service.orders.cancel(caller(request).id, request.params.id)
+      const result = await service.orders.cancel(caller(request).id, request.params.id)
       return {
         success: true as const,
         message:

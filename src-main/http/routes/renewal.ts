@@ -25,7 +25,7 @@ export function registerRenewalRoutes(r: ApiRouter, service: Service): void {
     },
     async (request) => {
       // Another reseller's order is a 404 (orders.get), never a view of it.
-      const order = service.orders.get(caller(request).id, request.params.order_id)
+      const order = await service.orders.get(caller(request).id, request.params.order_id)
       const renewal = await orderRenewalView(service.ctx, service.settings, service.acmeIssuer, order.id)
       return { success: true as const, renewal }
     }

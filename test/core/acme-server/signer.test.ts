@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ariCertId, localCaSigner } from '../../../src-main/core/acme-server/signer'
 import { decodeCsr } from '../../../src-main/core/csr'
 import { CA_WRAPPING_KEY_SECRET } from '../../../src-main/core/local-ca'
-import { openService, type Service } from '../../../src-main/core/service'
+import { type Service } from '../../../src-main/core/service'
+import { openService } from '../../support/engine'
 import { x509 } from '../../../src-main/core/x509'
 import { manualClock } from '../../support/clock'
 import { opensslCsr } from '../../support/csr'
@@ -19,9 +20,9 @@ const clock = manualClock('2026-11-21T10:00:00Z')
 let dataDir: string
 let service: Service
 
-beforeAll(() => {
+beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'certdesk-signer-'))
-  service = openService({ dataDir, clock: clock.clock })
+  service = await openService({ dataDir, clock: clock.clock })
 })
 afterAll(() => {
   service.ctx.secrets.delete(CA_WRAPPING_KEY_SECRET)

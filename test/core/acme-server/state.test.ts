@@ -17,17 +17,17 @@ let serial = 0
 beforeAll(async () => {
   s = await startServer({ clock: clock.clock })
 })
-afterAll(() => s.close())
+afterAll(async () => await s.close())
 
 /** A subscription for `domain` and an account bound to it through its EAB key id. */
 async function account(domain: string): Promise<AcmeAccount> {
-  const r = s.reseller({ credit: 500 })
+  const r = await s.reseller({ credit: 500 })
   const res = await s.request<{ acme: { subscription_id: number } }>('POST', '/orders', {
     key: r.key,
     body: { product_id: 12, domain }
   })
   expect(res.status).toBe(200)
-  const sub = s.service.acme.byId(res.body.acme.subscription_id)
+  const sub = await s.service.acme.byId(res.body.acme.subscription_id)
   const jwk = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' })
   return s.service.acmeServer.accounts.create({
     eabKid: sub.eabKid,
