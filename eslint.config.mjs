@@ -218,5 +218,17 @@ export default tseslint.config(
   {
     files: ['scripts/**/*.mjs', 'bin/**/*.cjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' }
+  },
+  // Every store call returns a promise: one not awaited runs after its caller has moved on (a
+  // write after the answer, a read after the store closed), and TypeScript accepts an async
+  // function where a callback returns void. The type checker finds both.
+  {
+    files: ['src-main/**/*.ts', 'test/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/await-thenable': 'error'
+    }
   }
 )

@@ -34,8 +34,8 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'certdesk-notices-'))
   service = await openService({ dataDir: dir, clock: clock.clock })
 })
-afterAll(() => {
-  service.close()
+afterAll(async () => {
+  await service.close()
   rmSync(dir, { recursive: true, force: true })
 })
 

@@ -120,8 +120,8 @@ export class AcmeSubscriptions {
     const { names, wildcard } = subscriptionDomains(order.domain)
     const setup = category === 'ais' ? token(24) : null
     try {
-      return await db.tx(async () => {
-        const info = await db.insert(
+      const id = await db.tx(async () => {
+        const id = await db.insert(
           `INSERT INTO acme_subscriptions (order_id, reseller_id, category, status, eab_kid, wildcard, setup_token_hash,
                begin_date, end_date, created_at) VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?)`,
           order.id,
@@ -134,7 +134,6 @@ export class AcmeSubscriptions {
           order.purchaseEndDate,
           isoTimestamp(now)
         )
-        const id = info
         for (const [i, name] of names.entries()) {
           await db.run(
             'INSERT INTO acme_subscription_domains (subscription_id, public_id, name, position) VALUES (?, ?, ?, ?)',
@@ -144,9 +143,22 @@ export class AcmeSubscriptions {
             i
           )
         }
-        if (setup) this.ctx.secrets.set(setupSecretName(id), setup)
-        return await this.byId(id)
+        return id
       })
+      // The link token under the row's id, once the row is committed (a transaction may run
+      // twice, a keychain write must not); without it the subscription does not stay.
+      if (setup) {
+        try {
+          this.ctx.secrets.set(setupSecretName(id), setup)
+        } catch (err) {
+          await db.tx(async () => {
+            await db.run('DELETE FROM acme_subscription_domains WHERE subscription_id = ?', id)
+            await db.run('DELETE FROM acme_subscriptions WHERE id = ?', id)
+          })
+          throw err
+        }
+      }
+      return await this.byId(id)
     } catch (err) {
       this.forget(kid)
       throw err

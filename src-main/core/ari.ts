@@ -152,10 +152,12 @@ export function fetchRenewalInfo(
 /**
  * The scheduler's lookup of renewals due. CROSS JOIN keeps SQLite starting from the renew_at
  * index: started from orders, it would walk every completed order of a large store on each
- * idle pass.
+ * idle pass. The join condition is in WHERE, where PostgreSQL (which has no CROSS JOIN … ON)
+ * reads the same inner join and plans it itself.
  */
-export const DUE_RENEWALS_SQL = `SELECT o.id, o.order_number FROM ari_windows a CROSS JOIN orders o ON o.id = a.order_id
-  WHERE a.renew_at <= ? AND o.status = 'completed' AND o.auto_reissue = 1 AND o.purchase_end_date > ?
+export const DUE_RENEWALS_SQL = `SELECT o.id, o.order_number FROM ari_windows a CROSS JOIN orders o
+  WHERE o.id = a.order_id AND a.renew_at <= ? AND o.status = 'completed' AND o.auto_reissue = 1
+    AND o.purchase_end_date > ?
   ORDER BY o.id`
 /** Windows whose Retry-After has passed (the partial index holds only those with a next look). */
 export const DUE_CHECKS_SQL =

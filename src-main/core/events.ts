@@ -120,25 +120,35 @@ export class Events {
   async noticeExpiring(): Promise<number[]> {
     const now = this.ctx.clock()
     const db = this.ctx.store
-    const rows = (await db.all(
-      `SELECT o.id, o.reseller_id, o.order_number, o.domain, o.cert_valid_till, o.purchase_end_date FROM orders o
-          WHERE o.status = 'completed' AND o.next_reissue_at IS NULL AND o.cert_valid_till IS NOT NULL
-            AND o.cert_valid_till >= ? AND o.cert_valid_till <= ?
-            AND NOT EXISTS (SELECT 1 FROM events e WHERE e.order_id = o.id AND e.type = 'certificate.expiring'
-                              AND json_extract(e.data, '$.valid_till') = o.cert_valid_till)
-          ORDER BY o.id`,
-      isoDate(now),
-      isoDate(addDays(now, EXPIRY_NOTICE_DAYS))
-    )) as {
-      id: number
-      reseller_id: number
-      order_number: string
-      domain: string
-      cert_valid_till: string
-      purchase_end_date: string
-    }[]
-    await db.tx(async () => {
-      for (const o of rows) {
+    return await db.tx(async () => {
+      const rows = await db.all<{
+        id: number
+        reseller_id: number
+        order_number: string
+        domain: string
+        cert_valid_till: string
+        purchase_end_date: string
+      }>(
+        `SELECT o.id, o.reseller_id, o.order_number, o.domain, o.cert_valid_till, o.purchase_end_date FROM orders o
+            WHERE o.status = 'completed' AND o.next_reissue_at IS NULL AND o.cert_valid_till IS NOT NULL
+              AND o.cert_valid_till >= ? AND o.cert_valid_till <= ?
+            ORDER BY o.id`,
+        isoDate(now),
+        isoDate(addDays(now, EXPIRY_NOTICE_DAYS))
+      )
+      if (rows.length === 0) return []
+      // The notices already given, per order and end date (read here: the engines share no JSON functions).
+      const ids = db.inList(rows.map((o) => o.id))
+      const given = new Set(
+        (
+          await db.all<{ order_id: number; data: string | null }>(
+            `SELECT order_id, data FROM events WHERE type = 'certificate.expiring' AND order_id ${ids.sql}`,
+            ids.arg
+          )
+        ).map((e) => `${e.order_id} ${(JSON.parse(e.data ?? '{}') as { valid_till?: string }).valid_till}`)
+      )
+      const news = rows.filter((o) => !given.has(`${o.id} ${o.cert_valid_till}`))
+      for (const o of news) {
         await recordEvent(db, now, {
           type: 'certificate.expiring',
           resellerId: o.reseller_id,
@@ -147,8 +157,8 @@ export class Events {
           data: { valid_till: o.cert_valid_till, purchase_end_date: o.purchase_end_date }
         })
       }
+      return news.map((o) => o.id)
     })
-    return rows.map((r) => r.id)
   }
 
   /**

@@ -34,12 +34,12 @@ export async function expiringReport(
               COALESCE(o.contact_email, r.email) AS contact
          FROM orders o JOIN resellers r ON r.id = o.reseller_id
         WHERE o.cert_valid_till IS NOT NULL AND o.cert_valid_till >= ? AND o.cert_valid_till <= ?
-          AND o.status = 'completed' AND (? IS NULL OR o.reseller_id = ?)
+          AND o.status = 'completed' AND (CAST(? AS BIGINT) IS NULL OR o.reseller_id = ?)
        UNION ALL
        SELECT 'imported', i.reseller_id, r.name, 'IMP-' || i.id, i.replacement_order_id, i.id, i.domain, i.valid_till,
               NULL, r.email
          FROM imported_certificates i JOIN resellers r ON r.id = i.reseller_id
-        WHERE i.valid_till >= ? AND i.valid_till <= ? AND (? IS NULL OR i.reseller_id = ?)
+        WHERE i.valid_till >= ? AND i.valid_till <= ? AND (CAST(? AS BIGINT) IS NULL OR i.reseller_id = ?)
         ORDER BY valid_till, reference
         LIMIT ?`,
     from,

@@ -116,20 +116,23 @@ export class Resellers {
     await this.get(resellerId)
     const key = KEY_PREFIX + randomBytes(32).toString('base64url')
     const db = this.ctx.store
-    const id = await db.tx(async () => {
-      const info = await db.insert(
-        'INSERT INTO api_keys (reseller_id, key_hash, prefix, label, created_at) VALUES (?, ?, ?, ?, ?)',
-        resellerId,
-        hashApiKey(key),
-        key.slice(0, KEY_PREFIX.length + 6),
-        label,
-        isoTimestamp(this.ctx.clock())
-      )
-      const keyId = info
-      // Inside the transaction: if the keychain refuses, no key row is left without its secret.
-      this.ctx.secrets.set(keychainName(keyId), key)
-      return keyId
-    })
+    const id = await db.insert(
+      'INSERT INTO api_keys (reseller_id, key_hash, prefix, label, created_at) VALUES (?, ?, ?, ?, ?)',
+      resellerId,
+      hashApiKey(key),
+      key.slice(0, KEY_PREFIX.length + 6),
+      label,
+      isoTimestamp(this.ctx.clock())
+    )
+    // After the row is committed (a transaction may run twice, a keychain write must not). If
+    // the keychain refuses, the row goes again: no key is left without its secret, and nobody
+    // has seen the key yet.
+    try {
+      this.ctx.secrets.set(keychainName(id), key)
+    } catch (err) {
+      await db.run('DELETE FROM api_keys WHERE id = ?', id)
+      throw err
+    }
     return { key, info: await this.apiKey(id) }
   }
 

@@ -129,7 +129,7 @@ async function serviceOver(store: Store, opts: ServiceOptions): Promise<Service>
   const resellers = new Resellers(ctx)
   const events = new Events(ctx)
   // Every stored certificate (issue, reissue, automatic reissue) goes to its deploy targets.
-  certificates.onStored = async (c) => await deploys.afterCertificateStored(c)
+  certificates.onStored = (c) => deploys.afterCertificateStored(c)
   // Keys generated in the app reach folder targets as privkey.pem, only next to their own certificate.
   const keyVault = new KeyVault(ctx, orders)
   // A key generated for a reissue is kept in the transaction that stores its certificate, before the deploys start.

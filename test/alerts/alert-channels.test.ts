@@ -31,7 +31,7 @@ beforeAll(async () => {
   service = await openService({ dataDir, clock: clock.clock })
 })
 afterAll(async () => {
-  service?.close()
+  await service?.close()
   await Promise.all([sink?.close(), mail?.close()])
   rmSync(dataDir, { recursive: true, force: true })
 })

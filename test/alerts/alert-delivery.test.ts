@@ -82,7 +82,7 @@ beforeAll(async () => {
 }, 60_000)
 
 afterAll(async () => {
-  service?.close()
+  await service?.close()
   await Promise.all([web?.close(), dns?.close(), mail?.close(), slack?.close(), teams?.close(), hook?.close()])
   rmSync(dataDir, { recursive: true, force: true })
 })

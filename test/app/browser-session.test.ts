@@ -47,7 +47,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   await listening?.close()
-  service?.close()
+  await service?.close()
   if (dataDir) rmSync(dataDir, { recursive: true, force: true })
 })
 

@@ -55,8 +55,8 @@ beforeAll(async () => {
   }
   h = createHandlers(service, { transport: 'browser', listenerUrl: () => 'http://127.0.0.1:1', apiVersion: '3.0' })
 })
-afterAll(() => {
-  service.close()
+afterAll(async () => {
+  await service.close()
   rmSync(dataDir, { recursive: true, force: true })
   rmSync(outDir, { recursive: true, force: true })
 })

@@ -33,7 +33,7 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await service.deploys.idle()
-  service.close()
+  await service.close()
   await receiver.close()
   rmSync(dataDir, { recursive: true, force: true })
   rmSync(work, { recursive: true, force: true })

@@ -53,7 +53,7 @@ beforeAll(async () => {
   const service = await openService({ dataDir })
   const r = await service.resellers.create({ name: 'Exclusive Hosting', email: 'ops@exclusive.test', groupId: 1 })
   apiKey = (await service.resellers.createApiKey(r.id)).key
-  service.close()
+  await service.close()
   spawnSync('mkdir', ['-m', '1777', shared])
   writeFileSync(elsewhere, ELSEWHERE)
 })

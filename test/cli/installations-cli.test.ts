@@ -26,7 +26,7 @@ beforeAll(async () => {
   orderId = (
     await service.orders.create(await service.resellers.get(r.id), { productId: 2, domain: 'cli.import.test' })
   ).order.id
-  service.close()
+  await service.close()
   const leaf = await (await createTestCa()).issue('old-shop.import.test', new Date(Date.now() - 86_400_000), 20)
   writeFileSync(join(work, 'pass.txt'), 'se cret$(touch pwned)\n', { mode: 0o600 })
   opensslPfx(leaf, join(work, 'shop.p12'), 'se cret$(touch pwned)')

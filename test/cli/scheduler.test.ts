@@ -88,7 +88,7 @@ beforeAll(async () => {
   })
 })
 afterAll(async () => {
-  service?.close()
+  await service?.close()
   await Promise.all([web?.close(), dns?.close()])
   if (dataDir) rmSync(dataDir, { recursive: true, force: true })
 })

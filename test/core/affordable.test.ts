@@ -17,8 +17,8 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'certdesk-afford-'))
   service = await openService({ dataDir })
 })
-afterAll(() => {
-  service?.close()
+afterAll(async () => {
+  await service?.close()
   rmSync(dataDir, { recursive: true, force: true })
 })
 

@@ -32,7 +32,7 @@ beforeAll(async () => {
   await service.ledger.topUp(resellerId, 100_000)
 })
 afterAll(async () => {
-  service?.close()
+  await service?.close()
   await Promise.all([web?.close(), dns?.close()])
   rmSync(dataDir, { recursive: true, force: true })
 })

@@ -18,8 +18,8 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'certdesk-runs-'))
   service = await openService({ dataDir })
 })
-afterAll(() => {
-  service?.close()
+afterAll(async () => {
+  await service?.close()
   rmSync(dataDir, { recursive: true, force: true })
 })
 
@@ -73,7 +73,7 @@ describe('the latest deploy run per target', () => {
       listenerUrl: () => 'http://127.0.0.1:1',
       apiVersion: '3.0'
     })
-    const listed = app.listDeployTargets(r.id, order.id) as Awaited<ReturnType<typeof app.listDeployTargets>>
+    const listed = await app.listDeployTargets(r.id, order.id)
     expect(listed.find((t) => t.id === quiet.id)?.lastRun?.serial).toBe('AA02')
   })
 })

@@ -29,7 +29,7 @@ beforeAll(async () => {
   await service.ledger.topUp(resellerId, 100_000)
 })
 afterAll(async () => {
-  service?.close()
+  await service?.close()
   await web?.close()
   rmSync(dataDir, { recursive: true, force: true })
   rmSync(work, { recursive: true, force: true })
@@ -80,7 +80,7 @@ describe('a CSR generated in the app', () => {
     expect(await vault().has(id)).toBe(true)
 
     // Another process (the app after a restart) finds both again.
-    service.close()
+    await service.close()
     service = await openService({ dataDir })
     expect(await vault().draft(resellerId, id)).toEqual(kept)
     expect(await vault().read(resellerId, id)).toBe(key.trim() + '\n')

@@ -25,9 +25,9 @@ beforeAll(async () => {
   service = await openService({ dataDir, clock: clock.clock })
   ca = new LocalCa(service.ctx)
 })
-afterAll(() => {
+afterAll(async () => {
   service.ctx.secrets.delete(CA_WRAPPING_KEY_SECRET)
-  service.close()
+  await service.close()
   rmSync(dataDir, { recursive: true, force: true })
 })
 
@@ -180,7 +180,7 @@ describe('local CA leaf DER', () => {
       expect(opensslVerify(await farCa.rootPem(), await farCa.bundlePem(), issued.certificatePem, from).ok).toBe(true)
     } finally {
       s.ctx.secrets.delete(CA_WRAPPING_KEY_SECRET)
-      s.close()
+      await s.close()
       rmSync(dir, { recursive: true, force: true })
     }
   })

@@ -20,9 +20,9 @@ beforeAll(async () => {
   service = await openService({ dataDir, clock: clock.clock })
   ca = new LocalCa(service.ctx)
 })
-afterAll(() => {
+afterAll(async () => {
   service.ctx.secrets.delete(CA_WRAPPING_KEY_SECRET)
-  service.close()
+  await service.close()
   rmSync(dataDir, { recursive: true, force: true })
 })
 

@@ -16,8 +16,8 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'certdesk-order-create-'))
   service = await openService({ dataDir })
 })
-afterAll(() => {
-  service?.close()
+afterAll(async () => {
+  await service?.close()
   rmSync(dataDir, { recursive: true, force: true })
 })
 

@@ -58,7 +58,7 @@ beforeAll(async () => {
   service = await openService({ dataDir, clock: manualClock('2026-11-21T09:00:00Z').clock })
 })
 afterAll(async () => {
-  service?.close()
+  await service?.close()
   await Promise.all([dns?.close(), web?.close(), tlsWeb?.close()])
   rmSync(dataDir, { recursive: true, force: true })
 })

@@ -14,8 +14,8 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'certdesk-group-'))
   service = await openService({ dataDir })
 })
-afterAll(() => {
-  service?.close()
+afterAll(async () => {
+  await service?.close()
   rmSync(dataDir, { recursive: true, force: true })
 })
 

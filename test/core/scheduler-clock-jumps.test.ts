@@ -45,7 +45,7 @@ beforeAll(async () => {
   expect((await service.certificates.status(r.id, orderId)).order.status).toBe('completed')
 })
 afterAll(async () => {
-  service?.close()
+  await service?.close()
   await Promise.all([web?.close(), dns?.close()])
   if (dataDir) rmSync(dataDir, { recursive: true, force: true })
 })

@@ -89,7 +89,7 @@ beforeAll(async () => {
 }, 120_000)
 afterAll(async () => {
   await service?.scheduler.idle()
-  service?.close()
+  await service?.close()
   await Promise.all([dns?.close(), web?.close()])
   rmSync(dataDir, { recursive: true, force: true })
 })

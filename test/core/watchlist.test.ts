@@ -38,8 +38,8 @@ beforeAll(async () => {
   await service.ledger.topUp(resellerId, 1000_00)
   watch = new Watchlist(service.ctx, service.orders)
 })
-afterAll(() => {
-  service.close()
+afterAll(async () => {
+  await service.close()
   rmSync(dir, { recursive: true, force: true })
 })
 

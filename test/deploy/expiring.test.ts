@@ -43,7 +43,7 @@ beforeAll(async () => {
   await service.certificates.status(resellerId, orderId)
 })
 afterAll(async () => {
-  service?.close()
+  await service?.close()
   await Promise.all([web?.close(), dns?.close()])
   rmSync(dataDir, { recursive: true, force: true })
 })

@@ -246,7 +246,7 @@ describe('certdesk admin deploy set and keep-key', () => {
         chainPem: leaf.chainPem
       })
       await service.deploys.idle()
-      service.close()
+      await service.close()
       service = null
       const admin = (...args: string[]) => certdesk(['admin', '--data-dir', dataDir, ...args])
 
@@ -285,7 +285,7 @@ describe('certdesk admin deploy set and keep-key', () => {
         /a folder target takes a key file, a command target the servers to verify/
       )
     } finally {
-      service?.close()
+      await service?.close()
       rmSync(dataDir, { recursive: true, force: true })
     }
   })

@@ -128,7 +128,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await service?.deploys.idle()
   await api?.close()
-  service?.close()
+  await service?.close()
   await Promise.all([web?.close(), dns?.close(), receiver?.close()])
   rmSync(dataDir, { recursive: true, force: true })
   rmSync(work, { recursive: true, force: true })

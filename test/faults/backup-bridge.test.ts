@@ -33,8 +33,8 @@ beforeAll(async () => {
   for (let i = 0; i < 400; i++)
     await service.orders.create(reseller, { productId: 1, domain: `ui-${i}.example.com`, period: 12 })
 })
-afterAll(() => {
-  service?.close()
+afterAll(async () => {
+  await service?.close()
   rmSync(base, { recursive: true, force: true })
 })
 

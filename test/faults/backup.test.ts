@@ -83,7 +83,7 @@ describe('certdesk admin backup and restore', () => {
       for (const item of fresh.ctx.secrets.list?.() ?? []) fresh.ctx.secrets.delete(item.name)
       await expect(fresh.resellers.revealApiKey(1)).rejects.toThrow(/not in the OS keychain/)
     } finally {
-      fresh.close()
+      await fresh.close()
     }
 
     // The wrong passphrase changes nothing; the right one brings the API key back.
@@ -100,7 +100,7 @@ describe('certdesk admin backup and restore', () => {
     try {
       expect(await back.resellers.revealApiKey(1)).toBe(r.key)
     } finally {
-      back.close()
+      await back.close()
     }
     await s.stop()
     servers.pop()

@@ -46,7 +46,7 @@ beforeAll(async () => {
     // The validation file is up: the next pass of the scheduler finds it valid and issues.
     ;(await configureOverHttp(service, web, r.id, orderId, 'crash.example.com', newKeyPem()))()
   } finally {
-    service.close()
+    await service.close()
   }
 })
 afterAll(async () => {
@@ -157,7 +157,7 @@ describe('a crash between the files of a deploy', () => {
     try {
       await service.certificates.reissue(resellerId, { orderId })
     } finally {
-      service.close()
+      await service.close()
     }
     expect(storedCerts()).toHaveLength(2)
     expect(cli(['deploy', 'add', '--order', String(orderId), '--folder', folder]).status).toBe(0)

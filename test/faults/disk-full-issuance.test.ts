@@ -91,7 +91,7 @@ beforeAll(async () => {
     // The local CA exists before the disk fills (it is made on first use).
     await service.localCa.rootPem()
   } finally {
-    service.close()
+    await service.close()
   }
   expect(admin(dataDir, ['deploy', 'add', '--order', String(orderId), '--folder', folder]).code).toBe(0)
 })

@@ -43,7 +43,7 @@ describe('the runtime and the delegated-zone responder', () => {
       [DELEGATED_DNS_SETTINGS.zone]: 'acme.reseller.test.',
       [DELEGATED_DNS_SETTINGS.listen]: `127.0.0.1:${port}`
     })
-    setup.close()
+    await setup.close()
     const running = await startCertDesk({ dataDir: dir, port: 0, log })
     try {
       expect(running.urls.dnsResponder).toBe(`127.0.0.1:${port}`)
@@ -88,7 +88,7 @@ describe('the runtime and the delegated-zone responder', () => {
       }
       expect(await service.settings.get(DELEGATED_DNS_SETTINGS.zone)).toBe('acme.reseller.test')
     } finally {
-      service.close()
+      await service.close()
     }
   })
 })

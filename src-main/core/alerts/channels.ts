@@ -228,22 +228,31 @@ export class AlertChannels {
       }
     }
     const db = this.ctx.store
-    const id = Number(((await db.get('SELECT IFNULL(MAX(id), 0) + 1 AS id FROM alert_channels')) as { id: number }).id)
-    for (const [what, value] of secrets) this.ctx.secrets.set(secretName(id, what), value)
+    // Disabled until its secrets are kept: no alert goes to a channel without them. The
+    // keychain is written after the row is committed (a transaction may run twice, a keychain
+    // write must not); if it refuses, the channel is not created either.
+    const id = await db.insert(
+      'INSERT INTO alert_channels (kind, name, config, enabled, digest, created_at) VALUES (?, ?, ?, 0, ?, ?)',
+      input.kind,
+      name,
+      JSON.stringify(config),
+      digest ? 1 : 0,
+      isoTimestamp(this.ctx.clock())
+    )
     try {
-      await db.run(
-        'INSERT INTO alert_channels (id, kind, name, config, enabled, digest, created_at) VALUES (?, ?, ?, ?, 1, ?, ?)',
-        id,
-        input.kind,
-        name,
-        JSON.stringify(config),
-        digest ? 1 : 0,
-        isoTimestamp(this.ctx.clock())
-      )
+      for (const [what, value] of secrets) this.ctx.secrets.set(secretName(id, what), value)
     } catch (err) {
-      for (const [what] of secrets) this.ctx.secrets.delete(secretName(id, what))
+      await db.run('DELETE FROM alert_channels WHERE id = ?', id)
+      for (const [what] of secrets) {
+        try {
+          this.ctx.secrets.delete(secretName(id, what))
+        } catch {
+          // The keychain failed already; a stray secret without its channel is used by nothing.
+        }
+      }
       throw err
     }
+    await db.run('UPDATE alert_channels SET enabled = 1 WHERE id = ?', id)
     return { channel: await this.get(id), signingSecret }
   }
 

@@ -153,6 +153,6 @@ async function issueNow(scope: CertificatesScope, orderId: number, reason: Issue
     await scope.keys?.promote(orderId, issued.certificatePem)
     return r
   })
-  scope.onStored?.({ orderId, reason, certificatePem: issued.certificatePem, chainPem: issued.chainPem })
+  await scope.onStored?.({ orderId, reason, certificatePem: issued.certificatePem, chainPem: issued.chainPem })
   return await readCertificate(db, id)
 }

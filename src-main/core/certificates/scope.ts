@@ -32,7 +32,7 @@ export interface CertificatesScope {
   /** Where keys generated in the app are kept; null until start-up sets it (service.ts). */
   readonly keys: KeyKeeper | null
   /** Told after a certificate is committed (deploys and their event); never undoes it. */
-  readonly onStored: ((c: CertificateHandover) => void) | null
+  readonly onStored: ((c: CertificateHandover) => Promise<void>) | null
 }
 
 /** One issuance at a time per order, so two status polls never sign twice. */

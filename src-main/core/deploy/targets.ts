@@ -71,19 +71,27 @@ export async function addTarget(ctx: CoreContext, orderId: number, input: Target
   const db = ctx.store
   const now = isoTimestamp(ctx.clock())
   const { config, secret } = checkTarget(input)
-  return await db.tx(async (): Promise<CreatedTarget> => {
-    const info = await db.insert(
-      'INSERT INTO deploy_targets (order_id, kind, config, created_at) VALUES (?, ?, ?, ?)',
-      order.id,
-      input.kind,
-      JSON.stringify(config),
-      now
-    )
-    const id = info
-    // Inside the transaction: if the keychain refuses, the target is not created either.
-    if (secret) ctx.secrets.set(secretName(id, secret.name), secret.value)
-    return { target: await readTarget(db, id), secret }
-  })
+  // Removed until its secret is kept: no deploy reads a target without it.
+  const id = await db.insert(
+    'INSERT INTO deploy_targets (order_id, kind, config, created_at, removed_at) VALUES (?, ?, ?, ?, ?)',
+    order.id,
+    input.kind,
+    JSON.stringify(config),
+    now,
+    secret ? now : null
+  )
+  if (secret) {
+    // After the row is committed (a transaction may run twice, a keychain write must not); if
+    // the keychain refuses, the target is not created either.
+    try {
+      ctx.secrets.set(secretName(id, secret.name), secret.value)
+    } catch (err) {
+      await db.run('DELETE FROM deploy_targets WHERE id = ?', id)
+      throw err
+    }
+    await db.run('UPDATE deploy_targets SET removed_at = NULL WHERE id = ?', id)
+  }
+  return { target: await readTarget(db, id), secret }
 }
 
 export async function listTargets(db: Store, orderId: number, includeRemoved = false): Promise<DeployTarget[]> {

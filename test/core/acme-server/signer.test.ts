@@ -24,9 +24,9 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'certdesk-signer-'))
   service = await openService({ dataDir, clock: clock.clock })
 })
-afterAll(() => {
+afterAll(async () => {
   service.ctx.secrets.delete(CA_WRAPPING_KEY_SECRET)
-  service.close()
+  await service.close()
   rmSync(dataDir, { recursive: true, force: true })
 })
 
