@@ -1,9 +1,9 @@
 // Layers are enforced here, not hoped for: the folder a file sits in decides what it may import.
 //  - src-main/core is the service. It imports no electron, no fastify and nothing of the
 //    transports, the shared transport helpers or the UI, and it takes its clock as a parameter
-//    (only time.ts reads the real one). It alone reaches the database: better-sqlite3, its db
-//    module, a context's `db` and `.prepare()` appear nowhere else in src-main, so every query is
-//    a core function and another store can one day stand behind the same functions.
+//    (only time.ts reads the real one). It alone reaches the database: better-sqlite3, pg, the
+//    store port and its engines, a context's `store` and `.prepare()` appear nowhere else in
+//    src-main, so every query is a core function, whichever engine stands behind it.
 //  - src-main/acme (the ACME protocol), src-main/http (the reseller API) and src-main/app (the
 //    desktop bridge) are transports over the core: they parse, authenticate, call the core and
 //    present. They do not import each other, except that the bridge is served on the reseller
@@ -42,7 +42,7 @@ const NO_HTTP = {
 const DATABASE = [
   { group: ['better-sqlite3', 'pg', 'pg-*'], message: 'Only src-main/core opens the database; call a core function.' },
   {
-    group: ['**/core/db', '**/core/store-version', '**/core/statement-cache'],
+    group: ['**/core/db', '**/core/store-version', '**/core/statement-cache', '**/core/store', '**/core/store/*'],
     allowTypeImports: true,
     message: 'Only src-main/core queries the database; call a core function (the store version is ctx.storeVersion()).'
   }
@@ -50,6 +50,10 @@ const DATABASE = [
 const DATABASE_SYNTAX = [
   {
     selector: "MemberExpression[property.name='db']",
+    message: 'Only src-main/core touches the database; put the query in a core function.'
+  },
+  {
+    selector: "MemberExpression[object.property.name='ctx'][property.name='store']",
     message: 'Only src-main/core touches the database; put the query in a core function.'
   },
   {

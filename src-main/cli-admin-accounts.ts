@@ -7,6 +7,7 @@
 import { commandKey, int, need, print, UsageError, type Values } from './cli-args'
 import { centsToUsd, usdToCents } from './core/money'
 import type { ApiKeyInfo, Reseller } from './core/resellers'
+import { inOrder } from './core/pool'
 import type { Service } from './core/service'
 import { catalogueProductJson, resellerJson, transactionJson } from './http/present'
 
@@ -45,7 +46,7 @@ export async function accountAdmin(service: Service, words: string[], v: Values)
       return 0
     }
     case 'reseller list':
-      print({ success: true, resellers: (await service.resellers.list()).map(resellerOut) })
+      print({ success: true, resellers: await inOrder(await service.resellers.list(), resellerOut) })
       return 0
     case 'reseller api-access': {
       if (v.enable === v.disable) throw new UsageError('give exactly one of --enable or --disable')

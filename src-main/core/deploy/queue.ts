@@ -70,6 +70,8 @@ export class DeployQueue {
   private readonly attempted: number[] = []
   /** Orders whose reissued certificate waits for the quiet period before its deploys run. */
   private readonly held = new Map<number, Hold>()
+  /** Orders a pass of their own is running now (after an issue), with how many such passes. */
+  private readonly passing = new Map<number, number>()
   /** Registered by whoever keeps private keys (one call at start-up). */
   keyProvider: KeyProvider = () => null
   /** How long a reloaded server has to serve the new certificate (verify.ts). */
@@ -209,9 +211,23 @@ export class DeployQueue {
 
   /** Runs the due runs (of one order, or all), folder before command before webhook. */
   private async runPending(scope: { orderId?: number }): Promise<number[]> {
+    const one = scope.orderId
+    if (one === undefined) return this.runPendingOf(scope)
+    this.passing.set(one, (this.passing.get(one) ?? 0) + 1)
+    try {
+      return await this.runPendingOf(scope)
+    } finally {
+      const left = (this.passing.get(one) ?? 1) - 1
+      if (left > 0) this.passing.set(one, left)
+      else this.passing.delete(one)
+    }
+  }
+
+  private async runPendingOf(scope: { orderId?: number }): Promise<number[]> {
     const now = isoTimestamp(this.ctx.clock())
-    // A due pass over all orders leaves the ones in their quiet period to the pass that ends it.
-    const held = scope.orderId === undefined ? [...this.held.keys()] : []
+    // A due pass over all orders leaves the ones in their quiet period to the pass that ends it,
+    // and those a pass of their own is deploying: that pass keeps the order of kinds.
+    const held = scope.orderId === undefined ? [...this.held.keys(), ...this.passing.keys()] : []
     const notHeld = this.ctx.store.inList(held, true)
     const rows = (await this.ctx.store.all(
       `SELECT r.id FROM deploy_runs r JOIN deploy_targets t ON t.id = r.target_id

@@ -138,8 +138,8 @@ export class Imports {
    * Each file is opened once and checked through the opened handle (read-file.ts).
    */
   async importFolder(resellerId: number, dir: string, opts: ImportOptions = {}): Promise<ImportOutcome> {
-    await this.reseller(resellerId)
     const scan = scanFolder(resolve(dir), opts.followLinks === true)
+    await this.reseller(resellerId)
     const out = emptyOutcome()
     out.skipped.push(...scan.skipped)
     await this.importCandidates(resellerId, scan.candidates, scan.realRoot, opts, out)
