@@ -46,6 +46,12 @@ interface Root {
   savepoints: string[]
   after: (() => void)[]
   notes: [string, string][]
+  /**
+   * The error after which SQLite rolled the whole transaction back by itself (a full disk, an
+   * I/O error: sqlite.org/lang_transaction.html, "Response To Errors Within A Transaction");
+   * nothing more may run in it, and it ends with that error.
+   */
+  failed?: unknown
 }
 interface Frame {
   root: Root
@@ -211,7 +217,7 @@ export class SqliteStore implements Store {
    */
   private async read<T>(sql: string | null, fn: (db: Db) => T): Promise<T> {
     const frame = this.current()
-    if (frame) return fn(frame.root.db)
+    if (frame) return this.inFrame(frame, fn)
     if (sql !== null && !this.reader.prepare(sql).readonly) return this.write(fn)
     return this.onReader(fn)
   }
@@ -230,9 +236,21 @@ export class SqliteStore implements Store {
     const frame = this.current()
     if (frame) {
       if (frame.root.readOnly) throw new Error('could not write to the store: the transaction is read-only')
-      return fn(frame.root.db)
+      return this.inFrame(frame, fn)
     }
     return this.tx(async () => fn(this.writer))
+  }
+
+  /** One statement in the caller's transaction, unless SQLite has rolled it back already. */
+  private inFrame<T>(frame: Frame, fn: (db: Db) => T): T {
+    const root = frame.root
+    if (root.failed !== undefined) throw root.failed
+    try {
+      return fn(root.db)
+    } catch (err) {
+      if (!root.db.inTransaction) root.failed = err
+      throw err
+    }
   }
 
   private current(): Frame | undefined {
@@ -258,13 +276,15 @@ export class SqliteStore implements Store {
       let result: T
       try {
         result = await this.frames.run({ root, level: 0 }, () => fn(this.handle()))
+        // A function that caught the error after which SQLite rolled back commits nothing.
+        if (root.failed !== undefined) throw root.failed
         if (root.savepoints.length > 0) throw new Error('could not commit: a nested transaction was not awaited')
         // With the write lock held, COMMIT in WAL mode does not wait for readers; it may still
         // meet a checkpoint in another process, which is passing.
         await this.untilFree(() => db.exec('COMMIT'), 'save the change', budget)
       } catch (err) {
         if (db.inTransaction) db.exec('ROLLBACK')
-        throw err
+        throw root.failed ?? err
       } finally {
         root.done = true
       }
@@ -285,6 +305,7 @@ export class SqliteStore implements Store {
     if (root.savepoints.length !== frame.level) {
       throw new Error('could not start a nested transaction beside another one: await each before the next')
     }
+    if (root.failed !== undefined) throw root.failed
     const name = `sp${root.savepoints.length + 1}`
     root.db.exec(`SAVEPOINT ${name}`)
     root.savepoints.push(name)
@@ -293,8 +314,11 @@ export class SqliteStore implements Store {
       root.db.exec(`RELEASE ${name}`)
       return result
     } catch (err) {
-      root.db.exec(`ROLLBACK TO ${name}`)
-      root.db.exec(`RELEASE ${name}`)
+      // Gone with the whole transaction when SQLite rolled it back by itself.
+      if (root.failed === undefined && root.db.inTransaction) {
+        root.db.exec(`ROLLBACK TO ${name}`)
+        root.db.exec(`RELEASE ${name}`)
+      }
       throw err
     } finally {
       root.savepoints.pop()
