@@ -7,7 +7,7 @@
  * terminal, or from a prompt that does not echo.
  */
 import { readFileSync } from 'node:fs'
-import { commandKey, need, print, UsageError, type Values } from './cli-args'
+import { commandKey, databaseOf, need, print, UsageError, type Values } from './cli-args'
 import { backupDataDir, restoreStore, type BackupAuth } from './core/backup'
 import { conflict } from './core/errors'
 import { isPresent, writeNewFileSync } from './core/exclusive-file'
@@ -35,7 +35,7 @@ export async function backupAdmin(dataDir: string, words: string[], v: Values): 
   switch (key) {
     case 'backup': {
       const out = need(v, 'out')
-      const service = await openService({ dataDir })
+      const service = await openService({ dataDir, database: databaseOf(v) })
       try {
         const auth: BackupAuth = v['with-passphrase']
           ? {
@@ -64,6 +64,10 @@ export async function backupAdmin(dataDir: string, words: string[], v: Values): 
       return 0
     }
     case 'restore': {
+      if (databaseOf(v) !== undefined)
+        throw new UsageError(
+          'restore writes a SQLite data dir; a book in PostgreSQL is restored with pg_restore from its own backups'
+        )
       if (!v['data-dir']) throw new UsageError('restore needs --data-dir: the empty data dir to restore into')
       print({ success: true, ...(await restore(need(v, 'from'), dataDir, v)) })
       return 0
@@ -76,7 +80,7 @@ export async function backupAdmin(dataDir: string, words: string[], v: Values): 
           `could not export the secrets to ${out}: a file, folder or link of that name exists; choose a new name`
         )
       const passphrase = await readPassphrase('passphrase for the secrets file: ')
-      const service = await openService({ dataDir })
+      const service = await openService({ dataDir, database: databaseOf(v) })
       try {
         const { file, count } = exportSecrets(service.ctx.secrets, passphrase, await installId(service))
         writeNewFileSync(out, `${JSON.stringify(file, null, 2)}\n`, 'the secrets')
@@ -89,7 +93,7 @@ export async function backupAdmin(dataDir: string, words: string[], v: Values): 
     case 'secrets import': {
       const text = readFileSync(need(v, 'from'), 'utf8')
       const passphrase = await readPassphrase('passphrase of the secrets file: ')
-      const service = await openService({ dataDir })
+      const service = await openService({ dataDir, database: databaseOf(v) })
       try {
         print({ success: true, ...importSecrets(service.ctx.secrets, text, passphrase, await installId(service)) })
       } finally {

@@ -9,6 +9,8 @@ export class UsageError extends Error {}
 
 const OPTIONS = {
   'data-dir': { type: 'string' },
+  // A PostgreSQL URL: the book lives there instead of the data dir's SQLite file.
+  database: { type: 'string' },
   // Read by bin/certdesk.cjs before the CLI runs (the headless keyring); accepted here so that
   // every command takes them.
   'keyring-dir': { type: 'string' },
@@ -107,6 +109,19 @@ export function port(v: Values, name: 'port' | 'acme-port'): number | undefined 
   const n = Number(s)
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new UsageError(`--${name} must be 0-65535`)
   return n
+}
+
+/** Where CERTDESK_DATABASE names the store when `--database` does not. */
+export const DATABASE_ENV = 'CERTDESK_DATABASE'
+
+/**
+ * The PostgreSQL URL the store is in (`--database`, else CERTDESK_DATABASE), or undefined for
+ * the data dir's SQLite file. Whatever is given is checked when the store opens: a value that
+ * is not a PostgreSQL URL is refused there with one line (exit 64).
+ */
+export function databaseOf(v: Values): string | undefined {
+  const given = v.database ?? process.env[DATABASE_ENV]
+  return given === undefined || given === '' ? undefined : given
 }
 
 export const print = (value: unknown): void => {

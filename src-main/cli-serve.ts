@@ -2,13 +2,13 @@
  * `certdesk serve`: CertDesk without Electron (src-main/runtime.ts), its URLs on stdout, and a
  * clean stop on SIGTERM or SIGINT (Ctrl-C) with exit code 0.
  */
-import { port, type Values } from './cli-args'
+import { databaseOf, port, type Values } from './cli-args'
 import { centsToUsd } from './core/money'
 import { shellQuote } from './core/shell-quote'
 import { DEFAULT_PORT, startCertDesk } from './runtime'
 
 export const SERVE_USAGE =
-  '  certdesk serve [--data-dir D] [--port P] [--host H] [--log-level L] [--acme-port P] [--ui] [--demo]'
+  '  certdesk serve [--data-dir D] [--database postgres://…] [--port P] [--host H] [--log-level L] [--acme-port P] [--ui] [--demo]'
 
 const say = (line: string): void => {
   process.stderr.write(`certdesk: ${line}\n`)
@@ -30,6 +30,7 @@ export async function serve(dataDir: string, v: Values): Promise<number> {
   process.on('SIGTERM', onSignal)
   const running = await startCertDesk({
     dataDir,
+    database: databaseOf(v),
     host: v.host ?? '127.0.0.1',
     port: apiPort,
     acmePort,
@@ -54,10 +55,10 @@ export async function serve(dataDir: string, v: Values): Promise<number> {
   const demo = running.demoReseller
   if (demo) {
     say(`created demo reseller ${demo.id} (${demo.name}) with ${centsToUsd(demo.creditBalance).toFixed(2)} USD credit.`)
-    // The data dir is the user's own text: quoted so that the pasted command passes it as one argument.
-    say(
-      `get its API key with: npx certdesk admin --data-dir ${shellQuote(dataDir)} apikey create --reseller ${demo.id}`
-    )
+    // The data dir is the user's own text: quoted so that the pasted command passes it as one
+    // argument. A database URL may hold a password, which is never printed.
+    const where = databaseOf(v) === undefined ? `--data-dir ${shellQuote(dataDir)}` : '--database <the same URL>'
+    say(`get its API key with: npx certdesk admin ${where} apikey create --reseller ${demo.id}`)
   }
   const { urls } = running
   process.stdout.write(`CertDesk reseller API v3.0 listening on ${urls.api}\n`)

@@ -1,22 +1,23 @@
 /**
  * The `certdesk` command: `serve` runs the service and the reseller API without Electron;
  * `admin …` changes the store and prints JSON. Admin commands work while `serve` runs on the
- * same data dir (SQLite WAL with a busy timeout). bin/certdesk.cjs requires this module and
- * exits with what `main` returns: 0, 1 when the core refused, 2 on a usage error.
+ * same store (SQLite WAL, or PostgreSQL). bin/certdesk.cjs requires this module and exits with
+ * what `main` returns: 0, 1 when the core refused, 2 on a usage error, and a sysexits code
+ * (64, 69, 77, 78) when the PostgreSQL store named by --database cannot be opened.
  */
 import { ACCOUNT_USAGE, accountAdmin } from './cli-admin-accounts'
 import { ALERTS_USAGE, alertsAdmin, isAlertsCommand } from './cli-admin-alerts'
 import { BACKUP_USAGE, backupAdmin, isBackupCommand } from './cli-admin-backup'
 import { CERTIFICATE_USAGE, certificateAdmin, isCertificateCommand } from './cli-admin-certificates'
 import { DEPLOY_USAGE, deployAdmin, isDeployCommand } from './cli-admin-deploy'
-import { parse, UsageError } from './cli-args'
+import { databaseOf, parse, UsageError } from './cli-args'
 import { INSTALLATION_USAGE, installationAdmin, isInstallationCommand } from './cli-admin-installations'
 import { isRenewalCommand, RENEWAL_USAGE, renewalAdmin } from './cli-admin-renewal'
 import { SERVE_USAGE, serve } from './cli-serve'
 import { ServiceError } from './core/errors'
 import { storageFault } from './core/store-faults'
 import { defaultDataDir } from './core/paths'
-import { openService } from './core/service'
+import { openService, StoreOpenError } from './core/service'
 import { fixedClock } from './core/time'
 
 const USAGE = `usage:
@@ -29,7 +30,9 @@ ${BACKUP_USAGE}
 ${RENEWAL_USAGE}
 ${ALERTS_USAGE}
   Headless Linux (no desktop keyring): [--keyring-dir D] [--keyring-password-file F] on any command
-  choose the private keyring's folder (outside the data dir) and the file holding its password.`
+  choose the private keyring's folder (outside the data dir) and the file holding its password.
+  PostgreSQL: [--database postgres://user@host/db] on any command (or CERTDESK_DATABASE) keeps the
+  book in that database instead of the data dir's SQLite file.`
 
 export async function main(argv: string[]): Promise<number> {
   let parsed
@@ -54,7 +57,11 @@ export async function main(argv: string[]): Promise<number> {
       // Backup and restore: backup and restore open the store themselves (restore into an empty dir).
       if (isBackupCommand(words[0])) return await backupAdmin(dataDir, words, values)
       // `--as-of` moves the clock of the others too (`deploy retry` as of a later time).
-      const service = await openService({ dataDir, clock: values['as-of'] ? fixedClock(values['as-of']) : undefined })
+      const service = await openService({
+        dataDir,
+        database: databaseOf(values),
+        clock: values['as-of'] ? fixedClock(values['as-of']) : undefined
+      })
       try {
         if (isDeployCommand(words[0])) return await deployAdmin(service, words, values)
         if (isInstallationCommand(words[0])) return await installationAdmin(service, words, values)
@@ -67,6 +74,11 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw new UsageError(`unknown command ${positionals[0]}`)
   } catch (err) {
+    // A wrong URL, a refused password, a server that does not answer: one line, never a stack.
+    if (err instanceof StoreOpenError) {
+      process.stderr.write(`certdesk: ${err.message}\n`)
+      return err.exitCode
+    }
     if (err instanceof UsageError) {
       process.stderr.write(`certdesk: ${err.message}\n${USAGE}\n`)
       return 2

@@ -20,6 +20,8 @@ async function start(): Promise<void> {
   const electronNative = join(app.getAppPath(), 'node_modules', '.certdesk-electron', 'better_sqlite3.node')
   const running = await startCertDesk({
     dataDir: app.getPath('userData'),
+    // The window keeps its SQLite file in userData unless CERTDESK_DATABASE names a PostgreSQL book.
+    database: process.env.CERTDESK_DATABASE || undefined,
     nativeBinding: existsSync(electronNative) ? electronNative : undefined,
     demo: true,
     log: {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { startCertDesk, type RuntimeLog } from '../src-main/runtime'
+import { onEngine } from './support/engine'
 
 const dirs: string[] = []
 afterAll(() => {
@@ -46,7 +47,7 @@ async function occupiedPort(): Promise<{ port: number; server: Server }> {
 describe('startCertDesk', () => {
   it('starts the API, the ACME server and browser mode on free ports, and stop() closes them all and the store', async () => {
     const log = collect()
-    const running = await startCertDesk({ dataDir: dataDir(), port: 0, demo: true, browserUi: {}, log })
+    const running = await startCertDesk({ ...onEngine(dataDir()), port: 0, demo: true, browserUi: {}, log })
     const { urls, service } = running
     expect(running.demoReseller).toMatchObject({ name: 'Demo Reseller', creditBalance: 1000_00 })
     expect(urls.api).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
@@ -65,7 +66,7 @@ describe('startCertDesk', () => {
     await stopping
     expect(await accepts(portOf(urls.api))).toBe(false)
     expect(await accepts(portOf(urls.acmeDirectory!))).toBe(false)
-    await expect(service.resellers.list()).rejects.toThrow(/not open/)
+    await expect(service.resellers.list()).rejects.toThrow('could not use the store: it is closed')
     expect(log.lines.filter((l) => l.startsWith('error'))).toEqual([])
   })
 
@@ -73,7 +74,7 @@ describe('startCertDesk', () => {
     const taken = await occupiedPort()
     try {
       const log = collect()
-      const running = await startCertDesk({ dataDir: dataDir(), port: 0, acmePort: taken.port, log })
+      const running = await startCertDesk({ ...onEngine(dataDir()), port: 0, acmePort: taken.port, log })
       try {
         expect(running.urls.acmeDirectory).toBeNull()
         expect(log.lines).toContainEqual(
@@ -94,13 +95,13 @@ describe('startCertDesk', () => {
     const taken = await occupiedPort()
     const dir = dataDir()
     try {
-      await expect(startCertDesk({ dataDir: dir, port: taken.port, acmePort: 0, log: collect() })).rejects.toThrow(
+      await expect(startCertDesk({ ...onEngine(dir), port: taken.port, acmePort: 0, log: collect() })).rejects.toThrow(
         /EADDRINUSE/
       )
     } finally {
       taken.server.close()
     }
-    const again = await startCertDesk({ dataDir: dir, port: 0, log: collect() })
+    const again = await startCertDesk({ ...onEngine(dir), port: 0, log: collect() })
     await again.stop()
   })
 })

@@ -14,6 +14,9 @@ import { Catalogue, seedCatalogue, type CatalogueFile } from './catalogue'
 import { Certificates } from './certificates'
 import type { CoreContext } from './context'
 import { openStore, type EngineName, type Store } from './store'
+
+/** A store that cannot be opened: one line for the person who named it, and an exit code (sysexits). */
+export { StoreOpenError } from './store'
 import { Deploys } from './deploy/deploys'
 import { KeyVault } from './key-vault'
 import { Events } from './events'

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort, run, startChallTestSrv, type ChallTestSrv } from '../support/acme'
 import { createServer } from 'node:net'
 import { CLI, certdesk } from '../support/cli'
+import { engineEnv } from '../support/engine'
 
 let dir: string
 let dns: ChallTestSrv
@@ -29,7 +30,7 @@ afterAll(async () => {
 
 function serve(dataDir: string): Promise<{ api: string; directory: string }> {
   const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', dataDir, '--port', '0'], {
-    env: process.env,
+    env: engineEnv(dataDir),
     stdio: ['ignore', 'pipe', 'pipe']
   })
   // Stops by itself even if the test dies before it asks (SIGTERM is how we stop it: exit 0).
@@ -185,7 +186,7 @@ describe('certdesk and the ACME subscription walk', () => {
         process.execPath,
         [CLI, 'serve', '--data-dir', join(dir, 'busy'), '--port', '0', '--acme-port', String(port)],
         {
-          env: process.env,
+          env: engineEnv(join(dir, 'busy')),
           stdio: ['ignore', 'pipe', 'pipe']
         }
       )

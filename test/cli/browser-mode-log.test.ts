@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { CLI } from '../support/cli'
+import { engineEnv } from '../support/engine'
 
 const dataDir = mkdtempSync(join(tmpdir(), 'certdesk-ui-log-'))
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
@@ -19,7 +20,7 @@ describe('browser mode at --log-level info', () => {
       process.execPath,
       [CLI, 'serve', '--ui', '--log-level', 'info', '--port', '0', '--data-dir', dataDir],
       {
-        env: process.env,
+        env: engineEnv(dataDir),
         stdio: ['ignore', 'pipe', 'pipe']
       }
     )

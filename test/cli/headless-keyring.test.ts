@@ -25,7 +25,8 @@ import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { keyringLocation, startKeyringSession } from '../../scripts/keyring-session.mjs'
-import { CLI, ROOT } from '../support/cli'
+import { CLI, envFor, ROOT } from '../support/cli'
+import { engineEnv } from '../support/engine'
 
 const base = mkdtempSync(join(tmpdir(), 'certdesk-headless-'))
 const cleanups: (() => unknown)[] = []
@@ -54,7 +55,7 @@ function machine(name: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv
 }
 
 const certdesk = (env: NodeJS.ProcessEnv, ...args: string[]) =>
-  spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env, timeout: 60_000 })
+  spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: envFor(args, env), timeout: 60_000 })
 
 const json = (out: string): Record<string, unknown> => JSON.parse(out) as Record<string, unknown>
 const mode = (path: string): string => (statSync(path).mode & 0o777).toString(8)
@@ -159,7 +160,7 @@ describe('the OS keychain without a desktop session', () => {
     expect(certdesk(env, 'admin', '--data-dir', dataDir, 'ca', 'root').stdout).toBe(first.stdout)
 
     const serve = spawn(process.execPath, [CLI, 'serve', '--data-dir', dataDir, '--port', '0', '--acme-port', '0'], {
-      env,
+      env: engineEnv(dataDir, env),
       stdio: ['ignore', 'pipe', 'pipe']
     })
     cleanups.push(stopChild(serve))
@@ -370,7 +371,7 @@ describe('the OS keychain without a desktop session', () => {
       process.execPath,
       [join(ROOT, 'scripts', 'start.mjs'), '--data-dir', dataDir, '--port', '0', '--acme-port', '0'],
       {
-        env,
+        env: engineEnv(dataDir, env),
         cwd: ROOT,
         stdio: ['ignore', 'pipe', 'pipe']
       }

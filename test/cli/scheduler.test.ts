@@ -7,7 +7,7 @@ import { maxValidityDays } from '../../src-main/core/cab-policy'
 import { DCV_SETTINGS } from '../../src-main/core/dcv'
 import { LocalCa } from '../../src-main/core/local-ca'
 import { type Service } from '../../src-main/core/service'
-import { openService } from '../support/engine'
+import { engineEnv, openService } from '../support/engine'
 import { DAY_MS, parseDate } from '../../src-main/core/time'
 import { CLI } from '../support/cli'
 import { manualClock } from '../support/clock'
@@ -30,7 +30,7 @@ let codeOrder: number
 function scheduler(asOf: string): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, 'admin', '--data-dir', dataDir, 'scheduler', 'run', '--as-of', asOf], {
-      env: process.env
+      env: engineEnv(dataDir)
     })
     let out = ''
     let err = ''

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { certdesk } from '../support/cli'
+import { writeByHand } from '../support/engine'
 import { startServer, type TestServer } from '../support/server'
 
 // The catalogue is served from memory (migration 0003). A price changed by any writer, another
@@ -23,11 +24,10 @@ describe('catalogue served from memory', () => {
     const before = await priceOf(r.key, 2)
     expect(before).toBeGreaterThan(0)
     // Another process writes the store, the way an admin tool would.
-    const other = (await import('better-sqlite3')).default
-    const db = new other(`${s.dataDir}/certdesk.sqlite`)
-    db.pragma('busy_timeout = 5000')
-    db.prepare('UPDATE product_prices SET price_cents = 4321 WHERE product_id = 2 AND group_id = 1 AND years = 1').run()
-    db.close()
+    writeByHand(
+      s.dataDir,
+      'UPDATE product_prices SET price_cents = 4321 WHERE product_id = 2 AND group_id = 1 AND years = 1'
+    )
     expect(await priceOf(r.key, 2)).toBe(43.21)
     const detail = await s.request<{ product: Body }>('GET', '/products/2', { key: r.key })
     expect((detail.body.product.pricing as Record<string, number>)['1']).toBe(43.21)

@@ -5,8 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { assertAcceptableCsr, decodeCsr, requestedNames } from '../../src-main/core/csr'
 import { CA_WRAPPING_KEY_SECRET, LocalCa } from '../../src-main/core/local-ca'
 import { type Service } from '../../src-main/core/service'
-import { openService } from '../support/engine'
-import { DB_FILE } from '../../src-main/core/db'
+import { openService, storedBytes } from '../support/engine'
 import { manualClock } from '../support/clock'
 import { opensslCsr, opensslText, opensslVerify, x509Csr } from '../support/csr'
 
@@ -152,14 +151,14 @@ describe('local CA', () => {
     expect(opensslVerify(await ca.rootPem(), await ca.bundlePem(), issued.certificatePem, from, 'any').ok).toBe(true)
   })
 
-  it('keeps the CA keys encrypted in SQLite, with the wrapping key in the keychain, and reloads them', async () => {
+  it('keeps the CA keys encrypted in the store, with the wrapping key in the keychain, and reloads them', async () => {
     const rows = (await service.ctx.store.all('SELECT role, key_ciphertext FROM ca_keys')) as {
       role: string
       key_ciphertext: Buffer
     }[]
     expect(rows.map((r) => r.role).sort()).toEqual(['intermediate', 'root'])
-    const file = readFileSync(join(dataDir, DB_FILE))
-    expect(file.includes(Buffer.from('PRIVATE KEY'))).toBe(false)
+    for (const { where, bytes } of storedBytes(service))
+      expect(bytes.includes(Buffer.from('PRIVATE KEY')), where).toBe(false)
     expect(service.ctx.secrets.get(CA_WRAPPING_KEY_SECRET)).toMatch(/^[A-Za-z0-9+/]{43}=$/)
     // A second process over the same data dir signs with the same intermediate.
     const again = new LocalCa(service.ctx)

@@ -15,18 +15,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { kernelKeysNaming, startBareKeyring, type BareKeyring } from '../support/bare-keyring'
-import {
-  admin,
-  audit,
-  call,
-  Database,
-  DB_FILE,
-  isRetryLater,
-  makeReseller,
-  report,
-  startServe,
-  type Served
-} from './support'
+import { readByHand } from '../support/engine'
+import { admin, audit, call, isRetryLater, makeReseller, report, startServe, type Served } from './support'
 
 // A short base: the bus socket lives under it (a Unix socket path has at most 108 bytes).
 const base = mkdtempSync(join(tmpdir(), 'cd-kd-'))
@@ -42,23 +32,10 @@ afterAll(async () => {
   rmSync(base, { recursive: true, force: true })
 })
 
-const installIdOf = (dataDir: string): string => {
-  const db = new Database(join(dataDir, DB_FILE), { readonly: true })
-  try {
-    return (db.prepare(`SELECT value FROM settings WHERE key = 'install_id'`).get() as { value: string }).value
-  } finally {
-    db.close()
-  }
-}
+const installIdOf = (dataDir: string): string =>
+  readByHand(dataDir, `SELECT value FROM settings WHERE key = 'install_id'`) as string
 
-const count = (dataDir: string, sql: string): number => {
-  const db = new Database(join(dataDir, DB_FILE), { readonly: true })
-  try {
-    return (db.prepare(sql).get() as { n: number }).n
-  } finally {
-    db.close()
-  }
-}
+const count = (dataDir: string, sql: string): number => readByHand(dataDir, sql) as number
 
 const rootCa = async (url: string): Promise<{ status: number; text: string }> => {
   const res = await fetch(`${url}/acme/root-ca.pem`)

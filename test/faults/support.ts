@@ -11,6 +11,7 @@ import type BetterSqlite3 from 'better-sqlite3'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { CLI, ROOT } from '../support/cli'
+import { engineEnv, readByHand, rowsByHand, TEST_ENGINE } from '../support/engine'
 
 const require = createRequire(join(ROOT, 'package.json'))
 const Database = require('better-sqlite3') as typeof BetterSqlite3
@@ -67,7 +68,10 @@ export async function startServe(
     '--log-level',
     'warn'
   ]
-  const child = spawn('timeout', cmd, { env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn('timeout', cmd, {
+    env: engineEnv(dataDir, opts.env ?? process.env),
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
   let out = ''
   child.stdout.on('data', (d) => (out += d))
   child.stderr.on('data', (d) => (out += d))
@@ -213,7 +217,7 @@ export function admin(
 ): { code: number; json: Record<string, unknown>; stderr: string } {
   const r = spawnSync(process.execPath, [CLI, 'admin', '--data-dir', dataDir, ...args], {
     encoding: 'utf8',
-    env,
+    env: engineEnv(dataDir, env),
     timeout: 60_000
   })
   let json: Record<string, unknown> = {}
@@ -301,44 +305,48 @@ export async function retryFailed(url: string, key: string, storm: Storm): Promi
  * succeed present exactly once. Returns the problems (none expected).
  */
 export function audit(dataDir: string, expectOrders?: Map<string, number>, resellerId?: number): string[] {
-  const db = new Database(join(dataDir, DB_FILE), { readonly: true })
-  try {
-    const bad: string[] = []
-    const integrity = db.pragma('integrity_check', { simple: true })
+  const bad: string[] = []
+  if (TEST_ENGINE === 'sqlite') {
+    const integrity = readByHand(dataDir, 'PRAGMA integrity_check')
     if (integrity !== 'ok') bad.push(`integrity_check: ${String(integrity)}`)
-    for (const r of db
-      .prepare(
-        `SELECT r.id, r.credit_balance_cents AS balance, COALESCE(SUM(t.amount_cents), 0) AS ledger
-           FROM resellers r LEFT JOIN credit_transactions t ON t.reseller_id = r.id GROUP BY r.id`
-      )
-      .all() as { id: number; balance: number; ledger: number }[]) {
-      if (r.balance !== r.ledger) bad.push(`reseller ${r.id}: balance ${r.balance} != ledger ${r.ledger}`)
-    }
-    for (const o of db
-      .prepare(
-        `SELECT o.id, o.total_cents AS total, o.payment_status AS pay,
-           (SELECT COUNT(*) FROM invoices i WHERE i.order_id = o.id) AS invoices,
-           (SELECT COUNT(*) FROM credit_transactions t WHERE t.order_id = o.id AND t.type = 'debit') AS debits,
-           (SELECT COALESCE(SUM(-t.amount_cents), 0) FROM credit_transactions t WHERE t.order_id = o.id AND t.type = 'debit') AS debited
-         FROM orders o`
-      )
-      .all() as { id: number; total: number; pay: string; invoices: number; debits: number; debited: number }[]) {
-      if (o.invoices !== 1) bad.push(`order ${o.id}: ${o.invoices} invoices`)
-      const paid = o.pay !== 'unpaid' && o.total > 0
-      if (o.debits !== (paid ? 1 : 0)) bad.push(`order ${o.id}: ${o.debits} debits`)
-      if (paid && o.debited !== o.total) bad.push(`order ${o.id}: debited ${o.debited} of ${o.total}`)
-    }
-    if (expectOrders && resellerId !== undefined) {
-      const ids = new Set(
-        (db.prepare('SELECT id FROM orders WHERE reseller_id = ?').all(resellerId) as { id: number }[]).map((r) => r.id)
-      )
-      const missing = [...expectOrders.values()].filter((id) => !ids.has(id))
-      if (missing.length) bad.push(`${missing.length} orders a client saw succeed are missing`)
-      if (ids.size !== expectOrders.size)
-        bad.push(`${ids.size} orders stored for ${expectOrders.size} that succeeded (doubled or lost)`)
-    }
-    return bad
-  } finally {
-    db.close()
   }
+  for (const r of rowsByHand<{ id: number; balance: number; ledger: number }>(
+    dataDir,
+    `SELECT r.id, r.credit_balance_cents AS balance, COALESCE(SUM(t.amount_cents), 0) AS ledger
+       FROM resellers r LEFT JOIN credit_transactions t ON t.reseller_id = r.id GROUP BY r.id`
+  )) {
+    if (r.balance !== r.ledger) bad.push(`reseller ${r.id}: balance ${r.balance} != ledger ${r.ledger}`)
+  }
+  for (const o of rowsByHand<{
+    id: number
+    total: number
+    pay: string
+    invoices: number
+    debits: number
+    debited: number
+  }>(
+    dataDir,
+    `SELECT o.id, o.total_cents AS total, o.payment_status AS pay,
+       (SELECT COUNT(*) FROM invoices i WHERE i.order_id = o.id) AS invoices,
+       (SELECT COUNT(*) FROM credit_transactions t WHERE t.order_id = o.id AND t.type = 'debit') AS debits,
+       (SELECT COALESCE(SUM(-t.amount_cents), 0) FROM credit_transactions t WHERE t.order_id = o.id AND t.type = 'debit') AS debited
+     FROM orders o`
+  )) {
+    if (o.invoices !== 1) bad.push(`order ${o.id}: ${o.invoices} invoices`)
+    const paid = o.pay !== 'unpaid' && o.total > 0
+    if (o.debits !== (paid ? 1 : 0)) bad.push(`order ${o.id}: ${o.debits} debits`)
+    if (paid && o.debited !== o.total) bad.push(`order ${o.id}: debited ${o.debited} of ${o.total}`)
+  }
+  if (expectOrders && resellerId !== undefined) {
+    const ids = new Set(
+      rowsByHand<{ id: number }>(dataDir, `SELECT id FROM orders WHERE reseller_id = ${Number(resellerId)}`).map(
+        (r) => r.id
+      )
+    )
+    const missing = [...expectOrders.values()].filter((id) => !ids.has(id))
+    if (missing.length) bad.push(`${missing.length} orders a client saw succeed are missing`)
+    if (ids.size !== expectOrders.size)
+      bad.push(`${ids.size} orders stored for ${expectOrders.size} that succeeded (doubled or lost)`)
+  }
+  return bad
 }

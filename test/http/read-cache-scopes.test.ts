@@ -1,8 +1,6 @@
-import { spawnSync } from 'node:child_process'
-import { createRequire } from 'node:module'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { certdesk, cliTopUp } from '../support/cli'
+import { TEST_ENGINE, writeByHand } from '../support/engine'
 import { startServer, type TestReseller, type TestServer } from '../support/server'
 
 // A cached answer is dropped by exactly the writes that can change it (migration 0009): a
@@ -43,16 +41,8 @@ const READS = [
   '/products'
 ]
 
-/**
- * Writes to the store from another process, the way a repair by hand would: plain SQL through
- * better-sqlite3, knowing nothing of CertDesk.
- */
-function writeByHand(sql: string): void {
-  const sqlite = createRequire(import.meta.url).resolve('better-sqlite3')
-  const script = `const D = require(${JSON.stringify(sqlite)}); const db = new D(process.argv[1]); db.pragma('busy_timeout = 5000'); db.exec(process.argv[2]); db.close()`
-  const r = spawnSync(process.execPath, ['-e', script, join(s.dataDir, 'certdesk.sqlite'), sql], { encoding: 'utf8' })
-  expect(r.status, r.stderr).toBe(0)
-}
+/** Plain SQL from another process, knowing nothing of CertDesk (test/support/engine.ts). */
+const byHand = (sql: string): void => writeByHand(s.dataDir, sql)
 
 describe('a write leaves the answers it cannot change cached', () => {
   it("keeps reseller B's lists, balance, account and statistics, and the catalogue, while A places orders", async () => {
@@ -176,7 +166,7 @@ describe('no cached answer survives a write that changes it', () => {
     const id = await order(a, 'by-hand.example.com')
     for (const path of ['/orders?limit=50', '/invoices', '/products', '/stats']) await read(a, path)
 
-    writeByHand(`UPDATE orders SET status = 'completed' WHERE id = ${id}`)
+    byHand(`UPDATE orders SET status = 'completed' WHERE id = ${id}`)
     const completed = await read(a, '/orders?limit=50')
     expect(completed.cached).toBe(false)
     expect((completed.body.orders as Body[])[0]).toMatchObject({ id, status: 'completed' })
@@ -185,12 +175,12 @@ describe('no cached answer survives a write that changes it', () => {
       pending: 0
     })
 
-    writeByHand(`UPDATE invoices SET status = 'sent' WHERE order_id = ${id}`)
+    byHand(`UPDATE invoices SET status = 'sent' WHERE order_id = ${id}`)
     expect(((await read(a, '/orders?limit=50')).body.orders as Body[])[0]).toMatchObject({ invoice_status: 'sent' })
     expect(((await read(a, '/invoices')).body.invoices as Body[])[0]).toMatchObject({ status: 'sent' })
 
     const name = 'Renamed By Hand SSL'
-    writeByHand(`UPDATE products SET name = '${name}' WHERE id = 2`)
+    byHand(`UPDATE products SET name = '${name}' WHERE id = 2`)
     expect(((await read(a, '/orders?limit=50')).body.orders as Body[])[0]).toMatchObject({ product: name })
     expect(((await read(a, '/invoices')).body.invoices as Body[])[0]).toMatchObject({ product: name })
     expect(((await read(a, '/products')).body.products as Body[]).find((p) => p.id === 2)).toMatchObject({ name })
@@ -207,12 +197,17 @@ describe('no cached answer survives a write that changes it', () => {
          created_at, updated_at)
        VALUES (${id}, 'ORD-HAND-${domain}', ${a.id}, 2, '${domain}', 12, 0, 0, 0, 0, 'pending', 'paid', 1, '2027-11-21',
          '2026-11-21 10:00:00', '2026-11-21 10:00:00');`
-    writeByHand(insert('deleted.example.com'))
+    // PostgreSQL hands out ids from a sequence: a repair that writes ids itself moves it on.
+    const moveIds =
+      TEST_ENGINE === 'postgres'
+        ? "SELECT setval(pg_get_serial_sequence('orders', 'id'), (SELECT MAX(id) FROM orders));"
+        : ''
+    byHand(insert('deleted.example.com') + moveIds)
     expect(((await read(a, '/orders?limit=50')).body.orders as Body[])[0]).toMatchObject({
       id,
       domain: 'deleted.example.com'
     })
-    writeByHand(`DELETE FROM orders WHERE id = ${id}; ${insert('reborn.example.com')}`)
+    byHand(`DELETE FROM orders WHERE id = ${id}; ${insert('reborn.example.com')} ${moveIds}`)
     const page = (await read(a, '/orders?limit=50')).body.orders as Body[]
     expect(page[0]).toMatchObject({ id, domain: 'reborn.example.com' })
     expect(page.map((o) => o.domain)).not.toContain('deleted.example.com')

@@ -1,8 +1,6 @@
-import { spawnSync } from 'node:child_process'
-import { createRequire } from 'node:module'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { cliTopUp } from '../support/cli'
+import { TEST_ENGINE, writeByHand } from '../support/engine'
 import { startServer, type TestReseller, type TestServer } from '../support/server'
 
 // Kept answers are checked against numbers that triggers move inside every writer's own
@@ -26,13 +24,11 @@ async function read(r: TestReseller, path: string): Promise<{ body: Body; cached
   return { body: JSON.parse(text) as Body, cached: s.app.readCache.hits === before + 1 }
 }
 
-/** Plain SQL from another process, knowing nothing of CertDesk. */
-function writeByHand(sql: string): void {
-  const sqlite = createRequire(import.meta.url).resolve('better-sqlite3')
-  const script = `const D = require(${JSON.stringify(sqlite)}); const db = new D(process.argv[1]); db.pragma('busy_timeout = 5000'); db.exec(process.argv[2]); db.close()`
-  const r = spawnSync(process.execPath, ['-e', script, join(s.dataDir, 'certdesk.sqlite'), sql], { encoding: 'utf8' })
-  expect(r.status, r.stderr).toBe(0)
-}
+/** Plain SQL from another process, knowing nothing of CertDesk (test/support/engine.ts). */
+const byHand = (sql: string): void => writeByHand(s.dataDir, sql)
+/** DROP TRIGGER as each engine writes it (PostgreSQL names the table). */
+const dropTrigger = (name: string, table: string): string =>
+  TEST_ENGINE === 'postgres' ? `DROP TRIGGER ${name} ON ${table}` : `DROP TRIGGER ${name}`
 
 const placeOrder = async (r: TestReseller, domain: string): Promise<number> => {
   const res = await s.request<Body>('POST', '/orders', { key: r.key, body: { product_id: 2, domain } })
@@ -79,19 +75,21 @@ describe('a write that cannot be traced to what it changed', () => {
     expect((await read(a, '/orders?limit=50')).cached).toBe(true)
 
     // Another process drops the triggers that would report its writes, then writes.
-    writeByHand('DROP TRIGGER cache_gen_orders_update; DROP TRIGGER order_versions_orders_update')
+    byHand(
+      `${dropTrigger('cache_gen_orders_update', 'orders')}; ${dropTrigger('order_versions_orders_update', 'orders')}`
+    )
     await read(a, '/orders?limit=50')
-    writeByHand(`UPDATE orders SET status = 'completed' WHERE id = ${id}`)
+    byHand(`UPDATE orders SET status = 'completed' WHERE id = ${id}`)
     const page = await read(a, '/orders?limit=50')
     expect(page.cached).toBe(false)
     expect((page.body.orders as Body[])[0]).toMatchObject({ id, status: 'completed' })
 
-    writeByHand(`UPDATE orders SET status = 'processing' WHERE id = ${id}`)
+    byHand(`UPDATE orders SET status = 'processing' WHERE id = ${id}`)
     expect(((await read(a, '/orders?limit=50')).body.orders as Body[])[0]).toMatchObject({ status: 'processing' })
     expect(((await read(a, `/orders?limit=50`)).body.orders as Body[])[0]).toMatchObject({ status: 'processing' })
     // A price written by hand with the catalogue's version triggers gone shows at once too.
-    writeByHand(
-      'DROP TRIGGER catalogue_version_prices_update; DROP TRIGGER cache_gen_prices_update; ' +
+    byHand(
+      `${dropTrigger('catalogue_version_prices_update', 'product_prices')}; ${dropTrigger('cache_gen_prices_update', 'product_prices')}; ` +
         'UPDATE product_prices SET price_cents = 1234 WHERE product_id = 2 AND group_id = 1 AND years = 1'
     )
     const products = await read(a, '/products')

@@ -9,7 +9,7 @@ import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { openService } from '../support/engine'
+import { onEngine, openService } from '../support/engine'
 import { DELEGATED_DNS_SETTINGS } from '../../src-main/core/setting-keys'
 import { startCertDesk, type RuntimeLog } from '../../src-main/runtime'
 import { freePort } from '../support/acme'
@@ -44,7 +44,7 @@ describe('the runtime and the delegated-zone responder', () => {
       [DELEGATED_DNS_SETTINGS.listen]: `127.0.0.1:${port}`
     })
     await setup.close()
-    const running = await startCertDesk({ dataDir: dir, port: 0, log })
+    const running = await startCertDesk({ ...onEngine(dir), port: 0, log })
     try {
       expect(running.urls.dnsResponder).toBe(`127.0.0.1:${port}`)
       const d = running.service.acmeIssuer.delegation
@@ -61,7 +61,7 @@ describe('the runtime and the delegated-zone responder', () => {
   })
 
   it('does not start it without a zone', async () => {
-    const running = await startCertDesk({ dataDir: dataDir(), port: 0, log })
+    const running = await startCertDesk({ ...onEngine(dataDir()), port: 0, log })
     try {
       expect(running.urls.dnsResponder).toBeNull()
     } finally {

@@ -1,15 +1,22 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
+import { engineEnv } from './engine'
 
 export const ROOT = join(__dirname, '..', '..')
 export const CLI = join(ROOT, 'bin', 'certdesk.cjs')
+
+/** The environment for `certdesk args`: the engine of the test run for the data dir it names. */
+export function envFor(args: string[], env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const i = args.indexOf('--data-dir')
+  return i >= 0 && args[i + 1] ? engineEnv(args[i + 1], env) : env
+}
 
 /** Runs `certdesk …` to the end and parses its JSON output. */
 export function certdesk(
   args: string[],
   env: NodeJS.ProcessEnv = process.env
 ): { code: number; json: Record<string, unknown>; stderr: string } {
-  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env, timeout: 60_000 })
+  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: envFor(args, env), timeout: 60_000 })
   let json: Record<string, unknown>
   try {
     json = JSON.parse(r.stdout || r.stderr)
@@ -40,7 +47,7 @@ export async function serve(
   extra: string[] = []
 ): Promise<{ url: string; child: ChildProcess; exited: Promise<number> }> {
   const child = spawn(process.execPath, [CLI, 'serve', '--data-dir', dataDir, '--port', '0', ...extra], {
-    env: process.env,
+    env: engineEnv(dataDir),
     stdio: ['ignore', 'pipe', 'pipe']
   })
   const exited = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)))
@@ -72,7 +79,7 @@ export function certdeskAsync(
 ): Promise<{ code: number; json: Record<string, unknown>; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [CLI, ...args], {
-      env: process.env,
+      env: envFor(args, process.env),
       stdio: ['ignore', 'pipe', 'pipe'],
       timeout: timeoutMs
     })

@@ -11,14 +11,17 @@
  * the PostgreSQL run leaves it out (vitest.config.mts).
  */
 import { spawnSync } from 'node:child_process'
+import { createRequire } from 'node:module'
 import { randomBytes } from 'node:crypto'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { afterAll } from 'vitest'
 import { openService as openRealService, type Service, type ServiceOptions } from '../../src-main/core/service'
 import { SqliteStore, type EngineName } from '../../src-main/core/store'
-import type { Db } from '../../src-main/core/db'
+import { DB_FILE, type Db } from '../../src-main/core/db'
 import { PG_BIN, serverInfo } from './postgres'
+
+const ROOT = join(__dirname, '..', '..')
 
 export const TEST_ENGINE: EngineName = process.env.CERTDESK_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite'
 
@@ -115,3 +118,98 @@ export function storedBytes(service: Service): { where: string; bytes: Buffer }[
   if (r.status !== 0) throw new Error(`could not dump ${name}: ${String(r.stderr)}`)
   return [{ where: `database ${name}`, bytes: r.stdout }]
 }
+
+/**
+ * Runs `sql` (one or more statements) on the book of `dataDir` from another process, as a
+ * repair by hand or another admin tool would, knowing nothing of CertDesk: better-sqlite3 on
+ * the SQLite file, psql on the PostgreSQL database.
+ */
+export function writeByHand(dataDir: string, sql: string): void {
+  const url = databaseFor(dataDir)
+  if (url) {
+    const info = serverInfo()
+    const name = new URL(url).pathname.slice(1)
+    const r = spawnSync(
+      join(PG_BIN, 'psql'),
+      [
+        '-h',
+        info.socketDir,
+        '-p',
+        String(info.port),
+        '-U',
+        'certdesk',
+        '-d',
+        name,
+        '-v',
+        'ON_ERROR_STOP=1',
+        '-qc',
+        sql
+      ],
+      { encoding: 'utf8' }
+    )
+    if (r.status !== 0) throw new Error(`could not run ${sql}: ${r.stderr}`)
+    return
+  }
+  const sqlite = createRequire(join(ROOT, 'package.json')).resolve('better-sqlite3')
+  const script = `const D = require(${JSON.stringify(sqlite)}); const db = new D(process.argv[1]); db.pragma('busy_timeout = 5000'); db.exec(process.argv[2]); db.close()`
+  const r = spawnSync(process.execPath, ['-e', script, join(dataDir, DB_FILE), sql], { encoding: 'utf8' })
+  if (r.status !== 0) throw new Error(`could not run ${sql}: ${r.stderr}`)
+}
+
+/** The first column of the first row of `sql`, read from the book of `dataDir` by another process. */
+export function readByHand(dataDir: string, sql: string): string | number | null {
+  const url = databaseFor(dataDir)
+  if (url) {
+    const info = serverInfo()
+    const name = new URL(url).pathname.slice(1)
+    const r = spawnSync(
+      join(PG_BIN, 'psql'),
+      [
+        '-h',
+        info.socketDir,
+        '-p',
+        String(info.port),
+        '-U',
+        'certdesk',
+        '-d',
+        name,
+        '-v',
+        'ON_ERROR_STOP=1',
+        '-Atqc',
+        sql
+      ],
+      { encoding: 'utf8' }
+    )
+    if (r.status !== 0) throw new Error(`could not run ${sql}: ${r.stderr}`)
+    const text = r.stdout.split('\n')[0]
+    return text === '' ? null : /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text
+  }
+  const sqlite = createRequire(join(ROOT, 'package.json')).resolve('better-sqlite3')
+  const script = `const D = require(${JSON.stringify(sqlite)}); const db = new D(process.argv[1], { readonly: true }); process.stdout.write(JSON.stringify(db.prepare(process.argv[2]).pluck().get() ?? null)); db.close()`
+  const r = spawnSync(process.execPath, ['-e', script, join(dataDir, DB_FILE), sql], { encoding: 'utf8' })
+  if (r.status !== 0) throw new Error(`could not run ${sql}: ${r.stderr}`)
+  return JSON.parse(r.stdout) as string | number | null
+}
+
+/** Every row of `sql` (no placeholders) read from the book of `dataDir` by another process, as JSON values. */
+export function rowsByHand<T = Record<string, unknown>>(dataDir: string, sql: string): T[] {
+  const url = databaseFor(dataDir)
+  if (url) {
+    const text = readByHand(dataDir, `SELECT COALESCE(json_agg(t), '[]'::json)::text FROM (${sql}) t`)
+    return JSON.parse(String(text)) as T[]
+  }
+  const sqlite = createRequire(join(ROOT, 'package.json')).resolve('better-sqlite3')
+  const script = `const D = require(${JSON.stringify(sqlite)}); const db = new D(process.argv[1], { readonly: true }); process.stdout.write(JSON.stringify(db.prepare(process.argv[2]).all())); db.close()`
+  const r = spawnSync(process.execPath, ['-e', script, join(dataDir, DB_FILE), sql], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024
+  })
+  if (r.status !== 0) throw new Error(`could not run ${sql}: ${r.stderr}`)
+  return JSON.parse(r.stdout) as T[]
+}
+
+/** `startCertDesk`'s store options for `dataDir` on the engine of this run. */
+export const onEngine = (dataDir: string): { dataDir: string; database?: string } => ({
+  dataDir,
+  database: databaseFor(dataDir)
+})

@@ -33,7 +33,7 @@ import {
 } from './port'
 import { isRetryable, passingFault } from './postgres-errors'
 import { toPostgres, withReturningId } from './sql-postgres'
-import { identifier, txHandle } from './tx-handle'
+import { closedStore, identifier, txHandle } from './tx-handle'
 
 interface Root {
   client: pg.PoolClient
@@ -87,6 +87,7 @@ export class PostgresStore implements Store {
   private readonly retryBudgetMs: number
   private writes = 0
   private cursors = 0
+  private closed = false
 
   constructor(
     readonly pool: pg.Pool,
@@ -118,6 +119,7 @@ export class PostgresStore implements Store {
     const config: pg.QueryConfig = { text, values: args.map(toValue), name: nameOf(text) }
     const run = (q: Queryer) => (arrays ? q.query({ ...config, rowMode: 'array' }) : q.query(config))
     const frame = this.current()
+    if (!frame && this.closed) throw closedStore()
     if (frame) {
       const root = frame.root
       try {
@@ -183,6 +185,7 @@ export class PostgresStore implements Store {
     }
     const frame = this.current()
     if (frame) return fetchAll(frame.root.client)
+    if (this.closed) throw closedStore()
     // REPEATABLE READ: a read-only snapshot that is never refused for serialization, so no
     // batch is ever handed out twice by a retry.
     const client = await this.pool.connect()
@@ -227,6 +230,7 @@ export class PostgresStore implements Store {
   async tx<T>(fn: (t: Tx) => Promise<T>, options: TxOptions = {}): Promise<T> {
     const frame = this.current()
     if (frame) return this.nested(frame, fn, options)
+    if (this.closed) throw closedStore()
     const readOnly = options.readOnly === true
     return this.retrying(
       async () => {
@@ -448,6 +452,8 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
     await this.listener?.end().catch(() => undefined)
     this.listener = null
     for (const c of this.leaderClients) await c.end().catch(() => undefined)

@@ -35,7 +35,7 @@ import {
   type Tx,
   type TxOptions
 } from './port'
-import { identifier, txHandle } from './tx-handle'
+import { closedStore, identifier, txHandle } from './tx-handle'
 
 /** The open transaction a caller runs in: its connection, and how deep its savepoints are. */
 interface Root {
@@ -88,6 +88,7 @@ export class SqliteStore implements Store {
   private readonly busyBudgetMs: number
   private readonly nativeBinding?: string
   private writes = 0
+  private closed = false
 
   /** `writer` is an open, migrated store (db.ts); the engine opens its reader beside it. */
   constructor(
@@ -183,6 +184,7 @@ export class SqliteStore implements Store {
     batch = EACH_BATCH
   ): Promise<number> {
     const frame = this.current()
+    if (!frame && this.closed) throw closedStore()
     if (frame) {
       // A connection cannot run the transaction's other statements while it iterates.
       const rows = frame.root.db.prepare(sql).all(...args) as T[]
@@ -223,8 +225,10 @@ export class SqliteStore implements Store {
   }
 
   private async onReader<T>(fn: (db: Db) => T): Promise<T> {
+    if (this.closed) throw closedStore()
     const release = await this.readLock.acquire()
     try {
+      if (this.closed) throw closedStore()
       return await this.untilFree(() => fn(this.reader), 'read the store')
     } finally {
       release()
@@ -265,10 +269,12 @@ export class SqliteStore implements Store {
   async tx<T>(fn: (t: Tx) => Promise<T>, options: TxOptions = {}): Promise<T> {
     const frame = this.current()
     if (frame) return this.nested(frame, fn, options)
+    if (this.closed) throw closedStore()
     const readOnly = options.readOnly === true
     const db = readOnly ? this.reader : this.writer
     const release = await (readOnly ? this.readLock : this.writeLock).acquire()
     try {
+      if (this.closed) throw closedStore()
       // A deferred BEGIN takes no lock; IMMEDIATE takes the write lock now or answers BUSY.
       const budget = options.budgetMs ?? this.busyBudgetMs
       await this.untilFree(() => db.exec(readOnly ? 'BEGIN' : 'BEGIN IMMEDIATE'), 'save the change', budget)
@@ -410,7 +416,9 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
-    // Waits for the transaction in progress, then closes both connections.
+    // Waits for the transaction in progress, then closes both connections; what waits behind it hears so.
+    if (this.closed) return
+    this.closed = true
     const release = await this.writeLock.acquire()
     const releaseRead = await this.readLock.acquire()
     try {

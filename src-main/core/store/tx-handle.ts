@@ -39,6 +39,9 @@ export function txHandle(
   }
 }
 
+/** What every call on a closed store answers, whichever engine: one message, no driver internals. */
+export const closedStore = (): Error => new Error('could not use the store: it is closed')
+
 /** A table name checked as a plain identifier, for the few statements that name one. */
 export function identifier(name: string): string {
   if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`could not use ${JSON.stringify(name)} as a table name`)

@@ -41,7 +41,7 @@ let key: string
 const mount = (dir: string, size: string): void => {
   mkdirSync(dir)
   const r = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size},mode=0700`, 'tmpfs', dir], { encoding: 'utf8' })
-  // Where mounting is not allowed, disk-full.test.ts covers the store with libfiu's ENOSPC.
+  // Where mounting is not allowed, disk-full.sqlite.test.ts covers the store with libfiu's ENOSPC.
   if (r.status !== 0)
     throw new Error(`could not mount a size-limited tmpfs for the full-disk test (needs root): ${r.stderr}`)
 }
