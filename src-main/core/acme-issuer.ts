@@ -13,6 +13,7 @@ import { Agent } from 'node:https'
 import { readFileSync } from 'node:fs'
 import { rootCertificates } from 'node:tls'
 import * as acme from 'acme-client'
+import { ACME_ISSUER_SETTINGS, EAB_SECRET, IssuerAccounts, type AccountOwner } from './acme-issuer-accounts'
 import type { CoreContext } from './context'
 import { ChallengeFailure, checkDns01, checkHttp01 } from './acme-challenges'
 import {
@@ -34,24 +35,7 @@ import type { Settings } from './settings'
 import { isoTimestamp } from './time'
 import { x509 } from './x509'
 
-export const ACME_ISSUER_SETTINGS = {
-  /** The external CA's directory; CertDesk issues TLS orders there while it is set. */
-  directoryUrl: 'issuer.acme.directory_url',
-  /** EAB key id the CA gave; its HMAC key is in the keychain (`issuer.acme/eab-hmac`). */
-  eabKid: 'issuer.acme.eab_kid',
-  /** Optional PEM file of extra roots to trust for the directory's HTTPS (a private or test CA). */
-  caBundle: 'issuer.acme.ca_bundle',
-  /** The account URL at the CA, kept once registered (RFC 8555 §7.3). */
-  accountUrl: 'issuer.acme.account_url',
-  /** The issuer domain name the CA's dns-persist-01 challenges named last (shown with the record). */
-  persistIssuer: 'issuer.acme.persist_issuer'
-} as const
-
-const EAB_SECRET = 'issuer.acme/eab-hmac'
-const ACCOUNT_KEY_SECRET = 'issuer.acme/account-key'
-
-/** Polling the CA after a challenge answer: RFC 8555 §7.5.1 leaves the pace to the client. */
-const POLL = { attempts: 12, minMs: 250, maxMs: 2000 }
+export { ACME_ISSUER_SETTINGS } from './acme-issuer-accounts'
 
 export interface ExternalValidation {
   /** True when this order's names are validated by the external CA. */
@@ -99,6 +83,8 @@ interface OrderRow {
   directory_url: string
   order_url: string
   challenges: string
+  /** The account the CA order was created with: a reseller's, or null for the shared one of before. */
+  account_reseller_id: number | null
 }
 
 export class AcmeIssuer implements Issuer, ExternalValidation {
@@ -107,6 +93,8 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
   readonly delegation: DelegatedDns
   /** RFC 9773 renewal windows of the certificates issued here. */
   readonly windows: RenewalWindows
+  /** One ACME account per reseller at the external CA. */
+  readonly accounts: IssuerAccounts
   /** Why a renewal's `replaces` was refused, kept until its window is stored (shown with it). */
   private readonly replacesRefused = new Map<number, string>()
 
@@ -117,6 +105,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
   ) {
     this.delegation = new DelegatedDns(ctx, settings)
     this.windows = new RenewalWindows(ctx)
+    this.accounts = new IssuerAccounts(ctx, settings)
   }
 
   /** Stores the connection to an external CA; the HMAC key goes to the keychain only. */
@@ -135,11 +124,8 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
       throw invalid('could not configure the ACME issuer: the EAB HMAC key must be base64url')
     if (eabHmacKey !== null) this.ctx.secrets.set(EAB_SECRET, eabHmacKey)
     else this.ctx.secrets.delete(EAB_SECRET)
-    // A new CA means a new account: the old key belongs to the old CA.
-    if (this.settings.get(ACME_ISSUER_SETTINGS.directoryUrl) !== directoryUrl) {
-      this.ctx.secrets.delete(ACCOUNT_KEY_SECRET)
-      this.settings.set(ACME_ISSUER_SETTINGS.accountUrl, '')
-    }
+    // A new CA means new accounts: the old keys belong to the old CA.
+    if (this.settings.get(ACME_ISSUER_SETTINGS.directoryUrl) !== directoryUrl) this.accounts.forgetAll()
     this.settings.set(ACME_ISSUER_SETTINGS.directoryUrl, directoryUrl)
     this.settings.set(ACME_ISSUER_SETTINGS.eabKid, eabKid ?? '')
     this.settings.set(ACME_ISSUER_SETTINGS.caBundle, caBundle ?? '')
@@ -157,6 +143,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     eab_kid: string | null
     eab_hmac_key_in_keychain: boolean
     account_url: string | null
+    reseller_accounts: { reseller_id: number; account_url: string }[]
   } {
     const get = (k: string) => this.settings.get(k) || null
     return {
@@ -164,7 +151,8 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
       directory_url: get(ACME_ISSUER_SETTINGS.directoryUrl),
       eab_kid: get(ACME_ISSUER_SETTINGS.eabKid),
       eab_hmac_key_in_keychain: this.ctx.secrets.get(EAB_SECRET) !== null,
-      account_url: get(ACME_ISSUER_SETTINGS.accountUrl)
+      account_url: get(ACME_ISSUER_SETTINGS.accountUrl),
+      reseller_accounts: this.accounts.list()
     }
   }
 
@@ -188,7 +176,9 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     const wild = names.find((n) => n.startsWith('*.'))
     if (wild && type === 'http-01')
       throw invalid(`http validation cannot validate the wildcard name ${wild} (RFC 8555 §7.1.3); use dns`)
-    const client = await this.client()
+    const resellerId = this.resellerOf(orderId)
+    const owner = this.ownerFor(resellerId, names)
+    const client = await this.accounts.client(owner)
     const order = await this.call('create the ACME order', () =>
       client.createOrder({ identifiers: names.map((value) => ({ type: 'dns', value })) })
     )
@@ -198,7 +188,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
       const name = authz.wildcard ? `*.${authz.identifier.value}` : authz.identifier.value
       if (authz.status === 'valid') continue // §7.1.3: the CA reused a valid authorization
       const [state] = await this.challengesFor(client, authz, name, type)
-      if (state?.delegated) this.delegation.publish(authz.identifier.value, state.value, orderId)
+      if (state?.delegated) this.delegation.publish(resellerId, authz.identifier.value, state.value, orderId)
       if (!state)
         throw new ServiceError(
           'unavailable',
@@ -208,11 +198,12 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     }
     this.ctx.db
       .prepare(
-        `INSERT INTO acme_issuer_orders (order_id, directory_url, order_url, challenges, created_at) VALUES (?, ?, ?, ?, ?)
+        `INSERT INTO acme_issuer_orders (order_id, directory_url, order_url, challenges, created_at, account_reseller_id)
+         VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT(order_id) DO UPDATE SET directory_url = excluded.directory_url, order_url = excluded.order_url,
-           challenges = excluded.challenges, created_at = excluded.created_at`
+           challenges = excluded.challenges, created_at = excluded.created_at, account_reseller_id = excluded.account_reseller_id`
       )
-      .run(orderId, this.directoryUrl(), order.url, JSON.stringify(challenges), isoTimestamp(this.ctx.clock()))
+      .run(orderId, this.directoryUrl(), order.url, JSON.stringify(challenges), isoTimestamp(this.ctx.clock()), owner)
   }
 
   instructions(orderId: number, name: string): ExternalInstructions | null {
@@ -235,7 +226,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
         method: 'dns',
         recordName: `_acme-challenge.${domain}`,
         recordType: 'CNAME',
-        recordValue: this.delegation.target(domain),
+        recordValue: this.delegation.target(this.resellerOf(orderId), domain),
         txtAlternative: ch.value
       }
     }
@@ -264,7 +255,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     // Look first, as certbot and acme-client do: asking the CA before the answer is published
     // would spend the challenge (§8.2: a failed challenge invalidates the authorization).
     const net = this.netSettings()
-    const client = await this.client()
+    const client = await this.accounts.client((this.row(orderId) as OrderRow).account_reseller_id)
     try {
       await this.lookFirst(client, ch, orderId, net)
     } catch (err) {
@@ -297,15 +288,18 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
 
   async issue(req: IssueRequest): Promise<IssuedCertificate> {
     if (!this.enabled() || req.profile !== 'tls') return this.fallback.issue(req)
-    const client = await this.client()
     const row = req.orderId !== undefined ? this.row(req.orderId) : null
+    if (req.orderId === undefined) throw new Error('could not issue certificate: a TLS order is needed for the ACME CA')
+    const client = await this.accounts.client(
+      row ? row.account_reseller_id : this.ownerFor(this.resellerOf(req.orderId), req.names)
+    )
     let order = row
       ? await this.call('read the ACME order', () => client.getOrder({ url: row.order_url } as never))
       : await this.renewalOrder(client, req.names, req.orderId)
     if (order.status === 'pending') {
       // A renewal: validated without the customer when a dns-persist-01 record or the delegated
       // zone allows it; otherwise only while the CA reuses its authorizations.
-      await this.validateUnattended(client, order, req.orderId ?? null)
+      await this.validateUnattended(client, order, req.orderId)
       order = await this.call('read the ACME order', () => client.getOrder(order))
     }
     const body = (req.csrDer.toString('base64').match(/.{1,64}/g) ?? []).join('\n')
@@ -390,7 +384,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
   private async lookFirst(
     client: acme.Client,
     ch: ChallengeState,
-    orderId: number | null,
+    orderId: number,
     net: Parameters<typeof checkHttp01>[3]
   ): Promise<void> {
     const domain = baseDomain(ch.name)
@@ -402,14 +396,20 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
         wildcard: ch.name.startsWith('*.'),
         now: this.ctx.clock()
       })
+      // The record names one ACME account, and this reseller's is the only one its orders use:
+      // a record published for another reseller never validates here, the customer must add this one.
       if (!verdict.ok)
-        throw new ChallengeFailure(verdict.type, `the record at ${persistOwner(domain)} does not do: ${verdict.reason}`)
+        throw new ChallengeFailure(
+          verdict.type,
+          `the record at ${persistOwner(domain)} does not do: ${verdict.reason}; the customer must add ${persistOwner(domain)} TXT "${ch.value}"`
+        )
       return
     }
     if (ch.delegated) {
       // CertDesk serves the value itself; what must be in place is the customer's CNAME.
-      this.delegation.publish(domain, ch.value, orderId)
-      const [st] = await this.delegation.status([domain])
+      const resellerId = this.resellerOf(orderId)
+      this.delegation.publish(resellerId, domain, ch.value, orderId)
+      const [st] = await this.delegation.status(resellerId, [domain])
       if (!st?.in_place) throw new ChallengeFailure('dns', st?.detail ?? `no CNAME at _acme-challenge.${domain}`)
       return
     }
@@ -452,7 +452,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
    * Validates a renewal's pending authorizations without the customer: a dns-persist-01 record
    * that still authorizes this account, or dns-01 in the delegated zone with its CNAME in place.
    */
-  private async validateUnattended(client: acme.Client, order: acme.Order, orderId: number | null): Promise<void> {
+  private async validateUnattended(client: acme.Client, order: acme.Order, orderId: number): Promise<void> {
     const authzs = await this.call('read the ACME authorizations', () => client.getAuthorizations(order))
     const net = this.netSettings()
     for (const authz of authzs) {
@@ -570,6 +570,25 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     return this.settings.get(ACME_ISSUER_SETTINGS.directoryUrl) ?? ''
   }
 
+  /** The reseller an order belongs to: delegation labels and ACME accounts are per reseller. */
+  private resellerOf(orderId: number): number {
+    const id = this.ctx.db.prepare('SELECT reseller_id FROM orders WHERE id = ?').pluck().get(orderId) as
+      number | undefined
+    if (id === undefined) throw new Error(`could not find order ${orderId}`)
+    return id
+  }
+
+  /** The account a new CA order for these names goes through (acme-issuer-accounts.ts). */
+  private ownerFor(resellerId: number, names: string[]): AccountOwner {
+    return this.accounts.ownerFor(resellerId, names, (n) => this.delegation.isLegacy(resellerId, n))
+  }
+
+  /** The account URL a dns-persist-01 record for this order names, without registering one. */
+  accountUrlFor(orderId: number, names: string[]): string | null {
+    const row = this.row(orderId)
+    return this.accounts.url(row ? row.account_reseller_id : this.ownerFor(this.resellerOf(orderId), names))
+  }
+
   private row(orderId: number): OrderRow | null {
     return (
       (this.ctx.db.prepare('SELECT * FROM acme_issuer_orders WHERE order_id = ?').get(orderId) as
@@ -591,43 +610,6 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
       const why = err instanceof Error ? err.message : String(err)
       throw new ServiceError('unavailable', `could not ${what} at ${this.directoryUrl()}: ${why}`)
     }
-  }
-
-  /** An acme-client for the configured CA, its account created (or found) with EAB. */
-  private async client(): Promise<acme.Client> {
-    const directoryUrl = this.directoryUrl()
-    const bundle = this.settings.get(ACME_ISSUER_SETTINGS.caBundle)
-    if (bundle) {
-      // acme-client talks through its own axios instance; extra roots are added there.
-      acme.axios.defaults.httpsAgent = new Agent({ ca: [...rootCertificates, readFileSync(bundle, 'utf8')] })
-    }
-    let accountKey = this.ctx.secrets.get(ACCOUNT_KEY_SECRET)
-    if (!accountKey) {
-      accountKey = (await acme.crypto.createPrivateEcdsaKey('P-256')).toString()
-      this.ctx.secrets.set(ACCOUNT_KEY_SECRET, accountKey)
-    }
-    const kid = this.settings.get(ACME_ISSUER_SETTINGS.eabKid)
-    const hmacKey = kid ? this.ctx.secrets.get(EAB_SECRET) : null
-    if (kid && !hmacKey)
-      throw new ServiceError(
-        'unavailable',
-        'could not reach the ACME CA: its EAB HMAC key is missing from the OS keychain'
-      )
-    const accountUrl = this.settings.get(ACME_ISSUER_SETTINGS.accountUrl) || undefined
-    const client = new acme.Client({
-      directoryUrl,
-      accountKey,
-      accountUrl,
-      ...(kid && hmacKey ? { externalAccountBinding: { kid, hmacKey } } : {}),
-      backoffAttempts: POLL.attempts,
-      backoffMin: POLL.minMs,
-      backoffMax: POLL.maxMs
-    })
-    if (!accountUrl) {
-      await this.call('register the ACME account', () => client.createAccount({ termsOfServiceAgreed: true }))
-      this.settings.set(ACME_ISSUER_SETTINGS.accountUrl, client.getAccountUrl())
-    }
-    return client
   }
 }
 

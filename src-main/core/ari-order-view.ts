@@ -26,15 +26,21 @@ export async function orderRenewalView(
 ): Promise<OrderRenewalView> {
   const req = ctx.db.prepare('SELECT names FROM certificate_requests WHERE order_id = ?').get(orderId) as
     { names: string } | undefined
-  const order = ctx.db.prepare('SELECT domain FROM orders WHERE id = ?').get(orderId) as { domain: string } | undefined
+  const order = ctx.db.prepare('SELECT domain, reseller_id FROM orders WHERE id = ?').get(orderId) as
+    { domain: string; reseller_id: number } | undefined
   const names = req ? (JSON.parse(req.names) as string[]) : order?.domain ? [order.domain] : []
   const zone = issuer.delegation.zone()
-  const acmeOrder = issuer.enabled()
-  const accountUrl = settings.get(ACME_ISSUER_SETTINGS.accountUrl)
+  const acmeOrder = issuer.enabled() && order !== undefined
+  // The account this order's reseller proves control with: a record naming any other account
+  // (another reseller's) is not this order's authorisation.
+  const accountUrl = acmeOrder && names.length ? issuer.accountUrlFor(orderId, names) : null
   const persistIssuer = settings.get(ACME_ISSUER_SETTINGS.persistIssuer)
   return {
     window: issuer.windows.view(orderId),
-    delegation: zone && acmeOrder && names.length ? { zone, domains: await issuer.delegation.status(names) } : null,
+    delegation:
+      zone && acmeOrder && names.length
+        ? { zone, domains: await issuer.delegation.status(order.reseller_id, names) }
+        : null,
     dns_persist:
       acmeOrder && accountUrl && persistIssuer && names.length
         ? await persistRecordViews({

@@ -86,7 +86,7 @@ describe('delegated dns-01 with Pebble', () => {
     })
     expect(conf.status, JSON.stringify(conf.body)).toBe(200)
     const v = conf.body.validation as Validation[]
-    const status = await s.service.acmeIssuer.delegation.status(names)
+    const status = await s.service.acmeIssuer.delegation.status(reseller.id, names)
     for (const [i, x] of v.entries()) {
       expect(x.instructions.record_name).toBe(`_acme-challenge.${x.name}`)
       expect(x.instructions.record_type).toBe('CNAME')
@@ -99,7 +99,7 @@ describe('delegated dns-01 with Pebble', () => {
     expect((early.body.validation as Validation[])[0].detail).toContain('no CNAME')
     // The customer's one-time step.
     for (const x of v) await customerDns.setCname(x.instructions.record_name, x.instructions.record_value)
-    expect((await s.service.acmeIssuer.delegation.status(names)).every((d) => d.in_place)).toBe(true)
+    expect((await s.service.acmeIssuer.delegation.status(reseller.id, names)).every((d) => d.in_place)).toBe(true)
     const done = await get(`/ssl/${orderId}`)
     expect(done.body.status, JSON.stringify(done.body)).toBe('completed')
     expect(recursor.followed.map((n) => n.toLowerCase())).toEqual(
