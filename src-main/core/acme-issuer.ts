@@ -30,9 +30,9 @@ import { DelegatedDns } from './delegated-dns'
 import { checkPersistRecord, persistOwner, persistRecordValue } from './dns-persist'
 import { baseDomain } from './domains'
 import { invalid, ServiceError } from './errors'
-import type { IssueRequest, IssuedCertificate, Issuer } from './issuer'
+import { RenewalNeedsCustomer, type IssueRequest, type IssuedCertificate, type Issuer } from './issuer'
 import type { Settings } from './settings'
-import { isoTimestamp } from './time'
+import { isoTimestamp, parseDate } from './time'
 import { x509 } from './x509'
 
 export { ACME_ISSUER_SETTINGS } from './acme-issuer-accounts'
@@ -40,6 +40,12 @@ export { ACME_ISSUER_SETTINGS } from './acme-issuer-accounts'
 export interface ExternalValidation {
   /** True when this order's names are validated by the external CA. */
   handles(orderId: number): boolean
+  /**
+   * True while the external CA issues TLS certificates: it validates every renewal itself
+   * (its authorizations, RFC 8555 §7.1.3), so the local DCV checks and their reuse period
+   * (BR §4.2.1) do not apply to a renewal.
+   */
+  validatesRenewals(): boolean
   /** Starts the CA order for these names and method (throws a clear 400 for email). */
   begin(orderId: number, names: string[], method: DcvMethod): Promise<void>
   instructions(orderId: number, name: string): ExternalInstructions | null
@@ -164,6 +170,10 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     return this.enabled() && this.row(orderId) !== null
   }
 
+  validatesRenewals(): boolean {
+    return this.enabled()
+  }
+
   async begin(orderId: number, names: string[], method: DcvMethod): Promise<void> {
     if (!this.enabled()) return
     const type = method === 'http' ? 'http-01' : method === 'dns' ? 'dns-01' : null
@@ -196,14 +206,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
         )
       challenges.push(state)
     }
-    this.ctx.db
-      .prepare(
-        `INSERT INTO acme_issuer_orders (order_id, directory_url, order_url, challenges, created_at, account_reseller_id)
-         VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT(order_id) DO UPDATE SET directory_url = excluded.directory_url, order_url = excluded.order_url,
-           challenges = excluded.challenges, created_at = excluded.created_at, account_reseller_id = excluded.account_reseller_id`
-      )
-      .run(orderId, this.directoryUrl(), order.url, JSON.stringify(challenges), isoTimestamp(this.ctx.clock()), owner)
+    this.keepOrder(orderId, order.url, challenges, owner)
   }
 
   instructions(orderId: number, name: string): ExternalInstructions | null {
@@ -287,19 +290,22 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
   }
 
   async issue(req: IssueRequest): Promise<IssuedCertificate> {
-    if (!this.enabled() || req.profile !== 'tls') return this.fallback.issue(req)
+    if (!this.enabled() || req.profile !== 'tls') {
+      // The local CA's certificate follows the local schedule, not a window of the CA before.
+      if (req.orderId !== undefined) this.windows.forget(req.orderId)
+      return this.fallback.issue(req)
+    }
     const row = req.orderId !== undefined ? this.row(req.orderId) : null
     if (req.orderId === undefined) throw new Error('could not issue certificate: a TLS order is needed for the ACME CA')
-    const client = await this.accounts.client(
-      row ? row.account_reseller_id : this.ownerFor(this.resellerOf(req.orderId), req.names)
-    )
+    const owner = row ? row.account_reseller_id : this.ownerFor(this.resellerOf(req.orderId), req.names)
+    const client = await this.accounts.client(owner)
     let order = row
       ? await this.call('read the ACME order', () => client.getOrder({ url: row.order_url } as never))
       : await this.renewalOrder(client, req.names, req.orderId)
     if (order.status === 'pending') {
       // A renewal: validated without the customer when a dns-persist-01 record or the delegated
       // zone allows it; otherwise only while the CA reuses its authorizations.
-      await this.validateUnattended(client, order, req.orderId)
+      await this.validateUnattended(client, order, req.orderId, owner)
       order = await this.call('read the ACME order', () => client.getOrder(order))
     }
     const body = (req.csrDer.toString('base64').match(/.{1,64}/g) ?? []).join('\n')
@@ -313,11 +319,10 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
       throw new ServiceError('unavailable', 'could not issue certificate: the ACME CA returned no certificate')
     const info = acme.crypto.readCertificateInfo(leafPem)
     const leaf = new x509.X509Certificate(leafPem)
-    if (req.orderId !== undefined) {
-      this.ctx.db.prepare('DELETE FROM acme_issuer_orders WHERE order_id = ?').run(req.orderId)
-      this.delegation.unpublish(req.orderId)
-      await this.trackRenewal(req.orderId, leafPem, info.notAfter)
-    }
+    this.ctx.db.prepare('DELETE FROM acme_issuer_orders WHERE order_id = ?').run(req.orderId)
+    this.delegation.unpublish(req.orderId)
+    await this.trackRenewal(req.orderId, leafPem, info.notAfter)
+    const window = this.windows.get(req.orderId)
     return {
       certificatePem: `${leafPem}\n`,
       chainPem: certs
@@ -327,7 +332,9 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
       serial: leaf.serialNumber.toUpperCase(),
       validFrom: info.notBefore,
       validTill: info.notAfter,
-      issuer: `acme:${this.directoryUrl()}`
+      issuer: `acme:${this.directoryUrl()}`,
+      // The order's one schedule: the moment in this certificate's renewal window.
+      ...(window ? { renewAt: parseDate(window.renew_at) } : {})
     }
   }
 
@@ -451,10 +458,19 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
   /**
    * Validates a renewal's pending authorizations without the customer: a dns-persist-01 record
    * that still authorizes this account, or dns-01 in the delegated zone with its CNAME in place.
+   * Names nothing answers that way are left to the customer: the CA order is kept with the
+   * challenges of the order's own method (the instructions that apply, RFC 8555 §8.3, §8.4),
+   * and RenewalNeedsCustomer says so.
    */
-  private async validateUnattended(client: acme.Client, order: acme.Order, orderId: number): Promise<void> {
+  private async validateUnattended(
+    client: acme.Client,
+    order: acme.Order,
+    orderId: number,
+    owner: AccountOwner
+  ): Promise<void> {
     const authzs = await this.call('read the ACME authorizations', () => client.getAuthorizations(order))
     const net = this.netSettings()
+    const waiting: { authz: acme.Authorization; name: string; why: string[] }[] = []
     for (const authz of authzs) {
       if (authz.status === 'valid') continue
       const name = authz.wildcard ? `*.${authz.identifier.value}` : authz.identifier.value
@@ -475,14 +491,53 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
         done = true
         break
       }
-      if (!done)
-        throw new ServiceError(
-          'conflict',
-          `could not issue certificate: the ACME CA wants ${name} validated again and nothing answers it without the customer` +
-            (why.length ? ` (${why.join('; ')})` : '') +
-            '; publish a dns-persist-01 record or delegate _acme-challenge to CertDesk, or use POST /ssl/change-dcv'
-        )
+      if (!done) waiting.push({ authz, name, why })
     }
+    if (waiting.length === 0) return
+    const method = this.renewalMethod(orderId)
+    const challenges: ChallengeState[] = []
+    for (const w of waiting) {
+      // http-01 cannot prove a wildcard name (RFC 8555 §7.1.3): such a name is asked over DNS.
+      const type = method === 'http' && !w.name.startsWith('*.') ? 'http-01' : 'dns-01'
+      const [state] = await this.challengesFor(client, w.authz, w.name, type)
+      if (!state)
+        throw new ServiceError(
+          'unavailable',
+          `could not renew ${w.name}: the ACME CA offers no ${type} challenge for it`
+        )
+      if (state.delegated)
+        this.delegation.publish(this.resellerOf(orderId), w.authz.identifier.value, state.value, orderId)
+      challenges.push(state)
+    }
+    this.keepOrder(orderId, order.url, challenges, owner)
+    const why = waiting.flatMap((w) => w.why.map((y) => `${w.name}: ${y}`))
+    throw new RenewalNeedsCustomer(
+      `the ACME CA wants ${waiting.map((w) => w.name).join(', ')} validated again and nothing answers it unattended` +
+        (why.length ? ` (${why.join('; ')})` : ' (no delegated zone is set and the CA offers no dns-persist-01)') +
+        `; the renewal waits for the answers its validation shows` +
+        (method === 'http'
+          ? '; http-01 needs a new file from the customer at every renewal: switch the order to dns (delegated DNS or dns-persist-01, GET /orders/{id}/renewal) to renew unattended'
+          : ''),
+      method
+    )
+  }
+
+  /** The method an order's renewals fall back to when nothing answers unattended: its own. */
+  private renewalMethod(orderId: number): 'http' | 'dns' {
+    const m = this.ctx.db.prepare('SELECT dcv_method FROM certificate_requests WHERE order_id = ?').pluck().get(orderId)
+    return m === 'http' ? 'http' : 'dns'
+  }
+
+  /** Keeps the CA order behind a TLS order while it waits for validation. */
+  private keepOrder(orderId: number, orderUrl: string, challenges: ChallengeState[], owner: AccountOwner): void {
+    this.ctx.db
+      .prepare(
+        `INSERT INTO acme_issuer_orders (order_id, directory_url, order_url, challenges, created_at, account_reseller_id)
+         VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT(order_id) DO UPDATE SET directory_url = excluded.directory_url, order_url = excluded.order_url,
+           challenges = excluded.challenges, created_at = excluded.created_at, account_reseller_id = excluded.account_reseller_id`
+      )
+      .run(orderId, this.directoryUrl(), orderUrl, JSON.stringify(challenges), isoTimestamp(this.ctx.clock()), owner)
   }
 
   /** Challenges that need nothing from the customer: delegated dns-01 and dns-persist-01. */
@@ -509,7 +564,10 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     try {
       certId = certIdOfPem(leafPem)
     } catch {
-      return // no authority key identifier: RFC 9773 §4.1 cannot name it, the 14-day rule stays
+      // No authority key identifier: RFC 9773 §4.1 cannot name it; the 14-day rule from this
+      // certificate (lifecycle.ts) is its schedule, not a window of the certificate before.
+      this.windows.forget(orderId)
+      return
     }
     let info: RenewalInfo | null = null
     let error: string | null = null

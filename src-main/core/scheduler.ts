@@ -141,11 +141,14 @@ export class Scheduler {
       }
     }
 
-    // 2. Automatic reissues that are due (auto_reissue is 0 for code signing, spec).
+    // 2. Automatic reissues that are due (auto_reissue is 0 for code signing, spec). An order
+    // whose certificate has a renewal window from its CA is renewed at the moment chosen in it
+    // (2b): one schedule per order, never this day-granular one beside it.
     const due = db
       .prepare(
         `SELECT id, order_number FROM orders WHERE status = 'completed' AND auto_reissue = 1
-           AND next_reissue_at IS NOT NULL AND next_reissue_at <= ? AND purchase_end_date > ? ORDER BY id`
+           AND next_reissue_at IS NOT NULL AND next_reissue_at <= ? AND purchase_end_date > ?
+           AND NOT EXISTS (SELECT 1 FROM ari_windows w WHERE w.order_id = orders.id) ORDER BY id`
       )
       .all(today, today) as { id: number; order_number: string }[]
     if (behind) for (const o of [...waiting, ...due]) fail(o, new Error(behind))
