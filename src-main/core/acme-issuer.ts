@@ -15,7 +15,13 @@ import { rootCertificates } from 'node:tls'
 import * as acme from 'acme-client'
 import { ACME_ISSUER_SETTINGS, EAB_SECRET, IssuerAccounts, type AccountOwner } from './acme-issuer-accounts'
 import type { CoreContext } from './context'
-import { ChallengeFailure, checkDns01, checkHttp01 } from './acme-challenges'
+import { ChallengeFailure } from './acme-challenges'
+import {
+  IssuerChallenges,
+  type ChallengeState,
+  type ExternalInstructions,
+  type OfferedChallenge
+} from './acme-issuer-challenges'
 import {
   certIdOfPem,
   fetchDirectory,
@@ -25,10 +31,8 @@ import {
   type AriRow,
   type RenewalInfo
 } from './ari'
-import { DCV_SETTINGS, type CheckResult, type DcvMethod } from './dcv'
+import type { CheckResult, DcvMethod } from './dcv'
 import { DelegatedDns } from './delegated-dns'
-import { checkPersistRecord, persistOwner, persistRecordValue } from './dns-persist'
-import { baseDomain } from './domains'
 import { invalid, ServiceError } from './errors'
 import { RenewalNeedsCustomer, type IssueRequest, type IssuedCertificate, type Issuer } from './issuer'
 import type { Settings } from './settings'
@@ -36,6 +40,7 @@ import { isoTimestamp, parseDate } from './time'
 import { x509 } from './x509'
 
 export { ACME_ISSUER_SETTINGS } from './acme-issuer-accounts'
+export type { ExternalInstructions } from './acme-issuer-challenges'
 
 export interface ExternalValidation {
   /** True when this order's names are validated by the external CA. */
@@ -50,38 +55,6 @@ export interface ExternalValidation {
   begin(orderId: number, names: string[], method: DcvMethod): Promise<void>
   instructions(orderId: number, name: string): ExternalInstructions | null
   check(orderId: number, name: string): Promise<CheckResult>
-}
-
-export type ExternalInstructions =
-  | { method: 'http'; url: string; fileName: string; fileContent: string }
-  | { method: 'dns'; recordName: string; recordType: 'TXT' | 'CNAME'; recordValue: string; txtAlternative: string }
-
-type ChallengeType = 'http-01' | 'dns-01' | 'dns-persist-01'
-
-interface ChallengeState {
-  name: string
-  authzUrl: string
-  challengeUrl: string
-  type: ChallengeType
-  token: string
-  /**
-   * http-01: the key authorization; dns-01: base64url(SHA-256(key authorization));
-   * dns-persist-01: the TXT record to publish. Public by design.
-   */
-  value: string
-  /** dns-persist-01: the issuer domain names the CA accepts (draft-ietf-acme-dns-persist §3). */
-  issuerDomains?: string[]
-  /** dns-01 answered by CertDesk's own responder under the delegated zone (delegated-dns.ts). */
-  delegated?: boolean
-}
-
-/** A challenge as acme-client returns it, with the dns-persist-01 member it does not know. */
-interface OfferedChallenge {
-  type: string
-  url: string
-  status: string
-  token?: unknown
-  'issuer-domain-names'?: unknown
 }
 
 interface OrderRow {
@@ -101,6 +74,8 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
   readonly windows: RenewalWindows
   /** One ACME account per reseller at the external CA. */
   readonly accounts: IssuerAccounts
+  /** The challenges CertDesk answers and how it looks before asking the CA. */
+  private readonly challenges: IssuerChallenges
   /** Why a renewal's `replaces` was refused, kept until its window is stored (shown with it). */
   private readonly replacesRefused = new Map<number, string>()
 
@@ -112,6 +87,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     this.delegation = new DelegatedDns(ctx, settings)
     this.windows = new RenewalWindows(ctx)
     this.accounts = new IssuerAccounts(ctx, settings)
+    this.challenges = new IssuerChallenges(ctx, settings, this.delegation, (id) => this.resellerOf(id))
   }
 
   /** Stores the connection to an external CA; the HMAC key goes to the keychain only. */
@@ -197,7 +173,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     for (const authz of authzs) {
       const name = authz.wildcard ? `*.${authz.identifier.value}` : authz.identifier.value
       if (authz.status === 'valid') continue // §7.1.3: the CA reused a valid authorization
-      const [state] = await this.challengesFor(client, authz, name, type)
+      const [state] = await this.challenges.offered(client, authz, name, type)
       if (state?.delegated) this.delegation.publish(resellerId, authz.identifier.value, state.value, orderId)
       if (!state)
         throw new ServiceError(
@@ -211,43 +187,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
 
   instructions(orderId: number, name: string): ExternalInstructions | null {
     const ch = this.challenge(orderId, name)
-    if (!ch) return null
-    const domain = baseDomain(name)
-    if (ch.type === 'dns-persist-01') {
-      // Published once: later renewals at this CA, for this account, need nothing new.
-      return {
-        method: 'dns',
-        recordName: persistOwner(domain),
-        recordType: 'TXT',
-        recordValue: ch.value,
-        txtAlternative: ch.value
-      }
-    }
-    if (ch.delegated) {
-      // Set once; CertDesk's responder serves the TXT value (txtAlternative) under the target.
-      return {
-        method: 'dns',
-        recordName: `_acme-challenge.${domain}`,
-        recordType: 'CNAME',
-        recordValue: this.delegation.target(this.resellerOf(orderId), domain),
-        txtAlternative: ch.value
-      }
-    }
-    if (ch.type === 'http-01') {
-      return {
-        method: 'http',
-        url: `http://${domain}/.well-known/acme-challenge/${ch.token}`,
-        fileName: ch.token,
-        fileContent: ch.value
-      }
-    }
-    return {
-      method: 'dns',
-      recordName: `_acme-challenge.${domain}`,
-      recordType: 'TXT',
-      recordValue: ch.value,
-      txtAlternative: ch.value
-    }
+    return ch ? this.challenges.instructions(ch, this.resellerOf(orderId)) : null
   }
 
   /** Asks the CA to validate one name (§7.5.1) and waits for its answer. */
@@ -257,10 +197,9 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     if (!ch) return { ok: true, detail: 'the ACME CA already holds a valid authorization for this name' }
     // Look first, as certbot and acme-client do: asking the CA before the answer is published
     // would spend the challenge (§8.2: a failed challenge invalidates the authorization).
-    const net = this.netSettings()
     const client = await this.accounts.client((this.row(orderId) as OrderRow).account_reseller_id)
     try {
-      await this.lookFirst(client, ch, orderId, net)
+      await this.challenges.lookFirst(client, ch, orderId)
     } catch (err) {
       const why = err instanceof ChallengeFailure ? err.message : String(err)
       return { ok: false, detail: `not published yet, the ACME CA was not asked: ${why}` }
@@ -339,100 +278,6 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
   }
 
   /**
-   * The challenges CertDesk can answer for one authorization, best first: http-01 for http; for
-   * dns, dns-01 in the delegated zone when one is set, then dns-persist-01 when the CA offers it
-   * (one record for every renewal), then plain dns-01. Empty when the CA offers none of these.
-   */
-  private async challengesFor(
-    client: acme.Client,
-    authz: acme.Authorization,
-    name: string,
-    type: 'http-01' | 'dns-01'
-  ): Promise<ChallengeState[]> {
-    const offered = authz.challenges as unknown as OfferedChallenge[]
-    const base = { name, authzUrl: authz.url }
-    const out: ChallengeState[] = []
-    const dns01 = offered.find((c) => c.type === 'dns-01')
-    if (type === 'dns-01' && dns01 && this.delegation.enabled()) {
-      const value = await client.getChallengeKeyAuthorization(dns01 as never)
-      out.push({ ...base, challengeUrl: dns01.url, type: 'dns-01', token: tokenOf(dns01), value, delegated: true })
-    }
-    const persist = offered.find((c) => c.type === 'dns-persist-01')
-    const issuers = (Array.isArray(persist?.['issuer-domain-names']) ? persist['issuer-domain-names'] : []).filter(
-      (d): d is string => typeof d === 'string' && d.length > 0
-    )
-    if (type === 'dns-01' && persist && issuers.length > 0) {
-      if (this.settings.get(ACME_ISSUER_SETTINGS.persistIssuer) !== issuers[0])
-        this.settings.set(ACME_ISSUER_SETTINGS.persistIssuer, issuers[0])
-      const value = persistRecordValue({
-        issuerDomain: issuers[0],
-        accountUri: client.getAccountUrl(),
-        wildcard: authz.wildcard === true
-      })
-      out.push({ ...base, challengeUrl: persist.url, type: 'dns-persist-01', token: '', value, issuerDomains: issuers })
-    }
-    const ch = offered.find((c) => c.type === type)
-    // acme-client returns the dns-01 record value (the digest) and the http-01 file content.
-    if (ch)
-      out.push({
-        ...base,
-        challengeUrl: ch.url,
-        type,
-        token: tokenOf(ch),
-        value: await client.getChallengeKeyAuthorization(ch as never)
-      })
-    return out
-  }
-
-  /**
-   * What CertDesk checks before asking the CA: the CA's check spends the challenge (RFC 8555
-   * §8.2), so it is asked only once the answer is visible. Throws a ChallengeFailure otherwise.
-   */
-  private async lookFirst(
-    client: acme.Client,
-    ch: ChallengeState,
-    orderId: number,
-    net: Parameters<typeof checkHttp01>[3]
-  ): Promise<void> {
-    const domain = baseDomain(ch.name)
-    if (ch.type === 'http-01') return checkHttp01(domain, ch.token, ch.value, net)
-    if (ch.type === 'dns-persist-01') {
-      const verdict = await checkPersistRecord(domain, net.resolver, {
-        issuerDomains: ch.issuerDomains ?? [],
-        accountUri: client.getAccountUrl(),
-        wildcard: ch.name.startsWith('*.'),
-        now: this.ctx.clock()
-      })
-      // The record names one ACME account, and this reseller's is the only one its orders use:
-      // a record published for another reseller never validates here, the customer must add this one.
-      if (!verdict.ok)
-        throw new ChallengeFailure(
-          verdict.type,
-          `the record at ${persistOwner(domain)} does not do: ${verdict.reason}; the customer must add ${persistOwner(domain)} TXT "${ch.value}"`
-        )
-      return
-    }
-    if (ch.delegated) {
-      // CertDesk serves the value itself; what must be in place is the customer's CNAME.
-      const resellerId = this.resellerOf(orderId)
-      this.delegation.publish(resellerId, domain, ch.value, orderId)
-      const [st] = await this.delegation.status(resellerId, [domain])
-      if (!st?.in_place) throw new ChallengeFailure('dns', st?.detail ?? `no CNAME at _acme-challenge.${domain}`)
-      return
-    }
-    return checkDns01(domain, { digest: ch.value }, net)
-  }
-
-  private netSettings(): Parameters<typeof checkHttp01>[3] {
-    return {
-      resolver: this.settings.get(DCV_SETTINGS.resolver) || null,
-      http01Port: Number(this.settings.get(DCV_SETTINGS.httpPort) || 80),
-      allowPrivateAddresses: this.settings.flag(DCV_SETTINGS.allowPrivateAddresses),
-      timeoutMs: 5000
-    }
-  }
-
-  /**
    * A renewal's new CA order. RFC 9773 §5: it names the certificate it replaces, so the CA can
    * keep the renewal out of rate limits and revocation; a CA that refuses `replaces` (it
    * replaced that certificate already, or does not know it) gets the order again without it.
@@ -469,16 +314,15 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     owner: AccountOwner
   ): Promise<void> {
     const authzs = await this.call('read the ACME authorizations', () => client.getAuthorizations(order))
-    const net = this.netSettings()
     const waiting: { authz: acme.Authorization; name: string; why: string[] }[] = []
     for (const authz of authzs) {
       if (authz.status === 'valid') continue
       const name = authz.wildcard ? `*.${authz.identifier.value}` : authz.identifier.value
       const why: string[] = []
       let done = false
-      for (const ch of await this.unattendedChoices(client, authz, name)) {
+      for (const ch of await this.challenges.unattended(client, authz, name)) {
         try {
-          await this.lookFirst(client, ch, orderId, net)
+          await this.challenges.lookFirst(client, ch, orderId)
         } catch (err) {
           why.push(`${ch.type}${ch.delegated ? ' (delegated)' : ''}: ${(err as Error).message}`)
           continue
@@ -499,7 +343,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     for (const w of waiting) {
       // http-01 cannot prove a wildcard name (RFC 8555 §7.1.3): such a name is asked over DNS.
       const type = method === 'http' && !w.name.startsWith('*.') ? 'http-01' : 'dns-01'
-      const [state] = await this.challengesFor(client, w.authz, w.name, type)
+      const [state] = await this.challenges.offered(client, w.authz, w.name, type)
       if (!state)
         throw new ServiceError(
           'unavailable',
@@ -538,17 +382,6 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
            challenges = excluded.challenges, created_at = excluded.created_at, account_reseller_id = excluded.account_reseller_id`
       )
       .run(orderId, this.directoryUrl(), orderUrl, JSON.stringify(challenges), isoTimestamp(this.ctx.clock()), owner)
-  }
-
-  /** Challenges that need nothing from the customer: delegated dns-01 and dns-persist-01. */
-  private async unattendedChoices(
-    client: acme.Client,
-    authz: acme.Authorization,
-    name: string
-  ): Promise<ChallengeState[]> {
-    return (await this.challengesFor(client, authz, name, 'dns-01')).filter(
-      (c) => c.delegated || c.type === 'dns-persist-01'
-    )
   }
 
   /** The CA's renewalInfo URL (RFC 9773 §3), or null when its directory has none. */
@@ -670,5 +503,3 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     }
   }
 }
-
-const tokenOf = (c: { token?: unknown }): string => (typeof c.token === 'string' ? c.token : '')
