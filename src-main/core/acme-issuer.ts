@@ -35,6 +35,8 @@ import type { CheckResult, DcvMethod } from './dcv'
 import { DelegatedDns } from './delegated-dns'
 import { invalid, ServiceError } from './errors'
 import { RenewalNeedsCustomer, type IssueRequest, type IssuedCertificate, type Issuer } from './issuer'
+import { checkReadiness, type NotReady } from './renewal-readiness'
+import { unattendedPlan, type RenewalMethod, type UnattendedRenewal } from './renewal-plan'
 import type { Settings } from './settings'
 import { isoTimestamp, parseDate } from './time'
 import { x509 } from './x509'
@@ -55,6 +57,8 @@ export interface ExternalValidation {
   begin(orderId: number, names: string[], method: DcvMethod): Promise<void>
   instructions(orderId: number, name: string): ExternalInstructions | null
   check(orderId: number, name: string): Promise<CheckResult>
+  /** Whether the order's renewals run with nobody, and what would make them (renewal-plan.ts). */
+  unattendedRenewal(orderId: number): UnattendedRenewal | null
 }
 
 interface OrderRow {
@@ -188,6 +192,45 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
   instructions(orderId: number, name: string): ExternalInstructions | null {
     const ch = this.challenge(orderId, name)
     return ch ? this.challenges.instructions(ch, this.resellerOf(orderId)) : null
+  }
+
+  unattendedRenewal(orderId: number): UnattendedRenewal | null {
+    if (!this.enabled()) return null
+    const db = this.ctx.db
+    const req = db.prepare('SELECT names, dcv_method FROM certificate_requests WHERE order_id = ?').get(orderId) as
+      { names: string; dcv_method: string } | undefined
+    const order = db.prepare('SELECT status, reseller_id FROM orders WHERE id = ?').get(orderId) as
+      { status: string; reseller_id: number } | undefined
+    // Code signing (no names to validate) stays with the local CA.
+    if (!req || !order || req.dcv_method === 'none') return null
+    const names = JSON.parse(req.names) as string[]
+    const stored = this.row(orderId)
+    const first = stored ? (JSON.parse(stored.challenges) as ChallengeState[])[0] : undefined
+    const persistIssuer = this.settings.get(ACME_ISSUER_SETTINGS.persistIssuer)
+    // The stored challenge when the CA order waits; else what the next one will pick
+    // (challengesFor's order: delegated dns-01, then dns-persist-01, then dns-01).
+    const method: RenewalMethod = first
+      ? first.type === 'dns-persist-01'
+        ? 'dns-persist-01'
+        : first.delegated
+          ? 'delegated-dns'
+          : first.type
+      : req.dcv_method === 'http'
+        ? 'http-01'
+        : this.delegation.enabled()
+          ? 'delegated-dns'
+          : persistIssuer
+            ? 'dns-persist-01'
+            : 'dns-01'
+    const accountUrl = persistIssuer ? this.accountUrlFor(orderId, names) : null
+    return unattendedPlan({
+      orderId,
+      status: order.status,
+      names,
+      method,
+      delegationTarget: this.delegation.enabled() ? (n) => this.delegation.target(order.reseller_id, n) : null,
+      persist: persistIssuer && accountUrl ? { issuerDomain: persistIssuer, accountUrl } : null
+    })
   }
 
   /** Asks the CA to validate one name (§7.5.1) and waits for its answer. */
@@ -449,6 +492,11 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
       }
     }
     return failed
+  }
+
+  /** Renewals due within a week that cannot run with nobody (renewal-readiness.ts). */
+  checkReadiness(now: Date): Promise<NotReady[]> {
+    return checkReadiness(this.ctx, this.settings, this, now)
   }
 
   /** TLS to the CA: the system roots plus the configured bundle (a private or test CA). */

@@ -40,6 +40,8 @@ export interface SchedulerReport {
   }[]
   /** Orders announced as `certificate.expiring` (no reissue will follow). */
   expiring?: number[]
+  /** Renewals at the external CA due within a week that need the customer (raised as an alert now). */
+  renewals_need_customer?: { order_id: number; order_number: string; renew_at: string; reason: string }[]
 }
 
 /** How often `serve` runs a pass. Reissues are due by day, so hourly is plenty. */
@@ -60,6 +62,8 @@ export class Scheduler {
       renewals?: {
         windows: RenewalWindows
         refreshWindows(now: Date): Promise<{ order_id: number; error: string }[]>
+        /** Renewals due within a week that cannot run with nobody (renewal-readiness.ts). */
+        checkReadiness?(now: Date): Promise<{ order_id: number; renew_at: string; reason: string }[]>
       }
       /** Alert rules checked after each pass; `tick` between passes (alerts/). */
       alerts?: { afterPass(outcome: PassOutcome): Promise<void>; tick(): Promise<void> }
@@ -195,7 +199,26 @@ export class Scheduler {
       }
     }
 
-    // 3. Design page: a subscription whose end has passed and whose last certificate has expired.
+    // 2c. Renewals due within a week that cannot run with nobody: said now, before they are due.
+    let needsCustomer: { order_id: number; renew_at: string; reason: string }[] = []
+    if (renewals?.checkReadiness && !behind) {
+      try {
+        needsCustomer = await renewals.checkReadiness(now)
+        const number = db.prepare('SELECT order_number FROM orders WHERE id = ?').pluck()
+        report.renewals_need_customer = needsCustomer.map((n) => ({
+          ...n,
+          order_number: String(number.get(n.order_id) ?? '-')
+        }))
+      } catch (err) {
+        report.errors.push({
+          order_id: 0,
+          order_number: '-',
+          error: `could not look at coming renewals: ${String(err)}`
+        })
+      }
+    }
+
+    // 3. A subscription whose end has passed and whose last certificate has expired.
     const ended = db
       .prepare(
         `SELECT o.id, o.order_number FROM orders o
@@ -226,7 +249,7 @@ export class Scheduler {
       for (const v of report.validation_needed)
         failed.push({ order_id: v.order_id, error: `validation needed: ${v.reason}` })
       try {
-        await this.after.alerts.afterPass({ failed, issued: report.issued.map((i) => i.order_id) })
+        await this.after.alerts.afterPass({ failed, issued: report.issued.map((i) => i.order_id), needsCustomer })
       } catch (err) {
         report.errors.push({ order_id: 0, order_number: '-', error: `could not check alerts: ${String(err)}` })
       }

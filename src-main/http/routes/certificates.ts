@@ -12,6 +12,7 @@ import type { Service } from '../../core/service'
 import { isoDate, parseDate } from '../../core/time'
 import { caller } from '../auth'
 import type { ApiRouter } from '../router'
+import { UnattendedRenewalView } from '../../../src-shared/renewal-records'
 import { Day, IdParam, ok, StringEnum, Timestamp } from '../schemas'
 import { ErrorRef } from './common'
 
@@ -90,7 +91,8 @@ const SslStatusJson = ok({
   valid_till: Nullable(Day),
   reissue_count: Type.Integer(),
   next_reissue_at: Nullable(Day),
-  purchase_end_date: Day
+  purchase_end_date: Day,
+  unattended_renewal: Nullable(UnattendedRenewalView)
 })
 
 const CertificateStatusJson = Type.Object({
@@ -201,7 +203,8 @@ function sslJson(s: SslStatus, message?: string): Static<typeof SslStatusJson> {
     valid_till: day(s.certificate?.validTill),
     reissue_count: o.reissueCount,
     next_reissue_at: o.nextReissueAt,
-    purchase_end_date: o.purchaseEndDate
+    purchase_end_date: o.purchaseEndDate,
+    unattended_renewal: s.unattendedRenewal
   }
 }
 
