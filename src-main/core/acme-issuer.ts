@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs'
 import { rootCertificates } from 'node:tls'
 import * as acme from 'acme-client'
 import { ACME_ISSUER_SETTINGS, EAB_SECRET, IssuerAccounts, type AccountOwner } from './acme-issuer-accounts'
+import { isAcmeProduct, type Product } from './catalogue'
 import type { CoreContext } from './context'
 import { ChallengeFailure } from './acme-challenges'
 import {
@@ -152,6 +153,11 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
 
   validatesRenewals(): boolean {
     return this.enabled()
+  }
+
+  /** Whether this product's certificates come from the external CA (TLS; never code signing or subscriptions). */
+  issues(product: Product): boolean {
+    return this.enabled() && product.type !== 'code-signing' && !isAcmeProduct(product)
   }
 
   async begin(orderId: number, names: string[], method: DcvMethod): Promise<void> {

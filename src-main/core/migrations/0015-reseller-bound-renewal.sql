@@ -45,8 +45,20 @@ CREATE TABLE acme_issuer_accounts (
 ) STRICT;
 
 -- Which account a waiting CA order belongs to; NULL is CertDesk's one account of before, which
--- orders begun before this schema were created with.
-ALTER TABLE acme_issuer_orders ADD COLUMN account_reseller_id INTEGER REFERENCES resellers(id);
+-- orders begun before this schema were created with. (Tables here are rebuilt rather than
+-- altered, so the migration reads the same whatever columns a table already has.)
+CREATE TABLE acme_issuer_orders_new (
+  order_id            INTEGER PRIMARY KEY REFERENCES orders(id),
+  directory_url       TEXT NOT NULL,
+  order_url           TEXT NOT NULL,
+  challenges          TEXT NOT NULL,
+  created_at          TEXT NOT NULL,
+  account_reseller_id INTEGER REFERENCES resellers(id)
+) STRICT;
+INSERT INTO acme_issuer_orders_new (order_id, directory_url, order_url, challenges, created_at)
+  SELECT order_id, directory_url, order_url, challenges, created_at FROM acme_issuer_orders;
+DROP TABLE acme_issuer_orders;
+ALTER TABLE acme_issuer_orders_new RENAME TO acme_issuer_orders;
 
 -- One schedule per order: an order whose certificate came from the external CA is renewed at
 -- the moment chosen in its renewal window (RFC 9773), and `next_reissue_at` shows that day,
@@ -59,8 +71,29 @@ UPDATE orders SET next_reissue_at = (
    AND (SELECT c.issuer FROM certificates c WHERE c.order_id = orders.id ORDER BY c.id DESC LIMIT 1) LIKE 'acme:%';
 
 -- The look, some days before a renewal, at whether it can run without the customer (its CNAME
--- or dns-persist-01 record in place); once per certificate.
-ALTER TABLE ari_windows ADD COLUMN readiness_checked_at TEXT;
+-- or dns-persist-01 record in place): `readiness_checked_at`, once per certificate.
+CREATE TABLE ari_windows_new (
+  order_id             INTEGER PRIMARY KEY REFERENCES orders(id),
+  cert_id              TEXT NOT NULL,
+  directory_url        TEXT NOT NULL,
+  source               TEXT NOT NULL CHECK (source IN ('ari', 'default')),
+  window_start         TEXT NOT NULL,
+  window_end           TEXT NOT NULL,
+  explanation_url      TEXT,
+  renew_at             TEXT NOT NULL,
+  next_check_at        TEXT,
+  checked_at           TEXT NOT NULL,
+  last_error           TEXT,
+  readiness_checked_at TEXT
+) STRICT;
+INSERT INTO ari_windows_new (order_id, cert_id, directory_url, source, window_start, window_end, explanation_url,
+                             renew_at, next_check_at, checked_at, last_error)
+  SELECT order_id, cert_id, directory_url, source, window_start, window_end, explanation_url,
+         renew_at, next_check_at, checked_at, last_error FROM ari_windows;
+DROP TABLE ari_windows;
+ALTER TABLE ari_windows_new RENAME TO ari_windows;
+CREATE INDEX ari_windows_renew_at ON ari_windows(renew_at);
+CREATE INDEX ari_windows_next_check ON ari_windows(next_check_at) WHERE next_check_at IS NOT NULL;
 CREATE INDEX ari_windows_readiness ON ari_windows(renew_at) WHERE readiness_checked_at IS NULL;
 
 -- The alert raised by that look.
