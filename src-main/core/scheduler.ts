@@ -156,7 +156,7 @@ export class Scheduler {
       )
       .all(today, today) as { id: number; order_number: string }[]
     if (behind) for (const o of [...waiting, ...due]) fail(o, new Error(behind))
-    for (const o of behind ? [] : due) {
+    const reissue = async (o: { id: number; order_number: string }): Promise<void> => {
       try {
         const r = await this.certificates.autoReissue(o.id)
         if (r.issued) record(o, r.issued)
@@ -166,6 +166,7 @@ export class Scheduler {
         fail(o, err)
       }
     }
+    for (const o of behind ? [] : due) await reissue(o)
 
     // 2b. RFC 9773: windows whose Retry-After has passed are asked again (§4.3), then orders whose
     // chosen moment inside the CA's window has come are renewed; a window the CA moved into the
@@ -188,14 +189,9 @@ export class Scheduler {
       const done = new Set(due.map((o) => o.id))
       for (const o of renewals.windows.dueRenewals(now, today)) {
         if (done.has(o.id)) continue
-        try {
-          const r = await this.certificates.autoReissue(o.id)
-          if (r.issued) record(o, r.issued)
-          if (r.validationNeeded)
-            report.validation_needed.push({ order_id: o.id, order_number: o.order_number, reason: r.validationNeeded })
-        } catch (err) {
-          fail(o, err)
-        }
+        // The same rule as above: a clock behind the newest certificate issues nothing.
+        if (behind) fail(o, new Error(behind))
+        else await reissue(o)
       }
     }
 

@@ -7,15 +7,11 @@
  * Pebble follows delegation CNAMEs into CertDesk's responder through a stand-in recursor.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startConfiguredResponder, type RunningDelegatedDns } from '../../src-main/core/delegated-dns-server'
-import { DCV_SETTINGS, DELEGATED_DNS_SETTINGS } from '../../src-main/core/setting-keys'
-import { freePort } from '../support/acme'
-import { manualClock, type ManualClock } from '../support/clock'
+import type { ManualClock } from '../support/clock'
+import { startDelegatedCa, type DelegatedCa } from '../support/delegated-ca'
 import { opensslCsr } from '../support/csr'
-import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
-import { startRecursor, type Recursor } from '../support/dns-recursor'
-import { PEBBLE_EAB, startPebble, type Pebble } from '../support/pebble'
-import { startServer, type TestReseller, type TestServer } from '../support/server'
+import type { DnsServer, WebServer } from '../support/dcv-servers'
+import type { TestReseller, TestServer } from '../support/server'
 
 type Body = Record<string, unknown>
 type Validation = { name: string; status: string; detail: string | null; instructions: Record<string, string> }
@@ -23,49 +19,22 @@ type Validation = { name: string; status: string; detail: string | null; instruc
 const ZONE = 'acme.reseller.test'
 const DAY = 86_400_000
 
+let ca: DelegatedCa
 let clock: ManualClock
 let s: TestServer
 let customerDns: DnsServer
 let web: WebServer
-let responder: RunningDelegatedDns
-let recursor: Recursor
-let pebble: Pebble
 let reseller: TestReseller
 
 beforeAll(async () => {
-  clock = manualClock(new Date())
-  s = await startServer({ clock: clock.clock })
-  // A records only: the web server listens on 127.0.0.1, and Pebble would try ::1 first.
-  customerDns = await startDns({ ipv6: '' })
-  web = await startWeb()
-  s.service.settings.update({
-    [DELEGATED_DNS_SETTINGS.zone]: ZONE,
-    [DELEGATED_DNS_SETTINGS.listen]: `127.0.0.1:${await freePort()}`,
-    [DCV_SETTINGS.resolver]: customerDns.address,
-    [DCV_SETTINGS.httpPort]: String(web.httpPort),
-    [DCV_SETTINGS.allowPrivateAddresses]: 'true'
-  })
-  responder = (await startConfiguredResponder(
-    s.service.settings.get(DELEGATED_DNS_SETTINGS.listen),
-    s.service.acmeIssuer.delegation
-  )) as RunningDelegatedDns
-  recursor = await startRecursor({
-    customer: customerDns.address,
-    delegated: `127.0.0.1:${responder.port}`,
-    zone: ZONE
-  })
-  pebble = await startPebble({ dnsServer: recursor.address, validityDays: 30, httpPort: web.httpPort })
-  s.service.acmeIssuer.configure(pebble.directoryUrl, PEBBLE_EAB.kid, PEBBLE_EAB.hmac, pebble.caBundle)
+  ca = await startDelegatedCa({ zone: ZONE, web: true })
+  ;({ clock, s, customerDns } = ca)
+  web = ca.web as WebServer
   reseller = s.reseller({ credit: 1000 })
 })
 
 afterAll(async () => {
-  await pebble?.close()
-  await recursor?.close()
-  await responder?.close()
-  await web?.close()
-  await customerDns?.close()
-  await s?.close()
+  await ca?.close()
 })
 
 const post = (path: string, body: Body) => s.request<Body>('POST', path, { key: reseller.key, body })
@@ -158,5 +127,17 @@ describe("an external CA's order follows its certificate's schedule", () => {
     const st = await get(`/ssl/${dnsOrder}`)
     expect(st.body.status).toBe('completed')
     expect(st.body.status_note).toBeNull()
+  })
+
+  it('renews nothing at a chosen moment while the clock is behind the newest certificate', async () => {
+    const newest = s.service.ctx.db.prepare('SELECT MAX(created_at) FROM certificates').pluck().get() as string
+    // The clock stepped back two hours (BR §6.3.2: the validity cap depends on the issue date).
+    clock.set(new Date(stamp(newest) - 2 * 3600_000))
+    s.service.ctx.db
+      .prepare('UPDATE ari_windows SET renew_at = ? WHERE order_id = ?')
+      .run(new Date(clock.now().getTime() - 3600_000).toISOString().slice(0, 19).replace('T', ' '), dnsOrder)
+    const pass = await s.service.scheduler.run()
+    expect(pass.issued).toEqual([])
+    expect(pass.errors.find((e) => e.order_id === dnsOrder)?.error).toContain('is behind the newest certificate')
   })
 })

@@ -20,16 +20,12 @@ import catalogue from '../../resources/catalogue.json'
 import { ACME_ISSUER_SETTINGS, EAB_SECRET } from '../../src-main/core/acme-issuer-accounts'
 import { seedCatalogue, type CatalogueFile } from '../../src-main/core/catalogue'
 import { migrations } from '../../src-main/core/db'
-import { startConfiguredResponder, type RunningDelegatedDns } from '../../src-main/core/delegated-dns-server'
 import { legacyDelegationLabel } from '../../src-main/core/delegated-dns'
-import { DCV_SETTINGS, DELEGATED_DNS_SETTINGS } from '../../src-main/core/setting-keys'
-import { freePort } from '../support/acme'
-import { manualClock } from '../support/clock'
 import { opensslCsr } from '../support/csr'
-import { startDns, type DnsServer } from '../support/dcv-servers'
-import { startRecursor, type Recursor } from '../support/dns-recursor'
-import { PEBBLE_EAB, startPebble, type Pebble } from '../support/pebble'
-import { startServer, type TestServer } from '../support/server'
+import type { DnsServer } from '../support/dcv-servers'
+import { startDelegatedCa, type DelegatedCa } from '../support/delegated-ca'
+import { PEBBLE_EAB, type Pebble } from '../support/pebble'
+import type { TestServer } from '../support/server'
 
 type Body = Record<string, unknown>
 type Renewal = { delegation: { domains: { cname: { value: string }; in_place: boolean; detail: string }[] } }
@@ -41,10 +37,9 @@ const DAY = 86_400_000
 const ts = (d: Date): string => d.toISOString().slice(0, 19).replace('T', ' ')
 
 let dir: string
+let ca: DelegatedCa
 let s: TestServer
 let customerDns: DnsServer
-let responder: RunningDelegatedDns
-let recursor: Recursor
 let pebble: Pebble
 const ids = { a: 1, b: 2, soloOrder: 0, sharedA: 0, sharedB: 0 }
 
@@ -108,26 +103,10 @@ function oldStore(now: Date): void {
 }
 
 beforeAll(async () => {
-  const clock = manualClock(new Date())
   dir = mkdtempSync(join(tmpdir(), 'certdesk-schema14-'))
-  oldStore(clock.now())
-  s = await startServer({ clock: clock.clock, dataDir: dir })
-  customerDns = await startDns()
-  s.service.settings.update({
-    [DELEGATED_DNS_SETTINGS.zone]: ZONE,
-    [DELEGATED_DNS_SETTINGS.listen]: `127.0.0.1:${await freePort()}`,
-    [DCV_SETTINGS.resolver]: customerDns.address
-  })
-  responder = (await startConfiguredResponder(
-    s.service.settings.get(DELEGATED_DNS_SETTINGS.listen),
-    s.service.acmeIssuer.delegation
-  )) as RunningDelegatedDns
-  recursor = await startRecursor({
-    customer: customerDns.address,
-    delegated: `127.0.0.1:${responder.port}`,
-    zone: ZONE
-  })
-  pebble = await startPebble({ dnsServer: recursor.address, validityDays: 30 })
+  oldStore(new Date())
+  ca = await startDelegatedCa({ zone: ZONE, dataDir: dir, noIssuer: true })
+  ;({ s, customerDns, pebble } = ca)
   // What schema 14 held for the external CA: its settings, and the one account it registered.
   const accountKey = (await acme.crypto.createPrivateEcdsaKey('P-256')).toString()
   acme.axios.defaults.httpsAgent = new Agent({ ca: readFileSync(pebble.caBundle, 'utf8') })
@@ -149,11 +128,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  await pebble?.close()
-  await recursor?.close()
-  await responder?.close()
-  await customerDns?.close()
-  await s?.close()
+  await ca?.close()
   if (dir) rmSync(dir, { recursive: true, force: true })
 })
 
