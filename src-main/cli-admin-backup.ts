@@ -1,19 +1,26 @@
 /**
- * `certdesk admin backup|restore|secrets …`: a consistent copy of the store while CertDesk runs,
- * a checked restore into an empty data dir, and the keychain's secrets exported and imported
- * under a passphrase (docs/backup.md). The passphrase never comes from the command line, where
- * `ps` and the shell history would show it: from CERTDESK_SECRETS_PASSPHRASE, from stdin when it
- * is not a terminal, or from a prompt that does not echo.
+ * `certdesk admin backup|restore|secrets …`: an authenticated copy of the store while CertDesk
+ * runs, a checked restore into an empty data dir, and the keychain's secrets exported and
+ * imported under a passphrase (docs/backup.md). A passphrase never comes from the command line,
+ * where `ps` and the shell history would show it: from its environment variable
+ * (CERTDESK_BACKUP_PASSPHRASE, CERTDESK_SECRETS_PASSPHRASE), from stdin when it is not a
+ * terminal, or from a prompt that does not echo.
  */
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { commandKey, need, print, UsageError, type Values } from './cli-args'
-import { backupDataDir, restoreStore } from './core/backup'
+import { backupDataDir, restoreStore, type BackupAuth } from './core/backup'
 import { conflict } from './core/errors'
+import { isPresent, writeNewFileSync } from './core/exclusive-file'
+import { keychainFor, type SecretStore } from './core/secrets'
 import { exportSecrets, importSecrets } from './core/secrets-export'
 import { openService } from './core/service'
 
-export const BACKUP_USAGE = `  certdesk admin [--data-dir D] backup --out FILE
-  certdesk admin restore --from FILE --data-dir D            (D must not hold a store yet)
+export const BACKUP_USAGE = `  certdesk admin [--data-dir D] backup --out FILE [--with-passphrase]
+                 (default: authenticated with this data dir's key in the OS keychain; --with-passphrase
+                  for another machine, passphrase from CERTDESK_BACKUP_PASSPHRASE, stdin or prompt)
+  certdesk admin restore --from FILE --data-dir D [--secrets FILE] [--accept-unauthenticated]
+                 (D must not hold a store yet; --secrets: the secrets export, for a keychain backup on
+                  another machine; --accept-unauthenticated: a backup without authentication, from an earlier CertDesk)
   certdesk admin [--data-dir D] secrets export --out FILE    (passphrase: CERTDESK_SECRETS_PASSPHRASE, stdin or prompt)
   certdesk admin [--data-dir D] secrets import --from FILE`
 
@@ -21,40 +28,58 @@ export const isBackupCommand = (noun: string | undefined): boolean =>
   noun === 'backup' || noun === 'restore' || noun === 'secrets'
 
 export const PASSPHRASE_ENV = 'CERTDESK_SECRETS_PASSPHRASE'
+export const BACKUP_PASSPHRASE_ENV = 'CERTDESK_BACKUP_PASSPHRASE'
 
 export async function backupAdmin(dataDir: string, words: string[], v: Values): Promise<number> {
   const key = words[0] === 'secrets' ? commandKey(words) : words[0]
   switch (key) {
     case 'backup': {
       const out = need(v, 'out')
-      let shown = -1
-      const report = await backupDataDir(dataDir, out, (p) => {
-        // Progress on stderr in tenths, so stdout stays one JSON answer.
-        const tenth = p.totalPages === 0 ? 10 : Math.floor(((p.totalPages - p.remainingPages) / p.totalPages) * 10)
-        if (tenth !== shown) process.stderr.write(`certdesk: backup ${tenth * 10}%\n`)
-        shown = tenth
-      })
-      print({
-        success: true,
-        ...report,
-        note: 'the store only; the secrets live in the OS keychain: keep a `certdesk admin secrets export` with it'
-      })
+      const service = openService({ dataDir })
+      try {
+        const auth: BackupAuth = v['with-passphrase']
+          ? {
+              kind: 'passphrase',
+              passphrase: await readPassphrase('passphrase for the backup: ', BACKUP_PASSPHRASE_ENV)
+            }
+          : { kind: 'keychain', secrets: service.ctx.secrets }
+        let shown = -1
+        const report = await backupDataDir(service.ctx, out, auth, (p) => {
+          // Progress on stderr in tenths, so stdout stays one JSON answer.
+          const tenth = p.totalPages === 0 ? 10 : Math.floor(((p.totalPages - p.remainingPages) / p.totalPages) * 10)
+          if (tenth !== shown) process.stderr.write(`certdesk: backup ${tenth * 10}%\n`)
+          shown = tenth
+        })
+        print({
+          success: true,
+          ...report,
+          note:
+            auth.kind === 'keychain'
+              ? "authenticated with the backup key in this machine's OS keychain: it restores here, or elsewhere with `restore --secrets` and a `certdesk admin secrets export`; the secrets live in the OS keychain: keep an export with it"
+              : 'authenticated with your passphrase: restore asks for it; the secrets live in the OS keychain: keep a `certdesk admin secrets export` with it'
+        })
+      } finally {
+        service.close()
+      }
       return 0
     }
     case 'restore': {
       if (!v['data-dir']) throw new UsageError('restore needs --data-dir: the empty data dir to restore into')
-      print({ success: true, ...restoreStore(need(v, 'from'), dataDir) })
+      print({ success: true, ...(await restore(need(v, 'from'), dataDir, v)) })
       return 0
     }
     case 'secrets export': {
       const out = need(v, 'out')
-      if (existsSync(out)) throw conflict(`could not export the secrets to ${out}: the file exists; choose a new name`)
+      // Asked before the passphrase is typed; the write itself refuses a name taken meanwhile.
+      if (isPresent(out))
+        throw conflict(
+          `could not export the secrets to ${out}: a file, folder or link of that name exists; choose a new name`
+        )
       const passphrase = await readPassphrase('passphrase for the secrets file: ')
       const service = openService({ dataDir })
       try {
         const { file, count } = exportSecrets(service.ctx.secrets, passphrase, installId(service))
-        writeFileSync(`${out}.partial`, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 })
-        renameSync(`${out}.partial`, out)
+        writeNewFileSync(out, `${JSON.stringify(file, null, 2)}\n`, 'the secrets')
         print({ success: true, file: out, secrets: count })
       } finally {
         service.close()
@@ -77,6 +102,51 @@ export async function backupAdmin(dataDir: string, words: string[], v: Values): 
   }
 }
 
+/**
+ * A restore: the backup's key from this machine's keychain, from a passphrase, or (`--secrets`)
+ * from the secrets export made with it, whose secrets then go into this machine's keychain.
+ */
+async function restore(from: string, dataDir: string, v: Values) {
+  const secretsFile = v.secrets
+  let fromExport: SecretStore | null = null
+  let exported: { text: string; passphrase: string } | null = null
+  if (secretsFile) {
+    exported = {
+      text: readFileSync(secretsFile, 'utf8'),
+      passphrase: await readPassphrase('passphrase of the secrets file: ', PASSPHRASE_ENV)
+    }
+  }
+  const report = await restoreStore(from, dataDir, {
+    acceptUnauthenticated: v['accept-unauthenticated'] === true,
+    keychainFor: (id) => {
+      if (!exported) return keychainFor(id)
+      // Refuses a secrets file of another data dir; nothing reaches a keychain before the restore succeeded.
+      fromExport = memoryStore()
+      importSecrets(fromExport, exported.text, exported.passphrase, id)
+      return fromExport
+    },
+    keychainHint: 'give its secrets export with --secrets FILE',
+    passphrase: () => readPassphrase('passphrase of the backup: ', BACKUP_PASSPHRASE_ENV)
+  })
+  const imported = fromExport as SecretStore | null
+  if (!imported?.list || !report.install_id) return report
+  const keychain = keychainFor(report.install_id)
+  const items = imported.list()
+  for (const s of items) keychain.set(s.name, s.value)
+  return { ...report, secrets_imported: items.length }
+}
+
+/** Secrets held in this process only, until the restore they belong to has succeeded. */
+function memoryStore(): SecretStore {
+  const m = new Map<string, string>()
+  return {
+    get: (name) => m.get(name) ?? null,
+    set: (name, value) => void m.set(name, value),
+    delete: (name) => void m.delete(name),
+    list: () => [...m].map(([name, value]) => ({ name, value }))
+  }
+}
+
 const installId = (service: ReturnType<typeof openService>): string => {
   const id = service.settings.get('install_id')
   if (!id) throw conflict('could not find the install id of this data dir')
@@ -84,15 +154,15 @@ const installId = (service: ReturnType<typeof openService>): string => {
 }
 
 /** The passphrase from the environment, from piped stdin (its first line), or from a silent prompt. */
-async function readPassphrase(prompt: string): Promise<string> {
-  const fromEnv = process.env[PASSPHRASE_ENV]
+async function readPassphrase(prompt: string, envName = PASSPHRASE_ENV): Promise<string> {
+  const fromEnv = process.env[envName]
   if (fromEnv) return fromEnv
   const stdin = process.stdin
   if (!stdin.isTTY) {
     let text = ''
     for await (const chunk of stdin) text += String(chunk)
     const line = text.split(/\r?\n/)[0] ?? ''
-    if (!line) throw new UsageError(`no passphrase: set ${PASSPHRASE_ENV}, pipe it on stdin, or run in a terminal`)
+    if (!line) throw new UsageError(`no passphrase: set ${envName}, pipe it on stdin, or run in a terminal`)
     return line
   }
   process.stderr.write(prompt)

@@ -3,8 +3,9 @@
  * scheduler runs with the clock stopped at `--as-of` (UTC midnight), so a run applies the CA/B
  * Baseline Requirements' validity and reuse dates and the due dates of that day.
  */
-import { readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { commandKey, need, print, UsageError, type Values } from './cli-args'
+import { writeNewFileSync } from './core/exclusive-file'
 import { openService } from './core/service'
 import { EDITABLE_SETTINGS } from './core/settings'
 import { fixedClock, isValidDate } from './core/time'
@@ -49,7 +50,8 @@ export async function certificateAdmin(dataDir: string, words: string[], v: Valu
       case 'ca root': {
         const pem = await service.localCa.rootPem()
         if (v.out) {
-          writeFileSync(v.out, pem, { mode: 0o644 })
+          // A new file only; 0644, as a trust anchor is public and other tools must read it.
+          writeNewFileSync(v.out, pem, 'the CA root', 0o644)
           print({
             success: true,
             path: v.out,

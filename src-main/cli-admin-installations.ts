@@ -4,9 +4,10 @@
  * adapters over src-main/core/installations, imports and reports; JSON on stdout like every
  * admin command, CSV to a file with `--out`.
  */
-import { readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { commandKey, int, need, optionalInt, print, UsageError, type Values } from './cli-args'
 import type { ImportOptions } from './core/imports'
+import { writeNewFileSync } from './core/exclusive-file'
 import type { StartTls } from './core/installations'
 import { expiringCsv } from './core/reports'
 import type { Service } from './core/service'
@@ -17,7 +18,7 @@ export const INSTALLATION_USAGE = `  certdesk admin [--data-dir D] installations
   certdesk admin [--data-dir D] installations endpoint add --order ID --host NAME [--port N] [--address IP] [--starttls smtp|imap|pop3]
   certdesk admin [--data-dir D] installations endpoint remove --order ID --target ID
   certdesk admin [--data-dir D] import files --reseller ID --file F [--file F …] [--password-file P] [--with-keys]
-  certdesk admin [--data-dir D] import folder --reseller ID --folder DIR [--password-file P] [--with-keys]
+  certdesk admin [--data-dir D] import folder --reseller ID --folder DIR [--password-file P] [--with-keys] [--follow-links]
   certdesk admin [--data-dir D] import endpoints --reseller ID --endpoint HOST:PORT|A.B.C.D/NN:PORT [--endpoint …]
   certdesk admin [--data-dir D] imports list --reseller ID
   certdesk admin [--data-dir D] imports quote|renew --reseller ID --imported ID
@@ -96,7 +97,7 @@ export async function installationAdmin(service: Service, words: string[], v: Va
       const rows = service.reports.expiring({ days: int(v, 'days'), resellerId: optionalInt(v, 'reseller') ?? null })
       if (v.out) {
         // A new file only: an existing one (perhaps another report, perhaps not a report) stays.
-        writeFileSync(v.out, expiringCsv(rows), { flag: 'wx', mode: 0o600 })
+        writeNewFileSync(v.out, expiringCsv(rows), 'the report')
         print({ success: true, rows: rows.length, out: v.out })
       } else print({ success: true, certificates: rows })
       return 0
@@ -111,6 +112,7 @@ function importOptions(v: Values): ImportOptions {
   const file = v['password-file']
   return {
     password: file ? readFileSync(file, 'utf8').replace(/\r?\n$/, '') : undefined,
-    withKeys: Boolean(v['with-keys'])
+    withKeys: Boolean(v['with-keys']),
+    followLinks: Boolean(v['follow-links'])
   }
 }

@@ -59,10 +59,14 @@ const OPTIONS = {
   endpoint: { type: 'string', multiple: true },
   'password-file': { type: 'string' },
   'with-keys': { type: 'boolean' },
+  'follow-links': { type: 'boolean' },
   imported: { type: 'string' },
   days: { type: 'string' },
   // backup and restore; `from` is also an alert email's sender
   from: { type: 'string' },
+  'with-passphrase': { type: 'boolean' },
+  secrets: { type: 'string' },
+  'accept-unauthenticated': { type: 'boolean' },
   // alerts
   rule: { type: 'string' },
   hours: { type: 'string' },

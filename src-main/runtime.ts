@@ -72,12 +72,30 @@ export interface RunningCertDesk {
   stop(): Promise<void>
 }
 
+/**
+ * One line when no durable keychain answers at start, else null. CertDesk then starts anyway:
+ * everything that needs no new secret (reads, orders of plain products, existing API keys,
+ * which are matched by hash) works, and whatever would create a key or keep a secret is refused
+ * with 503 until the keychain answers, without a restart.
+ */
+export function keychainNotice(service: Service): string | null {
+  const reason = service.ctx.secrets.unavailableReason?.()
+  if (!reason) return null
+  return (
+    `no durable OS keychain (${reason}): CertDesk serves and reads, but refuses to create keys and keep secrets ` +
+    '(the local CA, kept private keys, API keys, ACME subscriptions) until one answers; ' +
+    'start or unlock the OS keychain (on Linux: a Secret Service such as gnome-keyring, or --keyring-dir on a headless server)'
+  )
+}
+
 export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk> {
   const host = opts.host ?? '127.0.0.1'
   const port = opts.port ?? DEFAULT_PORT
   const acmePort = opts.acmePort ?? (port === 0 ? 0 : DEFAULT_ACME_PORT)
   const service = openService({ dataDir: opts.dataDir, nativeBinding: opts.nativeBinding })
   try {
+    const keychain = keychainNotice(service)
+    if (keychain) opts.log.error(keychain)
     const demoReseller = opts.demo ? ensureDemoReseller(service) : null
     let apiUrl = ''
     const ui = opts.browserUi
@@ -106,6 +124,9 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
         return null
       }
     )
+    // Started: from here on a write that meets another process's lock must not sleep on this,
+    // the only thread; writers wait on timers instead (core/store-lock.ts).
+    service.stopWaitingOnLocks()
     // The scheduler runs a pass at once (catching up on reissues that fell due while CertDesk
     // was closed or the machine slept), then hourly, and retries due deploys every minute.
     const stopScheduler = startSchedulerLoop(service.scheduler, (line) => opts.log.info(line))

@@ -108,8 +108,13 @@ export const ImportOutcome = Type.Object({
 export type ImportOutcome = Static<typeof ImportOutcome>
 
 export const ImportOptions = Type.Object(
-  { password: Type.Optional(Text), withKeys: Type.Optional(Flag) },
-  { must: 'must be { password?, withKeys? }' }
+  {
+    password: Type.Optional(Text),
+    withKeys: Type.Optional(Flag),
+    /** Folder imports: follow symbolic links that stay inside the folder (Let's Encrypt's live/ → archive/). */
+    followLinks: Type.Optional(Flag)
+  },
+  { must: 'must be { password?, withKeys?, followLinks? }' }
 )
 export type ImportOptions = Static<typeof ImportOptions>
 

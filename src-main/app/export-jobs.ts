@@ -3,12 +3,15 @@
  * chose: batches of rows read by key (src-main/core/list-pages.ts), turned into CSV text
  * (RFC 4180, csv-stringify) and appended to the file, so time is linear in the rows and memory is
  * one batch. A job runs on whatever screen the user goes to, reports its progress with an
- * estimate, and can be cancelled; a cancelled or failed export removes its partial file.
+ * estimate, and can be cancelled. The rows go to a private temp file beside the chosen name
+ * (core/exclusive-file.ts), which takes that name only when the export is whole: a cancelled or failed
+ * export leaves nothing, and nobody ever reads half an export under its name.
  */
 import { stringify } from 'csv-stringify/sync'
-import { constants, promises as fs } from 'node:fs'
+import { promises as fs } from 'node:fs'
 import { dirname, isAbsolute, sep } from 'node:path'
 import { invalid, notFound } from '../core/errors'
+import { createBeside, discard, publish, type ExclusiveTemp } from '../core/exclusive-file'
 import { EXPORT_HEADERS, type ListPages } from '../core/list-pages'
 import type { ExportJobView, ExportRequest } from '../../src-shared/list-records'
 
@@ -28,9 +31,10 @@ export const SUGGESTED_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.csv$/
 
 /**
  * The checks an export path passes before anything is written: absolute, no `..` segment, a
- * `.csv` name, in an existing directory, and not an existing file, directory or symlink. The file
- * is then created with O_EXCL and O_NOFOLLOW, so a file or link appearing in between is refused
- * by the kernel too, and nothing the user already has is overwritten.
+ * `.csv` name, in an existing directory, and not an existing file, directory or symlink. The rows
+ * then go to a temp file created with O_EXCL and O_NOFOLLOW, which takes the name with link(2),
+ * so a file or link appearing in between is refused by the kernel too, and nothing the user
+ * already has is overwritten.
  */
 export async function checkExportPath(path: string): Promise<string> {
   const why = (reason: string) => invalid(`could not export to ${JSON.stringify(path)}: ${reason}`)
@@ -61,13 +65,9 @@ export class ExportJobs {
 
   async start(resellerId: number, req: ExportRequest): Promise<ExportJobView> {
     const path = await checkExportPath(req.path)
-    const file = await fs
-      .open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600)
-      .catch((e: NodeJS.ErrnoException) => {
-        throw invalid(
-          `could not export to ${JSON.stringify(path)}: ${e.code === 'EEXIST' ? 'it exists already' : e.message}`
-        )
-      })
+    const file = await createBeside(path).catch((e: NodeJS.ErrnoException) => {
+      throw invalid(`could not export to ${JSON.stringify(path)}: ${e.code ?? e.message}`)
+    })
     const job: Job = {
       id: this.nextId++,
       list: req.list,
@@ -102,14 +102,14 @@ export class ExportJobs {
     while (this.jobs.some((j) => j.state === 'running')) await new Promise((r) => setTimeout(r, 20))
   }
 
-  private async run(job: Job, file: fs.FileHandle, req: ExportRequest): Promise<void> {
+  private async run(job: Job, file: ExclusiveTemp, req: ExportRequest): Promise<void> {
     try {
-      await file.write(stringify([EXPORT_HEADERS[req.list]], { record_delimiter: 'windows' }))
+      await file.handle.write(stringify([EXPORT_HEADERS[req.list]], { record_delimiter: 'windows' }))
       let after = null
       for (;;) {
         if (job.cancel) break
         const batch = this.pages.exportBatch(req.list, job.resellerId, req, after, BATCH)
-        if (batch.rows.length > 0) await file.write(stringify(batch.rows, { record_delimiter: 'windows' }))
+        if (batch.rows.length > 0) await file.handle.write(stringify(batch.rows, { record_delimiter: 'windows' }))
         job.rows += batch.rows.length
         // Rows written after the total was read (new orders) count too.
         job.total = Math.max(job.total, job.rows)
@@ -120,17 +120,16 @@ export class ExportJobs {
         // Let the bridge answer between batches.
         await new Promise((r) => setImmediate(r))
       }
-      await file.close()
       if (job.cancel) {
-        await fs.rm(job.path, { force: true })
+        await discard(file)
         job.state = 'cancelled'
       } else {
+        await publish(file, job.path, `the ${req.list}`)
         job.state = 'done'
         job.secondsLeft = 0
       }
     } catch (err) {
-      await file.close().catch(() => undefined)
-      await fs.rm(job.path, { force: true }).catch(() => undefined)
+      await discard(file)
       job.state = 'failed'
       job.error = `could not export the ${req.list}: ${(err as Error).message}`
     }

@@ -31,6 +31,7 @@ import { storageFault } from '../core/store-faults'
 import { backupJobsFor } from '../core/backup'
 // Pages as the reseller API pages them (reseller API v3.0 "Limits": default 50, at most 100).
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/paging'
+import { READ_ONLY_METHODS } from './bridge-reads'
 import { checkArgs } from './validate'
 import type { EventFilter as EventFilterInput } from '../../src-shared/records'
 import { subscriptionCertificates } from '../core/acme-subscription-certificates'
@@ -78,7 +79,7 @@ const certView = ({ orderId: _orderId, ...c }: StoredCertificate) => c
  */
 export function createHandlers(service: Service, env: AppEnvironment): AppHandlers {
   const handlers = adapters(service, env)
-  return Object.fromEntries(
+  const table = Object.fromEntries(
     (Object.keys(handlers) as AppMethod[]).map((m) => {
       const fn = handlers[m] as (...a: unknown[]) => unknown
       // An async handler refuses with a rejected promise, a plain one by throwing, as each did alone.
@@ -91,7 +92,12 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
       return [m, guarded]
     })
   ) as AppHandlers
+  writeGates.set(table, () => service.ctx.whenWritable())
+  return table
 }
+
+/** How a table's writing methods wait for the store's write lock (core/store-lock.ts). */
+const writeGates = new WeakMap<AppHandlers, () => Promise<void>>()
 
 const fail = (err: Error): never => {
   throw err
@@ -450,6 +456,10 @@ export type BridgeAnswer = {
  */
 export async function callHandler(handlers: AppHandlers, method: AppMethod, args: unknown[]): Promise<BridgeAnswer> {
   try {
+    // A method that writes waits on timers while another process holds the store's lock, so
+    // its synchronous transactions never sleep on the main process's only thread (the window's
+    // or the listener's); reads go straight on (bridge-reads.ts).
+    if (!READ_ONLY_METHODS.has(method)) await writeGates.get(handlers)?.()
     const fn = handlers[method] as (...a: unknown[]) => unknown
     const result = await fn(...args)
     return { status: 200, body: { success: true, result: result === undefined ? null : result } }

@@ -5,9 +5,9 @@
  * (pebble-challtestsrv as DNS, certbot/lego's own HTTP responder on a high port).
  */
 import { createHash } from 'node:crypto'
-import { request } from 'node:http'
 import { isIP } from 'node:net'
 import { dnsResolver } from './dns-resolver'
+import { exchange, OutboundError, type Answer } from './outbound'
 import { resolveTarget, TargetRefused } from './validation-target'
 
 /** A failed check, typed as RFC 8555 §6.7 names it, so the ACME server can answer with it. */
@@ -28,9 +28,15 @@ export interface CheckSettings {
   http01Port: number
   /** The lab setting `dcv.allow_private_addresses`: http-01 may reach loopback and private addresses. */
   allowPrivateAddresses: boolean
-  /** How long the http-01 request waits for an answer (DNS queries: dns-resolver.ts). */
+  /**
+   * The total deadline of the http-01 request, from connecting to the last byte of the answer,
+   * so a server that trickles its answer cannot hold the check (DNS queries: dns-resolver.ts).
+   */
   timeoutMs: number
 }
+
+/** A key authorization is a token and a thumbprint, under 200 bytes; a longer answer is not one. */
+const MAX_ANSWER_BYTES = 8192
 
 /** The checked address http-01 connects to (validation-target.ts); never the name itself. */
 async function addressOf(name: string, s: CheckSettings): Promise<string> {
@@ -59,53 +65,39 @@ export async function checkHttp01(
 ): Promise<void> {
   const address = await addressOf(name, s)
   const path = `/.well-known/acme-challenge/${token}`
-  const body = await new Promise<string>((resolve, reject) => {
-    const req = request(
-      {
+  let answer: Answer
+  try {
+    answer = await exchange({
+      url: null,
+      secure: false,
+      options: {
         host: address,
         family: isIP(address),
-        // A fresh connection to the checked address: no pooled socket from another check.
-        agent: false,
         port: s.http01Port,
         path,
         method: 'GET',
-        headers: { host: name, 'user-agent': 'CertDesk ACME validator' },
-        timeout: s.timeoutMs
+        headers: { host: name, 'user-agent': 'CertDesk ACME validator' }
       },
-      (res) => {
-        let text = ''
-        res.setEncoding('utf8')
-        res.on('data', (d: string) => {
-          text += d
-          if (text.length > 8192) req.destroy(new Error('response too long'))
-        })
-        res.on('end', () => {
-          // A redirect is an answer other than 200, not followed: it could lead the check to an
-          // address resolveTarget did not check.
-          if (res.statusCode !== 200)
-            reject(
-              new ChallengeFailure(
-                'incorrectResponse',
-                `could not validate ${name}: http://${name}${path} answered ${res.statusCode}`
-              )
-            )
-          else resolve(text)
-        })
-      }
+      deadlineMs: s.timeoutMs,
+      maxBytes: MAX_ANSWER_BYTES,
+      overLimit: `the answer is longer than ${MAX_ANSWER_BYTES} bytes`
+    })
+  } catch (err) {
+    if (err instanceof OutboundError && err.code === 'ETOOLARGE')
+      throw new ChallengeFailure('incorrectResponse', `could not validate ${name}: ${err.message}`)
+    throw new ChallengeFailure(
+      'connection',
+      `could not connect to ${name} (${address}:${s.http01Port}): ${err instanceof OutboundError ? err.message : ((err as NodeJS.ErrnoException).code ?? (err as Error).message)}`
     )
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${s.timeoutMs} ms`)))
-    req.on('error', (err) =>
-      reject(
-        err instanceof ChallengeFailure
-          ? err
-          : new ChallengeFailure(
-              'connection',
-              `could not connect to ${name} (${address}:${s.http01Port}): ${(err as NodeJS.ErrnoException).code ?? err.message}`
-            )
-      )
+  }
+  // A redirect is an answer other than 200, not followed: it could lead the check to an
+  // address resolveTarget did not check.
+  if (answer.status !== 200)
+    throw new ChallengeFailure(
+      'incorrectResponse',
+      `could not validate ${name}: http://${name}${path} answered ${answer.status}`
     )
-    req.end()
-  })
+  const body = answer.body.toString('utf8')
   // §8.3: the body is the key authorization; surrounding whitespace is tolerated.
   if (body.trim() !== keyAuthorization) {
     throw new ChallengeFailure(

@@ -7,7 +7,7 @@
  * account per reseller the CA itself, not only CertDesk, refuses another reseller's order.
  *
  * The account CertDesk had before (one for everyone, `issuer.acme.account_url`) is kept only for
- * names that a single reseller had ordered through it (migration 0015), and only for that
+ * names that a single reseller had ordered through it (migration 0016), and only for that
  * reseller, so records its customers published keep working for it. No new order of a name that
  * another reseller could have been shown starts there.
  */
@@ -27,7 +27,7 @@ export const ACME_ISSUER_SETTINGS = {
   eabKid: 'issuer.acme.eab_kid',
   /** Optional PEM file of extra roots to trust for the directory's HTTPS (a private or test CA). */
   caBundle: 'issuer.acme.ca_bundle',
-  /** The one account URL of schemas 6-14, kept for the names bound to it (see above). */
+  /** The one account URL of schemas 6-15, kept for the names bound to it (see above). */
   accountUrl: 'issuer.acme.account_url',
   /** The issuer domain name the CA's dns-persist-01 challenges named last (shown with the record). */
   persistIssuer: 'issuer.acme.persist_issuer'

@@ -6,10 +6,8 @@
  *  - email (BR §3.2.2.4.4, constructed addresses): an approval code mailed to the approver.
  * Where to look is configurable (settings), so tests point the checks at loopback servers.
  */
-import http from 'node:http'
-import https from 'node:https'
-import nodemailer from 'nodemailer'
 import { dnsResolver } from './dns-resolver'
+import { exchange, sendThroughRelay } from './outbound'
 import { DCV_SETTINGS } from './setting-keys'
 import type { Settings } from './settings'
 import { resolveTarget, TargetRefused } from './validation-target'
@@ -25,8 +23,15 @@ export const CA_MARKER = 'certdesk.invalid'
 
 export { DCV_SETTINGS }
 
-/** One HTTP fetch or SMTP step may take this long before it counts as failed (DNS: dns-resolver.ts). */
-const CHECK_TIMEOUT_MS = 5000
+/**
+ * One validation fetch, from connecting to the last byte of the file, may take this long
+ * (DNS: dns-resolver.ts). The file is three short lines: a working server sends it in well under
+ * a second, even across the world over TLS; 10 s leaves room for a slow handshake on a loaded
+ * server, and a peer that trickles or never answers costs one order this much, never more.
+ */
+export const CHECK_DEADLINE_MS = 10_000
+/** How long connecting to the SMTP relay, or its greeting, may take alone (outbound.ts bounds the whole send). */
+const SMTP_STEP_MS = 5000
 /** The validation file is three short lines; anything much larger is not ours. */
 const MAX_FILE_BYTES = 64 * 1024
 
@@ -92,46 +97,36 @@ export function dcvNetwork(settings: Settings): DcvNetwork {
   }
 }
 
-function fetchText(
+/**
+ * GETs `path` from the checked address. The whole exchange (connect, TLS, headers, body) ends
+ * within CHECK_DEADLINE_MS, and at most MAX_FILE_BYTES of the body are read.
+ */
+async function fetchText(
   scheme: 'http' | 'https',
   host: string,
   address: string,
   port: number,
   path: string
 ): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const defaultPort = scheme === 'http' ? 80 : 443
-    const opts = {
-      // The checked address itself, so no second lookup happens (validation-target.ts); no
-      // agent, so no pooled connection made for another check is reused.
+  const defaultPort = scheme === 'http' ? 80 : 443
+  const answer = await exchange({
+    url: null,
+    secure: scheme === 'https',
+    options: {
+      // The checked address itself, so no second lookup happens (validation-target.ts).
       host: address,
-      agent: false,
       port,
       path,
       method: 'GET',
       headers: { Host: port === defaultPort ? host : `${host}:${port}`, 'User-Agent': 'CertDesk-DCV/1.0' },
-      timeout: CHECK_TIMEOUT_MS,
       // BR §3.2.2.4.18 checks control of the content, not the server's certificate.
       ...(scheme === 'https' ? { servername: host, rejectUnauthorized: false } : {})
-    }
-    const req = (scheme === 'http' ? http : https).request(opts, (res) => {
-      const chunks: Buffer[] = []
-      let size = 0
-      res.on('data', (c: Buffer) => {
-        size += c.length
-        if (size > MAX_FILE_BYTES) {
-          req.destroy(new Error('the file is larger than 64 KiB'))
-          return
-        }
-        chunks.push(c)
-      })
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }))
-      res.on('error', reject)
-    })
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${CHECK_TIMEOUT_MS / 1000} s`)))
-    req.on('error', reject)
-    req.end()
+    },
+    deadlineMs: CHECK_DEADLINE_MS,
+    maxBytes: MAX_FILE_BYTES,
+    overLimit: 'the file is larger than 64 KiB'
   })
+  return { status: answer.status, body: answer.body.toString('utf8') }
 }
 
 const reason = (err: unknown): string => {
@@ -208,24 +203,22 @@ export async function deliverMail(settings: Settings, mail: Mail): Promise<'smtp
   const url = settings.get(DCV_SETTINGS.smtpUrl)
   if (!url) return 'outbox'
   const u = new URL(url)
-  const transport = nodemailer.createTransport({
-    host: u.hostname,
-    port: Number(u.port || (u.protocol === 'smtps:' ? 465 : 25)),
-    secure: u.protocol === 'smtps:',
-    connectionTimeout: CHECK_TIMEOUT_MS,
-    greetingTimeout: CHECK_TIMEOUT_MS,
-    socketTimeout: CHECK_TIMEOUT_MS
-  })
-  try {
-    await transport.sendMail({
+  await sendThroughRelay(
+    {
+      host: u.hostname,
+      port: Number(u.port || (u.protocol === 'smtps:' ? 465 : 25)),
+      secure: u.protocol === 'smtps:',
+      connectionTimeout: SMTP_STEP_MS,
+      greetingTimeout: SMTP_STEP_MS,
+      socketTimeout: SMTP_STEP_MS
+    },
+    {
       // Empty means the default, as for every setting.
       from: settings.get(DCV_SETTINGS.smtpFrom) || 'CertDesk validation <dcv@certdesk.invalid>',
       to: mail.to,
       subject: mail.subject,
       text: mail.text
-    })
-  } finally {
-    transport.close()
-  }
+    }
+  )
   return 'smtp'
 }

@@ -9,8 +9,10 @@
  *   never pass for a name in the zone (dns-packet joins labels with dots without escaping them);
  * - a query is one question of at most MAX_QUERY_BYTES, else FORMERR; a datagram that is itself
  *   a response is dropped (no reflection loops);
- * - memory is bounded: no state per UDP query, at most MAX_TCP_CONNECTIONS TCP connections, each
- *   holding at most one frame and closed after TCP_IDLE_MS of silence.
+ * - memory and work are bounded: no state per UDP query; over TCP at most MAX_TCP_CONNECTIONS
+ *   connections (MAX_TCP_PER_ADDRESS from one client), each holding at most one frame, answering
+ *   at most MAX_QUERIES_PER_CONNECTION queries, and closed after TCP_IDLE_MS of silence or
+ *   TCP_CONNECTION_MS in all, whatever the client sends.
  */
 import { createSocket, type Socket } from 'node:dgram'
 import { createServer, type Server, type Socket as TcpSocket } from 'node:net'
@@ -22,8 +24,30 @@ export const MAX_QUERY_BYTES = 512
 const UDP_ANSWER_BYTES = 512
 /** EDNS(0) clients may take more (RFC 6891 §6.2.5); 1232 is the DNS Flag Day 2020 size. */
 const EDNS_ANSWER_BYTES = 1232
+/**
+ * TCP connections open at once. A CA's resolvers come to TCP only after a truncated UDP answer
+ * (RFC 7766 §5), a few at a time; 64 is far above that and keeps file descriptors in check.
+ */
 export const MAX_TCP_CONNECTIONS = 64
+/**
+ * TCP connections open at once from one client address (IPv6: one /64, what one host is given,
+ * RFC 4291 §2.5.1), so a single client cannot take every place and shut CAs out of TCP.
+ */
+export const MAX_TCP_PER_ADDRESS = 8
+/** Silence after which a TCP connection is closed (RFC 7766 §6.2.3 asks for seconds, not minutes). */
 export const TCP_IDLE_MS = 5000
+/**
+ * How long one TCP connection may stay open in all. A client that sends a byte every few
+ * seconds is never silent for TCP_IDLE_MS; this ends it anyway. A resolver sends its query
+ * right after connecting and reads the answer at once: 10 s is ample even over a slow path.
+ */
+export const TCP_CONNECTION_MS = 10_000
+/**
+ * Queries answered on one TCP connection before it is closed. RFC 7766 §6.2.1 asks servers to
+ * answer pipelined queries, and a resolver sends one or a few; each answer reads the store on the
+ * event loop that also serves the API, so 10,000 pipelined queries must not mean 10,000 reads.
+ */
+export const MAX_QUERIES_PER_CONNECTION = 8
 /** Short TTLs: a new dns-01 value must be seen at once, and a negative answer not kept long. */
 const TTL = 60
 
@@ -144,6 +168,20 @@ function encode(p: Packet, transport: 'udp' | 'tcp', limit: number): Buffer {
   return dnsPacket.encode({ ...p, flags: (p.flags ?? 0) | dnsPacket.TRUNCATED_RESPONSE, answers: [], authorities: [] })
 }
 
+/** Whose share of the TCP connections a peer uses: its IPv4 address, or its IPv6 /64. */
+function clientKey(address: string): string {
+  const v4 = /^(?:::ffff:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
+  if (v4) return v4[1]
+  const [head, tail = ''] = address.toLowerCase().split('::')
+  const left = head ? head.split(':') : []
+  const right = tail ? tail.split(':') : []
+  const groups = address.includes('::') ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right] : left
+  return groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')
+}
+
 /** Starts the responder on UDP and TCP at the same address and port. */
 export async function startDelegatedDns(opts: DelegatedDnsOptions): Promise<RunningDelegatedDns> {
   const udp: Socket = createSocket({ type: opts.host.includes(':') ? 'udp6' : 'udp4' })
@@ -166,17 +204,29 @@ export async function startDelegatedDns(opts: DelegatedDnsOptions): Promise<Runn
   })
   const port = udp.address().port
   const sockets = new Set<TcpSocket>()
+  const perClient = new Map<string, number>()
   const tcp: Server = createServer((sock) => {
-    if (sockets.size >= MAX_TCP_CONNECTIONS) {
+    const client = clientKey(sock.remoteAddress ?? '')
+    const fromClient = perClient.get(client) ?? 0
+    if (sockets.size >= MAX_TCP_CONNECTIONS || fromClient >= MAX_TCP_PER_ADDRESS) {
       sock.destroy()
       return
     }
     sockets.add(sock)
-    sock.on('close', () => sockets.delete(sock))
+    perClient.set(client, fromClient + 1)
+    const deadline = setTimeout(() => sock.destroy(), TCP_CONNECTION_MS)
+    sock.on('close', () => {
+      clearTimeout(deadline)
+      sockets.delete(sock)
+      const left = (perClient.get(client) ?? 1) - 1
+      if (left > 0) perClient.set(client, left)
+      else perClient.delete(client)
+    })
     sock.on('error', () => undefined)
     sock.setTimeout(TCP_IDLE_MS, () => sock.destroy())
     let buf = Buffer.alloc(0)
-    sock.on('data', (chunk: Buffer) => {
+    let answered = 0
+    const onData = (chunk: Buffer): void => {
       buf = Buffer.concat([buf, chunk])
       // RFC 1035 §4.2.2: each message behind a two-byte length.
       while (buf.length >= 2) {
@@ -200,10 +250,18 @@ export async function startDelegatedDns(opts: DelegatedDnsOptions): Promise<Runn
         }
         const head = Buffer.alloc(2)
         head.writeUInt16BE(out.length)
+        answered++
+        if (answered >= MAX_QUERIES_PER_CONNECTION) {
+          // The last answer, then the connection ends; what else the client sent is not read.
+          sock.off('data', onData)
+          sock.end(Buffer.concat([head, out]))
+          return
+        }
         sock.write(Buffer.concat([head, out]))
       }
       if (buf.length > 2 + MAX_QUERY_BYTES) sock.destroy()
-    })
+    }
+    sock.on('data', onData)
   })
   tcp.maxConnections = MAX_TCP_CONNECTIONS
   await new Promise<void>((resolve, reject) => {

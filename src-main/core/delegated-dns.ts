@@ -41,9 +41,9 @@ export function delegatedName(domain: string): string {
 }
 
 /**
- * The name-only label of schemas 11-14: a digest of the name, the same for every reseller. Kept
+ * The name-only label of schemas 11-15: a digest of the name, the same for every reseller. Kept
  * only by the reseller that alone had ordered the name when labels were bound to resellers
- * (migration 0015), so the CNAMEs its customers set keep working for it and for no one else.
+ * (migration 0016), so the CNAMEs its customers set keep working for it and for no one else.
  */
 export function legacyDelegationLabel(domain: string): string {
   return `d${createHash('sha256').update(delegatedName(domain)).digest('hex').slice(0, 24)}`

@@ -287,6 +287,8 @@ export class LocalCa implements Issuer {
 
   private async create(): Promise<LoadedCa> {
     const c = this.crypto
+    // The wrapping key first: without a durable keychain no CA key is made at all (503).
+    const wrapping = await this.wrappingKey(true)
     const now = this.ctx.clock()
     const notBefore = addDays(now, -CA_BACKDATE_DAYS)
     const rootKeys = (await c.subtle.generateKey(ROOT_KEY, true, ['sign', 'verify'])) as CryptoKeyPair
@@ -332,7 +334,6 @@ export class LocalCa implements Issuer {
       },
       c
     )
-    const wrapping = await this.wrappingKey(true)
     const rootSealed = await this.wrap(wrapping, await c.subtle.exportKey('pkcs8', rootKeys.privateKey))
     const interSealed = await this.wrap(wrapping, await c.subtle.exportKey('pkcs8', interKeys.privateKey))
     const ts = isoTimestamp(now)

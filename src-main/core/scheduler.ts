@@ -12,7 +12,9 @@ import type { CoreContext } from './context'
 import type { DeployRun, Deploys } from './deploy/deploys'
 import type { RenewalWindows } from './ari'
 import type { Events } from './events'
+import { pool } from './pool'
 import { isoDate, isoTimestamp, parseDate } from './time'
+import { BACKGROUND_WRITE_BUDGET_MS } from './store-lock'
 
 export interface SchedulerReport {
   as_of: string
@@ -48,9 +50,41 @@ export interface SchedulerReport {
 export const SCHEDULER_INTERVAL_MS = 60 * 60 * 1000
 /** How often the loop looks for deploy retries that are due (the shortest backoff is a minute). */
 export const DEPLOY_RETRY_INTERVAL_MS = 60 * 1000
+/**
+ * Orders one pass validates at once. Each may check up to eight names at once
+ * (certificates/validation.ts), so a pass opens at most 64 validation connections; a customer's
+ * server that trickles or never answers holds one of the eight for the fetch deadline (dcv.ts)
+ * and no other order waits for it.
+ */
+export const VALIDATION_CONCURRENCY = 8
+/**
+ * Due reissues and renewals one pass runs at once, beside its validations. A reissue may check
+ * its names again (BR §4.2.1) against a slow server too, so one at a time would let that server
+ * hold every later renewal; signing is quick, and a few at once keep an external CA's rate
+ * limits in sight.
+ */
+export const REISSUE_CONCURRENCY = 4
+
+/** What one piece of a pass's work came to: its value, or the error it threw. */
+type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown }
+const settle = <T>(work: () => Promise<T>): Promise<Outcome<T>> =>
+  work().then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error })
+  )
+
+interface OrderRef {
+  id: number
+  order_number: string
+}
 
 export class Scheduler {
-  private running: Promise<SchedulerReport> | null = null
+  /** Passes in flight: more than one when a pass overruns the next timer. */
+  private readonly passes = new Set<Promise<unknown>>()
+  /** Orders a pass in flight is validating or reissuing; a later pass leaves them to it. */
+  private readonly claimed = new Set<number>()
+  /** A look at the CA's renewal windows in flight; a later pass does not start another. */
+  private windowsLook: Promise<unknown> | null = null
 
   constructor(
     private readonly ctx: CoreContext,
@@ -70,28 +104,38 @@ export class Scheduler {
     }
   ) {}
 
-  /** One pass; a second call while one runs waits for it instead of running twice. */
+  /**
+   * One pass. A call while an earlier pass still runs (one held up by slow validations) starts
+   * its own pass at once, which leaves the orders the earlier one is working on to it: its due
+   * reissues never wait for the earlier pass, and no order is checked or reissued twice.
+   */
   run(): Promise<SchedulerReport> {
-    this.running ??= this.pass().finally(() => {
-      this.running = null
-    })
-    return this.running
+    const pass = this.pass()
+    const settled = pass.catch(() => undefined)
+    this.passes.add(settled)
+    void settled.finally(() => this.passes.delete(settled))
+    return pass
   }
 
   /** Resolves once no pass is running, so the store can be closed under it safely. */
   async idle(): Promise<void> {
-    await this.running?.catch(() => undefined)
+    while (this.passes.size > 0) await Promise.allSettled([...this.passes])
     await this.after?.deploys.idle()
   }
 
   /** Deploy retries come due minutes apart, between the hourly passes. */
   async retryDeploys(): Promise<void> {
+    // In a serving process, wait on timers while another process holds the write lock.
+    await this.ctx.whenWritable(BACKGROUND_WRITE_BUDGET_MS)
     await this.after?.deploys.runDue()
     // Deploy and installation alerts and their delivery retries are due minutes apart too.
     await this.after?.alerts?.tick()
   }
 
   private async pass(): Promise<SchedulerReport> {
+    // In a serving process, wait on timers while another process holds the write lock; a pass
+    // that cannot get it within the budget is given up and the next timer tries again.
+    await this.ctx.whenWritable(BACKGROUND_WRITE_BUDGET_MS)
     const now = this.ctx.clock()
     const today = isoDate(now)
     const report: SchedulerReport = {
@@ -130,76 +174,73 @@ export class Scheduler {
     // and reuse period of a date already past (BR §6.3.2, §4.2.1): issue nothing until it is right.
     const behind = clockBehind(db, now)
 
-    // 1. Validations that have passed since the last look (a file put up, a record added).
-    const waiting = db
-      .prepare(
-        `SELECT id, order_number FROM orders WHERE status IN ('validation_pending', 'processing') AND purchase_end_date > ? ORDER BY id`
-      )
-      .all(today) as { id: number; order_number: string }[]
-    for (const o of behind ? [] : waiting) {
-      try {
-        const cert = await this.certificates.advance(o.id)
-        if (cert) record(o, cert)
-      } catch (err) {
-        fail(o, err)
-      }
+    // Orders another pass in flight is working on are left to it.
+    const free = (o: OrderRef): boolean => !this.claimed.has(o.id)
+    const recordReissue = (o: OrderRef, r: Outcome<Awaited<ReturnType<Certificates['autoReissue']>>>): void => {
+      if (!r.ok) return fail(o, r.error)
+      if (r.value.issued) record(o, r.value.issued)
+      if (r.value.validationNeeded)
+        report.validation_needed.push({
+          order_id: o.id,
+          order_number: o.order_number,
+          reason: r.value.validationNeeded
+        })
     }
+
+    // 1. Validations that have passed since the last look (a file put up, a record added).
+    const waiting = (
+      db
+        .prepare(
+          `SELECT id, order_number FROM orders WHERE status IN ('validation_pending', 'processing') AND purchase_end_date > ? ORDER BY id`
+        )
+        .all(today) as OrderRef[]
+    ).filter(free)
 
     // 2. Automatic reissues that are due (auto_reissue is 0 for code signing, spec). An order
     // whose certificate has a renewal window from its CA is renewed at the moment chosen in it
     // (2b): one schedule per order, never this day-granular one beside it.
-    const due = db
-      .prepare(
-        `SELECT id, order_number FROM orders WHERE status = 'completed' AND auto_reissue = 1
+    const due = (
+      db
+        .prepare(
+          `SELECT id, order_number FROM orders WHERE status = 'completed' AND auto_reissue = 1
            AND next_reissue_at IS NOT NULL AND next_reissue_at <= ? AND purchase_end_date > ?
            AND NOT EXISTS (SELECT 1 FROM ari_windows w WHERE w.order_id = orders.id) ORDER BY id`
-      )
-      .all(today, today) as { id: number; order_number: string }[]
+        )
+        .all(today, today) as OrderRef[]
+    ).filter(free)
     if (behind) for (const o of [...waiting, ...due]) fail(o, new Error(behind))
-    const reissue = async (o: { id: number; order_number: string }): Promise<void> => {
-      try {
-        const r = await this.certificates.autoReissue(o.id)
-        if (r.issued) record(o, r.issued)
-        if (r.validationNeeded)
-          report.validation_needed.push({ order_id: o.id, order_number: o.order_number, reason: r.validationNeeded })
-      } catch (err) {
-        fail(o, err)
-      }
-    }
-    for (const o of behind ? [] : due) await reissue(o)
 
-    // 2b. RFC 9773: windows whose Retry-After has passed are asked again (§4.3), then orders whose
-    // chosen moment inside the CA's window has come are renewed; a window the CA moved into the
-    // past (a mass revocation) makes that moment now. Both are indexed lookups: an idle pass
-    // over a large store reads no order row.
-    const renewals = this.after?.renewals
-    if (renewals) {
-      try {
-        // A look at the CA that failed is the admin's to know: a renewal the CA asked for may wait on it.
-        const number = db.prepare('SELECT order_number FROM orders WHERE id = ?').pluck()
-        for (const f of await renewals.refreshWindows(now))
-          report.errors.push({
-            order_id: f.order_id,
-            order_number: String(number.get(f.order_id) ?? '-'),
-            error: f.error
-          })
-      } catch (err) {
-        report.errors.push({ order_id: 0, order_number: '-', error: `could not read renewal windows: ${String(err)}` })
-      }
-      const done = new Set(due.map((o) => o.id))
-      for (const o of renewals.windows.dueRenewals(now, today)) {
-        if (done.has(o.id)) continue
-        // The same rule as above: a clock behind the newest certificate issues nothing.
-        if (behind) fail(o, new Error(behind))
-        else await reissue(o)
-      }
+    // Validations and reissues run side by side, each a few orders at a time: a customer's
+    // server that trickles or never answers costs its own order the fetch deadline (dcv.ts),
+    // and no other order's validation, reissue or renewal waits for it.
+    const [validated, reissued, renewed] = await Promise.all([
+      this.work(behind ? [] : waiting, VALIDATION_CONCURRENCY, (o) => this.certificates.advance(o.id)),
+      this.work(behind ? [] : due, REISSUE_CONCURRENCY, (o) => this.certificates.autoReissue(o.id)),
+      this.renewals(now, today, due, free, behind)
+    ])
+    validated.forEach((r, i) => {
+      if (!r.ok) fail(waiting[i], r.error)
+      else if (r.value) record(waiting[i], r.value)
+    })
+    reissued.forEach((r, i) => recordReissue(due[i], r))
+    if (renewed) {
+      const number = db.prepare('SELECT order_number FROM orders WHERE id = ?').pluck()
+      // A look at the CA that failed is the admin's to know: a renewal the CA asked for may wait on it.
+      for (const f of renewed.lookErrors)
+        report.errors.push({
+          order_id: f.order_id,
+          order_number: String(number.get(f.order_id) ?? '-'),
+          error: f.error
+        })
+      renewed.results.forEach((r, i) => recordReissue(renewed.orders[i], r))
     }
 
     // 2c. Renewals due within a week that cannot run with nobody: said now, before they are due.
     let needsCustomer: { order_id: number; renew_at: string; reason: string }[] = []
-    if (renewals?.checkReadiness && !behind) {
+    const coming = this.after?.renewals
+    if (coming?.checkReadiness && !behind) {
       try {
-        needsCustomer = await renewals.checkReadiness(now)
+        needsCustomer = await coming.checkReadiness(now)
         const number = db.prepare('SELECT order_number FROM orders WHERE id = ?').pluck()
         report.renewals_need_customer = needsCustomer.map((n) => ({
           ...n,
@@ -223,11 +264,11 @@ export class Scheduler {
             AND (SELECT MAX(c.valid_till) FROM certificates c WHERE c.order_id = o.id) < ?
           ORDER BY o.id`
       )
-      .all(today, isoTimestamp(now)) as { id: number; order_number: string }[]
+      .all(today, isoTimestamp(now)) as OrderRef[]
     const expire = db.prepare(
       `UPDATE orders SET status = 'expired', next_reissue_at = NULL, status_note = ?, updated_at = ? WHERE id = ?`
     )
-    for (const o of ended) {
+    for (const o of ended.filter(free)) {
       expire.run(`subscription ended and the last certificate expired`, isoTimestamp(now), o.id)
       report.expired.push({ order_id: o.id, order_number: o.order_number })
     }
@@ -251,6 +292,70 @@ export class Scheduler {
       }
     }
     return report
+  }
+
+  /**
+   * 2b. RFC 9773: windows whose Retry-After has passed are asked again (§4.3), then orders whose
+   * chosen moment inside the CA's window has come are renewed; a window the CA moved into the
+   * past (a mass revocation) makes that moment now. Both are indexed lookups: an idle pass over a
+   * large store reads no order row. A look at the CA still in flight from an earlier pass is
+   * neither started again nor waited for: this pass renews from the windows as they stand. A
+   * clock behind the newest certificate (`behind`) renews nothing, as it issues nothing above.
+   */
+  private async renewals(
+    now: Date,
+    today: string,
+    due: OrderRef[],
+    free: (o: OrderRef) => boolean,
+    behind: string | null
+  ): Promise<{
+    lookErrors: { order_id: number; error: string }[]
+    orders: OrderRef[]
+    results: Outcome<Awaited<ReturnType<Certificates['autoReissue']>>>[]
+  } | null> {
+    const renewals = this.after?.renewals
+    if (!renewals) return null
+    let lookErrors: { order_id: number; error: string }[] = []
+    if (!this.windowsLook) {
+      const look = renewals.refreshWindows(now)
+      this.windowsLook = look
+      try {
+        lookErrors = await look
+      } catch (err) {
+        lookErrors = [{ order_id: 0, error: `could not read renewal windows: ${String(err)}` }]
+      } finally {
+        this.windowsLook = null
+      }
+    }
+    const done = new Set(due.map((o) => o.id))
+    let orders: OrderRef[]
+    try {
+      orders = renewals.windows.dueRenewals(now, today).filter((o) => !done.has(o.id) && free(o))
+    } catch (err) {
+      // The pass's other work goes on (and keeps its claims until it ends); this one is reported.
+      return {
+        lookErrors: [...lookErrors, { order_id: 0, error: `could not read renewal windows: ${String(err)}` }],
+        orders: [],
+        results: []
+      }
+    }
+    if (behind) return { lookErrors, orders, results: orders.map(() => ({ ok: false, error: new Error(behind) })) }
+    const results = await this.work(orders, REISSUE_CONCURRENCY, (o) => this.certificates.autoReissue(o.id))
+    return { lookErrors, orders, results }
+  }
+
+  /**
+   * Runs `task` over `orders`, `limit` at a time, each order claimed from the call (before its
+   * first await, so a pass starting later sees the claim) until this batch ends: another part of
+   * the pass that hangs (a look at a slow CA) keeps no order from the next pass.
+   */
+  private async work<T>(orders: OrderRef[], limit: number, task: (o: OrderRef) => Promise<T>): Promise<Outcome<T>[]> {
+    for (const o of orders) this.claimed.add(o.id)
+    try {
+      return await pool(orders, limit, (o) => settle(() => task(o)))
+    } finally {
+      for (const o of orders) this.claimed.delete(o.id)
+    }
   }
 }
 

@@ -4,8 +4,22 @@
  * macOS and Credential Manager on Windows, and ships prebuilt N-API binaries (keytar was
  * archived in 2022 and compiles against libsecret at install time).
  */
-import { Entry, findCredentials } from '@napi-rs/keyring'
+import { Entry, findCredentials, type EntryOptions } from '@napi-rs/keyring'
 import { ServiceError } from './errors'
+
+/**
+ * Every entry is pinned to the Secret Service on Linux. Left to choose, @napi-rs/keyring tries
+ * the Secret Service and, when none answers, silently falls back to the kernel's keyutils
+ * keyring, which "is completely in-memory and will not persist across reboots"
+ * (linux-keyutils-keyring-store): a secret stored while the keyring daemon is down would vanish
+ * with the next reboot, and one read then finds nothing and may make a second key. Pinned, a
+ * missing Secret Service is an error the caller turns into 503, and nothing is stored. The
+ * option is ignored on macOS and Windows, whose stores are durable.
+ */
+const DURABLE_STORE: EntryOptions = { linux: { store: 'secret-service' } }
+
+/** An entry name no secret uses: reading it tells whether the keychain answers, and stores nothing. */
+const PROBE_NAME = 'keychain-probe'
 
 export interface SecretStore {
   get(name: string): string | null
@@ -13,6 +27,11 @@ export interface SecretStore {
   delete(name: string): void
   /** Every secret of this data dir, for the encrypted export (secrets-export.ts). */
   list?(): { name: string; value: string }[]
+  /**
+   * Why new secrets cannot be kept durably right now (no Secret Service, a locked keychain), or
+   * null when they can. Reads only; for the one line `serve` and the app say at start.
+   */
+  unavailableReason?(): string | null
 }
 
 /**
@@ -22,6 +41,12 @@ export interface SecretStore {
 export const KEYCHAIN_HINT =
   'start or unlock the OS keychain (on Linux: a Secret Service such as gnome-keyring in the desktop session, ' +
   'or run certdesk with --keyring-dir on a headless server) and try again'
+
+/** The keychain service of the data dir with `installId` (see KeyringSecretStore). */
+export const keychainServiceName = (installId: string): string => `CertDesk/${installId}`
+
+/** The OS keychain's entries of the data dir with `installId`. */
+export const keychainFor = (installId: string): SecretStore => new KeyringSecretStore(keychainServiceName(installId))
 
 /**
  * One keychain "service" per data dir (`CertDesk/<install id>`), so two CertDesk data dirs on
@@ -45,18 +70,33 @@ export class KeyringSecretStore implements SecretStore {
   }
 
   list(): { name: string; value: string }[] {
-    return this.call('list', 'the secrets', () =>
+    // findCredentials takes no store option: a pinned entry first, so a listing never comes
+    // from anywhere but the Secret Service.
+    return this.call('list', PROBE_NAME, () =>
       findCredentials(this.service).map((c) => ({ name: c.account, value: c.password }))
     )
   }
 
+  unavailableReason(): string | null {
+    try {
+      new Entry(this.service, PROBE_NAME, DURABLE_STORE).getPassword()
+      return null
+    } catch (err) {
+      return reasonOf(err)
+    }
+  }
+
   private call<T>(verb: string, name: string, fn: (e: Entry) => T): T {
     try {
-      return fn(new Entry(this.service, name))
+      return fn(new Entry(this.service, name, DURABLE_STORE))
     } catch (err) {
-      // The keyring's own message can name the D-Bus address; it never holds the secret.
-      const reason = err instanceof Error ? err.message.split('\n')[0] : String(err)
-      throw new ServiceError('unavailable', `could not ${verb} secret in the OS keychain: ${reason}; ${KEYCHAIN_HINT}`)
+      throw new ServiceError(
+        'unavailable',
+        `could not ${verb} secret in the OS keychain: ${reasonOf(err)}; ${KEYCHAIN_HINT}`
+      )
     }
   }
 }
+
+/** The keyring's own message, first line: it can name the D-Bus address, never a secret. */
+const reasonOf = (err: unknown): string => (err instanceof Error ? err.message.split('\n')[0] : String(err))

@@ -1,7 +1,7 @@
 /**
- * The names of the settings domain checks and approval mail read, in a module of their own that
- * imports nothing, so the settings rules (settings.ts) and the checks (dcv.ts,
- * validation-target.ts) can both name them without importing each other.
+ * The names of the settings domain checks, approval mail and installation checks read, in a
+ * module of their own that imports nothing, so the settings rules (settings.ts) and the checks
+ * (dcv.ts, validation-target.ts, installations/) can both name them without importing each other.
  */
 /** Settings that say where checks reach the domain; all optional. */
 export const DCV_SETTINGS = {
@@ -33,4 +33,27 @@ export const DELEGATED_DNS_SETTINGS = {
 export const ALERT_SETTINGS = {
   /** `true` lets alert webhooks reach loopback and private addresses (a lab, a LAN receiver). */
   allowPrivateAddresses: 'alerts.allow_private_addresses'
+} as const
+
+/** Installation checks (installations/): how long one probe may take, how many run at once, how often. */
+export const INSTALLATION_SETTINGS = {
+  /** Hours between scheduled checks of an order; 0 turns the schedule off. */
+  intervalHours: 'installations.check_interval_hours',
+  /** Probes running at once. */
+  concurrency: 'installations.concurrency',
+  /** Seconds one probe may take, connect to the end of the handshake. */
+  timeoutSeconds: 'installations.timeout_seconds'
+} as const
+
+/**
+ * Defaults and bounds of the installation settings. A probe needs seconds, not minutes: a server
+ * that takes a minute to hand over its certificate is unreachable to its users too. 64 probes
+ * at once is a server farm checked in parallel without one desktop opening hundreds of sockets.
+ * A month between checks still sees every certificate of the shortest lifetime (47 days from
+ * 2029-03-15, ballot SC-081) served at least once.
+ */
+export const INSTALLATION_LIMITS = {
+  intervalHours: { fallback: 24, min: 1, max: 720, offAtZero: true },
+  concurrency: { fallback: 8, min: 1, max: 64, offAtZero: false },
+  timeoutSeconds: { fallback: 5, min: 1, max: 60, offAtZero: false }
 } as const

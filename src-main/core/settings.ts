@@ -8,7 +8,13 @@
  */
 import { isIP } from 'node:net'
 import type { Db } from './db'
-import { ALERT_SETTINGS, DCV_SETTINGS, DELEGATED_DNS_SETTINGS } from './setting-keys'
+import {
+  ALERT_SETTINGS,
+  DCV_SETTINGS,
+  DELEGATED_DNS_SETTINGS,
+  INSTALLATION_LIMITS,
+  INSTALLATION_SETTINGS
+} from './setting-keys'
 import { invalid } from './errors'
 
 /** Says what is wrong with a value, or null when it is fine. */
@@ -77,7 +83,21 @@ export const mailboxRule: SettingRule = (v) => {
 export const flagRule: SettingRule = (v) =>
   v === 'true' || v === 'false' ? null : `must be true or false, not ${quote(v)}`
 
-/** The settings a person may change, each with its rule. */
+/**
+ * A whole number from `min` to `max` (or 0 for "off" where `offAtZero`), written plainly: no
+ * sign, fraction, exponent, leading zero or space, so what is saved is what the checks read.
+ */
+export const wholeNumberRule =
+  (limits: { min: number; max: number; offAtZero: boolean }): SettingRule =>
+  (v) => {
+    const range = `${limits.offAtZero ? '0 (off) or ' : ''}from ${limits.min} to ${limits.max}`
+    if (!/^(?:0|[1-9]\d{0,6})$/.test(v)) return `must be a whole number ${range}, not ${quote(v)}`
+    const n = Number(v)
+    return (limits.offAtZero && n === 0) || (n >= limits.min && n <= limits.max)
+      ? null
+      : `must be ${range}, not ${quote(v)}`
+  }
+
 /**
  * A DNS zone: letters, digits and hyphens in dot-separated labels of at most 63 characters
  * (RFC 1035 §2.3.1), at least two labels, 253 characters in all.
@@ -87,6 +107,7 @@ export const zoneRule: SettingRule = (v) =>
     ? null
     : `must be a DNS zone such as acme.example.com, not ${quote(v)}`
 
+/** The settings a person may change, each with its rule. */
 export const SETTING_RULES: Record<string, SettingRule> = {
   [DCV_SETTINGS.resolver]: resolverRule,
   [DCV_SETTINGS.httpPort]: portRule,
@@ -99,7 +120,11 @@ export const SETTING_RULES: Record<string, SettingRule> = {
   [DELEGATED_DNS_SETTINGS.listen]: resolverRule,
   [DELEGATED_DNS_SETTINGS.persistIssuer]: zoneRule,
   // Alerts (alerts/)
-  [ALERT_SETTINGS.allowPrivateAddresses]: flagRule
+  [ALERT_SETTINGS.allowPrivateAddresses]: flagRule,
+  // Installation checks (installations/)
+  [INSTALLATION_SETTINGS.intervalHours]: wholeNumberRule(INSTALLATION_LIMITS.intervalHours),
+  [INSTALLATION_SETTINGS.concurrency]: wholeNumberRule(INSTALLATION_LIMITS.concurrency),
+  [INSTALLATION_SETTINGS.timeoutSeconds]: wholeNumberRule(INSTALLATION_LIMITS.timeoutSeconds)
 }
 
 export const EDITABLE_SETTINGS = Object.keys(SETTING_RULES)
@@ -131,8 +156,18 @@ export function settingProblems(changes: Record<string, string>): Record<string,
   return problems
 }
 
+/** Told of a change a person saved, inside its transaction, with each key's value before it. */
+export type SettingsWatcher = (changes: Record<string, string>, before: Record<string, string | null>) => void
+
 export class Settings {
+  private readonly watchers: SettingsWatcher[] = []
+
   constructor(private readonly db: Db) {}
+
+  /** Calls `watcher` for every change saved through `update`, in the same transaction. */
+  onUpdate(watcher: SettingsWatcher): void {
+    this.watchers.push(watcher)
+  }
 
   get(key: string): string | null {
     const row = this.db.prepare('SELECT value FROM settings WHERE key = ?').get(key) as { value: string } | undefined
@@ -159,7 +194,9 @@ export class Settings {
     const problems = Object.values(settingProblems(changes))
     if (problems.length > 0) throw invalid(problems.join('; '))
     this.db.transaction(() => {
+      const before = Object.fromEntries(Object.keys(changes).map((k) => [k, this.get(k)]))
       for (const [key, value] of Object.entries(changes)) this.set(key, value)
+      for (const watcher of this.watchers) watcher(changes, before)
     })()
   }
 

@@ -74,6 +74,7 @@ export class ApiRouter {
         method: others,
         url,
         schema: { hide: true },
+        config: { refusesMethod: true },
         handler: async (request, reply) =>
           reply
             .code(405)

@@ -6,7 +6,12 @@
 import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Ajv from 'ajv'
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions
+} from 'fastify'
 import type { CreatedOrder } from '../core/orders'
 import type { Reseller } from '../core/resellers'
 import type { Service } from '../core/service'
@@ -77,6 +82,13 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
     ...opts,
     ownAuth: (request) => isAcmePublicPath(request) || (opts.ownAuth?.(request) ?? false)
   })
+  // A request that writes waits here, on timers, while another process holds the store's write
+  // lock, and answers 503 after its budget; its transactions then run without sleeping on the
+  // only thread, so reads go on being answered (core/store-lock.ts). The routes of `ownAuth`
+  // (the bridge) decide per method themselves.
+  app.addHook('preHandler', async (request) => {
+    if (writesStore(request) && !opts.ownAuth?.(request)) await service.ctx.whenWritable()
+  })
   // Repeated GETs answered from kept bytes in front of fastify, under the same rules (fast-reads.ts).
   const kept = installReadCache(app, service)
   const turn = installFastReads(app, service, keys, kept, opts.allowedHosts)
@@ -129,6 +141,18 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
     reply.code(404).send(failure(`no such endpoint: ${request.method} ${request.url.split('?')[0]}`))
   })
   return app
+}
+
+/** Methods that read only (RFC 9110 §9.2.1, safe methods). */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+/** GET routes that may write: the live SSL status runs the checks and stores what they find (v3.0, GET /ssl/{order_id}). */
+const WRITING_READS = new Set(['/ssl/:order_id'])
+
+/** Whether the request's route may write (a 405 or 404 answer never does). */
+function writesStore(request: FastifyRequest): boolean {
+  const route = request.routeOptions
+  if (route.url === undefined || (route.config as { refusesMethod?: boolean }).refusesMethod) return false
+  return !SAFE_METHODS.has(request.method) || WRITING_READS.has(route.url)
 }
 
 /**

@@ -33,6 +33,7 @@ export function Imports(): React.JSX.Element {
   const renew = useStore((s) => s.renewImported)
   const [password, setPassword] = useState('')
   const [withKeys, setWithKeys] = useState(false)
+  const [followLinks, setFollowLinks] = useState(false)
   const [folder, setFolder] = useState('')
   const [endpoints, setEndpoints] = useState('')
   const [files, setFiles] = useState<FileList | null>(null)
@@ -48,7 +49,8 @@ export function Imports(): React.JSX.Element {
         <h2>Bring certificates in</h2>
         <p className="muted">
           PEM, DER and PFX files, a folder on this machine (scanned with its subfolders), or what servers serve. Private
-          keys found beside a certificate stay where they are unless you choose to keep them.
+          keys found with a certificate (in its file, or a key file beside it such as site.key or privkey.pem) stay
+          where they are unless you choose to keep them.
         </p>
         <div className="row">
           <label>
@@ -86,7 +88,7 @@ export function Imports(): React.JSX.Element {
           className="form inline-form"
           onSubmit={(e) => {
             e.preventDefault()
-            void folderImport(folder, password, withKeys)
+            void folderImport(folder, password, withKeys, followLinks)
           }}
         >
           <div className="row">
@@ -98,6 +100,11 @@ export function Imports(): React.JSX.Element {
               Scan folder
             </button>
           </div>
+          <label className="check">
+            <input type="checkbox" checked={followLinks} onChange={(e) => setFollowLinks(e.target.checked)} />
+            Follow links inside the folder (Let&apos;s Encrypt: choose /etc/letsencrypt; links out of it are never
+            followed)
+          </label>
         </form>
         <form
           className="form inline-form"
@@ -125,11 +132,14 @@ export function Imports(): React.JSX.Element {
             <p>
               Imported {outcome.imported.length}, already known {outcome.duplicates.length}, skipped{' '}
               {outcome.skipped.length}.
+              {outcome.imported.some((c) => c.keyKept)
+                ? ` Private keys kept: ${outcome.imported.filter((c) => c.keyKept).length}.`
+                : ''}
             </p>
             {outcome.skipped.length > 0 ? (
               <ul className="plain-list small">
-                {outcome.skipped.map((x) => (
-                  <li key={x.source}>
+                {outcome.skipped.map((x, i) => (
+                  <li key={`${i}:${x.source}`}>
                     <code>{x.source}</code>: {x.reason}
                   </li>
                 ))}

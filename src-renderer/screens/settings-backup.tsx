@@ -11,9 +11,11 @@ export function BackupCard(): React.JSX.Element {
     <section className="card form">
       <h2>Backup</h2>
       <p>
-        A copy of the store (orders, ledger, invoices, certificates) taken while CertDesk runs. API keys, EAB keys and
-        the keys that protect private keys stay in the OS keychain: export them with{' '}
-        <code>certdesk admin secrets export</code> and keep both together.
+        A copy of the store (orders, ledger, invoices, certificates) taken while CertDesk runs, sealed with a key kept
+        in this machine&apos;s OS keychain: a restore refuses a file changed in any byte. API keys, EAB keys and the
+        keys that protect private keys stay in the OS keychain: export them with{' '}
+        <code>certdesk admin secrets export</code> and keep both together; that export also restores the backup on
+        another machine (<code>certdesk admin restore --secrets</code>).
       </p>
       <label>
         Backup folder (absolute path; empty: backups in the data folder)

@@ -39,7 +39,7 @@ export interface InstallationsSlice {
   wantBadge(orderId: number): void
   loadImported(): Promise<void>
   importUploads(files: UploadedFile[], password: string, withKeys: boolean): Promise<void>
-  importFolder(folder: string, password: string, withKeys: boolean): Promise<void>
+  importFolder(folder: string, password: string, withKeys: boolean, followLinks: boolean): Promise<void>
   importEndpoints(specs: string[]): Promise<void>
   quoteReplacement(importedId: number): Promise<void>
   renewImported(importedId: number, payment: PaymentMethod): Promise<void>
@@ -149,8 +149,10 @@ export const installationsSlice: Slice<InstallationsSlice> = (set, get) => {
     },
     importUploads: (files, password, withKeys) =>
       runImport(() => bridge.importUploads(rid(get), files, { password: password || undefined, withKeys })),
-    importFolder: (folder, password, withKeys) =>
-      runImport(() => bridge.importFolder(rid(get), folder, { password: password || undefined, withKeys })),
+    importFolder: (folder, password, withKeys, followLinks) =>
+      runImport(() =>
+        bridge.importFolder(rid(get), folder, { password: password || undefined, withKeys, followLinks })
+      ),
     importEndpoints: (specs) => runImport(() => bridge.importEndpoints(rid(get), specs)),
     async quoteReplacement(importedId) {
       try {

@@ -227,7 +227,7 @@ describe('sending', () => {
         attempts: 1,
         nextAttemptAt: isoTimestamp(new Date(clock.now().getTime() + 60_000))
       })
-      expect(d.lastError).toMatch(/could not post to 127\.0\.0\.1:\d+: no answer in 10 s/)
+      expect(d.lastError).toMatch(/could not post to 127\.0\.0\.1:\d+: no complete answer within 10 s/)
       service.alerts.removeChannel(channel.id)
     } finally {
       for (const c of sockets) c.destroy()

@@ -5,7 +5,17 @@
  * filter values are read literally or refused with 400. CSV exports write exactly the filtered
  * rows with money as decimal text, and refuse paths that would escape, overwrite or follow a link.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -203,6 +213,19 @@ describe('CSV exports', () => {
     const debit = readFileSync(ledger, 'utf8').split('\r\n')[1].split(',')
     expect(debit[2]).toBe('debit')
     expect(debit[3]).toMatch(/^-\d+\.\d\d$/)
+  })
+
+  it('write through a private temp file beside the target, never through links planted beside it', async () => {
+    const dir = mkdtempSync(join(outDir, 'planted-'))
+    const elsewhere = join(outDir, 'elsewhere.txt')
+    writeFileSync(elsewhere, 'mine\n')
+    for (const n of ['all.csv.partial', 'all.csv.tmp', '.all.csv.partial']) symlinkSync(elsewhere, join(dir, n))
+    const job = await exportAndWait({ list: 'orders', filter: {}, path: join(dir, 'all.csv') })
+    expect(job.state).toBe('done')
+    expect(readFileSync(elsewhere, 'utf8')).toBe('mine\n')
+    expect(lstatSync(join(dir, 'all.csv')).mode & 0o777).toBe(0o600)
+    expect(readFileSync(join(dir, 'all.csv'), 'utf8')).toMatch(/^order_number,/)
+    expect(readdirSync(dir).sort()).toEqual(['.all.csv.partial', 'all.csv', 'all.csv.partial', 'all.csv.tmp'])
   })
 
   it('write cents exactly as decimal text', () => {

@@ -3,13 +3,13 @@
  * uses them: JSON out, the PFX password read from a file (never the command line), CSV written to
  * a new file only, exit 1 when the core refuses and 2 on a usage error.
  */
-import { execFileSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openService } from '../../src-main/core/service'
 import { certdesk } from '../support/cli'
+import { opensslPfx } from '../support/import-files'
 import { createTestCa } from '../support/test-ca'
 
 const dataDir = mkdtempSync(join(tmpdir(), 'certdesk-import-cli-'))
@@ -26,21 +26,8 @@ beforeAll(async () => {
   orderId = service.orders.create(service.resellers.get(r.id), { productId: 2, domain: 'cli.import.test' }).order.id
   service.close()
   const leaf = await (await createTestCa()).issue('old-shop.import.test', new Date(Date.now() - 86_400_000), 20)
-  writeFileSync(join(work, 'key.pem'), leaf.privateKeyPem, { mode: 0o600 })
-  writeFileSync(join(work, 'cert.pem'), leaf.certificatePem + leaf.chainPem)
   writeFileSync(join(work, 'pass.txt'), 'se cret$(touch pwned)\n', { mode: 0o600 })
-  execFileSync('openssl', [
-    'pkcs12',
-    '-export',
-    '-inkey',
-    join(work, 'key.pem'),
-    '-in',
-    join(work, 'cert.pem'),
-    '-passout',
-    `file:${join(work, 'pass.txt')}`,
-    '-out',
-    join(work, 'shop.p12')
-  ])
+  opensslPfx(leaf, join(work, 'shop.p12'), 'se cret$(touch pwned)')
 })
 afterAll(() => {
   rmSync(dataDir, { recursive: true, force: true })

@@ -17,6 +17,12 @@ const NAMES = [
 const DELEGATION = ['dns.delegated_zone', 'dns.listen', 'acme_server.issuer_domain']
 /** Alerts' switch for webhook receivers on private addresses (setting-keys.ts). */
 const ALERTS = ['alerts.allow_private_addresses']
+/** The installation checks' time-out, parallelism and interval (setting-keys.ts). */
+const INSTALLATIONS = [
+  'installations.check_interval_hours',
+  'installations.concurrency',
+  'installations.timeout_seconds'
+]
 
 beforeEach(() => {
   vi.resetModules()
@@ -26,7 +32,9 @@ describe('setting names', () => {
   it('are all there when settings.ts loads first', async () => {
     const settings = await import('../../src-main/core/settings')
     const dcv = await import('../../src-main/core/dcv')
-    expect([...settings.EDITABLE_SETTINGS].sort()).toEqual([...NAMES, ...DELEGATION, ...ALERTS].sort())
+    expect([...settings.EDITABLE_SETTINGS].sort()).toEqual(
+      [...NAMES, ...DELEGATION, ...ALERTS, ...INSTALLATIONS].sort()
+    )
     expect(Object.values(dcv.DCV_SETTINGS).sort()).toEqual([...NAMES].sort())
   })
 
@@ -34,6 +42,8 @@ describe('setting names', () => {
     const dcv = await import('../../src-main/core/dcv')
     const settings = await import('../../src-main/core/settings')
     expect(Object.values(dcv.DCV_SETTINGS).sort()).toEqual([...NAMES].sort())
-    expect([...settings.EDITABLE_SETTINGS].sort()).toEqual([...NAMES, ...DELEGATION, ...ALERTS].sort())
+    expect([...settings.EDITABLE_SETTINGS].sort()).toEqual(
+      [...NAMES, ...DELEGATION, ...ALERTS, ...INSTALLATIONS].sort()
+    )
   })
 })

@@ -5,10 +5,13 @@
  * here in one step, and the expiry report with its CSV.
  */
 import { expect, test } from '@playwright/test'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { createServer as netServer, type AddressInfo, type Socket } from 'node:net'
 import { createServer as tlsServer, type Server } from 'node:tls'
 import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
+import { writeLetsEncrypt } from '../support/import-files'
 import { createTestCa, type TestLeaf } from '../support/test-ca'
 import { issueOverHttp, nav, orderFromCatalogue, pointChecksAt, resetChecks, shot } from './support'
 
@@ -142,4 +145,50 @@ test('certificates bought elsewhere come in from files once, are renewed here in
   await expect(page.locator('h1', { hasText: 'bought-elsewhere.example.test' })).toBeVisible()
   await nav(page, 'Imported certificates')
   await expect(table.locator('tr', { hasText: 'bought-elsewhere.example.test' })).toContainText('renewal ordered')
+})
+
+test("a Let's Encrypt folder comes in through its links, with its key, and links out of it are never followed", async ({
+  page
+}) => {
+  const ca = await createTestCa()
+  const current = await ca.issue('le-site.example.test', new Date(Date.now() - 86_400_000), 90)
+  const earlier = await ca.issue('le-site.example.test', new Date(Date.now() - 70 * 86_400_000), 90)
+  const outside = await ca.issue('outside.example.test', new Date(Date.now() - 86_400_000), 90)
+  const root = mkdtempSync(join(tmpdir(), 'certdesk-e2e-le-'))
+  try {
+    // certbot's layout: live/<name>/*.pem link into archive/<name>/, which keeps earlier certificates.
+    const le = join(root, 'letsencrypt')
+    const { live } = writeLetsEncrypt(le, 'le-site.example.test', [earlier, current])
+    writeFileSync(join(root, 'outside.pem'), outside.certificatePem)
+    symlinkSync('../../../outside.pem', join(live, 'planted.pem'))
+    symlinkSync('/etc/passwd', join(le, 'passwd.pem'))
+
+    await page.goto(`${process.env.CERTDESK_E2E_BASE}/ui/`)
+    await nav(page, 'Imported certificates')
+    const outcome = page.getByTestId('import-outcome')
+    // live/ alone, links not followed: nothing imported, and each link says why.
+    await page.getByLabel('Folder on this machine').fill(join(le, 'live'))
+    await page.getByRole('button', { name: 'Scan folder' }).click()
+    await expect(outcome).toContainText('Imported 0')
+    await expect(outcome).toContainText(`${live}/cert.pem`)
+    await expect(outcome).toContainText('not followed')
+
+    // The whole Let's Encrypt folder, links inside it followed, keys kept.
+    await page.getByLabel('Folder on this machine').fill(le)
+    await page.getByLabel(/Follow links inside the folder/).check()
+    await page.getByLabel(/Keep the private keys found/).check()
+    await page.getByRole('button', { name: 'Scan folder' }).click()
+    await expect(outcome).toContainText('Imported 1,')
+    await expect(outcome).toContainText('Private keys kept: 1.')
+    await expect(outcome).toContainText('leads out of the folder')
+    await expect(outcome).toContainText(`${le}/passwd.pem`)
+    await expect(outcome).not.toContainText('Keys left where they are')
+    const table = page.getByRole('table', { name: 'Imported certificates' })
+    await expect(table.locator('tr', { hasText: 'le-site.example.test' })).toHaveCount(1)
+    await expect(table.locator('tr', { hasText: 'le-site.example.test' })).toContainText(`${live}/cert.pem`)
+    await expect(table).not.toContainText('outside.example.test')
+    await shot(page, 'imports-letsencrypt')
+  } finally {
+    rmSync(root, { recursive: true, force: true })
+  }
 })

@@ -1,6 +1,7 @@
 /**
  * The settings screen's backup through the bridge: `startBackup` answers at once, `backupProgress`
- * climbs to 100 while the store stays writable, and the file restores with whole books. A
+ * climbs to 100 while the store stays writable, and the file restores with whole books under the
+ * data dir's keychain backup key. A
  * relative or hostile folder is refused with a 400 and nothing written.
  */
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
@@ -8,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { callHandler, createHandlers, type AppHandlers } from '../../src-main/app/handlers'
-import { checkStoreFile, restoreStore } from '../../src-main/core/backup'
+import { restoreStore } from '../../src-main/core/backup'
 import { openService, type Service } from '../../src-main/core/service'
 import { manualClock } from '../support/clock'
 import { audit } from './support'
@@ -45,7 +46,7 @@ describe('backup from the settings screen', () => {
     expect(started.status).toBe(200)
     expect(started.body).toMatchObject({
       success: true,
-      result: { state: 'running', file: join(folder, 'certdesk-backup-20261121-100000.sqlite') }
+      result: { state: 'running', file: join(folder, 'certdesk-backup-20261121-100000.backup') }
     })
     // A second start while one runs is refused.
     expect((await call('startBackup', folder)).status).toBe(409)
@@ -61,9 +62,12 @@ describe('backup from the settings screen', () => {
     const done = (await call('backupProgress')).body as { result: { state: string; percent: number; file: string } }
     expect(done.result).toMatchObject({ state: 'done', percent: 100 })
     expect(seen.every((p, i) => i === 0 || p >= seen[i - 1])).toBe(true)
-    expect(checkStoreFile(done.result.file)).toMatchObject({ integrity: 'ok', orders: 400 })
-    const restored = restoreStore(done.result.file, join(base, 'restored'))
-    expect(restored.orders).toBe(400)
+    // Authenticated with this data dir's key in the keychain, and restorable with it.
+    const restored = await restoreStore(done.result.file, join(base, 'restored'), {
+      keychainFor: () => service.ctx.secrets,
+      passphrase: () => Promise.reject(new Error('a keychain backup needs no passphrase'))
+    })
+    expect(restored).toMatchObject({ integrity: 'ok', orders: 400, authenticated_with: 'keychain' })
     expect(audit(join(base, 'restored'))).toEqual([])
   }, 120_000)
 

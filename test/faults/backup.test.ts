@@ -16,7 +16,7 @@ import { admin, audit, call, Database, makeReseller, orderStorm, report, startSe
 
 const base = mkdtempSync(join(tmpdir(), 'certdesk-backup-'))
 const dataDir = join(base, 'data')
-const backup = join(base, 'certdesk-backup.sqlite')
+const backup = join(base, 'certdesk-backup.backup')
 const servers: Served[] = []
 afterAll(async () => {
   for (const s of servers) await s.kill9()
@@ -46,7 +46,12 @@ describe('certdesk admin backup and restore', () => {
     const taken = await runAsync(['--data-dir', dataDir, 'backup', '--out', backup])
     const done = await storm
     expect(taken.code, taken.err).toBe(0)
-    expect(JSON.parse(taken.out)).toMatchObject({ success: true, file: backup, store_version: expect.any(Number) })
+    expect(JSON.parse(taken.out)).toMatchObject({
+      success: true,
+      file: backup,
+      store_version: expect.any(Number),
+      authenticated_with: 'keychain'
+    })
     expect(taken.err).toMatch(/backup 100%/)
     expect(statSync(backup).mode & 0o777).toBe(0o600)
     expect(done.failed.size).toBe(0)
@@ -123,19 +128,24 @@ describe('certdesk admin backup and restore', () => {
     writeFileSync(damaged, bytes)
     const r1 = admin(join(base, 'r1'), ['restore', '--from', damaged])
     expect(r1.code).toBe(1)
-    expect(r1.json.error).toMatch(/^could not restore .*damaged.sqlite: it is damaged/)
+    expect(r1.json.error).toMatch(
+      /^could not restore .*damaged.sqlite: it is not the file CertDesk wrote \(its authentication code does not match: it was changed or damaged\)/
+    )
 
     const text = join(base, 'notes.txt')
     writeFileSync(text, 'not a store')
     const r2 = admin(join(base, 'r2'), ['restore', '--from', text])
-    expect(r2.json.error).toMatch(/it is not a CertDesk store/)
+    expect(r2.json.error).toMatch(/it is not a CertDesk backup/)
 
+    // A bare store of a newer CertDesk, accepted without authentication: its version still decides.
     const newer = join(base, 'newer.sqlite')
-    copyFileSync(backup, newer)
+    const live = new Database(join(dataDir, 'certdesk.sqlite'), { readonly: true })
+    live.prepare('VACUUM INTO ?').run(newer)
+    live.close()
     const db = new Database(newer)
     db.pragma('user_version = 9999')
     db.close()
-    const r3 = admin(join(base, 'r3'), ['restore', '--from', newer])
+    const r3 = admin(join(base, 'r3'), ['restore', '--from', newer, '--accept-unauthenticated'])
     expect(r3.code).toBe(1)
     expect(r3.json.error).toMatch(/was made by a newer CertDesk \(store version 9999; this one knows up to \d+\)/)
 

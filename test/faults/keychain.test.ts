@@ -5,13 +5,14 @@
  * answer 503 naming the OS keychain and what to do; everything else keeps working; when the
  * daemon is back the same server stores secrets again, without a restart.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startKeyringSession, type KeyringSession } from '../../scripts/keyring-session.mjs'
+import { secretServiceOn } from '../support/bare-keyring'
 import { admin, audit, call, isRetryLater, makeReseller, report, sleep, startServe, type Served } from './support'
 
 const base = mkdtempSync(join(tmpdir(), 'certdesk-keychain-'))
@@ -49,19 +50,7 @@ function keyringDaemonPid(): number | null {
   return null
 }
 
-const secretServiceUp = (): boolean =>
-  spawnSync(
-    'dbus-send',
-    [
-      '--session',
-      '--print-reply',
-      '--dest=org.freedesktop.DBus',
-      '/org/freedesktop/DBus',
-      'org.freedesktop.DBus.NameHasOwner',
-      'string:org.freedesktop.secrets'
-    ],
-    { env, encoding: 'utf8', timeout: 5_000 }
-  ).stdout.includes('boolean true')
+const secretServiceUp = (): boolean => secretServiceOn(env)
 
 async function killKeyring(): Promise<void> {
   const pid = keyringDaemonPid()

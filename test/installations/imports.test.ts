@@ -4,7 +4,6 @@
  * imported on purpose; each is offered as a replacement order at this reseller's price, and the
  * expiry report lists them with who to contact. Scans of many endpoints stay within their bound.
  */
-import { execFileSync } from 'node:child_process'
 import { X509Certificate } from 'node:crypto'
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer as netServer, type AddressInfo, type Socket } from 'node:net'
@@ -14,6 +13,7 @@ import { createServer as tlsServer } from 'node:tls'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { expandSpec } from '../../src-main/core/imports'
 import { expiringCsv } from '../../src-main/core/reports'
+import { opensslPfx } from '../support/import-files'
 import { startServer, type TestServer } from '../support/server'
 import { createTestCa, type TestLeaf } from '../support/test-ca'
 
@@ -44,33 +44,14 @@ beforeAll(async () => {
   // DER, as Windows exports it.
   writeFileSync(join(dir, 'der.cer'), new X509Certificate(leaves.der.certificatePem).raw)
   // PFX with a password (OpenSSL 3: AES-256 and PBKDF2).
-  const work = mkdtempSync(join(tmpdir(), 'certdesk-pfx-'))
-  writeFileSync(join(work, 'key.pem'), leaves.pfx.privateKeyPem, { mode: 0o600 })
-  writeFileSync(join(work, 'cert.pem'), leaves.pfx.certificatePem)
-  writeFileSync(join(work, 'chain.pem'), leaves.pfx.chainPem)
-  writeFileSync(join(work, 'pass'), 'pa$$ "word"; rm -rf /\n', { mode: 0o600 })
-  execFileSync('openssl', [
-    'pkcs12',
-    '-export',
-    '-inkey',
-    join(work, 'key.pem'),
-    '-in',
-    join(work, 'cert.pem'),
-    '-certfile',
-    join(work, 'chain.pem'),
-    '-passout',
-    `file:${join(work, 'pass')}`,
-    '-out',
-    join(dir, 'shop.pfx')
-  ])
-  rmSync(work, { recursive: true, force: true })
+  opensslPfx(leaves.pfx, join(dir, 'shop.pfx'), 'pa$$ "word"; rm -rf /')
   // Junk: random bytes named .pem, text named .crt, a truncated certificate, a big file.
   writeFileSync(join(dir, 'random.pem'), Buffer.from(Array.from({ length: 900 }, (_, i) => (i * 37) % 256)))
   writeFileSync(join(dir, 'notes.crt'), 'renew me next year\n')
   writeFileSync(join(dir, 'broken.pem'), leaves.pem.certificatePem.slice(0, 200) + '\n-----END CERTIFICATE-----\n')
   writeFileSync(join(dir, 'huge.der'), Buffer.alloc(2 * 1024 * 1024, 1))
   writeFileSync(join(dir, 'readme.txt'), 'not a certificate file, never opened')
-  // A link out of the folder: never followed.
+  // A link out of the folder: listed, never followed.
   writeFileSync(join(outside, 'secret.pem'), leaves.der.certificatePem)
   symlinkSync(outside, join(dir, 'link-out'))
 })
@@ -101,8 +82,10 @@ describe('importing certificates bought elsewhere', () => {
       [join(dir, 'shop.pfx'), join(dir, 'site-a', 'ssl', 'privkey.key'), join(dir, 'soon.crt')].sort()
     )
     const skipped = Object.fromEntries(first.skipped.map((x) => [x.source.replace(`file:${dir}/`, ''), x.reason]))
-    expect(Object.keys(skipped).sort()).toEqual(['broken.pem', 'huge.der', 'notes.crt', 'random.pem'])
+    expect(Object.keys(skipped).sort()).toEqual(['broken.pem', 'huge.der', 'link-out', 'notes.crt', 'random.pem'])
     expect(skipped['huge.der']).toMatch(/larger than/)
+    // The link is listed with why it was not followed, never read.
+    expect(skipped['link-out']).toMatch(/symbolic link .*not followed/)
     expect(first.imported.some((c) => c.source.includes('link-out'))).toBe(false)
     // Nothing of a key reached the store.
     const dump = JSON.stringify(s.service.ctx.db.prepare('SELECT * FROM imported_certificates').all())

@@ -1,5 +1,5 @@
 /**
- * A store from before labels and ACME accounts were bound to resellers (schema 14), upgraded.
+ * A store from before labels and ACME accounts were bound to resellers (schema 15), upgraded.
  * Its customers set CNAMEs to the name-only label CertDesk showed then, and its orders were
  * renewed through the one ACME account CertDesk had. A name one reseller alone had ordered keeps
  * both for that reseller: its next renewal runs with nobody, through the CNAME already set. A
@@ -43,12 +43,12 @@ let customerDns: DnsServer
 let pebble: Pebble
 const ids = { a: 1, b: 2, soloOrder: 0, sharedA: 0, sharedB: 0 }
 
-/** The store as schema 14 left it: two resellers, their orders from the external CA. */
+/** The store as schema 15 left it: two resellers, their orders from the external CA. */
 function oldStore(now: Date): void {
   const db = new Database(join(dir, 'certdesk.sqlite'))
   db.pragma('foreign_keys = ON')
-  for (const m of migrations.filter((x) => x.version <= 14)) db.exec(m.sql)
-  db.pragma('user_version = 14')
+  for (const m of migrations.filter((x) => x.version <= 15)) db.exec(m.sql)
+  db.pragma('user_version = 15')
   seedCatalogue(db, catalogue as CatalogueFile)
   const at = ts(now)
   for (const id of [ids.a, ids.b])
@@ -74,7 +74,7 @@ function oldStore(now: Date): void {
           ts(new Date(now.getTime() + 365 * DAY)).slice(0, 10),
           at.slice(0, 10),
           ts(till).slice(0, 10),
-          // The local 200-day schedule schema 14 wrote for a 30-day certificate.
+          // The local 200-day schedule schema 15 wrote for a 30-day certificate.
           ts(new Date(now.getTime() + 186 * DAY)).slice(0, 10),
           at,
           at
@@ -107,7 +107,7 @@ beforeAll(async () => {
   oldStore(new Date())
   ca = await startDelegatedCa({ zone: ZONE, dataDir: dir, noIssuer: true })
   ;({ s, customerDns, pebble } = ca)
-  // What schema 14 held for the external CA: its settings, and the one account it registered.
+  // What schema 15 held for the external CA: its settings, and the one account it registered.
   const accountKey = (await acme.crypto.createPrivateEcdsaKey('P-256')).toString()
   acme.axios.defaults.httpsAgent = new Agent({ ca: readFileSync(pebble.caBundle, 'utf8') })
   const before = new acme.Client({
@@ -136,7 +136,7 @@ const keyOf = (resellerId: number): string => s.service.resellers.createApiKey(r
 const renewal = async (resellerId: number, orderId: number): Promise<Renewal> =>
   (await s.request<Body>('GET', `/orders/${orderId}/renewal`, { key: keyOf(resellerId) })).body.renewal as Renewal
 
-describe('a schema-14 store, upgraded', () => {
+describe('a schema-15 store, upgraded', () => {
   it("keeps the name-only label for the one reseller that had ordered the name, and no one else's", () => {
     const d = s.service.acmeIssuer.delegation
     expect(d.label(ids.a, SOLO)).toBe(legacyDelegationLabel(SOLO))

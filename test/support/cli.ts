@@ -5,8 +5,11 @@ export const ROOT = join(__dirname, '..', '..')
 export const CLI = join(ROOT, 'bin', 'certdesk.cjs')
 
 /** Runs `certdesk …` to the end and parses its JSON output. */
-export function certdesk(args: string[]): { code: number; json: Record<string, unknown>; stderr: string } {
-  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: process.env, timeout: 60_000 })
+export function certdesk(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env
+): { code: number; json: Record<string, unknown>; stderr: string } {
+  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env, timeout: 60_000 })
   let json: Record<string, unknown>
   try {
     json = JSON.parse(r.stdout || r.stderr)

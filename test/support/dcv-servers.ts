@@ -122,6 +122,37 @@ export interface WebServer {
   close(): Promise<void>
 }
 
+/** A throwaway self-signed P-256 certificate for a loopback TLS server (openssl, valid two days). */
+export function selfSignedTls(): { key: Buffer; cert: Buffer } {
+  const dir = mkdtempSync(join(tmpdir(), 'certdesk-web-'))
+  try {
+    spawnSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-days',
+        '2',
+        '-subj',
+        '/CN=localhost',
+        '-keyout',
+        join(dir, 'k.pem'),
+        '-out',
+        join(dir, 'c.pem')
+      ],
+      { timeout: 30_000 }
+    )
+    return { key: readFileSync(join(dir, 'k.pem')), cert: readFileSync(join(dir, 'c.pem')) }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
 export async function startWeb(): Promise<WebServer> {
   const files = new Map<string, string>()
   const redirects = new Map<string, string>()
@@ -142,30 +173,7 @@ export async function startWeb(): Promise<WebServer> {
     res.writeHead(200, { 'content-type': 'text/plain' }).end(body)
   }
   // A self-signed certificate for the https server: the check does not require a trusted one.
-  const dir = mkdtempSync(join(tmpdir(), 'certdesk-web-'))
-  spawnSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-days',
-      '2',
-      '-subj',
-      '/CN=localhost',
-      '-keyout',
-      join(dir, 'k.pem'),
-      '-out',
-      join(dir, 'c.pem')
-    ],
-    { timeout: 30_000 }
-  )
-  const tls = { key: readFileSync(join(dir, 'k.pem')), cert: readFileSync(join(dir, 'c.pem')) }
-  rmSync(dir, { recursive: true, force: true })
+  const tls = selfSignedTls()
   const plain = http.createServer(handler)
   const secure = https.createServer(tls, handler)
   const listenOn = (s: http.Server): Promise<number> =>

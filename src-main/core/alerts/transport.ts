@@ -7,14 +7,18 @@
  * unless `alerts.allow_private_addresses` is on.
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
-import http from 'node:http'
-import https from 'node:https'
 import { isIP } from 'node:net'
-import nodemailer from 'nodemailer'
+import { exchange, OutboundError, sendThroughRelay } from '../outbound'
 import { specialPurpose } from '../special-addresses'
 
-/** A receiver or relay that has not answered in this time is treated as down and retried later. */
-export const SEND_TIMEOUT_MS = 10_000
+/**
+ * A webhook receiver has this long for the whole exchange, from connecting to the last byte of
+ * its answer, before it is treated as down and retried later (alerts.md, "Deliveries"): Slack,
+ * Teams and a receiver that queues the alert answer in well under a second.
+ */
+export const SEND_DEADLINE_MS = 10_000
+/** How long connecting to the SMTP relay, or its greeting, may take alone (outbound.ts bounds the whole send). */
+const SMTP_STEP_MS = 10_000
 /** How much of a receiver's answer is kept for the delivery record. */
 const ANSWER_LIMIT = 2048
 
@@ -64,43 +68,32 @@ export async function postJson(
     const bad = refusedAddress(host)
     if (bad) throw new SendError(`could not post to ${u.host}: ${bad}`)
   }
-  const lib = u.protocol === 'https:' ? https : http
-  return await new Promise((resolve, reject) => {
-    const req = lib.request(
-      u,
-      {
+  try {
+    const answer = await exchange({
+      url: u,
+      secure: u.protocol === 'https:',
+      options: {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...headers },
-        lookup: checkedLookup(allowPrivate) as never,
-        signal: AbortSignal.timeout(SEND_TIMEOUT_MS)
+        lookup: checkedLookup(allowPrivate) as never
       },
-      (res) => {
-        const chunks: Buffer[] = []
-        let size = 0
-        res.on('data', (d: Buffer) => {
-          if (size < ANSWER_LIMIT) chunks.push(d)
-          size += d.length
-        })
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            answer: Buffer.concat(chunks).toString('utf8').slice(0, ANSWER_LIMIT)
-          })
-        )
-        res.on('error', (err) => reject(new SendError(`could not read the answer of ${u.host}: ${err.message}`)))
-      }
-    )
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      const reason =
-        err.name === 'AbortError' || err.name === 'TimeoutError'
-          ? `no answer in ${SEND_TIMEOUT_MS / 1000} s`
-          : err.code === 'EREFUSED_ADDRESS'
-            ? err.message.replace(/^could not connect to [^:]+: /, '')
-            : (err.code ?? err.message)
-      reject(new SendError(`could not post to ${u.host}: ${reason}`))
+      body,
+      deadlineMs: SEND_DEADLINE_MS,
+      maxBytes: ANSWER_LIMIT,
+      // A receiver's answer is kept for the delivery record only; the rest is never read.
+      overLimit: 'keep'
     })
-    req.end(body)
-  })
+    return { status: answer.status, answer: answer.body.toString('utf8').slice(0, ANSWER_LIMIT) }
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException
+    const reason =
+      err instanceof OutboundError
+        ? err.message
+        : e.code === 'EREFUSED_ADDRESS'
+          ? e.message.replace(/^could not connect to [^:]+: /, '')
+          : (e.code ?? e.message)
+    throw new SendError(`could not post to ${u.host}: ${reason}`)
+  }
 }
 
 export interface SmtpSettings {
@@ -115,29 +108,27 @@ export interface SmtpSettings {
 
 /** Sends one plain-text message through the relay; STARTTLS is required unless `security` says otherwise. */
 export async function sendMail(s: SmtpSettings, mail: { subject: string; text: string }): Promise<string> {
-  const transport = nodemailer.createTransport({
-    host: s.host,
-    port: s.port,
-    secure: s.security === 'tls',
-    requireTLS: s.security === 'starttls',
-    ignoreTLS: s.security === 'none',
-    auth: s.username ? { user: s.username, pass: s.password ?? '' } : undefined,
-    connectionTimeout: SEND_TIMEOUT_MS,
-    greetingTimeout: SEND_TIMEOUT_MS,
-    socketTimeout: SEND_TIMEOUT_MS,
-    // The message is built from alert text only: nodemailer must never read a file or URL for it.
-    disableFileAccess: true,
-    disableUrlAccess: true
-  })
   try {
-    const info = (await transport.sendMail({ from: s.from, to: s.to, subject: mail.subject, text: mail.text })) as {
-      response?: string
-    }
+    const info = await sendThroughRelay(
+      {
+        host: s.host,
+        port: s.port,
+        secure: s.security === 'tls',
+        requireTLS: s.security === 'starttls',
+        ignoreTLS: s.security === 'none',
+        auth: s.username ? { user: s.username, pass: s.password ?? '' } : undefined,
+        connectionTimeout: SMTP_STEP_MS,
+        greetingTimeout: SMTP_STEP_MS,
+        socketTimeout: SMTP_STEP_MS,
+        // The message is built from alert text only: nodemailer must never read a file or URL for it.
+        disableFileAccess: true,
+        disableUrlAccess: true
+      },
+      { from: s.from, to: s.to, subject: mail.subject, text: mail.text }
+    )
     return String(info.response ?? 'accepted').slice(0, 200)
   } catch (err) {
     // nodemailer's messages carry the server's reply, never the password.
     throw new SendError(`could not send mail through ${s.host}:${s.port}: ${(err as Error).message.split('\n')[0]}`)
-  } finally {
-    transport.close()
   }
 }

@@ -8,6 +8,7 @@ import type { Db } from '../db'
 import { checkDns, checkHttp, checkStatus, dcvNetwork, type CheckResult, type DcvMethod } from '../dcv'
 import { baseDomain } from '../domains'
 import { recordEvent } from '../events'
+import { pool } from '../pool'
 import { addDays, isoDate, isoTimestamp, parseDate } from '../time'
 import { dcvToken, orderById, readChecks, type DcvRow } from './records'
 import type { CertificatesScope } from './scope'
@@ -111,8 +112,13 @@ export async function recheckStale(
 ): Promise<string[]> {
   const db = scope.ctx.db
   const failures: string[] = []
-  for (const c of stale) {
-    const result = c.method === 'email' ? null : await checkName(scope, orderId, c)
+  // A few names at a time, as runChecks: a renewal of many names must not wait for each
+  // slow name in turn.
+  const results = await pool(stale, CHECK_CONCURRENCY, (c) =>
+    c.method === 'email' ? Promise.resolve(null) : checkName(scope, orderId, c)
+  )
+  for (const [i, c] of stale.entries()) {
+    const result = results[i]
     if (result?.ok) {
       db.prepare(
         `UPDATE dcv_checks SET status = 'valid', detail = ?, checked_at = ?, validated_at = ? WHERE id = ?`

@@ -4,24 +4,25 @@
  * tied to a reseller and a domain, tracked for expiry (reports.ts), and offered as a
  * replacement order here ("renew with CertDesk").
  *
- * A private key found beside a certificate stays where it is and is only reported; the admin
- * imports keys explicitly (`withKeys`), and then only a key that belongs to the certificate,
- * wrapped by the key vault like every other kept key.
+ * A private key found with a certificate (in its PFX or PEM bundle, or in a key file beside it:
+ * `site.key` beside `site.crt`, certbot's `privkey.pem` beside `cert.pem`) stays where it is and
+ * is only reported; the admin imports keys explicitly (`withKeys`), and then only a key whose
+ * public key is the certificate's, wrapped by the key vault like every other kept key.
  */
-import { createPrivateKey, createPublicKey, type X509Certificate } from 'node:crypto'
-import { lstatSync, readdirSync, readFileSync } from 'node:fs'
+import { createPrivateKey, createPublicKey, type KeyObject, type X509Certificate } from 'node:crypto'
 import { isIP } from 'node:net'
-import { basename, extname, join, resolve } from 'node:path'
+import { basename, dirname, join, resolve } from 'node:path'
 import type { Catalogue, PricedProduct } from '../catalogue'
 import type { CoreContext } from '../context'
 import { baseDomain, isDomainName, isWildcard } from '../domains'
 import { invalid, notFound } from '../errors'
 import { recordEvent } from '../events'
-import { pool } from '../installations'
 import { probe, PROBE_TIMEOUT_MS } from '../installations/probe'
 import type { KeyVault } from '../key-vault'
 import type { CreatedOrder, Orders } from '../orders'
+import { pool } from '../pool'
 import type { Reseller, Resellers } from '../resellers'
+import { isPresent } from '../exclusive-file'
 import { isoTimestamp } from '../time'
 import { x509 } from '../x509'
 import type {
@@ -31,13 +32,10 @@ import type {
   ReplacementQuote,
   ValidationLevel
 } from '../../../src-shared/records'
-import { MAX_FILE_BYTES, parseCertificateFile, UnreadableFile, type ParsedFile } from './parse'
+import { parseCertificateFile, UnreadableFile, type ParsedFile } from './parse'
+import { readImportFile } from './read-file'
+import { besideKeyNames, scanFolder, type Candidate } from './scan'
 
-/** Extensions a certificate or key file has; other files in a scanned folder are not opened. */
-const CERT_EXTENSIONS = new Set(['.pem', '.crt', '.cer', '.cert', '.der', '.pfx', '.p12', '.key'])
-/** A scan stops here: a certificate folder, not a disk. */
-const MAX_SCAN_FILES = 20_000
-const MAX_SCAN_DEPTH = 16
 /** Addresses one endpoint scan may cover: a /22 (1,024 addresses) at most. */
 export const MAX_SCAN_ADDRESSES = 1024
 const SCAN_CONCURRENCY = 32
@@ -85,10 +83,28 @@ export class Imports {
     private readonly keyVault: KeyVault
   ) {}
 
-  /** Imports each file; a PFX opens with `password`. */
+  /**
+   * Imports each file; a PFX opens with `password`. A file named here is read where it leads,
+   * through a link too (the admin named it). With `withKeys`, the key file beside each
+   * certificate (besideKeyNames) is read as well.
+   */
   async importFiles(resellerId: number, paths: string[], opts: ImportOptions = {}): Promise<ImportOutcome> {
+    this.reseller(resellerId)
+    const named = paths.map((p) => resolve(p))
+    const candidates: Candidate[] = named.map((p) => ({ path: p, open: p, dir: dirname(p), follow: true }))
+    if (opts.withKeys) {
+      const known = new Set(named)
+      for (const p of named) {
+        for (const k of besideKeyNames(p)) {
+          const beside = join(dirname(p), k)
+          if (known.has(beside) || !isPresent(beside)) continue
+          known.add(beside)
+          candidates.push({ path: beside, open: beside, dir: dirname(p), follow: true, besideOnly: true })
+        }
+      }
+    }
     const out = emptyOutcome()
-    for (const p of paths) await this.importFile(resellerId, resolve(p), opts, out)
+    await this.importCandidates(resellerId, candidates, null, opts, out)
     return out
   }
 
@@ -117,37 +133,16 @@ export class Imports {
   }
 
   /**
-   * Imports every certificate file under `dir`. Symbolic links are not followed (a link could
-   * lead out of the folder, or in circles); other files are not opened.
+   * Imports every certificate file under `dir` (scan.ts says which). Symbolic links are listed
+   * under `skipped` with why; with `followLinks`, those that stay inside `dir` are followed.
+   * Each file is opened once and checked through the opened handle (read-file.ts).
    */
   async importFolder(resellerId: number, dir: string, opts: ImportOptions = {}): Promise<ImportOutcome> {
-    const root = resolve(dir)
-    let st
-    try {
-      st = lstatSync(root)
-    } catch {
-      throw invalid(`could not scan ${root}: it does not exist`)
-    }
-    if (!st.isDirectory()) throw invalid(`could not scan ${root}: it is not a folder`)
-    const files: string[] = []
-    const walk = (d: string, depth: number): void => {
-      if (depth > MAX_SCAN_DEPTH || files.length >= MAX_SCAN_FILES) return
-      let entries
-      try {
-        entries = readdirSync(d, { withFileTypes: true })
-      } catch {
-        return
-      }
-      for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-        const p = join(d, e.name)
-        if (e.isDirectory()) walk(p, depth + 1)
-        else if (e.isFile() && CERT_EXTENSIONS.has(extname(e.name).toLowerCase())) files.push(p)
-        if (files.length >= MAX_SCAN_FILES) return
-      }
-    }
-    walk(root, 0)
+    this.reseller(resellerId)
+    const scan = scanFolder(resolve(dir), opts.followLinks === true)
     const out = emptyOutcome()
-    for (const f of files) await this.importFile(resellerId, f, opts, out)
+    out.skipped.push(...scan.skipped)
+    await this.importCandidates(resellerId, scan.candidates, scan.realRoot, opts, out)
     return out
   }
 
@@ -258,32 +253,71 @@ export class Imports {
     return created
   }
 
-  private async importFile(resellerId: number, path: string, opts: ImportOptions, out: ImportOutcome): Promise<void> {
-    this.reseller(resellerId)
-    const source = `file:${path}`
-    let parsed: ParsedFile
-    try {
-      const st = lstatSync(path)
-      if (!st.isFile()) throw new UnreadableFile(`${basename(path)} is not a regular file`)
-      if (st.size > MAX_FILE_BYTES) throw new UnreadableFile(`${basename(path)} is larger than ${MAX_FILE_BYTES} bytes`)
-      parsed = await parseCertificateFile(readFileSync(path), basename(path), opts.password)
-    } catch (err) {
-      const reason =
-        err instanceof UnreadableFile
-          ? err.message
-          : `could not read ${basename(path)}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`
-      out.skipped.push({ source, reason })
-      return
+  /**
+   * Reads the candidates one folder at a time, pairs each certificate without a key of its own
+   * with the key file of the same folder whose public key is the certificate's, and adds them.
+   */
+  private async importCandidates(
+    resellerId: number,
+    candidates: Candidate[],
+    within: string | null,
+    opts: ImportOptions,
+    out: ImportOutcome
+  ): Promise<void> {
+    const byDir = new Map<string, Candidate[]>()
+    for (const c of candidates) byDir.set(c.dir, [...(byDir.get(c.dir) ?? []), c])
+    for (const group of byDir.values()) {
+      const read: { c: Candidate; parsed: ParsedFile }[] = []
+      for (const c of group) {
+        try {
+          const data = readImportFile(c.open, { follow: c.follow, within })
+          read.push({ c, parsed: await parseCertificateFile(data, basename(c.path), opts.password) })
+        } catch (err) {
+          if (!(err instanceof UnreadableFile)) throw err
+          if (!c.besideOnly) out.skipped.push({ source: `file:${c.path}`, reason: err.message })
+        }
+      }
+      const keys = new Map<string, { c: Candidate; keyPem: string; kept: boolean }>()
+      for (const { c, parsed } of read) {
+        const spki = parsed.certificates.length === 0 && parsed.keyPem ? spkiOf(createPrivateKey(parsed.keyPem)) : null
+        if (spki && parsed.keyPem) keys.set(spki, { c, keyPem: parsed.keyPem, kept: false })
+      }
+      const certs = read.filter((r) => r.parsed.certificates.length > 0 && !r.c.besideOnly)
+      for (const { c, parsed } of certs) {
+        const beside = !parsed.keyPem && opts.withKeys ? keys.get(spkiOf(parsed.certificates[0].publicKey)) : undefined
+        const keyKept = this.add(
+          resellerId,
+          beside ? { ...parsed, keyPem: beside.keyPem } : parsed,
+          `file:${c.path}`,
+          opts,
+          out
+        )
+        if (beside && keyKept) beside.kept = true
+      }
+      // Keys not kept stay where they are and are listed; one named like a certificate here but
+      // holding another key is said to be so.
+      for (const k of keys.values()) {
+        if (k.kept) continue
+        if (!k.c.besideOnly) out.keysLeftInPlace.push(k.c.path)
+        const partner = certs.find((r) => besideKeyNames(r.c.path).includes(basename(k.c.path)))
+        if (opts.withKeys && partner) {
+          out.skipped.push({
+            source: `file:${k.c.path}`,
+            reason: `${basename(k.c.path)} does not belong to ${basename(partner.c.path)} (another public key); the key was not kept`
+          })
+        }
+      }
     }
-    if (parsed.certificates.length === 0) {
-      // A key file on its own: reported, never imported on its own.
-      if (parsed.keyPem) out.keysLeftInPlace.push(path)
-      return
-    }
-    this.add(resellerId, parsed, source, opts, out)
   }
 
-  private add(resellerId: number, parsed: ParsedFile, source: string, opts: ImportOptions, out: ImportOutcome): void {
+  /** Adds one certificate; answers whether its key was kept. */
+  private add(
+    resellerId: number,
+    parsed: ParsedFile,
+    source: string,
+    opts: ImportOptions,
+    out: ImportOutcome
+  ): boolean {
     const [leaf, ...rest] = parsed.certificates
     const fingerprint = leaf.fingerprint256.replace(/:/g, '').toLowerCase()
     const existing = this.ctx.db
@@ -291,16 +325,22 @@ export class Imports {
       .get(resellerId, fingerprint) as { id: number } | undefined
     if (existing) {
       out.duplicates.push({ source, id: existing.id })
-      return
+      return false
+    }
+    if (leaf.ca) {
+      // certbot's chain.pem, a CA bundle: issuers only, nothing a server presents as its own.
+      out.skipped.push({ source, reason: 'it holds only CA certificates (issuers), no server certificate' })
+      return false
     }
     const names = dnsNames(leaf)
     const cn = commonName(leaf)
     const domain = (cn && isDomainName(cn, true) ? cn : names[0]) ?? null
     if (!domain) {
       out.skipped.push({ source, reason: 'the certificate names no domain (no DNS name in its subject or SANs)' })
-      return
+      return false
     }
     const keyMatches = parsed.keyPem !== null && sameKey(parsed.keyPem, leaf)
+    const keep = opts.withKeys === true && keyMatches && parsed.keyPem !== null
     if (parsed.keyPem && !opts.withKeys) out.keysLeftInPlace.push(source.replace(/^(file|upload):/, ''))
     const now = this.ctx.clock()
     const db = this.ctx.db
@@ -328,7 +368,7 @@ export class Imports {
           isoTimestamp(now)
         )
       const newId = Number(info.lastInsertRowid)
-      if (opts.withKeys && keyMatches && parsed.keyPem) {
+      if (keep && parsed.keyPem) {
         db.prepare('INSERT INTO imported_keys (certificate_id, wrapped_key, created_at) VALUES (?, ?, ?)').run(
           newId,
           this.keyVault.wrapImported(newId, parsed.keyPem),
@@ -348,6 +388,7 @@ export class Imports {
       out.skipped.push({ source, reason: 'the key beside the certificate does not belong to it; the key was not kept' })
     }
     out.imported.push(this.get(resellerId, id))
+    return keep
   }
 
   private reseller(resellerId: number): Reseller {
@@ -402,10 +443,14 @@ function validationLevel(c: X509Certificate): ValidationLevel {
   return 'unknown'
 }
 
+/** The DER SubjectPublicKeyInfo of a key, as hex: what a certificate and its private key share. */
+function spkiOf(key: KeyObject): string {
+  return (key.type === 'public' ? key : createPublicKey(key)).export({ type: 'spki', format: 'der' }).toString('hex')
+}
+
 function sameKey(keyPem: string, leaf: X509Certificate): boolean {
   try {
-    const spki = (k: ReturnType<typeof createPublicKey>): Buffer => k.export({ type: 'spki', format: 'der' })
-    return spki(createPublicKey(createPrivateKey(keyPem))).equals(spki(leaf.publicKey))
+    return spkiOf(createPrivateKey(keyPem)) === spkiOf(leaf.publicKey)
   } catch {
     return false
   }

@@ -5,8 +5,9 @@
  * itself is returned only to a caller that asks for it (an explicit key import).
  */
 import * as asn1js from 'asn1js'
-import { createPrivateKey, webcrypto, X509Certificate } from 'node:crypto'
+import { createPrivateKey, X509Certificate } from 'node:crypto'
 import * as pkijs from 'pkijs'
+import { BoundedPfxEngine, TooMuchWork } from './pfx-engine'
 
 /** A certificate file is a few kilobytes; a bundle of a hundred is still far under this. */
 export const MAX_FILE_BYTES = 1024 * 1024
@@ -73,16 +74,24 @@ function looksLikePfx(data: Buffer): boolean {
 }
 
 async function parsePfx(data: Buffer, name: string, password = ''): Promise<ParsedFile> {
-  const engine = new pkijs.CryptoEngine({
-    name: 'certdesk-import',
-    crypto: webcrypto as unknown as ConstructorParameters<typeof pkijs.CryptoEngine>[0]['crypto']
-  })
+  try {
+    return await openPfx(data, name, password)
+  } catch (err) {
+    if (err instanceof TooMuchWork) throw new UnreadableFile(`${name}: could not open the PFX: ${err.message}`)
+    throw err
+  }
+}
+
+async function openPfx(data: Buffer, name: string, password: string): Promise<ParsedFile> {
+  // One engine per file: it counts the file's key derivations against the file's bound.
+  const engine = new BoundedPfxEngine()
   const pwd = new TextEncoder().encode(password).buffer as ArrayBuffer
   let pfx: pkijs.PFX
   try {
     pfx = pkijs.PFX.fromBER(new Uint8Array(data).buffer)
     await pfx.parseInternalValues({ password: pwd, checkIntegrity: true }, engine)
   } catch (err) {
+    if (err instanceof TooMuchWork) throw err
     throw new UnreadableFile(
       `${name}: could not open the PFX: ${/integrity|MAC|hmac/i.test(String(err)) ? 'wrong password' : 'not a PKCS#12 file this version can read'}`
     )
@@ -91,7 +100,8 @@ async function parsePfx(data: Buffer, name: string, password = ''): Promise<Pars
   if (!auth) throw new UnreadableFile(`${name}: the PFX holds nothing`)
   try {
     await auth.parseInternalValues({ safeContents: auth.safeContents.map(() => ({ password: pwd })) }, engine)
-  } catch {
+  } catch (err) {
+    if (err instanceof TooMuchWork) throw err
     throw new UnreadableFile(
       `${name}: could not decrypt the PFX: wrong password, or legacy RC2/3DES encryption (re-export it with AES, e.g. openssl pkcs12 -export)`
     )
@@ -133,7 +143,8 @@ async function keyFromBag(bag: pkijs.SafeBag, pwd: ArrayBuffer, engine: pkijs.Cr
       type: 'pkcs8',
       format: 'pem'
     }) as string
-  } catch {
+  } catch (err) {
+    if (err instanceof TooMuchWork) throw err
     return null
   }
 }

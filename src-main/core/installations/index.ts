@@ -4,8 +4,9 @@
  * many), and say whether each serves the certificate issued last, with its chain, for that name.
  *
  * Runs on demand (UI, API, CLI), after each successful deploy (a trigger makes the order due),
- * and on a schedule (`installations.check_interval_hours`, daily by default). Each probe ends
- * within its time-out and at most `installations.concurrency` run at once. The newest verdict per
+ * and on a schedule (`installations.check_interval_hours`, daily by default; 0 stops every check
+ * the schedule would make). Each probe ends within `installations.timeout_seconds` and at most
+ * `installations.concurrency` run at once (bounds in setting-keys.ts). The newest verdict per
  * endpoint is kept; a change of the order's verdict is an event (and an alert, where set up).
  *
  * Where a probe may connect follows domain validation's rule (validation-target.ts): never to
@@ -19,7 +20,8 @@ import { isDomainName, isWildcard } from '../domains'
 import { invalid, notFound } from '../errors'
 import { recordEvent } from '../events'
 import type { Orders } from '../orders'
-import { DCV_SETTINGS } from '../setting-keys'
+import { pool } from '../pool'
+import { DCV_SETTINGS, INSTALLATION_LIMITS, INSTALLATION_SETTINGS } from '../setting-keys'
 import type { Settings } from '../settings'
 import { specialPurpose } from '../special-addresses'
 import { addDays, isoTimestamp } from '../time'
@@ -37,16 +39,11 @@ import { judge, VERDICT_LABELS, worst, type Verdict } from './verdict'
 export { VERDICT_LABELS, VERDICTS, type Verdict } from './verdict'
 export type { StartTls } from './probe'
 
-export const INSTALLATION_SETTINGS = {
-  /** Hours between scheduled checks of an order; 0 turns the schedule off. Default 24. */
-  intervalHours: 'installations.check_interval_hours',
-  /** Probes running at once. Default 8. */
-  concurrency: 'installations.concurrency',
-  /** Seconds one probe may take. Default 5. */
-  timeoutSeconds: 'installations.timeout_seconds'
-} as const
+export { INSTALLATION_SETTINGS } from '../setting-keys'
 
-const DEFAULTS = { intervalHours: 24, concurrency: 8, timeoutSeconds: 5 }
+/** How long a schedule that is off leaves an order: no check falls due by itself. */
+const OFF_DAYS = 3650
+
 /** Endpoints one order may have beyond its names: a server farm, not a scan. */
 const MAX_ENDPOINTS = 50
 /** Earlier certificates compared against, to tell "the old one" from "another one". */
@@ -96,7 +93,46 @@ export class Installations {
     private readonly ctx: CoreContext,
     private readonly orders: Orders,
     private readonly settings: Settings
-  ) {}
+  ) {
+    // A new interval applies to every order checked already, not only after its next check.
+    settings.onUpdate((changes, before) => {
+      if (!Object.hasOwn(changes, INSTALLATION_SETTINGS.intervalHours)) return
+      const read = (v: string | null): number => parseSetting(v, INSTALLATION_LIMITS.intervalHours)
+      this.reschedule(
+        read(before[INSTALLATION_SETTINGS.intervalHours]),
+        read(changes[INSTALLATION_SETTINGS.intervalHours])
+      )
+    })
+  }
+
+  /** The installation settings in force: each saved value within its bounds, else the default. */
+  config(): { intervalHours: number; concurrency: number; timeoutSeconds: number } {
+    const get = (k: keyof typeof INSTALLATION_SETTINGS): number =>
+      parseSetting(this.settings.get(INSTALLATION_SETTINGS[k]), INSTALLATION_LIMITS[k])
+    return {
+      intervalHours: get('intervalHours'),
+      concurrency: get('concurrency'),
+      timeoutSeconds: get('timeoutSeconds')
+    }
+  }
+
+  /**
+   * Moves each checked order's next scheduled check to its last check plus `hours`: those still
+   * on the `old` schedule, and those due later than the new interval says. A check that fell due
+   * earlier (after a deploy) keeps its time.
+   */
+  private reschedule(old: number, hours: number): void {
+    if (hours === old || hours === 0) return
+    const step = (h: number): string => (h > 0 ? `+${h} hours` : `+${OFF_DAYS} days`)
+    this.ctx.db
+      .prepare(
+        `UPDATE installation_status SET next_check_at = strftime('%Y-%m-%d %H:%M:%S', checked_at, :to)
+          WHERE verdict != 'unchecked'
+            AND (next_check_at = strftime('%Y-%m-%d %H:%M:%S', checked_at, :from)
+                 OR next_check_at > strftime('%Y-%m-%d %H:%M:%S', checked_at, :to))`
+      )
+      .run({ to: step(hours), from: step(old) })
+  }
 
   /** The reseller an order belongs to, for the admin's CLI, which names orders alone. */
   ownerOf(orderId: number): number {
@@ -210,8 +246,7 @@ export class Installations {
    * answers how many were checked. Orders without a current certificate leave the schedule.
    */
   async checkDue(limit = 50): Promise<number> {
-    const interval = this.numberSetting(INSTALLATION_SETTINGS.intervalHours, DEFAULTS.intervalHours)
-    if (interval <= 0) return 0
+    if (this.config().intervalHours === 0) return 0
     const due = this.ctx.db
       .prepare(
         `SELECT s.order_id, o.status FROM installation_status s JOIN orders o ON o.id = s.order_id
@@ -234,12 +269,8 @@ export class Installations {
       return issued ? [{ orderId: id, issued, targets: this.targets(id, issued.names) }] : []
     })
     const jobs = plans.flatMap((p) => p.targets.map((t) => ({ plan: p, target: t })))
-    const timeoutMs = this.numberSetting(INSTALLATION_SETTINGS.timeoutSeconds, DEFAULTS.timeoutSeconds) * 1000
-    const served = await pool(
-      jobs,
-      this.numberSetting(INSTALLATION_SETTINGS.concurrency, DEFAULTS.concurrency),
-      ({ target }) => this.probeTarget(target, timeoutMs)
-    )
+    const { concurrency, timeoutSeconds } = this.config()
+    const served = await pool(jobs, concurrency, ({ target }) => this.probeTarget(target, timeoutSeconds * 1000))
     const now = this.ctx.clock()
     for (const plan of plans) {
       const findings = jobs.flatMap((j, i) =>
@@ -286,8 +317,8 @@ export class Installations {
   private store(orderId: number, findings: { target: Target; finding: ReturnType<typeof judge> }[], now: Date): void {
     const db = this.ctx.db
     const at = isoTimestamp(now)
-    const interval = this.numberSetting(INSTALLATION_SETTINGS.intervalHours, DEFAULTS.intervalHours)
-    const next = isoTimestamp(interval > 0 ? new Date(now.getTime() + interval * 3_600_000) : addDays(now, 3650))
+    const interval = this.config().intervalHours
+    const next = isoTimestamp(interval > 0 ? new Date(now.getTime() + interval * 3_600_000) : addDays(now, OFF_DAYS))
     const verdict: Verdict | null = findings.length ? worst(findings.map((f) => f.finding.verdict)) : null
     let changedTo: Verdict | null = null
     db.transaction(() => {
@@ -364,29 +395,24 @@ export class Installations {
         .all(orderId) as EndpointRow[]
     ).map(endpointOf)
   }
+}
 
-  private numberSetting(key: string, fallback: number): number {
-    const v = Number(this.settings.get(key) ?? '')
-    return this.settings.get(key) !== null && Number.isFinite(v) && v >= 0 ? v : fallback
-  }
+/**
+ * A stored installation setting as a number: the default when unset or empty, and when the
+ * stored text is not a value its rule would accept (a store written by hand or by an older
+ * version), so a check never runs with a time-out of 0 or a million probes at once.
+ */
+function parseSetting(
+  v: string | null | undefined,
+  limits: { fallback: number; min: number; max: number; offAtZero: boolean }
+): number {
+  if (v === null || v === undefined || !/^\d{1,7}$/.test(v)) return limits.fallback
+  const n = Number(v)
+  return (limits.offAtZero && n === 0) || (n >= limits.min && n <= limits.max) ? n : limits.fallback
 }
 
 export function splitPem(pem: string): string[] {
   return pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []
-}
-
-/** Runs `work` over every item with at most `limit` at once; answers in the items' order. */
-export async function pool<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length)
-  let next = 0
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++
-      out[i] = await work(items[i])
-    }
-  }
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker))
-  return out
 }
 
 const endpointOf = (r: EndpointRow): InstallationEndpoint => ({

@@ -1,4 +1,4 @@
--- CertDesk schema 15: what authorises an unattended renewal names the reseller it was given to,
+-- CertDesk schema 16: what authorises an unattended renewal names the reseller it was given to,
 -- and an order from an external ACME CA has one renewal schedule, its certificate's.
 
 -- The label under the delegated zone of one name for one reseller: the customer's
