@@ -45,6 +45,18 @@ export async function orderFromCatalogue(
   return (await page.getByTestId('order-number').textContent()) ?? ''
 }
 
+/** Places a PositiveSSL Multi-Domain order (two more names included) with `wildcardSans` wildcard SANs; lands on its page. */
+export async function orderMultiDomain(page: Page, domain: string, wildcardSans = 0): Promise<void> {
+  await nav(page, 'Catalogue')
+  await page.locator('tr[data-product="PositiveSSL Multi-Domain"]').getByRole('button', { name: 'Order' }).click()
+  await expect(page.getByRole('heading', { name: 'New order' })).toBeVisible()
+  await page.locator('input[name="domain"]').fill(domain)
+  if (wildcardSans > 0) await page.getByLabel('Wildcard SANs').fill(String(wildcardSans))
+  await expect(page.getByTestId('quote-total')).toHaveText(/\$\d/)
+  await page.getByRole('button', { name: /Place order for/ }).click()
+  await expect(page.locator('h1', { hasText: domain })).toBeVisible()
+}
+
 /** Opens the app and points domain validation at loopback servers, as an admin sets a resolver. */
 export async function pointChecksAt(page: Page, dns: { address: string }, web: { httpPort: number }): Promise<void> {
   await openApp(page)
