@@ -9,24 +9,14 @@ import { expect, test } from '@playwright/test'
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { x509Csr } from '../support/csr'
-import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
-import { orderMultiDomain, pointChecksAt, resetChecks, shot } from './support'
+import { dcvServersForFile, orderMultiDomain, pointChecksAt, resetChecks, shot } from './support'
 
-let dns: DnsServer
-let web: WebServer
-test.beforeAll(async () => {
-  dns = await startDns()
-  web = await startWeb()
-})
-test.afterAll(async () => {
-  await web?.close()
-  await dns?.close()
-})
+const servers = dcvServersForFile()
 
 const openssl = (args: string[]): string => execFileSync('openssl', args, { encoding: 'utf8' })
 
 test('an IDN typed in the CSR step is issued as its A-label and shown in Unicode', async ({ page }, info) => {
-  await pointChecksAt(page, dns, web)
+  await pointChecksAt(page, servers.dns, servers.web)
   await orderMultiDomain(page, 'shop.example')
 
   await page.getByLabel('Names').fill('shop.example, bücher.example')
@@ -50,7 +40,7 @@ test('an IDN typed in the CSR step is issued as its A-label and shown in Unicode
     const box = page.locator(`.name-check[data-name="${name}"]`)
     const url = new URL(((await box.getByTestId('dcv-url').textContent()) ?? '').replace(/Copy$/, '').trim())
     expect(url.hostname).toBe(name)
-    web.put(name, url.pathname, (await box.getByTestId('dcv-content').textContent()) ?? '')
+    servers.web.put(name, url.pathname, (await box.getByTestId('dcv-content').textContent()) ?? '')
   }
   await page.getByRole('button', { name: 'Re-check now' }).click()
   await expect(page.locator('h1')).toContainText('completed')
@@ -70,7 +60,7 @@ test('an IDN typed in the CSR step is issued as its A-label and shown in Unicode
 })
 
 test('a pasted CSR with the IDN as raw bytes is refused, and the page names the name', async ({ page }) => {
-  await pointChecksAt(page, dns, web)
+  await pointChecksAt(page, servers.dns, servers.web)
   await orderMultiDomain(page, 'raw.example')
   // What a generator that does not convert writes: ü as the single byte 0xFC.
   const csr = await x509Csr(['raw.example', 'bücher.example'])

@@ -1,5 +1,6 @@
-import { expect, type Page } from '@playwright/test'
+import { expect, test, type Page } from '@playwright/test'
 import { join } from 'node:path'
+import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
 
 export const base = (): string => {
   const b = process.env.CERTDESK_E2E_BASE
@@ -97,4 +98,19 @@ export async function issueOverHttp(
   }
   await page.getByRole('button', { name: 'Re-check now' }).click()
   await expect(page.locator('h1')).toContainText('completed')
+}
+
+/**
+ * A DNS and a web server on loopback for the validation checks of one spec file, started before
+ * its tests and stopped after them; read them inside a test (`servers.dns`, `servers.web`).
+ */
+export function dcvServersForFile(): { dns: DnsServer; web: WebServer } {
+  const servers = {} as { dns: DnsServer; web: WebServer }
+  test.beforeAll(async () => {
+    ;[servers.dns, servers.web] = await Promise.all([startDns(), startWeb()])
+  })
+  test.afterAll(async () => {
+    await Promise.all([servers.web?.close(), servers.dns?.close()])
+  })
+  return servers
 }
