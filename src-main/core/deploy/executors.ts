@@ -70,7 +70,7 @@ export async function perform(
           pfxPassword: wantsPfx ? ctx.secrets.get(secretName(target.id, 'pfx_password')) : null
         },
         // A reload follows: the replaced files are kept until it has taken the new ones.
-        { keepPrevious: commandTargets(ctx.db, order.id).length > 0 }
+        { keepPrevious: targetsOf(ctx.db, order.id, 'command').length > 0 }
       )
       return { ok: true, summary }
     } catch (err) {
@@ -158,26 +158,19 @@ export async function perform(
   }
 }
 
-/** The order's command targets (its reloads), in the order they run. */
-function commandTargets(db: Db, orderId: number): { id: number; config: CommandConfig }[] {
+/** The order's targets of one kind with their ids, in the order they run. */
+function targetsOf<K extends 'folder' | 'command'>(
+  db: Db,
+  orderId: number,
+  kind: K
+): { id: number; config: K extends 'folder' ? FolderConfig : CommandConfig }[] {
   return (
     db
       .prepare(
-        `SELECT id, config FROM deploy_targets WHERE order_id = ? AND kind = 'command' AND removed_at IS NULL ORDER BY id`
+        `SELECT id, config FROM deploy_targets WHERE order_id = ? AND kind = ? AND removed_at IS NULL ORDER BY id`
       )
-      .all(orderId) as { id: number; config: string }[]
-  ).map((t) => ({ id: t.id, config: JSON.parse(t.config) as CommandConfig }))
-}
-
-/** The order's folder targets with their ids. */
-function folderTargetRows(db: Db, orderId: number): { id: number; config: FolderConfig }[] {
-  return (
-    db
-      .prepare(
-        `SELECT id, config FROM deploy_targets WHERE order_id = ? AND kind = 'folder' AND removed_at IS NULL ORDER BY id`
-      )
-      .all(orderId) as { id: number; config: string }[]
-  ).map((t) => ({ id: t.id, config: JSON.parse(t.config) as FolderConfig }))
+      .all(orderId, kind) as { id: number; config: string }[]
+  ).map((t) => ({ id: t.id, config: JSON.parse(t.config) as K extends 'folder' ? FolderConfig : CommandConfig }))
 }
 
 /** The newest run of a target for a certificate: its status, or null when it has none. */
@@ -195,9 +188,9 @@ function runStatus(db: Db, targetId: number, serial: string): RunStatus | null {
  * replaced are no longer needed: they are dropped, with the previous private key among them.
  */
 function settleFolders(db: Db, run: RunRow, doneTarget: number): void {
-  const others = commandTargets(db, run.order_id).filter((c) => c.id !== doneTarget)
+  const others = targetsOf(db, run.order_id, 'command').filter((c) => c.id !== doneTarget)
   if (others.some((c) => runStatus(db, c.id, run.serial) !== 'succeeded')) return
-  for (const f of folderTargetRows(db, run.order_id)) dropPrevious(f.config.path)
+  for (const f of targetsOf(db, run.order_id, 'folder')) dropPrevious(f.config.path)
 }
 
 /**
@@ -218,7 +211,7 @@ async function putBackPrevious(
   const restored: string[] = []
   const notes: string[] = []
   const reopen: number[] = []
-  for (const f of folderTargetRows(db, run.order_id)) {
+  for (const f of targetsOf(db, run.order_id, 'folder')) {
     try {
       const r = restorePrevious(f.config.path, run.serial)
       if (r.kind === 'restored') {
@@ -233,7 +226,7 @@ async function putBackPrevious(
   }
   if (restored.length > 0) {
     notes.unshift(`restored the previous files in ${restored.join('; ')}`)
-    for (const c of commandTargets(db, run.order_id)) {
+    for (const c of targetsOf(db, run.order_id, 'command')) {
       if (c.id === failedTarget || runStatus(db, c.id, run.serial) !== 'succeeded') continue
       const again = await runCommand(c.config, commandEnv(db, run, order))
       notes.push(`ran command target ${c.id} again so that its server loads them (${again.summary})`)
