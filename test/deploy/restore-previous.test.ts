@@ -8,7 +8,7 @@
  */
 import { spawnSync } from 'node:child_process'
 import { generateKeyPairSync, X509Certificate } from 'node:crypto'
-import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -19,7 +19,7 @@ import { manualClock } from '../support/clock'
 import { opensslCsrForKey } from '../support/csr'
 import { startDns, startWeb, type DnsServer, type WebServer as DcvWeb } from '../support/dcv-servers'
 import { startServer, type TestReseller, type TestServer } from '../support/server'
-import { servedSerial, startWebServer, type WebServer } from './web-servers'
+import { folderSnapshot as snapshot, servedSerial, startWebServer, type WebServer } from './web-servers'
 
 type Body = Record<string, unknown>
 const clock = manualClock(new Date())
@@ -51,17 +51,6 @@ afterAll(async () => {
 const newKey = (): string =>
   generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string
 
-/** Every entry of the folder with its mode and bytes (a link as its target). */
-const snapshot = (dir: string): Record<string, string> =>
-  Object.fromEntries(
-    readdirSync(dir)
-      .sort()
-      .map((n) => {
-        const st = lstatSync(join(dir, n))
-        const what = st.isFile() ? readFileSync(join(dir, n), 'base64') : st.isDirectory() ? 'dir' : 'other'
-        return [n, `${(st.mode & 0o777).toString(8)} ${what}`]
-      })
-  )
 const latestSerial = (orderId: number): string =>
   new X509Certificate(s.service.certificates.history(r.id, orderId)[0].certificatePem).serialNumber.toUpperCase()
 

@@ -4,21 +4,15 @@
  * holds exactly what it held before.
  */
 import { expect, test } from '@playwright/test'
-import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { folderSnapshot as snapshot } from '../deploy/web-servers'
 import { dcvServersForFile, issueOverHttp, orderFromCatalogue, pointChecksAt, resetChecks, shot } from './support'
 
 const servers = dcvServersForFile()
 const work = mkdtempSync(join(tmpdir(), 'certdesk-e2e-restore-'))
 test.afterAll(() => rmSync(work, { recursive: true, force: true }))
-
-const snapshot = (dir: string): Record<string, string> =>
-  Object.fromEntries(
-    readdirSync(dir)
-      .sort()
-      .map((n) => [n, `${(lstatSync(join(dir, n)).mode & 0o777).toString(8)} ${readFileSync(join(dir, n), 'base64')}`])
-  )
 
 test('a failed reload puts the previous files back, and the page says so', async ({ page }) => {
   await pointChecksAt(page, servers.dns, servers.web)
