@@ -7,8 +7,10 @@ import { join } from 'node:path'
 import type { CoreContext } from '../context'
 import type { Db } from '../db'
 import { runCommand, type CommandConfig, type CommandResult } from './command'
+import { crashPoint } from '../crash-points'
 import {
   dropPrevious,
+  heldSerial,
   MissingKeyError,
   restorePrevious,
   writeFolder,
@@ -89,6 +91,18 @@ export async function perform(
       }
       return folders === 'busy' ? failed : putBackPrevious(ctx, run, order, target.id, failed)
     }
+    // A folder written for this certificate that holds another one now (put back by a restore
+    // whose record a crash lost, or changed by hand) is written again before anything reloads.
+    const moved = targetsOf(ctx.db, run.order_id, 'folder').filter(
+      (f) => runStatus(ctx.db, f.id, run.serial) === 'succeeded' && heldSerial(f.config.path) !== run.serial
+    )
+    if (moved.length > 0)
+      return {
+        ok: false,
+        summary: `command not run: ${moved.map((f) => f.config.path).join(', ')} no longer holds certificate ${run.serial}; it is written again with the next attempt`,
+        reason: 'the command was not run because the certificate files are not written',
+        reopen: moved.map((f) => f.id)
+      }
     const config = target.config as CommandConfig
     const r = await runCommand(config, commandEnv(ctx.db, run, order))
     const ran = { responseCode: r.exitCode, output: r.output }
@@ -224,6 +238,8 @@ async function putBackPrevious(
       notes.push(`could not restore the previous files in ${f.config.path}: ${(err as Error).message}`)
     }
   }
+  // The fault tests kill the process here: files put back, the attempt not recorded yet.
+  if (restored.length > 0) crashPoint('deploy:restored')
   if (restored.length > 0) {
     notes.unshift(`restored the previous files in ${restored.join('; ')}`)
     for (const c of targetsOf(db, run.order_id, 'command')) {

@@ -250,6 +250,29 @@ export function recoverFolder(path: string, opts: { dropUnfinished: boolean } = 
 
 const serialOf = (pem: string): string => new X509Certificate(pem).serialNumber.toUpperCase()
 
+/**
+ * The serial of the certificate a folder holds now (its cert.pem), or null when none can be
+ * read. Opened without following links and without waiting on a FIFO, and read only when it is
+ * a regular file of a certificate's size.
+ */
+export function heldSerial(path: string): string | null {
+  let fd: number
+  try {
+    fd = openSync(join(path, 'cert.pem'), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+  } catch {
+    return null
+  }
+  try {
+    const st = fstatSync(fd)
+    if (!st.isFile() || st.size > MAX_KEPT_BYTES) return null
+    return serialOf(readFileSync(fd, 'utf8'))
+  } catch {
+    return null
+  } finally {
+    closeSync(fd)
+  }
+}
+
 interface KeptSet {
   /** The certificate whose write replaced these files. */
   serial: string
