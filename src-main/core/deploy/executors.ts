@@ -238,9 +238,9 @@ async function putBackPrevious(
       notes.push(`could not restore the previous files in ${f.config.path}: ${(err as Error).message}`)
     }
   }
-  // The fault tests kill the process here: files put back, the attempt not recorded yet.
-  if (restored.length > 0) crashPoint('deploy:restored')
   if (restored.length > 0) {
+    // The fault tests kill the process here: files put back, the attempt not recorded yet.
+    crashPoint('deploy:restored')
     notes.unshift(`restored the previous files in ${restored.join('; ')}`)
     for (const c of targetsOf(db, run.order_id, 'command')) {
       if (c.id === failedTarget || runStatus(db, c.id, run.serial) !== 'succeeded') continue
