@@ -85,6 +85,9 @@ function oldStore(now: Date): void {
        VALUES (?, ?, 'MD5', 'SHA', ?, ?, 'dns', 'u', ?)`
     ).run(id, opensslCsr([domain], 'ec:P-256'), JSON.stringify([domain]), JSON.stringify({ CN: domain }), at)
     db.prepare(
+      `INSERT INTO dcv_checks (order_id, name, method, status, checked_at, validated_at) VALUES (?, ?, 'dns', 'valid', ?, ?)`
+    ).run(id, domain, at, at)
+    db.prepare(
       `INSERT INTO certificates (order_id, serial, issuer, certificate_pem, chain_pem, names, valid_from, valid_till, reason, created_at)
        VALUES (?, ?, 'acme:https://ca.before.test/dir', 'old', '', ?, ?, ?, 'initial', ?)`
     ).run(id, `0${id}`, JSON.stringify([domain]), at, ts(till), at)

@@ -27,9 +27,9 @@ CREATE UNIQUE INDEX delegation_labels_legacy ON delegation_labels(domain) WHERE 
 INSERT INTO delegation_labels (reseller_id, domain, label, legacy, created_at)
 SELECT MIN(n.reseller_id), n.domain, NULL, 1, MIN(n.created_at)
   FROM (SELECT DISTINCT o.reseller_id AS reseller_id, o.created_at AS created_at,
-               lower(CASE WHEN j.value LIKE '*.%' THEN substr(j.value, 3) ELSE j.value END) AS domain
-          FROM certificate_requests r JOIN orders o ON o.id = r.order_id, json_each(r.names) j
-         WHERE r.order_id IN (SELECT order_id FROM ari_windows UNION SELECT order_id FROM acme_issuer_orders
+               lower(CASE WHEN c.name LIKE '*.%' THEN substr(c.name, 3) ELSE c.name END) AS domain
+          FROM dcv_checks c JOIN orders o ON o.id = c.order_id
+         WHERE c.order_id IN (SELECT order_id FROM ari_windows UNION SELECT order_id FROM acme_issuer_orders
                               UNION SELECT order_id FROM certificates WHERE issuer LIKE 'acme:%')) n
  GROUP BY n.domain
 HAVING COUNT(DISTINCT n.reseller_id) = 1;
@@ -62,13 +62,9 @@ ALTER TABLE acme_issuer_orders_new RENAME TO acme_issuer_orders;
 
 -- One schedule per order: an order whose certificate came from the external CA is renewed at
 -- the moment chosen in its renewal window (RFC 9773), and `next_reissue_at` shows that day,
--- not the local CA's 200-day schedule.
+-- not the local CA's 200-day schedule. (Written for both engines: plain SQL only.)
 UPDATE orders SET next_reissue_at = (SELECT substr(w.renew_at, 1, 10) FROM ari_windows w WHERE w.order_id = orders.id)
  WHERE next_reissue_at IS NOT NULL AND id IN (SELECT order_id FROM ari_windows);
-UPDATE orders SET next_reissue_at = (
-    SELECT date(c.valid_till, '-14 days') FROM certificates c WHERE c.order_id = orders.id ORDER BY c.id DESC LIMIT 1)
- WHERE next_reissue_at IS NOT NULL AND id NOT IN (SELECT order_id FROM ari_windows)
-   AND (SELECT c.issuer FROM certificates c WHERE c.order_id = orders.id ORDER BY c.id DESC LIMIT 1) LIKE 'acme:%';
 
 -- The look, some days before a renewal, at whether it can run without the customer (its CNAME
 -- or dns-persist-01 record in place): `readiness_checked_at`, once per certificate.

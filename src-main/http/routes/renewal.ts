@@ -11,17 +11,19 @@ import { orderRenewalView } from '../../core/ari-order-view'
 import type { Service } from '../../core/service'
 import { caller } from '../auth'
 import type { ApiRouter } from '../router'
-import { Type } from '@sinclair/typebox'
-import { IdParam, ok, RenewalJson, StringEnum } from '../schemas'
-import { ErrorRef } from './common'
+import { IdParams, RenewalMethodBody, RenewalResponse } from '../schemas'
 
 export function registerRenewalRoutes(r: ApiRouter, service: Service): void {
   r.get(
     '/orders/:order_id/renewal',
     {
-      summary: 'Renewal window (RFC 9773), DNS delegation and dns-persist-01 records of an order',
-      params: IdParam('order_id'),
-      response: { 200: ok({ renewal: RenewalJson }), ...ErrorRef }
+      operationId: 'getOrderRenewal',
+      tags: ['Renewal'],
+      summary: 'Show how an order renews without the customer',
+      description:
+        "The renewal window and where it comes from (RFC 9773 renewal information, or 14 days before the certificate ends), each name's _acme-challenge CNAME into the zone delegated to CertDesk and whether it is in place, and the dns-persist-01 records. The DNS looks change nothing.",
+      params: IdParams('order_id', 'The order.'),
+      response: { 200: RenewalResponse }
     },
     async (request) => {
       // Another reseller's order is a 404 (orders.get), never a view of it.
@@ -33,15 +35,14 @@ export function registerRenewalRoutes(r: ApiRouter, service: Service): void {
   r.post(
     '/orders/:order_id/renewal',
     {
-      summary: 'Switch how the order renews at the external ACME CA (dns renews with nobody once set up)',
-      params: IdParam('order_id'),
-      body: Type.Object(
-        {
-          dcv_method: StringEnum(['dns', 'http'] as const, 'dns: delegated DNS or dns-persist-01; http: http-01')
-        },
-        { additionalProperties: false }
-      ),
-      response: { 200: ok({ renewal: RenewalJson }), ...ErrorRef }
+      operationId: 'switchOrderRenewalMethod',
+      tags: ['Renewal'],
+      summary: 'Switch how an order renews at the external ACME CA',
+      description:
+        "Changes the method the order's renewals validate with: dns (delegated DNS or dns-persist-01, which renew with nobody once the customer has set the record) or http (http-01, a new file at every renewal). While the order waits for validation this is POST /ssl/change-dcv; once it holds a certificate, that certificate stays. Answers the renewal view.",
+      params: IdParams('order_id', 'The order.'),
+      body: RenewalMethodBody,
+      response: { 200: RenewalResponse }
     },
     async (request) => {
       const reseller = caller(request).id
