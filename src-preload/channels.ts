@@ -75,6 +75,7 @@ export const APP_METHODS = {
   backupProgress: true,
   // Renewal automation
   orderRenewal: true,
+  setRenewalMethod: true,
   // screens: event log, ACME subscription page, invoice document, validation cancel
   listEvents: true,
   acmeSubscription: true,

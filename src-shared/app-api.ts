@@ -235,6 +235,8 @@ export const APP_API = {
   backupProgress: method([], BackupJobView),
   // Renewal automation: the window (RFC 9773), delegation CNAMEs and dns-persist-01 records of an order.
   orderRenewal: method([reseller, order], OrderRenewalView),
+  /** Switches how the order renews at the external ACME CA (dns renews with nobody once set up). */
+  setRenewalMethod: method([reseller, order, arg('method', DcvMethod)], OrderRenewalView),
   // ---- screens: event log, ACME subscription page, invoice document, validation cancel
   /** The reseller's events, newest first, as GET /events pages them. */
   listEvents: method([reseller, arg('filter', EventFilter), arg('page', PageRequest)], PageOf(EventView)),

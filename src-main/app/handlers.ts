@@ -308,6 +308,10 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     // Renewal automation (RFC 9773 window, delegated DNS, dns-persist-01): read-only DNS looks.
     orderRenewal: (resellerId, orderId) =>
       orderRenewalView(service.ctx, service.settings, service.acmeIssuer, ownOrder(resellerId, orderId).id),
+    setRenewalMethod: async (resellerId, orderId, method) => {
+      await service.certificates.switchRenewalMethod(reseller(resellerId).id, orderId, method)
+      return orderRenewalView(service.ctx, service.settings, service.acmeIssuer, ownOrder(resellerId, orderId).id)
+    },
     acmeHmacKey: (resellerId, orderId) => {
       const order = ownOrder(resellerId, orderId)
       const sub = service.acme.forOrder(order.resellerId, order.id)

@@ -101,10 +101,10 @@ export function openService(opts: ServiceOptions): Service {
   }
   const catalogue = new Catalogue(ctx)
   const acme = new AcmeSubscriptions(ctx)
-  const orders = new Orders(ctx, catalogue, acme)
   const localCa = new LocalCa(ctx)
   // An external ACME CA, when configured, issues TLS orders and validates their names (RFC 8555).
   const acmeIssuer = new AcmeIssuer(ctx, settings, opts.issuer ?? localCa)
+  const orders = new Orders(ctx, catalogue, acme, (p) => acmeIssuer.issues(p))
   const certificates = new Certificates(ctx, orders, catalogue, settings, acmeIssuer, acmeIssuer)
   const deploys = new Deploys(ctx)
   const resellers = new Resellers(ctx)

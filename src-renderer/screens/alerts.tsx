@@ -19,7 +19,8 @@ const WHEN: Record<string, string> = {
   expiring: 'one third of the lifetime left, checked daily',
   renewal_failed: 'at the failure',
   deploy_failed: 'after the last attempt',
-  installation_problem: 'when a check finds it'
+  installation_problem: 'when a check finds it',
+  renewal_needs_customer: 'a week before the renewal, once per certificate'
 }
 
 function RuleRow({ rule }: { rule: AlertRuleView }): React.JSX.Element {

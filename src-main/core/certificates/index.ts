@@ -31,6 +31,7 @@ import {
   type SslStatus,
   type StoredCertificate
 } from './records'
+import { switchRenewalMethod } from './renewal-method'
 import { changeDcv, configure, reissue, type ConfigureInput, type ReissueInput } from './requests'
 import { OrderLock, type CertificatesScope, type KeyKeeper } from './scope'
 
@@ -116,6 +117,14 @@ export class Certificates {
   async changeDcv(resellerId: number, orderId: number, method: DcvMethod, approverEmail?: string): Promise<SslStatus> {
     await changeDcv(this.scope, resellerId, orderId, method, approverEmail)
     return sslStatus(this.scope, resellerId, orderId)
+  }
+
+  /**
+   * POST /orders/{id}/renewal: the method the order's renewals at the external ACME CA use
+   * (renewal-method.ts); change-dcv while it waits for validation.
+   */
+  async switchRenewalMethod(resellerId: number, orderId: number, method: DcvMethod): Promise<void> {
+    await switchRenewalMethod(this.scope, resellerId, orderId, method)
   }
 
   /** POST /ssl/resend-validation: a fresh approval message (new codes); email method only. */

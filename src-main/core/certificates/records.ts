@@ -18,6 +18,7 @@ import {
 import { baseDomain } from '../domains'
 import { conflict } from '../errors'
 import type { Order } from '../orders'
+import type { UnattendedRenewal } from '../renewal-plan'
 import { isoTimestamp } from '../time'
 import type { CertificatesScope } from './scope'
 
@@ -63,6 +64,8 @@ export interface SslStatus {
   names: string[]
   validation: NameValidation[]
   certificate: StoredCertificate | null
+  /** Whether renewals at the external ACME CA run with nobody; null for the local CA. */
+  unattendedRenewal: UnattendedRenewal | null
 }
 
 export interface CertificateStatus {
@@ -251,7 +254,8 @@ export function sslStatus(scope: CertificatesScope, resellerId: number, orderId:
       : null,
     names: req ? (JSON.parse(req.names) as string[]) : [],
     validation: token ? readChecks(db, orderId).map((c) => nameValidation(scope, c, token)) : [],
-    certificate: latestCertificate(db, orderId)
+    certificate: latestCertificate(db, orderId),
+    unattendedRenewal: scope.external?.unattendedRenewal(orderId) ?? null
   }
 }
 
