@@ -50,5 +50,8 @@ export const READ_ONLY_METHODS: ReadonlySet<AppMethod> = new Set<AppMethod>([
   'invoicePage',
   'ledgerPage',
   'chooseExportPath',
-  'exportJobs'
+  'exportJobs',
+  'session',
+  'listAdmins',
+  'auditLog'
 ])
