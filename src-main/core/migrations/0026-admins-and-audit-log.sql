@@ -80,3 +80,14 @@ END;
 CREATE TRIGGER audit_outcomes_no_delete BEFORE DELETE ON audit_outcomes BEGIN
   SELECT RAISE(ABORT, 'the audit log is append-only: an outcome cannot be removed');
 END;
+-- INSERT OR REPLACE removes the row it replaces without firing DELETE triggers (SQLite runs
+-- them for REPLACE only with recursive_triggers on, which a connection chooses for itself), so
+-- an insert that names an existing row is refused before it gets that far.
+CREATE TRIGGER audit_log_no_replace BEFORE INSERT ON audit_log
+  WHEN EXISTS (SELECT 1 FROM audit_log WHERE id = new.id) BEGIN
+  SELECT RAISE(ABORT, 'the audit log is append-only: an entry cannot be replaced');
+END;
+CREATE TRIGGER audit_outcomes_no_replace BEFORE INSERT ON audit_outcomes
+  WHEN EXISTS (SELECT 1 FROM audit_outcomes WHERE audit_id = new.audit_id) BEGIN
+  SELECT RAISE(ABORT, 'the audit log is append-only: an outcome cannot be replaced');
+END;
