@@ -35,6 +35,7 @@ export const APP_METHODS = {
   exportPfx: true,
   configureOrder: true,
   sslStatus: true,
+  storedSslStatus: true,
   changeDcv: true,
   resendValidation: true,
   emailOutbox: true,
@@ -140,6 +141,19 @@ export type SignInNeed = 'link' | 'password' | 'team'
 
 /** An Error of a failed call; `signIn` says what sign-in it needs when it failed for want of one. */
 export type BridgeError = Error & { signIn?: SignInNeed }
+
+/** How the message of a call the team server no longer takes begins (see `signInNeedOf`). */
+export const TEAM_SIGN_IN_AGAIN = 'sign in again to the team server'
+
+/**
+ * The sign-in a failed call needs, or null. Electron's contextBridge hands the page an Error
+ * with its message only, so a team server's lapsed session is also known by its message.
+ */
+export function signInNeedOf(err: unknown): SignInNeed | null {
+  const e = err as BridgeError | null
+  if (e?.signIn) return e.signIn
+  return e instanceof Error && e.message.startsWith(TEAM_SIGN_IN_AGAIN) ? 'team' : null
+}
 
 export function unwrap<T>(r: BridgeResult<T>): T {
   if (r && r.success === true) return r.result

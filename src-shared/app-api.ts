@@ -220,6 +220,8 @@ export const APP_API = {
   configureOrder: operate([reseller, arg('input', ConfigureInput)], SslStatusView),
   /** Runs the pending domain checks now (issuing once every name passed) and answers the status. */
   sslStatus: operate([reseller, order], SslStatusView),
+  /** The status as it stands, without running a check: what a viewer's order page shows. */
+  storedSslStatus: read([reseller, order], SslStatusView),
   changeDcv: operate([reseller, order, arg('method', DcvMethod), optional('approver email', Text)], SslStatusView),
   resendValidation: operate([reseller, order], SslStatusView),
   /** Approval messages of an order kept by CertDesk, newest first. */

@@ -260,6 +260,7 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
       ),
     sslStatus: async (resellerId, orderId) =>
       sslView(await service.certificates.status(reseller(resellerId).id, orderId)),
+    storedSslStatus: (resellerId, orderId) => sslView(service.certificates.current(reseller(resellerId).id, orderId)),
     changeDcv: async (resellerId, orderId, method, approverEmail) =>
       sslView(await service.certificates.changeDcv(reseller(resellerId).id, orderId, method, optText(approverEmail))),
     resendValidation: async (resellerId, orderId) =>

@@ -10,7 +10,13 @@
  */
 import type { AppMethod } from '../../src-shared/app-api'
 import type { SessionView, TeamSignIn } from '../../src-shared/admin-records'
-import { RPC_PREFIX, SIGN_IN_PATH, SIGN_OUT_PATH, type BridgeResult } from '../../src-preload/channels'
+import {
+  RPC_PREFIX,
+  SIGN_IN_PATH,
+  SIGN_OUT_PATH,
+  TEAM_SIGN_IN_AGAIN,
+  type BridgeResult
+} from '../../src-preload/channels'
 import { isLoopbackName } from '../common/host-header'
 import { forbidden, invalid, ServiceError } from '../core/errors'
 import type { BridgeAnswer } from './handlers'
@@ -133,7 +139,7 @@ export class TeamConnection {
       const why = res.body.success ? '' : res.body.error
       return {
         status: 401,
-        body: { success: false, error: `sign in to ${link.host} again: ${why}`, signIn: 'team' }
+        body: { success: false, error: `${TEAM_SIGN_IN_AGAIN} ${link.host}: ${why}`, signIn: 'team' }
       }
     }
     return { status: res.status, body: res.body }
