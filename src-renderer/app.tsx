@@ -155,22 +155,25 @@ function Shell(): React.JSX.Element {
             </button>
           ) : null}
         </div>
-        <BookIndicator />
-        <ResellerPicker />
-        <ul>
-          {NAV.filter((n) => !n.needs || (allowed.has(n.needs) && (n.screen.name !== 'account' || isAccount))).map(
-            (n) => {
-              const here = n.paths.test(location)
-              return (
-                <li key={n.screen.name}>
-                  <a href={href(n.screen)} className={here ? 'active' : ''} aria-current={here ? 'page' : undefined}>
-                    {n.label}
-                  </a>
-                </li>
-              )
-            }
-          )}
-        </ul>
+        {/* Until signed in, nothing of the book is shown or reachable, not even its resellers. */}
+        {signedOut ? null : <BookIndicator />}
+        {signedOut ? null : <ResellerPicker />}
+        {signedOut ? null : (
+          <ul>
+            {NAV.filter((n) => !n.needs || (allowed.has(n.needs) && (n.screen.name !== 'account' || isAccount))).map(
+              (n) => {
+                const here = n.paths.test(location)
+                return (
+                  <li key={n.screen.name}>
+                    <a href={href(n.screen)} className={here ? 'active' : ''} aria-current={here ? 'page' : undefined}>
+                      {n.label}
+                    </a>
+                  </li>
+                )
+              }
+            )}
+          </ul>
+        )}
         {/* In the sidebar's own flow, below the links: a message never lies over a link or a button. */}
         <div className="toasts" aria-live="polite">
           {toasts.map((t) => (
