@@ -55,6 +55,8 @@ export interface RunningCertDesk {
   service: Service
   /** The demo reseller when this start created it. */
   demoReseller: Reseller | null
+  /** True when the store has no reseller at all (a new data dir started without `demo`). */
+  noReseller: boolean
   urls: {
     /** The reseller API's base URL. */
     api: string
@@ -100,6 +102,7 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
     const keychain = keychainNotice(service)
     if (keychain) opts.log.error(keychain)
     const demoReseller = opts.demo ? ensureDemoReseller(service) : null
+    const noReseller = demoReseller === null && service.resellers.list().length === 0
     let apiUrl = ''
     const ui = opts.browserUi
       ? browserUiOptions(service, () => apiUrl, undefined, {
@@ -154,6 +157,7 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
     return {
       service,
       demoReseller,
+      noReseller,
       urls: {
         api: listening.url,
         acmeDirectory: acme?.directoryUrl ?? null,

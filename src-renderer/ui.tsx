@@ -76,3 +76,17 @@ export function Can({
 }): React.JSX.Element | null {
   return <>{useCan(m) ? children : otherwise}</>
 }
+
+/** A list of names, each as `DomainName` shows it with its A-label beside it, comma-separated. */
+export function DomainNames({ names }: { names: string[] }): React.JSX.Element {
+  return (
+    <>
+      {names.map((n, i) => (
+        <span key={n}>
+          {i > 0 ? ', ' : null}
+          <DomainName name={n} full />
+        </span>
+      ))}
+    </>
+  )
+}

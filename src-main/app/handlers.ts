@@ -36,7 +36,7 @@ import { READ_ONLY_METHODS } from './bridge-reads'
 import { checkArgs } from './validate'
 import type { EventFilter as EventFilterInput } from '../../src-shared/records'
 import { subscriptionCertificates } from '../core/acme-subscription-certificates'
-import { EVENT_TYPES, type EventType } from '../core/events'
+import { ADMIN_LOG_TYPES, type AdminEventFilter } from '../core/events'
 import type { Channel } from '../core/alerts'
 import { channelTarget } from '../core/alerts/channels'
 import type { AlertChannelViewT } from '../../src-shared/alert-records'
@@ -396,7 +396,8 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     listEvents: (resellerId, filter, p) => {
       const r = reseller(resellerId)
       const orderId = filter.orderId === undefined ? undefined : ownOrder(r.id, filter.orderId).id
-      const events = service.events.list(r.id, { ...eventFilter(filter), orderId }, page(p))
+      // The desktop user is the admin: the log holds the alert events about this reseller's orders too.
+      const events = service.events.adminLog(r.id, { ...eventFilter(filter), orderId }, page(p))
       return {
         ...events,
         items: events.items.map(({ id, type, orderId: o, orderNumber, message, createdAt }) => ({
@@ -443,14 +444,17 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
 }
 
 /** The event log's filter as the core takes it: a known type, and a calendar day to start from. */
-function eventFilter(f: EventFilterInput): { type?: EventType; since?: Date } {
+function eventFilter(f: EventFilterInput): Omit<AdminEventFilter, 'orderId'> {
   const type = optText(f.type)
-  if (type !== undefined && !(EVENT_TYPES as readonly string[]).includes(type))
-    throw invalid(`could not list the events: type must be one of ${EVENT_TYPES.join(', ')}`)
+  if (type !== undefined && !(ADMIN_LOG_TYPES as readonly string[]).includes(type))
+    throw invalid(`could not list the events: type must be one of ${ADMIN_LOG_TYPES.join(', ')}`)
   const since = optText(f.since)
   if (since !== undefined && !isValidDate(since))
     throw invalid('could not list the events: since must be a calendar day (YYYY-MM-DD)')
-  return { type: type as EventType | undefined, since: since === undefined ? undefined : parseDate(since) }
+  return {
+    type: type as AdminEventFilter['type'],
+    since: since === undefined ? undefined : parseDate(since)
+  }
 }
 
 export type BridgeAnswer = {
