@@ -4,6 +4,7 @@
  */
 import { useEffect, useState } from 'react'
 import type { AuditEntry, AuditFilter, AuditOutcome } from '../../src-preload/contract'
+import { Pager } from '../pager'
 import { AUDIT_PAGE, useStore } from '../store'
 import { ErrorBox } from '../ui'
 
@@ -151,22 +152,13 @@ export function AuditLog(): React.JSX.Element {
           </tbody>
         </table>
       ) : null}
-      <div className="toolbar">
-        <button
-          className="btn"
-          disabled={log.offset === 0}
-          onClick={() => void load(log.filter, Math.max(0, log.offset - AUDIT_PAGE))}
-        >
-          Newer entries
-        </button>
-        <button
-          className="btn"
-          disabled={log.offset + AUDIT_PAGE >= log.total}
-          onClick={() => void load(log.filter, log.offset + AUDIT_PAGE)}
-        >
-          Older entries
-        </button>
-      </div>
+      <Pager
+        offset={log.offset}
+        total={log.total}
+        size={AUDIT_PAGE}
+        go={(offset) => void load(log.filter, offset)}
+        what="entries"
+      />
     </div>
   )
 }

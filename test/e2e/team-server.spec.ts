@@ -109,6 +109,30 @@ async function rawRpc(name: string, method: string, args: unknown[]): Promise<nu
   return res.status
 }
 
+/**
+ * Runs `steps` with the run's desktop UI connected to the team server as `name`, and always
+ * leaves it on its own book again: the run's other files use the same desktop.
+ */
+async function onTeamBook(page: Page, name: string, steps: () => Promise<void>, password = PASSWORD): Promise<void> {
+  await openApp(page)
+  try {
+    await page.getByRole('link', { name: 'Connect to a team server…' }).click()
+    await page.getByLabel('Team server address').fill(teamUrl)
+    await page.getByLabel('Admin name').fill(name)
+    await page.getByLabel('Password').fill(password)
+    await page.getByRole('button', { name: 'Sign in to the team server' }).click()
+    await steps()
+  } finally {
+    await page.evaluate(() =>
+      fetch('/rpc/disconnectTeam', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"args":[]}'
+      })
+    )
+  }
+}
+
 test('an admin signs in on the team server’s page; a wrong password is refused, and the book says whose it is', async ({
   browser
 }) => {
@@ -136,69 +160,54 @@ test('the desktop app connects to the team server as an operator: no money or ke
   await openApp(page)
   await expect(page.getByTestId('book-label')).toHaveText('Local book')
   await shot(page, 'book-local')
-  try {
-    await page.getByRole('link', { name: 'Connect to a team server…' }).click()
-    await page.getByLabel('Team server address').fill(teamUrl)
-    await page.getByLabel('Admin name').fill('oscar')
-    await page.getByLabel('Password').fill('wrong-password-for-oscar')
-    await page.getByRole('button', { name: 'Sign in to the team server' }).click()
-    await expect(page.locator('.error-box')).toContainText('wrong name, password or code')
-    await expect(page.getByTestId('book-label')).toHaveText('Local book')
-    await page.getByLabel('Password').fill(PASSWORD)
-    await page.getByRole('button', { name: 'Sign in to the team server' }).click()
-    await expect(page.getByTestId('book-label')).toHaveText(`Team: ${teamHost} as oscar (operator)`)
-    await expect(page.getByTestId('balance')).toBeVisible()
-    await shot(page, 'book-team-operator')
+  await onTeamBook(
+    page,
+    'oscar',
+    async () => {
+      await expect(page.locator('.error-box')).toContainText('wrong name, password or code')
+      await expect(page.getByTestId('book-label')).toHaveText('Local book')
+      await page.getByLabel('Password').fill(PASSWORD)
+      await page.getByRole('button', { name: 'Sign in to the team server' }).click()
+      await expect(page.getByTestId('book-label')).toHaveText(`Team: ${teamHost} as oscar (operator)`)
+      await expect(page.getByTestId('balance')).toBeVisible()
+      await shot(page, 'book-team-operator')
 
-    // An operator places orders…
-    await nav(page, 'Catalogue')
-    await expect(page.getByRole('button', { name: 'Order PositiveSSL', exact: true })).toBeVisible()
-    // …but records no top-up, makes no API key, exports no CSV, and sees neither Admins nor the audit log.
-    await nav(page, 'Billing')
-    await expect(page.getByRole('heading', { name: 'Billing' })).toBeVisible()
-    await expect(page.getByText('Record a top-up')).toHaveCount(0)
-    await expect(page.getByRole('button', { name: 'Export CSV' })).toHaveCount(0)
-    await nav(page, 'API & integrations')
-    await expect(page.getByRole('button', { name: 'Create API key' })).toHaveCount(0)
-    await expect(page.locator('.sidebar').getByText('Admins', { exact: true })).toHaveCount(0)
-    await expect(page.locator('.sidebar').getByText('Audit log', { exact: true })).toHaveCount(0)
-    await nav(page, 'Settings')
-    await expect(page.getByRole('button', { name: 'Save' })).toHaveCount(0)
-    await expect(page.getByRole('button', { name: 'Back up now' })).toHaveCount(0)
-    await shot(page, 'book-team-operator-billing')
+      // An operator places orders…
+      await nav(page, 'Catalogue')
+      await expect(page.getByRole('button', { name: 'Order PositiveSSL', exact: true })).toBeVisible()
+      // …but records no top-up, makes no API key, exports no CSV, and sees neither Admins nor the audit log.
+      await nav(page, 'Billing')
+      await expect(page.getByRole('heading', { name: 'Billing' })).toBeVisible()
+      await expect(page.getByText('Record a top-up')).toHaveCount(0)
+      await expect(page.getByRole('button', { name: 'Export CSV' })).toHaveCount(0)
+      await nav(page, 'API & integrations')
+      await expect(page.getByRole('button', { name: 'Create API key' })).toHaveCount(0)
+      await expect(page.locator('.sidebar').getByText('Admins', { exact: true })).toHaveCount(0)
+      await expect(page.locator('.sidebar').getByText('Audit log', { exact: true })).toHaveCount(0)
+      await nav(page, 'Settings')
+      await expect(page.getByRole('button', { name: 'Save' })).toHaveCount(0)
+      await expect(page.getByRole('button', { name: 'Back up now' })).toHaveCount(0)
+      await shot(page, 'book-team-operator-billing')
 
-    // The server decides, whatever a client shows.
-    expect(await rawRpc('oscar', 'topUp', [1, 100_00])).toBe(403)
-    expect(await rawRpc('oscar', 'createApiKey', [1, 'x'])).toBe(403)
-    expect(await rawRpc('oscar', 'listOrders', [1, {}, {}])).toBe(200)
+      // The server decides, whatever a client shows.
+      expect(await rawRpc('oscar', 'topUp', [1, 100_00])).toBe(403)
+      expect(await rawRpc('oscar', 'createApiKey', [1, 'x'])).toBe(403)
+      expect(await rawRpc('oscar', 'listOrders', [1, {}, {}])).toBe(200)
 
-    await page.getByRole('button', { name: 'Back to local book' }).click()
-    await expect(page.getByTestId('book-label')).toHaveText('Local book')
-    // The desktop's own book is whole again: its owner's actions are back.
-    await nav(page, 'Billing')
-    await expect(page.getByText('Record a top-up')).toBeVisible()
-  } finally {
-    // The run's other files use this desktop; it must be back on its own book whatever happened.
-    await page.evaluate(() =>
-      fetch('/rpc/disconnectTeam', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: '{"args":[]}'
-      })
-    )
-  }
+      await page.getByRole('button', { name: 'Back to local book' }).click()
+      await expect(page.getByTestId('book-label')).toHaveText('Local book')
+      // The desktop's own book is whole again: its owner's actions are back.
+      await nav(page, 'Billing')
+      await expect(page.getByText('Record a top-up')).toBeVisible()
+    },
+    'wrong-password-for-oscar'
+  )
 })
 
 test('a viewer on the desktop app sees no action that writes, on any screen, and calls nothing it may not', async ({
   page
 }) => {
-  await openApp(page)
-  try {
-    await page.getByRole('link', { name: 'Connect to a team server…' }).click()
-    await page.getByLabel('Team server address').fill(teamUrl)
-    await page.getByLabel('Admin name').fill('vera')
-    await page.getByLabel('Password').fill(PASSWORD)
-    await page.getByRole('button', { name: 'Sign in to the team server' }).click()
+  await onTeamBook(page, 'vera', async () => {
     await expect(page.getByTestId('book-label')).toHaveText(`Team: ${teamHost} as vera (viewer)`)
     await expect(page.getByRole('button', { name: 'New order' })).toHaveCount(0)
     await nav(page, 'Catalogue')
@@ -229,15 +238,7 @@ test('a viewer on the desktop app sees no action that writes, on any screen, and
     )
     await page.getByRole('button', { name: 'Back to local book' }).click()
     await expect(page.getByTestId('book-label')).toHaveText('Local book')
-  } finally {
-    await page.evaluate(() =>
-      fetch('/rpc/disconnectTeam', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: '{"args":[]}'
-      })
-    )
-  }
+  })
   // Browsing every screen as a viewer asked the team server for nothing the role may not have:
   // the only refused calls in its log are the raw ones this test made.
   const denied = spawnSync(
