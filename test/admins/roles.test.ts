@@ -145,6 +145,33 @@ describe('real actions', () => {
   })
 })
 
+describe('the sign-in route', () => {
+  it('answers a wrong password and an unknown name alike, then 429 with Retry-After, even for the right password', async () => {
+    await team.addAdmin('rita', 'viewer')
+    const unknown = await team.signIn('nobody-here', 'some-guess-or-other')
+    const wrong = await team.signIn('rita', 'some-guess-or-other')
+    expect([unknown.status, wrong.status]).toEqual([401, 401])
+    expect(unknown.body).toEqual(wrong.body)
+    expect(wrong.cookie).toBeNull()
+    for (let i = 0; i < 4; i++) expect((await team.signIn('rita', `guess number ${i}!`)).status).toBe(401)
+    const res = await fetch(`${team.url}/ui/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: team.url },
+      body: JSON.stringify({ name: 'rita', password: 'tangerine-kite-harbour-42' })
+    })
+    expect(res.status).toBe(429)
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(14 * 60)
+    expect(res.headers.getSetCookie()).toEqual([])
+    // A body the route does not take is refused before anything is counted or hashed.
+    const bad = await fetch(`${team.url}/ui/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: team.url },
+      body: JSON.stringify({ name: "x' OR '1'='1", password: 'p'.repeat(2000) })
+    })
+    expect(bad.status).toBe(400)
+  })
+})
+
 describe('the audit log cannot be changed through the app, the API or the CLI', () => {
   it('no bridge method, RPC path or API path edits it, and every earlier entry is as it was', async () => {
     const before = entries()
