@@ -26,7 +26,7 @@ export function accountAuth(service: Service): BrowserAuth {
   return {
     signIn: 'password',
     filesNeedSession: false,
-    caller(request): Caller | { refused: string } {
+    async caller(request): Promise<Caller | { refused: string }> {
       const token = sessionToken(request)
       const check = token ? sessions.check(token) : { state: 'none' as const }
       if (check.state === 'expired')

@@ -170,8 +170,11 @@ export interface BrowserAuth {
   readonly signIn: Exclude<SignInNeed, 'team'>
   /** The UI's files need a session (the link), or hold the sign-in form and need none (accounts). */
   readonly filesNeedSession: boolean
-  /** Who the request comes from, or the 401 message saying how to sign in. */
-  caller(request: FastifyRequest): Caller | { refused: string }
+  /**
+   * Who the request comes from, or the 401 message saying how to sign in. A promise: a team
+   * server's sessions are in its store, which may answer across the network.
+   */
+  caller(request: FastifyRequest): Promise<Caller | { refused: string }>
   /** The routes of signing in and out. */
   install(router: ApiRouter): void
 }
@@ -200,7 +203,7 @@ export function linkAuth(sessions: BrowserSessions): BrowserAuth {
   return {
     signIn: 'link',
     filesNeedSession: true,
-    caller(request) {
+    async caller(request) {
       const state = sessions.check(request)
       return state === 'valid' ? desktopCaller(request.ip) : { refused: sessions.signInNeeded(state) }
     },
@@ -265,7 +268,7 @@ export function installBrowserUi(router: ApiRouter, opts: BrowserUiOptions): voi
   auth.install(router)
 
   const serveFile = async (request: FastifyRequest, reply: FastifyReply, rel: string): Promise<FastifyReply> => {
-    const who = auth.filesNeedSession ? auth.caller(request) : null
+    const who = auth.filesNeedSession ? await auth.caller(request) : null
     if (who && isRefusal(who)) {
       const why = who.refused.charAt(0).toUpperCase() + who.refused.slice(1)
       return page(reply, 401, 'Sign in first', `${why} (npm start prints it in its terminal).`)
@@ -293,7 +296,7 @@ export function installBrowserUi(router: ApiRouter, opts: BrowserUiOptions): voi
   )
 
   router.post('/rpc/:method', { hide: true }, async (request, reply) => {
-    const caller = auth.caller(request)
+    const caller = await auth.caller(request)
     if (isRefusal(caller))
       return reply
         .code(401)
