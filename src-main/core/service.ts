@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import defaultCatalogue from '../../resources/catalogue.json'
 import { AcmeIssuer } from './acme-issuer'
+import { Admins } from './admins'
 import { Alerts } from './alerts'
 import { AcmeServerCore } from './acme-server'
 import { localCaSigner } from './acme-server/signer'
@@ -76,6 +77,8 @@ export interface Service {
   readonly reports: Reports
   /** Alert rules, channels and deliveries (alerts/). */
   readonly alerts: Alerts
+  /** Admin accounts, their sessions and the audit log (admins/). */
+  readonly admins: Admins
   /**
    * For a process that serves requests (`serve`, the window), once it has started: a write that
    * meets another process's lock no longer sleeps on the only thread but fails at once, and
@@ -142,6 +145,7 @@ export function openService(opts: ServiceOptions): Service {
     imports: new Imports(ctx, orders, resellers, catalogue, keyVault),
     reports: new Reports(ctx),
     alerts,
+    admins: new Admins(ctx),
     stopWaitingOnLocks: () => stopWaitingOnLocks(db),
     close: () => db.close()
   }

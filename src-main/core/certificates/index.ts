@@ -113,6 +113,11 @@ export class Certificates {
     return sslStatus(this.scope, resellerId, orderId)
   }
 
+  /** The status as it stands, without running any check: for those who may only look. */
+  current(resellerId: number, orderId: number): SslStatus {
+    return sslStatus(this.scope, resellerId, orderId)
+  }
+
   /** POST /ssl/change-dcv: a new method (and approver) for every name not yet validated. */
   async changeDcv(resellerId: number, orderId: number, method: DcvMethod, approverEmail?: string): Promise<SslStatus> {
     await changeDcv(this.scope, resellerId, orderId, method, approverEmail)
