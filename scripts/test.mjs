@@ -14,6 +14,15 @@ const sh = (cmd, args, env = {}) =>
 let passed = 0
 let failed = 0
 const failures = []
+// The names of failed tests, printed again at the very end: a CI log keeps only its tail.
+const failedTests = []
+
+function collectPlaywright(suite, file) {
+  for (const spec of suite.specs ?? []) {
+    if (!spec.ok) failedTests.push(`${spec.file ?? file}:${spec.line ?? '?'} › ${spec.title}`)
+  }
+  for (const child of suite.suites ?? []) collectPlaywright(child, suite.file ?? file)
+}
 
 function count(file) {
   if (!existsSync(file)) return false
@@ -21,11 +30,18 @@ function count(file) {
   if (typeof r.numPassedTests === 'number') {
     passed += r.numPassedTests
     failed += r.numFailedTests
+    for (const f of r.testResults ?? []) {
+      const bad = (f.assertionResults ?? []).filter((a) => a.status === 'failed')
+      for (const a of bad) failedTests.push(`${f.name.replace(`${root}/`, '')} › ${a.fullName}`)
+      if (!bad.length && f.status === 'failed')
+        failedTests.push(`${f.name.replace(`${root}/`, '')}: ${f.message ?? 'failed'}`)
+    }
     return true
   }
   if (r.stats) {
     passed += r.stats.expected ?? 0
     failed += (r.stats.unexpected ?? 0) + (r.stats.flaky ?? 0)
+    for (const suite of r.suites ?? []) collectPlaywright(suite, suite.file)
     return true
   }
   return false
@@ -64,6 +80,7 @@ async function main() {
     if (!sh('node', ['scripts/reliability.mjs', '--short'])) failures.push('reliability')
   }
 
+  if (failedTests.length) process.stdout.write(`\nfailed tests:\n${failedTests.map((t) => `  ${t}`).join('\n')}\n`)
   process.stdout.write(`\ntests: ${passed} passed, ${failed} failed\n`)
   if (failures.length) {
     process.stderr.write(`failed steps: ${failures.join(', ')}\n`)

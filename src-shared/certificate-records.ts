@@ -15,6 +15,7 @@ import {
   WholeNumber
 } from './schema-kit'
 import { OrderView } from './account-records'
+import { UnattendedRenewalView } from './renewal-records'
 
 // ---- certificates and domain validation ----------------------------------------------------
 
@@ -69,7 +70,9 @@ export const SslStatusView = Type.Object({
   approverEmail: Nullable(Type.String()),
   names: Type.Array(Type.String()),
   validation: Type.Array(NameValidation),
-  certificate: Nullable(CertificateView)
+  certificate: Nullable(CertificateView),
+  /** Whether renewals at the external ACME CA run with nobody; null for the local CA. */
+  unattendedRenewal: Type.Union([UnattendedRenewalView, Type.Null()])
 })
 export type SslStatusView = Static<typeof SslStatusView>
 

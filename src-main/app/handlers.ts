@@ -7,6 +7,7 @@
  * RPC (./browser-ui.ts).
  */
 import type { AppApi, AppMethod } from '../../src-shared/app-api'
+import type { BridgeResult } from '../../src-preload/channels'
 import type { Order, OrderView, PageRequest, Reseller, ResellerView, SettingsView } from '../../src-shared/records'
 import type { StoredCertificate, SslStatus } from '../core/certificates'
 import { productView } from '../core/catalogue'
@@ -34,7 +35,7 @@ import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/paging'
 import { checkArgs } from './validate'
 import type { EventFilter as EventFilterInput } from '../../src-shared/records'
 import { subscriptionCertificates } from '../core/acme-subscription-certificates'
-import { EVENT_TYPES, type EventType } from '../core/events'
+import { ADMIN_LOG_TYPES, type AdminEventFilter } from '../core/events'
 import type { Channel } from '../core/alerts'
 import { channelTarget } from '../core/alerts/channels'
 import type { AlertChannelViewT } from '../../src-shared/alert-records'
@@ -43,6 +44,8 @@ import { ListPages } from '../core/list-pages'
 import { inOrder } from '../core/pool'
 import { ExportJobs, SUGGESTED_NAME } from './export-jobs'
 import { suggestExportPath } from './export-path'
+import { adminAdapters } from './admin-handlers'
+import type { TeamConnection } from './team-client'
 
 export type AppHandlers = {
   [K in AppMethod]: (...args: Parameters<AppApi[K]>) => Awaited<ReturnType<AppApi[K]>> | ReturnType<AppApi[K]>
@@ -55,6 +58,15 @@ export interface AppEnvironment {
   apiVersion: string
   /** The desktop app's save dialog for a CSV export; without it the UI edits a suggested path. */
   chooseSavePath?: (suggestedName: string) => Promise<string | null>
+  /** This process signs admins in with their accounts: it serves a team's book. */
+  accounts?: boolean
+  /** The name a team's book is shown by; the listener's host when not given. */
+  bookName?: () => string
+  /**
+   * The desktop app's link to a team server, where the process may be a client of one (the
+   * window, the desktop's browser mode); never on a process that signs admins in itself.
+   */
+  team?: TeamConnection
 }
 
 const page = (p: PageRequest | undefined): { limit: number; offset: number } => ({
@@ -250,6 +262,8 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
       ),
     sslStatus: async (resellerId, orderId) =>
       await sslView(await service.certificates.status((await reseller(resellerId)).id, orderId)),
+    storedSslStatus: async (resellerId, orderId) =>
+      await sslView(await service.certificates.current((await reseller(resellerId)).id, orderId)),
     changeDcv: async (resellerId, orderId, method, approverEmail) =>
       await sslView(
         await service.certificates.changeDcv((await reseller(resellerId)).id, orderId, method, optText(approverEmail))
@@ -317,6 +331,15 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     // Renewal automation (RFC 9773 window, delegated DNS, dns-persist-01): read-only DNS looks.
     orderRenewal: async (resellerId, orderId) =>
       orderRenewalView(service.ctx, service.settings, service.acmeIssuer, (await ownOrder(resellerId, orderId)).id),
+    setRenewalMethod: async (resellerId, orderId, method) => {
+      await service.certificates.switchRenewalMethod((await reseller(resellerId)).id, orderId, method)
+      return orderRenewalView(
+        service.ctx,
+        service.settings,
+        service.acmeIssuer,
+        (await ownOrder(resellerId, orderId)).id
+      )
+    },
     acmeHmacKey: async (resellerId, orderId) => {
       const order = await ownOrder(resellerId, orderId)
       const sub = await service.acme.forOrder(order.resellerId, order.id)
@@ -400,7 +423,8 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     listEvents: async (resellerId, filter, p) => {
       const r = await reseller(resellerId)
       const orderId = filter.orderId === undefined ? undefined : (await ownOrder(r.id, filter.orderId)).id
-      const events = await service.events.list(r.id, { ...eventFilter(filter), orderId }, page(p))
+      // The desktop user is the admin: the log holds the alert events about this reseller's orders too.
+      const events = await service.events.adminLog(r.id, { ...eventFilter(filter), orderId }, page(p))
       return {
         ...events,
         items: events.items.map(({ id, type, orderId: o, orderNumber, message, createdAt }) => ({
@@ -441,24 +465,28 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     },
     startExport: async (resellerId, req) => exports.start((await reseller(resellerId)).id, req),
     exportJobs: () => exports.list(),
-    cancelExport: (id) => exports.cancel(id)
+    cancelExport: (id) => exports.cancel(id),
+    ...adminAdapters(service, env)
   }
 }
 
 /** The event log's filter as the core takes it: a known type, and a calendar day to start from. */
-function eventFilter(f: EventFilterInput): { type?: EventType; since?: Date } {
+function eventFilter(f: EventFilterInput): Omit<AdminEventFilter, 'orderId'> {
   const type = optText(f.type)
-  if (type !== undefined && !(EVENT_TYPES as readonly string[]).includes(type))
-    throw invalid(`could not list the events: type must be one of ${EVENT_TYPES.join(', ')}`)
+  if (type !== undefined && !(ADMIN_LOG_TYPES as readonly string[]).includes(type))
+    throw invalid(`could not list the events: type must be one of ${ADMIN_LOG_TYPES.join(', ')}`)
   const since = optText(f.since)
   if (since !== undefined && !isValidDate(since))
     throw invalid('could not list the events: since must be a calendar day (YYYY-MM-DD)')
-  return { type: type as EventType | undefined, since: since === undefined ? undefined : parseDate(since) }
+  return {
+    type: type as AdminEventFilter['type'],
+    since: since === undefined ? undefined : parseDate(since)
+  }
 }
 
 export type BridgeAnswer = {
   status: number
-  body: { success: true; result: unknown } | { success: false; error: string }
+  body: BridgeResult<unknown>
   fault?: unknown
 }
 
@@ -473,15 +501,19 @@ export async function callHandler(handlers: AppHandlers, method: AppMethod, args
     const result = await fn(...args)
     return { status: 200, body: { success: true, result: result === undefined ? null : result } }
   } catch (err) {
-    if (err instanceof ServiceError)
-      return { status: STATUS_OF[err.kind], body: { success: false, error: err.message } }
-    // A full disk, a failing write or a locked store: 503 to retry, as the reseller API answers.
-    const fault = storageFault(err)
-    if (fault) return { status: 503, body: { success: false, error: fault.message } }
-    // usdToCents and date parsing say what is wrong with a value in a RangeError.
-    if (err instanceof RangeError) return { status: 400, body: { success: false, error: err.message } }
-    return { status: 500, body: { success: false, error: 'internal error; see the CertDesk log' }, fault: err }
+    return failureAnswer(err)
   }
+}
+
+/** The envelope of a failure, as the reseller API would answer it. */
+export function failureAnswer(err: unknown): BridgeAnswer {
+  if (err instanceof ServiceError) return { status: STATUS_OF[err.kind], body: { success: false, error: err.message } }
+  // A full disk, a failing write or a locked store: 503 to retry, as the reseller API answers.
+  const fault = storageFault(err)
+  if (fault) return { status: 503, body: { success: false, error: fault.message } }
+  // usdToCents and date parsing say what is wrong with a value in a RangeError.
+  if (err instanceof RangeError) return { status: 400, body: { success: false, error: err.message } }
+  return { status: 500, body: { success: false, error: 'internal error; see the CertDesk log' }, fault: err }
 }
 
 /** A channel as the Alerts screen lists it: where messages go, never a credential. */

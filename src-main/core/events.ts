@@ -41,6 +41,12 @@ export const ADMIN_EVENT_TYPES = ['alert.raised', 'alert.cleared'] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 export type AdminEventType = (typeof ADMIN_EVENT_TYPES)[number]
 
+export const isAdminEventType = (type: string): type is AdminEventType =>
+  (ADMIN_EVENT_TYPES as readonly string[]).includes(type)
+
+/** Every type the admin's log holds and its filter takes: the reseller's and the admin's own. */
+export const ADMIN_LOG_TYPES: readonly (EventType | AdminEventType)[] = [...EVENT_TYPES, ...ADMIN_EVENT_TYPES]
+
 export interface EventInput {
   type: EventType | AdminEventType
   resellerId: number | null
@@ -66,6 +72,13 @@ export interface EventFilter {
   /** Events at or after this instant. */
   since?: Date
   orderId?: number
+}
+
+/** An event of the admin's log: a reseller's event, or one of the admin's own (an alert). */
+export type AdminLogEvent = Omit<CertEvent, 'type'> & { type: EventType | AdminEventType }
+
+export interface AdminEventFilter extends Omit<EventFilter, 'type'> {
+  type?: EventType | AdminEventType
 }
 
 interface EventRow {
@@ -163,44 +176,108 @@ export class Events {
 
   /**
    * The reseller's events, newest first, as the reseller may read them (deploy events without
-   * the admin's paths, URLs or commands); `resellerId: null` lists every reseller's with the
-   * admin's full detail (the desktop app and `certdesk admin events list`).
+   * the admin's paths, URLs or commands): GET /events. `resellerId: null` lists every reseller's
+   * with the admin's full detail. The admin's own events (alerts) are never in it: `adminLog`.
    */
   async list(resellerId: number | null, filter: EventFilter, page: Paging): Promise<Page<CertEvent>> {
-    // The admin's own events (alerts) are read with `listAdmin`; this log is the reseller API's.
-    const where: string[] = [`e.type NOT IN (${ADMIN_EVENT_TYPES.map((t) => `'${t}'`).join(', ')})`]
-    const args: SqlArg[] = []
-    if (resellerId !== null) {
-      where.push('e.reseller_id = ?')
-      args.push(resellerId)
-    }
+    return (await this.read(resellerId, filter, page, false)) as Page<CertEvent>
+  }
+
+  /**
+   * The admin's event log (the desktop app's, `certdesk admin events list`): the events of one
+   * reseller, or of all with `null`, together with the admin's own alert events about their
+   * orders (docs/alerts.md), newest first; `filter.type` may be an alert type too.
+   */
+  async adminLog(resellerId: number | null, filter: AdminEventFilter, page: Paging): Promise<Page<AdminLogEvent>> {
+    return await this.read(resellerId, filter, page, true)
+  }
+
+  private async read(
+    resellerId: number | null,
+    filter: AdminEventFilter,
+    page: Paging,
+    withAdminEvents: boolean
+  ): Promise<Page<AdminLogEvent>> {
+    const common: string[] = []
+    const commonArgs: SqlArg[] = []
     if (filter.type) {
-      where.push('e.type = ?')
-      args.push(filter.type)
+      common.push('e.type = ?')
+      commonArgs.push(filter.type)
     }
     if (filter.since) {
       // Timestamps are fixed-width UTC text, so text order is time order.
-      where.push('e.created_at >= ?')
-      args.push(isoTimestamp(filter.since))
+      common.push('e.created_at >= ?')
+      commonArgs.push(isoTimestamp(filter.since))
     }
     if (filter.orderId !== undefined) {
-      where.push('e.order_id = ?')
-      args.push(filter.orderId)
+      common.push('e.order_id = ?')
+      commonArgs.push(filter.orderId)
     }
-    const sqlWhere = `WHERE ${where.join(' AND ')}`
-    const rows = (await this.ctx.store.all(
-      `SELECT e.*, o.order_number FROM events e LEFT JOIN orders o ON o.id = e.order_id
-         ${sqlWhere} ORDER BY e.id DESC LIMIT ? OFFSET ?`,
-      ...args,
-      page.limit,
-      page.offset
-    )) as EventRow[]
-    const { n } = (await this.ctx.store.get(`SELECT COUNT(*) AS n FROM events e ${sqlWhere}`, ...args)) as { n: number }
+    const adminList = ADMIN_EVENT_TYPES.map((t) => `'${t}'`).join(', ')
+    const adminType = filter.type !== undefined && isAdminEventType(filter.type)
+    // Two sets, each read newest first through its own index: the reseller's events
+    // (events_reseller) and the admin's alert events, which carry no reseller and belong to one
+    // through their order (events_reseller_type with reseller_id NULL).
+    const parts: { where: string; args: SqlArg[] }[] = []
+    if (!adminType) {
+      const own = resellerId === null ? [] : ['e.reseller_id = ?']
+      parts.push({
+        where: [`e.type NOT IN (${adminList})`, ...own, ...common].join(' AND '),
+        args: [...(resellerId === null ? [] : [resellerId]), ...commonArgs]
+      })
+    }
+    if (withAdminEvents) {
+      const own = resellerId === null ? [] : ['e.order_id IN (SELECT id FROM orders WHERE reseller_id = ?)']
+      parts.push({
+        where: ['e.reseller_id IS NULL', `e.type IN (${adminList})`, ...own, ...common].join(' AND '),
+        args: [...(resellerId === null ? [] : [resellerId]), ...commonArgs]
+      })
+    }
+    if (parts.length === 0) return { items: [], total: 0, ...page }
+    const db = this.ctx.store
+    // The page and its total from one snapshot.
+    const { rows, total } = await db.tx(
+      async () => {
+        let rows: EventRow[]
+        if (parts.length === 1) {
+          rows = await db.all<EventRow>(
+            `SELECT e.*, o.order_number FROM events e LEFT JOIN orders o ON o.id = e.order_id
+             WHERE ${parts[0].where} ORDER BY e.id DESC LIMIT ? OFFSET ?`,
+            ...parts[0].args,
+            page.limit,
+            page.offset
+          )
+        } else {
+          // A page of the merged sets needs at most offset + limit rows of each. (PostgreSQL
+          // before 16 wants a name for every subquery in FROM.)
+          const reach = Math.min(page.offset + page.limit, Number.MAX_SAFE_INTEGER)
+          const arms = parts.map(
+            (p, i) => `SELECT id FROM (SELECT e.id FROM events e WHERE ${p.where} ORDER BY e.id DESC LIMIT ?) arm${i}`
+          )
+          rows = await db.all<EventRow>(
+            `SELECT e.*, o.order_number FROM events e LEFT JOIN orders o ON o.id = e.order_id
+             WHERE e.id IN (SELECT id FROM (${arms.join(' UNION ALL ')}) arms ORDER BY id DESC LIMIT ? OFFSET ?)
+             ORDER BY e.id DESC`,
+            ...parts.flatMap((p) => [...p.args, reach]),
+            page.limit,
+            page.offset
+          )
+        }
+        let total = 0
+        for (const p of parts)
+          total += (await db.value<number>(`SELECT COUNT(*) AS n FROM events e WHERE ${p.where}`, ...p.args)) ?? 0
+        return { rows, total }
+      },
+      { readOnly: true }
+    )
     // A reseller reads what happened to its orders; the admin's deploy configuration stays out.
     const view = resellerId === null ? (e: CertEvent): CertEvent => e : resellerDeployEvent
     return {
-      items: rows.map((r) => view(eventOf(r))),
-      total: n,
+      items: rows.map((r) => {
+        const e = eventOf(r)
+        return isAdminEventType(e.type) ? { ...e, type: e.type } : view({ ...e, type: e.type as EventType })
+      }),
+      total,
       ...page
     }
   }

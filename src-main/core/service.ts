@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import defaultCatalogue from '../../resources/catalogue.json'
 import { AcmeIssuer } from './acme-issuer'
+import { Admins } from './admins'
 import { Alerts } from './alerts'
 import { AcmeServerCore } from './acme-server'
 import { localCaSigner } from './acme-server/signer'
@@ -86,6 +87,8 @@ export interface Service {
   readonly alerts: Alerts
   /** Which engine holds the book: `sqlite` (the data dir's file) or `postgres`. */
   readonly engine: EngineName
+  /** Admin accounts, their sessions and the audit log (admins/). */
+  readonly admins: Admins
   /** Waits for the transaction in progress, then closes the store. */
   close(): Promise<void>
 }
@@ -123,10 +126,10 @@ async function serviceOver(store: Store, opts: ServiceOptions): Promise<Service>
   }
   const catalogue = new Catalogue(ctx)
   const acme = new AcmeSubscriptions(ctx)
-  const orders = new Orders(ctx, catalogue, acme)
   const localCa = new LocalCa(ctx)
   // An external ACME CA, when configured, issues TLS orders and validates their names (RFC 8555).
   const acmeIssuer = new AcmeIssuer(ctx, settings, opts.issuer ?? localCa)
+  const orders = new Orders(ctx, catalogue, acme, async (p) => await acmeIssuer.issues(p))
   const certificates = new Certificates(ctx, orders, catalogue, settings, acmeIssuer, acmeIssuer)
   const deploys = new Deploys(ctx)
   const resellers = new Resellers(ctx)
@@ -167,6 +170,7 @@ async function serviceOver(store: Store, opts: ServiceOptions): Promise<Service>
     reports: new Reports(ctx),
     alerts,
     engine: store.engine,
+    admins: new Admins(ctx),
     close: () => store.close()
   }
 }

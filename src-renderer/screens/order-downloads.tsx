@@ -7,6 +7,7 @@ import type { CertificateView, OrderView } from '../../src-preload/contract'
 import { download } from '../lib/format'
 import { useStore } from '../store'
 import { KeyExport } from './key-export'
+import { Can } from '../ui'
 
 /** Runs one export with a progress label; a thrown error is shown under the downloads. */
 export type RunExport = (label: string, work: () => Promise<void>) => void
@@ -62,32 +63,36 @@ export function CertificateDownloads({
         run={run}
         withPfxNote
       />
-      <div className="row">
-        <button
-          type="button"
-          className="btn primary"
-          disabled={!order.hasStoredKey || !password || busy !== null}
-          onClick={() =>
-            run('Building the PFX…', async () => {
-              const r = await exportPfx(order.id, password)
-              if ('error' in r) throw new Error(r.error)
-              download(`${file}.pfx`, r.pfx, 'application/x-pkcs12')
-            })
-          }
-        >
-          PFX / PKCS#12
-        </button>
-      </div>
+      <Can m="exportPfx">
+        <div className="row">
+          <button
+            type="button"
+            className="btn primary"
+            disabled={!order.hasStoredKey || !password || busy !== null}
+            onClick={() =>
+              run('Building the PFX…', async () => {
+                const r = await exportPfx(order.id, password)
+                if ('error' in r) throw new Error(r.error)
+                download(`${file}.pfx`, r.pfx, 'application/x-pkcs12')
+              })
+            }
+          >
+            PFX / PKCS#12
+          </button>
+        </div>
+      </Can>
       {busy ? (
         <div className="progress" role="status">
           <span className="spinner" /> {busy}
         </div>
       ) : null}
-      {!order.hasStoredKey ? (
-        <p className="muted small">
-          No private key is kept for this order (its CSR was made elsewhere), so the key and PFX exports are off.
-        </p>
-      ) : null}
+      <Can m="exportPfx">
+        {!order.hasStoredKey ? (
+          <p className="muted small">
+            No private key is kept for this order (its CSR was made elsewhere), so the key and PFX exports are off.
+          </p>
+        ) : null}
+      </Can>
     </>
   )
 }

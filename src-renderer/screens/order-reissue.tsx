@@ -1,6 +1,6 @@
 /** Manual reissue of a completed order: with the same CSR, or with a new key generated here. */
 import type { CertificateView, OrderView } from '../../src-preload/contract'
-import { useStore } from '../store'
+import { useCan, useStore } from '../store'
 import type { RunExport } from './order-downloads'
 
 export function ReissueActions({
@@ -15,8 +15,10 @@ export function ReissueActions({
   busy: string | null
   run: RunExport
   onError(message: string): void
-}): React.JSX.Element {
+}): React.JSX.Element | null {
   const reissue = useStore((s) => s.reissue)
+  const mayReissue = useCan('reissue')
+  if (!mayReissue) return null
   return (
     <div className="actions wrap">
       <button

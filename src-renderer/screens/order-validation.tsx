@@ -1,8 +1,8 @@
 /** Domain validation of an order: each name's instructions and live status, re-check, method change. */
 import { useState } from 'react'
 import type { DcvMethod, NameValidationView, OrderView } from '../../src-preload/contract'
-import { useStore } from '../store'
-import { Badge, ErrorBox } from '../ui'
+import { useCan, useStore } from '../store'
+import { Badge, Can, DomainName, ErrorBox } from '../ui'
 import { ApprovalMessages, EmailNameApproval } from './email-approval'
 import { CancelValidation, DnsInstructions, HttpInstructions } from './validation-instructions'
 
@@ -25,6 +25,8 @@ export function ValidationStep({ order }: { order: OrderView }): React.JSX.Eleme
   const [checking, setChecking] = useState(false)
   const [method, setMethod] = useState<DcvMethod>('http')
   const [error, setError] = useState<string | null>(null)
+  // Without the right to run checks, the button reads the status again (order.ts, loadSsl).
+  const mayCheck = useCan('sslStatus')
   if (!ssl || ssl.order.id !== order.id) return null
   return (
     <section className="card">
@@ -39,20 +41,25 @@ export function ValidationStep({ order }: { order: OrderView }): React.JSX.Eleme
               void loadSsl(order.id).finally(() => setChecking(false))
             }}
           >
-            {checking ? 'Checking…' : 'Re-check now'}
+            {checking ? 'Checking…' : mayCheck ? 'Re-check now' : 'Refresh'}
           </button>
-          {ssl.dcvMethod === 'email' ? (
-            <button className="btn" onClick={() => void resend(order.id)}>
-              Resend email
-            </button>
-          ) : null}
+          <Can m="resendValidation">
+            {ssl.dcvMethod === 'email' ? (
+              <button className="btn" onClick={() => void resend(order.id)}>
+                Resend email
+              </button>
+            ) : null}
+          </Can>
         </div>
       </div>
       <div className="names">
         {ssl.validation.map((v) => (
           <div key={v.name} className="name-check" data-name={v.name}>
             <div className="name-head">
-              <span className="strong">{v.name}</span> <Badge status={`dcv-${v.status}`} label={DCV_LABEL[v.status]} />
+              <span className="strong">
+                <DomainName name={v.name} full />
+              </span>{' '}
+              <Badge status={`dcv-${v.status}`} label={DCV_LABEL[v.status]} />
               <span className="muted small">
                 {v.method.toUpperCase()}
                 {v.status === 'valid' && v.validatedAt ? ` · validated ${v.validatedAt} UTC` : ''}
@@ -77,22 +84,32 @@ export function ValidationStep({ order }: { order: OrderView }): React.JSX.Eleme
         ))}
       </div>
       {ssl.validation.some((v) => v.method === 'email') ? <ApprovalMessages orderId={order.id} /> : null}
-      {order.status === 'validation_pending' ? <CancelValidation order={order} /> : null}
       {order.status === 'validation_pending' ? (
-        <div className="row">
-          <label>
-            Change method
-            <select aria-label="Change method" value={method} onChange={(e) => setMethod(e.target.value as DcvMethod)}>
-              <option value="http">HTTP file</option>
-              <option value="https">HTTPS file</option>
-              <option value="dns">DNS CNAME</option>
-              <option value="email">Email (admin@ each name; change per name above)</option>
-            </select>
-          </label>
-          <button className="btn" type="button" onClick={() => void changeDcv(order.id, method).then(setError)}>
-            Change
-          </button>
-        </div>
+        <Can m="cancelValidation">
+          <CancelValidation order={order} />
+        </Can>
+      ) : null}
+      {order.status === 'validation_pending' ? (
+        <Can m="changeDcv">
+          <div className="row">
+            <label>
+              Change method
+              <select
+                aria-label="Change method"
+                value={method}
+                onChange={(e) => setMethod(e.target.value as DcvMethod)}
+              >
+                <option value="http">HTTP file</option>
+                <option value="https">HTTPS file</option>
+                <option value="dns">DNS CNAME</option>
+                <option value="email">Email (admin@ each name; change per name above)</option>
+              </select>
+            </label>
+            <button className="btn" type="button" onClick={() => void changeDcv(order.id, method).then(setError)}>
+              Change
+            </button>
+          </div>
+        </Can>
       ) : null}
       <ErrorBox text={error} />
     </section>

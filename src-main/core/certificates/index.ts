@@ -13,6 +13,7 @@ import type { ExternalValidation } from '../acme-issuer'
 import type { Catalogue } from '../catalogue'
 import type { CoreContext } from '../context'
 import { decodeCsr, type DecodedCsr } from '../csr'
+import { assertCsrNames } from '../csr-names'
 import type { DcvMethod } from '../dcv'
 import { notFound } from '../errors'
 import type { Issuer } from '../issuer'
@@ -30,6 +31,7 @@ import {
   type SslStatus,
   type StoredCertificate
 } from './records'
+import { switchRenewalMethod } from './renewal-method'
 import { changeDcv, configure, reissue, type ConfigureInput, type ReissueInput } from './requests'
 import { OrderLock, type CertificatesScope, type KeyKeeper } from './scope'
 
@@ -91,8 +93,11 @@ export class Certificates {
     this.scope.keys = keeper
   }
 
-  decode(pem: string): Promise<DecodedCsr> {
-    return decodeCsr(pem)
+  /** POST /csr/decode: a name no certificate can carry is refused by name, not shown as if it could. */
+  async decode(pem: string): Promise<DecodedCsr> {
+    const csr = await decodeCsr(pem)
+    assertCsrNames(csr)
+    return csr
   }
 
   /** POST /ssl/configure. */
@@ -108,10 +113,23 @@ export class Certificates {
     return await sslStatus(this.scope, resellerId, orderId)
   }
 
+  /** The status as it stands, without running any check: for those who may only look. */
+  async current(resellerId: number, orderId: number): Promise<SslStatus> {
+    return await sslStatus(this.scope, resellerId, orderId)
+  }
+
   /** POST /ssl/change-dcv: a new method (and approver) for every name not yet validated. */
   async changeDcv(resellerId: number, orderId: number, method: DcvMethod, approverEmail?: string): Promise<SslStatus> {
     await changeDcv(this.scope, resellerId, orderId, method, approverEmail)
     return await sslStatus(this.scope, resellerId, orderId)
+  }
+
+  /**
+   * POST /orders/{id}/renewal: the method the order's renewals at the external ACME CA use
+   * (renewal-method.ts); change-dcv while it waits for validation.
+   */
+  async switchRenewalMethod(resellerId: number, orderId: number, method: DcvMethod): Promise<void> {
+    await switchRenewalMethod(this.scope, resellerId, orderId, method)
   }
 
   /** POST /ssl/resend-validation: a fresh approval message (new codes); email method only. */

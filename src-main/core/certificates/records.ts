@@ -18,6 +18,7 @@ import { baseDomain } from '../domains'
 import { conflict } from '../errors'
 import type { Order } from '../orders'
 import { inOrder } from '../pool'
+import type { UnattendedRenewal } from '../renewal-plan'
 import { isoTimestamp } from '../time'
 import type { CertificatesScope } from './scope'
 import type { Store } from '../store'
@@ -64,6 +65,8 @@ export interface SslStatus {
   names: string[]
   validation: NameValidation[]
   certificate: StoredCertificate | null
+  /** Whether renewals at the external ACME CA run with nobody; null for the local CA. */
+  unattendedRenewal: UnattendedRenewal | null
 }
 
 export interface CertificateStatus {
@@ -259,7 +262,8 @@ export async function sslStatus(scope: CertificatesScope, resellerId: number, or
       : null,
     names: req ? (JSON.parse(req.names) as string[]) : [],
     validation: token ? await inOrder(await readChecks(db, orderId), (c) => nameValidation(scope, c, token)) : [],
-    certificate: await latestCertificate(db, orderId)
+    certificate: await latestCertificate(db, orderId),
+    unattendedRenewal: (await scope.external?.unattendedRenewal(orderId)) ?? null
   }
 }
 

@@ -14,7 +14,7 @@ import { inOrder } from '../pool'
 import { isoTimestamp } from '../time'
 import { MAX_COMMAND_TIMEOUT_SECONDS } from './command'
 import { MAX_ATTEMPTS, RETRY_MINUTES } from './deploy-events'
-import { FAILED_REASON, folderState, perform, type KeyProvider, type Outcome } from './executors'
+import { FAILED_REASON, folderState, perform, reloadRunning, type KeyProvider, type Outcome } from './executors'
 import { recoverFolder, type FolderConfig } from './folder'
 import { VERIFY_DEADLINE_MS } from './verify'
 import {
@@ -22,6 +22,7 @@ import {
   currentCertificate,
   parseCertificate,
   readRun,
+  reopenRuns,
   type DeployRun,
   type DeployTrigger,
   type RunRow
@@ -257,12 +258,10 @@ export class DeployQueue {
     // and the reload would wait for the next due pass (a scheduler pass and an issuance's pass
     // run side by side).
     const pending = (await db.get('SELECT * FROM deploy_runs WHERE id = ?', runId)) as RunRow | undefined
-    if (
-      pending &&
-      (await readTarget(this.ctx.store, pending.target_id)).kind === 'command' &&
-      (await folderState(db, pending)) === 'busy'
-    )
-      return false
+    const waits = async (r: RunRow): Promise<boolean> =>
+      (await readTarget(this.ctx.store, r.target_id)).kind === 'command' &&
+      ((await folderState(db, r)) === 'busy' || (await reloadRunning(db, r, isoTimestamp(this.ctx.clock()))))
+    if (pending && (await waits(pending))) return false
     const claimed = await db.run(
       `UPDATE deploy_runs SET status = 'running', claimed_until = ?, updated_at = ?
          WHERE id = ? AND ((status = 'pending' AND next_attempt_at <= ?) OR (status = 'running' AND claimed_until <= ?))`,
@@ -277,8 +276,9 @@ export class DeployQueue {
     const run = (await db.get('SELECT * FROM deploy_runs WHERE id = ?', runId)) as RunRow
     const target = await readTarget(this.ctx.store, run.target_id)
     const order = await deployOrder(this.ctx.store, run.order_id)
-    if (target.kind === 'command' && (await folderState(this.ctx.store, run)) === 'busy') {
-      // Another pass (or process) is writing the folders right now and runs the command after.
+    if (await waits(run)) {
+      // Another pass (or process) is writing the folders right now and runs the command after,
+      // or runs another reload of this certificate: the next pass takes this one.
       await db.run(`UPDATE deploy_runs SET status = 'pending', claimed_until = NULL WHERE id = ?`, runId)
       this.attempted.pop()
       return false
@@ -320,6 +320,16 @@ export class DeployQueue {
         isoTimestamp(end),
         runId
       )
+      if (outcome.reopen?.length) {
+        await reopenRuns(
+          db,
+          run,
+          outcome.reopen,
+          next,
+          `restored the previous files: command target ${target.id} failed; deployed again with its next attempt ${next ? `at ${isoTimestamp(next)}` : '(none: it made its last attempt)'}`,
+          end
+        )
+      }
       await recordEvent(db, end, {
         type: outcome.ok ? 'deploy.succeeded' : 'deploy.failed',
         resellerId: order.reseller_id,
