@@ -55,7 +55,7 @@ beforeAll(async () => {
     clock.set('2027-03-03T11:00:00Z')
     await service.scheduler.run()
   } finally {
-    service.close()
+    await service.close()
   }
 })
 afterAll(async () => {
@@ -133,7 +133,7 @@ describe("the desktop app's event log", () => {
       expect((await get('/events?type=alert.raised')).status).toBe(400)
     } finally {
       await listening?.app.close()
-      service.close()
+      await service.close()
     }
   })
 })

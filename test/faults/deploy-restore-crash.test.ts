@@ -87,7 +87,7 @@ beforeAll(async () => {
     }
     reissueDay = row.next_reissue_at
   } finally {
-    service.close()
+    await service.close()
   }
 })
 afterAll(async () => {

@@ -76,7 +76,7 @@ export async function startTeamServer(prefix: string, opts: { clock?: Clock } = 
     },
     close: async () => {
       await listening.close()
-      service.close()
+      await service.close()
       rmSync(dataDir, { recursive: true, force: true })
     }
   }

@@ -236,11 +236,11 @@ export class AdminAccounts {
   }
 
   /** Makes a change to one admin and ends their sessions, in one transaction. */
-  private async change(name: string, apply: (r: AdminRow) => void): Promise<AdminView> {
+  private async change(name: string, apply: (r: AdminRow) => Promise<void>): Promise<AdminView> {
     const db = this.ctx.store
     const id = await db.tx(async () => {
       const r = await this.need(adminName(name))
-      apply(r)
+      await apply(r)
       await db.run('DELETE FROM admin_sessions WHERE admin_id = ?', r.id)
       return r.id
     })
