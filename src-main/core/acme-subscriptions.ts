@@ -10,6 +10,7 @@ import type { CoreContext } from './context'
 import { baseDomain, isWildcard } from './domains'
 import { forbidden, invalid, notFound, ServiceError } from './errors'
 import { maxValidityDays } from './cab-policy'
+import { publicUrlOf } from './public-url'
 import { shellQuote } from './shell-quote'
 import type { Order } from './orders'
 import { addMonths, isoDate, isoTimestamp, parseDate } from './time'
@@ -428,6 +429,24 @@ export function acmeUrls(directoryUrl: string | null, localBase: string): AcmeUr
     setupUrl: (token) => `${local}${ACME_SETUP_PREFIX}${token}`
   }
 }
+
+/** The ACME directory under a public base URL (public-url.ts): the server's routes live under `/acme`. */
+export const publicDirectoryUrl = (base: string): string => `${base}/acme/directory`
+
+/**
+ * The URLs CertDesk shows for ACME subscriptions: under the public base URL when one is set
+ * (every process and transport alike), else the loopback listeners' (`localBase`, the reseller
+ * API listener the request came in on, and the directory the loopback ACME server recorded).
+ */
+export function shownAcmeUrls(settings: { get(key: string): string | null }, localBase: string): AcmeUrls {
+  const pub = publicUrlOf(settings)
+  if (pub) return acmeUrls(publicDirectoryUrl(pub.base), pub.base)
+  return acmeUrls(settings.get(ACME_DIRECTORY_URL_SETTING), localBase)
+}
+
+/** The directory URL CertDesk shows: the public one when set, else the loopback server's. */
+export const shownDirectoryUrl = (settings: { get(key: string): string | null }): string =>
+  shownAcmeUrls(settings, '').serverUrl
 
 /** What a subscription's set-up shows: GET /orders/{id}/acme's `acme` object and the desktop ACME panel. */
 export interface AcmeSetup {

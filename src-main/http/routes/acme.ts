@@ -5,12 +5,11 @@
  */
 import type { FastifyRequest } from 'fastify'
 import {
-  ACME_DIRECTORY_URL_SETTING,
   ACME_ROOT_CA_PATH,
   ACME_SETUP_PREFIX,
   ROOT_CA_FILE,
-  acmeUrls,
   clientCommands,
+  shownAcmeUrls,
   type AcmeDetails,
   type AcmeUrls
 } from '../../core/acme-subscriptions'
@@ -38,8 +37,9 @@ export const isAcmePublicPath = (request: FastifyRequest): boolean => {
   return request.method === 'GET' && (path === ROOT_CA_PATH || path.startsWith(SETUP_PREFIX))
 }
 
+/** The addresses shown: under the public base URL when set, else this listener's as the request named it. */
 function urlsFor(service: Service, request: FastifyRequest): AcmeUrls {
-  return acmeUrls(service.settings.get(ACME_DIRECTORY_URL_SETTING), `http://${request.headers.host ?? '127.0.0.1'}`)
+  return shownAcmeUrls(service.settings, `${request.protocol}://${request.headers.host ?? '127.0.0.1'}`)
 }
 
 const escapeHtml = (s: string): string =>
