@@ -9,7 +9,7 @@ import { ALERTS_USAGE, alertsAdmin, isAlertsCommand } from './cli-admin-alerts'
 import { BACKUP_USAGE, backupAdmin, isBackupCommand } from './cli-admin-backup'
 import { CERTIFICATE_USAGE, certificateAdmin, isCertificateCommand } from './cli-admin-certificates'
 import { DEPLOY_USAGE, deployAdmin, isDeployCommand } from './cli-admin-deploy'
-import { parse, UsageError } from './cli-args'
+import { parse, secretSource, UsageError } from './cli-args'
 import { INSTALLATION_USAGE, installationAdmin, isInstallationCommand } from './cli-admin-installations'
 import { isRenewalCommand, RENEWAL_USAGE, renewalAdmin } from './cli-admin-renewal'
 import { SERVE_USAGE, serve } from './cli-serve'
@@ -29,7 +29,9 @@ ${BACKUP_USAGE}
 ${RENEWAL_USAGE}
 ${ALERTS_USAGE}
   Headless Linux (no desktop keyring): [--keyring-dir D] [--keyring-password-file F] on any command
-  choose the private keyring's folder (outside the data dir) and the file holding its password.`
+  choose the private keyring's folder (outside the data dir) and the file holding its password.
+  A server: [--secrets file:/etc/certdesk/secrets | --secrets systemd] on any command (or CERTDESK_SECRETS)
+  reads its keys from that file or systemd credential instead of a keychain (docs/team-server.md).`
 
 export async function main(argv: string[]): Promise<number> {
   let parsed
@@ -54,7 +56,11 @@ export async function main(argv: string[]): Promise<number> {
       // Backup and restore: backup and restore open the store themselves (restore into an empty dir).
       if (isBackupCommand(words[0])) return await backupAdmin(dataDir, words, values)
       // `--as-of` moves the clock of the others too (`deploy retry` as of a later time).
-      const service = openService({ dataDir, clock: values['as-of'] ? fixedClock(values['as-of']) : undefined })
+      const service = openService({
+        dataDir,
+        clock: values['as-of'] ? fixedClock(values['as-of']) : undefined,
+        secretSource: secretSource(values)
+      })
       try {
         if (isDeployCommand(words[0])) return await deployAdmin(service, words, values)
         if (isInstallationCommand(words[0])) return await installationAdmin(service, words, values)

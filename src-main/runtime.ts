@@ -12,8 +12,12 @@ import { startInstallationLoop } from './core/installations'
 import { startConfiguredResponder } from './core/delegated-dns-server'
 import { startSchedulerLoop } from './core/scheduler'
 import { DELEGATED_DNS_SETTINGS } from './core/setting-keys'
+import { PUBLIC_URL_SETTING, publicUrlOf } from './core/public-url'
 import { ensureDemoReseller, openService, type Service } from './core/service'
 import { buildServer, listen } from './http/server'
+import type { RateLimit } from './http/rate-limit'
+import type { SecretSourceSpec } from './core/server-secrets'
+import { DEFAULT_PUBLIC_RATE, startPublicListener, type RunningPublicListener } from './public-listener'
 
 /** The reseller API's port unless `--port` says otherwise (the ACME server's is 7781). */
 export const DEFAULT_PORT = 7780
@@ -32,6 +36,8 @@ export interface StartOptions {
   dataDir: string
   /** better-sqlite3 built for another runtime's ABI (Electron's). */
   nativeBinding?: string
+  /** Where secrets come from: the OS keychain unless a server key source is named (server-secrets/). */
+  secretSource?: SecretSourceSpec
   /** The reseller API's interface: 127.0.0.1 by default; another name is also accepted as Host. */
   host?: string
   /** The reseller API's port: DEFAULT_PORT by default, 0 for a free one. */
@@ -47,7 +53,27 @@ export interface StartOptions {
    * link made after the first, once a browser session has ended.
    */
   browserUi?: { onNewLink?: (url: string) => void }
+  /** What customers reach over the network (public-listener.ts); docs/team-server.md. */
+  public?: PublicOptions
   log: RuntimeLog
+}
+
+export interface PublicOptions {
+  /**
+   * The public base URL, saved as the `public.base_url` setting (so the CLI, the window and every
+   * node show it too); the saved one is used when absent.
+   */
+  url?: string
+  /** Where the public listener listens; without it only the shown addresses change. */
+  listen?: { host: string; port: number }
+  /** The listener's certificate and key as files; the CertDesk CA issues one without them. */
+  tlsFiles?: { cert: string; key: string }
+  /** Serve the reseller API on the public listener too. */
+  resellerApi?: boolean
+  /** Serve the desktop UI and RPC on the public listener too (with the browser-mode session). */
+  ui?: boolean
+  /** Requests per client address on the public listener; null turns the limit off. */
+  rateLimit?: RateLimit | null
 }
 
 export interface RunningCertDesk {
@@ -63,7 +89,18 @@ export interface RunningCertDesk {
     dnsResponder: string | null
     /** The one-time sign-in link of browser mode, null without `browserUi`. */
     browserLogin: string | null
+    /** The public base URL every shown address is built from, null when none is set. */
+    publicUrl: string | null
+    /** `address:port` the public listener listens on, null when it does not run. */
+    publicListener: string | null
+    /** The browser-mode sign-in link by the public name, null unless the UI is served there. */
+    publicLogin: string | null
   }
+  /**
+   * Reads the given certificate files again, or issues the listeners' certificates anew (SIGHUP):
+   * new connections get the new certificates, without a restart.
+   */
+  reloadTls(): Promise<void>
   /**
    * Stops in dependency order and resolves when everything is closed: the scheduler (after the
    * pass in flight) and the deploys it started, the ACME server, the listener, then the store.
@@ -92,15 +129,33 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
   const host = opts.host ?? '127.0.0.1'
   const port = opts.port ?? DEFAULT_PORT
   const acmePort = opts.acmePort ?? (port === 0 ? 0 : DEFAULT_ACME_PORT)
-  const service = openService({ dataDir: opts.dataDir, nativeBinding: opts.nativeBinding })
+  const service = openService({
+    dataDir: opts.dataDir,
+    nativeBinding: opts.nativeBinding,
+    secretSource: opts.secretSource
+  })
   try {
-    const keychain = keychainNotice(service)
-    if (keychain) opts.log.error(keychain)
+    if (opts.secretSource && opts.secretSource.kind !== 'keychain') {
+      // A server's key source is configuration, not a daemon that may come up later: a file
+      // refused for its mode or owner stops the start with the reason, before anything listens.
+      const refused = service.ctx.secrets.unavailableReason?.()
+      if (refused) throw new Error(refused)
+    } else {
+      const keychain = keychainNotice(service)
+      if (keychain) opts.log.error(keychain)
+    }
     const demoReseller = opts.demo ? ensureDemoReseller(service) : null
+    // A refused URL is refused here, with the setting's own message, before anything listens.
+    if (opts.public?.url !== undefined) service.settings.update({ [PUBLIC_URL_SETTING]: opts.public.url })
+    const publicUrl = publicUrlOf(service.settings)
+    if (opts.public?.listen && !publicUrl) {
+      throw new Error(
+        'could not start the public listener: no public base URL; give --public-url https://NAME (or CERTDESK_PUBLIC_URL)'
+      )
+    }
     let apiUrl = ''
-    const ui = opts.browserUi
-      ? browserUiOptions(service, () => apiUrl, undefined, { onNewLink: opts.browserUi.onNewLink })
-      : null
+    const wantUi = opts.browserUi ?? (opts.public?.ui ? {} : undefined)
+    const ui = wantUi ? browserUiOptions(service, () => apiUrl, undefined, { onNewLink: wantUi.onNewLink }) : null
     const app = await buildServer(service, {
       logger: opts.logLevel === undefined ? false : { level: opts.logLevel },
       allowedHosts: LOOPBACK_HOSTS.includes(host) ? [] : [host],
@@ -112,10 +167,33 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
     })
     apiUrl = listening.url
     // Without its ACME server (port taken, keychain locked) the reseller API still serves.
-    const acme = await startAcmeServer(service, { host: '127.0.0.1', port: acmePort }).catch((err: unknown) => {
-      opts.log.error(`could not start the ACME server on port ${acmePort}: ${(err as Error).message}`)
-      return null
-    })
+    const acme = await startAcmeServer(service, { host: '127.0.0.1', port: acmePort, onError: opts.log.error }).catch(
+      (err: unknown) => {
+        opts.log.error(`could not start the ACME server on port ${acmePort}: ${(err as Error).message}`)
+        return null
+      }
+    )
+    // The public listener is what a team server runs for: when it cannot start, CertDesk does not either.
+    let publicListener: RunningPublicListener | null = null
+    if (opts.public?.listen && publicUrl) {
+      publicListener = await startPublicListener(service, {
+        publicUrl,
+        host: opts.public.listen.host,
+        port: opts.public.listen.port,
+        tlsFiles: opts.public.tlsFiles ?? null,
+        resellerApi: opts.public.resellerApi ?? false,
+        ui: opts.public.ui && ui ? ui.server : null,
+        rateLimit: opts.public.rateLimit === undefined ? DEFAULT_PUBLIC_RATE : opts.public.rateLimit,
+        logger: opts.logLevel === undefined ? false : { level: opts.logLevel },
+        log: opts.log
+      }).catch(async (err: unknown) => {
+        await acme?.close()
+        await listening.close()
+        throw new Error(
+          `could not start the public listener on ${opts.public?.listen?.host}:${opts.public?.listen?.port}: ${(err as Error).message}`
+        )
+      })
+    }
     // Delegated DNS validation: the authoritative responder for the zone, when one is configured.
     const listenAt = service.settings.get(DELEGATED_DNS_SETTINGS.listen)
     const dnsResponder = await startConfiguredResponder(listenAt, service.acmeIssuer.delegation).catch(
@@ -134,6 +212,7 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
     const stop = async (): Promise<void> => {
       await stopScheduler()
       await stopInstallations()
+      await publicListener?.close()
       await acme?.close()
       await dnsResponder?.close()
       await listening.close()
@@ -149,7 +228,13 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
         api: listening.url,
         acmeDirectory: acme?.directoryUrl ?? null,
         dnsResponder: dnsResponder ? `${dnsResponder.host}:${dnsResponder.port}` : null,
-        browserLogin: ui ? ui.loginUrl(listening.url) : null
+        browserLogin: ui ? ui.loginUrl(listening.url) : null,
+        publicUrl: publicUrl?.base ?? null,
+        publicListener: publicListener?.address ?? null,
+        publicLogin: ui && publicListener && opts.public?.ui ? ui.loginUrl(publicListener.url) : null
+      },
+      reloadTls: async () => {
+        await Promise.all([acme?.reloadTls(), publicListener?.reloadTls()])
       },
       stop: () => (stopping ??= stop())
     }

@@ -188,9 +188,11 @@ export function installBrowserUi(router: ApiRouter, opts: BrowserUiOptions): voi
         'Each link printed by CertDesk works once. Open the newest sign-in link CertDesk printed in its terminal.'
       )
     }
+    // Over TLS (the public listener) the cookie is Secure: a browser never sends it in the clear.
+    const secure = request.protocol === 'https' ? '; Secure' : ''
     return reply
       .code(303)
-      .header('set-cookie', `${SESSION_COOKIE}=${session}; HttpOnly; SameSite=Strict; Path=/`)
+      .header('set-cookie', `${SESSION_COOKIE}=${session}; HttpOnly; SameSite=Strict; Path=/${secure}`)
       .header('cache-control', 'no-store')
       .header('location', UI_PREFIX)
       .send()

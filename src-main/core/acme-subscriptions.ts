@@ -11,6 +11,7 @@ import { baseDomain, isWildcard } from './domains'
 import { forbidden, invalid, notFound, ServiceError } from './errors'
 import { maxValidityDays } from './cab-policy'
 import { publicUrlOf } from './public-url'
+import { keepNewSecret } from './secrets'
 import { shellQuote } from './shell-quote'
 import type { Order } from './orders'
 import { addMonths, isoDate, isoTimestamp, parseDate } from './time'
@@ -113,8 +114,7 @@ export class AcmeSubscriptions {
       throw invalid(`${product.name} is not an ACME subscription product`)
     const category: AcmeCategory = product.acmeType ?? 'caas'
     const kid = `kid_${token(12)}`
-    const hmac = pasteableToken(32)
-    this.ctx.secrets.set(eabSecretName(kid), hmac)
+    keepNewSecret(this.ctx.secrets, eabSecretName(kid), () => pasteableToken(32))
     const db = this.ctx.db
     const now = this.ctx.clock()
     const { names, wildcard } = subscriptionDomains(order.domain)

@@ -192,3 +192,36 @@ function syncFolder(dir: string): void {
     closeSync(fd)
   }
 }
+
+/**
+ * Replaces the content of `target` at once: a new temporary file beside it (exclusive, no link
+ * followed, 0600 whatever the umask), written and synced, then renamed over `target`, so a
+ * reader sees the old file or the new one, never a half-written one, and a crash in between
+ * leaves the old one. For files CertDesk owns and rewrites (the server secrets file).
+ */
+export function replaceFileSync(target: string, data: string | Buffer, what: string): void {
+  const path = tempNameBeside(target)
+  let fd: number
+  try {
+    fd = openSync(path, CREATE_NEW, PRIVATE_FILE_MODE)
+  } catch (err) {
+    throw invalid(`could not write ${what} to ${target}: ${folderProblem(err)}`)
+  }
+  try {
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data
+    for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at)
+    fchmodSync(fd, PRIVATE_FILE_MODE)
+    fsyncSync(fd)
+    closeSync(fd)
+    renameSync(path, target)
+  } catch (err) {
+    try {
+      closeSync(fd)
+    } catch {
+      // already closed
+    }
+    removeQuietly(path)
+    throw err
+  }
+  syncFolder(dirname(target))
+}

@@ -14,7 +14,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import type { Service } from '../core/service'
 import type { ScopeVersions } from '../core/store-version'
-import { hostName, isLoopbackName } from '../common/host-header'
+import { hostAccepter, hostName, type HostPolicy } from '../common/host-header'
 import { handedVersions, presentedKey, sameVersions, type KnownKeys } from './auth'
 import type { KeptAnswers } from './read-cache'
 
@@ -81,16 +81,16 @@ export function installFastReads(
   service: Service,
   keys: KnownKeys,
   answers: KeptAnswers,
-  allowedHosts: readonly string[] = []
+  hosts: HostPolicy
 ): Pick<TurnVersions, 'orderPlaced'> {
-  const allowed = new Set(allowedHosts.map((h) => h.toLowerCase()))
+  const accepts = hostAccepter(hosts)
   const hostOk = new Map<string, boolean>()
   const acceptsHost = (header: string | undefined): boolean => {
     if (header === undefined) return false
     let ok = hostOk.get(header)
     if (ok === undefined) {
       const host = hostName(header)
-      ok = host !== null && (isLoopbackName(host) || allowed.has(host))
+      ok = host !== null && accepts(host)
       if (hostOk.size >= MAX_HOSTS) hostOk.clear()
       hostOk.set(header, ok)
     }

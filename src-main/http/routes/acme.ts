@@ -98,7 +98,14 @@ export function registerAcmeRoutes(r: ApiRouter, service: Service): void {
       return { success: true as const, acme: { ...setup, dns_persist: dnsPersist } }
     }
   )
+}
 
+/**
+ * The pages a customer opens without an API key, on every listener (the public one too, also
+ * without the reseller API): the auto-install set-up page behind its token link, and the root
+ * certificate the ACME directory's chain ends in.
+ */
+export function registerAcmePublicPages(r: ApiRouter, service: Service): void {
   r.get(
     `${SETUP_PREFIX}:token`,
     { hide: true, params: Type.Object({ token: Type.String({ maxLength: 128 }) }) },

@@ -1,0 +1,61 @@
+/**
+ * Requests per client address on a listener the network reaches (the public listener): a token
+ * bucket per address, checked before anything else runs for a request (the Host check, the key
+ * lookup, a JWS verification), so one client's flood costs the others little. The loopback
+ * listeners have none: only this machine reaches them.
+ */
+import { performance } from 'node:perf_hooks'
+import type { FastifyInstance } from 'fastify'
+import type { Refusal } from './auth'
+
+export interface RateLimit {
+  /** Requests per second an address may keep up. */
+  perSecond: number
+  /** Requests an address may send at once after a quiet spell. */
+  burst: number
+}
+
+/**
+ * Addresses remembered at most. Each entry is a few dozen bytes; past this many, the addresses
+ * quiet the longest are forgotten first (a forgotten address starts with a full bucket, which
+ * errs towards letting a client through, never towards refusing one wrongly).
+ */
+export const MAX_TRACKED_ADDRESSES = 10_000
+
+interface Bucket {
+  tokens: number
+  /** performance.now() of the last refill: monotonic, so a clock step never refills or drains. */
+  at: number
+}
+
+export function installRateLimit(app: FastifyInstance, limit: RateLimit, refuse: Refusal): void {
+  const buckets = new Map<string, Bucket>()
+  app.addHook('onRequest', async (request, reply) => {
+    const address = request.socket.remoteAddress ?? ''
+    const now = performance.now()
+    let b = buckets.get(address)
+    if (b) {
+      b.tokens = Math.min(limit.burst, b.tokens + ((now - b.at) / 1000) * limit.perSecond)
+      b.at = now
+      // Most recently used last: the first entries are the quietest.
+      buckets.delete(address)
+    } else {
+      if (buckets.size >= MAX_TRACKED_ADDRESSES) buckets.delete(buckets.keys().next().value as string)
+      b = { tokens: limit.burst, at: now }
+    }
+    buckets.set(address, b)
+    if (b.tokens >= 1) {
+      b.tokens -= 1
+      return
+    }
+    // RFC 6585 §4: a 429 may say when to come back; this is when the next token is there.
+    const wait = Math.max(1, Math.ceil((1 - b.tokens) / limit.perSecond))
+    reply.header('retry-after', String(wait))
+    return refuse(
+      request,
+      reply,
+      429,
+      `too many requests from this address: at most ${limit.perSecond} a second; try again in ${wait} s`
+    )
+  })
+}
