@@ -10,6 +10,7 @@
  * loopback names), limits requests and connections per client address, and gives up on a client
  * that is slow to finish its TLS handshake or its request headers, because anyone can connect.
  */
+import { createHash, X509Certificate } from 'node:crypto'
 import type { Server as HttpServer } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Server as TlsServer } from 'node:tls'
@@ -18,7 +19,7 @@ import { AcmeProblem } from './acme/problem'
 import { issuedPair } from './acme/listener-key'
 import { isBrowserUiRequest } from './app/browser-ui'
 import { filePair, TlsIdentity, type TlsPair, type TlsPairInfo } from './common/tls-identity'
-import type { PublicUrl } from './core/public-url'
+import { PUBLIC_LISTENER_SETTINGS, type PublicUrl } from './core/public-url'
 import type { Service } from './core/service'
 import { envelopeRefusal, type Refusal } from './http/auth'
 import type { RateLimit } from './http/rate-limit'
@@ -76,6 +77,20 @@ export interface RunningPublicListener {
   close(): Promise<void>
 }
 
+/**
+ * What clients must trust for `pair`: the CertDesk root when the chain ends in it (a certificate
+ * of the CertDesk CA; its intermediate is signed by the root), else their system's trust store.
+ */
+export function clientTrustOf(pair: TlsPair, rootPem: string): 'certdesk-root' | 'system' {
+  const root = new X509Certificate(rootPem)
+  const chain = pair.cert.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []
+  const ours = chain.some((pem) => {
+    const c = new X509Certificate(pem)
+    return c.fingerprint256 === root.fingerprint256 || c.verify(root.publicKey)
+  })
+  return ours ? 'certdesk-root' : 'system'
+}
+
 /** A request of the ACME protocol (not one of the public pages under /acme). */
 const isAcmeProtocolPath = (url: string): boolean => {
   const path = url.split('?')[0]
@@ -95,7 +110,17 @@ export async function startPublicListener(
 ): Promise<RunningPublicListener> {
   const { publicUrl } = opts
   const tlsContext = (pair: TlsPair) => ({ key: pair.key, cert: pair.cert })
-  let setContext: (pair: TlsPair) => void = () => undefined
+  const rootPem = await service.localCa.rootPem()
+  // Read by every process that shows the set-up commands (core/acme-subscriptions.ts, shownAcmeUrls).
+  const recordTrust = (pair: TlsPair): void => {
+    service.settings.set(PUBLIC_LISTENER_SETTINGS.clientTrust, clientTrustOf(pair, rootPem))
+    service.settings.set(PUBLIC_LISTENER_SETTINGS.rootSha256, createHash('sha256').update(rootPem).digest('hex'))
+  }
+  let put: (pair: TlsPair) => void = () => undefined
+  const setContext = (pair: TlsPair): void => {
+    put(pair)
+    recordTrust(pair)
+  }
   const identity = new TlsIdentity(
     opts.tlsFiles
       ? {
@@ -123,6 +148,7 @@ export async function startPublicListener(
         }
   )
   const first = await identity.start()
+  recordTrust(first)
 
   const acme = acmeProtocol(service, {
     base: () => publicUrl.base,
@@ -157,7 +183,7 @@ export async function startPublicListener(
     throw err
   }
   const server = app.server as unknown as TlsServer & HttpServer
-  setContext = (pair) => server.setSecureContext(tlsContext(pair))
+  put = (pair) => server.setSecureContext(tlsContext(pair))
   server.headersTimeout = PUBLIC_LIMITS.headersMs
   server.requestTimeout = PUBLIC_LIMITS.requestMs
   server.keepAliveTimeout = PUBLIC_LIMITS.keepAliveMs

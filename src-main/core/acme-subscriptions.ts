@@ -10,7 +10,7 @@ import type { CoreContext } from './context'
 import { baseDomain, isWildcard } from './domains'
 import { forbidden, invalid, notFound, ServiceError } from './errors'
 import { maxValidityDays } from './cab-policy'
-import { publicUrlOf } from './public-url'
+import { PUBLIC_LISTENER_SETTINGS, publicUrlOf } from './public-url'
 import { keepNewSecret } from './secrets'
 import { shellQuote } from './shell-quote'
 import type { Order } from './orders'
@@ -328,6 +328,8 @@ export function clientCommands(d: {
   email: string | null
   rootCaPath: string
   rootCaUrl: string
+  /** What the clients must trust for the directory's certificate (AcmeUrls.trust); the CertDesk root when absent. */
+  trust?: ClientTrust
 }): AcmeClientCommands {
   const q = shellQuote
   const line = (...words: string[]): string => words.join(' ')
@@ -337,10 +339,18 @@ export function clientCommands(d: {
   const root = q(d.rootCaPath)
   const kid = q(d.eabKid)
   const hmac = q(d.eabHmacKey)
+  const trust = d.trust ?? { kind: 'certdesk-root', rootSha256: null }
+  // With the CertDesk root the clients are pointed at it; a certificate the system trusts needs nothing.
+  const withRoot = trust.kind === 'certdesk-root'
   return {
-    root_ca: line('curl', '-so', root, q(d.rootCaUrl)),
+    root_ca:
+      withRoot && trust.rootSha256
+        ? // Fetched over TLS whose chain ends in this very root: the fetch cannot check it, so the
+          // file is checked against the root's SHA-256, which comes with these commands.
+          line('curl', '-sko', root, q(d.rootCaUrl), '&&', 'echo', q(`${trust.rootSha256}  ${d.rootCaPath}`), '|', 'sha256sum', '-c', '-')
+        : line('curl', '-so', root, q(d.rootCaUrl)),
     certbot: line(
-      `REQUESTS_CA_BUNDLE=${root}`,
+      ...(withRoot ? [`REQUESTS_CA_BUNDLE=${root}`] : []),
       'certbot',
       'certonly',
       '--standalone',
@@ -360,8 +370,7 @@ export function clientCommands(d: {
       '--register-account',
       '--server',
       server,
-      '--ca-bundle',
-      root,
+      ...(withRoot ? ['--ca-bundle', root] : []),
       '--eab-kid',
       kid,
       '--eab-hmac-key',
@@ -374,12 +383,11 @@ export function clientCommands(d: {
       '--standalone',
       '--server',
       server,
-      '--ca-bundle',
-      root,
+      ...(withRoot ? ['--ca-bundle', root] : []),
       ...names('-d')
     ),
     lego: line(
-      `LEGO_CA_CERTIFICATES=${root}`,
+      ...(withRoot ? [`LEGO_CA_CERTIFICATES=${root}`] : []),
       'lego',
       '--server',
       server,
@@ -405,9 +413,18 @@ export const ACME_SETUP_PREFIX = '/acme/setup/'
 /** The file the set-up commands save the root certificate to and point the clients at. */
 export const ROOT_CA_FILE = 'certdesk-root.pem'
 
+/**
+ * What ACME clients must trust for the directory's HTTPS certificate: the CertDesk root (the
+ * loopback server, and a public listener presenting a certificate of the CertDesk CA; with the
+ * root's SHA-256 when it is fetched over that same TLS), or what their system already trusts (a
+ * public listener given a certificate from a public CA).
+ */
+export type ClientTrust = { kind: 'certdesk-root'; rootSha256: string | null } | { kind: 'system' }
+
 /** Where clients reach the ACME directory and CertDesk's local listener. */
 export interface AcmeUrls {
   serverUrl: string
+  trust: ClientTrust
   /** The account URL of an ACME account id, as the embedded server names it. */
   accountUrl: (id: number) => string
   rootCaUrl: string
@@ -424,6 +441,7 @@ export function acmeUrls(directoryUrl: string | null, localBase: string): AcmeUr
   const local = localBase.replace(/\/+$/, '')
   return {
     serverUrl,
+    trust: { kind: 'certdesk-root', rootSha256: null },
     accountUrl: (id) => `${acmeBase}/acct/${id}`,
     rootCaUrl: `${local}${ACME_ROOT_CA_PATH}`,
     setupUrl: (token) => `${local}${ACME_SETUP_PREFIX}${token}`
@@ -440,8 +458,12 @@ export const publicDirectoryUrl = (base: string): string => `${base}/acme/direct
  */
 export function shownAcmeUrls(settings: { get(key: string): string | null }, localBase: string): AcmeUrls {
   const pub = publicUrlOf(settings)
-  if (pub) return acmeUrls(publicDirectoryUrl(pub.base), pub.base)
-  return acmeUrls(settings.get(ACME_DIRECTORY_URL_SETTING), localBase)
+  if (!pub) return acmeUrls(settings.get(ACME_DIRECTORY_URL_SETTING), localBase)
+  const trust: ClientTrust =
+    settings.get(PUBLIC_LISTENER_SETTINGS.clientTrust) === 'system'
+      ? { kind: 'system' }
+      : { kind: 'certdesk-root', rootSha256: settings.get(PUBLIC_LISTENER_SETTINGS.rootSha256) }
+  return { ...acmeUrls(publicDirectoryUrl(pub.base), pub.base), trust }
 }
 
 /** The directory URL CertDesk shows: the public one when set, else the loopback server's. */
@@ -490,7 +512,8 @@ export function acmeSetup(d: AcmeDetails, urls: AcmeUrls): AcmeSetup {
       names: d.domains.map((x) => x.name),
       email: d.contactEmail,
       rootCaPath: ROOT_CA_FILE,
-      rootCaUrl: urls.rootCaUrl
+      rootCaUrl: urls.rootCaUrl,
+      trust: urls.trust
     }),
     autoinstall: d.setupToken ? { login_url: urls.setupUrl(d.setupToken) } : null
   }

@@ -9,6 +9,18 @@
 /** Where the base URL is kept (SQLite `settings`): `serve --public-url` saves it there. */
 export const PUBLIC_URL_SETTING = 'public.base_url'
 
+/**
+ * What the running public listener presents, written by `serve` when it starts and whenever its
+ * certificate changes (never typed by a person), so the set-up commands every process shows
+ * tell clients what to trust: `certdesk-root` (a certificate of the CertDesk CA; clients are
+ * given the root and its SHA-256) or `system` (given files whose chain does not end in the
+ * CertDesk root, such as a public CA's).
+ */
+export const PUBLIC_LISTENER_SETTINGS = {
+  clientTrust: 'public.client_trust',
+  rootSha256: 'public.root_sha256'
+} as const
+
 /** A public base URL, checked and written one way: `https://host[:port]`, no trailing slash. */
 export interface PublicUrl {
   /** `https://certs.reseller.example` or `https://certs.reseller.example:8443`. */

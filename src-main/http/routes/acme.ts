@@ -53,7 +53,8 @@ function setupPage(d: AcmeDetails, urls: AcmeUrls): string {
     names: d.domains.map((x) => x.name),
     email: d.contactEmail,
     rootCaPath: ROOT_CA_FILE,
-    rootCaUrl: urls.rootCaUrl
+    rootCaUrl: urls.rootCaUrl,
+    trust: urls.trust
   })
   const block = (title: string, cmd: string) => `<h2>${escapeHtml(title)}</h2><pre>${escapeHtml(cmd)}</pre>`
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="referrer" content="no-referrer">
