@@ -12,7 +12,7 @@ import type { CreatedOrder } from '../core/orders'
 import type { Reseller } from '../core/resellers'
 import type { Service } from '../core/service'
 import { envelopeRefusal, hostPolicyOf, installAuth, type AuthOptions } from './auth'
-import { installRateLimit, type RateLimit } from './rate-limit'
+import { installRateLimit, RateLimiter, type RateLimit } from './rate-limit'
 import {
   clientErrorHandler,
   failure,
@@ -87,14 +87,15 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
   // Only JSON bodies: anything else is 415, not a string the schema then refuses.
   app.removeContentTypeParser('text/plain')
   app.decorateRequest('reseller', null)
-  if (opts.rateLimit) installRateLimit(app, opts.rateLimit, opts.refuse ?? envelopeRefusal)
+  const limiter = opts.rateLimit ? new RateLimiter(opts.rateLimit) : null
+  if (limiter) installRateLimit(app, limiter, opts.refuse ?? envelopeRefusal)
   const keys = installAuth(app, service, {
     ...opts,
     ownAuth: (request) => isAcmePublicPath(request) || (opts.ownAuth?.(request) ?? false)
   })
   // Repeated GETs answered from kept bytes in front of fastify, under the same rules (fast-reads.ts).
   const kept = installReadCache(app, service)
-  const turn = installFastReads(app, service, keys, kept, hostPolicyOf(opts))
+  const turn = installFastReads(app, service, keys, kept, hostPolicyOf(opts), limiter)
   app.decorate(
     'orderPlaced',
     (reply: FastifyReply, resellerId: number, created: CreatedOrder, writesBefore: number) => {
