@@ -160,7 +160,13 @@ export async function startPublicListener(
   try {
     app = await buildServer(service, {
       logger: opts.logger,
-      https: { ...tlsContext(first), handshakeTimeout: PUBLIC_LIMITS.handshakeMs },
+      https: {
+        ...tlsContext(first),
+        handshakeTimeout: PUBLIC_LIMITS.handshakeMs,
+        // Node checks the header and request deadlines on this interval (30 s unless told):
+        // once a second, so a slow client is cut close to the deadline, not up to 30 s after it.
+        connectionsCheckingInterval: 1000
+      },
       loopbackHosts: false,
       allowedHosts: [publicUrl.host],
       refuse,

@@ -12,6 +12,7 @@ import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'no
 import { request as httpsRequest } from 'node:https'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { connect as netConnect } from 'node:net'
 import { connect } from 'node:tls'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort, run, setA, startChallTestSrv, type ChallTestSrv } from './support/acme'
@@ -341,6 +342,70 @@ describe('a customer on another machine', () => {
     expect(order.status).toBe(413)
     expect(JSON.parse(order.text)).toEqual({ success: false, error: 'request body is larger than 1 MiB' })
   })
+
+  it('lets go of a peer that never starts TLS, and of one that sends its headers a byte every few seconds', async () => {
+    const started = Date.now()
+    // A TCP connection that says nothing: cut at the handshake deadline (10 s).
+    const silent = await new Promise<number>((resolve, reject) => {
+      const s = netConnect({ host: net.serverAddress, port: node.port })
+      s.on('error', reject)
+      s.on('close', () => resolve(Date.now() - started))
+    })
+    expect(silent).toBeGreaterThanOrEqual(9_000)
+    expect(silent).toBeLessThan(60_000)
+
+    // TLS done, then a request line and headers trickling in: cut at the header deadline (20 s).
+    const trickleStart = Date.now()
+    const trickled = await new Promise<{ ms: number; bytes: number }>((resolve, reject) => {
+      const s = connect({ host: net.serverAddress, port: node.port, servername: NAME, ca: node.rootPem }, () => {
+        s.write(`GET /acme/directory HTTP/1.1\r\nHost: ${NAME}\r\n`)
+        // Read what comes (a 408), so the socket can reach its end and close.
+        s.resume()
+        let sent = 0
+        const drip = setInterval(() => {
+          sent += 1
+          if (!s.destroyed) s.write('X')
+        }, 3000)
+        s.on('close', () => {
+          clearInterval(drip)
+          resolve({ ms: Date.now() - trickleStart, bytes: sent })
+        })
+      })
+      s.on('error', () => undefined)
+      s.on('timeout', reject)
+    })
+    expect(trickled.ms).toBeGreaterThanOrEqual(19_000)
+    expect(trickled.ms).toBeLessThan(60_000)
+    // The listener still answers everyone else.
+    expect((await publicRequest(node, 'GET', '/acme/directory')).status).toBe(200)
+  }, 150_000)
+
+  it('keeps at most 64 connections of one address open', async () => {
+    const sockets = await Promise.all(
+      Array.from(
+        { length: 70 },
+        () =>
+          new Promise<{ closed: Promise<void> }>((resolve) => {
+            const s = netConnect({ host: net.serverAddress, port: node.port })
+            const closed = new Promise<void>((r) => s.on('close', () => r()))
+            s.on('error', () => undefined)
+            s.on('connect', () => resolve({ closed }))
+            s.on('close', () => resolve({ closed }))
+          })
+      )
+    )
+    // Those over the limit are closed at once, long before any deadline.
+    const outcome = await Promise.all(
+      sockets.map((s) =>
+        Promise.race([s.closed.then(() => 'closed'), new Promise((r) => setTimeout(() => r('open'), 3000))])
+      )
+    )
+    expect(outcome.filter((o) => o === 'closed').length).toBeGreaterThanOrEqual(6)
+    expect(outcome.filter((o) => o === 'open').length).toBeLessThanOrEqual(64)
+    // Once they are gone, the address is served again.
+    await new Promise((r) => setTimeout(r, 11_000))
+    expect((await publicRequest(node, 'GET', '/acme/directory')).status).toBe(200)
+  }, 60_000)
 
   it('issues its certificate anew on SIGHUP: a new connection sees a new serial, the process stays', async () => {
     const before = await presentedSerial(node)
