@@ -328,6 +328,20 @@ describe('a customer on another machine', () => {
     }
   })
 
+  it('refuses a request without a Host header the same way', async () => {
+    const answer = await new Promise<string>((resolve, reject) => {
+      const s = connect({ host: net.serverAddress, port: node.port, servername: NAME, ca: node.rootPem }, () => {
+        s.end('GET /products HTTP/1.1\r\nConnection: close\r\n\r\n')
+      })
+      let text = ''
+      s.on('data', (d) => (text += d))
+      s.on('close', () => resolve(text))
+      s.on('error', reject)
+    })
+    expect(answer).toMatch(/^HTTP\/1\.1 403 /)
+    expect(answer).toContain(`{"success":false,"error":"request refused: the Host header is not ${NAME}"}`)
+  })
+
   it('bounds bodies as on loopback: 64 KiB for ACME, 1 MiB for the reseller API', async () => {
     const jws = await publicRequest(node, 'POST', '/acme/new-account', {
       body: JSON.stringify({ protected: 'x'.repeat(70 * 1024), payload: '', signature: '' }),

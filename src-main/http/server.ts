@@ -67,7 +67,8 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
   const resellerApi = opts.resellerApi ?? true
   // fastify types an https instance apart from an http one; both are served by the same code here.
   const app = Fastify({
-    ...(opts.https ? { https: opts.https } : {}),
+    // https.createServer takes the http options too; fastify passes only these to it.
+    ...(opts.https ? { https: { ...opts.https, requireHostHeader: false } } : {}),
     logger:
       opts.logger && typeof opts.logger === 'object'
         ? { serializers: logSerializers, ...opts.logger }
