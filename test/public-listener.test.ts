@@ -15,7 +15,7 @@ import { join } from 'node:path'
 import { connect as netConnect } from 'node:net'
 import { connect } from 'node:tls'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { freePort, run, setA, startChallTestSrv, type ChallTestSrv } from './support/acme'
+import { certbotCertonly, freePort, run, setA, startChallTestSrv, type ChallTestSrv } from './support/acme'
 import { clientNetwork, type ClientNetwork } from './support/client-network'
 import { certdeskIn, serverEnv, startServeNode, type ServeNode } from './support/serve-node'
 import { createTestCa, type TestCa } from './support/test-ca'
@@ -212,35 +212,15 @@ describe('a customer on another machine', () => {
     const dir = join(client, 'certbot')
     const certbot = await onClient(
       'certbot',
-      [
-        'certonly',
-        '--standalone',
-        '--non-interactive',
-        '--agree-tos',
-        '-m',
-        'ops@example.com',
-        '--server',
-        acme.account.server_url,
-        '--eab-kid',
-        acme.account.eab_kid,
-        `--eab-hmac-key=${acme.account.eab_hmac_key}`,
-        '--preferred-challenges',
-        'http',
-        '--http-01-port',
-        String(httpPort),
-        '--http-01-address',
-        net.clientAddress,
-        '--config-dir',
-        join(dir, 'config'),
-        '--work-dir',
-        join(dir, 'work'),
-        '--logs-dir',
-        join(dir, 'logs'),
-        '-d',
-        'shop.example.com',
-        '-d',
-        'www.shop.example.com'
-      ],
+      certbotCertonly({
+        server: acme.account.server_url,
+        kid: acme.account.eab_kid,
+        hmac: acme.account.eab_hmac_key,
+        httpPort,
+        address: net.clientAddress,
+        dir,
+        names: ['shop.example.com', 'www.shop.example.com']
+      }),
       { env: { REQUESTS_CA_BUNDLE: join(client, 'certdesk-root.pem') }, seconds: 180 }
     )
     expect(certbot.code, certbot.stdout + certbot.stderr).toBe(0)

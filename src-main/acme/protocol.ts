@@ -8,7 +8,7 @@
  * and certificate, and presents the answer.
  */
 import { randomBytes } from 'node:crypto'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { JWK } from 'jose'
 import { AcmeError, type AcmeAccount } from '../core/acme-server'
 import { ServiceError } from '../core/errors'
@@ -65,6 +65,14 @@ function problemOf(err: Error & { statusCode?: number; code?: string }): AcmePro
   }
   if (err.statusCode && err.statusCode < 500) return new AcmeProblem('malformed', err.message, {}, err.statusCode)
   return null
+}
+
+/** A path no ACME resource has: 404 as an RFC 8555 §6.7 problem, like every other answer of the server. */
+export function notFound(request: FastifyRequest, reply: FastifyReply): void {
+  reply
+    .code(404)
+    .type('application/problem+json')
+    .send(new AcmeProblem('malformed', `no such ACME resource: ${request.method} ${request.url}`, {}, 404).toJSON())
 }
 
 /** A JWS payload as the JSON object every non-empty ACME request carries (§7); {} for POST-as-GET. */
@@ -128,12 +136,7 @@ export function acmeProtocol(service: Service, opts: AcmeProtocolOptions): AcmeP
       }
       return reply.code(problem.status).type('application/problem+json').send(problem.toJSON())
     })
-    app.setNotFoundHandler((request, reply) => {
-      reply
-        .code(404)
-        .type('application/problem+json')
-        .send(new AcmeProblem('malformed', `no such ACME resource: ${request.method} ${request.url}`, {}, 404).toJSON())
-    })
+    app.setNotFoundHandler(notFound)
 
     // ---- requests -------------------------------------------------------------------------
 

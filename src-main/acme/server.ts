@@ -12,7 +12,7 @@ import { hostName, isLoopbackName } from '../common/host-header'
 import { TlsIdentity, type TlsPairInfo } from '../common/tls-identity'
 import { issuedPair } from './listener-key'
 import { AcmeProblem } from './problem'
-import { ACME_PREFIX, acmeProtocol } from './protocol'
+import { ACME_PREFIX, acmeProtocol, notFound } from './protocol'
 
 /**
  * Settings keys (SQLite `settings`) the ACME server reads; none is a secret. Challenges are
@@ -92,12 +92,7 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
     const problem = err instanceof AcmeProblem ? err : new AcmeProblem('malformed', err.message, {}, 400)
     return reply.code(problem.status).type('application/problem+json').send(problem.toJSON())
   })
-  app.setNotFoundHandler((request, reply) => {
-    reply
-      .code(404)
-      .type('application/problem+json')
-      .send(new AcmeProblem('malformed', `no such ACME resource: ${request.method} ${request.url}`, {}, 404).toJSON())
-  })
+  app.setNotFoundHandler(notFound)
   await protocol.register(app)
 
   await app.listen({ host, port: opts.port ?? DEFAULT_ACME_PORT }).catch((err: unknown) => {

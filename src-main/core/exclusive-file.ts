@@ -94,6 +94,20 @@ export async function discard(temp: ExclusiveTemp): Promise<void> {
  * is public), set with fchmod, which the umask does not touch.
  */
 export function writeNewFileSync(target: string, data: string | Buffer, what: string, mode = PRIVATE_FILE_MODE): void {
+  placeUnderName(writeTempBeside(target, data, what, mode), target, what)
+}
+
+/**
+ * A temporary file beside `target` holding `data`: created exclusively without following a link,
+ * written through its descriptor, given `mode` with fchmod (the umask does not touch it), synced
+ * and closed. Removed again on any failure.
+ */
+function writeTempBeside(
+  target: string,
+  data: string | Buffer,
+  what: string,
+  mode: number
+): { path: string; dev: number; ino: number } {
   const path = tempNameBeside(target)
   let fd: number
   try {
@@ -114,7 +128,7 @@ export function writeNewFileSync(target: string, data: string | Buffer, what: st
     throw err
   }
   closeSync(fd)
-  placeUnderName({ path, dev: st.dev, ino: st.ino }, target, what)
+  return { path, dev: st.dev, ino: st.ino }
 }
 
 /** Why a new file could not be created in a folder, in words. */
@@ -200,27 +214,11 @@ function syncFolder(dir: string): void {
  * leaves the old one. For files CertDesk owns and rewrites (the server secrets file).
  */
 export function replaceFileSync(target: string, data: string | Buffer, what: string): void {
-  const path = tempNameBeside(target)
-  let fd: number
+  const temp = writeTempBeside(target, data, what, PRIVATE_FILE_MODE)
   try {
-    fd = openSync(path, CREATE_NEW, PRIVATE_FILE_MODE)
+    renameSync(temp.path, target)
   } catch (err) {
-    throw invalid(`could not write ${what} to ${target}: ${folderProblem(err)}`)
-  }
-  try {
-    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data
-    for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at)
-    fchmodSync(fd, PRIVATE_FILE_MODE)
-    fsyncSync(fd)
-    closeSync(fd)
-    renameSync(path, target)
-  } catch (err) {
-    try {
-      closeSync(fd)
-    } catch {
-      // already closed
-    }
-    removeQuietly(path)
+    removeQuietly(temp.path)
     throw err
   }
   syncFolder(dirname(target))

@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createServer } from 'node:net'
+import { join } from 'node:path'
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -133,4 +134,42 @@ export async function setA(srv: ChallTestSrv, host: string, address: string): Pr
     body: JSON.stringify({ host: `${host}.`, addresses: [address] })
   })
   if (!res.ok) throw new Error(`could not set A ${host}: ${res.status}`)
+}
+
+/** `certbot certonly --standalone` over http-01 with EAB, its folders under `dir`. */
+export function certbotCertonly(o: {
+  server: string
+  kid: string
+  hmac: string
+  httpPort: number
+  address: string
+  dir: string
+  names: string[]
+}): string[] {
+  return [
+    'certonly',
+    '--standalone',
+    '--non-interactive',
+    '--agree-tos',
+    '-m',
+    'ops@example.com',
+    '--server',
+    o.server,
+    '--eab-kid',
+    o.kid,
+    `--eab-hmac-key=${o.hmac}`,
+    '--preferred-challenges',
+    'http',
+    '--http-01-port',
+    String(o.httpPort),
+    '--http-01-address',
+    o.address,
+    '--config-dir',
+    join(o.dir, 'config'),
+    '--work-dir',
+    join(o.dir, 'work'),
+    '--logs-dir',
+    join(o.dir, 'logs'),
+    ...o.names.flatMap((n) => ['-d', n])
+  ]
 }
