@@ -263,6 +263,28 @@ describe('a customer on another machine', () => {
     expect(untrusted.code).toBe(60)
   })
 
+  it('opens the auto-install set-up page by its link there, without a key', async () => {
+    const ordered = await publicRequest(node, 'POST', '/orders', {
+      body: JSON.stringify({ product_id: 14, domain: 'auto.example.com', contact_email: 'ops@example.com' }),
+      headers: { 'content-type': 'application/json', 'x-api-key': node.apiKey }
+    })
+    expect(ordered.status, ordered.text).toBe(200)
+    const id = (JSON.parse(ordered.text) as { order_id: number }).order_id
+    const acme = JSON.parse(
+      (await publicRequest(node, 'GET', `/orders/${id}/acme`, { headers: { 'x-api-key': node.apiKey } })).text
+    ).acme as { autoinstall: { login_url: string } }
+    const link = acme.autoinstall.login_url
+    expect(link).toMatch(new RegExp(`^${node.base}/acme/setup/[A-Za-z0-9_-]{32}$`))
+    const client = mkdtempSync(join(work, 'client-'))
+    writeFileSync(join(client, 'root.pem'), node.rootPem)
+    const page = await onClient('curl', ['-s', '-w', '\\n%{http_code}', '--cacert', join(client, 'root.pem'), link])
+    expect(page.stdout.trim().split('\n').pop()).toBe('200')
+    expect(page.stdout).toContain(`<code>${node.base}/acme/directory</code>`)
+    // A wrong token is a plain 404.
+    const wrong = await publicRequest(node, 'GET', '/acme/setup/not-a-token')
+    expect(wrong.status).toBe(404)
+  })
+
   it('finds no admin UI, no RPC and no loopback listener there', async () => {
     for (const [method, path] of [
       ['GET', '/ui/'],
