@@ -80,6 +80,8 @@ export interface RunningCertDesk {
   service: Service
   /** The demo reseller when this start created it. */
   demoReseller: Reseller | null
+  /** True when the store has no reseller at all (a new data dir started without `demo`). */
+  noReseller: boolean
   urls: {
     /** The reseller API's base URL. */
     api: string
@@ -145,6 +147,7 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
       if (keychain) opts.log.error(keychain)
     }
     const demoReseller = opts.demo ? ensureDemoReseller(service) : null
+    const noReseller = demoReseller === null && service.resellers.list().length === 0
     // A refused URL is refused here, with the setting's own message, before anything listens.
     if (opts.public?.url !== undefined) service.settings.update({ [PUBLIC_URL_SETTING]: opts.public.url })
     const publicUrl = publicUrlOf(service.settings)
@@ -202,6 +205,9 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
         return null
       }
     )
+    // Started: from here on a write that meets another process's lock must not sleep on this,
+    // the only thread; writers wait on timers instead (core/store-lock.ts).
+    service.stopWaitingOnLocks()
     // The scheduler runs a pass at once (catching up on reissues that fell due while CertDesk
     // was closed or the machine slept), then hourly, and retries due deploys every minute.
     const stopScheduler = startSchedulerLoop(service.scheduler, (line) => opts.log.info(line))
@@ -224,6 +230,7 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
     return {
       service,
       demoReseller,
+      noReseller,
       urls: {
         api: listening.url,
         acmeDirectory: acme?.directoryUrl ?? null,

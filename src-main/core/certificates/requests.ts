@@ -11,7 +11,7 @@ import type { Order } from '../orders'
 import { assertReissueAllowed } from '../reissue-limits'
 import { isoDate, parseDate } from '../time'
 import { acceptCsr, namesFor, productFor, subjectFor } from './csr-policy'
-import { approversFor, sendApprovals } from './email-approval'
+import { approversFor, countPendingApprovals, sendApprovals } from './email-approval'
 import { issueLocked } from './issuance'
 import { latestCertificate, readChecks, readRequest, setOrderStatus, storeRequest, touchOrder } from './records'
 import type { CertificatesScope } from './scope'
@@ -77,6 +77,7 @@ export async function configure(scope: CertificatesScope, resellerId: number, in
     storeRequest(db, order, csr, names, subject, method, approvers.get(names[0]) ?? null, 'initial', now)
     resetChecks(db, order.id, names, method, approvers, now, 'none')
     setOrderStatus(db, order.id, 'validation_pending', null, now)
+    if (method === 'email') countPendingApprovals(db, order, now)
   }).immediate()
   if (method === 'email') await sendApprovals(scope, order, now)
 }
@@ -110,6 +111,7 @@ export async function changeDcv(
     )
     resetChecks(db, order.id, names, method, approvers, now, 'valid')
     touchOrder(db, order.id, now)
+    if (method === 'email') countPendingApprovals(db, order, now)
   }).immediate()
   if (method === 'email') await sendApprovals(scope, order, now)
 }
@@ -202,6 +204,7 @@ async function reissueWith(
       `reissue requested on ${isoDate(now)}: waiting for domain validation`,
       now
     )
+    if (method === 'email') countPendingApprovals(db, order, now)
   }).immediate()
   if (method === 'email') await sendApprovals(scope, order, now)
 }
