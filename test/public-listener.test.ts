@@ -468,7 +468,7 @@ describe('a listener given certificate files', () => {
     keyFile = join(tls, 'privkey.pem')
     const leaf = await ca.issue(NAME, new Date(Date.now() - 3600_000), 30)
     install(`${leaf.certificatePem}${leaf.chainPem}`, leaf.privateKeyPem)
-    node = await startNode(['--tls-cert', certFile, '--tls-key', keyFile, '--public-rate-limit', '2'])
+    node = await startNode(['--tls-cert', certFile, '--tls-key', keyFile, '--public-rate-limit', '3', '--public-ui'])
   }, 120_000)
 
   it('tells clients to trust their system, not the CertDesk root, in the set-up commands', async () => {
@@ -494,6 +494,45 @@ describe('a listener given certificate files', () => {
     expect(acme.commands.lego).toMatch(/^lego --server /)
     expect(acme.commands.acme_sh).not.toContain('--ca-bundle')
     expect(acme.commands.root_ca).toBe(`curl -so certdesk-root.pem ${node.base}/acme/root-ca.pem`)
+  })
+
+  it('serves the desktop UI there only when asked, behind the one-time link and a Secure session cookie', async () => {
+    const link = /desktop UI by the public name \(same one-time link\): (\S+)/.exec(node.serve.stdout())?.[1] as string
+    expect(link).toMatch(new RegExp(`^${node.base}/ui/login\\?token=[A-Za-z0-9_-]{43}$`))
+    // Without a session: the sign-in page and the RPC say so, and give nothing.
+    const page = await publicRequest(node, 'GET', '/ui/', { ca: ca.rootPem })
+    expect(page.status).toBe(401)
+    const origin = node.base
+    const rpc = await publicRequest(node, 'POST', '/rpc/settings', {
+      ca: ca.rootPem,
+      body: '{"args":[]}',
+      headers: { 'content-type': 'application/json', origin }
+    })
+    expect(rpc.status).toBe(401)
+    // The page's origin there is https://NAME:PORT; the same name over http is another origin.
+    const plain = await publicRequest(node, 'POST', '/rpc/settings', {
+      ca: ca.rootPem,
+      body: '{"args":[]}',
+      headers: { 'content-type': 'application/json', origin: origin.replace('https:', 'http:') }
+    })
+    expect(plain.status).toBe(403)
+    expect(JSON.parse(plain.text).error).toContain(`not from the CertDesk page at ${origin}`)
+    // The link signs in once; the cookie is Secure over TLS.
+    const url = new URL(link)
+    const signIn = await publicRequest(node, 'GET', `${url.pathname}${url.search}`, { ca: ca.rootPem })
+    expect(signIn.status).toBe(303)
+    const cookie = String(signIn.headers['set-cookie'])
+    expect(cookie).toMatch(/^certdesk_session=[^;]+; HttpOnly; SameSite=Strict; Path=\/; Secure$/)
+    const session = cookie.split(';')[0]
+    const settings = await publicRequest(node, 'POST', '/rpc/settings', {
+      ca: ca.rootPem,
+      body: '{"args":[]}',
+      headers: { 'content-type': 'application/json', cookie: session, origin }
+    })
+    expect(settings.status).toBe(200)
+    expect(JSON.parse(settings.text).success).toBe(true)
+    const again = await publicRequest(node, 'GET', `${url.pathname}${url.search}`, { ca: ca.rootPem })
+    expect(again.status).toBe(401)
   })
 
   it('reads renewed files without a restart, and keeps the old pair when the new one does not match', async () => {
@@ -523,7 +562,7 @@ describe('a listener given certificate files', () => {
   it('limits requests per client address, with Retry-After, also for answers kept for repeated reads', async () => {
     // A polling script's repeated GET is answered from kept bytes before fastify (fast-reads.ts): counted all the same.
     const reads = []
-    for (let i = 0; i < 12; i++)
+    for (let i = 0; i < 24; i++)
       reads.push(
         await publicRequest(node, 'GET', '/products', { ca: ca.rootPem, headers: { 'x-api-key': node.apiKey } })
       )
@@ -532,12 +571,12 @@ describe('a listener given certificate files', () => {
     expect(readsLimited[0].headers['retry-after']).toMatch(/^\d+$/)
     expect(JSON.parse(readsLimited[0].text)).toEqual({
       success: false,
-      error: expect.stringMatching(/^too many requests from this address: at most 2 a second; try again in \d+ s$/)
+      error: expect.stringMatching(/^too many requests from this address: at most 3 a second; try again in \d+ s$/)
     })
-    // The bucket fills again (8 at 2 a second); then an ACME client gets the limit as an RFC 8555 problem.
+    // The bucket fills again (12 at 3 a second); then an ACME client gets the limit as an RFC 8555 problem.
     await new Promise((r) => setTimeout(r, 4500))
     const answers = []
-    for (let i = 0; i < 12; i++) answers.push(await publicRequest(node, 'GET', '/acme/directory', { ca: ca.rootPem }))
+    for (let i = 0; i < 24; i++) answers.push(await publicRequest(node, 'GET', '/acme/directory', { ca: ca.rootPem }))
     expect(answers[0].status).toBe(200)
     const limited = answers.filter((a) => a.status === 429)
     expect(limited.length).toBeGreaterThan(0)

@@ -183,7 +183,7 @@ export function installBrowserUi(router: ApiRouter, opts: BrowserUiOptions): voi
   // makes a new sign-in link, and its body is never read.
   router.app.addHook('onRequest', async (request, reply) => {
     if (!isBrowserUiRequest(request)) return
-    const why = crossOriginRefusal(request.method, request.headers)
+    const why = crossOriginRefusal(request.method, request.headers, request.protocol === 'https' ? 'https' : 'http')
     if (why) return reply.code(403).header('cache-control', 'no-store').send(failure(why))
   })
 
