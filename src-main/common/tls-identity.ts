@@ -78,8 +78,10 @@ export function checkPair(pair: TlsPair, host: string): TlsPairInfo | { problem:
   let key
   try {
     key = createPrivateKey(pair.key)
-  } catch (err) {
-    const why = /passphrase|encrypted/i.test((err as Error).message)
+  } catch {
+    // PKCS#8 (`ENCRYPTED PRIVATE KEY`) or OpenSSL's legacy form (`Proc-Type: 4,ENCRYPTED`): a
+    // passphrase nobody is there to type at a renewal.
+    const why = /-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: 4,ENCRYPTED/.test(pair.key)
       ? 'it is encrypted; give the key without a passphrase, readable by CertDesk only'
       : 'it holds no PEM private key'
     return { problem: `could not read the private key: ${why}` }
