@@ -4,7 +4,7 @@
  * it run with no D-Bus session at all, never start or join a keyring, and still create the CA,
  * API keys and ACME subscriptions; a file others may read stops `serve` before anything listens.
  */
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -102,6 +102,67 @@ describe('serve --secrets file: without any D-Bus session', () => {
     // Nothing of a keyring anywhere: not in HOME, not in XDG_DATA_HOME, not beside the data dir.
     expect(tree(home)).toEqual([])
     expect(tree(dataDir).filter((p) => /keyring/.test(p))).toEqual([])
+  })
+
+  it('runs on systemd credentials the same way, and without them says how to provide them', async () => {
+    const home = tempDir('home')
+    const credentials = tempDir('credentials')
+    const plain = join(tempDir('etc'), 'secrets')
+    expect(certdeskIn(serverEnv(home), ['admin', 'secrets', 'init', '--out', plain]).code).toBe(0)
+    // What LoadCredentialEncrypted= leaves for the service: the plain file under the credential's name.
+    writeFileSync(join(credentials, 'certdesk-secrets'), readFileSync(plain), { mode: 0o400 })
+    const env = serverEnv(home, { CREDENTIALS_DIRECTORY: credentials })
+    const dataDir = tempDir('data')
+    const reseller = certdeskIn(env, [
+      'admin',
+      '--data-dir',
+      dataDir,
+      '--secrets',
+      'systemd',
+      'reseller',
+      'add',
+      '--name',
+      'Unit',
+      '--email',
+      'ops@example.com',
+      '--group',
+      '1'
+    ])
+    expect(reseller.code, reseller.stderr).toBe(0)
+    const key = certdeskIn(env, [
+      'admin',
+      '--data-dir',
+      dataDir,
+      '--secrets',
+      'systemd',
+      'apikey',
+      'create',
+      '--reseller',
+      '1'
+    ])
+    expect(key.code, key.stderr).toBe(0)
+    const node = await startServeNode(env, ['--data-dir', dataDir, '--secrets', 'systemd'])
+    try {
+      const orders = await fetch(`${node.api}/orders`, { headers: { 'x-api-key': key.json.api_key as string } })
+      expect(orders.status).toBe(200)
+    } finally {
+      expect(await node.stop()).toBe(0)
+    }
+    expect(tree(home)).toEqual([])
+
+    const outside = certdeskIn(serverEnv(tempDir('home')), [
+      'serve',
+      '--data-dir',
+      tempDir('data'),
+      '--port',
+      '0',
+      '--secrets',
+      'systemd'
+    ])
+    expect(outside.code).toBe(1)
+    expect(outside.stderr).toContain(
+      '$CREDENTIALS_DIRECTORY is not set: run CertDesk from its systemd unit with LoadCredentialEncrypted=certdesk-secrets'
+    )
   })
 
   it('refuses to start on a secrets file others may read, saying why, before anything listens', async () => {
