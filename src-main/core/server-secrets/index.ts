@@ -12,7 +12,11 @@ export { parseSecretSource, SYSTEMD_CREDENTIAL, formatKeys, type SecretSourceSpe
 export { newRootKeys, ROOT_KEYS, ServerSecretStore } from './store'
 
 /** The key source a spec names; null for the desktop keychain. */
-export function keySourceOf(spec: SecretSourceSpec, dataDir: string, env: NodeJS.ProcessEnv = process.env): KeySource | null {
+export function keySourceOf(
+  spec: SecretSourceSpec,
+  dataDir: string,
+  env: NodeJS.ProcessEnv = process.env
+): KeySource | null {
   if (spec.kind === 'file') return new FileKeySource(spec.path, dataDir)
   if (spec.kind === 'systemd') return new SystemdKeySource(env.CREDENTIALS_DIRECTORY)
   return null
@@ -30,7 +34,10 @@ export function secretStoreFor(spec: SecretSourceSpec, db: Db, dataDir: string, 
  */
 export function rootKeyStore(source: KeySource): SecretStore {
   const refuse = (name: string): never => {
-    throw new ServiceError('unavailable', `could not reach ${name}: only the root keys of ${source.describe} are open here`)
+    throw new ServiceError(
+      'unavailable',
+      `could not reach ${name}: only the root keys of ${source.describe} are open here`
+    )
   }
   return {
     get: (name) => (isRootKey(name) ? (source.read().get(name) ?? null) : refuse(name)),

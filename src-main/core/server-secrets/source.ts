@@ -35,7 +35,10 @@ export function parseSecretSource(value: string): SecretSourceSpec {
   if (v === 'systemd') return { kind: 'systemd' }
   if (v.startsWith('file:')) {
     const path = v.slice('file:'.length)
-    if (!isAbsolute(path)) throw invalid(`--secrets file: needs an absolute path, such as file:/etc/certdesk/secrets, not ${JSON.stringify(path)}`)
+    if (!isAbsolute(path))
+      throw invalid(
+        `--secrets file: needs an absolute path, such as file:/etc/certdesk/secrets, not ${JSON.stringify(path)}`
+      )
     return { kind: 'file', path }
   }
   throw invalid(`--secrets must be keychain, file:/absolute/path or systemd, not ${JSON.stringify(v.slice(0, 60))}`)
@@ -83,7 +86,8 @@ export function formatKeys(keys: Map<string, string>): string {
   ].join('\n')
 }
 
-const unavailable = (why: string): ServiceError => new ServiceError('unavailable', `could not read the server secrets: ${why}`)
+const unavailable = (why: string): ServiceError =>
+  new ServiceError('unavailable', `could not read the server secrets: ${why}`)
 
 /**
  * Reads a whole file through one descriptor, opened without following a final link when asked
@@ -151,7 +155,8 @@ export class FileKeySource implements KeySource {
     const keys = this.read()
     for (const [name, value] of changes) {
       if (value === null) keys.delete(name)
-      else if (!NAME.test(name) || !VALUE.test(value)) throw invalid(`could not keep ${name} in ${this.describe}: it is not a key name and base64 value`)
+      else if (!NAME.test(name) || !VALUE.test(value))
+        throw invalid(`could not keep ${name} in ${this.describe}: it is not a key name and base64 value`)
       else keys.set(name, value)
     }
     // Through the real path: a link to the file (a config manager's) stays a link to the new content.

@@ -42,7 +42,8 @@ export const newRootKey = (): string => randomBytes(32).toString('base64')
 const aad = (name: string): Buffer => Buffer.from(`certdesk sealed secret v1\0${name}`)
 
 /** A short, non-secret name of a key, so a mismatch names the key an entry was sealed with. */
-const keyId = (key: Buffer): string => createHmac('sha256', key).update('certdesk key id').digest().subarray(0, 8).toString('hex')
+const keyId = (key: Buffer): string =>
+  createHmac('sha256', key).update('certdesk key id').digest().subarray(0, 8).toString('hex')
 
 /**
  * The EAB HMAC key of `kid`: HMAC-SHA256 under the EAB root key, base64url, as random keys are
@@ -165,8 +166,7 @@ export class ServerSecretStore implements SecretStore {
 
   private openSealed(name: string): string | null {
     const row = this.db.prepare('SELECT name, key_id, nonce, sealed FROM sealed_secrets WHERE name = ?').get(name) as
-      | SealedRow
-      | undefined
+      SealedRow | undefined
     if (!row) return null
     const key = this.root(ROOT_KEYS.sealing, false)
     if (keyId(key) !== row.key_id) {
@@ -179,9 +179,10 @@ export class ServerSecretStore implements SecretStore {
       const decipher = createDecipheriv('aes-256-gcm', key, row.nonce)
       decipher.setAAD(aad(name))
       decipher.setAuthTag(row.sealed.subarray(row.sealed.length - 16))
-      return Buffer.concat([decipher.update(row.sealed.subarray(0, row.sealed.length - 16)), decipher.final()]).toString(
-        'utf8'
-      )
+      return Buffer.concat([
+        decipher.update(row.sealed.subarray(0, row.sealed.length - 16)),
+        decipher.final()
+      ]).toString('utf8')
     } catch {
       throw new ServiceError('unavailable', `could not open the secret ${name}: its sealed entry was changed`)
     }
