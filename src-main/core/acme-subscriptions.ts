@@ -347,7 +347,19 @@ export function clientCommands(d: {
       withRoot && trust.rootSha256
         ? // Fetched over TLS whose chain ends in this very root: the fetch cannot check it, so the
           // file is checked against the root's SHA-256, which comes with these commands.
-          line('curl', '-sko', root, q(d.rootCaUrl), '&&', 'echo', q(`${trust.rootSha256}  ${d.rootCaPath}`), '|', 'sha256sum', '-c', '-')
+          line(
+            'curl',
+            '-sko',
+            root,
+            q(d.rootCaUrl),
+            '&&',
+            'echo',
+            q(`${trust.rootSha256}  ${d.rootCaPath}`),
+            '|',
+            'sha256sum',
+            '-c',
+            '-'
+          )
         : line('curl', '-so', root, q(d.rootCaUrl)),
     certbot: line(
       ...(withRoot ? [`REQUESTS_CA_BUNDLE=${root}`] : []),
