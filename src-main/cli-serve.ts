@@ -85,15 +85,17 @@ export async function serve(dataDir: string, v: Values): Promise<number> {
     acmePort,
     logLevel: v['log-level'] ?? 'warn',
     demo: v.demo,
-    // --ui: the desktop UI in browser mode on the same listener. A new link is printed whenever
-    // a browser session has ended (signed out, or idle), so the desktop user can sign in again
-    // without a restart; like the first, it goes to stdout only, never to the request log.
-    browserUi: v.ui
-      ? {
-          onNewLink: (url) =>
-            process.stdout.write(`CertDesk desktop UI (browser mode), sign in again, open once: ${url}\n`)
-        }
-      : undefined,
+    // --ui (or --public-ui): the desktop UI in browser mode on the same listener. A new link is
+    // printed whenever a browser session has ended (signed out, or idle), so the desktop user can
+    // sign in again without a restart; like the first, it goes to stdout only, never to the
+    // request log.
+    browserUi:
+      v.ui || v['public-ui']
+        ? {
+            onNewLink: (url) =>
+              process.stdout.write(`CertDesk desktop UI (browser mode), sign in again, open once: ${url}\n`)
+          }
+        : undefined,
     log: { info: say, error: say }
   }).catch((err: unknown) => {
     // Nothing runs: Node's own signal handling applies again.

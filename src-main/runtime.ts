@@ -158,7 +158,15 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
     }
     let apiUrl = ''
     const wantUi = opts.browserUi ?? (opts.public?.ui ? {} : undefined)
-    const ui = wantUi ? browserUiOptions(service, () => apiUrl, undefined, { onNewLink: wantUi.onNewLink }) : null
+    const told = wantUi?.onNewLink
+    // A new sign-in link is told by both names when the UI is served by the public name too.
+    const onNewLink = told
+      ? (url: string): void => {
+          told(url)
+          if (opts.public?.ui && publicUrl) told(`${publicUrl.base}${url.slice(apiUrl.length)}`)
+        }
+      : undefined
+    const ui = wantUi ? browserUiOptions(service, () => apiUrl, undefined, { onNewLink }) : null
     const app = await buildServer(service, {
       logger: opts.logLevel === undefined ? false : { level: opts.logLevel },
       allowedHosts: LOOPBACK_HOSTS.includes(host) ? [] : [host],

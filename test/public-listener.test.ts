@@ -531,8 +531,20 @@ describe('a listener given certificate files', () => {
     })
     expect(settings.status).toBe(200)
     expect(JSON.parse(settings.text).success).toBe(true)
+    // The link worked once. A sign-out makes a new one, printed by both names.
     const again = await publicRequest(node, 'GET', `${url.pathname}${url.search}`, { ca: ca.rootPem })
     expect(again.status).toBe(401)
+    const out = await publicRequest(node, 'POST', '/ui/logout', {
+      ca: ca.rootPem,
+      headers: { cookie: session, origin }
+    })
+    expect(out.status).toBe(200)
+    const fresh = new RegExp(
+      `sign in again, open once: ${node.base.replace(/\./g, '\\.')}/ui/login\\?token=[A-Za-z0-9_-]{43}`
+    )
+    for (let i = 0; i < 50 && !fresh.test(node.serve.stdout()); i++) await new Promise((r) => setTimeout(r, 100))
+    expect(node.serve.stdout()).toMatch(fresh)
+    expect(node.serve.stdout()).toMatch(/sign in again, open once: http:\/\/127\.0\.0\.1:\d+\/ui\/login\?token=/)
   })
 
   it('reads renewed files without a restart, and keeps the old pair when the new one does not match', async () => {
