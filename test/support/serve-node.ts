@@ -51,8 +51,18 @@ export async function startServeNode(
   args: string[],
   waitFor: RegExp = /CertDesk reseller API v3\.0 listening on (http:\/\/\S+)/
 ): Promise<ServeNode> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], {
-    env,
+  // Under a small sh supervisor that passes SIGHUP and SIGTERM on and stops serve once this test
+  // process is gone, even after a kill -9 of the worker: no server outlives a killed test run.
+  const supervisor = [
+    '"$@" & c=$!',
+    "trap 'kill -HUP $c' HUP",
+    "trap 'kill -TERM $c' TERM",
+    'while kill -0 "$OWNER" 2>/dev/null && kill -0 $c 2>/dev/null; do sleep 1 & wait $!; done',
+    'kill -0 $c 2>/dev/null && kill -TERM $c',
+    'wait $c'
+  ].join('\n')
+  const child = spawn('sh', ['-c', supervisor, 'sh', process.execPath, CLI, 'serve', '--port', '0', ...args], {
+    env: { ...env, OWNER: String(process.pid) },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let out = ''
