@@ -15,8 +15,7 @@ import {
   acmeCommandsView,
   acmeSetup,
   acmeSubscriptionView,
-  acmeUrls,
-  ACME_DIRECTORY_URL_SETTING,
+  shownAcmeUrls,
   type AcmeUrls
 } from '../core/acme-subscriptions'
 import { orderRenewalView } from '../core/ari-order-view'
@@ -143,7 +142,7 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     if (k.resellerId !== reseller(resellerId).id) throw notFound(`API key ${keyId} not found`)
     return k
   }
-  const acmeUrlsNow = (): AcmeUrls => acmeUrls(service.settings.get(ACME_DIRECTORY_URL_SETTING), env.listenerUrl())
+  const acmeUrlsNow = (): AcmeUrls => shownAcmeUrls(service.settings, env.listenerUrl())
 
   const settingsView = (): SettingsView => ({
     dataDir: service.dataDir,

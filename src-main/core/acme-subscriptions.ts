@@ -10,6 +10,8 @@ import type { CoreContext } from './context'
 import { baseDomain, isWildcard } from './domains'
 import { forbidden, invalid, notFound, ServiceError } from './errors'
 import { maxValidityDays } from './cab-policy'
+import { PUBLIC_LISTENER_SETTINGS, publicUrlOf } from './public-url'
+import { keepNewSecret } from './secrets'
 import { shellQuote } from './shell-quote'
 import type { Order } from './orders'
 import { addMonths, isoDate, isoTimestamp, parseDate } from './time'
@@ -112,8 +114,7 @@ export class AcmeSubscriptions {
       throw invalid(`${product.name} is not an ACME subscription product`)
     const category: AcmeCategory = product.acmeType ?? 'caas'
     const kid = `kid_${token(12)}`
-    const hmac = pasteableToken(32)
-    this.ctx.secrets.set(eabSecretName(kid), hmac)
+    keepNewSecret(this.ctx.secrets, eabSecretName(kid), () => pasteableToken(32))
     const db = this.ctx.db
     const now = this.ctx.clock()
     const { names, wildcard } = subscriptionDomains(order.domain)
@@ -327,6 +328,8 @@ export function clientCommands(d: {
   email: string | null
   rootCaPath: string
   rootCaUrl: string
+  /** What the clients must trust for the directory's certificate (AcmeUrls.trust); the CertDesk root when absent. */
+  trust?: ClientTrust
 }): AcmeClientCommands {
   const q = shellQuote
   const line = (...words: string[]): string => words.join(' ')
@@ -336,10 +339,30 @@ export function clientCommands(d: {
   const root = q(d.rootCaPath)
   const kid = q(d.eabKid)
   const hmac = q(d.eabHmacKey)
+  const trust = d.trust ?? { kind: 'certdesk-root', rootSha256: null }
+  // With the CertDesk root the clients are pointed at it; a certificate the system trusts needs nothing.
+  const withRoot = trust.kind === 'certdesk-root'
   return {
-    root_ca: line('curl', '-so', root, q(d.rootCaUrl)),
+    root_ca:
+      withRoot && trust.rootSha256
+        ? // Fetched over TLS whose chain ends in this very root: the fetch cannot check it, so the
+          // file is checked against the root's SHA-256, which comes with these commands.
+          line(
+            'curl',
+            '-sko',
+            root,
+            q(d.rootCaUrl),
+            '&&',
+            'echo',
+            q(`${trust.rootSha256}  ${d.rootCaPath}`),
+            '|',
+            'sha256sum',
+            '-c',
+            '-'
+          )
+        : line('curl', '-so', root, q(d.rootCaUrl)),
     certbot: line(
-      `REQUESTS_CA_BUNDLE=${root}`,
+      ...(withRoot ? [`REQUESTS_CA_BUNDLE=${root}`] : []),
       'certbot',
       'certonly',
       '--standalone',
@@ -359,8 +382,7 @@ export function clientCommands(d: {
       '--register-account',
       '--server',
       server,
-      '--ca-bundle',
-      root,
+      ...(withRoot ? ['--ca-bundle', root] : []),
       '--eab-kid',
       kid,
       '--eab-hmac-key',
@@ -373,12 +395,11 @@ export function clientCommands(d: {
       '--standalone',
       '--server',
       server,
-      '--ca-bundle',
-      root,
+      ...(withRoot ? ['--ca-bundle', root] : []),
       ...names('-d')
     ),
     lego: line(
-      `LEGO_CA_CERTIFICATES=${root}`,
+      ...(withRoot ? [`LEGO_CA_CERTIFICATES=${root}`] : []),
       'lego',
       '--server',
       server,
@@ -404,9 +425,18 @@ export const ACME_SETUP_PREFIX = '/acme/setup/'
 /** The file the set-up commands save the root certificate to and point the clients at. */
 export const ROOT_CA_FILE = 'certdesk-root.pem'
 
+/**
+ * What ACME clients must trust for the directory's HTTPS certificate: the CertDesk root (the
+ * loopback server, and a public listener presenting a certificate of the CertDesk CA; with the
+ * root's SHA-256 when it is fetched over that same TLS), or what their system already trusts (a
+ * public listener given a certificate from a public CA).
+ */
+export type ClientTrust = { kind: 'certdesk-root'; rootSha256: string | null } | { kind: 'system' }
+
 /** Where clients reach the ACME directory and CertDesk's local listener. */
 export interface AcmeUrls {
   serverUrl: string
+  trust: ClientTrust
   /** The account URL of an ACME account id, as the embedded server names it. */
   accountUrl: (id: number) => string
   rootCaUrl: string
@@ -423,11 +453,34 @@ export function acmeUrls(directoryUrl: string | null, localBase: string): AcmeUr
   const local = localBase.replace(/\/+$/, '')
   return {
     serverUrl,
+    trust: { kind: 'certdesk-root', rootSha256: null },
     accountUrl: (id) => `${acmeBase}/acct/${id}`,
     rootCaUrl: `${local}${ACME_ROOT_CA_PATH}`,
     setupUrl: (token) => `${local}${ACME_SETUP_PREFIX}${token}`
   }
 }
+
+/** The ACME directory under a public base URL (public-url.ts): the server's routes live under `/acme`. */
+export const publicDirectoryUrl = (base: string): string => `${base}/acme/directory`
+
+/**
+ * The URLs CertDesk shows for ACME subscriptions: under the public base URL when one is set
+ * (every process and transport alike), else the loopback listeners' (`localBase`, the reseller
+ * API listener the request came in on, and the directory the loopback ACME server recorded).
+ */
+export function shownAcmeUrls(settings: { get(key: string): string | null }, localBase: string): AcmeUrls {
+  const pub = publicUrlOf(settings)
+  if (!pub) return acmeUrls(settings.get(ACME_DIRECTORY_URL_SETTING), localBase)
+  const trust: ClientTrust =
+    settings.get(PUBLIC_LISTENER_SETTINGS.clientTrust) === 'system'
+      ? { kind: 'system' }
+      : { kind: 'certdesk-root', rootSha256: settings.get(PUBLIC_LISTENER_SETTINGS.rootSha256) }
+  return { ...acmeUrls(publicDirectoryUrl(pub.base), pub.base), trust }
+}
+
+/** The directory URL CertDesk shows: the public one when set, else the loopback server's. */
+export const shownDirectoryUrl = (settings: { get(key: string): string | null }): string =>
+  shownAcmeUrls(settings, '').serverUrl
 
 /** What a subscription's set-up shows: GET /orders/{id}/acme's `acme` object and the desktop ACME panel. */
 export interface AcmeSetup {
@@ -471,7 +524,8 @@ export function acmeSetup(d: AcmeDetails, urls: AcmeUrls): AcmeSetup {
       names: d.domains.map((x) => x.name),
       email: d.contactEmail,
       rootCaPath: ROOT_CA_FILE,
-      rootCaUrl: urls.rootCaUrl
+      rootCaUrl: urls.rootCaUrl,
+      trust: urls.trust
     }),
     autoinstall: d.setupToken ? { login_url: urls.setupUrl(d.setupToken) } : null
   }

@@ -32,6 +32,23 @@ export interface SecretStore {
    * null when they can. Reads only; for the one line `serve` and the app say at start.
    */
   unavailableReason?(): string | null
+  /**
+   * The value this store derives for `name` instead of keeping one (a server's EAB keys,
+   * server-secrets/store.ts), or null when it keeps whatever it is given.
+   */
+  derived?(name: string): string | null
+}
+
+/**
+ * Keeps a new secret under `name` and answers its value: the store's own when it derives names
+ * of this kind (nothing is written then), else `make()`'s, stored.
+ */
+export function keepNewSecret(store: SecretStore, name: string, make: () => string): string {
+  const derived = store.derived?.(name) ?? null
+  if (derived !== null) return derived
+  const value = make()
+  store.set(name, value)
+  return value
 }
 
 /**

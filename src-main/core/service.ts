@@ -28,7 +28,8 @@ import { Orders } from './orders'
 import { Reports } from './reports'
 import { Resellers, type Reseller } from './resellers'
 import { Scheduler } from './scheduler'
-import { keychainFor, type SecretStore } from './secrets'
+import type { SecretStore } from './secrets'
+import { secretStoreFor, type SecretSourceSpec } from './server-secrets'
 import { Settings } from './settings'
 import { StatsService } from './stats'
 import { stopWaitingOnLocks, whenWritable } from './store-lock'
@@ -43,6 +44,11 @@ export interface ServiceOptions {
   nativeBinding?: string
   /** Defaults to the OS keychain under a service name unique to this data dir. */
   secrets?: SecretStore
+  /**
+   * Where secrets come from when `secrets` is not given: the OS keychain (default), or a server
+   * key source (`--secrets file:PATH` or `systemd`, server-secrets/), which never touches it.
+   */
+  secretSource?: SecretSourceSpec
   /** Who signs certificates; the local CA when not given (the ACME branch adds another). */
   issuer?: Issuer
 }
@@ -96,7 +102,7 @@ export function openService(opts: ServiceOptions): Service {
   const ctx: CoreContext = {
     db,
     clock: opts.clock ?? systemClock,
-    secrets: opts.secrets ?? keychainFor(installId),
+    secrets: opts.secrets ?? secretStoreFor(opts.secretSource ?? { kind: 'keychain' }, db, opts.dataDir, installId),
     storeVersion: async () => storeVersion(db),
     scopeVersions: async (resellerId) => scopeVersions(db, resellerId),
     localWrites: () => localWrites(db),

@@ -16,6 +16,7 @@ import {
   INSTALLATION_SETTINGS
 } from './setting-keys'
 import { invalid } from './errors'
+import { PUBLIC_URL_SETTING, publicUrlProblem } from './public-url'
 
 /** Says what is wrong with a value, or null when it is fine. */
 export type SettingRule = (value: string) => string | null
@@ -124,7 +125,9 @@ export const SETTING_RULES: Record<string, SettingRule> = {
   // Installation checks (installations/)
   [INSTALLATION_SETTINGS.intervalHours]: wholeNumberRule(INSTALLATION_LIMITS.intervalHours),
   [INSTALLATION_SETTINGS.concurrency]: wholeNumberRule(INSTALLATION_LIMITS.concurrency),
-  [INSTALLATION_SETTINGS.timeoutSeconds]: wholeNumberRule(INSTALLATION_LIMITS.timeoutSeconds)
+  [INSTALLATION_SETTINGS.timeoutSeconds]: wholeNumberRule(INSTALLATION_LIMITS.timeoutSeconds),
+  // The address customers reach CertDesk by (public-url.ts)
+  [PUBLIC_URL_SETTING]: publicUrlProblem
 }
 
 export const EDITABLE_SETTINGS = Object.keys(SETTING_RULES)

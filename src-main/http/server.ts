@@ -6,6 +6,7 @@
 import swagger from '@fastify/swagger'
 import type { Static } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { ServerOptions as HttpsServerOptions } from 'node:https'
 import Fastify, {
   type FastifyInstance,
   type FastifyReply,
@@ -15,7 +16,8 @@ import Fastify, {
 import type { CreatedOrder } from '../core/orders'
 import type { Reseller } from '../core/resellers'
 import type { Service } from '../core/service'
-import { installAuth, type AuthOptions } from './auth'
+import { envelopeRefusal, hostPolicyOf, installAuth, type AuthOptions } from './auth'
+import { installRateLimit, RateLimiter, type RateLimit } from './rate-limit'
 import {
   clientErrorHandler,
   failure,
@@ -28,7 +30,7 @@ import { installFastReads } from './fast-reads'
 import { installReadCache } from './read-cache'
 import { ApiRouter } from './router'
 import { registerAccountRoutes } from './routes/account'
-import { isAcmePublicPath, registerAcmeRoutes } from './routes/acme'
+import { isAcmePublicPath, registerAcmePublicPages, registerAcmeRoutes } from './routes/acme'
 import { registerBillingRoutes } from './routes/billing'
 import { registerCatalogueRoutes } from './routes/catalogue'
 import { registerCertificateRoutes } from './routes/certificates'
@@ -53,6 +55,15 @@ export const BODY_LIMIT = 1024 * 1024
 
 export interface ServerOptions extends AuthOptions {
   logger?: FastifyServerOptions['logger']
+  /** Serve over TLS with this key and chain (and these TLS settings); plain HTTP without. */
+  https?: HttpsServerOptions
+  /**
+   * Whether the reseller API's routes are served (true by default). Without them the listener
+   * serves only what `extend` adds and the public ACME pages (the root certificate, the set-up page).
+   */
+  resellerApi?: boolean
+  /** Requests per client address, checked before anything else; none by default (loopback). */
+  rateLimit?: RateLimit
   /** Extra routes (the app's RPC and UI, the ACME server) added before the 405 table is built. */
   extend?: (app: App, router: ApiRouter) => void | Promise<void>
 }
@@ -60,7 +71,11 @@ export interface ServerOptions extends AuthOptions {
 export const API_VERSION = '3.0'
 
 export async function buildServer(service: Service, opts: ServerOptions = {}): Promise<App> {
+  const resellerApi = opts.resellerApi ?? true
+  // fastify types an https instance apart from an http one; both are served by the same code here.
   const app = Fastify({
+    // https.createServer takes the http options too; fastify passes only these to it.
+    ...(opts.https ? { https: { ...opts.https, requireHostHeader: false } } : {}),
     logger:
       opts.logger && typeof opts.logger === 'object'
         ? { serializers: logSerializers, ...opts.logger }
@@ -73,13 +88,15 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
     http: { requireHostHeader: false },
     clientErrorHandler,
     frameworkErrors
-  })
+  }) as unknown as App
   app.server.on('connect', refuseConnect)
   installValidators(app)
   installErrorHandling(app)
   // Only JSON bodies: anything else is 415, not a string the schema then refuses.
   app.removeContentTypeParser('text/plain')
   app.decorateRequest('reseller', null)
+  const limiter = opts.rateLimit ? new RateLimiter(opts.rateLimit) : null
+  if (limiter) installRateLimit(app, limiter, opts.refuse ?? envelopeRefusal)
   const keys = installAuth(app, service, {
     ...opts,
     ownAuth: (request) => isAcmePublicPath(request) || (opts.ownAuth?.(request) ?? false)
@@ -93,7 +110,7 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
   })
   // Repeated GETs answered from kept bytes in front of fastify, under the same rules (fast-reads.ts).
   const kept = installReadCache(app, service)
-  const turn = installFastReads(app, service, keys, kept, opts.allowedHosts)
+  const turn = installFastReads(app, service, keys, kept, hostPolicyOf(opts), limiter)
   app.decorate(
     'orderPlaced',
     (reply: FastifyReply, resellerId: number, created: CreatedOrder, writesBefore: number) => {
@@ -108,28 +125,31 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
 
   const typed = app.withTypeProvider<TypeBoxTypeProvider>()
   const router = new ApiRouter(typed)
-  registerCatalogueRoutes(router, service)
-  registerOrderRoutes(router, service)
-  registerBillingRoutes(router, service)
-  registerAccountRoutes(router, service)
-  registerCertificateRoutes(router, service)
-  registerAcmeRoutes(router, service)
-  registerEventRoutes(router, service)
-  registerInstallationRoutes(router, service)
-  // Renewal automation (RFC 9773 window, delegated DNS, dns-persist-01)
-  registerRenewalRoutes(router, service)
-  router.get(
-    '/openapi.json',
-    {
-      operationId: 'getOpenApiDescription',
-      tags: ['Description'],
-      summary: 'Read this description of the API',
-      description:
-        'This OpenAPI 3.0 description of the reseller API, as docs/openapi.json holds it: generate a typed client from it.',
-      response: { 200: OpenApiDocument }
-    },
-    async () => app.swagger() as unknown as Static<typeof OpenApiDocument>
-  )
+  registerAcmePublicPages(router, service)
+  if (resellerApi) {
+    registerCatalogueRoutes(router, service)
+    registerOrderRoutes(router, service)
+    registerBillingRoutes(router, service)
+    registerAccountRoutes(router, service)
+    registerCertificateRoutes(router, service)
+    registerAcmeRoutes(router, service)
+    registerEventRoutes(router, service)
+    registerInstallationRoutes(router, service)
+    // Renewal automation (RFC 9773 window, delegated DNS, dns-persist-01)
+    registerRenewalRoutes(router, service)
+    router.get(
+      '/openapi.json',
+      {
+        operationId: 'getOpenApiDescription',
+        tags: ['Description'],
+        summary: 'Read this description of the API',
+        description:
+          'This OpenAPI 3.0 description of the reseller API, as docs/openapi.json holds it: generate a typed client from it.',
+        response: { 200: OpenApiDocument }
+      },
+      async () => app.swagger() as unknown as Static<typeof OpenApiDocument>
+    )
+  }
   if (opts.extend) await opts.extend(app, router)
   router.finish()
 
@@ -163,9 +183,10 @@ export async function listen(app: App, host = '127.0.0.1', port = 0): Promise<Li
   const addr = app.server.address()
   const actualPort = typeof addr === 'object' && addr ? addr.port : port
   const shownHost = host.includes(':') ? `[${host}]` : host
+  const scheme = 'setSecureContext' in app.server ? 'https' : 'http'
   return {
     app,
-    url: `http://${shownHost}:${actualPort}`,
+    url: `${scheme}://${shownHost}:${actualPort}`,
     port: actualPort,
     close: () => app.close()
   }

@@ -24,6 +24,9 @@ const INSTALLATIONS = [
   'installations.timeout_seconds'
 ]
 
+/** The public base URL every shown address is built from (public-url.ts). */
+const PUBLIC = ['public.base_url']
+
 beforeEach(() => {
   vi.resetModules()
 })
@@ -33,7 +36,7 @@ describe('setting names', () => {
     const settings = await import('../../src-main/core/settings')
     const dcv = await import('../../src-main/core/dcv')
     expect([...settings.EDITABLE_SETTINGS].sort()).toEqual(
-      [...NAMES, ...DELEGATION, ...ALERTS, ...INSTALLATIONS].sort()
+      [...NAMES, ...DELEGATION, ...ALERTS, ...INSTALLATIONS, ...PUBLIC].sort()
     )
     expect(Object.values(dcv.DCV_SETTINGS).sort()).toEqual([...NAMES].sort())
   })
@@ -43,7 +46,7 @@ describe('setting names', () => {
     const settings = await import('../../src-main/core/settings')
     expect(Object.values(dcv.DCV_SETTINGS).sort()).toEqual([...NAMES].sort())
     expect([...settings.EDITABLE_SETTINGS].sort()).toEqual(
-      [...NAMES, ...DELEGATION, ...ALERTS, ...INSTALLATIONS].sort()
+      [...NAMES, ...DELEGATION, ...ALERTS, ...INSTALLATIONS, ...PUBLIC].sort()
     )
   })
 })

@@ -1,7 +1,9 @@
 /**
  * Admin accounts: a sign-in name, a role, a password kept as its scrypt hash, and optionally a
- * TOTP secret, which lives in the keychain (`SecretStore`) like every other secret, never in the
- * store. A change of role, a disabled account or a new password ends the admin's sessions in
+ * TOTP secret, kept through `ctx.secrets` like every other secret, never in the store's own
+ * columns: in the desktop keychain, or on a server (`--secrets file:…|systemd`) sealed in the
+ * store under the key source's sealing key like the other per-record secrets, so every node reads
+ * it and a read-only systemd credential takes an enrolment (server-secrets/store.ts). A change of role, a disabled account or a new password ends the admin's sessions in
  * the same transaction, so what an admin may do changes on their very next request.
  */
 import type { CoreContext } from '../context'
@@ -47,7 +49,7 @@ export const adminView = (r: AdminRow): AdminView => ({
   lastSignInAt: r.last_sign_in_at
 })
 
-/** The keychain entries of an admin's TOTP secret: in use, and waiting for its first code. */
+/** The secret entries of an admin's TOTP key: in use, and waiting for its first code (never root keys). */
 export const totpSecretName = (adminId: number): string => `admin-totp:${adminId}`
 const pendingTotpName = (adminId: number): string => `admin-totp-pending:${adminId}`
 
@@ -167,7 +169,7 @@ export class AdminAccounts {
   }
 
   /**
-   * A new TOTP secret for the admin, kept in the keychain as pending until `confirmTotp` sees a
+   * A new TOTP secret for the admin, kept with the secrets as pending until `confirmTotp` sees a
    * code from it, so an enrolment abandoned halfway never locks the admin out.
    */
   beginTotp(adminId: number): { secret: string; uri: string } {
