@@ -82,6 +82,7 @@ export const APP_METHODS = {
   cancelValidation: true,
   // Lists paged by key and CSV exports.
   orderPage: true,
+  orderViewCounts: true,
   invoicePage: true,
   ledgerPage: true,
   chooseExportPath: true,

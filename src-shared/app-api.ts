@@ -72,7 +72,15 @@ import {
   EventFilter,
   EventView
 } from './records'
-import { ExportJobView, ExportRequest, ExportTarget, KeyedPageOf, ListQuery } from './list-records'
+import {
+  ExportJobView,
+  ExportRequest,
+  ExportTarget,
+  KeyedPageOf,
+  ListQuery,
+  OrderListRow,
+  OrderViewCounts
+} from './list-records'
 
 /** A backup the app started: its state, how far it got, and the file it writes. */
 const BackupJobView = Type.Object({
@@ -245,7 +253,9 @@ export const APP_API = {
   /** Stops the first validation of an order: its CSR and checks are dropped and it waits for a CSR again. */
   cancelValidation: method([reseller, order], SslStatusView),
   // Lists paged by key and CSV exports written by the main process (src-main/core/list-pages.ts).
-  orderPage: method([reseller, arg('query', ListQuery)], KeyedPageOf(OrderView)),
+  orderPage: method([reseller, arg('query', ListQuery)], KeyedPageOf(OrderListRow)),
+  /** How many orders each saved view of the orders list holds. */
+  orderViewCounts: method([reseller], OrderViewCounts),
   invoicePage: method([reseller, arg('query', ListQuery)], KeyedPageOf(Invoice)),
   ledgerPage: method([reseller, arg('query', ListQuery)], KeyedPageOf(CreditTransaction)),
   /** The desktop app's save dialog answers the path; browser mode answers a suggestion to edit. */

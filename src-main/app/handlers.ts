@@ -40,6 +40,7 @@ import { channelTarget } from '../core/alerts/channels'
 import type { AlertChannelViewT } from '../../src-shared/alert-records'
 import { isValidDate, parseDate } from '../core/time'
 import { ListPages } from '../core/list-pages'
+import { orderViewCounts } from '../core/order-worklist'
 import { ExportJobs, SUGGESTED_NAME } from './export-jobs'
 import { suggestExportPath } from './export-path'
 
@@ -406,8 +407,9 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     orderPage: (resellerId, q) => {
       const p = pages.orderPage(reseller(resellerId).id, q)
       const keys = vault.withKeys(p.items.map((o) => o.id))
-      return { ...p, items: p.items.map((o) => orderView(o, keys)) }
+      return { ...p, items: p.items.map((o) => ({ ...orderView(o, keys), worklist: o.worklist })) }
     },
+    orderViewCounts: (resellerId) => orderViewCounts(service.ctx.db, reseller(resellerId).id, service.ctx.clock()),
     invoicePage: (resellerId, q) => pages.invoicePage(reseller(resellerId).id, q),
     ledgerPage: (resellerId, q) => pages.ledgerPage(reseller(resellerId).id, q),
     chooseExportPath: async (name) => {
