@@ -89,6 +89,8 @@ export const APP_METHODS = {
   startExport: true,
   exportJobs: true,
   cancelExport: true,
+  dismissExport: true,
+  dismissFinishedExports: true,
   // Alerts.
   alertRules: true,
   updateAlertRule: true,

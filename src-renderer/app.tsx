@@ -1,8 +1,8 @@
-import { useEffect } from 'react'
+import { useEffect, useRef } from 'react'
 import { Route, Router, Switch, useLocation, useParams } from 'wouter'
-import { useHashLocation } from 'wouter/use-hash-location'
 import { usd } from './lib/format'
-import { href, idFrom, type Screen } from './routes'
+import { focusHeading, usePageFocus } from './page-focus'
+import { href, idFrom, useHashPath, type Screen } from './routes'
 import { AcmeSubscriptionPage } from './screens/acme-subscription'
 import { Alerts } from './screens/alerts'
 import { ApiKeys } from './screens/api-keys'
@@ -122,7 +122,7 @@ function SignInNeeded({ message }: { message: string }): React.JSX.Element {
 
 export function App(): React.JSX.Element {
   return (
-    <Router hook={useHashLocation}>
+    <Router hook={useHashPath}>
       <Shell />
     </Router>
   )
@@ -136,11 +136,25 @@ function Shell(): React.JSX.Element {
   const toasts = useStore((s) => s.toasts)
   const loadSession = useStore((s) => s.loadSession)
   const resellerId = useStore((s) => s.resellerId)
+  const main = useRef<HTMLElement>(null)
   useEffect(() => {
     void loadSession()
   }, [loadSession])
+  usePageFocus(main, location, NAV.find((n) => n.paths.test(location))?.label ?? 'Not found')
   return (
     <div className="shell">
+      {/* WCAG 2.4.1 "Bypass Blocks": the first stop of Tab skips the sidebar. A button-like link,
+          since a fragment link would be an address of this app. */}
+      <a
+        className="skip-link"
+        href={`#${location}`}
+        onClick={(e) => {
+          e.preventDefault()
+          if (!focusHeading(main.current)) main.current?.focus()
+        }}
+      >
+        Skip to main content
+      </a>
       <nav className="sidebar" aria-label="CertDesk">
         <div className="brand">
           <svg width={22} height={22} viewBox="0 0 24 24" aria-hidden="true">
@@ -176,7 +190,7 @@ function Shell(): React.JSX.Element {
           ))}
         </div>
       </nav>
-      <main className="content">
+      <main className="content" ref={main} tabIndex={-1}>
         {signedOut ? (
           <SignInNeeded message={signedOut} />
         ) : resellerId === null ? (

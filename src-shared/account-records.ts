@@ -242,15 +242,6 @@ export const Stats = Type.Object({
 export type Stats = Static<typeof Stats>
 export type StatsView = Stats
 
-export const DashboardView = Type.Object({
-  stats: Stats,
-  /** Issued certificates ending within 30 days whose subscription does not renew them. */
-  expiringSoon: Type.Array(OrderView),
-  /** Orders waiting for their CSR or domain validation, oldest first. */
-  waitingForValidation: Type.Array(OrderView)
-})
-export type DashboardView = Static<typeof DashboardView>
-
 // ---- settings -----------------------------------------------------------------------------
 
 /** The settings domain validation uses; empty means the default (system resolver, ports 80/443, the outbox). */

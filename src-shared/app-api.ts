@@ -77,6 +77,7 @@ import {
   ExportRequest,
   ExportTarget,
   KeyedPageOf,
+  LedgerRow,
   ListQuery,
   OrderListRow,
   OrderViewCounts
@@ -257,12 +258,16 @@ export const APP_API = {
   /** How many orders each saved view of the orders list holds. */
   orderViewCounts: method([reseller], OrderViewCounts),
   invoicePage: method([reseller, arg('query', ListQuery)], KeyedPageOf(Invoice)),
-  ledgerPage: method([reseller, arg('query', ListQuery)], KeyedPageOf(CreditTransaction)),
+  ledgerPage: method([reseller, arg('query', ListQuery)], KeyedPageOf(LedgerRow)),
   /** The desktop app's save dialog answers the path; browser mode answers a suggestion to edit. */
   chooseExportPath: method([arg('file name', Text)], ExportTarget),
   startExport: method([reseller, arg('export', ExportRequest)], ExportJobView),
   exportJobs: method([], Type.Array(ExportJobView)),
   cancelExport: method([arg('export id', Id)], ExportJobView),
+  /** Forgets a finished export: its notice is gone for good. */
+  dismissExport: method([arg('export id', Id)], Type.Object({ dismissed: Type.Literal(true) })),
+  /** Forgets every finished export (before signing out). */
+  dismissFinishedExports: method([], Type.Object({ dismissed: Type.Literal(true) })),
   // Alerts (the admin's, not one reseller's): rules, channels, a test message, alerts and deliveries.
   alertRules: method([], Type.Array(AlertRuleView)),
   /** Turns a rule on or off; `thresholdHours` is the validation wait (validation_waiting only). */

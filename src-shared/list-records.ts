@@ -5,7 +5,7 @@
  * it reaches a query.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
-import { OrderView } from './account-records'
+import { CreditTransaction, OrderView } from './account-records'
 import { Verdict } from './installation-records'
 import { InvoiceStatus, Nullable, OneOf, OrderStatus } from './schema-kit'
 
@@ -99,6 +99,10 @@ export const OrderWorklist = Type.Object({
 export type OrderWorklist = Static<typeof OrderWorklist>
 export const OrderListRow = Type.Composite([OrderView, Type.Object({ worklist: OrderWorklist })])
 export type OrderListRow = Static<typeof OrderListRow>
+
+/** A row of the credit ledger list: the transaction and the number of the order it is about. */
+export const LedgerRow = Type.Composite([CreditTransaction, Type.Object({ orderNumber: Nullable(Type.String()) })])
+export type LedgerRow = Static<typeof LedgerRow>
 
 /** How many orders each saved view holds. */
 export const OrderViewCounts = Type.Object({

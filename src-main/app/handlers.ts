@@ -22,7 +22,8 @@ import { orderRenewalView } from '../core/ari-order-view'
 import { dcvSettingProblems, dcvSettingsView, updateDcvSettings } from '../core/dcv-settings-view'
 import { deployRunView, deployTargetView, deployTargetViews } from '../core/deploy/deploy-views'
 import { conflict, invalid, notFound, ServiceError } from '../core/errors'
-import { expiringCsv } from '../core/reports'
+import { expiringCsv, expiringSummary } from '../core/reports'
+import { EXPIRING_WITHIN_DAYS } from '../core/watchlist'
 import { buildPfx, encryptPrivateKeyPem } from '../core/deploy/pfx'
 import type { ApiKeyInfo } from '../core/resellers'
 import type { Service } from '../core/service'
@@ -40,7 +41,6 @@ import { channelTarget } from '../core/alerts/channels'
 import type { AlertChannelViewT } from '../../src-shared/alert-records'
 import { isValidDate, parseDate } from '../core/time'
 import { ListPages } from '../core/list-pages'
-import { orderViewCounts } from '../core/order-worklist'
 import { ExportJobs, SUGGESTED_NAME } from './export-jobs'
 import { suggestExportPath } from './export-path'
 
@@ -152,7 +152,7 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
       const r = reseller(resellerId)
       return {
         stats: service.stats.stats(r.id),
-        expiringSoon: watch.expiringSoon(r.id).map((o) => orderView(o)),
+        expiring: expiringSummary(service.ctx, r.id, EXPIRING_WITHIN_DAYS),
         waitingForValidation: watch.waitingForValidation(r.id).map((o) => orderView(o))
       }
     },
@@ -409,7 +409,7 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
       const keys = vault.withKeys(p.items.map((o) => o.id))
       return { ...p, items: p.items.map((o) => ({ ...orderView(o, keys), worklist: o.worklist })) }
     },
-    orderViewCounts: (resellerId) => orderViewCounts(service.ctx.db, reseller(resellerId).id, service.ctx.clock()),
+    orderViewCounts: (resellerId) => pages.viewCounts(reseller(resellerId).id),
     invoicePage: (resellerId, q) => pages.invoicePage(reseller(resellerId).id, q),
     ledgerPage: (resellerId, q) => pages.ledgerPage(reseller(resellerId).id, q),
     chooseExportPath: async (name) => {
@@ -420,7 +420,15 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     },
     startExport: (resellerId, req) => exports.start(reseller(resellerId).id, req),
     exportJobs: () => exports.list(),
-    cancelExport: (id) => exports.cancel(id)
+    cancelExport: (id) => exports.cancel(id),
+    dismissExport: (id) => {
+      exports.dismiss(id)
+      return { dismissed: true as const }
+    },
+    dismissFinishedExports: () => {
+      exports.dismissFinished()
+      return { dismissed: true as const }
+    }
   }
 }
 

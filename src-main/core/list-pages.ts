@@ -11,7 +11,7 @@ import type { CoreContext } from './context'
 import type { Db } from './db'
 import type { Orders } from './orders'
 import { storedFormOf, usesSearchIndex } from './order-search'
-import { UNPAID, viewTotal, viewWhere, worklistFacts, type Where } from './order-worklist'
+import { orderViewCounts, UNPAID, viewTotal, viewWhere, worklistFacts, type Where } from './order-worklist'
 import { countInvoices, countLedger, countOrders } from './tallies'
 import type { CreditTransaction, Invoice, Order } from '../../src-shared/records'
 import type {
@@ -20,6 +20,7 @@ import type {
   ListName,
   ListQuery,
   OrderSort,
+  OrderViewCounts,
   OrderWorklist,
   RowKey
 } from '../../src-shared/list-records'
@@ -104,8 +105,9 @@ const INVOICE_SELECT = `SELECT i.id, i.invoice_number AS invoiceNumber, i.order_
   o.domain, p.name AS productName, i.total_cents AS total, i.currency, i.status, i.due_date AS dueDate,
   i.created_at AS createdAt, i.paid_at AS paidAt, i.sent_at AS sentAt, i.cancelled_at AS cancelledAt
   FROM invoices i JOIN orders o ON o.id = i.order_id JOIN products p ON p.id = o.product_id`
-const TX_SELECT = `SELECT id, amount_cents AS amount, type, description, balance_after_cents AS balanceAfter,
-  order_id AS orderId, created_at AS createdAt FROM credit_transactions`
+const TX_SELECT = `SELECT t.id, t.amount_cents AS amount, t.type, t.description, t.balance_after_cents AS balanceAfter,
+  t.order_id AS orderId, o.order_number AS orderNumber, t.created_at AS createdAt
+  FROM credit_transactions t LEFT JOIN orders o ON o.id = t.order_id`
 
 /** Integer cents as a decimal string without float rounding: -123456 -> "-1234.56". */
 export function centsText(cents: number): string {
@@ -145,6 +147,11 @@ export class ListPages {
     })()
   }
 
+  /** How many orders each saved view holds (tally rows only). */
+  viewCounts(resellerId: number): OrderViewCounts {
+    return orderViewCounts(this.db, resellerId, this.clock())
+  }
+
   invoicePage(resellerId: number, q: ListQuery): KeyedPage<Invoice> {
     const spec = this.invoiceSpec(q)
     return this.db.transaction((): KeyedPage<Invoice> => {
@@ -159,14 +166,15 @@ export class ListPages {
     })()
   }
 
-  ledgerPage(resellerId: number, q: ListQuery): KeyedPage<CreditTransaction> {
+  /** A page of the credit ledger, each row with the number of its order (a link in the list). */
+  ledgerPage(resellerId: number, q: ListQuery): KeyedPage<CreditTransaction & { orderNumber: string | null }> {
     const spec = this.ledgerSpec()
-    return this.db.transaction((): KeyedPage<CreditTransaction> => {
+    return this.db.transaction((): KeyedPage<CreditTransaction & { orderNumber: string | null }> => {
       const total = countLedger(this.db, resellerId)
       const { keys, position } = this.keys(spec, resellerId, q, total)
       const rows = this.db
-        .prepare(`${TX_SELECT} WHERE id IN (SELECT value FROM json_each(?))`)
-        .all(JSON.stringify(keys.map((k) => k.id))) as CreditTransaction[]
+        .prepare(`${TX_SELECT} WHERE t.id IN (SELECT value FROM json_each(?))`)
+        .all(JSON.stringify(keys.map((k) => k.id))) as (CreditTransaction & { orderNumber: string | null })[]
       const byId = new Map(rows.map((r) => [r.id, r]))
       return { items: keys.map((k) => byId.get(k.id)!), keys, total, position }
     })()

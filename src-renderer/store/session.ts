@@ -2,7 +2,7 @@
 import type { ResellerView, SettingsProblems, SettingsView } from '../../src-preload/contract'
 import { bridge, endBrowserSession } from '../bridge'
 import { errorMessage } from '../lib/format'
-import { go, type Screen } from '../routes'
+import { go, type Query, type Screen } from '../routes'
 import { freshOrderState } from './order'
 import type { Slice } from './slice'
 
@@ -25,8 +25,8 @@ export interface SessionSlice {
   refreshResellers(): Promise<void>
   /** Adds a reseller account and acts for it; the API's message on failure, null on success. */
   addReseller(input: Parameters<typeof bridge.createReseller>[0]): Promise<string | null>
-  /** Moves to a screen's address (routes.ts); the router shows it and Back returns. */
-  go(screen: Screen): void
+  /** Moves to a screen's address (routes.ts), with what it should show; the router shows it and Back returns. */
+  go(screen: Screen, q?: Query): void
   toast(kind: Toast['kind'], text: string): void
   /** Saves all fields or none; answers the core's reason per refused field (empty once saved). */
   saveSettings(input: Parameters<typeof bridge.updateSettings>[0]): Promise<SettingsProblems>
@@ -82,8 +82,8 @@ export const sessionSlice: Slice<SessionSlice> = (set, get) => ({
       return errorMessage(err)
     }
   },
-  go(screen) {
-    go(screen)
+  go(screen, q) {
+    go(screen, q)
   },
   toast(kind, text) {
     const id = ++toastId
@@ -107,6 +107,8 @@ export const sessionSlice: Slice<SessionSlice> = (set, get) => ({
   async signOut() {
     if (!endBrowserSession) return
     try {
+      // What was exported is no business of whoever signs in next in this browser.
+      await bridge.dismissFinishedExports().catch(() => undefined)
       await endBrowserSession()
       set({ signedOut: 'You signed out. To continue, open the newest sign-in link CertDesk printed in its terminal.' })
     } catch (err) {
