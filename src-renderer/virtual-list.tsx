@@ -27,7 +27,10 @@ export interface Column<T> {
   header: React.ReactNode
   /** aria-sort of the column header, when the list is sorted by this column. */
   sort?: 'ascending' | 'descending'
+  /** Classes of the header and the cells (the column's width rules). */
   className?: string
+  /** Classes of the cells only (their layout, such as two lines). */
+  cellClassName?: string
   cell: (item: T) => React.ReactNode
   /** The cell's full text, for a tooltip where it may be cut short. */
   title?: (item: T) => string | undefined
@@ -242,7 +245,9 @@ export function VirtualList<T>({
                 key={c.key}
                 id={cellId(i, j)}
                 role="gridcell"
-                className={`${c.className ?? ''}${i === active.row && j === active.col ? ' active-cell' : ''}`}
+                className={[c.className, c.cellClassName, i === active.row && j === active.col ? 'active-cell' : '']
+                  .filter(Boolean)
+                  .join(' ')}
                 title={c.title?.(item)}
               >
                 {c.cell(item)}

@@ -152,7 +152,8 @@ function columns(sort: OrderSort, dir: 'asc' | 'desc', sortBy: (s: OrderSort) =>
       key: 'order',
       header: head('date', 'Order'),
       sort: ariaSort('date'),
-      className: 'col-order two',
+      className: 'col-order',
+      cellClassName: 'two',
       cell: (o) => (
         <Two
           first={
@@ -172,7 +173,7 @@ function columns(sort: OrderSort, dir: 'asc' | 'desc', sortBy: (s: OrderSort) =>
         </>
       ),
       sort: ariaSort('domain'),
-      className: 'two',
+      cellClassName: 'two',
       title: (o) => `${o.domain || o.productName} · ${o.orderNumber} · ${o.productName}`,
       cell: (o) => (
         <Two
@@ -190,7 +191,7 @@ function columns(sort: OrderSort, dir: 'asc' | 'desc', sortBy: (s: OrderSort) =>
       key: 'status',
       header: head('status', 'Status'),
       sort: ariaSort('status'),
-      className: 'two',
+      cellClassName: 'two',
       title: statusTitle,
       cell: (o) => (
         <Two
@@ -209,7 +210,7 @@ function columns(sort: OrderSort, dir: 'asc' | 'desc', sortBy: (s: OrderSort) =>
     {
       key: 'installation',
       header: 'Installation',
-      className: 'two',
+      cellClassName: 'two',
       title: (o) =>
         o.worklist.installVerdict
           ? `Installation: ${VERDICT_LONG[o.worklist.installVerdict]}`
@@ -233,7 +234,7 @@ function columns(sort: OrderSort, dir: 'asc' | 'desc', sortBy: (s: OrderSort) =>
       key: 'expiry',
       header: head('expiry', 'Expires'),
       sort: ariaSort('expiry'),
-      className: 'two',
+      cellClassName: 'two',
       title: (o) => (o.certValidTill ? `Certificate ends ${o.certValidTill}, ${daysText(o.certValidTill)}` : undefined),
       cell: (o) =>
         o.certValidTill ? (
@@ -249,7 +250,7 @@ function columns(sort: OrderSort, dir: 'asc' | 'desc', sortBy: (s: OrderSort) =>
       key: 'renewal',
       header: head('renewal', 'Next renewal'),
       sort: ariaSort('renewal'),
-      className: 'two',
+      cellClassName: 'two',
       title: (o) =>
         o.worklist.renewalDue
           ? `${renewalLine(o)} ${o.worklist.renewalDue}, ${daysText(o.worklist.renewalDue)}`
@@ -265,7 +266,8 @@ function columns(sort: OrderSort, dir: 'asc' | 'desc', sortBy: (s: OrderSort) =>
       key: 'total',
       header: <span className="num">Total</span>,
       className: 'col-total num',
-      cell: (o) => usd(o.total)
+      cellClassName: 'two',
+      cell: (o) => <Two first={usd(o.total)} />
     }
   ]
 }
@@ -320,7 +322,7 @@ export function Orders(): React.JSX.Element {
           <input
             type="search"
             aria-label="Search order number or domain"
-            placeholder="ORD-…, bücher.example or xn--…"
+            placeholder="ORD-… or domain"
             value={text}
             onChange={(e) => setText(e.target.value)}
             onBlur={() => (typing.current = false)}
