@@ -1,4 +1,4 @@
-import { expect, type Page } from '@playwright/test'
+import { expect, type Browser, type Page } from '@playwright/test'
 import { join } from 'node:path'
 
 export const base = (): string => {
@@ -153,7 +153,7 @@ export async function startOwnServer(prepare?: (dataDir: string) => void): Promi
 
 /** A page signed in through a one-time link, in a context of its own, at `viewport`. */
 export async function signInWith(
-  browser: import('@playwright/test').Browser,
+  browser: Browser,
   login: string,
   viewport = { width: 1360, height: 860 }
 ): Promise<Page> {

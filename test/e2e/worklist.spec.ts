@@ -233,10 +233,9 @@ test('at 1024 px nothing a reseller scans is cut; at 1920 px every column shows'
       `${width}px`
     ).toEqual([])
     for (const c of cut) expect(c.text, `${width}px`).not.toMatch(/unreach|names valid|days left|reissue|renewal due/)
-    const sideways = await page.evaluate(() => {
-      const c = document.querySelector('.content')!
-      return c.scrollWidth - c.clientWidth
-    })
+    const sideways = await page.evaluate<number>(
+      `(() => { const c = document.querySelector('.content'); return c.scrollWidth - c.clientWidth })()`
+    )
     expect(sideways, `${width}px`).toBeLessThanOrEqual(1)
     await page.screenshot({ path: join(SCREENSHOTS, `worklist-orders-${width}.png`) })
   }
