@@ -79,6 +79,9 @@ const searchPart = (): string => {
   return at < 0 ? '' : f.slice(at + 1)
 }
 
+/** The query of the address on show now (not as of some earlier render). */
+export const currentSearch = (): string => searchPart()
+
 let listeners: (() => void)[] = []
 const onChange = (): void => listeners.forEach((l) => l())
 function subscribe(listener: () => void): () => void {

@@ -11,7 +11,7 @@ import type { OrderStatus } from '../../src-preload/contract'
 import type { ListFilter, OrderListRow, OrderListView, OrderSort, OrderViewCounts } from '../../src-shared/list-records'
 import { ExportButton } from '../export-tray'
 import { daysUntil, statusLabel, usd } from '../lib/format'
-import { href, setQuery, type Query } from '../routes'
+import { currentSearch, href, setQuery, type Query } from '../routes'
 import { useStore } from '../store'
 import { Badge, DomainName } from '../ui'
 import { VirtualList, type Column } from '../virtual-list'
@@ -296,13 +296,21 @@ export function Orders(): React.JSX.Element {
   useEffect(() => {
     if ((filter.search ?? '') !== text.trim()) setText(filter.search ?? '')
   }, [filter.search])
-  const change = (next: Partial<ListFilter>, order = { sort, dir }, replace = false): void =>
-    setQuery(addressOf({ ...filter, ...next }, order.sort, order.dir), { replace })
+  // From the address as it is when the change is made: a search typed a moment ago and a status
+  // picked since both stay.
+  const change = (
+    next: Partial<ListFilter>,
+    order?: { sort: OrderSort; dir: 'asc' | 'desc' },
+    replace = false
+  ): void => {
+    const now = listFromAddress(currentSearch())
+    setQuery(addressOf({ ...now.filter, ...next }, order?.sort ?? now.sort, order?.dir ?? now.dir), { replace })
+  }
   // Server-side search, a moment after the last keystroke.
   useEffect(() => {
     const t = setTimeout(() => {
       const term = text.trim() || undefined
-      if ((filter.search ?? undefined) === term) return
+      if (listFromAddress(currentSearch()).filter.search === term) return
       change({ search: term }, undefined, typing.current)
       typing.current = true
     }, 250)

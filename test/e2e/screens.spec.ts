@@ -716,17 +716,18 @@ test('keyboard and screen readers: axe finds nothing serious on any screen, Tab 
     await snap(page, info, `a11y-${name}`)
   }
 
-  // Tab walks the sidebar top to bottom, then the screen.
+  // Tab reaches the skip link first, then walks the sidebar top to bottom, then the screen.
   await openAddress(page, '#/')
   // A fresh load, so the focus starts at the top of the document.
   await page.reload()
   await expect(page.locator('h1')).toHaveText('Dashboard')
   const names: string[] = []
-  for (let i = 0; i < 14; i++) {
+  for (let i = 0; i < 15; i++) {
     await page.keyboard.press('Tab')
     names.push(await page.evaluate<string>(FOCUSED))
   }
   expect(names).toEqual([
+    'Skip to main content',
     'Sign out',
     'Acting for',
     'Dashboard',
