@@ -18,6 +18,8 @@ export const APP_METHODS = {
   checkSettings: true,
   listResellers: true,
   createReseller: true,
+  updateReseller: true,
+  listGroups: true,
   dashboard: true,
   listProducts: true,
   quoteOrder: true,

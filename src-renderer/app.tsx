@@ -2,7 +2,7 @@ import { useEffect, useRef } from 'react'
 import { Route, Router, Switch, useLocation, useParams } from 'wouter'
 import { usd } from './lib/format'
 import { focusHeading, usePageFocus } from './page-focus'
-import { href, idFrom, useHashPath, type Screen } from './routes'
+import { href, idFrom, useHashPath, useHashSearch, type Screen } from './routes'
 import { AcmeSubscriptionPage } from './screens/acme-subscription'
 import { Alerts } from './screens/alerts'
 import { ApiKeys } from './screens/api-keys'
@@ -137,6 +137,11 @@ function Shell(): React.JSX.Element {
   const loadSession = useStore((s) => s.loadSession)
   const resellerId = useStore((s) => s.resellerId)
   const main = useRef<HTMLElement>(null)
+  // Each screen's link leads back to the screen as it was last shown (its view, filters, tab):
+  // the address still says it all, so a reload or a pasted link shows the same.
+  const search = useHashSearch()
+  const lastQuery = useRef<Record<string, string>>({})
+  lastQuery.current[location] = search ? `?${search}` : ''
   useEffect(() => {
     void loadSession()
   }, [loadSession])
@@ -172,9 +177,14 @@ function Shell(): React.JSX.Element {
         <ul>
           {NAV.map((n) => {
             const here = n.paths.test(location)
+            const to = href(n.screen)
             return (
               <li key={n.screen.name}>
-                <a href={href(n.screen)} className={here ? 'active' : ''} aria-current={here ? 'page' : undefined}>
+                <a
+                  href={`${to}${lastQuery.current[to.slice(1)] ?? ''}`}
+                  className={here ? 'active' : ''}
+                  aria-current={here ? 'page' : undefined}
+                >
                   {n.label}
                 </a>
               </li>

@@ -123,6 +123,10 @@ export const APP_API = {
   listResellers: method([], Type.Array(ResellerView)),
   /** Without `groupId` the core puts the new reseller in its default group. */
   createReseller: method([arg('input', NewReseller)], ResellerView),
+  /** Changes a reseller's name, email, company, group and discount (all or none). */
+  updateReseller: method([reseller, arg('input', NewReseller)], ResellerView),
+  /** The reseller groups, for choosing one. */
+  listGroups: method([], Type.Array(Type.Object({ id: Type.Integer(), name: Type.String() }))),
 
   dashboard: method([reseller], DashboardView),
 

@@ -19,7 +19,7 @@ import {
   type AcmeUrls
 } from '../core/acme-subscriptions'
 import { orderRenewalView } from '../core/ari-order-view'
-import { dcvSettingProblems, dcvSettingsView, updateDcvSettings } from '../core/dcv-settings-view'
+import { settingsView as settingValues, settingsViewProblems, updateSettingsView } from '../core/settings-view'
 import { deployRunView, deployTargetView, deployTargetViews } from '../core/deploy/deploy-views'
 import { conflict, invalid, notFound, ServiceError } from '../core/errors'
 import { expiringCsv, expiringSummary } from '../core/reports'
@@ -33,6 +33,7 @@ import { backupJobsFor } from '../core/backup'
 // Pages as the reseller API pages them (reseller API v3.0 "Limits": default 50, at most 100).
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/paging'
 import { checkArgs } from './validate'
+import { inScreenWords } from './error-words'
 import type { EventFilter as EventFilterInput } from '../../src-shared/records'
 import { subscriptionCertificates } from '../core/acme-subscription-certificates'
 import { EVENT_TYPES, type EventType } from '../core/events'
@@ -133,20 +134,22 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     listenerUrl: env.listenerUrl(),
     apiVersion: env.apiVersion,
     transport: env.transport,
-    ...dcvSettingsView(service.settings)
+    ...settingValues(service.settings)
   })
 
   return {
     settings: settingsView,
     // The core checks every value and writes all or none; a refused one is a 400.
     updateSettings: (input) => {
-      updateDcvSettings(service.settings, input)
+      updateSettingsView(service.settings, input)
       return settingsView()
     },
-    checkSettings: (input) => dcvSettingProblems(input),
+    checkSettings: (input) => settingsViewProblems(input),
 
     listResellers: () => service.resellers.list().map(resellerView),
     createReseller: (input) => resellerView(service.resellers.create(input)),
+    updateReseller: (resellerId, input) => resellerView(service.resellers.update(reseller(resellerId).id, input)),
+    listGroups: () => service.catalogue.groups().map(({ id, name }) => ({ id, name })),
 
     dashboard: (resellerId) => {
       const r = reseller(resellerId)
@@ -461,7 +464,7 @@ export async function callHandler(handlers: AppHandlers, method: AppMethod, args
     return { status: 200, body: { success: true, result: result === undefined ? null : result } }
   } catch (err) {
     if (err instanceof ServiceError)
-      return { status: STATUS_OF[err.kind], body: { success: false, error: err.message } }
+      return { status: STATUS_OF[err.kind], body: { success: false, error: inScreenWords(err.message) } }
     // A full disk, a failing write or a locked store: 503 to retry, as the reseller API answers.
     const fault = storageFault(err)
     if (fault) return { status: 503, body: { success: false, error: fault.message } }

@@ -34,3 +34,11 @@ export const ALERT_SETTINGS = {
   /** `true` lets alert webhooks reach loopback and private addresses (a lab, a LAN receiver). */
   allowPrivateAddresses: 'alerts.allow_private_addresses'
 } as const
+
+/** The seller block of every invoice: the admin's business, as it bills its resellers. */
+export const INVOICE_SETTINGS = {
+  /** The business name at the head of the invoice. */
+  sellerName: 'invoice.seller_name',
+  /** Its postal address, one line per line of the address. */
+  sellerAddress: 'invoice.seller_address'
+} as const

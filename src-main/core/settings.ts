@@ -8,7 +8,7 @@
  */
 import { isIP } from 'node:net'
 import type { Db } from './db'
-import { ALERT_SETTINGS, DCV_SETTINGS, DELEGATED_DNS_SETTINGS } from './setting-keys'
+import { ALERT_SETTINGS, DCV_SETTINGS, DELEGATED_DNS_SETTINGS, INVOICE_SETTINGS } from './setting-keys'
 import { invalid } from './errors'
 
 /** Says what is wrong with a value, or null when it is fine. */
@@ -77,7 +77,19 @@ export const mailboxRule: SettingRule = (v) => {
 export const flagRule: SettingRule = (v) =>
   v === 'true' || v === 'false' ? null : `must be true or false, not ${quote(v)}`
 
-/** The settings a person may change, each with its rule. */
+/**
+ * Text printed on a document: at most `lines` lines of at most `max` characters in all, no
+ * control character but the line break (a tab or an escape would print as nothing or as noise).
+ */
+export const printedTextRule =
+  (max: number, lines: number): SettingRule =>
+  (v) => {
+    if (v.length > max) return `must be at most ${max} characters, not ${v.length}`
+    if (/[\p{Cc}\u2028\u2029]/u.test(v.replace(/\r?\n/g, ''))) return 'must be plain text, without control characters'
+    const n = v.split(/\r?\n/).length
+    return n > lines ? `must be at most ${lines} line${lines === 1 ? '' : 's'}, not ${n}` : null
+  }
+
 /**
  * A DNS zone: letters, digits and hyphens in dot-separated labels of at most 63 characters
  * (RFC 1035 §2.3.1), at least two labels, 253 characters in all.
@@ -87,6 +99,7 @@ export const zoneRule: SettingRule = (v) =>
     ? null
     : `must be a DNS zone such as acme.example.com, not ${quote(v)}`
 
+/** The settings a person may change, each with its rule. */
 export const SETTING_RULES: Record<string, SettingRule> = {
   [DCV_SETTINGS.resolver]: resolverRule,
   [DCV_SETTINGS.httpPort]: portRule,
@@ -99,7 +112,10 @@ export const SETTING_RULES: Record<string, SettingRule> = {
   [DELEGATED_DNS_SETTINGS.listen]: resolverRule,
   [DELEGATED_DNS_SETTINGS.persistIssuer]: zoneRule,
   // Alerts (alerts/)
-  [ALERT_SETTINGS.allowPrivateAddresses]: flagRule
+  [ALERT_SETTINGS.allowPrivateAddresses]: flagRule,
+  // The seller block of invoices
+  [INVOICE_SETTINGS.sellerName]: printedTextRule(200, 1),
+  [INVOICE_SETTINGS.sellerAddress]: printedTextRule(600, 8)
 }
 
 export const EDITABLE_SETTINGS = Object.keys(SETTING_RULES)

@@ -10,6 +10,7 @@ import { useSearch } from 'wouter'
 import type { OrderStatus } from '../../src-preload/contract'
 import type { ListFilter, OrderListRow, OrderListView, OrderSort, OrderViewCounts } from '../../src-shared/list-records'
 import { ExportButton } from '../export-tray'
+import { toUnicode } from '../lib/domain-input'
 import { daysUntil, statusLabel, usd } from '../lib/format'
 import { currentSearch, href, setQuery, type Query } from '../routes'
 import { useStore } from '../store'
@@ -174,7 +175,7 @@ function columns(sort: OrderSort, dir: 'asc' | 'desc', sortBy: (s: OrderSort) =>
       ),
       sort: ariaSort('domain'),
       cellClassName: 'two',
-      title: (o) => `${o.domain || o.productName} · ${o.orderNumber} · ${o.productName}`,
+      title: (o) => `${o.domain ? toUnicode(o.domain) : o.productName} · ${o.orderNumber} · ${o.productName}`,
       cell: (o) => (
         <Two
           first={<span className="strong">{o.domain ? <DomainName name={o.domain} /> : o.productName}</span>}

@@ -25,6 +25,11 @@ export interface SessionSlice {
   refreshResellers(): Promise<void>
   /** Adds a reseller account and acts for it; the API's message on failure, null on success. */
   addReseller(input: Parameters<typeof bridge.createReseller>[0]): Promise<string | null>
+  /** Changes a reseller account; the core's message on failure, null on success. */
+  updateReseller(id: number, input: Parameters<typeof bridge.updateReseller>[1]): Promise<string | null>
+  /** The reseller groups, once read. */
+  groups: { id: number; name: string }[]
+  loadGroups(): Promise<void>
   /** Moves to a screen's address (routes.ts), with what it should show; the router shows it and Back returns. */
   go(screen: Screen, q?: Query): void
   toast(kind: Toast['kind'], text: string): void
@@ -70,6 +75,24 @@ export const sessionSlice: Slice<SessionSlice> = (set, get) => ({
   },
   async refreshResellers() {
     set({ resellers: await bridge.listResellers() })
+  },
+  async updateReseller(id, input) {
+    try {
+      const r = await bridge.updateReseller(id, input)
+      await get().refreshResellers()
+      get().toast('ok', `Reseller ${r.name} saved`)
+      return null
+    } catch (err) {
+      return errorMessage(err)
+    }
+  },
+  groups: [],
+  async loadGroups() {
+    try {
+      set({ groups: await bridge.listGroups() })
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+    }
   },
   async addReseller(input) {
     try {

@@ -134,10 +134,10 @@ test('every screen and order has its own address: clicks change it, reload keeps
   await expect(other.getByTestId('order-number')).toHaveText(number)
   await expect(other.locator('h1')).toContainText('address.example.test')
   await other.close()
-  // Back from the order leads to the new-order form it was placed from.
+  // Back from the order leads to the new-order form it was placed from, with its product.
   await page.goBack()
   await expect(page.locator('h1')).toHaveText('New order')
-  expect(hashOf(page)).toBe('#/catalogue/new-order')
+  expect(hashOf(page)).toMatch(/^#\/catalogue\/new-order\?product=\d+$/)
 
   // An unknown address says so.
   await openAddress(page, '#/no-such-screen')
