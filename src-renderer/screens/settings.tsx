@@ -81,7 +81,7 @@ function ResellerEditRow({ reseller, onDone }: { reseller: ResellerView; onDone:
           <ErrorBox text={error} />
           <div className="actions">
             <button className="btn primary" type="submit">
-              Save reseller
+              Update reseller
             </button>
             <button className="btn" type="button" onClick={onDone}>
               Cancel
@@ -236,7 +236,7 @@ function InvoiceSeller(): React.JSX.Element {
       </label>
       <div className="actions">
         <button className="btn primary" type="submit">
-          Save invoice details
+          Update invoice details
         </button>
       </div>
     </form>

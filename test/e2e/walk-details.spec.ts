@@ -99,12 +99,12 @@ test('an invoice carries the seller’s name and address from Settings; a bad ad
   const form = page.getByRole('form', { name: 'Invoices' })
   await form.getByLabel('Business name').fill('Example Certificates Ltd')
   await form.getByLabel('Business address').fill(Array.from({ length: 9 }, (_, i) => `Line ${i + 1}`).join('\n'))
-  await form.getByRole('button', { name: 'Save invoice details' }).click()
+  await form.getByRole('button', { name: 'Update invoice details' }).click()
   await expect(form.getByRole('alert')).toHaveText(
     'could not save the business address: it must be at most 8 lines, not 9'
   )
   await form.getByLabel('Business address').fill('1 Harbour Street\nExample City 12345\nUnited Kingdom')
-  await form.getByRole('button', { name: 'Save invoice details' }).click()
+  await form.getByRole('button', { name: 'Update invoice details' }).click()
   await expect(page.locator('.toast-ok').last()).toContainText('Settings saved')
 
   await nav(page, 'Billing')
@@ -182,14 +182,14 @@ test('a reseller is edited in Settings: name, email, group and discount; a bad e
   const form = page.getByRole('form', { name: 'Edit reseller Walk Hosting' })
   await form.getByLabel('Email').fill('not-an-address')
   await form.getByLabel('Discount (%)').fill('10')
-  await form.getByRole('button', { name: 'Save reseller' }).click()
+  await form.getByRole('button', { name: 'Update reseller' }).click()
   await expect(form.getByRole('alert')).toContainText('is not an email address')
   await expect(page.locator('#acting-for option:checked')).toHaveText('Walk Hosting')
 
   await form.getByLabel('Name').fill('Walk Hosting Europe')
   await form.getByLabel('Email').fill('billing@walk.test')
   await form.getByLabel('Group').selectOption({ label: 'Standard' })
-  await form.getByRole('button', { name: 'Save reseller' }).click()
+  await form.getByRole('button', { name: 'Update reseller' }).click()
   await expect(page.locator('#acting-for option:checked')).toHaveText('Walk Hosting Europe')
   const row = page.getByRole('row', { name: /Walk Hosting Europe/ })
   await expect(row).toContainText('billing@walk.test')
