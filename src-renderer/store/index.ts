@@ -49,8 +49,9 @@ export const useStore = create<Store>()((...a) => ({
   ...alertsSlice(...a)
 }))
 
-// Any call the server refuses for want of a session switches the whole UI to the sign-in-needed screen.
-onSignedOut((message) => useStore.setState({ signedOut: message }))
+// Any call the server refuses for want of a session switches the whole UI to the sign-in-needed
+// screen. The first refusal says why the session ended; calls refused after it only find none.
+onSignedOut((message) => useStore.setState((s) => (s.signedOut ? {} : { signedOut: message })))
 
 export const useReseller = (): ResellerView | null =>
   useStore((s) => s.resellers.find((r) => r.id === s.resellerId) ?? null)
