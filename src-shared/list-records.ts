@@ -94,7 +94,9 @@ export const OrderWorklist = Type.Object({
   /** `reissue`: automatic, inside the paid period; `renewal`: the subscription or certificate ends then. */
   renewalKind: Nullable(OneOf(['reissue', 'renewal'] as const)),
   /** The worst verdict of its servers; null until a check has answered. */
-  installVerdict: Nullable(Verdict)
+  installVerdict: Nullable(Verdict),
+  /** The verdict in words, as the order page says it. */
+  installLabel: Nullable(Type.String())
 })
 export type OrderWorklist = Static<typeof OrderWorklist>
 export const OrderListRow = Type.Composite([OrderView, Type.Object({ worklist: OrderWorklist })])

@@ -12,6 +12,7 @@ import {
   type OrderViewCounts,
   type OrderWorklist
 } from '../../src-shared/list-records'
+import { VERDICT_LABELS } from './installations/verdict'
 import type { Verdict } from '../../src-shared/records'
 
 /** A filter as SQL: conditions joined with AND, and their arguments. */
@@ -74,6 +75,9 @@ export function viewTotal(db: Db, resellerId: number, view: OrderListView, now: 
   return orderViewCounts(db, resellerId, now)[view]
 }
 
+/** A verdict a check gave; "unchecked" (a certificate stored, its check still ahead) is none. */
+const checked = (v: string | null): Verdict | null => (v === null || v === 'unchecked' ? null : (v as Verdict))
+
 type FactRow = [
   id: number,
   renewalDue: string | null,
@@ -102,16 +106,20 @@ export function worklistFacts(db: Db, ids: number[]): Map<number, OrderWorklist>
     .raw(true)
     .all(JSON.stringify(ids)) as FactRow[]
   return new Map(
-    rows.map(([id, renewalDue, renewalKind, verdict, total, valid, methods]) => [
-      id,
-      {
-        namesTotal: total,
-        namesValid: valid ?? 0,
-        methods: methods ? [...new Set(methods.split(','))].sort() : [],
-        renewalDue,
-        renewalKind,
-        installVerdict: verdict === null || verdict === 'unchecked' ? null : (verdict as Verdict)
-      }
-    ])
+    rows.map(([id, renewalDue, renewalKind, verdict, total, valid, methods]) => {
+      const found = checked(verdict)
+      return [
+        id,
+        {
+          namesTotal: total,
+          namesValid: valid ?? 0,
+          methods: methods ? [...new Set(methods.split(','))].sort() : [],
+          renewalDue,
+          renewalKind,
+          installVerdict: found,
+          installLabel: found && VERDICT_LABELS[found]
+        }
+      ]
+    })
   )
 }

@@ -57,15 +57,6 @@ const VERDICT_SHORT: Record<string, string> = {
   chain_incomplete: 'chain incomplete',
   ok: 'OK'
 }
-const VERDICT_LONG: Record<string, string> = {
-  unreachable: 'unreachable',
-  other_certificate: 'serving another certificate',
-  old_certificate: 'serving the old certificate',
-  expired: 'serving an expired certificate',
-  hostname_mismatch: 'certificate not valid for this name',
-  chain_incomplete: 'chain incomplete',
-  ok: 'serving the current certificate'
-}
 
 const METHOD_LABEL: Record<string, string> = { http: 'HTTP', https: 'HTTPS', dns: 'DNS', email: 'email' }
 
@@ -214,7 +205,7 @@ function columns(sort: OrderSort, dir: 'asc' | 'desc', sortBy: (s: OrderSort) =>
       cellClassName: 'two',
       title: (o) =>
         o.worklist.installVerdict
-          ? `Installation: ${VERDICT_LONG[o.worklist.installVerdict]}`
+          ? `Installation: ${o.worklist.installLabel ?? o.worklist.installVerdict}`
           : o.status === 'completed'
             ? 'Installation not checked yet'
             : undefined,

@@ -189,7 +189,9 @@ describe('both transports answer alike', () => {
     expect(res.status).toBe(400)
     expect(await res.json()).toEqual({
       success: false,
-      error: expect.stringMatching(/^could not save the HTTP validation port: .+; could not save the sender address: .+$/)
+      error: expect.stringMatching(
+        /^could not save the HTTP validation port: .+; could not save the sender address: .+$/
+      )
     })
     await expect(ipc.updateSettings({ dcvHttpPort: '99999' })).rejects.toThrow(
       'could not save the HTTP validation port: it must be a port number from 1 to 65535, not "99999"'

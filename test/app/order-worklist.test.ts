@@ -194,7 +194,8 @@ describe('a row of the orders list', () => {
       methods: ['dns', 'http'],
       renewalDue: null,
       renewalKind: null,
-      installVerdict: null
+      installVerdict: null,
+      installLabel: null
     })
     issue(id, '2026-12-01', '2027-06-10', '2027-05-27')
     verdict(id, 'hostname_mismatch')
@@ -202,7 +203,8 @@ describe('a row of the orders list', () => {
     expect(after.items[0].worklist).toMatchObject({
       renewalDue: '2027-05-27',
       renewalKind: 'reissue',
-      installVerdict: 'hostname_mismatch'
+      installVerdict: 'hostname_mismatch',
+      installLabel: 'certificate not valid for this name'
     })
     // The last certificate of the paid period: a renewal is due when it ends.
     db().prepare('UPDATE orders SET next_reissue_at = NULL WHERE id = ?').run(id)

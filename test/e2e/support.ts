@@ -98,22 +98,20 @@ export interface OwnServer {
 
 /**
  * Browser mode on a data dir of its own, for a spec that must not share the demo account or
- * the sign-in of the other files (a sign-out, a store seeded before start). `prepare` runs on
- * the data dir before the server starts; domain validation may reach loopback (the lab setting).
+ * the sign-in of the other files (a sign-out, a store of its own). `admin` holds the arguments of
+ * `certdesk admin` commands run before the server starts; domain validation may reach loopback
+ * (the lab setting).
  */
-export async function startOwnServer(prepare?: (dataDir: string) => void): Promise<OwnServer> {
+export async function startOwnServer(admin: string[][] = []): Promise<OwnServer> {
   const { spawn, spawnSync } = await import('node:child_process')
   const { mkdtempSync, rmSync } = await import('node:fs')
   const { tmpdir } = await import('node:os')
   const cli = join(__dirname, '..', '..', 'bin', 'certdesk.cjs')
   const dataDir = mkdtempSync(join(tmpdir(), 'certdesk-own-'))
-  const lab = spawnSync(
-    process.execPath,
-    [cli, 'admin', '--data-dir', dataDir, 'settings', 'set', 'dcv.allow_private_addresses', 'true'],
-    { encoding: 'utf8' }
-  )
-  if (lab.status !== 0) throw new Error(`could not turn on the lab setting: ${lab.stderr}`)
-  prepare?.(dataDir)
+  for (const args of [['settings', 'set', 'dcv.allow_private_addresses', 'true'], ...admin]) {
+    const r = spawnSync(process.execPath, [cli, 'admin', '--data-dir', dataDir, ...args], { encoding: 'utf8' })
+    if (r.status !== 0) throw new Error(`could not run certdesk admin ${args.join(' ')}: ${r.stderr}`)
+  }
   const server = spawn(
     'timeout',
     ['15m', process.execPath, cli, 'serve', '--ui', '--port', '0', '--data-dir', dataDir],

@@ -8,14 +8,12 @@
  * the event-log filters, the expiry window and the new-order product live in the address.
  */
 import { expect, test, type Page } from '@playwright/test'
-import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createTestCa, type TestLeaf } from '../support/test-ca'
-import { nav, SCREENSHOTS, signInWith, startOwnServer, type OwnServer } from './support'
+import { nav, orderFromCatalogue, SCREENSHOTS, signInWith, startOwnServer, type OwnServer } from './support'
 
-const CLI = join(__dirname, '..', '..', 'bin', 'certdesk.cjs')
 let server: OwnServer
 let page: Page
 let outDir: string
@@ -26,14 +24,10 @@ test.beforeAll(async ({ browser }) => {
   outDir = mkdtempSync(join(tmpdir(), 'certdesk-walk-exports-'))
   const ca = await createTestCa()
   bought = await ca.issue('bought.example.test', new Date(Date.now() - 70 * 86_400_000), 90)
-  server = await startOwnServer((dir) => {
-    const admin = (...args: string[]) => {
-      const r = spawnSync(process.execPath, [CLI, 'admin', '--data-dir', dir, ...args], { encoding: 'utf8' })
-      if (r.status !== 0) throw new Error(r.stderr)
-    }
-    admin('reseller', 'add', '--name', 'Walk Hosting', '--email', 'ops@walk.test', '--company', 'Walk Hosting GmbH')
-    admin('credit', 'add', '--reseller', '1', '--amount', '500')
-  })
+  server = await startOwnServer([
+    ['reseller', 'add', '--name', 'Walk Hosting', '--email', 'ops@walk.test', '--company', 'Walk Hosting GmbH'],
+    ['credit', 'add', '--reseller', '1', '--amount', '500']
+  ])
   page = await signInWith(browser, server.login)
 })
 
@@ -42,17 +36,6 @@ test.afterAll(async () => {
   await server?.stop()
   rmSync(outDir, { recursive: true, force: true })
 })
-
-async function order(p: Page, domain: string, payment: 'credit' | 'invoice' = 'credit'): Promise<string> {
-  await nav(p, 'Catalogue')
-  await p.locator('tr[data-product="PositiveSSL"]').getByRole('button', { name: 'Order' }).click()
-  await p.locator('input[name="domain"]').fill(domain)
-  if (payment === 'invoice') await p.getByLabel('On invoice (due in 14 days)').check()
-  await expect(p.getByTestId('quote-total')).toHaveText(/\$\d/)
-  await p.getByRole('button', { name: /Place order for/ }).click()
-  await expect(p.getByTestId('order-number')).toHaveText(/^ORD-/)
-  return (await p.getByTestId('order-number').textContent()) ?? ''
-}
 
 async function cancel(p: Page): Promise<void> {
   await p.getByRole('button', { name: 'Cancel order' }).click()
@@ -63,14 +46,14 @@ async function cancel(p: Page): Promise<void> {
 const hash = (p: Page): string => new URL(p.url()).hash
 
 test('a cancelled order reads as cancelled on its page, in the invoice list and in the orders list', async () => {
-  const paid = await order(page, 'paid-then-gone.example.test')
+  const paid = await orderFromCatalogue(page, 'paid-then-gone.example.test')
   await cancel(page)
   await expect(page.getByTestId('payment-line')).toContainText('cancelled')
   await expect(page.getByTestId('payment-line')).toContainText('$31.20 went back to the credit balance')
   await expect(page.getByTestId('payment-line')).not.toContainText('refunded')
   await expect(page.getByTestId('reissue-line')).toHaveText('none: the order is cancelled')
 
-  const unpaid = await order(page, 'never-paid.example.test', 'invoice')
+  const unpaid = await orderFromCatalogue(page, 'never-paid.example.test', 'invoice')
   await cancel(page)
   await expect(page.locator('.ok-box')).toContainText('nothing was refunded')
   await expect(page.locator('.content')).not.toContainText('Refunded $0.00')
@@ -94,7 +77,7 @@ test('a cancelled order reads as cancelled on its page, in the invoice list and 
 })
 
 test('an invoice carries the seller’s name and address from Settings; a bad address is refused in the screen’s words', async () => {
-  const number = await order(page, 'billed.example.test')
+  const number = await orderFromCatalogue(page, 'billed.example.test')
   await nav(page, 'Settings')
   const form = page.getByRole('form', { name: 'Invoices' })
   await form.getByLabel('Business name').fill('Example Certificates Ltd')
@@ -122,7 +105,7 @@ test('an invoice carries the seller’s name and address from Settings; a bad ad
 })
 
 test('ledger rows lead to their orders', async () => {
-  const number = await order(page, 'ledger-link.example.test')
+  const number = await orderFromCatalogue(page, 'ledger-link.example.test')
   await nav(page, 'Billing')
   await page.getByRole('button', { name: 'Credit ledger' }).click()
   const rows = page.getByTestId('transactions-list').locator('.vlist-row')
@@ -165,7 +148,7 @@ test('an export asks for its file where the user looks at 1024 px, and its notic
 })
 
 test('an error names what to do on screen, not an API route', async () => {
-  await order(page, 'unpaid-csr.example.test', 'invoice')
+  await orderFromCatalogue(page, 'unpaid-csr.example.test', 'invoice')
   await page.getByLabel('Names').fill('unpaid-csr.example.test')
   await page.getByRole('button', { name: 'Generate key and CSR' }).click()
   await expect(page.getByTestId('csr-decoded')).toContainText('unpaid-csr.example.test')

@@ -8,12 +8,18 @@
 import AxeBuilder from '@axe-core/playwright'
 import { expect, test, type Page } from '@playwright/test'
 import Database from 'better-sqlite3'
-import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
-import { issueOverHttp, nav, SCREENSHOTS, signInWith, startOwnServer, type OwnServer } from './support'
+import {
+  issueOverHttp,
+  nav,
+  orderFromCatalogue,
+  SCREENSHOTS,
+  signInWith,
+  startOwnServer,
+  type OwnServer
+} from './support'
 
-const CLI = join(__dirname, '..', '..', 'bin', 'certdesk.cjs')
 let dns: DnsServer
 let web: WebServer
 let server: OwnServer
@@ -25,14 +31,10 @@ test.beforeAll(async ({ browser }) => {
   test.setTimeout(240_000)
   dns = await startDns()
   web = await startWeb()
-  server = await startOwnServer((dir) => {
-    const admin = (...args: string[]) => {
-      const r = spawnSync(process.execPath, [CLI, 'admin', '--data-dir', dir, ...args], { encoding: 'utf8' })
-      if (r.status !== 0) throw new Error(r.stderr)
-    }
-    admin('reseller', 'add', '--name', 'Worklist Hosting', '--email', 'ops@worklist.test')
-    admin('credit', 'add', '--reseller', '1', '--amount', '2000')
-  })
+  server = await startOwnServer([
+    ['reseller', 'add', '--name', 'Worklist Hosting', '--email', 'ops@worklist.test'],
+    ['credit', 'add', '--reseller', '1', '--amount', '2000']
+  ])
   page = await signInWith(browser, server.login)
   await nav(page, 'Settings')
   await page.getByLabel('DNS resolver').fill(dns.address)
@@ -41,7 +43,7 @@ test.beforeAll(async ({ browser }) => {
   await expect(page.locator('.toast-ok').last()).toContainText('Settings saved')
 
   // Validation under way: one name of two published.
-  numbers.progress = await order(page, 'progress.example.test')
+  numbers.progress = await orderFromCatalogue(page, 'progress.example.test')
   await page.getByLabel('Names').fill('progress.example.test www.progress.example.test')
   await page.getByRole('button', { name: 'Generate key and CSR' }).click()
   await expect(page.getByTestId('csr-decoded')).toContainText('www.progress.example.test')
@@ -54,19 +56,19 @@ test.beforeAll(async ({ browser }) => {
   await expect(box.locator('.badge')).toHaveText('valid')
 
   // Issued, and checked: nothing answers on its port 443.
-  numbers.live = await order(page, 'live.example.test')
+  numbers.live = await orderFromCatalogue(page, 'live.example.test')
   await issueOverHttp(page, web, ['live.example.test'])
   const panel = page.locator('section', { has: page.getByRole('heading', { name: 'Installed where' }) })
   await panel.getByRole('button', { name: 'Check now' }).click()
   await expect(panel.getByTestId('installation-badge')).toHaveText('unreachable', { timeout: 30_000 })
 
   // Issued; its automatic reissue comes within the month (time passes, below).
-  numbers.soon = await order(page, 'soon.example.test')
+  numbers.soon = await orderFromCatalogue(page, 'soon.example.test')
   await issueOverHttp(page, web, ['soon.example.test'])
 
   // On invoice: one stays unpaid, one is cancelled.
-  numbers.idn = await order(page, 'bücher.example', 'invoice')
-  numbers.gone = await order(page, 'gone.example.test', 'invoice')
+  numbers.idn = await orderFromCatalogue(page, 'bücher.example', 'invoice')
+  numbers.gone = await orderFromCatalogue(page, 'gone.example.test', 'invoice')
   await page.getByRole('button', { name: 'Cancel order' }).click()
   await page.getByRole('button', { name: 'Yes, cancel and refund' }).click()
   await expect(page.locator('h1')).toContainText('cancelled')
@@ -84,19 +86,6 @@ test.afterAll(async () => {
   await web?.close()
   await dns?.close()
 })
-
-/** Places a PositiveSSL order from the catalogue and lands on its page; its number. */
-async function order(p: Page, domain: string, payment: 'credit' | 'invoice' = 'credit'): Promise<string> {
-  await nav(p, 'Catalogue')
-  await p.locator('tr[data-product="PositiveSSL"]').getByRole('button', { name: 'Order' }).click()
-  await expect(p.getByRole('heading', { name: 'New order' })).toBeVisible()
-  await p.locator('input[name="domain"]').fill(domain)
-  if (payment === 'invoice') await p.getByLabel('On invoice (due in 14 days)').check()
-  await expect(p.getByTestId('quote-total')).toHaveText(/\$\d/)
-  await p.getByRole('button', { name: /Place order for/ }).click()
-  await expect(p.getByTestId('order-number')).toHaveText(/^ORD-/)
-  return (await p.getByTestId('order-number').textContent()) ?? ''
-}
 
 const hash = (p: Page): string => new URL(p.url()).hash
 const row = (p: Page, number: string) => p.getByTestId('orders-list').locator(`[data-order="${number}"]`)
