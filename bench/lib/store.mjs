@@ -219,8 +219,9 @@ export function fillOrders(dataDir, resellerId, count, now = Date.now()) {
 
 /**
  * Gives a generated store the work a reseller's saved views show (the orders list's worklist):
- * one running order in 500 whose servers were checked and found unreachable, one waiting order
- * in 700 in domain validation. Written with the store's triggers on, as the checker and the
+ * completed orders whose servers were checked and found unreachable (ids divisible by 500), and
+ * orders waiting for a CSR moved into domain validation (ids divisible by 71), about a thousand
+ * each in a million. Written with the store's triggers on, as the checker and the
  * validation would write them, so every tally the views count stays exact. Returns the counts.
  */
 export function markWorklist(dataDir) {
@@ -234,7 +235,7 @@ export function markWorklist(dataDir) {
         )
         .run().changes
       const validating = db
-        .prepare(`UPDATE orders SET status = 'validation_pending' WHERE status = 'pending' AND id % 700 = 0`)
+        .prepare(`UPDATE orders SET status = 'validation_pending' WHERE status = 'pending' AND id % 71 = 0`)
         .run().changes
       return { problems, validating }
     })()
