@@ -220,8 +220,8 @@ export function fillOrders(dataDir, resellerId, count, now = Date.now()) {
 /**
  * Gives a generated store the work a reseller's saved views show (the orders list's worklist):
  * completed orders whose servers were checked and found unreachable (ids divisible by 500), and
- * orders waiting for a CSR moved into domain validation (ids divisible by 71), about a thousand
- * each in a million. Written with the store's triggers on, as the checker and the
+ * orders waiting for a CSR moved into domain validation by email (ids divisible by 71), about a
+ * thousand each in a million. Written with the store's triggers on, as the checker and the
  * validation would write them, so every tally the views count stays exact. Returns the counts.
  */
 export function markWorklist(dataDir) {
@@ -234,8 +234,16 @@ export function markWorklist(dataDir) {
            SELECT id, 'unreachable', created_at, '9999-12-31 00:00:00' FROM orders WHERE status = 'completed' AND id % 500 = 0`
         )
         .run().changes
+      // Each waits for an email approval: the scheduler's look at it needs no network.
+      db.prepare(
+        `INSERT INTO dcv_checks (order_id, name, method, status)
+         SELECT id, domain, 'email', 'pending' FROM orders WHERE status = 'pending' AND id % 71 = 0 AND domain != ''`
+      ).run()
       const validating = db
-        .prepare(`UPDATE orders SET status = 'validation_pending' WHERE status = 'pending' AND id % 71 = 0`)
+        .prepare(
+          `UPDATE orders SET status = 'validation_pending'
+           WHERE status = 'pending' AND id % 71 = 0 AND id IN (SELECT order_id FROM dcv_checks)`
+        )
         .run().changes
       return { problems, validating }
     })()
