@@ -108,6 +108,9 @@ async function measure(dir, env, log) {
     for (let round = 0; round < 3; round++) {
       for (const label of ['Needs validation', 'Renewal due in 30 days', 'Installation problems', 'Unpaid']) {
         await allOrders.click()
+        // From the top of all orders (the jumps before left the view deep in the list).
+        await page.getByTestId('orders-list').focus()
+        await page.keyboard.press('Home')
         await rowShown(page, 'orders', 1, /ORD-/)
         const link = views.getByRole('link', { name: new RegExp(`^${label} [\\d,]+$`) })
         const count = Number(((await link.locator('.count').textContent()) ?? '').replace(/,/g, ''))
