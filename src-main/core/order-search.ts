@@ -9,7 +9,7 @@ import { domainToASCII } from 'node:url'
 import type { Db } from './db'
 import { scopeVersions } from './store-version'
 
-const ASCII = /^[\x00-\x7f]*$/
+const ASCII = /^\p{ASCII}*$/u
 
 /**
  * A search term in the form domains are stored in: lower case, each label that holds non-ASCII

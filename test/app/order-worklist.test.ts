@@ -63,7 +63,7 @@ function plainIds(who: number, view: OrderListView): number[] {
 
 async function viewIds(who: number, view: OrderListView): Promise<{ ids: number[]; total: number }> {
   const ids: number[] = []
-  let total = 0
+  let total: number
   let after
   for (;;) {
     const p = await h.orderPage(who, { filter: { view }, sort: 'date', position: ids.length, limit: 3, after })
