@@ -87,7 +87,16 @@ import {
   EventFilter,
   EventView
 } from './records'
-import { ExportJobView, ExportRequest, ExportTarget, KeyedPageOf, ListQuery } from './list-records'
+import {
+  ExportJobView,
+  ExportRequest,
+  ExportTarget,
+  KeyedPageOf,
+  LedgerRow,
+  ListQuery,
+  OrderListRow,
+  OrderViewCounts
+} from './list-records'
 
 /** A backup the app started: its state, how far it got, and the file it writes. */
 const BackupJobView = Type.Object({
@@ -172,6 +181,10 @@ export const APP_API = {
   listResellers: read([], Type.Array(ResellerView)),
   /** Without `groupId` the core puts the new reseller in its default group. */
   createReseller: own([arg('input', NewReseller)], ResellerView),
+  /** Changes a reseller's name, email, company, group and discount (all or none). */
+  updateReseller: own([reseller, arg('input', NewReseller)], ResellerView),
+  /** The reseller groups, for choosing one. */
+  listGroups: read([], Type.Array(Type.Object({ id: Type.Integer(), name: Type.String() }))),
 
   dashboard: read([reseller], DashboardView),
 
@@ -307,14 +320,20 @@ export const APP_API = {
   /** Stops the first validation of an order: its CSR and checks are dropped and it waits for a CSR again. */
   cancelValidation: operate([reseller, order], SslStatusView),
   // Lists paged by key and CSV exports written by the main process (src-main/core/list-pages.ts).
-  orderPage: read([reseller, arg('query', ListQuery)], KeyedPageOf(OrderView)),
+  orderPage: read([reseller, arg('query', ListQuery)], KeyedPageOf(OrderListRow)),
+  /** How many orders each saved view of the orders list holds. */
+  orderViewCounts: read([reseller], OrderViewCounts),
   invoicePage: read([reseller, arg('query', ListQuery)], KeyedPageOf(Invoice)),
-  ledgerPage: read([reseller, arg('query', ListQuery)], KeyedPageOf(CreditTransaction)),
+  ledgerPage: read([reseller, arg('query', ListQuery)], KeyedPageOf(LedgerRow)),
   /** The desktop app's save dialog answers the path; browser mode answers a suggestion to edit. */
   chooseExportPath: ownerRead([arg('file name', Text)], ExportTarget),
   startExport: own([reseller, arg('export', ExportRequest)], ExportJobView),
   exportJobs: ownerRead([], Type.Array(ExportJobView)),
   cancelExport: own([arg('export id', Id)], ExportJobView),
+  /** Forgets a finished export: its notice is gone for good. */
+  dismissExport: own([arg('export id', Id)], Type.Object({ dismissed: Type.Literal(true) })),
+  /** Forgets every finished export (before signing out). */
+  dismissFinishedExports: own([], Type.Object({ dismissed: Type.Literal(true) })),
   // Alerts (the admin's, not one reseller's): rules, channels, a test message, alerts and deliveries.
   alertRules: read([], Type.Array(AlertRuleView)),
   /** Turns a rule on or off; `thresholdHours` is the validation wait (validation_waiting only). */

@@ -20,10 +20,11 @@ import {
   type AcmeUrls
 } from '../core/acme-subscriptions'
 import { orderRenewalView } from '../core/ari-order-view'
-import { dcvSettingProblems, dcvSettingsView, updateDcvSettings } from '../core/dcv-settings-view'
+import { settingsView as settingValues, settingsViewProblems, updateSettingsView } from '../core/settings-view'
 import { deployRunView, deployTargetView, deployTargetViews } from '../core/deploy/deploy-views'
 import { conflict, invalid, notFound, ServiceError } from '../core/errors'
-import { expiringCsv } from '../core/reports'
+import { expiringCsv, expiringSummary } from '../core/reports'
+import { EXPIRING_WITHIN_DAYS } from '../core/watchlist'
 import { buildPfx, encryptPrivateKeyPem } from '../core/deploy/pfx'
 import type { ApiKeyInfo } from '../core/resellers'
 import type { Service } from '../core/service'
@@ -34,6 +35,7 @@ import { backupJobsFor } from '../core/backup'
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/paging'
 import { READ_ONLY_METHODS } from './bridge-reads'
 import { checkArgs } from './validate'
+import { inScreenWords } from './error-words'
 import type { EventFilter as EventFilterInput } from '../../src-shared/records'
 import { subscriptionCertificates } from '../core/acme-subscription-certificates'
 import { ADMIN_LOG_TYPES, type AdminEventFilter } from '../core/events'
@@ -150,26 +152,28 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     listenerUrl: env.listenerUrl(),
     apiVersion: env.apiVersion,
     transport: env.transport,
-    ...dcvSettingsView(service.settings)
+    ...settingValues(service.settings)
   })
 
   return {
     settings: settingsView,
     // The core checks every value and writes all or none; a refused one is a 400.
     updateSettings: (input) => {
-      updateDcvSettings(service.settings, input)
+      updateSettingsView(service.settings, input)
       return settingsView()
     },
-    checkSettings: (input) => dcvSettingProblems(input),
+    checkSettings: (input) => settingsViewProblems(input),
 
     listResellers: () => service.resellers.list().map(resellerView),
     createReseller: (input) => resellerView(service.resellers.create(input)),
+    updateReseller: (resellerId, input) => resellerView(service.resellers.update(reseller(resellerId).id, input)),
+    listGroups: () => service.catalogue.groups().map(({ id, name }) => ({ id, name })),
 
     dashboard: (resellerId) => {
       const r = reseller(resellerId)
       return {
         stats: service.stats.stats(r.id),
-        expiringSoon: watch.expiringSoon(r.id).map((o) => orderView(o)),
+        expiring: expiringSummary(service.ctx, r.id, EXPIRING_WITHIN_DAYS),
         waitingForValidation: watch.waitingForValidation(r.id).map((o) => orderView(o))
       }
     },
@@ -430,8 +434,9 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     orderPage: (resellerId, q) => {
       const p = pages.orderPage(reseller(resellerId).id, q)
       const keys = vault.withKeys(p.items.map((o) => o.id))
-      return { ...p, items: p.items.map((o) => orderView(o, keys)) }
+      return { ...p, items: p.items.map((o) => ({ ...orderView(o, keys), worklist: o.worklist })) }
     },
+    orderViewCounts: (resellerId) => pages.viewCounts(reseller(resellerId).id),
     invoicePage: (resellerId, q) => pages.invoicePage(reseller(resellerId).id, q),
     ledgerPage: (resellerId, q) => pages.ledgerPage(reseller(resellerId).id, q),
     chooseExportPath: async (name) => {
@@ -443,6 +448,14 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     startExport: (resellerId, req) => exports.start(reseller(resellerId).id, req),
     exportJobs: () => exports.list(),
     cancelExport: (id) => exports.cancel(id),
+    dismissExport: (id) => {
+      exports.dismiss(id)
+      return { dismissed: true as const }
+    },
+    dismissFinishedExports: () => {
+      exports.dismissFinished()
+      return { dismissed: true as const }
+    },
     ...adminAdapters(service, env)
   }
 }
@@ -486,9 +499,13 @@ export async function callHandler(handlers: AppHandlers, method: AppMethod, args
   }
 }
 
-/** The envelope of a failure, as the reseller API would answer it. */
+/**
+ * The envelope of a failure, with the reseller API's status codes; a core message in the screens'
+ * words (error-words.ts).
+ */
 export function failureAnswer(err: unknown): BridgeAnswer {
-  if (err instanceof ServiceError) return { status: STATUS_OF[err.kind], body: { success: false, error: err.message } }
+  if (err instanceof ServiceError)
+    return { status: STATUS_OF[err.kind], body: { success: false, error: inScreenWords(err.message) } }
   // A full disk, a failing write or a locked store: 503 to retry, as the reseller API answers.
   const fault = storageFault(err)
   if (fault) return { status: 503, body: { success: false, error: fault.message } }

@@ -13,7 +13,8 @@ import {
   DCV_SETTINGS,
   DELEGATED_DNS_SETTINGS,
   INSTALLATION_LIMITS,
-  INSTALLATION_SETTINGS
+  INSTALLATION_SETTINGS,
+  INVOICE_SETTINGS
 } from './setting-keys'
 import { invalid } from './errors'
 
@@ -99,6 +100,19 @@ export const wholeNumberRule =
   }
 
 /**
+ * Text printed on a document: at most `lines` lines of at most `max` characters in all, no
+ * control character but the line break (a tab or an escape would print as nothing or as noise).
+ */
+export const printedTextRule =
+  (max: number, lines: number): SettingRule =>
+  (v) => {
+    if (v.length > max) return `must be at most ${max} characters, not ${v.length}`
+    if (/[\p{Cc}\u2028\u2029]/u.test(v.replace(/\r?\n/g, ''))) return 'must be plain text, without control characters'
+    const n = v.split(/\r?\n/).length
+    return n > lines ? `must be at most ${lines} line${lines === 1 ? '' : 's'}, not ${n}` : null
+  }
+
+/**
  * A DNS zone: letters, digits and hyphens in dot-separated labels of at most 63 characters
  * (RFC 1035 §2.3.1), at least two labels, 253 characters in all.
  */
@@ -124,7 +138,10 @@ export const SETTING_RULES: Record<string, SettingRule> = {
   // Installation checks (installations/)
   [INSTALLATION_SETTINGS.intervalHours]: wholeNumberRule(INSTALLATION_LIMITS.intervalHours),
   [INSTALLATION_SETTINGS.concurrency]: wholeNumberRule(INSTALLATION_LIMITS.concurrency),
-  [INSTALLATION_SETTINGS.timeoutSeconds]: wholeNumberRule(INSTALLATION_LIMITS.timeoutSeconds)
+  [INSTALLATION_SETTINGS.timeoutSeconds]: wholeNumberRule(INSTALLATION_LIMITS.timeoutSeconds),
+  // The seller block of invoices
+  [INVOICE_SETTINGS.sellerName]: printedTextRule(200, 1),
+  [INVOICE_SETTINGS.sellerAddress]: printedTextRule(600, 8)
 }
 
 export const EDITABLE_SETTINGS = Object.keys(SETTING_RULES)

@@ -102,7 +102,9 @@ export function OrderDetail({ id }: { id: number }): React.JSX.Element {
       ) : null}
       {order.status === 'cancelled' && lastRefund ? (
         <div className="ok-box" role="status">
-          Refunded {usd(lastRefund.refunded)}; the balance is now {usd(lastRefund.newBalance)}.
+          {lastRefund.refunded > 0
+            ? `Refunded ${usd(lastRefund.refunded)}; the balance is now ${usd(lastRefund.newBalance)}.`
+            : 'Cancelled; its invoice is cancelled, and as nothing was paid nothing was refunded.'}
         </div>
       ) : null}
       <OrderTimeline order={order} />

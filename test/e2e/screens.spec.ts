@@ -134,10 +134,10 @@ test('every screen and order has its own address: clicks change it, reload keeps
   await expect(other.getByTestId('order-number')).toHaveText(number)
   await expect(other.locator('h1')).toContainText('address.example.test')
   await other.close()
-  // Back from the order leads to the new-order form it was placed from.
+  // Back from the order leads to the new-order form it was placed from, with its product.
   await page.goBack()
   await expect(page.locator('h1')).toHaveText('New order')
-  expect(hashOf(page)).toBe('#/catalogue/new-order')
+  expect(hashOf(page)).toMatch(/^#\/catalogue\/new-order\?product=\d+$/)
 
   // An unknown address says so.
   await openAddress(page, '#/no-such-screen')
@@ -720,17 +720,18 @@ test('keyboard and screen readers: axe finds nothing serious on any screen, Tab 
     await snap(page, info, `a11y-${name}`)
   }
 
-  // Tab walks the sidebar top to bottom, then the screen.
+  // Tab reaches the skip link first, then walks the sidebar top to bottom, then the screen.
   await openAddress(page, '#/')
   // A fresh load, so the focus starts at the top of the document.
   await page.reload()
   await expect(page.locator('h1')).toHaveText('Dashboard')
   const names: string[] = []
-  for (let i = 0; i < 17; i++) {
+  for (let i = 0; i < 18; i++) {
     await page.keyboard.press('Tab')
     names.push(await page.evaluate<string>(FOCUSED))
   }
   expect(names).toEqual([
+    'Skip to main content',
     'Sign out',
     'Connect to a team server…',
     'Acting for',

@@ -289,7 +289,7 @@ export class Installations {
         if (what) {
           return {
             reachable: false,
-            reason: `not checked: ${address} is ${what} (set ${DCV_SETTINGS.allowPrivateAddresses} to true for a lab)`
+            reason: `not checked: ${address} is ${what} (for a lab, turn on lab use in Settings, under Domain validation)`
           }
         }
       } else {
