@@ -207,7 +207,8 @@ export function ExportTray(): React.JSX.Element | null {
     <aside ref={tray} className="export-tray" aria-label="Exports" aria-live="polite">
       {shown.map((j) => (
         <div key={j.id} className={`export-job ${j.state}`} data-testid="export-job" data-state={j.state}>
-          <span>{describe(j)}</span>
+          {/* A path is one long token: it wraps where it must. */}
+          <span className="break">{describe(j)}</span>
           {j.state === 'running' ? (
             <>
               <progress max={Math.max(1, j.total)} value={j.rows} aria-label={`Export of the ${LIST_LABEL[j.list]}`} />

@@ -9,12 +9,13 @@
 import AxeBuilder from '@axe-core/playwright'
 import { expect, test, type Page, type TestInfo } from '@playwright/test'
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ADMIN_LOG_TYPES } from '../../src-main/core/events'
 import { freePort, run } from '../support/acme'
 import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
+import { createTestCa } from '../support/test-ca'
 import {
   base,
   issueOverHttp,
@@ -630,9 +631,31 @@ test('a private key export asks for a password by default; without one needs its
   await resetChecks(page)
 })
 
+/**
+ * A certificate bought elsewhere, brought in from a folder with a long path, so that the imports
+ * screen shows what it shows in use: a long source path and a "Renew with CertDesk" button.
+ */
+async function importFromFolder(page: Page, tag: string): Promise<void> {
+  const ca = await createTestCa()
+  const leaf = await ca.issue(`a11y-imported-${tag}.example.test`, new Date(Date.now() - 86_400_000), 90)
+  const root = mkdtempSync(join(tmpdir(), 'certdesk-e2e-screens-'))
+  try {
+    const folder = join(root, 'srv', 'www', `a11y-imported-${tag}.example.test`, 'certificates-bought-elsewhere')
+    mkdirSync(folder, { recursive: true })
+    writeFileSync(join(folder, 'certificate-with-chain.pem'), leaf.certificatePem + leaf.chainPem)
+    await nav(page, 'Imported certificates')
+    await page.getByLabel('Folder on this machine').fill(root)
+    await page.getByRole('button', { name: 'Scan folder' }).click()
+    await expect(page.getByTestId('import-outcome')).toContainText('Imported 1,')
+  } finally {
+    rmSync(root, { recursive: true, force: true })
+  }
+}
+
 /** Every screen of the app with the data it shows, as addresses; the orders are made first. */
 async function everyScreen(page: Page, tag: string): Promise<[name: string, hash: string][]> {
   await pointChecksAt(page, dns, web)
+  await importFromFolder(page, tag)
   await orderFromCatalogue(page, `a11y-pending-${tag}.example.test`)
   const pending = hashOf(page)
   await orderFromCatalogue(page, `a11y-validating-${tag}.example.test`)
