@@ -66,7 +66,14 @@ export function OrderCertificate({ order }: { order: OrderView }): React.JSX.Ele
             <dt>SHA-256</dt>
             <dd className="mono break small">{facts.sha256}</dd>
           </dl>
-          <CertificateDownloads order={order} cert={cert} busy={busy} run={run} />
+          <CertificateDownloads
+            order={order}
+            cert={cert}
+            password={password}
+            setPassword={setPassword}
+            busy={busy}
+            run={run}
+          />
           <ErrorBox text={error} />
           {detail && detail.history.length > 0 ? (
             <>

@@ -2,7 +2,6 @@
  * The certificate's files: PEM pieces straight from the store, and the key and PFX exports that
  * the main process builds (the password-based encryption never runs in the page).
  */
-import { useState } from 'react'
 import type { CertificateView, OrderView } from '../../src-preload/contract'
 import { download } from '../lib/format'
 import { useStore } from '../store'
@@ -18,16 +17,20 @@ export const exportFileName = (order: OrderView): string => order.domain.replace
 export function CertificateDownloads({
   order,
   cert,
+  password,
+  setPassword,
   busy,
   run
 }: {
   order: OrderView
   cert: CertificateView
+  /** The export password, held by the card: one typed before the certificate arrived is kept. */
+  password: string
+  setPassword: (p: string) => void
   busy: string | null
   run: RunExport
 }): React.JSX.Element {
   const exportPfx = useStore((s) => s.exportPfx)
-  const [password, setPassword] = useState('')
   const file = exportFileName(order)
   return (
     <>

@@ -631,6 +631,22 @@ test('a private key export asks for a password by default; without one needs its
   await resetChecks(page)
 })
 
+test('an export password typed while the names wait for validation is still there once the certificate is', async ({
+  page
+}) => {
+  await pointChecksAt(page, dns, web)
+  await orderFromCatalogue(page, 'key-early.example.test')
+  await issueOverHttp(page, web, ['key-early.example.test'], async () => {
+    // The key is kept from the CSR step on, so its export is offered before the certificate.
+    await page.getByLabel('Export password').fill('correct horse')
+  })
+  await expect(page.getByTestId('cert-facts')).toBeVisible()
+  await expect(page.getByLabel('Export password (for the key or the PFX)')).toHaveValue('correct horse')
+  const enc = await downloadOf(page, () => page.getByRole('button', { name: 'Private key (encrypted)' }).click())
+  execFileSync('openssl', ['pkey', '-passin', 'pass:correct horse', '-noout'], { input: enc.text })
+  await resetChecks(page)
+})
+
 /**
  * A certificate bought elsewhere, brought in from a folder with a long path, so that the imports
  * screen shows what it shows in use: a long source path and a "Renew with CertDesk" button.

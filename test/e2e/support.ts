@@ -84,7 +84,9 @@ export async function resetChecks(page: Page): Promise<void> {
 export async function issueOverHttp(
   page: Page,
   web: { put(host: string, path: string, body: string): void },
-  names: string[]
+  names: string[],
+  /** What the user does while the names wait for validation, before the re-check issues. */
+  whileWaiting?: () => Promise<void>
 ): Promise<void> {
   await page.getByLabel('Names').fill(names.join(' '))
   await page.getByRole('button', { name: 'Generate key and CSR' }).click()
@@ -96,6 +98,7 @@ export async function issueOverHttp(
     const url = new URL(((await box.getByTestId('dcv-url').textContent()) ?? '').replace(/Copy$/, '').trim())
     web.put(name, url.pathname, (await box.getByTestId('dcv-content').textContent()) ?? '')
   }
+  await whileWaiting?.()
   await page.getByRole('button', { name: 'Re-check now' }).click()
   await expect(page.locator('h1')).toContainText('completed')
 }
