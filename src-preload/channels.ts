@@ -36,6 +36,8 @@ export const APP_METHODS = {
   configureOrder: true,
   sslStatus: true,
   changeDcv: true,
+  changeNameDcv: true,
+  approverChoices: true,
   resendValidation: true,
   emailOutbox: true,
   approveEmail: true,

@@ -28,6 +28,7 @@ export type {
   DeployTargetView,
   InvoiceStatus,
   InvoiceView,
+  NameChoice,
   NameValidationView,
   OrderFilter,
   OrderInput,

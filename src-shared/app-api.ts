@@ -163,6 +163,16 @@ export const APP_API = {
   /** Runs the pending domain checks now (issuing once every name passed) and answers the status. */
   sslStatus: method([reseller, order], SslStatusView),
   changeDcv: method([reseller, order, arg('method', DcvMethod), optional('approver email', Text)], SslStatusView),
+  /** Another method for one name not yet validated; every other name stays as it is. */
+  changeNameDcv: method(
+    [reseller, order, arg('name', Text), arg('method', DcvMethod), optional('approver email', Text)],
+    SslStatusView
+  ),
+  /** The constructed approver addresses of each name (BR §3.2.2.4.4), for choosing before a CSR is submitted. */
+  approverChoices: method(
+    [arg('names', Type.Array(Text, { maxItems: 1000 }))],
+    Type.Record(Type.String(), Type.Array(Type.String()))
+  ),
   resendValidation: method([reseller, order], SslStatusView),
   /** Approval messages of an order kept by CertDesk, newest first. */
   emailOutbox: method([reseller, order], Type.Array(OutboxMessageView)),

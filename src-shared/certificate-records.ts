@@ -40,7 +40,13 @@ export const NameValidation = Type.Object({
       recordValue: Type.String(),
       txtAlternative: Type.String()
     }),
-    Type.Object({ method: Type.Literal('email'), approverEmail: Type.String(), sentAt: NullableStamp })
+    Type.Object({
+      method: Type.Literal('email'),
+      approverEmail: Type.String(),
+      sentAt: NullableStamp,
+      /** Every constructed address the name may be approved at (BR §3.2.2.4.4), the name's own first. */
+      approverChoices: Type.Array(Type.String())
+    })
   ])
 })
 export type NameValidation = Static<typeof NameValidation>
@@ -116,15 +122,28 @@ const Approvers = Type.Record(
   }
 )
 
+/** A name validated by a method of its own, and its approver when that is email. */
+export const NameChoice = Type.Object(
+  {
+    name: Text,
+    method: DcvMethod,
+    approverEmail: Type.Optional(Type.String({ title: 'approver email', must: 'must be text' }))
+  },
+  { title: 'name choice', must: 'must be { name, method, approverEmail? }' }
+)
+export type NameChoice = Static<typeof NameChoice>
+const NameChoices = Type.Array(NameChoice, { maxItems: 1000, title: 'per-name methods', must: 'must be a list' })
+
 export const ConfigureInput = Type.Object(
   {
     orderId: Type.Integer({ minimum: 1, title: 'order id', must: 'must be a positive whole number' }),
     csr: Text,
     dcvMethod: DcvMethod,
     approverEmail: Type.Optional(Type.String({ title: 'approver email', must: 'must be text' })),
-    approvers: Type.Optional(Approvers)
+    approvers: Type.Optional(Approvers),
+    perName: Type.Optional(NameChoices)
   },
-  { must: 'must be { orderId, csr, dcvMethod, approverEmail?, approvers? }' }
+  { must: 'must be { orderId, csr, dcvMethod, approverEmail?, approvers?, perName? }' }
 )
 export type ConfigureInput = Static<typeof ConfigureInput>
 
@@ -134,10 +153,13 @@ export const ReissueInput = Type.Object(
     csr: Type.Optional(Text),
     dcvMethod: Type.Optional(DcvMethod),
     approverEmail: Type.Optional(Type.String({ title: 'approver email', must: 'must be text' })),
+    perName: Type.Optional(NameChoices),
+    /** The names of the new certificate with the same key (a CSR is made from the kept key). */
+    names: Type.Optional(Type.Array(Text, { maxItems: 1000, title: 'names', must: 'must be a list of names' })),
     /** The key `csr` was generated from in the app: kept with the certificate issued for it. */
     privateKeyPem: Type.Optional(Type.String({ title: 'private key', must: 'must be text' }))
   },
-  { must: 'must be { orderId, csr?, dcvMethod?, approverEmail?, privateKeyPem? }' }
+  { must: 'must be { orderId, csr?, dcvMethod?, approverEmail?, perName?, names?, privateKeyPem? }' }
 )
 export type ReissueInput = Static<typeof ReissueInput>
 

@@ -8,7 +8,7 @@
  */
 import type { AppApi, AppMethod } from '../../src-shared/app-api'
 import type { Order, OrderView, PageRequest, Reseller, ResellerView, SettingsView } from '../../src-shared/records'
-import type { StoredCertificate, SslStatus } from '../core/certificates'
+import { approverChoices, type StoredCertificate, type SslStatus } from '../core/certificates'
 import { productView } from '../core/catalogue'
 import {
   acmeCommandsView,
@@ -244,6 +244,13 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
       sslView(await service.certificates.status(reseller(resellerId).id, orderId)),
     changeDcv: async (resellerId, orderId, method, approverEmail) =>
       sslView(await service.certificates.changeDcv(reseller(resellerId).id, orderId, method, optText(approverEmail))),
+    changeNameDcv: async (resellerId, orderId, name, method, approverEmail) =>
+      sslView(
+        await service.certificates.changeDcv(reseller(resellerId).id, orderId, undefined, undefined, [
+          { name, method, approverEmail: optText(approverEmail) }
+        ])
+      ),
+    approverChoices: (names) => Object.fromEntries(names.map((n) => [n, approverChoices(n)])),
     resendValidation: async (resellerId, orderId) =>
       sslView(await service.certificates.resendValidation(reseller(resellerId).id, orderId)),
     emailOutbox: (resellerId, orderId) => service.certificates.outbox(ownOrder(resellerId, orderId).id),

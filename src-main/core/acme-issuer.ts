@@ -56,8 +56,8 @@ const POLL = { attempts: 12, minMs: 250, maxMs: 2000 }
 export interface ExternalValidation {
   /** True when this order's names are validated by the external CA. */
   handles(orderId: number): boolean
-  /** Starts the CA order for these names and method (throws a clear 400 for email). */
-  begin(orderId: number, names: string[], method: DcvMethod): Promise<void>
+  /** Starts the CA order for these names, each by its method (throws a clear 400 for email). */
+  begin(orderId: number, names: string[], methods: Map<string, DcvMethod>): Promise<void>
   instructions(orderId: number, name: string): ExternalInstructions | null
   check(orderId: number, name: string): Promise<CheckResult>
 }
@@ -176,18 +176,22 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     return this.enabled() && this.row(orderId) !== null
   }
 
-  async begin(orderId: number, names: string[], method: DcvMethod): Promise<void> {
+  async begin(orderId: number, names: string[], methods: Map<string, DcvMethod>): Promise<void> {
     if (!this.enabled()) return
-    const type = method === 'http' ? 'http-01' : method === 'dns' ? 'dns-01' : null
-    if (!type) {
-      throw invalid(
-        `${method} validation is not available for certificates from the external ACME CA: ` +
-          'RFC 8555 validates with http-01 (dcv_method http) or dns-01 (dcv_method dns); choose one of those'
-      )
+    const types = new Map<string, 'http-01' | 'dns-01'>()
+    for (const name of names) {
+      const method = methods.get(name) ?? 'email'
+      const type = method === 'http' ? 'http-01' : method === 'dns' ? 'dns-01' : null
+      if (!type) {
+        throw invalid(
+          `${method} validation is not available for certificates from the external ACME CA: ` +
+            'RFC 8555 validates with http-01 (dcv_method http) or dns-01 (dcv_method dns); choose one of those'
+        )
+      }
+      if (name.startsWith('*.') && type === 'http-01')
+        throw invalid(`http validation cannot validate the wildcard name ${name} (RFC 8555 §7.1.3); use dns`)
+      types.set(name, type)
     }
-    const wild = names.find((n) => n.startsWith('*.'))
-    if (wild && type === 'http-01')
-      throw invalid(`http validation cannot validate the wildcard name ${wild} (RFC 8555 §7.1.3); use dns`)
     const client = await this.client()
     const order = await this.call('create the ACME order', () =>
       client.createOrder({ identifiers: names.map((value) => ({ type: 'dns', value })) })
@@ -197,6 +201,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     for (const authz of authzs) {
       const name = authz.wildcard ? `*.${authz.identifier.value}` : authz.identifier.value
       if (authz.status === 'valid') continue // §7.1.3: the CA reused a valid authorization
+      const type = types.get(name) ?? 'dns-01'
       const [state] = await this.challengesFor(client, authz, name, type)
       if (state?.delegated) this.delegation.publish(authz.identifier.value, state.value, orderId)
       if (!state)

@@ -4,6 +4,7 @@ import type { DcvMethod, NameValidationView, OrderView } from '../../src-preload
 import { useStore } from '../store'
 import { Badge, ErrorBox } from '../ui'
 import { ApprovalMessages, EmailNameApproval } from './email-approval'
+import { NameMethod, validationSummary } from './name-method'
 import { CancelValidation, DnsInstructions, HttpInstructions } from './validation-instructions'
 
 /**
@@ -41,13 +42,18 @@ export function ValidationStep({ order }: { order: OrderView }): React.JSX.Eleme
           >
             {checking ? 'Checking…' : 'Re-check now'}
           </button>
-          {ssl.dcvMethod === 'email' ? (
+          {ssl.validation.some((v) => v.method === 'email' && v.status !== 'valid') ? (
             <button className="btn" onClick={() => void resend(order.id)}>
               Resend email
             </button>
           ) : null}
         </div>
       </div>
+      {ssl.validation.length > 0 ? (
+        <p className="muted small" data-testid="dcv-summary">
+          {validationSummary(ssl.validation)}
+        </p>
+      ) : null}
       <div className="names">
         {ssl.validation.map((v) => (
           <div key={v.name} className="name-check" data-name={v.name}>
@@ -66,6 +72,9 @@ export function ValidationStep({ order }: { order: OrderView }): React.JSX.Eleme
               </p>
             ) : null}
             {v.status === 'failed' && v.detail ? <p className="warn small">{v.detail}</p> : null}
+            {order.status === 'validation_pending' && v.status !== 'valid' ? (
+              <NameMethod orderId={order.id} v={v} />
+            ) : null}
             {v.status !== 'valid' && (v.instructions.method === 'http' || v.instructions.method === 'https') ? (
               <HttpInstructions name={v.name} instructions={v.instructions} />
             ) : null}

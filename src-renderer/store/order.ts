@@ -49,6 +49,10 @@ export interface OrderSlice {
   /** Live status; `recheck` runs the pending domain checks (and issues once all pass). */
   loadSsl(orderId: number): Promise<void>
   changeDcv(orderId: number, method: DcvMethod, approverEmail?: string): Promise<string | null>
+  /** Another method for one name; the API's message on failure, null on success. */
+  changeNameDcv(orderId: number, name: string, method: DcvMethod): Promise<string | null>
+  /** The addresses each name may be approved at (BR §3.2.2.4.4); empty lists when they cannot be read. */
+  approverChoices(names: string[]): Promise<Record<string, string[]>>
   resendValidation(orderId: number): Promise<void>
   outbox: OutboxMessageView[]
   loadOutbox(orderId: number): Promise<void>
@@ -200,6 +204,24 @@ export const orderSlice: Slice<OrderSlice> = (set, get) => {
         return null
       } catch (err) {
         return errorMessage(err)
+      }
+    },
+    async changeNameDcv(orderId, name, method) {
+      try {
+        setSsl(await bridge.changeNameDcv(rid(get), orderId, name, method))
+        get().toast('ok', `${name} is now validated by ${method.toUpperCase()}`)
+        if (method === 'email') void get().loadOutbox(orderId)
+        return null
+      } catch (err) {
+        return errorMessage(err)
+      }
+    },
+    async approverChoices(names) {
+      try {
+        return await bridge.approverChoices(names)
+      } catch (err) {
+        get().toast('error', errorMessage(err))
+        return {}
       }
     },
     async resendValidation(orderId) {

@@ -22,6 +22,7 @@ import { daysBetween, parseDate } from '../time'
 import { cancelValidation } from './cancel-validation'
 import { chooseApprover, outbox, recordApproval, resendValidation, type OutboxMessage } from './email-approval'
 import { advance, autoReissue } from './issuance'
+import type { NameChoice } from './name-methods'
 import {
   certificateHistory,
   latestCertificate,
@@ -33,7 +34,9 @@ import {
 import { changeDcv, configure, reissue, type ConfigureInput, type ReissueInput } from './requests'
 import { OrderLock, type CertificatesScope, type KeyKeeper } from './scope'
 
+export { approverChoices } from '../authorization-domains'
 export { approverAddress, defaultApprover, type OutboxMessage } from './email-approval'
+export type { NameChoice } from './name-methods'
 export type {
   CertificateHandover,
   CertificateStatus,
@@ -108,9 +111,18 @@ export class Certificates {
     return sslStatus(this.scope, resellerId, orderId)
   }
 
-  /** POST /ssl/change-dcv: a new method (and approver) for every name not yet validated. */
-  async changeDcv(resellerId: number, orderId: number, method: DcvMethod, approverEmail?: string): Promise<SslStatus> {
-    await changeDcv(this.scope, resellerId, orderId, method, approverEmail)
+  /**
+   * POST /ssl/change-dcv: a new method (and approver) for every name not yet validated, or with
+   * `perName` alone for those names only (requests.ts).
+   */
+  async changeDcv(
+    resellerId: number,
+    orderId: number,
+    method: DcvMethod | undefined,
+    approverEmail?: string,
+    perName?: NameChoice[]
+  ): Promise<SslStatus> {
+    await changeDcv(this.scope, resellerId, orderId, method, approverEmail, perName)
     return sslStatus(this.scope, resellerId, orderId)
   }
 

@@ -4,6 +4,7 @@
  * reseller API v3.0 shows for an order (GET /ssl/{order_id}, GET /certificate/{order_id}).
  */
 import { randomBytes } from 'node:crypto'
+import { approverChoices } from '../authorization-domains'
 import type { DecodedCsr } from '../csr'
 import type { Db } from '../db'
 import {
@@ -52,7 +53,7 @@ export interface NameValidation {
   instructions:
     | { method: 'http' | 'https'; url: string; fileName: string; fileContent: string }
     | { method: 'dns'; recordName: string; recordType: 'CNAME' | 'TXT'; recordValue: string; txtAlternative: string }
-    | { method: 'email'; approverEmail: string; sentAt: string | null }
+    | { method: 'email'; approverEmail: string; sentAt: string | null; approverChoices: string[] }
 }
 
 export interface SslStatus {
@@ -269,7 +270,12 @@ function nameValidation(scope: CertificatesScope, c: DcvRow, t: DcvToken): NameV
           txtAlternative: dnsRecordValue(t)
         }
       : c.method === 'email'
-        ? { method: 'email', approverEmail: c.approver_email ?? '', sentAt: c.email_sent_at }
+        ? {
+            method: 'email',
+            approverEmail: c.approver_email ?? '',
+            sentAt: c.email_sent_at,
+            approverChoices: approverChoices(c.name)
+          }
         : {
             method: c.method,
             url: `${c.method}://${domain}${dcvFilePath(t)}`,

@@ -12,12 +12,18 @@ import type { CertificateHandover } from './records'
 
 /**
  * Keeps a key generated in the app with the certificate issued for it (key-vault.ts): `stage`
- * holds it until then; `promote` runs inside the transaction that stores a certificate.
+ * holds it until then; `promote` runs inside the transaction that stores a certificate;
+ * `csrFor` signs a new request with a kept key.
  */
 export interface KeyKeeper {
   stage(resellerId: number, orderId: number, pkcs8Pem: string, csrDer: Buffer): void
   promote(orderId: number, certificatePem: string): void
   discard(orderId: number): void
+  /**
+   * A CSR for `names` signed by the kept key of `certificatePem` (a reissue with the same key
+   * for other names); null when no key of that certificate is kept.
+   */
+  csrFor(orderId: number, certificatePem: string, names: string[]): Promise<string | null>
 }
 
 export interface CertificatesScope {

@@ -27,6 +27,35 @@ const Email = Type.String({
     "approver for email validation: admin@, administrator@, webmaster@, hostmaster@ or postmaster@ at the order domain or a parent of it; each other name gets the same mailbox at its own domain. Default: admin@ at each name's base domain"
 })
 
+/**
+ * Beyond the reseller API v3.0, which has one `dcv_method` per request: names validated by a
+ * method of their own (docs/api.md, "Validation per name"). Every other name takes dcv_method.
+ */
+const PerName = Type.Array(
+  Type.Object(
+    {
+      name: Type.String({ minLength: 1, maxLength: 253, description: 'a name of the order, as in the CSR' }),
+      dcv_method: Method,
+      approver_email: Type.Optional(
+        Type.String({
+          minLength: 3,
+          maxLength: 254,
+          description:
+            'email only: admin@, administrator@, webmaster@, hostmaster@ or postmaster@ at the name or a parent of it up to its registrable domain'
+        })
+      )
+    },
+    { additionalProperties: false }
+  ),
+  {
+    maxItems: 1000,
+    description:
+      'names validated otherwise than by dcv_method: a file for hosts, dns for a wildcard, email where still allowed'
+  }
+)
+const perName = (list: Static<typeof PerName> | undefined) =>
+  list?.map((c) => ({ name: c.name, method: c.dcv_method, approverEmail: c.approver_email }))
+
 const CsrJson = Type.Object({
   domain: Nullable(Type.String()),
   common_name: Nullable(Type.String()),
@@ -67,7 +96,13 @@ const ValidationJson = Type.Object({
       record_value: Type.Optional(Type.String()),
       txt_alternative: Type.Optional(Type.String()),
       approver_email: Type.Optional(Type.String()),
-      sent_at: Type.Optional(Nullable(Timestamp))
+      sent_at: Type.Optional(Nullable(Timestamp)),
+      approver_choices: Type.Optional(
+        Type.Array(Type.String(), {
+          description:
+            'email: every address that may approve the name (BR §3.2.2.4.4): admin@, administrator@, webmaster@, hostmaster@ and postmaster@ at the name and each parent up to its registrable domain (Public Suffix List)'
+        })
+      )
     },
     { additionalProperties: false }
   )
@@ -165,7 +200,7 @@ function validationJson(v: NameValidation): Static<typeof ValidationJson> {
           txt_alternative: i.txtAlternative
         }
       : i.method === 'email'
-        ? { method: i.method, approver_email: i.approverEmail, sent_at: i.sentAt }
+        ? { method: i.method, approver_email: i.approverEmail, sent_at: i.sentAt, approver_choices: i.approverChoices }
         : { method: i.method, url: i.url, file_name: i.fileName, file_content: i.fileContent }
   return {
     name: v.name,
@@ -236,7 +271,7 @@ function certificateJson(c: CertificateStatus): Static<typeof CertificateStatusJ
 const messageFor = (s: SslStatus, action: string): string =>
   s.order.status === 'completed'
     ? `${action}; the certificate is issued`
-    : s.dcvMethod === 'email'
+    : s.validation.every((v) => v.status === 'valid' || v.method === 'email')
       ? `${action}; an approval email went to each approver address`
       : `${action}; complete the validation below, then GET /ssl/${s.order.id}`
 
@@ -258,7 +293,13 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
     {
       summary: 'Submit the CSR and the validation method of a pending order',
       body: Type.Object(
-        { order_id: OrderId, csr: Csr, dcv_method: Type.Optional(Method), approver_email: Type.Optional(Email) },
+        {
+          order_id: OrderId,
+          csr: Csr,
+          dcv_method: Type.Optional(Method),
+          approver_email: Type.Optional(Email),
+          dcv_per_name: Type.Optional(PerName)
+        },
         { additionalProperties: false }
       ),
       response: { 200: SslStatusJson, ...ErrorRef }
@@ -269,7 +310,8 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
         orderId: b.order_id,
         csr: b.csr,
         dcvMethod: b.dcv_method,
-        approverEmail: b.approver_email
+        approverEmail: b.approver_email,
+        perName: perName(b.dcv_per_name)
       })
       return sslJson(s, messageFor(s, 'CSR accepted'))
     }
@@ -288,17 +330,32 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
   r.post(
     '/ssl/change-dcv',
     {
-      summary: 'Change the validation method of the names not yet validated',
+      summary:
+        'Change the validation method of the names not yet validated (dcv_method), or of single names (dcv_per_name alone)',
       body: Type.Object(
-        { order_id: OrderId, dcv_method: Method, approver_email: Type.Optional(Email) },
+        {
+          order_id: OrderId,
+          dcv_method: Type.Optional(Method),
+          approver_email: Type.Optional(Email),
+          dcv_per_name: Type.Optional(PerName)
+        },
         { additionalProperties: false }
       ),
       response: { 200: SslStatusJson, ...ErrorRef }
     },
     async (request) => {
       const b = request.body
-      const s = await certs.changeDcv(caller(request).id, b.order_id, b.dcv_method, b.approver_email)
-      return sslJson(s, messageFor(s, `Validation method changed to ${b.dcv_method}`))
+      const s = await certs.changeDcv(
+        caller(request).id,
+        b.order_id,
+        b.dcv_method,
+        b.approver_email,
+        perName(b.dcv_per_name)
+      )
+      const changed = b.dcv_method
+        ? `Validation method changed to ${b.dcv_method}`
+        : `Validation method changed for ${b.dcv_per_name?.map((c) => `${c.name} (${c.dcv_method})`).join(', ')}`
+      return sslJson(s, messageFor(s, changed))
     }
   )
 
@@ -342,7 +399,8 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
           order_id: OrderId,
           csr: Type.Optional(Type.String({ maxLength: 64 * 1024 })),
           dcv_method: Type.Optional(Method),
-          approver_email: Type.Optional(Email)
+          approver_email: Type.Optional(Email),
+          dcv_per_name: Type.Optional(PerName)
         },
         { additionalProperties: false }
       ),
@@ -354,7 +412,8 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
         orderId: b.order_id,
         csr: b.csr,
         dcvMethod: b.dcv_method,
-        approverEmail: b.approver_email
+        approverEmail: b.approver_email,
+        perName: perName(b.dcv_per_name)
       })
       return sslJson(s, messageFor(s, 'Reissue accepted'))
     }
