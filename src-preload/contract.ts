@@ -43,6 +43,8 @@ export type {
   ProductView,
   QuoteView,
   ReissueInput,
+  RevocationInput,
+  RevocationReason,
   ResellerView,
   SettingsInput,
   SettingsProblems,

@@ -52,6 +52,7 @@ import {
   QuoteView,
   ReissueInput,
   ResellerView,
+  RevocationInput,
   SettingsInput,
   SettingsProblems,
   SettingsView,
@@ -182,6 +183,11 @@ export const APP_API = {
   chooseApprover: method([reseller, order, arg('name', Text), arg('approver email', Text)], SslStatusView),
   reissue: method([reseller, arg('input', ReissueInput)], SslStatusView),
   certificate: method([reseller, order], CertificateDetailView),
+  /**
+   * Revokes a certificate of the order (the current one unless `certificateId` names another)
+   * with an RFC 5280 reason: onto the local CA's CRL, or at the external ACME CA that issued it.
+   */
+  revokeCertificate: method([reseller, order, arg('revocation', RevocationInput)], CertificateDetailView),
   /** The local CA's root, for trust stores. */
   caRootPem: method([], Type.Object({ pem: Type.String() })),
 

@@ -7,14 +7,17 @@ import {
   DeployTargetKind,
   DeployTrigger,
   Flag,
+  Id,
   Nullable,
   NullableStamp,
   OneOf,
+  RevocationReason,
   Stamp,
   Text,
   WholeNumber
 } from './schema-kit'
 import { OrderView } from './account-records'
+import { REVOCATION_REASONS } from './constants'
 
 // ---- certificates and domain validation ----------------------------------------------------
 
@@ -63,7 +66,10 @@ export const StoredCertificate = Type.Object({
   validFrom: Stamp,
   validTill: Stamp,
   reason: OneOf(['initial', 'reissue', 'auto_reissue']),
-  createdAt: Stamp
+  createdAt: Stamp,
+  /** When it was revoked, and why (RFC 5280 §5.3.1); null while it is not. */
+  revokedAt: NullableStamp,
+  revocationReason: Nullable(RevocationReason)
 })
 export type StoredCertificate = Static<typeof StoredCertificate>
 export const CertificateView = Type.Omit(StoredCertificate, ['orderId'])
@@ -162,6 +168,18 @@ export const ReissueInput = Type.Object(
   { must: 'must be { orderId, csr?, dcvMethod?, approverEmail?, perName?, names?, privateKeyPem? }' }
 )
 export type ReissueInput = Static<typeof ReissueInput>
+
+export const RevocationInput = Type.Object(
+  {
+    certificateId: Type.Optional(Id),
+    reason: Type.Union(
+      REVOCATION_REASONS.map((r) => Type.Literal(r)),
+      { title: 'reason', must: `must be one of ${REVOCATION_REASONS.join(', ')}` }
+    )
+  },
+  { must: 'must be { certificateId?, reason }' }
+)
+export type RevocationInput = Static<typeof RevocationInput>
 
 // ---- deploys ------------------------------------------------------------------------------
 

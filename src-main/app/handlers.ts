@@ -107,9 +107,10 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     ...r,
     groupName: r.groupId === null ? null : (service.catalogue.group(r.groupId)?.name ?? null)
   })
-  const orderView = (o: Order, keys?: Set<number>): OrderView => ({
+  const orderView = (o: Order, keys?: Set<number>, revoked?: Set<number>): OrderView => ({
     ...o,
-    hasStoredKey: keys ? keys.has(o.id) : vault.has(o.id)
+    hasStoredKey: keys ? keys.has(o.id) : vault.has(o.id),
+    certificateRevoked: (revoked ?? service.certificates.revokedCurrent([o.id])).has(o.id)
   })
   const sslView = ({ csr: _csr, ...s }: SslStatus) => ({
     ...s,
@@ -117,6 +118,15 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     certificate: s.certificate && certView(s.certificate)
   })
   const reseller = (resellerId: number): Reseller => service.resellers.get(resellerId)
+  /** The order's current certificate with its days left, and every certificate it had. */
+  const certificateDetail = (r: number, orderId: number) => {
+    const { order: _order, ...status } = service.certificates.certificate(r, orderId)
+    return {
+      ...status,
+      certificate: status.certificate && certView(status.certificate),
+      history: service.certificates.history(r, orderId).map(certView)
+    }
+  }
   /** The order of this reseller (404 otherwise), so one account's page cannot act on another's orders. */
   const ownOrder = (resellerId: number, orderId: number): Order => service.orders.get(reseller(resellerId).id, orderId)
   /** An API key of this reseller, so one account's page cannot act on another's keys. */
@@ -173,8 +183,9 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
         { status: filter.status, domain: optText(filter.domain) },
         page(p)
       )
-      const keys = vault.withKeys(result.items.map((o) => o.id))
-      return { ...result, items: result.items.map((o) => orderView(o, keys)) }
+      const ids = result.items.map((o) => o.id)
+      const [keys, revoked] = [vault.withKeys(ids), service.certificates.revokedCurrent(ids)]
+      return { ...result, items: result.items.map((o) => orderView(o, keys, revoked)) }
     },
     getOrder: (resellerId, orderId) => orderView(ownOrder(resellerId, orderId)),
     cancelOrder: (resellerId, orderId) => {
@@ -267,14 +278,11 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
           privateKeyPem: optText(input.privateKeyPem)
         })
       ),
-    certificate: (resellerId, orderId) => {
+    certificate: (resellerId, orderId) => certificateDetail(reseller(resellerId).id, orderId),
+    revokeCertificate: async (resellerId, orderId, revocation) => {
       const r = reseller(resellerId).id
-      const { order: _order, ...status } = service.certificates.certificate(r, orderId)
-      return {
-        ...status,
-        certificate: status.certificate && certView(status.certificate),
-        history: service.certificates.history(r, orderId).map(certView)
-      }
+      await service.certificates.revoke(r, orderId, revocation)
+      return certificateDetail(r, orderId)
     },
     caRootPem: async () => ({ pem: await service.localCa.rootPem() }),
 
@@ -412,8 +420,9 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     // Lists paged by key and CSV exports written by the main process.
     orderPage: (resellerId, q) => {
       const p = pages.orderPage(reseller(resellerId).id, q)
-      const keys = vault.withKeys(p.items.map((o) => o.id))
-      return { ...p, items: p.items.map((o) => orderView(o, keys)) }
+      const ids = p.items.map((o) => o.id)
+      const [keys, revoked] = [vault.withKeys(ids), service.certificates.revokedCurrent(ids)]
+      return { ...p, items: p.items.map((o) => orderView(o, keys, revoked)) }
     },
     invoicePage: (resellerId, q) => pages.invoicePage(reseller(resellerId).id, q),
     ledgerPage: (resellerId, q) => pages.ledgerPage(reseller(resellerId).id, q),

@@ -28,7 +28,8 @@ import { DCV_SETTINGS, type CheckResult, type DcvMethod } from './dcv'
 import { DelegatedDns } from './delegated-dns'
 import { checkPersistRecord, persistOwner, persistRecordValue } from './dns-persist'
 import { baseDomain } from './domains'
-import { invalid, ServiceError } from './errors'
+import { conflict, invalid, ServiceError } from './errors'
+import type { ExternalRevocation } from './certificates/revocation'
 import type { IssueRequest, IssuedCertificate, Issuer } from './issuer'
 import type { Settings } from './settings'
 import { isoTimestamp } from './time'
@@ -101,7 +102,7 @@ interface OrderRow {
   challenges: string
 }
 
-export class AcmeIssuer implements Issuer, ExternalValidation {
+export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocation {
   readonly name = 'acme'
   /** The zone delegated to CertDesk, where it answers dns-01 itself. */
   readonly delegation: DelegatedDns
@@ -340,6 +341,28 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
       validTill: info.notAfter,
       issuer: `acme:${this.directoryUrl()}`
     }
+  }
+
+  /**
+   * RFC 8555 §7.6: revokes a certificate this CA issued, signed by CertDesk's account key (the
+   * account that ordered it), with its RFC 5280 reason code. Only at the CA configured now: a
+   * certificate from a CA CertDesk no longer uses is revoked there, by whoever holds its account.
+   */
+  async revoke(directoryUrl: string, certificatePem: string, reasonCode: number): Promise<void> {
+    if (!this.enabled() || this.directoryUrl() !== directoryUrl) {
+      throw conflict(
+        `could not revoke the certificate at ${directoryUrl}: CertDesk no longer uses that ACME CA; revoke it there with the account that ordered it`
+      )
+    }
+    const client = await this.client()
+    await this.call('revoke the certificate', async () => {
+      try {
+        await client.revokeCertificate(certificatePem, { reason: reasonCode })
+      } catch (err) {
+        // urn:ietf:params:acme:error:alreadyRevoked (§6.7): the CA holds it revoked, as asked.
+        if (!/already revoked/i.test(err instanceof Error ? err.message : String(err))) throw err
+      }
+    })
   }
 
   /**

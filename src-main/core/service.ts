@@ -23,6 +23,7 @@ import { Invoices } from './invoices'
 import type { Issuer } from './issuer'
 import { Ledger } from './ledger'
 import { LocalCa } from './local-ca'
+import { LocalCaCrl } from './local-ca-crl'
 import { Orders } from './orders'
 import { Reports } from './reports'
 import { Resellers, type Reseller } from './resellers'
@@ -64,6 +65,8 @@ export interface Service {
   readonly deploys: Deploys
   readonly keyVault: KeyVault
   readonly localCa: LocalCa
+  /** The local CA's CRL, served at CRL_PATH and named by every leaf it signs. */
+  readonly crl: LocalCaCrl
   readonly certificates: Certificates
   readonly scheduler: Scheduler
   readonly watchlist: Watchlist
@@ -95,9 +98,13 @@ export function openService(opts: ServiceOptions): Service {
   const acme = new AcmeSubscriptions(ctx)
   const orders = new Orders(ctx, catalogue, acme)
   const localCa = new LocalCa(ctx)
+  // Every leaf of the local CA names its CRL, which CertDesk signs and serves (local-ca-crl.ts).
+  const crl = new LocalCaCrl(ctx, settings, localCa)
+  localCa.crlUrl = () => crl.url()
   // An external ACME CA, when configured, issues TLS orders and validates their names (RFC 8555).
   const acmeIssuer = new AcmeIssuer(ctx, settings, opts.issuer ?? localCa)
-  const certificates = new Certificates(ctx, orders, catalogue, settings, acmeIssuer, acmeIssuer)
+  const certificates = new Certificates(ctx, orders, catalogue, settings, acmeIssuer, acmeIssuer, acmeIssuer)
+  certificates.crl = crl
   const deploys = new Deploys(ctx)
   const resellers = new Resellers(ctx)
   const events = new Events(ctx)
@@ -127,8 +134,9 @@ export function openService(opts: ServiceOptions): Service {
     deploys,
     keyVault,
     localCa,
+    crl,
     certificates,
-    scheduler: new Scheduler(ctx, certificates, { deploys, events, renewals: acmeIssuer, alerts }),
+    scheduler: new Scheduler(ctx, certificates, { deploys, events, renewals: acmeIssuer, alerts, crl }),
     watchlist: new Watchlist(ctx, orders),
     installations: new Installations(ctx, orders, settings),
     imports: new Imports(ctx, orders, resellers, catalogue, keyVault),

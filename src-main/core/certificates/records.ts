@@ -20,6 +20,7 @@ import { baseDomain } from '../domains'
 import { conflict } from '../errors'
 import type { Order } from '../orders'
 import { isoTimestamp } from '../time'
+import { reasonName, type RevocationReason } from './revocation-reasons'
 import type { CertificatesScope } from './scope'
 
 export type IssueReason = 'initial' | 'reissue' | 'auto_reissue'
@@ -37,6 +38,9 @@ export interface StoredCertificate {
   validTill: string
   reason: IssueReason
   createdAt: string
+  /** When it was revoked (RFC 5280 §5.3.1 reason beside it); null while it is not. */
+  revokedAt: string | null
+  revocationReason: RevocationReason | null
 }
 
 /** What the certificate code hands over after committing a certificate (to the deploys). */
@@ -113,6 +117,8 @@ export interface CertRow {
   valid_till: string
   reason: IssueReason
   created_at: string
+  revoked_at: string | null
+  revocation_reason: number | null
 }
 
 export const toCert = (r: CertRow): StoredCertificate => ({
@@ -126,7 +132,9 @@ export const toCert = (r: CertRow): StoredCertificate => ({
   validFrom: r.valid_from,
   validTill: r.valid_till,
   reason: r.reason,
-  createdAt: r.created_at
+  createdAt: r.created_at,
+  revokedAt: r.revoked_at,
+  revocationReason: reasonName(r.revocation_reason)
 })
 
 export function findRequest(db: Db, orderId: number): RequestRow | undefined {

@@ -9,6 +9,7 @@ import type { Issuer } from '../issuer'
 import type { Orders } from '../orders'
 import type { Settings } from '../settings'
 import type { CertificateHandover } from './records'
+import type { CrlPublisher, ExternalRevocation } from './revocation'
 
 /**
  * Keeps a key generated in the app with the certificate issued for it (key-vault.ts): `stage`
@@ -39,6 +40,10 @@ export interface CertificatesScope {
   readonly keys: KeyKeeper | null
   /** Told after a certificate is committed (deploys and their event); never undoes it. */
   readonly onStored: ((c: CertificateHandover) => void) | null
+  /** Revokes at the external ACME CA that issued a certificate (acme-issuer.ts). */
+  readonly revoker: ExternalRevocation | null
+  /** The local CA's CRL, signed again after a revocation (local-ca-crl.ts); set at start-up. */
+  readonly crl: CrlPublisher | null
 }
 
 /** One issuance at a time per order, so two status polls never sign twice. */

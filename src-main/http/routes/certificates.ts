@@ -7,6 +7,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { CertificateStatus, NameValidation, SslStatus, StoredCertificate } from '../../core/certificates'
 import type { DecodedCsr } from '../../core/csr'
+import { REVOCATION_REASONS } from '../../core/certificates/revocation-reasons'
 import { DCV_METHODS } from '../../core/dcv'
 import type { Service } from '../../core/service'
 import { isoDate, parseDate } from '../../core/time'
@@ -121,6 +122,7 @@ const SslStatusJson = ok({
   names: Type.Array(Type.String()),
   validation: Type.Array(ValidationJson),
   certificate_issued: Type.Boolean(),
+  certificate_revoked: Type.Boolean(),
   valid_from: Nullable(Day),
   valid_till: Nullable(Day),
   reissue_count: Type.Integer(),
@@ -149,7 +151,10 @@ const CertificateStatusJson = Type.Object({
   cert_valid_till: Nullable(Day),
   period: Type.Integer(),
   serial_number: Nullable(Type.String()),
-  names: Type.Array(Type.String())
+  names: Type.Array(Type.String()),
+  revoked: Type.Boolean({ description: 'the certificate was revoked; it must not be installed' }),
+  revoked_at: Nullable(Timestamp),
+  revocation_reason: Nullable(Type.String({ description: 'RFC 5280 §5.3.1 reason name' }))
 })
 
 const DownloadJson = Type.Object({
@@ -160,7 +165,8 @@ const DownloadJson = Type.Object({
   serial_number: Type.String(),
   certificate_pem: Type.String(),
   ca_bundle: Type.String(),
-  private_key_note: Type.String()
+  private_key_note: Type.String(),
+  revoked: Type.Boolean()
 })
 
 /** Spec, "Certificate download record": the service never returns the private key. */
@@ -232,6 +238,7 @@ function sslJson(s: SslStatus, message?: string): Static<typeof SslStatusJson> {
     names: s.names,
     validation: s.validation.map(validationJson),
     certificate_issued: s.certificate !== null,
+    certificate_revoked: s.certificate?.revokedAt != null,
     valid_from: day(s.certificate?.validFrom),
     valid_till: day(s.certificate?.validTill),
     reissue_count: o.reissueCount,
@@ -264,7 +271,10 @@ function certificateJson(c: CertificateStatus): Static<typeof CertificateStatusJ
     cert_valid_till: o.certValidTill,
     period: o.periodMonths,
     serial_number: cert?.serial ?? null,
-    names: cert?.names ?? []
+    names: cert?.names ?? [],
+    revoked: cert?.revokedAt != null,
+    revoked_at: cert?.revokedAt ?? null,
+    revocation_reason: cert?.revocationReason ?? null
   }
 }
 
@@ -419,6 +429,40 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
     }
   )
 
+  r.post(
+    '/ssl/revoke',
+    {
+      summary:
+        'Revoke a certificate of an order with an RFC 5280 reason (beyond the spec): the local CA lists it on its CRL at once; an external ACME CA is asked to revoke it (RFC 8555 §7.6)',
+      body: Type.Object(
+        {
+          order_id: OrderId,
+          reason: StringEnum(REVOCATION_REASONS, 'RFC 5280 §5.3.1 reason, the subset BR §4.9.1.1 allows'),
+          serial_number: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 64,
+              pattern: '^[0-9A-Fa-f:]+$',
+              description: 'the certificate to revoke; the current one when left out'
+            })
+          )
+        },
+        { additionalProperties: false }
+      ),
+      response: { 200: ok({ certificate: CertificateStatusJson }), ...ErrorRef }
+    },
+    async (request) => {
+      const b = request.body
+      const who = caller(request).id
+      const revoked = await certs.revoke(who, b.order_id, { reason: b.reason, serial: b.serial_number })
+      return {
+        success: true as const,
+        message: `Certificate ${revoked.serial} revoked (${b.reason})`,
+        certificate: certificateJson(certs.certificate(who, b.order_id, revoked))
+      }
+    }
+  )
+
   r.get(
     '/certificate/:order_id',
     {
@@ -451,7 +495,8 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
           serial_number: certificate.serial,
           certificate_pem: certificate.certificatePem,
           ca_bundle: certificate.chainPem,
-          private_key_note: PRIVATE_KEY_NOTE
+          private_key_note: PRIVATE_KEY_NOTE,
+          revoked: certificate.revokedAt !== null
         }
       }
     }
