@@ -39,6 +39,7 @@ export const APP_METHODS = {
   changeNameDcv: true,
   approverChoices: true,
   revokeCertificate: true,
+  reissuePlan: true,
   resendValidation: true,
   emailOutbox: true,
   approveEmail: true,

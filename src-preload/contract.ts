@@ -43,6 +43,8 @@ export type {
   ProductView,
   QuoteView,
   ReissueInput,
+  ReissuePlanView,
+  PfxEncryption,
   RevocationInput,
   RevocationReason,
   ResellerView,

@@ -51,6 +51,8 @@ import {
   ProductView,
   QuoteView,
   ReissueInput,
+  PfxEncryption,
+  ReissuePlanView,
   ResellerView,
   RevocationInput,
   SettingsInput,
@@ -158,8 +160,12 @@ export const APP_API = {
    * A PKCS#12 file of the kept key, the current certificate and its chain, with friendlyName and
    * localKeyID on the key and the certificate (RFC 7292 §4.2), built in the main process.
    * Refused when the kept key is not the current certificate's key. The file is base64.
+   * `encryption`: AES-256 (the default) or the legacy 3DES/SHA-1 profile older Windows reads.
    */
-  exportPfx: method([reseller, order, arg('password', Text)], Type.Object({ pfxBase64: Type.String() })),
+  exportPfx: method(
+    [reseller, order, arg('password', Text), optional('encryption', PfxEncryption)],
+    Type.Object({ pfxBase64: Type.String() })
+  ),
   configureOrder: method([reseller, arg('input', ConfigureInput)], SslStatusView),
   /** Runs the pending domain checks now (issuing once every name passed) and answers the status. */
   sslStatus: method([reseller, order], SslStatusView),
@@ -182,6 +188,8 @@ export const APP_API = {
   /** Another approver address for one name waiting for email approval; a new code is mailed to it. */
   chooseApprover: method([reseller, order, arg('name', Text), arg('approver email', Text)], SslStatusView),
   reissue: method([reseller, arg('input', ReissueInput)], SslStatusView),
+  /** What a reissue for `names` (the current names by default) would do: validation, validity, deploys. */
+  reissuePlan: method([reseller, order, optional('names', Type.Array(Text, { maxItems: 1000 }))], ReissuePlanView),
   certificate: method([reseller, order], CertificateDetailView),
   /**
    * Revokes a certificate of the order (the current one unless `certificateId` names another)

@@ -169,6 +169,36 @@ export const ReissueInput = Type.Object(
 )
 export type ReissueInput = Static<typeof ReissueInput>
 
+/**
+ * How a PFX export is encrypted: AES-256 (PBES2, the default), or the RFC 7292 3DES/SHA-1
+ * profile for Windows before Server 2019 (weaker; offered beside AES-256 only).
+ */
+export const PfxEncryption = Type.Union([Type.Literal('aes-256'), Type.Literal('legacy-3des')], {
+  title: 'encryption',
+  must: 'must be aes-256 or legacy-3des'
+})
+export type PfxEncryption = Static<typeof PfxEncryption>
+
+/** What a reissue would do (core/certificates/reissue-plan.ts), for the confirmation. */
+export const ReissuePlanView = Type.Object({
+  names: Type.Array(Type.String()),
+  added: Type.Array(Type.String()),
+  removed: Type.Array(Type.String()),
+  included: Type.Array(Type.String()),
+  allowance: Nullable(
+    Type.Object({
+      names: Type.Object({ used: Type.Integer(), paid: Type.Integer() }),
+      wildcards: Type.Object({ used: Type.Integer(), paid: Type.Integer() })
+    })
+  ),
+  validation: Type.Array(Type.Object({ name: Type.String(), method: DcvMethod, reused: Type.Boolean() })),
+  validFrom: Stamp,
+  validTill: Stamp,
+  deploys: Type.Array(Type.Object({ kind: Type.String(), target: Type.String() })),
+  current: Type.Object({ serial: Type.String(), validTill: Stamp, revokedAt: NullableStamp })
+})
+export type ReissuePlanView = Static<typeof ReissuePlanView>
+
 export const RevocationInput = Type.Object(
   {
     certificateId: Type.Optional(Id),

@@ -24,6 +24,7 @@ import { deployRunView, deployTargetView, deployTargetViews } from '../core/depl
 import { conflict, invalid, notFound, ServiceError } from '../core/errors'
 import { expiringCsv } from '../core/reports'
 import { buildPfx, encryptPrivateKeyPem } from '../core/deploy/pfx'
+import { buildLegacyPfx } from '../core/deploy/pfx-legacy'
 import type { ApiKeyInfo } from '../core/resellers'
 import type { Service } from '../core/service'
 import { STATUS_OF } from '../http/errors'
@@ -221,7 +222,7 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
       const secret = exportPassword(password, 'private key')
       return { pem: await encryptPrivateKeyPem(vault.read(reseller(resellerId).id, orderId), secret) }
     },
-    exportPfx: async (resellerId, orderId, password) => {
+    exportPfx: async (resellerId, orderId, password, encryption) => {
       const r = reseller(resellerId).id
       const secret = exportPassword(password, 'PFX')
       vault.read(r, orderId) // the order is this reseller's and a key is kept for it, or 404
@@ -235,7 +236,8 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
           'could not build the PFX: the kept private key belongs to an earlier certificate of this order (it was reissued from another CSR)'
         )
       }
-      const pfx = await buildPfx({
+      const build = encryption === 'legacy-3des' ? buildLegacyPfx : buildPfx
+      const pfx = await build({
         certificatePem: current.certificatePem,
         chainPem: current.chainPem,
         privateKeyPem: key,
@@ -279,6 +281,8 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
         })
       ),
     certificate: (resellerId, orderId) => certificateDetail(reseller(resellerId).id, orderId),
+    reissuePlan: (resellerId, orderId, names) =>
+      service.certificates.reissuePlan(reseller(resellerId).id, orderId, names),
     revokeCertificate: async (resellerId, orderId, revocation) => {
       const r = reseller(resellerId).id
       await service.certificates.revoke(r, orderId, revocation)

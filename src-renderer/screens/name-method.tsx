@@ -17,21 +17,18 @@ export function NameMethod({ orderId, v }: { orderId: number; v: NameValidationV
   useEffect(() => setMethod(v.method), [v.method])
   return (
     <>
-      <div className="row name-method">
-        <label>
-          Method for {v.name}
-          <select
-            aria-label={`Method for ${v.name}`}
-            value={method}
-            onChange={(e) => setMethod(e.target.value as DcvMethod)}
-          >
-            {methodsFor(v.name).map((m) => (
-              <option key={m} value={m}>
-                {METHOD_LABELS[m]}
-              </option>
-            ))}
-          </select>
-        </label>
+      <span className="name-method">
+        <select
+          aria-label={`Method for ${v.name}`}
+          value={method}
+          onChange={(e) => setMethod(e.target.value as DcvMethod)}
+        >
+          {methodsFor(v.name).map((m) => (
+            <option key={m} value={m}>
+              {METHOD_LABELS[m]}
+            </option>
+          ))}
+        </select>
         <button
           type="button"
           className="btn small"
@@ -48,7 +45,7 @@ export function NameMethod({ orderId, v }: { orderId: number; v: NameValidationV
         >
           Apply
         </button>
-      </div>
+      </span>
       <ErrorBox text={error} />
     </>
   )

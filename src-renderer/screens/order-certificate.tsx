@@ -7,6 +7,7 @@ import { ErrorBox } from '../ui'
 import { CertificateDownloads, exportFileName, type RunExport } from './order-downloads'
 import { KeyExport } from './key-export'
 import { ReissueActions } from './order-reissue'
+import { REASON_SHORT } from './revoke-dialog'
 
 export function OrderCertificate({ order }: { order: OrderView }): React.JSX.Element {
   // Only this order's certificate: the store may still hold nothing, never another order's.
@@ -38,8 +39,15 @@ export function OrderCertificate({ order }: { order: OrderView }): React.JSX.Ele
       <h2>Certificate</h2>
       {cert && facts ? (
         <>
+          {cert.revokedAt ? (
+            <div className="revoked-box" role="status" data-testid="cert-revoked">
+              Revoked on {cert.revokedAt} UTC
+              {cert.revocationReason ? ` (${REASON_SHORT[cert.revocationReason]})` : ''}. Do not install it;{' '}
+              {order.status === 'completed' ? 'reissue to replace it.' : 'it is kept as history.'}
+            </div>
+          ) : null}
           <div className={`countdown ${days !== null && days < 15 ? 'soon' : ''}`} data-testid="expiry">
-            {days !== null && days >= 0 ? `${days} days left` : 'expired'}
+            {cert.revokedAt ? 'revoked' : days !== null && days >= 0 ? `${days} days left` : 'expired'}
             <span className="muted small">
               {' '}
               until {facts.notAfter.toISOString().slice(0, 16).replace('T', ' ')} UTC
@@ -63,6 +71,12 @@ export function OrderCertificate({ order }: { order: OrderView }): React.JSX.Ele
             </dd>
             <dt>SHA-256</dt>
             <dd className="mono break small">{facts.sha256}</dd>
+            {facts.crlUrls.length > 0 ? (
+              <>
+                <dt>CRL</dt>
+                <dd className="mono break small">{facts.crlUrls.join(', ')}</dd>
+              </>
+            ) : null}
           </dl>
           <CertificateDownloads order={order} cert={cert} busy={busy} run={run} />
           <ErrorBox text={error} />
@@ -74,14 +88,20 @@ export function OrderCertificate({ order }: { order: OrderView }): React.JSX.Ele
                   <li key={h.id}>
                     <span className="mono small">{h.serial.slice(0, 16)}…</span> {h.validFrom} – {h.validTill}{' '}
                     <span className="badge">{h.reason.replace('_', ' ')}</span>
+                    {h.revokedAt ? (
+                      <>
+                        {' '}
+                        <span className="badge badge-revoked">
+                          revoked{h.revocationReason ? `: ${REASON_SHORT[h.revocationReason]}` : ''}
+                        </span>
+                      </>
+                    ) : null}
                   </li>
                 ))}
               </ul>
             </>
           ) : null}
-          {order.status === 'completed' ? (
-            <ReissueActions order={order} cert={cert} busy={busy} run={run} onError={setError} />
-          ) : null}
+          {order.status === 'completed' ? <ReissueActions order={order} cert={cert} /> : null}
         </>
       ) : (
         <>

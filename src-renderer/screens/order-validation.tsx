@@ -59,10 +59,14 @@ export function ValidationStep({ order }: { order: OrderView }): React.JSX.Eleme
           <div key={v.name} className="name-check" data-name={v.name}>
             <div className="name-head">
               <span className="strong">{v.name}</span> <Badge status={`dcv-${v.status}`} label={DCV_LABEL[v.status]} />
-              <span className="muted small">
-                {v.method.toUpperCase()}
-                {v.status === 'valid' && v.validatedAt ? ` · validated ${v.validatedAt} UTC` : ''}
-              </span>
+              {order.status === 'validation_pending' && v.status !== 'valid' ? (
+                <NameMethod orderId={order.id} v={v} />
+              ) : (
+                <span className="muted small" data-testid="dcv-method">
+                  {v.method.toUpperCase()}
+                  {v.status === 'valid' && v.validatedAt ? ` · validated ${v.validatedAt} UTC` : ''}
+                </span>
+              )}
             </div>
             {v.status === 'pending' ? (
               <p className="muted small" data-testid="dcv-last-check">
@@ -72,9 +76,6 @@ export function ValidationStep({ order }: { order: OrderView }): React.JSX.Eleme
               </p>
             ) : null}
             {v.status === 'failed' && v.detail ? <p className="warn small">{v.detail}</p> : null}
-            {order.status === 'validation_pending' && v.status !== 'valid' ? (
-              <NameMethod orderId={order.id} v={v} />
-            ) : null}
             {v.status !== 'valid' && (v.instructions.method === 'http' || v.instructions.method === 'https') ? (
               <HttpInstructions name={v.name} instructions={v.instructions} />
             ) : null}

@@ -124,6 +124,7 @@ export function Orders(): React.JSX.Element {
             </span>
             <span title={statusLabel(o.status) + (o.paymentStatus === 'unpaid' ? ', unpaid' : '')}>
               <Badge status={o.status} />
+              {o.certificateRevoked ? <Badge status="revoked" label="certificate revoked" /> : null}
               {o.paymentStatus === 'unpaid' ? <span className="tag warn">unpaid</span> : null}
               {o.status === 'completed' ? <InstallationTag orderId={o.id} /> : null}
             </span>

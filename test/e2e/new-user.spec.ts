@@ -142,12 +142,20 @@ test('a new user orders, generates a CSR in the browser, passes HTTP validation 
   }
   expect(keyBag!.match(/localKeyID: (.*)/)![1]).toBe(leafBag!.match(/localKeyID: (.*)/)![1])
 
-  // A manual reissue with the same CSR adds a certificate to the history.
-  await page.getByRole('button', { name: 'Reissue with the same CSR' }).click()
+  // A manual reissue with the same key and names adds a certificate to the history.
+  await page.getByRole('button', { name: 'Reissue…' }).click()
+  const dialog = page.getByRole('dialog', { name: 'Reissue certificate' })
+  await expect(dialog.getByTestId('reissue-plan')).toContainText('The current private key is used again.')
+  await dialog.getByRole('button', { name: 'Reissue now' }).click()
+  await expect(dialog).toHaveCount(0)
   await expect(page.getByTestId('history').locator('li')).toHaveCount(2)
   await expect(page.getByTestId('history').locator('li').first()).toContainText('reissue')
   // A reissue with a new key: the key exported afterwards is the new certificate's key.
-  await page.getByRole('button', { name: 'Reissue with a new key (ECDSA P-256)' }).click()
+  await page.getByRole('button', { name: 'Reissue…' }).click()
+  await dialog.getByLabel('New key', { exact: true }).check()
+  await dialog.getByLabel('New key type').selectOption('ECDSA-P256')
+  await dialog.getByRole('button', { name: 'Reissue now' }).click()
+  await expect(dialog).toHaveCount(0)
   await expect(page.getByTestId('history').locator('li')).toHaveCount(3)
   const newCertPath = await save('Certificate', 'cert-2.pem')
   const newKeyPath = await save('Private key (encrypted)', 'key-2.pem')

@@ -31,6 +31,7 @@ import {
   type SslStatus,
   type StoredCertificate
 } from './records'
+import { reissuePlan, type ReissuePlan } from './reissue-plan'
 import { changeDcv, configure, reissue, type ConfigureInput, type ReissueInput } from './requests'
 import { revoke, type CertificateChoice, type CrlPublisher, type ExternalRevocation } from './revocation'
 import { OrderLock, type CertificatesScope, type KeyKeeper } from './scope'
@@ -38,6 +39,7 @@ import { OrderLock, type CertificatesScope, type KeyKeeper } from './scope'
 export { approverChoices } from '../authorization-domains'
 export { approverAddress, defaultApprover, type OutboxMessage } from './email-approval'
 export type { NameChoice } from './name-methods'
+export type { ReissuePlan } from './reissue-plan'
 export type { CrlPublisher, ExternalRevocation } from './revocation'
 export { REASON_CODES, type RevocationReason } from './revocation-reasons'
 export type {
@@ -182,6 +184,11 @@ export class Certificates {
     input: CertificateChoice & { reason: string }
   ): Promise<StoredCertificate> {
     return revoke(this.scope, resellerId, orderId, input)
+  }
+
+  /** What a reissue for `names` (the current ones by default) would do, before it is asked for. */
+  reissuePlan(resellerId: number, orderId: number, names?: string[]): ReissuePlan {
+    return reissuePlan(this.scope, resellerId, orderId, names)
   }
 
   /** GET /certificate/{id}: the current certificate, or `of` (another certificate of the order). */
