@@ -1,8 +1,10 @@
 // `npm run docs:openapi`: writes docs/openapi.json, the OpenAPI document the reseller API serves
-// at GET /openapi.json. It builds the listener from the sources (vite's module runner, the same
+// at GET /openapi.json, and the types of the typed client from it (client/schema.ts). It builds the listener from the sources (vite's module runner, the same
 // transform as the app build) over a scratch data dir, asks it through fastify's inject (no
 // socket is opened), and writes the answer with sorted keys, so a diff shows real changes only.
-// test/docs/openapi.test.ts fails when the file no longer matches what a running server serves.
+// test/docs/openapi.test.ts fails when the file no longer matches what a running server serves,
+// and test/docs/client.test.ts when client/schema.ts is not what the generator makes of it.
+import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -10,6 +12,24 @@ import { fileURLToPath } from 'node:url'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 export const OPENAPI_FILE = join(root, 'docs', 'openapi.json')
+export const CLIENT_SCHEMA_FILE = join(root, 'client', 'schema.ts')
+
+/**
+ * openapi-typescript's command line for the client's types. A request field with a default
+ * (`period`, `san_count`) stays optional: the server fills it in.
+ */
+export const clientGeneratorArgs = (input, output) => [input, '--output', output, '--default-non-nullable', 'false']
+
+/** Writes the client's types for the description in `input` to `output`; throws with the generator's words. */
+export function generateClientTypes(input, output, env = process.env) {
+  const run = spawnSync(join(root, 'node_modules', '.bin', 'openapi-typescript'), clientGeneratorArgs(input, output), {
+    cwd: root,
+    env,
+    encoding: 'utf8'
+  })
+  if (run.status !== 0) throw new Error(`could not generate the client types: ${run.stderr || run.stdout}`)
+  return run
+}
 
 /** Objects with their keys sorted (recursively); arrays keep their order, which carries meaning. */
 function sortKeys(value) {
@@ -86,6 +106,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     .then((doc) => {
       writeFileSync(OPENAPI_FILE, canonicalJson(doc))
       process.stdout.write(`wrote ${OPENAPI_FILE}: ${Object.keys(doc.paths ?? {}).length} paths\n`)
+      generateClientTypes(OPENAPI_FILE, CLIENT_SCHEMA_FILE)
+      process.stdout.write(`wrote ${CLIENT_SCHEMA_FILE}\n`)
     })
     .catch((err) => {
       process.stderr.write(`docs:openapi: ${err.stack ?? err}\n`)

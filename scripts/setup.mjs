@@ -37,7 +37,10 @@ const SYSTEM = [
   ['apache2', 'apache2'],
   ['haproxy', 'haproxy'],
   // libfiu's fiu-run: injects I/O errors (ENOSPC, EIO) into a running process for the fault tests.
-  ['fiu-run', 'fiu-utils']
+  ['fiu-run', 'fiu-utils'],
+  // The PostgreSQL server the tests start for the store's second engine (test/support/postgres.ts);
+  // Debian keeps its programs off PATH, so the check names the file.
+  ['/usr/lib/postgresql/15/bin/initdb', 'postgresql']
 ]
 
 export function ensureSystemPackages() {

@@ -3,10 +3,18 @@
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { dataDirFromArgs, ensureKeyring, keyringOptionsFromArgs } from './keyring-session.mjs'
 import { ELECTRON_NATIVE_DIR, electronBinary, root, setup } from './setup.mjs'
 
 const log = (msg) => process.stderr.write(`start: ${msg}\n`)
+
+/**
+ * `serve` as `npm start` runs it without a window: the UI in browser mode, and on a new data dir
+ * the demo reseller, so a person trying CertDesk can order at once (docs/decisions.md, "A new
+ * data dir"). A headless `certdesk serve` for scripts starts with no reseller.
+ */
+export const browserModeArgs = (args) => ['serve', '--demo', '--ui', ...args]
 
 const hasDisplay = () => process.platform !== 'linux' || Boolean(process.env.DISPLAY || process.env.WAYLAND_DISPLAY)
 
@@ -30,7 +38,7 @@ async function main() {
           ? 'better-sqlite3 is not built for Electron here: starting browser mode'
           : 'no display: starting browser mode'
     )
-    child = spawn(process.execPath, [join(root, 'bin', 'certdesk.cjs'), 'serve', '--demo', '--ui', ...args], {
+    child = spawn(process.execPath, [join(root, 'bin', 'certdesk.cjs'), ...browserModeArgs(args)], {
       stdio: 'inherit',
       env
     })
@@ -39,7 +47,9 @@ async function main() {
   child.on('exit', (code) => process.exit(code ?? 0))
 }
 
-main().catch((err) => {
-  log(err.message)
-  process.exit(1)
-})
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  main().catch((err) => {
+    log(err.message)
+    process.exit(1)
+  })
+}

@@ -7,7 +7,7 @@
 import { commandKey, int, need, optionalInt, print, UsageError, type Values } from './cli-args'
 import type { DeployRun, DeployTarget, TargetInput } from './core/deploy/deploys'
 import type { FolderLayout } from './core/deploy/folder'
-import { EVENT_TYPES, type CertEvent, type EventType } from './core/events'
+import { ADMIN_LOG_TYPES, type AdminEventFilter, type AdminLogEvent, type CertEvent } from './core/events'
 import type { Service } from './core/service'
 import { eventJson, paginationJson } from './http/present'
 
@@ -115,12 +115,13 @@ export async function deployAdmin(service: Service, words: string[], v: Values):
     }
     case 'events list': {
       const type = v.type
-      if (type !== undefined && !(EVENT_TYPES as readonly string[]).includes(type))
-        throw new UsageError(`--type must be one of ${EVENT_TYPES.join(', ')}`)
+      // The admin's log: every reseller's events and the admin's own alert events (docs/alerts.md).
+      if (type !== undefined && !(ADMIN_LOG_TYPES as readonly string[]).includes(type))
+        throw new UsageError(`--type must be one of ${ADMIN_LOG_TYPES.join(', ')}`)
       const limit = Math.min(optionalInt(v, 'limit') ?? 50, 100)
-      const page = service.events.list(
+      const page = service.events.adminLog(
         null,
-        { type: type as EventType | undefined, orderId: optionalInt(v, 'order') },
+        { type: type as AdminEventFilter['type'], orderId: optionalInt(v, 'order') },
         { limit, offset: optionalInt(v, 'offset') ?? 0 }
       )
       print({ success: true, events: page.items.map(eventOut), pagination: paginationJson(page) })
@@ -174,4 +175,5 @@ const runOut = (r: DeployRun) => ({
 })
 
 /** GET /events's event, with the reseller it belongs to (the desktop user sees every reseller's). */
-const eventOut = (e: CertEvent) => ({ ...eventJson(e), reseller_id: e.resellerId })
+// An alert event has the shape of every other event; only its type is not one GET /events lists.
+const eventOut = (e: AdminLogEvent) => ({ ...eventJson(e as CertEvent), reseller_id: e.resellerId })

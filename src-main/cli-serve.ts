@@ -4,6 +4,7 @@
  */
 import { port, type Values } from './cli-args'
 import { centsToUsd } from './core/money'
+import { DEMO_CREDIT_CENTS } from './core/service'
 import { shellQuote } from './core/shell-quote'
 import { DEFAULT_PORT, startCertDesk } from './runtime'
 
@@ -57,6 +58,14 @@ export async function serve(dataDir: string, v: Values): Promise<number> {
     // The data dir is the user's own text: quoted so that the pasted command passes it as one argument.
     say(
       `get its API key with: npx certdesk admin --data-dir ${shellQuote(dataDir)} apikey create --reseller ${demo.id}`
+    )
+  }
+  if (running.noReseller) {
+    // A headless serve is for scripts: it makes no reseller of its own (docs/decisions.md, "A new
+    // data dir"), so a first start says how to add one. Quoted as above.
+    say(
+      `this data dir has no reseller yet: add one with: npx certdesk admin --data-dir ${shellQuote(dataDir)} reseller add --name 'My Hosting' --email ops@example.com` +
+        ` (or start serve with --demo once for a demo reseller with ${centsToUsd(DEMO_CREDIT_CENTS).toFixed(2)} USD of credit)`
     )
   }
   const { urls } = running

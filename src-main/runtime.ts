@@ -54,6 +54,8 @@ export interface RunningCertDesk {
   service: Service
   /** The demo reseller when this start created it. */
   demoReseller: Reseller | null
+  /** True when the store has no reseller at all (a new data dir started without `demo`). */
+  noReseller: boolean
   urls: {
     /** The reseller API's base URL. */
     api: string
@@ -97,6 +99,7 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
     const keychain = keychainNotice(service)
     if (keychain) opts.log.error(keychain)
     const demoReseller = opts.demo ? ensureDemoReseller(service) : null
+    const noReseller = demoReseller === null && service.resellers.list().length === 0
     let apiUrl = ''
     const ui = opts.browserUi
       ? browserUiOptions(service, () => apiUrl, undefined, { onNewLink: opts.browserUi.onNewLink })
@@ -124,6 +127,9 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
         return null
       }
     )
+    // Started: from here on a write that meets another process's lock must not sleep on this,
+    // the only thread; writers wait on timers instead (core/store-lock.ts).
+    service.stopWaitingOnLocks()
     // The scheduler runs a pass at once (catching up on reissues that fell due while CertDesk
     // was closed or the machine slept), then hourly, and retries due deploys every minute.
     const stopScheduler = startSchedulerLoop(service.scheduler, (line) => opts.log.info(line))
@@ -145,6 +151,7 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
     return {
       service,
       demoReseller,
+      noReseller,
       urls: {
         api: listening.url,
         acmeDirectory: acme?.directoryUrl ?? null,

@@ -57,3 +57,17 @@ export function DomainName({ name, full = false }: { name: string; full?: boolea
     </span>
   )
 }
+
+/** A list of names, each as `DomainName` shows it with its A-label beside it, comma-separated. */
+export function DomainNames({ names }: { names: string[] }): React.JSX.Element {
+  return (
+    <>
+      {names.map((n, i) => (
+        <span key={n}>
+          {i > 0 ? ', ' : null}
+          <DomainName name={n} full />
+        </span>
+      ))}
+    </>
+  )
+}

@@ -13,6 +13,7 @@ import { AcmeError, type AcmeAccount } from '../core/acme-server'
 import { ACME_DIRECTORY_URL_SETTING, DEFAULT_ACME_PORT } from '../core/acme-subscriptions'
 import { DCV_SETTINGS } from '../core/dcv'
 import { ServiceError } from '../core/errors'
+import { storageFault } from '../core/store-faults'
 import type { Service } from '../core/service'
 import { hostName, isLoopbackName } from '../common/host-header'
 import { parseJws, publicJwk, spkiSha256, thumbprint, verifyEab, verifyWith, type ParsedJws } from './jws'
@@ -65,6 +66,10 @@ export interface RunningAcmeServer {
 function problemOf(err: Error & { statusCode?: number }): AcmeProblem | null {
   if (err instanceof AcmeProblem) return err
   if (err instanceof AcmeError) return AcmeProblem.of(err)
+  // A locked store or a full disk passes: 503, and the handler adds when to come back
+  // (RFC 8555 §6.7 lets a server answer any HTTP error; RFC 9110 §15.6.4, Retry-After).
+  const fault = storageFault(err)
+  if (fault) return new AcmeProblem('serverInternal', fault.message, {}, 503)
   if (err instanceof ServiceError) {
     return new AcmeProblem(
       err.kind === 'forbidden' ? 'rejectedIdentifier' : err.kind === 'invalid' ? 'malformed' : 'serverInternal',
@@ -146,7 +151,14 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
       request.log.error({ err: { message: err.message, stack: err.stack } }, 'acme request failed')
       problem = new AcmeProblem('serverInternal', 'internal server error; see the CertDesk log')
     }
+    if (problem.status === 503) reply.header('retry-after', String(storageFault(err)?.retryAfterSeconds ?? 5))
     return reply.code(problem.status).type('application/problem+json').send(problem.toJSON())
+  })
+  // Every ACME request is a POST (§6.3) and most write: each waits here, on timers, while
+  // another process holds the store's write lock, never sleeping on the only thread
+  // (core/store-lock.ts).
+  app.addHook('preHandler', async (request) => {
+    if (request.method === 'POST') await service.ctx.whenWritable()
   })
   app.setNotFoundHandler((request, reply) => {
     reply

@@ -2,7 +2,9 @@
  * Browser mode: the built UI and the bridge's RPC on the same listener as the reseller API
  * (the README's quick start). A one-time token in the printed URL is exchanged for a
  * session cookie (HttpOnly, SameSite=Strict, Path=/): the page never holds a token or an API
- * key, another site cannot send the cookie, and the Host check of the listener still applies.
+ * key, and the Host check of the listener still applies. A page on another port of the same
+ * host is the same site and does get the cookie sent, so every change must also come from the
+ * UI's own origin (browser-origin.ts) and every RPC call be a JSON body `{ "args": [...] }`.
  * These routes authenticate by session through buildServer's `ownAuth`, never by API key.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto'
@@ -12,6 +14,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { appMethodNames, isAppMethod, RPC_PREFIX, SIGN_OUT_PATH } from '../../src-preload/contract'
 import { failure } from '../http/errors'
 import type { ApiRouter } from '../http/router'
+import { crossOriginRefusal } from './browser-origin'
 import { callHandler, type AppHandlers } from './handlers'
 
 export const UI_PREFIX = '/ui/'
@@ -176,6 +179,14 @@ export function installBrowserUi(router: ApiRouter, opts: BrowserUiOptions): voi
   const { handlers, sessions, uiDir } = opts
   const root = normalize(uiDir + sep)
 
+  // Before the session is looked at: a refused request neither counts as use of the session nor
+  // makes a new sign-in link, and its body is never read.
+  router.app.addHook('onRequest', async (request, reply) => {
+    if (!isBrowserUiRequest(request)) return
+    const why = crossOriginRefusal(request.method, request.headers)
+    if (why) return reply.code(403).header('cache-control', 'no-store').send(failure(why))
+  })
+
   router.get(LOGIN_PATH, { hide: true }, async (request, reply) => {
     const token = (request.query as Record<string, unknown>).token
     const session = typeof token === 'string' ? sessions.exchange(token) : null
@@ -245,11 +256,34 @@ export function installBrowserUi(router: ApiRouter, opts: BrowserUiOptions): voi
     if (!isAppMethod(method)) {
       return reply.code(404).send(failure(`no such bridge method: ${method}; known: ${appMethodNames.join(', ')}`))
     }
-    const body = request.body as { args?: unknown } | undefined
-    const args = body?.args ?? []
-    if (!Array.isArray(args)) return reply.code(400).send(failure('invalid request: args must be an array'))
+    const args = rpcArgs(request)
+    if (typeof args === 'string') {
+      return reply.code(request.body === undefined ? 415 : 400).send(failure(args))
+    }
     const answer = await callHandler(handlers, method, args)
     if (answer.fault) request.log.error({ err: answer.fault }, `bridge method ${method} failed`)
     return reply.code(answer.status).header('cache-control', 'no-store').send(answer.body)
   })
+}
+
+/**
+ * The arguments of an RPC call, or why the body is refused. Only `{ "args": [...] }` sent as
+ * `application/json` is a call: no HTML form (urlencoded, multipart, text/plain) and no no-cors
+ * request can send that type, so a call without it, even an empty one, is never taken as a call
+ * with no arguments.
+ */
+function rpcArgs(request: FastifyRequest): unknown[] | string {
+  const type = String(request.headers['content-type'] ?? '')
+  const body = request.body as Record<string, unknown> | undefined
+  if (body === undefined || !/^application\/json\s*(;|$)/i.test(type)) {
+    return 'request body must be JSON (Content-Type: application/json): {"args": [...]}'
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    return 'invalid request: the body must be a JSON object {"args": [...]}'
+  }
+  const extra = Object.keys(body).find((k) => k !== 'args')
+  if (extra !== undefined)
+    return `invalid request: the body has an unknown field ${JSON.stringify(extra.slice(0, 100))}`
+  if (!Array.isArray(body.args)) return 'invalid request: args must be an array'
+  return body.args
 }

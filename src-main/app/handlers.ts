@@ -32,10 +32,11 @@ import { storageFault } from '../core/store-faults'
 import { backupJobsFor } from '../core/backup'
 // Pages as the reseller API pages them (reseller API v3.0 "Limits": default 50, at most 100).
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/paging'
+import { READ_ONLY_METHODS } from './bridge-reads'
 import { checkArgs } from './validate'
 import type { EventFilter as EventFilterInput } from '../../src-shared/records'
 import { subscriptionCertificates } from '../core/acme-subscription-certificates'
-import { EVENT_TYPES, type EventType } from '../core/events'
+import { ADMIN_LOG_TYPES, type AdminEventFilter } from '../core/events'
 import type { Channel } from '../core/alerts'
 import { channelTarget } from '../core/alerts/channels'
 import type { AlertChannelViewT } from '../../src-shared/alert-records'
@@ -79,7 +80,7 @@ const certView = ({ orderId: _orderId, ...c }: StoredCertificate) => c
  */
 export function createHandlers(service: Service, env: AppEnvironment): AppHandlers {
   const handlers = adapters(service, env)
-  return Object.fromEntries(
+  const table = Object.fromEntries(
     (Object.keys(handlers) as AppMethod[]).map((m) => {
       const fn = handlers[m] as (...a: unknown[]) => unknown
       // An async handler refuses with a rejected promise, a plain one by throwing, as each did alone.
@@ -92,7 +93,12 @@ export function createHandlers(service: Service, env: AppEnvironment): AppHandle
       return [m, guarded]
     })
   ) as AppHandlers
+  writeGates.set(table, () => service.ctx.whenWritable())
+  return table
 }
+
+/** How a table's writing methods wait for the store's write lock (core/store-lock.ts). */
+const writeGates = new WeakMap<AppHandlers, () => Promise<void>>()
 
 const fail = (err: Error): never => {
   throw err
@@ -396,7 +402,8 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     listEvents: (resellerId, filter, p) => {
       const r = reseller(resellerId)
       const orderId = filter.orderId === undefined ? undefined : ownOrder(r.id, filter.orderId).id
-      const events = service.events.list(r.id, { ...eventFilter(filter), orderId }, page(p))
+      // The desktop user is the admin: the log holds the alert events about this reseller's orders too.
+      const events = service.events.adminLog(r.id, { ...eventFilter(filter), orderId }, page(p))
       return {
         ...events,
         items: events.items.map(({ id, type, orderId: o, orderNumber, message, createdAt }) => ({
@@ -443,14 +450,17 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
 }
 
 /** The event log's filter as the core takes it: a known type, and a calendar day to start from. */
-function eventFilter(f: EventFilterInput): { type?: EventType; since?: Date } {
+function eventFilter(f: EventFilterInput): Omit<AdminEventFilter, 'orderId'> {
   const type = optText(f.type)
-  if (type !== undefined && !(EVENT_TYPES as readonly string[]).includes(type))
-    throw invalid(`could not list the events: type must be one of ${EVENT_TYPES.join(', ')}`)
+  if (type !== undefined && !(ADMIN_LOG_TYPES as readonly string[]).includes(type))
+    throw invalid(`could not list the events: type must be one of ${ADMIN_LOG_TYPES.join(', ')}`)
   const since = optText(f.since)
   if (since !== undefined && !isValidDate(since))
     throw invalid('could not list the events: since must be a calendar day (YYYY-MM-DD)')
-  return { type: type as EventType | undefined, since: since === undefined ? undefined : parseDate(since) }
+  return {
+    type: type as AdminEventFilter['type'],
+    since: since === undefined ? undefined : parseDate(since)
+  }
 }
 
 export type BridgeAnswer = {
@@ -466,6 +476,10 @@ export type BridgeAnswer = {
  */
 export async function callHandler(handlers: AppHandlers, method: AppMethod, args: unknown[]): Promise<BridgeAnswer> {
   try {
+    // A method that writes waits on timers while another process holds the store's lock, so
+    // its synchronous transactions never sleep on the main process's only thread (the window's
+    // or the listener's); reads go straight on (bridge-reads.ts).
+    if (!READ_ONLY_METHODS.has(method)) await writeGates.get(handlers)?.()
     const fn = handlers[method] as (...a: unknown[]) => unknown
     const result = await fn(...args)
     return { status: 200, body: { success: true, result: result === undefined ? null : result } }

@@ -22,4 +22,10 @@ export interface CoreContext {
    * moved a version.
    */
   localWrites: () => number
+  /**
+   * Resolves once this process may write without waiting on another process's lock, waiting on
+   * timers meanwhile; rejects with a 503 after `budgetMs` (store-lock.ts). Transports and loops
+   * await it before work that writes.
+   */
+  whenWritable: (budgetMs?: number) => Promise<void>
 }

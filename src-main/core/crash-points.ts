@@ -7,6 +7,7 @@
  * empty set. Points (docs/backup.md lists them):
  *   issuance:signed         a certificate is signed but not yet stored
  *   deploy:between-files    a deploy has written some of a target's files but not all
+ *   deploy:restored         a failed reload put the previous files back, its attempt not yet recorded
  */
 const armed = new Set(
   (process.env.CERTDESK_CRASH_AT ?? '')

@@ -14,8 +14,10 @@ import { bytesOf, children, contentsOf, DerError, expect, oidOf, readNode, TAG, 
 export interface CsrFields {
   /** Every subject attribute in order, by short name (CN, O, OU, L, ST, C, E). */
   subject: Map<string, string[]>
-  /** dNSName values of the first subjectAltName extension (RFC 5280 §4.2.1.6), as written. */
+  /** dNSName values of the first subjectAltName extension (RFC 5280 §4.2.1.6), as written (`sanText`). */
   sanDnsNames: string[]
+  /** The other entries of that extension (IP addresses, email addresses, URIs …), described for a message. */
+  sanOthers: string[]
   keyAlgorithm: 'RSA' | 'EC'
   keySize: number | null
   curve: string | null
@@ -136,9 +138,51 @@ function subjectOf(buf: Buffer, name: Node): Map<string, string[]> {
   return out
 }
 
-/** dNSNames of the first subjectAltName in the first extensionRequest attribute (RFC 2985 §5.4.2). */
-function sanDnsNamesOf(buf: Buffer, attributes: Node | undefined): string[] {
-  if (!attributes) return []
+/**
+ * The text of an IA5String name as its sender meant it: ASCII as it is; bytes beyond ASCII (which
+ * IA5String cannot hold, X.680 §41) read as UTF-8 when they are UTF-8 (as `openssl req -addext`
+ * writes a typed ü), else one character per byte (as a generator that writes each character's
+ * code writes it), so a message can name it the way it was typed.
+ */
+export function sanText(bytes: Uint8Array): string {
+  const buf = Buffer.from(bytes)
+  if (buf.every((b) => b < 0x80)) return buf.toString('latin1')
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(buf)
+  } catch {
+    return buf.toString('latin1')
+  }
+}
+
+/** RFC 5280 §4.2.1.6 GeneralName: what each tag other than dNSName holds, for a message. */
+function otherName(buf: Buffer, gn: Node): string {
+  const c = contentsOf(buf, gn)
+  switch (gn.tag) {
+    case 0x81:
+      return `email address ${sanText(c)}`
+    case 0x86:
+      return `URI ${sanText(c)}`
+    case 0x87:
+      return c.length === 4
+        ? `IP address ${[...c].join('.')}`
+        : c.length === 16
+          ? `IP address ${(c.toString('hex').match(/.{4}/g) ?? []).map((h) => h.replace(/^0+(?=.)/, '')).join(':')}`
+          : 'an IP address of the wrong length'
+    case 0xa0:
+      return 'an otherName entry'
+    case 0xa4:
+      return 'a directory name'
+    case 0x88:
+      return 'a registered ID'
+    default:
+      return 'a name of an unknown kind'
+  }
+}
+
+/** The first subjectAltName in the first extensionRequest attribute (RFC 2985 §5.4.2), every entry. */
+function sanOf(buf: Buffer, attributes: Node | undefined): { dns: string[]; others: string[] } {
+  const none = { dns: [], others: [] }
+  if (!attributes) return none
   for (const attr of children(buf, attributes)) {
     expect(attr, TAG.sequence)
     const [type, values, ...rest] = children(buf, attr)
@@ -162,15 +206,18 @@ function sanDnsNamesOf(buf: Buffer, attributes: Node | undefined): string[] {
       if (names.end !== value.end) throw new DerError('trailing data in the SAN')
       expect(names, TAG.sequence)
       const dns: string[] = []
+      const others: string[] = []
       for (const gn of children(buf, names)) {
-        // dNSName is [2] IMPLICIT IA5String (RFC 5280 §4.2.1.6).
-        if (gn.tag === 0x82) dns.push(contentsOf(buf, gn).toString('latin1'))
+        // dNSName is [2] IMPLICIT IA5String (RFC 5280 §4.2.1.6); every other kind is kept too,
+        // so that the policy can refuse it by name instead of leaving it out of the certificate.
+        if (gn.tag === 0x82) dns.push(sanText(contentsOf(buf, gn)))
+        else others.push(otherName(buf, gn))
       }
-      return dns
+      return { dns, others }
     }
-    return []
+    return none
   }
-  return []
+  return none
 }
 
 /**
@@ -194,7 +241,7 @@ export function readCsrDer(der: Buffer): CsrFields | null {
     if (version.end - version.body !== 1 || der[version.body] !== 0) throw new DerError('version must be 0')
     if (attributes && attributes.tag !== 0xa0) throw new DerError('attributes are [0]')
     const subject = subjectOf(der, name)
-    const sanDnsNames = sanDnsNamesOf(der, attributes)
+    const san = sanOf(der, attributes)
 
     expect(spkiNode, TAG.sequence)
     const spkiParts = children(der, spkiNode)
@@ -268,7 +315,8 @@ export function readCsrDer(der: Buffer): CsrFields | null {
     }
     return {
       subject,
-      sanDnsNames,
+      sanDnsNames: san.dns,
+      sanOthers: san.others,
       keyAlgorithm,
       keySize,
       curve,

@@ -5,7 +5,7 @@
  */
 import { createHash, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto'
 import * as asn1js from 'asn1js'
-import { CsrDerError, readCsrDer, type CsrFields } from './csr-der'
+import { CsrDerError, readCsrDer, sanText, type CsrFields } from './csr-der'
 import { children, contentsOf, oidOf, readNode } from './der'
 import { invalid } from './errors'
 import { nodeCrypto, x509, type CryptoProvider } from './x509'
@@ -21,8 +21,10 @@ export interface DecodedCsr {
   state: string | null
   country: string | null
   email: string | null
-  /** DNS names of the subjectAltName extension, lower-cased, in CSR order. */
+  /** DNS names of the subjectAltName extension, lower-cased, in CSR order (checked by `assertCsrNames`). */
   dnsNames: string[]
+  /** The subjectAltName's entries of other kinds (IP address, email, URI …), described for a message. */
+  sanOthers: string[]
   keyAlgorithm: 'RSA' | 'EC' | string
   /** RSA modulus length in bits; for EC the curve's size (256, 384, 521). */
   keySize: number | null
@@ -131,6 +133,7 @@ export async function readCsr(der: Buffer, crypto: CryptoProvider = nodeCrypto):
       cn: field('CN'),
       field,
       dnsNames: f.sanDnsNames.map((n) => n.trim().toLowerCase().replace(/\.$/, '')),
+      sanOthers: f.sanOthers,
       keyAlgorithm: f.keyAlgorithm,
       keySize: f.keySize,
       curve: f.curve,
@@ -147,6 +150,7 @@ interface Parts {
   cn: string | null
   field: (name: string) => string | null
   dnsNames: string[]
+  sanOthers: string[]
   keyAlgorithm: string
   keySize: number | null
   curve: string | null
@@ -171,6 +175,7 @@ function decoded(der: Buffer, p: Parts): DecodedCsr {
     country: field('C'),
     email: field('E'),
     dnsNames: p.dnsNames,
+    sanOthers: p.sanOthers,
     keyAlgorithm: p.keyAlgorithm,
     keySize: p.keySize,
     curve: p.curve,
@@ -195,7 +200,20 @@ async function readCsrWithPeculiar(der: Buffer, crypto: CryptoProvider): Promise
   const field = (name: string): string | null => csr.subjectName.getField(name)[0] ?? null
   const san = csr.extensions.find((e) => e instanceof x509.SubjectAlternativeNameExtension) as
     InstanceType<typeof x509.SubjectAlternativeNameExtension> | undefined
-  const sanDns = (san?.names.toJSON() ?? []).filter((n) => n.type === 'dns').map((n) => n.value)
+  const entries = san?.names.toJSON() ?? []
+  // asn1js reads an IA5String one character per byte; sanText reads those bytes as they were meant.
+  const sanDns = entries.filter((n) => n.type === 'dns').map((n) => sanText(Buffer.from(n.value, 'latin1')))
+  const sanOthers = entries
+    .filter((n) => n.type !== 'dns')
+    .map((n) =>
+      n.type === 'ip'
+        ? `IP address ${n.value}`
+        : n.type === 'email'
+          ? `email address ${n.value}`
+          : n.type === 'url'
+            ? `URI ${n.value}`
+            : `a ${n.type} entry`
+    )
   const alg = csr.publicKey.algorithm as { name: string; modulusLength?: number; namedCurve?: string }
   let keyAlgorithm: string = alg.name
   let keySize: number | null = null
@@ -220,6 +238,7 @@ async function readCsrWithPeculiar(der: Buffer, crypto: CryptoProvider): Promise
       cn: field('CN'),
       field,
       dnsNames: sanDns.map((n) => n.trim().toLowerCase().replace(/\.$/, '')),
+      sanOthers,
       keyAlgorithm,
       keySize,
       curve,
@@ -362,15 +381,4 @@ export function assertAcceptableCsr(
   throw invalid(
     `could not accept CSR: key algorithm ${csr.keyAlgorithm} is not supported; use RSA (2048+ bits) or ECDSA P-256/P-384`
   )
-}
-
-/** The names a CSR asks for: the common name when it is a domain, then every DNS SAN, once each. */
-export function requestedNames(csr: DecodedCsr): string[] {
-  const names: string[] = []
-  const add = (n: string | null): void => {
-    if (n && /^[*a-z0-9.-]+$/.test(n) && n.includes('.') && !names.includes(n)) names.push(n)
-  }
-  add(csr.commonName)
-  csr.dnsNames.forEach(add)
-  return names
 }

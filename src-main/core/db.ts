@@ -42,7 +42,8 @@ export function openDatabase(dataDir: string, nativeBinding?: string): Db {
   db.pragma('foreign_keys = ON')
   // Another process (the admin CLI next to `serve`, a backup) may hold the write lock for a
   // moment: a write waits this long, then fails with SQLITE_BUSY, which the transports answer
-  // with 503 and Retry-After (store-faults.ts). Readers never wait (WAL).
+  // with 503 and Retry-After (store-faults.ts). Readers never wait (WAL). A serving process
+  // turns this wait off once started, since it sleeps on the only thread (store-lock.ts).
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
   db.pragma('synchronous = NORMAL')
   try {
@@ -55,7 +56,7 @@ export function openDatabase(dataDir: string, nativeBinding?: string): Db {
   return db
 }
 
-/** How long a write waits for another process's write lock before it answers "busy". */
+/** How long a write of the admin CLI (or while starting) waits for another process's write lock before it answers "busy". */
 export const BUSY_TIMEOUT_MS = 5000
 
 /**

@@ -42,6 +42,12 @@ export const ADMIN_EVENT_TYPES = ['alert.raised', 'alert.cleared'] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 export type AdminEventType = (typeof ADMIN_EVENT_TYPES)[number]
 
+export const isAdminEventType = (type: string): type is AdminEventType =>
+  (ADMIN_EVENT_TYPES as readonly string[]).includes(type)
+
+/** Every type the admin's log holds and its filter takes: the reseller's and the admin's own. */
+export const ADMIN_LOG_TYPES: readonly (EventType | AdminEventType)[] = [...EVENT_TYPES, ...ADMIN_EVENT_TYPES]
+
 export interface EventInput {
   type: EventType | AdminEventType
   resellerId: number | null
@@ -67,6 +73,13 @@ export interface EventFilter {
   /** Events at or after this instant. */
   since?: Date
   orderId?: number
+}
+
+/** An event of the admin's log: a reseller's event, or one of the admin's own (an alert). */
+export type AdminLogEvent = Omit<CertEvent, 'type'> & { type: EventType | AdminEventType }
+
+export interface AdminEventFilter extends Omit<EventFilter, 'type'> {
+  type?: EventType | AdminEventType
 }
 
 interface EventRow {
@@ -148,43 +161,99 @@ export class Events {
 
   /**
    * The reseller's events, newest first, as the reseller may read them (deploy events without
-   * the admin's paths, URLs or commands); `resellerId: null` lists every reseller's with the
-   * admin's full detail (the desktop app and `certdesk admin events list`).
+   * the admin's paths, URLs or commands): GET /events. `resellerId: null` lists every reseller's
+   * with the admin's full detail. The admin's own events (alerts) are never in it: `adminLog`.
    */
   list(resellerId: number | null, filter: EventFilter, page: Paging): Page<CertEvent> {
-    // The admin's own events (alerts) are read with `listAdmin`; this log is the reseller API's.
-    const where: string[] = [`e.type NOT IN (${ADMIN_EVENT_TYPES.map((t) => `'${t}'`).join(', ')})`]
-    const args: unknown[] = []
-    if (resellerId !== null) {
-      where.push('e.reseller_id = ?')
-      args.push(resellerId)
-    }
+    return this.read(resellerId, filter, page, false) as Page<CertEvent>
+  }
+
+  /**
+   * The admin's event log (the desktop app's, `certdesk admin events list`): the events of one
+   * reseller, or of all with `null`, together with the admin's own alert events about their
+   * orders (docs/alerts.md), newest first; `filter.type` may be an alert type too.
+   */
+  adminLog(resellerId: number | null, filter: AdminEventFilter, page: Paging): Page<AdminLogEvent> {
+    return this.read(resellerId, filter, page, true)
+  }
+
+  private read(
+    resellerId: number | null,
+    filter: AdminEventFilter,
+    page: Paging,
+    withAdminEvents: boolean
+  ): Page<AdminLogEvent> {
+    const common: string[] = []
+    const commonArgs: unknown[] = []
     if (filter.type) {
-      where.push('e.type = ?')
-      args.push(filter.type)
+      common.push('e.type = ?')
+      commonArgs.push(filter.type)
     }
     if (filter.since) {
       // Timestamps are fixed-width UTC text, so text order is time order.
-      where.push('e.created_at >= ?')
-      args.push(isoTimestamp(filter.since))
+      common.push('e.created_at >= ?')
+      commonArgs.push(isoTimestamp(filter.since))
     }
     if (filter.orderId !== undefined) {
-      where.push('e.order_id = ?')
-      args.push(filter.orderId)
+      common.push('e.order_id = ?')
+      commonArgs.push(filter.orderId)
     }
-    const sqlWhere = `WHERE ${where.join(' AND ')}`
-    const rows = this.ctx.db
-      .prepare(
-        `SELECT e.*, o.order_number FROM events e LEFT JOIN orders o ON o.id = e.order_id
-         ${sqlWhere} ORDER BY e.id DESC LIMIT ? OFFSET ?`
+    const adminList = ADMIN_EVENT_TYPES.map((t) => `'${t}'`).join(', ')
+    const adminType = filter.type !== undefined && isAdminEventType(filter.type)
+    // Two sets, each read newest first through its own index: the reseller's events
+    // (events_reseller) and the admin's alert events, which carry no reseller and belong to one
+    // through their order (events_reseller_type with reseller_id NULL).
+    const parts: { where: string; args: unknown[] }[] = []
+    if (!adminType) {
+      const own = resellerId === null ? [] : ['e.reseller_id = ?']
+      parts.push({
+        where: [`e.type NOT IN (${adminList})`, ...own, ...common].join(' AND '),
+        args: [...(resellerId === null ? [] : [resellerId]), ...commonArgs]
+      })
+    }
+    if (withAdminEvents) {
+      const own = resellerId === null ? [] : ['e.order_id IN (SELECT id FROM orders WHERE reseller_id = ?)']
+      parts.push({
+        where: ['e.reseller_id IS NULL', `e.type IN (${adminList})`, ...own, ...common].join(' AND '),
+        args: [...(resellerId === null ? [] : [resellerId]), ...commonArgs]
+      })
+    }
+    if (parts.length === 0) return { items: [], total: 0, ...page }
+    const db = this.ctx.db
+    let rows: EventRow[]
+    if (parts.length === 1) {
+      rows = db
+        .prepare(
+          `SELECT e.*, o.order_number FROM events e LEFT JOIN orders o ON o.id = e.order_id
+           WHERE ${parts[0].where} ORDER BY e.id DESC LIMIT ? OFFSET ?`
+        )
+        .all(...parts[0].args, page.limit, page.offset) as EventRow[]
+    } else {
+      // A page of the merged sets needs at most offset + limit rows of each.
+      const reach = Math.min(page.offset + page.limit, Number.MAX_SAFE_INTEGER)
+      const arms = parts.map(
+        (p) => `SELECT id FROM (SELECT e.id FROM events e WHERE ${p.where} ORDER BY e.id DESC LIMIT ?)`
       )
-      .all(...args, page.limit, page.offset) as EventRow[]
-    const { n } = this.ctx.db.prepare(`SELECT COUNT(*) AS n FROM events e ${sqlWhere}`).get(...args) as { n: number }
+      rows = db
+        .prepare(
+          `SELECT e.*, o.order_number FROM events e LEFT JOIN orders o ON o.id = e.order_id
+           WHERE e.id IN (SELECT id FROM (${arms.join(' UNION ALL ')}) ORDER BY id DESC LIMIT ? OFFSET ?)
+           ORDER BY e.id DESC`
+        )
+        .all(...parts.flatMap((p) => [...p.args, reach]), page.limit, page.offset) as EventRow[]
+    }
+    let total = 0
+    for (const p of parts) {
+      total += (db.prepare(`SELECT COUNT(*) AS n FROM events e WHERE ${p.where}`).get(...p.args) as { n: number }).n
+    }
     // A reseller reads what happened to its orders; the admin's deploy configuration stays out.
     const view = resellerId === null ? (e: CertEvent): CertEvent => e : resellerDeployEvent
     return {
-      items: rows.map((r) => view(eventOf(r))),
-      total: n,
+      items: rows.map((r) => {
+        const e = eventOf(r)
+        return isAdminEventType(e.type) ? { ...e, type: e.type } : view({ ...e, type: e.type as EventType })
+      }),
+      total,
       ...page
     }
   }

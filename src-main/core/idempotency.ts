@@ -17,12 +17,28 @@ export interface StoredAnswer {
 
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255
 
+/** JSON with the keys of every object sorted; arrays keep their order, which carries meaning. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
+  if (value === null || typeof value !== 'object') return JSON.stringify(value)
+  const entries = Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`
+}
+
 export class Idempotency {
   constructor(private readonly ctx: CoreContext) {}
 
+  /**
+   * What a request asks for, whatever its JSON looks like: the body as parsed (spacing gone),
+   * with object keys in one order, so a retry that serialises the same body differently is the
+   * same request (the Idempotency-Key draft, draft-ietf-httpapi-idempotency-key-header §2.4,
+   * leaves the fingerprint to the server).
+   */
   static fingerprint(method: string, path: string, body: unknown): string {
     return createHash('sha256')
-      .update(`${method} ${path}\n${JSON.stringify(body ?? null)}`)
+      .update(`${method} ${path}\n${canonicalJson(body ?? null)}`)
       .digest('hex')
   }
 

@@ -19,6 +19,7 @@ import type { KeyKeeper } from './certificates'
 import type { CoreContext } from './context'
 import { decodeCsr } from './csr'
 import { csrFromKey } from './csr-from-key'
+import { assertCsrNames } from './csr-names'
 import { conflict, invalid, notFound, ServiceError } from './errors'
 import type { Order, Orders } from './orders'
 import { isoTimestamp } from './time'
@@ -65,6 +66,7 @@ export class KeyVault implements KeyKeeper {
       throw invalid('could not keep the CSR: it is not a PEM certificate signing request of at most 64 KiB')
     }
     const csr = await decodeCsr(csrPem)
+    assertCsrNames(csr, 'could not keep the CSR')
     if (!csr.signatureValid) throw invalid('could not keep the CSR: its signature does not verify')
     const key = this.publicKeyOf(pkcs8Pem)
     if (!key || !Buffer.from(new x509.Pkcs10CertificateRequest(csr.der).publicKey.rawData).equals(spkiDer(key))) {

@@ -1,13 +1,13 @@
 /**
- * How often one order may be reissued on request (POST /ssl/reissue, the desktop app's reissue).
- * The reseller API v3.0 shows no quotas ("Limits": rate limits not shown), so these are
- * CertDesk's own: every manual reissue signs a certificate and runs every deploy target of the
- * order (the admin's reload command, webhooks), so a runaway script must not be able to do that
- * without end. Automatic reissues by the scheduler are not counted: they come once per
- * certificate lifetime (spec, "Certificate lifecycle rule").
+ * How often one order may be reissued on request (POST /ssl/reissue, the desktop app's
+ * reissue), one of CertDesk's own limits (rate-limits.ts): every manual reissue signs a
+ * certificate and runs every deploy target of the order (the admin's reload command, webhooks),
+ * so a runaway script must not be able to do that without end. Automatic reissues by the
+ * scheduler are not counted: they come once per certificate lifetime (spec, "Certificate
+ * lifecycle rule").
  */
 import type { Db } from './db'
-import { RateLimitedError } from './errors'
+import { DAY_MS, HOUR_MS, limitHit, rateLimited, type LimitWindow } from './rate-limits'
 import { isoTimestamp, parseDate } from './time'
 
 /**
@@ -19,16 +19,7 @@ export const REISSUES_PER_HOUR = 3
 /** Reissues per order within any 24 hours: ten times what a person needs in a bad day. */
 export const REISSUES_PER_DAY = 10
 
-const HOUR_MS = 3_600_000
-const DAY_MS = 24 * HOUR_MS
-
-interface Window {
-  limit: number
-  ms: number
-  label: string
-}
-
-const WINDOWS: Window[] = [
+const WINDOWS: LimitWindow[] = [
   { limit: REISSUES_PER_HOUR, ms: HOUR_MS, label: 'an hour' },
   { limit: REISSUES_PER_DAY, ms: DAY_MS, label: '24 hours' }
 ]
@@ -43,27 +34,14 @@ export function assertReissueAllowed(db: Db, orderId: number, orderNumber: strin
   const since = isoTimestamp(new Date(now.getTime() - DAY_MS))
   const times = (
     db
-      .prepare(
-        `SELECT created_at FROM certificates WHERE order_id = ? AND reason = 'reissue' AND created_at > ? ORDER BY created_at`
-      )
+      .prepare(`SELECT created_at FROM certificates WHERE order_id = ? AND reason = 'reissue' AND created_at > ?`)
       .all(orderId, since) as { created_at: string }[]
-  ).map((r) => parseDate(r.created_at).getTime())
-  let waitMs = 0
-  let hit: Window | null = null
-  for (const w of WINDOWS) {
-    const inWindow = times.filter((t) => t > now.getTime() - w.ms)
-    if (inWindow.length < w.limit) continue
-    // The request is allowed once enough of the window's reissues have aged out of it.
-    const wait = inWindow[inWindow.length - w.limit] + w.ms - now.getTime()
-    if (wait > waitMs) {
-      waitMs = wait
-      hit = w
-    }
-  }
+  ).map((r) => ({ at: parseDate(r.created_at).getTime() }))
+  const hit = limitHit(times, WINDOWS, now)
   if (!hit) return
-  const seconds = Math.max(1, Math.ceil(waitMs / 1000))
-  throw new RateLimitedError(
-    `could not reissue order ${orderNumber}: it was reissued ${hit.limit} times within ${hit.label}, the most allowed; try again in ${seconds} seconds (after ${isoTimestamp(new Date(now.getTime() + seconds * 1000))} UTC)`,
-    seconds
+  throw rateLimited(
+    `could not reissue order ${orderNumber}: it was reissued ${hit.window.limit} times within ${hit.window.label}, the most allowed`,
+    hit,
+    now
   )
 }

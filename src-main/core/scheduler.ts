@@ -14,6 +14,7 @@ import type { RenewalWindows } from './ari'
 import type { Events } from './events'
 import { pool } from './pool'
 import { isoDate, isoTimestamp, parseDate } from './time'
+import { BACKGROUND_WRITE_BUDGET_MS } from './store-lock'
 
 export interface SchedulerReport {
   as_of: string
@@ -122,12 +123,17 @@ export class Scheduler {
 
   /** Deploy retries come due minutes apart, between the hourly passes. */
   async retryDeploys(): Promise<void> {
+    // In a serving process, wait on timers while another process holds the write lock.
+    await this.ctx.whenWritable(BACKGROUND_WRITE_BUDGET_MS)
     await this.after?.deploys.runDue()
     // Deploy and installation alerts and their delivery retries are due minutes apart too.
     await this.after?.alerts?.tick()
   }
 
   private async pass(): Promise<SchedulerReport> {
+    // In a serving process, wait on timers while another process holds the write lock; a pass
+    // that cannot get it within the budget is given up and the next timer tries again.
+    await this.ctx.whenWritable(BACKGROUND_WRITE_BUDGET_MS)
     const now = this.ctx.clock()
     const today = isoDate(now)
     const report: SchedulerReport = {

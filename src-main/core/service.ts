@@ -31,6 +31,7 @@ import { Scheduler } from './scheduler'
 import { keychainFor, type SecretStore } from './secrets'
 import { Settings } from './settings'
 import { StatsService } from './stats'
+import { stopWaitingOnLocks, whenWritable } from './store-lock'
 import { localWrites, scopeVersions, storeVersion } from './store-version'
 import { systemClock, type Clock } from './time'
 import { Watchlist } from './watchlist'
@@ -78,6 +79,12 @@ export interface Service {
   readonly reports: Reports
   /** Alert rules, channels and deliveries (alerts/). */
   readonly alerts: Alerts
+  /**
+   * For a process that serves requests (`serve`, the window), once it has started: a write that
+   * meets another process's lock no longer sleeps on the only thread but fails at once, and
+   * writers wait through `ctx.whenWritable` (store-lock.ts). The admin CLI keeps waiting.
+   */
+  stopWaitingOnLocks(): void
   close(): void
 }
 
@@ -92,7 +99,8 @@ export function openService(opts: ServiceOptions): Service {
     secrets: opts.secrets ?? keychainFor(installId),
     storeVersion: async () => storeVersion(db),
     scopeVersions: async (resellerId) => scopeVersions(db, resellerId),
-    localWrites: () => localWrites(db)
+    localWrites: () => localWrites(db),
+    whenWritable: (budgetMs) => whenWritable(db, budgetMs)
   }
   const catalogue = new Catalogue(ctx)
   const acme = new AcmeSubscriptions(ctx)
@@ -142,6 +150,7 @@ export function openService(opts: ServiceOptions): Service {
     imports: new Imports(ctx, orders, resellers, catalogue, keyVault),
     reports: new Reports(ctx),
     alerts,
+    stopWaitingOnLocks: () => stopWaitingOnLocks(db),
     close: () => db.close()
   }
 }

@@ -16,10 +16,10 @@ import type { Reseller } from '../core/resellers'
 import type { Stats } from '../core/stats'
 import { failure } from './errors'
 import type {
-  AcmeCreateResponse,
   AcmeDetailsJson,
   ChartsJson,
-  CreateOrderResponse,
+  CreatedAcmeOrder,
+  CreatedCertificateOrder,
   EventJson,
   InvoiceJson,
   OrderJson,
@@ -132,7 +132,7 @@ export function orderJson(o: Order): Static<typeof OrderJson> {
     status_note: o.statusNote,
     payment_status: o.paymentStatus,
     invoice_number: o.invoiceNumber,
-    invoice_status: o.invoiceStatus,
+    invoice_status: o.invoiceStatus as Invoice['status'] | null,
     created_at: o.createdAt,
     updated_at: o.updatedAt,
     auto_reissue_enabled: o.autoReissue,
@@ -146,11 +146,12 @@ export function orderJson(o: Order): Static<typeof OrderJson> {
   }
 }
 
-export function createdOrderJson(c: CreatedOrder): Static<typeof CreateOrderResponse> {
+export function createdOrderJson(c: CreatedOrder): Static<typeof CreatedCertificateOrder> {
   const o = c.order
   return {
     success: true,
     message: `Order ${o.orderNumber} created and paid from credit`,
+    fulfillment: 'certificate',
     order_id: o.id,
     order_number: o.orderNumber,
     domain: o.domain,
@@ -188,7 +189,7 @@ export function createdOrderAnswer(c: CreatedOrder): { statusCode: number; body:
       )
     }
   }
-  const body: Static<typeof AcmeCreateResponse> = {
+  const body: Static<typeof CreatedAcmeOrder> = {
     success: true,
     message: `Order ${o.orderNumber} completed: ACME subscription created and paid from credit`,
     order_id: o.id,
@@ -209,7 +210,7 @@ export function acmeSummaryJson(s: AcmeSubscription): NonNullable<Static<typeof 
     status: s.status,
     category: s.category,
     subscription_id: s.id,
-    domains: s.domains.map((d) => d.name),
+    domains: s.domains.map((d) => ({ id: d.id, name: d.name })),
     subscription: { begin: s.beginDate, end: s.endDate },
     bound_accounts: s.accounts.filter((a) => a.status === 'valid').length,
     details_endpoint: `/orders/${s.orderId}/acme`
@@ -220,7 +221,11 @@ export type { AcmeUrls } from '../core/acme-subscriptions'
 
 /** The assembly lives in core (the desktop ACME panel shows the same object). */
 export function acmeDetailsJson(d: AcmeDetails, urls: AcmeUrls): Static<typeof AcmeDetailsJson> {
-  return acmeSetup(d, urls)
+  const setup = acmeSetup(d, urls)
+  type AccountStatus = Static<typeof AcmeDetailsJson>['account']['accounts'][number]['status']
+  // The ACME server writes only RFC 8555 §7.1.6 account states (valid, deactivated, revoked).
+  const accounts = setup.account.accounts.map((a) => ({ ...a, status: a.status as AccountStatus }))
+  return { ...setup, account: { ...setup.account, accounts } }
 }
 
 export function invoiceJson(i: Invoice): Static<typeof InvoiceJson> {

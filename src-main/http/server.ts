@@ -4,9 +4,14 @@
  * answers every failure in the spec's envelope (reseller API v3.0, "General response envelope").
  */
 import swagger from '@fastify/swagger'
+import type { Static } from '@sinclair/typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import Ajv from 'ajv'
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions
+} from 'fastify'
 import type { CreatedOrder } from '../core/orders'
 import type { Reseller } from '../core/resellers'
 import type { Service } from '../core/service'
@@ -32,7 +37,9 @@ import { registerEventRoutes } from './routes/events'
 import { registerInstallationRoutes } from './routes/installations'
 import { registerRenewalRoutes } from './routes/renewal'
 import { registerOrderRoutes } from './routes/orders'
-import { ErrorEnvelope } from './schemas'
+import { swaggerOptions } from './openapi/document'
+import { OpenApiDocument } from './schemas'
+import { installValidators } from './validators'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -78,6 +85,13 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
     ...opts,
     ownAuth: (request) => isAcmePublicPath(request) || isCrlPath(request) || (opts.ownAuth?.(request) ?? false)
   })
+  // A request that writes waits here, on timers, while another process holds the store's write
+  // lock, and answers 503 after its budget; its transactions then run without sleeping on the
+  // only thread, so reads go on being answered (core/store-lock.ts). The routes of `ownAuth`
+  // (the bridge) decide per method themselves.
+  app.addHook('preHandler', async (request) => {
+    if (writesStore(request) && !opts.ownAuth?.(request)) await service.ctx.whenWritable()
+  })
   // Repeated GETs answered from kept bytes in front of fastify, under the same rules (fast-reads.ts).
   const kept = installReadCache(app, service)
   const turn = installFastReads(app, service, keys, kept, opts.allowedHosts)
@@ -91,24 +105,7 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
     }
   )
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.0.3',
-      info: {
-        title: 'CertDesk reseller API',
-        version: API_VERSION,
-        description: 'The reseller API v3.0 served by CertDesk on the local machine.'
-      },
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
-          bearer: { type: 'http', scheme: 'bearer' }
-        }
-      },
-      security: [{ apiKey: [] }, { bearer: [] }]
-    }
-  })
-  app.addSchema(ErrorEnvelope)
+  await app.register(swagger, swaggerOptions(API_VERSION))
 
   const typed = app.withTypeProvider<TypeBoxTypeProvider>()
   const router = new ApiRouter(typed)
@@ -123,7 +120,18 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
   registerInstallationRoutes(router, service)
   // Renewal automation (RFC 9773 window, delegated DNS, dns-persist-01)
   registerRenewalRoutes(router, service)
-  router.get('/openapi.json', { hide: true }, async () => app.swagger())
+  router.get(
+    '/openapi.json',
+    {
+      operationId: 'getOpenApiDescription',
+      tags: ['Description'],
+      summary: 'Read this description of the API',
+      description:
+        'This OpenAPI 3.0 description of the reseller API, as docs/openapi.json holds it: generate a typed client from it.',
+      response: { 200: OpenApiDocument }
+    },
+    async () => app.swagger() as unknown as Static<typeof OpenApiDocument>
+  )
   if (opts.extend) await opts.extend(app, router)
   router.finish()
 
@@ -143,16 +151,16 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
   return app
 }
 
-/**
- * Query strings arrive as text, so query and path parameters are coerced ("limit=5" is 5).
- * JSON bodies are not: `"product_id": "5"` is a 400, and unknown body fields are refused
- * rather than silently dropped, so a typo such as `perod` never goes unnoticed.
- */
-function installValidators(app: FastifyInstance): void {
-  const lenient = new Ajv({ coerceTypes: 'array', useDefaults: true, removeAdditional: false, strict: false })
-  const strictBody = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, strict: false })
-  for (const a of [lenient, strictBody]) a.addKeyword('example')
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strictBody : lenient).compile(schema))
+/** Methods that read only (RFC 9110 §9.2.1, safe methods). */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+/** GET routes that may write: the live SSL status runs the checks and stores what they find (v3.0, GET /ssl/{order_id}). */
+const WRITING_READS = new Set(['/ssl/:order_id'])
+
+/** Whether the request's route may write (a 405 or 404 answer never does). */
+function writesStore(request: FastifyRequest): boolean {
+  const route = request.routeOptions
+  if (route.url === undefined || (route.config as { refusesMethod?: boolean }).refusesMethod) return false
+  return !SAFE_METHODS.has(request.method) || WRITING_READS.has(route.url)
 }
 
 export interface Listening {

@@ -7,6 +7,7 @@
 import 'reflect-metadata'
 import * as x509 from '@peculiar/x509'
 
+import { parseDomainInput } from './domain-input'
 import type { KeyType } from './key-types'
 
 function algorithm(t: KeyType): { gen: RsaHashedKeyGenParams | EcKeyGenParams; sign: Algorithm | EcdsaParams } {
@@ -39,13 +40,35 @@ export interface GeneratedCsr {
   privateKeyPem: string
 }
 
-/** CN is the first name; every name (the CN included, as CAs expect) goes in the SAN list. */
-export async function generateCsr(keyType: KeyType, names: string[]): Promise<GeneratedCsr> {
-  if (names.length === 0) throw new Error('could not create the CSR: give at least one domain name')
+/** A name as a certificate carries it: lower-case LDH labels, a leading `*.` for a wildcard (RFC 5280 §4.2.1.6). */
+const CERT_NAME = /^(\*\.)?[a-z0-9-]+(\.[a-z0-9-]+)+$/
+
+/**
+ * The names as they go into a CSR: each typed name converted to its A-label form (RFC 5890
+ * §2.3.2.1; the browser's own UTS #46 mapping, lib/domain-input.ts), because a dNSName is an
+ * IA5String and holds ASCII only (RFC 5280 §4.2.1.6, §7.2). A name that is no domain name at all
+ * is refused here, by name, rather than written into a request that the server must refuse.
+ */
+export function csrNames(typed: string[]): string[] {
+  const out: string[] = []
+  for (const t of typed) {
+    const { ascii } = parseDomainInput(t)
+    if (!CERT_NAME.test(ascii)) {
+      throw new Error(`could not create the CSR: ${JSON.stringify(t)} is not a domain name`)
+    }
+    if (!out.includes(ascii)) out.push(ascii)
+  }
+  return out
+}
+
+/** CN is the first name; every name (the CN included, as CAs expect) goes in the SAN list, as A-labels. */
+export async function generateCsr(keyType: KeyType, typed: string[]): Promise<GeneratedCsr> {
+  if (typed.length === 0) throw new Error('could not create the CSR: give at least one domain name')
+  const names = csrNames(typed)
   const { gen, sign } = algorithm(keyType)
   const keys = (await crypto.subtle.generateKey(gen, true, ['sign', 'verify'])) as CryptoKeyPair
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({
-    name: [{ CN: [names[0].replace(/^\*\./, '*.')] }],
+    name: [{ CN: [names[0]] }],
     keys,
     signingAlgorithm: sign,
     extensions: [new x509.SubjectAlternativeNameExtension(names.map((value) => ({ type: 'dns' as const, value })))]
@@ -58,8 +81,28 @@ export interface DecodedCsr {
   commonName: string
   organization: string
   names: string[]
+  /**
+   * Names no certificate can carry as written, each with what to write instead: a name outside
+   * ASCII (as a generator that does not convert to A-labels writes it). The server refuses the
+   * CSR naming the first; the page says so before it is sent.
+   */
+  unusable: { name: string; aLabel: string | null }[]
   keyAlgorithm: string
   signatureValid: boolean
+}
+
+/**
+ * An IA5String read by asn1js comes back one character per byte; bytes beyond ASCII are read as
+ * UTF-8 where they are UTF-8 (as `openssl req` writes a typed ü), so the name shows as typed.
+ */
+function asTyped(value: string): string {
+  const codes = [...value].map((c) => c.charCodeAt(0))
+  if (codes.every((c) => c < 0x80) || codes.some((c) => c > 0xff)) return value
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(codes))
+  } catch {
+    return value
+  }
 }
 
 /** Decodes a pasted CSR and checks its signature; throws with a readable message. */
@@ -85,7 +128,7 @@ export async function decodeCsr(text: string): Promise<DecodedCsr> {
     ? san.names
         .toJSON()
         .filter((n) => n.type === 'dns')
-        .map((n) => n.value)
+        .map((n) => asTyped(n.value).toLowerCase())
     : []
   const commonName = csr.subjectName.getField('CN')[0] ?? ''
   const alg = csr.publicKey.algorithm as RsaHashedKeyAlgorithm & EcKeyAlgorithm
@@ -94,10 +137,18 @@ export async function decodeCsr(text: string): Promise<DecodedCsr> {
     : alg.namedCurve
       ? `ECDSA ${alg.namedCurve}`
       : alg.name
+  const names = [...new Set([commonName, ...sanNames].filter(Boolean))]
+  const unusable = sanNames
+    .filter((n) => /[^\x21-\x7e]/.test(n))
+    .map((name) => {
+      const { ascii } = parseDomainInput(name)
+      return { name, aLabel: CERT_NAME.test(ascii) ? ascii : null }
+    })
   return {
     commonName,
     organization: csr.subjectName.getField('O')[0] ?? '',
-    names: [...new Set([commonName, ...sanNames].filter(Boolean))],
+    names,
+    unusable,
     keyAlgorithm,
     signatureValid: await csr.verify()
   }

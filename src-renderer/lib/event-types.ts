@@ -1,6 +1,7 @@
 /**
- * The event types of the log, as the core writes them (src-main/core/events.ts, EVENT_TYPES;
- * test/e2e/screens.spec.ts checks the filter offers each), with the words the log shows.
+ * The event types of the admin's log, as the core writes them (src-main/core/events.ts,
+ * ADMIN_LOG_TYPES: the reseller's events and the admin's own alert events; test/e2e/screens.spec.ts
+ * checks the filter offers each), with the words the log shows.
  */
 export const EVENT_TYPE_LABELS: Record<string, string> = {
   'order.created': 'Order placed',
@@ -17,9 +18,11 @@ export const EVENT_TYPE_LABELS: Record<string, string> = {
   'subscription.created': 'ACME subscription created',
   'installation.passed': 'Served as issued',
   'installation.failed': 'Installation problem',
-  'certificate.imported': 'Certificate imported'
+  'certificate.imported': 'Certificate imported',
+  'alert.raised': 'Alert raised',
+  'alert.cleared': 'Alert cleared'
 }
 
 /** Events that need the reseller's attention: shown marked, with a link to the order to fix it. */
 export const isFailure = (type: string): boolean =>
-  type === 'validation.failed' || type === 'deploy.failed' || type === 'installation.failed'
+  type === 'validation.failed' || type === 'deploy.failed' || type === 'installation.failed' || type === 'alert.raised'

@@ -8,7 +8,7 @@ import { useEffect } from 'react'
 import { download } from '../lib/format'
 import { href } from '../routes'
 import { useStore } from '../store'
-import { Badge, CopyButton } from '../ui'
+import { Badge, CopyButton, DomainNames } from '../ui'
 import { Subscription } from './acme'
 import { NotFound } from './not-found'
 import { OrderEventsCard } from './order-events'
@@ -32,7 +32,7 @@ export function AcmeSubscriptionPage({ id }: { id: number }): React.JSX.Element 
             ← ACME subscriptions
           </a>
           <h1>
-            {sub.domains.join(', ')} <Badge status="completed" />
+            <DomainNames names={sub.domains} /> <Badge status="completed" />
           </h1>
           <div className="muted">
             <span data-testid="order-number">{sub.orderNumber}</span>{' '}
@@ -63,7 +63,9 @@ export function AcmeSubscriptionPage({ id }: { id: number }): React.JSX.Element 
               {certificates.map((c) => (
                 <tr key={c.serial} data-serial={c.serial}>
                   <td className="mono break">{c.serial}</td>
-                  <td>{c.names.join(', ')}</td>
+                  <td>
+                    <DomainNames names={c.names} />
+                  </td>
                   <td className="nowrap">
                     {c.notAfter} {c.revoked ? <Badge status="cancelled" label="revoked" /> : null}
                   </td>

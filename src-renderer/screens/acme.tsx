@@ -8,7 +8,7 @@ import type { AcmeSubscriptionView } from '../../src-preload/contract'
 import { HMAC_KEY_PLACEHOLDER } from '../../src-preload/channels'
 import { href } from '../routes'
 import { useStore } from '../store'
-import { Badge, CopyButton, ErrorBox } from '../ui'
+import { Badge, CopyButton, DomainNames, ErrorBox } from '../ui'
 
 const CLIENTS = [
   ['certbot', 'certbot'],
@@ -26,7 +26,7 @@ export function Subscription({ sub, page = false }: { sub: AcmeSubscriptionView;
     <section className="card" data-testid="acme-subscription" data-order={sub.orderNumber}>
       <div className="card-head">
         <h2>
-          {page ? 'Subscription' : sub.domains.join(', ')} <Badge status={sub.status} />
+          {page ? 'Subscription' : <DomainNames names={sub.domains} />} <Badge status={sub.status} />
         </h2>
         {page ? null : (
           <a className="small" href={href({ name: 'acme-subscription', id: sub.orderId })}>

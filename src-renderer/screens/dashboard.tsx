@@ -3,7 +3,7 @@ import { BarChart, Donut } from '../charts'
 import { daysUntil, statusLabel, usd } from '../lib/format'
 import { href } from '../routes'
 import { useStore } from '../store'
-import { Badge, Stat } from '../ui'
+import { Badge, DomainName, Stat } from '../ui'
 
 export function Dashboard(): React.JSX.Element {
   const dashboard = useStore((s) => s.dashboard)
@@ -59,7 +59,9 @@ export function Dashboard(): React.JSX.Element {
             <ul className="plain-list">
               {dashboard.expiringSoon.map((o) => (
                 <li key={o.id}>
-                  <a href={href({ name: 'order', id: o.id })}>{o.domain}</a>
+                  <a href={href({ name: 'order', id: o.id })}>
+                    <DomainName name={o.domain} />
+                  </a>
                   <span className="muted"> in {daysUntil(o.certValidTill ?? '')} days</span>
                 </li>
               ))}

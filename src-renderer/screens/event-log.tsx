@@ -1,7 +1,8 @@
 /**
- * The event log: every event of the acting reseller (what GET /events pages), newest first,
- * filtered by type, day and order, refreshed while the screen is open. Failed validations and
- * deploys link to their order, where they can be fixed.
+ * The event log: every event of the acting reseller (what GET /events pages) and the alerts
+ * raised and cleared about its orders, newest first, filtered by type, day and order, refreshed
+ * while the screen is open. Failed validations and deploys and raised alerts link to their
+ * order, where they can be fixed.
  */
 import { useEffect, useState } from 'react'
 import type { EventView } from '../../src-preload/contract'

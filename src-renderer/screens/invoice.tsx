@@ -7,7 +7,7 @@ import { useEffect } from 'react'
 import { usd, years } from '../lib/format'
 import { href } from '../routes'
 import { useReseller, useStore } from '../store'
-import { Badge, ErrorBox } from '../ui'
+import { Badge, DomainName, ErrorBox } from '../ui'
 import { NotFound } from './not-found'
 
 export function InvoicePage({ id }: { id: number }): React.JSX.Element {
@@ -88,7 +88,13 @@ export function InvoicePage({ id }: { id: number }): React.JSX.Element {
             <tr>
               <td>
                 {order.brand} {order.productName}, {years(order.periodMonths)}
-                {order.domain ? ` for ${order.domain}` : ''} (order {order.orderNumber})
+                {order.domain ? (
+                  <>
+                    {' for '}
+                    <DomainName name={order.domain} full />
+                  </>
+                ) : null}{' '}
+                (order {order.orderNumber})
               </td>
               <td className="num">{usd(order.basePrice)}</td>
             </tr>

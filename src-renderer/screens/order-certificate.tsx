@@ -3,7 +3,7 @@ import { useEffect, useState } from 'react'
 import type { OrderView } from '../../src-preload/contract'
 import type { CertificateFacts } from '../lib/export'
 import { useStore } from '../store'
-import { ErrorBox } from '../ui'
+import { DomainNames, ErrorBox } from '../ui'
 import { CertificateDownloads, exportFileName, type RunExport } from './order-downloads'
 import { KeyExport } from './key-export'
 import { ReissueActions } from './order-reissue'
@@ -57,7 +57,9 @@ export function OrderCertificate({ order }: { order: OrderView }): React.JSX.Ele
             <dt>Subject</dt>
             <dd className="break">{facts.subject}</dd>
             <dt>Names</dt>
-            <dd className="break">{facts.names.join(', ')}</dd>
+            <dd className="break">
+              <DomainNames names={facts.names} />
+            </dd>
             <dt>Issuer</dt>
             <dd className="break">{facts.issuer}</dd>
             <dt>Serial</dt>

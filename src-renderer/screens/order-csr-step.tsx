@@ -4,7 +4,7 @@ import type { OrderView } from '../../src-preload/contract'
 import type { DecodedCsr } from '../lib/csr'
 import { KEY_TYPES, type KeyType } from '../lib/key-types'
 import { useStore } from '../store'
-import { ErrorBox } from '../ui'
+import { DomainNames, ErrorBox } from '../ui'
 import { DcvChoices, dcvRequest, freshPicks, useApproverChoices } from './dcv-choices'
 
 export function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
@@ -179,7 +179,9 @@ export function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
           <dt>Common name</dt>
           <dd>{decoded.commonName}</dd>
           <dt>Names</dt>
-          <dd>{decoded.names.join(', ')}</dd>
+          <dd>
+            <DomainNames names={decoded.names} />
+          </dd>
           <dt>Key</dt>
           <dd>{decoded.keyAlgorithm}</dd>
           {decoded.organization ? (
@@ -193,6 +195,18 @@ export function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
         </dl>
       ) : null}
       {decodeError ? <p className="warn">{decodeError}</p> : null}
+      {decoded && decoded.unusable.length > 0 ? (
+        <p className="warn" data-testid="csr-name-warning">
+          {decoded.unusable
+            .map(
+              (u) =>
+                `The CSR names ${JSON.stringify(u.name)} in characters a certificate cannot carry` +
+                (u.aLabel ? `: make it with the A-label ${u.aLabel} instead.` : '.')
+            )
+            .join(' ')}{' '}
+          CertDesk refuses it rather than issue a certificate without that name.
+        </p>
+      ) : null}
       <DcvChoices names={decoded?.names ?? []} choices={approverChoices} picks={picks} onPick={setPicks} />
       <ErrorBox text={error} />
       <div className="actions">

@@ -2,7 +2,7 @@
 import { useState } from 'react'
 import type { DcvMethod, NameValidationView, OrderView } from '../../src-preload/contract'
 import { useStore } from '../store'
-import { Badge, ErrorBox } from '../ui'
+import { Badge, DomainName, ErrorBox } from '../ui'
 import { ApprovalMessages, EmailNameApproval } from './email-approval'
 import { NameMethod, validationSummary } from './name-method'
 import { CancelValidation, DnsInstructions, HttpInstructions } from './validation-instructions'
@@ -58,7 +58,10 @@ export function ValidationStep({ order }: { order: OrderView }): React.JSX.Eleme
         {ssl.validation.map((v) => (
           <div key={v.name} className="name-check" data-name={v.name}>
             <div className="name-head">
-              <span className="strong">{v.name}</span> <Badge status={`dcv-${v.status}`} label={DCV_LABEL[v.status]} />
+              <span className="strong">
+                <DomainName name={v.name} full />
+              </span>{' '}
+              <Badge status={`dcv-${v.status}`} label={DCV_LABEL[v.status]} />
               {order.status === 'validation_pending' && v.status !== 'valid' ? (
                 <NameMethod orderId={order.id} v={v} />
               ) : (

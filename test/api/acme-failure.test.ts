@@ -1,25 +1,33 @@
 /**
  * The failure path of spec "Order transitions": when the subscription cannot be created the
  * order ends `cancelled` and the amount is refunded. The failure is real: this file runs on a
- * keychain of its own and stops it, so storing the EAB key fails the way it does on a machine
- * whose keyring went away.
+ * keychain of its own and kills its daemon, so storing the EAB key fails the way it does on a
+ * machine whose keyring went away; the daemon then starts again on the same session bus.
  */
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startKeyringSession } from '../../scripts/keyring-session.mjs'
+import { startBareKeyring, type BareKeyring } from '../support/bare-keyring'
 import { startServer, type TestServer } from '../support/server'
 
 type Body = Record<string, unknown>
 let s: TestServer
-let keyring: { env: Record<string, string>; stop(): void }
+// A short base: the bus socket lives under it (a Unix socket path has at most 108 bytes).
+const base = mkdtempSync(join(tmpdir(), 'cd-af-'))
+let keyring: BareKeyring
 
 beforeAll(async () => {
-  keyring = await startKeyringSession()
+  keyring = await startBareKeyring(join(base, 'k'), randomBytes(18).toString('base64url'))
+  await keyring.startDaemon()
   Object.assign(process.env, keyring.env)
   s = await startServer()
 })
 afterAll(async () => {
   await s.close()
   keyring.stop()
+  rmSync(base, { recursive: true, force: true })
 })
 
 const ledger = (resellerId: number) =>
@@ -32,7 +40,7 @@ const ledger = (resellerId: number) =>
 describe('an ACME subscription that cannot be created', () => {
   it('cancels the order, refunds it in the ledger and lets a retry with the same key succeed later', async () => {
     const r = s.reseller({ credit: 100 })
-    keyring.stop()
+    await keyring.killDaemon()
     const res = await s.request<Body>('POST', '/orders', {
       key: r.key,
       headers: { 'idempotency-key': 'acme-retry-1' },
@@ -64,8 +72,7 @@ describe('an ACME subscription that cannot be created', () => {
     expect(subs.n).toBe(0)
 
     // The keychain is back: the same Idempotency-Key was not kept for the failure, so it works now.
-    keyring = await startKeyringSession()
-    Object.assign(process.env, keyring.env)
+    await keyring.startDaemon()
     const retry = await s.request<Body>('POST', '/orders', {
       key: r.key,
       headers: { 'idempotency-key': 'acme-retry-1' },

@@ -64,7 +64,11 @@ describe('ordering an ACME subscription (POST /orders)', () => {
         status: 'active',
         category: 'caas',
         subscription_id: (res.body.acme as Body).subscription_id,
-        domains: ['shop.example.com', 'www.shop.example.com'],
+        // One shape for a subscription's names everywhere (reseller API v3.0, "ACME subscription details").
+        domains: [
+          { id: expect.any(String), name: 'shop.example.com' },
+          { id: expect.any(String), name: 'www.shop.example.com' }
+        ],
         bound_accounts: 0,
         details_endpoint: `/orders/${res.body.order_id}/acme`
       }

@@ -3,19 +3,15 @@
  * them, alike over the browser-mode RPC and over the IPC handler table: a value of the wrong type
  * gets a 400 in the envelope, naming the method and the argument, and changes nothing.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { browserUiOptions } from '../../src-main/app/browser-mode'
 import { createHandlers } from '../../src-main/app/handlers'
 import { serveOverIpc } from '../../src-main/app/ipc'
-import { ensureDemoReseller, openService, type Service } from '../../src-main/core/service'
-import { API_VERSION, buildServer, listen, type Listening } from '../../src-main/http/server'
+import type { Service } from '../../src-main/core/service'
+import { API_VERSION, type Listening } from '../../src-main/http/server'
 import { CHANNEL_PREFIX, RPC_PREFIX } from '../../src-preload/channels'
+import { startBrowserMode, type BrowserMode } from '../support/browser-mode'
 
-const ROOT = join(__dirname, '..', '..')
-let dataDir: string
+let browserMode: BrowserMode
 let service: Service
 let listening: Listening
 let cookie: string
@@ -24,17 +20,11 @@ let orderId: number
 const channels = new Map<string, (event: unknown, ...args: unknown[]) => Promise<unknown>>()
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'certdesk-bridge-args-'))
-  service = openService({ dataDir })
-  resellerId = ensureDemoReseller(service)!.id
+  browserMode = await startBrowserMode('certdesk-bridge-args-')
+  ;({ service, listening, cookie, resellerId } = browserMode)
+  const url = listening.url
   orderId = service.orders.create(service.resellers.get(resellerId), { productId: 2, domain: 'args.example.test' })
     .order.id
-  let url = ''
-  const ui = browserUiOptions(service, () => url, join(ROOT, 'out', 'renderer'))
-  listening = await listen(await buildServer(service, ui.server))
-  url = listening.url
-  const res = await fetch(ui.loginUrl(url), { redirect: 'manual' })
-  cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]
   serveOverIpc(
     {
       handle: (channel: string, fn: (event: unknown, ...args: unknown[]) => Promise<unknown>) =>
@@ -47,15 +37,13 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  await listening?.close()
-  service?.close()
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+  await browserMode?.close()
 })
 
 async function overRpc(method: string, args: unknown[]): Promise<{ status: number; body: unknown }> {
   const res = await fetch(`${listening.url}${RPC_PREFIX}${method}`, {
     method: 'POST',
-    headers: { cookie, 'content-type': 'application/json' },
+    headers: { cookie, origin: listening.url, 'content-type': 'application/json' },
     body: JSON.stringify({ args })
   })
   return { status: res.status, body: await res.json() }

@@ -6,18 +6,16 @@
  * (out/preload/index.cjs) and the real main-side wiring (src-main/app/ipc.ts), with only
  * Electron's message passing stood in, because the Electron binary is not on this machine.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { runInNewContext } from 'node:vm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { browserUiOptions } from '../../src-main/app/browser-mode'
 import { createHandlers, type AppHandlers } from '../../src-main/app/handlers'
 import { serveOverIpc } from '../../src-main/app/ipc'
 import type { AcmeSetup } from '../../src-main/core/acme-subscriptions'
 import { DB_FILE } from '../../src-main/core/db'
-import { ensureDemoReseller, openService, type Service } from '../../src-main/core/service'
-import { API_VERSION, buildServer, listen, type Listening } from '../../src-main/http/server'
+import type { Service } from '../../src-main/core/service'
+import { API_VERSION, type Listening } from '../../src-main/http/server'
 import {
   APP_METHODS,
   appMethodNames,
@@ -27,8 +25,10 @@ import {
   type AppApi
 } from '../../src-preload/contract'
 import { createRpcClient } from '../../src-preload/rpc-client'
+import { startBrowserMode, type BrowserMode } from '../support/browser-mode'
 
 const ROOT = join(__dirname, '..', '..')
+let browserMode: BrowserMode
 let dataDir: string
 let service: Service
 let listening: Listening
@@ -71,17 +71,11 @@ function loadPreload(): { name: string; api: AppApi } {
 }
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'certdesk-bridge-'))
-  service = openService({ dataDir })
-  resellerId = ensureDemoReseller(service)!.id
-  let url = ''
-  const ui = browserUiOptions(service, () => url, join(ROOT, 'out', 'renderer'))
-  listening = await listen(await buildServer(service, ui.server))
-  url = listening.url
-  loginUrl = ui.loginUrl(url)
-  const res = await fetch(loginUrl, { redirect: 'manual' })
-  cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]
-  rpc = createRpcClient({ baseUrl: url, headers: { cookie } })
+  browserMode = await startBrowserMode('certdesk-bridge-')
+  ;({ dataDir, service, listening, loginUrl, cookie, resellerId } = browserMode)
+  const url = listening.url
+  // A browser sends the page's origin with every RPC call; browser mode takes calls only with it.
+  rpc = createRpcClient({ baseUrl: url, headers: { cookie, origin: url } })
 
   handlers = createHandlers(service, { transport: 'electron', listenerUrl: () => url, apiVersion: API_VERSION })
   serveOverIpc(
@@ -99,9 +93,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  await listening?.close()
-  service?.close()
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+  await browserMode?.close()
 })
 
 describe('the contract', () => {
@@ -122,7 +114,7 @@ describe('the contract', () => {
     for (const name of appMethodNames) {
       const res = await fetch(`${listening.url}${RPC_PREFIX}${name}`, {
         method: 'POST',
-        headers: { cookie, 'content-type': 'application/json' },
+        headers: { cookie, origin: listening.url, 'content-type': 'application/json' },
         body: JSON.stringify({ args: [] })
       })
       const body = (await res.json()) as { success: boolean; error?: string }
@@ -183,7 +175,7 @@ describe('both transports answer alike', () => {
     await rpc.updateSettings({ dcvHttpPort: '8080', smtpFrom: 'certs@example.test' })
     const res = await fetch(`${listening.url}${RPC_PREFIX}updateSettings`, {
       method: 'POST',
-      headers: { cookie, 'content-type': 'application/json' },
+      headers: { cookie, origin: listening.url, 'content-type': 'application/json' },
       body: JSON.stringify({ args: [{ dcvHttpPort: '99999', smtpFrom: 'not an email', dcvHttpsPort: '8443' }] })
     })
     expect(res.status).toBe(400)
@@ -344,7 +336,7 @@ describe('browser-mode sessions', () => {
     expect(cookie).toMatch(/^certdesk_session=/)
     const noCookie = await fetch(`${listening.url}/rpc/listResellers`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { origin: listening.url, 'content-type': 'application/json' },
       body: '{"args":[]}'
     })
     expect(noCookie.status).toBe(401)
@@ -357,7 +349,7 @@ describe('browser-mode sessions', () => {
     const key = service.resellers.createApiKey(resellerId).key
     const withKey = await fetch(`${listening.url}/rpc/listResellers`, {
       method: 'POST',
-      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      headers: { 'x-api-key': key, origin: listening.url, 'content-type': 'application/json' },
       body: '{"args":[]}'
     })
     expect(withKey.status).toBe(401)

@@ -63,7 +63,7 @@ const rpcStatus = async (cookie: string): Promise<number> =>
   (
     await fetch(`${listening.url}/rpc/listResellers`, {
       method: 'POST',
-      headers: { cookie, 'content-type': 'application/json' },
+      headers: { cookie, origin: listening.url, 'content-type': 'application/json' },
       body: '{"args":[]}'
     })
   ).status

@@ -64,7 +64,7 @@ describe('browser mode at --log-level info', () => {
         (
           await fetch(`${base}/ui/logout`, {
             method: 'POST',
-            headers: { cookie, 'content-type': 'application/json' },
+            headers: { cookie, origin: base, 'content-type': 'application/json' },
             body: '{}'
           })
         ).status

@@ -204,7 +204,12 @@ describe('deploy after issue and reissue', () => {
     let runs = d.runs(orderId, { limit: 10, offset: 0 }).items
     const command = () => runs.find((r) => r.kind === 'command')!
     const webhook = () => runs.find((r) => r.kind === 'webhook')!
-    expect(command()).toMatchObject({ status: 'pending', attempts: 1, lastError: 'command exited with 3' })
+    // A first deploy: nothing was in the folder before, so its new files stay (folder.ts).
+    expect(command()).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      lastError: `command exited with 3; left the new files in ${dir}: there were none before (a first deploy)`
+    })
     expect(command().history[0].output).toContain('nginx: [emerg] cannot load certificate')
     expect(command().history[0].responseCode).toBe(3)
     expect(webhook()).toMatchObject({ status: 'pending', attempts: 1 })

@@ -18,6 +18,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MissingKeyError, recoverFolder, STAGING, writeFolder } from '../../src-main/core/deploy/folder'
 import { createTestCa, type TestCa, type TestLeaf } from '../support/test-ca'
+import { folderSnapshot as snapshot } from './web-servers'
 
 let ca: TestCa
 let leaf: TestLeaf
@@ -44,17 +45,6 @@ const material = (l: TestLeaf, key = true) => ({
   pfxPassword: 'correct horse battery'
 })
 const mode = (p: string): number => statSync(p).mode & 0o777
-/** Every entry of a folder with its kind, mode and content: a refused write must leave it equal. */
-const snapshot = (dir: string): Record<string, string> =>
-  Object.fromEntries(
-    readdirSync(dir)
-      .sort()
-      .map((n) => {
-        const st = lstatSync(join(dir, n))
-        const body = st.isFile() ? readFileSync(join(dir, n), 'base64') : st.isDirectory() ? 'dir' : 'link'
-        return [n, `${(st.mode & 0o777).toString(8)} ${body}`]
-      })
-  )
 const openssl = (args: string[], input?: string) =>
   spawnSync('openssl', args, { encoding: 'utf8', input, timeout: 30_000 })
 

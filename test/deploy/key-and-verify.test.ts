@@ -169,7 +169,9 @@ describe('verify after reload', () => {
     expect(folder.status).toBe('succeeded')
     expect(command).toMatchObject({
       status: 'pending',
-      lastError: `command exited with 0, but 127.0.0.1:${port} serves certificate ${old.serial.toUpperCase()}, not the deployed ${next.serial.toUpperCase()}`
+      lastError:
+        `command exited with 0, but 127.0.0.1:${port} serves certificate ${old.serial.toUpperCase()}, not the deployed ${next.serial.toUpperCase()}` +
+        `; left the new files in ${join(work, 'stale')}: there were none before (a first deploy)`
     })
     const events = await s.request<{ events: Body[] }>('GET', `/events?type=deploy.failed&order_id=${orderId}`, {
       key: r.key

@@ -9,7 +9,7 @@
  */
 import { spawn } from 'node:child_process'
 import { createPrivateKey, generateKeyPairSync, X509Certificate } from 'node:crypto'
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -21,6 +21,7 @@ import { startServer, type TestReseller, type TestServer } from '../support/serv
 import { createTestCa } from '../support/test-ca'
 import {
   docSnippet,
+  folderSnapshot as snapshot,
   opensslPkcs12,
   servedChain,
   servedSerial,
@@ -68,16 +69,6 @@ const serveFiles = (validation: { instructions: object }[]): void => {
   }
 }
 
-/** Every file of the folder with its mode and content, to prove a failed deploy changed nothing. */
-const snapshot = (dir: string): Record<string, string> =>
-  Object.fromEntries(
-    readdirSync(dir)
-      .sort()
-      .map((n) => {
-        const st = lstatSync(join(dir, n))
-        return [n, `${(st.mode & 0o777).toString(8)} ${st.isFile() ? readFileSync(join(dir, n), 'base64') : 'dir'}`]
-      })
-  )
 const mode = (file: string): string => (statSync(file).mode & 0o777).toString(8)
 const latestSerial = (orderId: number): string =>
   new X509Certificate(s.service.certificates.history(r.id, orderId)[0].certificatePem).serialNumber.toUpperCase()

@@ -8,7 +8,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { X509Certificate } from 'node:crypto'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { connect } from 'node:tls'
@@ -256,4 +256,20 @@ export async function servedSerial(port: number, domain: string, rootPem: string
 export function opensslPkcs12(file: string, password: string): { status: number | null; out: string } {
   const r = spawnSync('openssl', ['pkcs12', '-in', file, '-nodes', '-passin', `pass:${password}`], { encoding: 'utf8' })
   return { status: r.status, out: r.stdout + r.stderr }
+}
+
+/**
+ * Every entry of a folder with its mode and content (a directory or other entry by its kind): a
+ * write that is refused, or undone, must leave it equal.
+ */
+export function folderSnapshot(dir: string): Record<string, string> {
+  return Object.fromEntries(
+    readdirSync(dir)
+      .sort()
+      .map((n) => {
+        const st = lstatSync(join(dir, n))
+        const body = st.isFile() ? readFileSync(join(dir, n), 'base64') : st.isDirectory() ? 'dir' : 'link'
+        return [n, `${(st.mode & 0o777).toString(8)} ${body}`]
+      })
+  )
 }

@@ -13,7 +13,7 @@ test('the printed link works once; without the session cookie the UI and the RPC
   expect(ui?.status()).toBe(401)
   const rpc = await fetch(`${base()}/rpc/listResellers`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { origin: base(), 'content-type': 'application/json' },
     body: '{"args":[]}'
   })
   expect(rpc.status).toBe(401)

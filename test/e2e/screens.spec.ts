@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { EVENT_TYPES } from '../../src-main/core/events'
+import { ADMIN_LOG_TYPES } from '../../src-main/core/events'
 import { freePort, run } from '../support/acme'
 import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
 import {
@@ -264,7 +264,7 @@ test('the event log lists every event newest first, filters by type, day and ord
       .locator('option')
       .evaluateAll((os) => os.map((o) => o.getAttribute('value') ?? ''))
   ).filter(Boolean)
-  expect(options.sort()).toEqual([...EVENT_TYPES].sort())
+  expect(options.sort()).toEqual([...ADMIN_LOG_TYPES].sort())
   await page.getByLabel('Event type').selectOption('order.cancelled')
   await expect(range).toHaveText('No events match.')
   await page.getByLabel('Event type').selectOption('order.created')

@@ -1,5 +1,6 @@
-import { expect, type Page } from '@playwright/test'
+import { expect, test, type Page } from '@playwright/test'
 import { join } from 'node:path'
+import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
 
 export const base = (): string => {
   const b = process.env.CERTDESK_E2E_BASE
@@ -45,6 +46,18 @@ export async function orderFromCatalogue(
   return (await page.getByTestId('order-number').textContent()) ?? ''
 }
 
+/** Places a PositiveSSL Multi-Domain order (two more names included) with `wildcardSans` wildcard SANs; lands on its page. */
+export async function orderMultiDomain(page: Page, domain: string, wildcardSans = 0): Promise<void> {
+  await nav(page, 'Catalogue')
+  await page.locator('tr[data-product="PositiveSSL Multi-Domain"]').getByRole('button', { name: 'Order' }).click()
+  await expect(page.getByRole('heading', { name: 'New order' })).toBeVisible()
+  await page.locator('input[name="domain"]').fill(domain)
+  if (wildcardSans > 0) await page.getByLabel('Wildcard SANs').fill(String(wildcardSans))
+  await expect(page.getByTestId('quote-total')).toHaveText(/\$\d/)
+  await page.getByRole('button', { name: /Place order for/ }).click()
+  await expect(page.locator('h1', { hasText: domain })).toBeVisible()
+}
+
 /** Opens the app and points domain validation at loopback servers, as an admin sets a resolver. */
 export async function pointChecksAt(page: Page, dns: { address: string }, web: { httpPort: number }): Promise<void> {
   await openApp(page)
@@ -85,4 +98,19 @@ export async function issueOverHttp(
   }
   await page.getByRole('button', { name: 'Re-check now' }).click()
   await expect(page.locator('h1')).toContainText('completed')
+}
+
+/**
+ * A DNS and a web server on loopback for the validation checks of one spec file, started before
+ * its tests and stopped after them; read them inside a test (`servers.dns`, `servers.web`).
+ */
+export function dcvServersForFile(): { dns: DnsServer; web: WebServer } {
+  const servers = {} as { dns: DnsServer; web: WebServer }
+  test.beforeAll(async () => {
+    ;[servers.dns, servers.web] = await Promise.all([startDns(), startWeb()])
+  })
+  test.afterAll(async () => {
+    await Promise.all([servers.web?.close(), servers.dns?.close()])
+  })
+  return servers
 }

@@ -121,6 +121,32 @@ export async function startServe(
   }
 }
 
+/** A second process that takes the write lock, says so, and holds it for `ms`. */
+export function holdWriteLock(file: string, ms: number): Promise<{ released: Promise<void>; held: () => boolean }> {
+  const script = `
+    const Database = require(${JSON.stringify(join(ROOT, 'node_modules', 'better-sqlite3'))})
+    const db = new Database(${JSON.stringify(file)})
+    db.exec('BEGIN IMMEDIATE')
+    process.stdout.write('locked\\n')
+    setTimeout(() => { db.exec('ROLLBACK'); db.close(); process.exit(0) }, ${ms})`
+  const child = spawn('timeout', ['--signal=KILL', '60', process.execPath, '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit']
+  })
+  let done = false
+  const released = new Promise<void>((resolve) =>
+    child.on('exit', () => {
+      done = true
+      resolve()
+    })
+  )
+  return new Promise((resolve, reject) => {
+    child.stdout.on('data', (d: Buffer) => {
+      if (String(d).includes('locked')) resolve({ released, held: () => !done })
+    })
+    child.on('exit', (c) => reject(new Error(`the lock holder exited with ${c}`)))
+  })
+}
+
 /** Toggles a libfiu failure point in a process started with `fiu: true`. */
 export function fiuCtrl(pid: number, command: string): void {
   const r = spawnSync('fiu-ctrl', ['-c', command, String(pid)], { encoding: 'utf8', timeout: 10_000 })

@@ -3,7 +3,8 @@
  * names the product and the paid SANs cover, and the subject each validation level carries.
  */
 import { type Catalogue, type Product } from '../catalogue'
-import { assertAcceptableCsr, decodeCsr, requestedNames, type DecodedCsr } from '../csr'
+import { assertAcceptableCsr, decodeCsr, type DecodedCsr } from '../csr'
+import { requestedNames } from '../csr-names'
 import { baseDomain, isWildcard } from '../domains'
 import { invalid, notFound } from '../errors'
 import type { Order } from '../orders'
@@ -38,6 +39,7 @@ export function namesFor(order: Order, product: Product, csr: DecodedCsr): strin
     if (!csr.commonName) throw invalid('could not accept CSR: a code-signing CSR needs a common name (the publisher)')
     return []
   }
+  // Every name is checked there and refused by name, never left out (csr.ts).
   return coveredNames(order, product, requestedNames(csr))
 }
 
@@ -56,11 +58,6 @@ export function coveredNames(order: Order, product: Product, asked: string[]): s
   const free = new Set([domain, www(domain)])
   if (product.type === 'wildcard') free.add(bare)
   const extra = asked.filter((n) => !free.has(n))
-  for (const n of asked) {
-    if (!/^(\*\.)?[a-z0-9.-]+$/.test(n) || n.split('.').some((l) => l === '' || l.length > 63)) {
-      throw invalid(`could not accept CSR: ${n} is not a valid domain name`)
-    }
-  }
   if (product.type !== 'multi-domain') {
     if (extra.length > 0) {
       throw invalid(

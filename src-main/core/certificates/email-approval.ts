@@ -12,6 +12,7 @@ import { conflict, invalid, ServiceError } from '../errors'
 import { recordEvent } from '../events'
 import type { Order } from '../orders'
 import { isoDate, isoTimestamp } from '../time'
+import { countApprovalSend } from './approval-mail-limits'
 import { readChecks, readRequest, requestNames, touchOrder, type DcvRow } from './records'
 import type { CertificatesScope } from './scope'
 
@@ -145,8 +146,24 @@ function checkOf(db: Db, order: Order, name: string, verb: string): DcvRow {
   return check
 }
 
+/** The checks a send mails: names waiting for email approval that have an approver (`only`: those names). */
+const pendingEmailChecks = (db: Db, orderId: number, only?: ReadonlySet<string>): DcvRow[] =>
+  readChecks(db, orderId).filter(
+    (c) => c.method === 'email' && c.status !== 'valid' && c.approver_email && (only === undefined || only.has(c.name))
+  )
+
 /**
- * Mails a fresh code for every pending email check of the order. A message SMTP refuses does
+ * Counts the send `sendApprovals(…, only)` makes next against the approval-mail limits, or
+ * throws 429 (approval-mail-limits.ts). Call it inside the write transaction of the change that
+ * leads to the send, after the checks are reset, so a refusal changes nothing.
+ */
+export function countPendingApprovals(db: Db, order: Order, now: Date, only?: ReadonlySet<string>): void {
+  countApprovalSend(db, order, pendingEmailChecks(db, order.id, only).length, now)
+}
+
+/**
+ * Mails a fresh code for every pending email check of the order, a send counted beforehand
+ * with `countPendingApprovals`. A message SMTP refuses does
  * not undo the configure or change-dcv that asked for it: its name shows the reason, and
  * /ssl/resend-validation tries again. `only` limits it to those names. Returns the reasons of the
  * messages that failed.
@@ -159,10 +176,7 @@ export async function sendApprovals(
 ): Promise<string[]> {
   const db = scope.ctx.db
   const failed: string[] = []
-  const pending = readChecks(db, order.id).filter(
-    (c) => c.method === 'email' && c.status !== 'valid' && c.approver_email && (only === undefined || only.has(c.name))
-  )
-  for (const c of pending) {
+  for (const c of pendingEmailChecks(db, order.id, only)) {
     const code = approvalCode()
     const mail = {
       to: c.approver_email as string,
@@ -270,6 +284,7 @@ export async function resendValidation(scope: CertificatesScope, resellerId: num
   }
   const now = scope.ctx.clock()
   if (!constructedEmailAllowed(now)) throw invalid(emailSunsetMessage())
+  db.transaction(() => countPendingApprovals(db, order, now)).immediate()
   const failed = await sendApprovals(scope, order, now)
   if (failed.length > 0) throw new ServiceError('unavailable', failed.join('; '))
 }
@@ -369,6 +384,7 @@ export async function chooseApprover(
       db.prepare('UPDATE certificate_requests SET approver_email = ? WHERE order_id = ?').run(approver, order.id)
     }
     touchOrder(db, order.id, now)
+    countPendingApprovals(db, order, now, new Set([check.name]))
   }).immediate()
   await sendApprovals(scope, order, now, new Set([check.name]))
 }

@@ -13,6 +13,7 @@ import type { ExternalValidation } from '../acme-issuer'
 import type { Catalogue } from '../catalogue'
 import type { CoreContext } from '../context'
 import { decodeCsr, type DecodedCsr } from '../csr'
+import { assertCsrNames } from '../csr-names'
 import type { DcvMethod } from '../dcv'
 import { notFound } from '../errors'
 import type { Issuer } from '../issuer'
@@ -108,8 +109,11 @@ export class Certificates {
     this.scope.keys = keeper
   }
 
-  decode(pem: string): Promise<DecodedCsr> {
-    return decodeCsr(pem)
+  /** POST /csr/decode: a name no certificate can carry is refused by name, not shown as if it could. */
+  async decode(pem: string): Promise<DecodedCsr> {
+    const csr = await decodeCsr(pem)
+    assertCsrNames(csr)
+    return csr
   }
 
   /** POST /ssl/configure. */

@@ -11,7 +11,7 @@ import type { Order } from '../orders'
 import { assertReissueAllowed } from '../reissue-limits'
 import { isoDate, parseDate } from '../time'
 import { acceptCsr, namesFor, productFor, subjectFor } from './csr-policy'
-import { approversFor, sendApprovals } from './email-approval'
+import { approversFor, countPendingApprovals, sendApprovals } from './email-approval'
 import { issueLocked } from './issuance'
 import { anyEmail, choiceApprovers, methodsFor, normalName, type NameChoice } from './name-methods'
 import { latestCertificate, readChecks, readRequest, setOrderStatus, storeRequest, touchOrder } from './records'
@@ -88,6 +88,7 @@ export async function configure(scope: CertificatesScope, resellerId: number, in
     storeRequest(db, order, csr, names, subject, fallback, approvers.get(names[0]) ?? null, 'initial', now)
     resetChecks(db, order.id, names, methods, approvers, now, 'none')
     setOrderStatus(db, order.id, 'validation_pending', null, now)
+    if (anyEmail(methods)) countPendingApprovals(db, order, now)
   }).immediate()
   if (anyEmail(methods)) await sendApprovals(scope, order, now)
 }
@@ -146,6 +147,7 @@ export async function changeDcv(
          approver_email = (SELECT approver_email FROM dcv_checks WHERE order_id = ? AND name = ?) WHERE order_id = ?`
     ).run(method ?? req.dcv_method, order.id, names[0], order.id)
     touchOrder(db, order.id, now)
+    if (anyEmail(methods)) countPendingApprovals(db, order, now, only)
   }).immediate()
   if (anyEmail(methods)) await sendApprovals(scope, order, now, only)
 }
@@ -258,6 +260,7 @@ async function reissueWith(
       `reissue requested on ${isoDate(now)}: waiting for domain validation`,
       now
     )
+    if (anyEmail(methods)) countPendingApprovals(db, order, now)
   }).immediate()
   if (anyEmail(methods)) await sendApprovals(scope, order, now)
 }

@@ -7,7 +7,16 @@ import { join } from 'node:path'
 import type { CoreContext } from '../context'
 import type { Db } from '../db'
 import { runCommand, type CommandConfig, type CommandResult } from './command'
-import { MissingKeyError, writeFolder, type FolderConfig, type WrittenFiles } from './folder'
+import { crashPoint } from '../crash-points'
+import {
+  dropPrevious,
+  heldSerial,
+  MissingKeyError,
+  restorePrevious,
+  writeFolder,
+  type FolderConfig,
+  type WrittenFiles
+} from './folder'
 import type { RunRow, RunStatus } from './runs'
 import { folderTargets, secretName, type DeployTarget, type OrderInfo, type TargetKind } from './targets'
 import { VERIFY_DEADLINE_MS, verifyServed } from './verify'
@@ -33,6 +42,11 @@ export interface Outcome {
   request?: string | null
   responseCode?: number | null
   output?: string | null
+  /**
+   * Targets whose succeeded runs of this certificate are to be done again: folders whose
+   * previous files were put back after a failed reload, and reloads run again on them.
+   */
+  reopen?: number[]
 }
 
 export async function perform(
@@ -48,13 +62,18 @@ export async function perform(
     const key = await keyProvider(order.id, run.serial, run.certificate_pem)
     const wantsPfx = config.pfx || config.layout === 'iis'
     try {
-      const { summary } = await writeFolder(config, {
-        domain: order.domain,
-        certificatePem: run.certificate_pem,
-        chainPem: run.chain_pem,
-        privateKeyPem: key,
-        pfxPassword: wantsPfx ? ctx.secrets.get(secretName(target.id, 'pfx_password')) : null
-      })
+      const { summary } = await writeFolder(
+        config,
+        {
+          domain: order.domain,
+          certificatePem: run.certificate_pem,
+          chainPem: run.chain_pem,
+          privateKeyPem: key,
+          pfxPassword: wantsPfx ? ctx.secrets.get(secretName(target.id, 'pfx_password')) : null
+        },
+        // A reload follows: the replaced files are kept until it has taken the new ones.
+        { keepPrevious: targetsOf(ctx.db, order.id, 'command').length > 0 }
+      )
       return { ok: true, summary }
     } catch (err) {
       if (err instanceof MissingKeyError) return { ok: false, summary: err.message, reason: err.reason }
@@ -63,30 +82,50 @@ export async function perform(
   }
   if (target.kind === 'command') {
     const folders = folderState(ctx.db, run)
-    if (folders !== 'written')
-      return {
+    if (folders !== 'written') {
+      // Folders written without the others must not wait for a restart to be served either.
+      const failed = {
         ok: false,
         summary: `command not run: ${folders === 'busy' ? 'the folders are still being written' : folders}`,
         reason: 'the command was not run because the certificate files are not written'
       }
+      return folders === 'busy' ? failed : putBackPrevious(ctx, run, order, target.id, failed)
+    }
+    // A folder written for this certificate that holds another one now (put back by a restore
+    // whose record a crash lost, or changed by hand) is written again before anything reloads.
+    const moved = targetsOf(ctx.db, run.order_id, 'folder').filter(
+      (f) => runStatus(ctx.db, f.id, run.serial) === 'succeeded' && heldSerial(f.config.path) !== run.serial
+    )
+    if (moved.length > 0)
+      return {
+        ok: false,
+        summary: `command not run: ${moved.map((f) => f.config.path).join(', ')} no longer holds certificate ${run.serial}; it is written again with the next attempt`,
+        reason: 'the command was not run because the certificate files are not written',
+        reopen: moved.map((f) => f.id)
+      }
     const config = target.config as CommandConfig
     const r = await runCommand(config, commandEnv(ctx.db, run, order))
     const ran = { responseCode: r.exitCode, output: r.output }
-    if (!r.ok || !config.verify?.length) return { ok: r.ok, summary: r.summary, reason: commandReason(r), ...ran }
+    if (!r.ok)
+      return putBackPrevious(ctx, run, order, target.id, {
+        ok: false,
+        summary: r.summary,
+        reason: commandReason(r),
+        ...ran
+      })
     // A reload that exits 0 has not proven anything yet: the servers must serve the new certificate.
-    const mismatch = await verifyServed(
-      config.verify,
-      run.certificate_pem,
-      order.domain.replace(/^\*\./, ''),
-      verifyDeadlineMs
-    )
+    const mismatch = config.verify?.length
+      ? await verifyServed(config.verify, run.certificate_pem, order.domain.replace(/^\*\./, ''), verifyDeadlineMs)
+      : null
     if (mismatch)
-      return {
+      return putBackPrevious(ctx, run, order, target.id, {
         ok: false,
         summary: `${r.summary}, but ${mismatch}`,
         reason: 'after the reload the server did not serve the new certificate',
         ...ran
-      }
+      })
+    settleFolders(ctx.db, run, target.id)
+    if (!config.verify?.length) return { ok: true, summary: r.summary, ...ran }
     return {
       ok: true,
       summary: `${r.summary}; ${config.verify.length === 1 ? 'the server serves' : `all ${config.verify.length} servers serve`} certificate ${run.serial}`,
@@ -131,6 +170,112 @@ export async function perform(
     responseCode: r.status,
     output: r.response
   }
+}
+
+/** The order's targets of one kind with their ids, in the order they run. */
+function targetsOf<K extends 'folder' | 'command'>(
+  db: Db,
+  orderId: number,
+  kind: K
+): { id: number; config: K extends 'folder' ? FolderConfig : CommandConfig }[] {
+  return (
+    db
+      .prepare(
+        `SELECT id, config FROM deploy_targets WHERE order_id = ? AND kind = ? AND removed_at IS NULL ORDER BY id`
+      )
+      .all(orderId, kind) as { id: number; config: string }[]
+  ).map((t) => ({ id: t.id, config: JSON.parse(t.config) as K extends 'folder' ? FolderConfig : CommandConfig }))
+}
+
+/** The newest run of a target for a certificate: its status, or null when it has none. */
+function runStatus(db: Db, targetId: number, serial: string): RunStatus | null {
+  return (
+    (db
+      .prepare('SELECT status FROM deploy_runs WHERE target_id = ? AND serial = ? ORDER BY id DESC LIMIT 1')
+      .pluck()
+      .get(targetId, serial) as RunStatus | undefined) ?? null
+  )
+}
+
+/**
+ * Once every reload of the order has taken this certificate (this one just did), the files it
+ * replaced are no longer needed: they are dropped, with the previous private key among them.
+ */
+function settleFolders(db: Db, run: RunRow, doneTarget: number): void {
+  const others = targetsOf(db, run.order_id, 'command').filter((c) => c.id !== doneTarget)
+  if (others.some((c) => runStatus(db, c.id, run.serial) !== 'succeeded')) return
+  for (const f of targetsOf(db, run.order_id, 'folder')) dropPrevious(f.config.path)
+}
+
+/**
+ * A reload that failed (or did not run, or left the old certificate served) leaves the server on
+ * the previous certificate: the folders written for this certificate get their previous files
+ * back, so the next restart does not switch certificates unannounced, and the reloads of the
+ * order that had already taken the new files run again to load the previous ones. The outcome
+ * says what was put back; the folders and those reloads are done again with the next attempt.
+ */
+async function putBackPrevious(
+  ctx: CoreContext,
+  run: RunRow,
+  order: OrderInfo,
+  failedTarget: number,
+  outcome: Outcome
+): Promise<Outcome> {
+  const db = ctx.db
+  const restored: string[] = []
+  const notes: string[] = []
+  const reopen: number[] = []
+  for (const f of targetsOf(db, run.order_id, 'folder')) {
+    try {
+      const r = restorePrevious(f.config.path, run.serial)
+      if (r.kind === 'restored') {
+        restored.push(`${f.config.path} (${r.files.join(', ')})`)
+        reopen.push(f.id)
+      } else if (r.kind === 'first') {
+        notes.push(`left the new files in ${f.config.path}: there were none before (a first deploy)`)
+      }
+    } catch (err) {
+      notes.push(`could not restore the previous files in ${f.config.path}: ${(err as Error).message}`)
+    }
+  }
+  if (restored.length > 0) {
+    // The fault tests kill the process here: files put back, the attempt not recorded yet.
+    crashPoint('deploy:restored')
+    notes.unshift(`restored the previous files in ${restored.join('; ')}`)
+    for (const c of targetsOf(db, run.order_id, 'command')) {
+      if (c.id === failedTarget || runStatus(db, c.id, run.serial) !== 'succeeded') continue
+      const again = await runCommand(c.config, commandEnv(db, run, order))
+      notes.push(`ran command target ${c.id} again so that its server loads them (${again.summary})`)
+      reopen.push(c.id)
+    }
+  }
+  if (notes.length === 0) return outcome
+  return {
+    ...outcome,
+    summary: `${outcome.summary}; ${notes.join('; ')}`,
+    reason:
+      restored.length > 0
+        ? `${outcome.reason ?? FAILED_REASON.command}; the previous certificate files were put back`
+        : outcome.reason,
+    reopen
+  }
+}
+
+/**
+ * Whether another reload of this certificate is under way (claimed and not expired). The reloads
+ * of one order run one at a time, so that one that fails can put the previous files back with no
+ * other reload reading the folders meanwhile, and run again the ones that had succeeded.
+ */
+export function reloadRunning(db: Db, run: RunRow, now: string): boolean {
+  return (
+    db
+      .prepare(
+        `SELECT 1 FROM deploy_runs r JOIN deploy_targets t ON t.id = r.target_id
+          WHERE r.order_id = ? AND r.serial = ? AND t.kind = 'command' AND r.id <> ?
+            AND r.status = 'running' AND r.claimed_until > ? LIMIT 1`
+      )
+      .get(run.order_id, run.serial, run.id, now) !== undefined
+  )
 }
 
 /**

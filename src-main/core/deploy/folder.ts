@@ -9,19 +9,28 @@
  * and the order's command targets (the reloads) never run before the set is complete. Only one
  * shared parent folder is needed (no symlinks), so the layout works the same on Windows for IIS.
  * Files holding a private key are 0600, the others 0644, whatever the umask.
+ *
+ * When a reload follows (the order has command targets), the files a write replaces are kept
+ * in a hidden folder beside them until that reload has taken the new set: a reload or a
+ * verification that fails puts them back (`restorePrevious`), so what is on disk is what the
+ * server serves, and its next restart does not switch certificates unannounced.
  */
 import { crashPoint } from '../crash-points'
 import { X509Certificate } from 'node:crypto'
 import {
   closeSync,
+  constants,
   fchmodSync,
+  fstatSync,
   fsyncSync,
   lstatSync,
   mkdirSync,
   openSync,
   readFileSync,
+  readlinkSync,
   renameSync,
   rmSync,
+  symlinkSync,
   unlinkSync,
   writeSync
 } from 'node:fs'
@@ -79,6 +88,11 @@ const SECRET = 0o600
 /** The staging folder beside the files; a dot name, so no server config glob picks it up. */
 export const STAGING = '.certdesk-staging'
 const MANIFEST = '.complete'
+/** The files a write replaced, kept until the reload that follows has taken the new ones. */
+export const PREVIOUS = '.certdesk-previous'
+const PREVIOUS_MANIFEST = '.kept'
+/** A certificate, chain, key or PFX is a few KiB: anything much larger at one of those names is not one. */
+const MAX_KEPT_BYTES = 1024 * 1024
 
 /** HAProxy loads `<crt>.key` when the PEM named by `crt` holds no key (ssl-load-extra-files, default "all"). */
 export const haproxyKeyPath = (folder: string): string => join(folder, 'haproxy.pem.key')
@@ -125,7 +139,9 @@ export function keyForFolder(config: FolderConfig, m: FolderMaterial): { pem: st
  */
 export async function writeFolder(
   config: FolderConfig,
-  m: FolderMaterial
+  m: FolderMaterial,
+  /** Keep the files this write replaces, for `restorePrevious` (a reload follows). */
+  opts: { keepPrevious?: boolean } = {}
 ): Promise<{ files: WrittenFiles; summary: string }> {
   // The key first: without one that belongs to the certificate nothing is written at all.
   const key = keyForFolder(config, m)
@@ -182,6 +198,19 @@ export async function writeFolder(
       rmSync(staging, { recursive: true, force: true })
       throw err
     }
+    // Kept before anything is renamed: a crash from here on leaves the old set kept whole. A set
+    // that cannot be kept stops the write; the staged files go, so no later pass renames them in.
+    try {
+      if (opts.keepPrevious) {
+        keepPrevious(config.path, [...planned.map((f) => f.name), ...remove], serialOf(m.certificatePem))
+      } else {
+        dropPrevious(config.path)
+      }
+    } catch (err) {
+      rmSync(staging, { recursive: true, force: true })
+      dropPrevious(config.path)
+      throw err
+    }
     finishStaged(config.path)
   } catch (err) {
     throw new Error(`could not write ${config.path}: ${(err as Error).message}`, { cause: err })
@@ -217,6 +246,146 @@ export function recoverFolder(path: string, opts: { dropUnfinished: boolean } = 
   // A set still being written by another process's attempt looks the same as one a crash left;
   // only the attempt that writes this target next (it holds the run's claim) drops it.
   else if (opts.dropUnfinished) rmSync(staging, { recursive: true, force: true })
+}
+
+const serialOf = (pem: string): string => new X509Certificate(pem).serialNumber.toUpperCase()
+
+/**
+ * The serial of the certificate a folder holds now (its cert.pem), or null when none can be
+ * read. Opened without following links and without waiting on a FIFO, and read only when it is
+ * a regular file of a certificate's size.
+ */
+export function heldSerial(path: string): string | null {
+  let fd: number
+  try {
+    fd = openSync(join(path, 'cert.pem'), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+  } catch {
+    return null
+  }
+  try {
+    const st = fstatSync(fd)
+    if (!st.isFile() || st.size > MAX_KEPT_BYTES) return null
+    return serialOf(readFileSync(fd, 'utf8'))
+  } catch {
+    return null
+  } finally {
+    closeSync(fd)
+  }
+}
+
+interface KeptSet {
+  /** The certificate whose write replaced these files. */
+  serial: string
+  /** Files that were there, kept under the same names (`link`: a symbolic link, kept as one). */
+  kept: { name: string; link?: string }[]
+  /** Names the write created: nothing was there before. */
+  absent: string[]
+}
+
+/**
+ * Keeps the entries at `names` as they are now in the PREVIOUS folder (0700), files with their
+ * bytes and mode, links as links; the manifest is written last, so a set without it is never
+ * restored. An entry is opened without following links and must be a regular file of a
+ * certificate's size; anything else is refused, so nothing is written rather than half-kept.
+ */
+function keepPrevious(path: string, names: string[], serial: string): void {
+  const dir = join(path, PREVIOUS)
+  rmSync(dir, { recursive: true, force: true })
+  mkdirSync(dir, { mode: 0o700 })
+  const set: KeptSet = { serial, kept: [], absent: [] }
+  for (const name of new Set(names)) {
+    const at = join(path, name)
+    const st = lstatOrNull(at)
+    if (!st) {
+      set.absent.push(name)
+      continue
+    }
+    if (st.isSymbolicLink()) {
+      const link = readlinkSync(at)
+      symlinkSync(link, join(dir, name))
+      set.kept.push({ name, link })
+      continue
+    }
+    if (!st.isFile()) throw new Error(`could not keep the previous ${name}: it is not a regular file`)
+    // O_NONBLOCK: a FIFO swapped in after the check must not hold the deploy; fstat refuses it.
+    const fd = openSync(at, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+    try {
+      const f = fstatSync(fd)
+      if (!f.isFile()) throw new Error(`could not keep the previous ${name}: it is not a regular file`)
+      if (f.size > MAX_KEPT_BYTES) {
+        throw new Error(
+          `could not keep the previous ${name}: it is ${f.size} bytes, more than a certificate file holds`
+        )
+      }
+      writeDurably(join(dir, name), readFileSync(fd), f.mode & 0o777)
+    } finally {
+      closeSync(fd)
+    }
+    set.kept.push({ name })
+  }
+  writeDurably(join(dir, PREVIOUS_MANIFEST), JSON.stringify(set), SECRET)
+  fsyncFolder(dir)
+}
+
+/** Forgets the kept set: the reload took the new files, or no reload follows. */
+export function dropPrevious(path: string): void {
+  rmSync(join(path, PREVIOUS), { recursive: true, force: true })
+}
+
+export type RestoreResult =
+  /** The files kept when certificate `serial` was written are back in place. */
+  | { kind: 'restored'; files: string[] }
+  /** The write of `serial` found an empty folder: its new files stay (nothing to go back to). */
+  | { kind: 'first'; files: string[] }
+  /** No complete set kept for `serial` (another certificate was written since, or none was kept). */
+  | { kind: 'none' }
+
+/**
+ * Puts back the files the write of certificate `serial` replaced, as one set through the staging
+ * folder (so a crash half-way is finished by the next write or due pass, like any set), and
+ * removes the files that write created beside them. A first deploy has nothing to go back to:
+ * its files stay, because a server that reads them was not running on them before, and removing
+ * them would only keep a server configured for them from starting.
+ */
+export function restorePrevious(path: string, serial: string): RestoreResult {
+  const dir = join(path, PREVIOUS)
+  let set: KeptSet
+  try {
+    set = JSON.parse(readFileSync(join(dir, PREVIOUS_MANIFEST), 'utf8')) as KeptSet
+  } catch {
+    return { kind: 'none' }
+  }
+  if (set.serial !== serial) return { kind: 'none' }
+  if (set.kept.length === 0) {
+    dropPrevious(path)
+    return { kind: 'first', files: set.absent }
+  }
+  // A set another attempt left staged goes in first; the restore then replaces it.
+  recoverFolder(path, { dropUnfinished: false })
+  const staging = join(path, STAGING)
+  mkdirSync(staging, { mode: 0o700 })
+  try {
+    for (const k of set.kept) {
+      if (k.link !== undefined) {
+        symlinkSync(k.link, join(staging, k.name))
+        continue
+      }
+      const from = join(dir, k.name)
+      writeDurably(join(staging, k.name), readFileSync(from), lstatSync(from).mode & 0o777)
+    }
+    writeDurably(
+      join(staging, MANIFEST),
+      JSON.stringify({ files: set.kept.map((k) => k.name), remove: set.absent }),
+      SECRET
+    )
+    fsyncFolder(staging)
+  } catch (err) {
+    rmSync(staging, { recursive: true, force: true })
+    throw err
+  }
+  finishStaged(path)
+  dropPrevious(path)
+  return { kind: 'restored', files: set.kept.map((k) => k.name) }
 }
 
 function finishStaged(path: string): void {

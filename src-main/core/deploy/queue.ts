@@ -13,7 +13,7 @@ import { recordEvent } from '../events'
 import { isoTimestamp } from '../time'
 import { MAX_COMMAND_TIMEOUT_SECONDS } from './command'
 import { MAX_ATTEMPTS, RETRY_MINUTES } from './deploy-events'
-import { FAILED_REASON, folderState, perform, type KeyProvider, type Outcome } from './executors'
+import { FAILED_REASON, folderState, perform, reloadRunning, type KeyProvider, type Outcome } from './executors'
 import { recoverFolder, type FolderConfig } from './folder'
 import { VERIFY_DEADLINE_MS } from './verify'
 import {
@@ -21,6 +21,7 @@ import {
   currentCertificate,
   parseCertificate,
   readRun,
+  reopenRuns,
   revocationOf,
   type DeployRun,
   type DeployTrigger,
@@ -240,8 +241,10 @@ export class DeployQueue {
     // and the reload would wait for the next due pass (a scheduler pass and an issuance's pass
     // run side by side).
     const pending = db.prepare('SELECT * FROM deploy_runs WHERE id = ?').get(runId) as RunRow | undefined
-    if (pending && readTarget(this.ctx.db, pending.target_id).kind === 'command' && folderState(db, pending) === 'busy')
-      return false
+    const waits = (r: RunRow): boolean =>
+      readTarget(this.ctx.db, r.target_id).kind === 'command' &&
+      (folderState(db, r) === 'busy' || reloadRunning(db, r, isoTimestamp(this.ctx.clock())))
+    if (pending && waits(pending)) return false
     const claimed = db
       .prepare(
         `UPDATE deploy_runs SET status = 'running', claimed_until = ?, updated_at = ?
@@ -253,8 +256,9 @@ export class DeployQueue {
     const run = db.prepare('SELECT * FROM deploy_runs WHERE id = ?').get(runId) as RunRow
     const target = readTarget(this.ctx.db, run.target_id)
     const order = deployOrder(this.ctx.db, run.order_id)
-    if (target.kind === 'command' && folderState(this.ctx.db, run) === 'busy') {
-      // Another pass (or process) is writing the folders right now and runs the command after.
+    if (waits(run)) {
+      // Another pass (or process) is writing the folders right now and runs the command after,
+      // or runs another reload of this certificate: the next pass takes this one.
       db.prepare(`UPDATE deploy_runs SET status = 'pending', claimed_until = NULL WHERE id = ?`).run(runId)
       this.attempted.pop()
       return false
@@ -308,6 +312,16 @@ export class DeployQueue {
         isoTimestamp(end),
         runId
       )
+      if (outcome.reopen?.length) {
+        reopenRuns(
+          db,
+          run,
+          outcome.reopen,
+          next,
+          `restored the previous files: command target ${target.id} failed; deployed again with its next attempt ${next ? `at ${isoTimestamp(next)}` : '(none: it made its last attempt)'}`,
+          end
+        )
+      }
       recordEvent(db, end, {
         type: outcome.ok ? 'deploy.succeeded' : 'deploy.failed',
         resellerId: order.reseller_id,

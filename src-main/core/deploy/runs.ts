@@ -198,6 +198,37 @@ export function revocationOf(db: Db, orderId: number, serial: string): { at: str
   return row ? { at: row.revoked_at, reason: reasonName(row.revocation_reason) ?? 'unspecified' } : null
 }
 
+/**
+ * After a failed reload put the previous files back (executors.ts): the runs of this certificate
+ * that had succeeded on those targets (the folders, and reloads run again on the previous files)
+ * are done again with the failed run's next attempt, or end failed with it. `why` is what their
+ * run shows meanwhile.
+ */
+export function reopenRuns(
+  db: Db,
+  run: Pick<RunRow, 'order_id' | 'serial'>,
+  targetIds: number[],
+  next: Date | null,
+  why: string,
+  now: Date
+): void {
+  const reopen = db.prepare(
+    `UPDATE deploy_runs SET status = ?, next_attempt_at = ?, last_error = ?, updated_at = ?
+      WHERE id = (SELECT MAX(id) FROM deploy_runs WHERE target_id = ? AND order_id = ? AND serial = ?) AND status = 'succeeded'`
+  )
+  for (const id of targetIds) {
+    reopen.run(
+      next ? 'pending' : 'failed',
+      next ? isoTimestamp(next) : null,
+      why,
+      isoTimestamp(now),
+      id,
+      run.order_id,
+      run.serial
+    )
+  }
+}
+
 /** The order's current certificate: the newest in the certificate store, else the last one deployed. */
 export function currentCertificate(db: Db, orderId: number): DeployedPems | null {
   const stored = latestCertificate(db, orderId)

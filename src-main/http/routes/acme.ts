@@ -22,9 +22,14 @@ import type { Service } from '../../core/service'
 import { caller } from '../auth'
 import { acmeDetailsJson } from '../present'
 import type { ApiRouter } from '../router'
-import { AcmeDetailsJson, IdParam, ok } from '../schemas'
-import { ErrorRef } from './common'
+import { AcmeDetailsResponse, IdParams } from '../schemas'
 import { Type } from '@sinclair/typebox'
+
+/** The PEM text of GET /acme/root-ca.pem. */
+const RootCertificate = Type.String({
+  pattern: '-----BEGIN CERTIFICATE-----',
+  description: 'the CertDesk root certificate, PEM'
+})
 
 export const SETUP_PREFIX = ACME_SETUP_PREFIX
 export const ROOT_CA_PATH = ACME_ROOT_CA_PATH
@@ -75,9 +80,13 @@ export function registerAcmeRoutes(r: ApiRouter, service: Service): void {
   r.get(
     '/orders/:order_id/acme',
     {
-      summary: 'ACME subscription set-up details (EAB credentials read from the OS keychain)',
-      params: IdParam('order_id'),
-      response: { 200: ok({ acme: AcmeDetailsJson }), ...ErrorRef }
+      operationId: 'getAcmeSubscription',
+      tags: ['ACME subscriptions'],
+      summary: 'Show how to set up an ACME subscription',
+      description:
+        "Everything the customer's ACME client needs: the directory, the External Account Binding key id and HMAC key (a secret, read from the OS keychain for this answer only), the names it may order, ready-to-paste certbot, acme.sh and lego commands, and the dns-persist-01 records. 404 for an order that is not an ACME subscription.",
+      params: IdParams('order_id', 'The ACME subscription order.'),
+      response: { 200: AcmeDetailsResponse }
     },
     async (request) => {
       const reseller = caller(request)
@@ -111,7 +120,18 @@ export function registerAcmeRoutes(r: ApiRouter, service: Service): void {
     }
   )
 
-  r.get(ROOT_CA_PATH, { hide: true }, async (_request, reply) =>
-    reply.type('application/x-pem-file').send(await service.localCa.rootPem())
+  r.get(
+    ROOT_CA_PATH,
+    {
+      operationId: 'getRootCertificate',
+      tags: ['ACME subscriptions'],
+      summary: 'Download the CertDesk root certificate',
+      description:
+        "The root the ACME directory's HTTPS certificate and every locally issued certificate chain to, as PEM, for a trust store. Public: no API key needed.",
+      security: [],
+      produces: ['application/x-pem-file'],
+      response: { 200: RootCertificate }
+    },
+    async (_request, reply) => reply.type('application/x-pem-file').send(await service.localCa.rootPem())
   )
 }

@@ -7,8 +7,20 @@ import { caller } from '../auth'
 import { paging } from '../paging'
 import { invoiceJson, paginationJson, transactionJson } from '../present'
 import type { ApiRouter } from '../router'
-import { IdParam, InvoiceJson, Money, ok, Pagination, PagingQuery, StringEnum, TransactionJson } from '../schemas'
-import { ErrorRef, IdempotencyHeaders } from './common'
+import {
+  BalanceResponse,
+  CreditsResponse,
+  Failures,
+  IdParams,
+  InvoiceListResponse,
+  InvoiceResponse,
+  PagingQuery,
+  PaymentResponse,
+  PayOrderBody,
+  Query,
+  StringEnum
+} from '../schemas'
+import { IdempotencyHeaders } from './common'
 
 /** Spec, GET /balance: the last 10 transactions. */
 export const BALANCE_TRANSACTIONS = 10
@@ -17,9 +29,15 @@ export function registerBillingRoutes(r: ApiRouter, service: Service): void {
   r.get(
     '/invoices',
     {
-      summary: 'Invoice list, newest first',
-      querystring: Type.Object({ status: Type.Optional(StringEnum(INVOICE_STATUSES)), ...PagingQuery }),
-      response: { 200: ok({ invoices: Type.Array(InvoiceJson), pagination: Pagination }), ...ErrorRef }
+      operationId: 'listInvoices',
+      tags: ['Invoices'],
+      summary: 'List your invoices, newest first',
+      description: 'Your invoices, one page at a time, optionally only those in one state.',
+      querystring: Query({
+        status: Type.Optional(StringEnum(INVOICE_STATUSES, 'Only invoices in this state.')),
+        ...PagingQuery
+      }),
+      response: { 200: InvoiceListResponse }
     },
     async (request) => {
       const page = service.invoices.list(caller(request).id, { status: request.query.status }, paging(request.query))
@@ -29,7 +47,14 @@ export function registerBillingRoutes(r: ApiRouter, service: Service): void {
 
   r.get(
     '/invoices/:id',
-    { summary: 'Invoice detail', params: IdParam('id'), response: { 200: ok({ invoice: InvoiceJson }), ...ErrorRef } },
+    {
+      operationId: 'getInvoice',
+      tags: ['Invoices'],
+      summary: 'Show an invoice',
+      description: 'One of your invoices with its order, total, state and dates.',
+      params: IdParams('id', 'The invoice id, as listInvoices shows it.'),
+      response: { 200: InvoiceResponse }
+    },
     async (request) => ({
       success: true as const,
       invoice: invoiceJson(service.invoices.get(caller(request).id, request.params.id))
@@ -39,17 +64,12 @@ export function registerBillingRoutes(r: ApiRouter, service: Service): void {
   r.get(
     '/credits',
     {
-      summary: 'Credit balance and transaction history, newest first',
-      querystring: Type.Object({ ...PagingQuery }),
-      response: {
-        200: ok({
-          balance: Money,
-          currency: Type.Literal('USD'),
-          transactions: Type.Array(TransactionJson),
-          pagination: Pagination
-        }),
-        ...ErrorRef
-      }
+      operationId: 'listCreditTransactions',
+      tags: ['Credits'],
+      summary: 'Show your balance and credit history',
+      description: 'Your credit balance and every debit and credit on it, newest first, one page at a time.',
+      querystring: Query({ ...PagingQuery }),
+      response: { 200: CreditsResponse }
     },
     async (request) => {
       const id = caller(request).id
@@ -67,13 +87,14 @@ export function registerBillingRoutes(r: ApiRouter, service: Service): void {
   r.post(
     '/credits',
     {
-      summary: 'Pay an unpaid order from credit (402 when the balance is short)',
+      operationId: 'payOrderFromCredit',
+      tags: ['Credits'],
+      summary: 'Pay an unpaid order from your credit',
+      description:
+        'Pays an order placed on invoice in the desktop app from your credit balance. 402 when the balance is short, 409 when the order is not unpaid. Send an Idempotency-Key to retry safely.',
       headers: IdempotencyHeaders,
-      body: Type.Object({ order_id: Type.Integer({ minimum: 1 }) }, { additionalProperties: false }),
-      response: {
-        200: ok({ order_id: Type.Integer(), amount_paid: Money, new_balance: Money }),
-        ...ErrorRef
-      }
+      body: PayOrderBody,
+      response: { 200: PaymentResponse, ...Failures }
     },
     async (request, reply) => {
       const reseller = caller(request)
@@ -97,18 +118,18 @@ export function registerBillingRoutes(r: ApiRouter, service: Service): void {
         }
       )
       if (answer.replayed) reply.header('idempotent-replayed', 'true')
-      return reply.code(answer.statusCode).send(answer.body)
+      return reply.code(answer.statusCode).send(answer.body as never)
     }
   )
 
   r.get(
     '/balance',
     {
-      summary: 'Balance and the last 10 transactions',
-      response: {
-        200: ok({ balance: Money, currency: Type.Literal('USD'), transactions: Type.Array(TransactionJson) }),
-        ...ErrorRef
-      }
+      operationId: 'getBalance',
+      tags: ['Credits'],
+      summary: 'Show your balance and the last 10 transactions',
+      description: 'Your credit balance in USD and the last 10 debits and credits, newest first.',
+      response: { 200: BalanceResponse }
     },
     async (request) => {
       const id = caller(request).id

@@ -4,29 +4,26 @@ import type { Service } from '../../core/service'
 import { caller } from '../auth'
 import { productDetailJson, productJson, sanPricingJson } from '../present'
 import type { ApiRouter } from '../router'
-import { ErrorRef } from './common'
-import { IdParam, ok, ProductDetailJson, ProductJson, SanPricingJson, StringEnum } from '../schemas'
+import { IdParams, ProductListResponse, ProductResponse, Query, SanPricingResponse, StringEnum } from '../schemas'
 
 export function registerCatalogueRoutes(r: ApiRouter, service: Service): void {
   r.get(
     '/products',
     {
-      summary: 'Product list with group prices',
-      querystring: Type.Object({
-        brand: Type.Optional(Type.String({ maxLength: 100 })),
-        type: Type.Optional(StringEnum(PRODUCT_TYPES)),
-        validation: Type.Optional(StringEnum(VALIDATION_TYPES)),
-        include: Type.Optional(StringEnum(['acme'] as const, 'acme adds ACME subscription products'))
+      operationId: 'listProducts',
+      tags: ['Products'],
+      summary: 'List the products you can order',
+      description:
+        "The products of your reseller group with your group's prices, by subscription length in years. ACME subscription products are listed only with include=acme.",
+      querystring: Query({
+        brand: Type.Optional(
+          Type.String({ maxLength: 100, examples: ['Sectigo'], description: 'Only products of this brand.' })
+        ),
+        type: Type.Optional(StringEnum(PRODUCT_TYPES, 'Only products of this type.')),
+        validation: Type.Optional(StringEnum(VALIDATION_TYPES, 'Only products of this validation level.')),
+        include: Type.Optional(StringEnum(['acme'] as const, 'acme: also list the ACME subscription products.'))
       }),
-      response: {
-        200: ok({
-          products: Type.Array(ProductJson),
-          count: Type.Integer(),
-          group_id: Type.Integer(),
-          note: Type.String()
-        }),
-        ...ErrorRef
-      }
+      response: { 200: ProductListResponse }
     },
     async (request) => {
       const reseller = caller(request)
@@ -53,9 +50,12 @@ export function registerCatalogueRoutes(r: ApiRouter, service: Service): void {
   r.get(
     '/products/:id',
     {
-      summary: 'Product detail with SAN and multi-year prices',
-      params: IdParam('id'),
-      response: { 200: ok({ product: ProductDetailJson }), ...ErrorRef }
+      operationId: 'getProduct',
+      tags: ['Products'],
+      summary: 'Show a product with all its prices',
+      description: 'One product of your group, with its description, SAN limits and SAN prices for each year.',
+      params: IdParams('id', 'The product id, as listProducts shows it.'),
+      response: { 200: ProductResponse }
     },
     async (request) => {
       const product = service.catalogue.product(caller(request).groupId, request.params.id)
@@ -66,9 +66,13 @@ export function registerCatalogueRoutes(r: ApiRouter, service: Service): void {
   r.get(
     '/san-pricing/:product_id',
     {
-      summary: 'SAN and wildcard SAN prices',
-      params: IdParam('product_id'),
-      response: { 200: ok({ san_pricing: SanPricingJson }), ...ErrorRef }
+      operationId: 'getSanPricing',
+      tags: ['Products'],
+      summary: 'Show the SAN prices of a product',
+      description:
+        'What one additional name and one additional wildcard name cost per year, for your group and at list price.',
+      params: IdParams('product_id', 'The product id, as listProducts shows it.'),
+      response: { 200: SanPricingResponse }
     },
     async (request) => {
       const product = service.catalogue.product(caller(request).groupId, request.params.product_id)

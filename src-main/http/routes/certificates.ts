@@ -4,170 +4,35 @@
  * and its /download. Thin adapters over core/certificates; the JSON shapes of the bodies the
  * spec leaves open are documented in docs/api.md.
  */
-import { Type, type Static } from '@sinclair/typebox'
+import type { Static } from '@sinclair/typebox'
 import type { CertificateStatus, NameValidation, SslStatus, StoredCertificate } from '../../core/certificates'
 import type { DecodedCsr } from '../../core/csr'
-import { REVOCATION_REASONS } from '../../core/certificates/revocation-reasons'
-import { DCV_METHODS } from '../../core/dcv'
 import type { Service } from '../../core/service'
 import { isoDate, parseDate } from '../../core/time'
 import { caller } from '../auth'
 import type { ApiRouter } from '../router'
-import { Day, IdParam, ok, StringEnum, Timestamp } from '../schemas'
-import { ErrorRef } from './common'
+import {
+  ApproveBody,
+  CertificateStatusResponse,
+  ChangeDcvBody,
+  ConfigureBody,
+  CsrDecodeBody,
+  CsrDecodeResponse,
+  DownloadResponse,
+  IdParams,
+  OrderOnlyBody,
+  ReissueBody,
+  RevokeBody,
+  SslStatusJson,
+  type DcvPerName,
+  type CertificateStatusJson,
+  type CsrJson,
+  type ValidationJson
+} from '../schemas'
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()])
-const Csr = Type.String({ minLength: 1, maxLength: 64 * 1024, description: 'PEM certificate signing request' })
-const Method = StringEnum(DCV_METHODS, 'domain control validation method')
-const OrderId = Type.Integer({ minimum: 1 })
-/** Reseller API v3.0 §POST /ssl/configure: optional; the default is admin@ at each name's base domain. */
-const Email = Type.String({
-  minLength: 3,
-  maxLength: 254,
-  description:
-    "approver for email validation: admin@, administrator@, webmaster@, hostmaster@ or postmaster@ at the order domain or a parent of it; each other name gets the same mailbox at its own domain. Default: admin@ at each name's base domain"
-})
-
-/**
- * Beyond the reseller API v3.0, which has one `dcv_method` per request: names validated by a
- * method of their own (docs/api.md, "Validation per name"). Every other name takes dcv_method.
- */
-const PerName = Type.Array(
-  Type.Object(
-    {
-      name: Type.String({ minLength: 1, maxLength: 253, description: 'a name of the order, as in the CSR' }),
-      dcv_method: Method,
-      approver_email: Type.Optional(
-        Type.String({
-          minLength: 3,
-          maxLength: 254,
-          description:
-            'email only: admin@, administrator@, webmaster@, hostmaster@ or postmaster@ at the name or a parent of it up to its registrable domain'
-        })
-      )
-    },
-    { additionalProperties: false }
-  ),
-  {
-    maxItems: 1000,
-    description:
-      'names validated otherwise than by dcv_method: a file for hosts, dns for a wildcard, email where still allowed'
-  }
-)
-const perName = (list: Static<typeof PerName> | undefined) =>
+/** The per-name choices of a request as the core takes them. */
+const perName = (list: Static<typeof DcvPerName> | undefined) =>
   list?.map((c) => ({ name: c.name, method: c.dcv_method, approverEmail: c.approver_email }))
-
-const CsrJson = Type.Object({
-  domain: Nullable(Type.String()),
-  common_name: Nullable(Type.String()),
-  organization: Nullable(Type.String()),
-  organizational_unit: Nullable(Type.String()),
-  locality: Nullable(Type.String()),
-  state: Nullable(Type.String()),
-  country: Nullable(Type.String()),
-  email: Nullable(Type.String()),
-  sans: Type.Array(Type.String()),
-  key_algorithm: Type.String(),
-  key_size: Nullable(Type.Integer()),
-  curve: Nullable(Type.String()),
-  signature_algorithm: Type.String(),
-  signature_valid: Type.Boolean(),
-  md5: Type.String(),
-  sha256: Type.String()
-})
-
-const ValidationJson = Type.Object({
-  name: Type.String(),
-  method: Type.String(),
-  status: Type.String({
-    description:
-      'pending (waiting for the proof; checked_at and detail tell when the last look was and what it found), valid, or failed (cannot pass with these instructions; change the method)'
-  }),
-  detail: Nullable(Type.String()),
-  checked_at: Nullable(Timestamp),
-  validated_at: Nullable(Timestamp),
-  instructions: Type.Object(
-    {
-      method: Type.String(),
-      url: Type.Optional(Type.String()),
-      file_name: Type.Optional(Type.String()),
-      file_content: Type.Optional(Type.String()),
-      record_name: Type.Optional(Type.String()),
-      record_type: Type.Optional(Type.String()),
-      record_value: Type.Optional(Type.String()),
-      txt_alternative: Type.Optional(Type.String()),
-      approver_email: Type.Optional(Type.String()),
-      sent_at: Type.Optional(Nullable(Timestamp)),
-      approver_choices: Type.Optional(
-        Type.Array(Type.String(), {
-          description:
-            'email: every address that may approve the name (BR §3.2.2.4.4): admin@, administrator@, webmaster@, hostmaster@ and postmaster@ at the name and each parent up to its registrable domain (Public Suffix List)'
-        })
-      )
-    },
-    { additionalProperties: false }
-  )
-})
-
-const SslStatusJson = ok({
-  order_id: Type.Integer(),
-  order_number: Type.String(),
-  domain: Type.String(),
-  product: Type.String(),
-  status: Type.String(),
-  status_note: Nullable(Type.String()),
-  dcv_method: Nullable(Type.String()),
-  approver_email: Nullable(Type.String()),
-  csr: Nullable(Type.Object({ common_name: Nullable(Type.String()), md5: Type.String(), sha256: Type.String() })),
-  names: Type.Array(Type.String()),
-  validation: Type.Array(ValidationJson),
-  certificate_issued: Type.Boolean(),
-  certificate_revoked: Type.Boolean(),
-  valid_from: Nullable(Day),
-  valid_till: Nullable(Day),
-  reissue_count: Type.Integer(),
-  next_reissue_at: Nullable(Day),
-  purchase_end_date: Day
-})
-
-const CertificateStatusJson = Type.Object({
-  order_id: Type.Integer(),
-  domain: Type.String(),
-  product: Type.String(),
-  brand: Type.String(),
-  status: Type.String(),
-  valid_from: Nullable(Day),
-  valid_till: Nullable(Day),
-  has_certificate: Type.Boolean(),
-  has_ca_bundle: Type.Boolean(),
-  days_remaining: Nullable(Type.Integer()),
-  is_expired: Type.Boolean(),
-  auto_reissue_enabled: Type.Boolean(),
-  max_validity_days: Type.Integer(),
-  next_reissue_at: Nullable(Day),
-  purchase_end_date: Day,
-  reissue_count: Type.Integer(),
-  cert_valid_from: Nullable(Day),
-  cert_valid_till: Nullable(Day),
-  period: Type.Integer(),
-  serial_number: Nullable(Type.String()),
-  names: Type.Array(Type.String()),
-  revoked: Type.Boolean({ description: 'the certificate was revoked; it must not be installed' }),
-  revoked_at: Nullable(Timestamp),
-  revocation_reason: Nullable(Type.String({ description: 'RFC 5280 §5.3.1 reason name' }))
-})
-
-const DownloadJson = Type.Object({
-  order_id: Type.Integer(),
-  domain: Type.String(),
-  valid_from: Day,
-  valid_till: Day,
-  serial_number: Type.String(),
-  certificate_pem: Type.String(),
-  ca_bundle: Type.String(),
-  private_key_note: Type.String(),
-  revoked: Type.Boolean()
-})
 
 /** Spec, "Certificate download record": the service never returns the private key. */
 export const PRIVATE_KEY_NOTE =
@@ -291,9 +156,13 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
   r.post(
     '/csr/decode',
     {
-      summary: 'Decode a CSR: subject, SANs, key, signature check',
-      body: Type.Object({ csr: Csr }, { additionalProperties: false }),
-      response: { 200: ok({ csr: CsrJson }), ...ErrorRef }
+      operationId: 'decodeCsr',
+      tags: ['SSL'],
+      summary: 'Decode and check a CSR',
+      description:
+        'Reads a certificate signing request and tells what it asks for: subject, names, key type and size, whether its signature verifies, and its MD5 and SHA-256 (the names of the validation file and record). Nothing is stored.',
+      body: CsrDecodeBody,
+      response: { 200: CsrDecodeResponse }
     },
     async (request) => ({ success: true as const, csr: csrJson(await certs.decode(request.body.csr)) })
   )
@@ -301,18 +170,13 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
   r.post(
     '/ssl/configure',
     {
-      summary: 'Submit the CSR and the validation method of a pending order',
-      body: Type.Object(
-        {
-          order_id: OrderId,
-          csr: Csr,
-          dcv_method: Type.Optional(Method),
-          approver_email: Type.Optional(Email),
-          dcv_per_name: Type.Optional(PerName)
-        },
-        { additionalProperties: false }
-      ),
-      response: { 200: SslStatusJson, ...ErrorRef }
+      operationId: 'configureSsl',
+      tags: ['SSL'],
+      summary: 'Submit the CSR and how the names are validated',
+      description:
+        'Gives a pending order its CSR and validation method. The order moves to validation_pending and the answer carries, for each name, what to publish (a file, a DNS record) or where the approval email went. Code-signing orders are issued here.',
+      body: ConfigureBody,
+      response: { 200: SslStatusJson }
     },
     async (request) => {
       const b = request.body
@@ -330,9 +194,13 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
   r.get(
     '/ssl/:order_id',
     {
-      summary: 'Live SSL status: runs the validation checks and issues when they pass',
-      params: IdParam('order_id'),
-      response: { 200: SslStatusJson, ...ErrorRef }
+      operationId: 'getSslStatus',
+      tags: ['SSL'],
+      summary: "Check an order's validation and issue when it passes",
+      description:
+        'Looks again for the proof of every name still pending and, when all pass, issues the certificate in the same call. Poll it after publishing the validation file or record.',
+      params: IdParams('order_id', 'The order.'),
+      response: { 200: SslStatusJson }
     },
     async (request) => sslJson(await certs.status(caller(request).id, request.params.order_id))
   )
@@ -340,18 +208,13 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
   r.post(
     '/ssl/change-dcv',
     {
-      summary:
-        'Change the validation method of the names not yet validated (dcv_method), or of single names (dcv_per_name alone)',
-      body: Type.Object(
-        {
-          order_id: OrderId,
-          dcv_method: Type.Optional(Method),
-          approver_email: Type.Optional(Email),
-          dcv_per_name: Type.Optional(PerName)
-        },
-        { additionalProperties: false }
-      ),
-      response: { 200: SslStatusJson, ...ErrorRef }
+      operationId: 'changeDcvMethod',
+      tags: ['SSL'],
+      summary: 'Change how the remaining names, or single names, are validated',
+      description:
+        'Switches the names not validated yet to another method (email, http, https or dns) and answers the new instructions; names already validated stay validated. With dcv_per_name and no dcv_method, only the names listed change, and every other name keeps its file, record or approval code.',
+      body: ChangeDcvBody,
+      response: { 200: SslStatusJson }
     },
     async (request) => {
       const b = request.body
@@ -372,9 +235,13 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
   r.post(
     '/ssl/resend-validation',
     {
-      summary: 'Resend the approval email (email validation only; 409 otherwise)',
-      body: Type.Object({ order_id: OrderId }, { additionalProperties: false }),
-      response: { 200: SslStatusJson, ...ErrorRef }
+      operationId: 'resendValidationEmail',
+      tags: ['SSL'],
+      summary: 'Send the approval emails again',
+      description:
+        'Sends the approval emails of the names waiting for email validation again, with new codes (the old ones stop working). 409 when no name waits for email approval.',
+      body: OrderOnlyBody,
+      response: { 200: SslStatusJson }
     },
     async (request) =>
       sslJson(
@@ -386,12 +253,13 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
   r.post(
     '/ssl/approve',
     {
-      summary: 'Record an email approval with the code from the approval message (beyond the spec)',
-      body: Type.Object(
-        { order_id: OrderId, code: Type.String({ minLength: 1, maxLength: 64 }) },
-        { additionalProperties: false }
-      ),
-      response: { 200: SslStatusJson, ...ErrorRef }
+      operationId: 'approveValidationEmail',
+      tags: ['SSL'],
+      summary: 'Record the code of an approval email',
+      description:
+        'Records the approval code a mailbox received; when every name is then valid, the certificate is issued in the same call. A wrong code is 400.',
+      body: ApproveBody,
+      response: { 200: SslStatusJson }
     },
     async (request) => {
       const s = await certs.approveEmail(caller(request).id, request.body.order_id, request.body.code)
@@ -402,19 +270,13 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
   r.post(
     '/ssl/reissue',
     {
-      summary:
-        'Reissue an active certificate, with a new CSR or the stored one (429 with Retry-After past a few reissues per order and hour or day)',
-      body: Type.Object(
-        {
-          order_id: OrderId,
-          csr: Type.Optional(Type.String({ maxLength: 64 * 1024 })),
-          dcv_method: Type.Optional(Method),
-          approver_email: Type.Optional(Email),
-          dcv_per_name: Type.Optional(PerName)
-        },
-        { additionalProperties: false }
-      ),
-      response: { 200: SslStatusJson, ...ErrorRef }
+      operationId: 'reissueCertificate',
+      tags: ['SSL'],
+      summary: 'Reissue an active certificate',
+      description:
+        'Issues the certificate of a completed order again, with a new CSR or the stored one. With the same names and method and validations still fresh it is issued at once; otherwise the order waits for validation of what changed, and the old certificate stays downloadable. At most 3 reissues per order within 60 minutes and 10 within 24 hours: past that, 429 with Retry-After.',
+      body: ReissueBody,
+      response: { 200: SslStatusJson }
     },
     async (request) => {
       const b = request.body
@@ -432,24 +294,13 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
   r.post(
     '/ssl/revoke',
     {
-      summary:
-        'Revoke a certificate of an order with an RFC 5280 reason (beyond the spec): the local CA lists it on its CRL at once; an external ACME CA is asked to revoke it (RFC 8555 §7.6)',
-      body: Type.Object(
-        {
-          order_id: OrderId,
-          reason: StringEnum(REVOCATION_REASONS, 'RFC 5280 §5.3.1 reason, the subset BR §4.9.1.1 allows'),
-          serial_number: Type.Optional(
-            Type.String({
-              minLength: 1,
-              maxLength: 64,
-              pattern: '^[0-9A-Fa-f:]+$',
-              description: 'the certificate to revoke; the current one when left out'
-            })
-          )
-        },
-        { additionalProperties: false }
-      ),
-      response: { 200: ok({ certificate: CertificateStatusJson }), ...ErrorRef }
+      operationId: 'revokeCertificate',
+      tags: ['SSL'],
+      summary: 'Revoke a certificate with its reason',
+      description:
+        'Beyond the spec. Revokes the current certificate of the order (or the one serial_number names) with an RFC 5280 reason. A certificate of the local CA is listed at once on the CRL its CRL Distribution Points name; one from an external ACME CA is revoked there (RFC 8555 §7.6) and recorded only once the CA agrees. A revoked certificate is never deployed again, and the automatic reissue stops until the order is reissued. 409 when it is already revoked or expired.',
+      body: RevokeBody,
+      response: { 200: CertificateStatusResponse }
     },
     async (request) => {
       const b = request.body
@@ -466,9 +317,13 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
   r.get(
     '/certificate/:order_id',
     {
-      summary: 'Certificate status',
-      params: IdParam('order_id'),
-      response: { 200: ok({ certificate: CertificateStatusJson }), ...ErrorRef }
+      operationId: 'getCertificateStatus',
+      tags: ['Certificates'],
+      summary: "Show an order's certificate status",
+      description:
+        'Whether the order has a certificate, its dates, days remaining, serial, names and renewal plan. Before issuance has_certificate is false and the dates are null.',
+      params: IdParams('order_id', 'The order.'),
+      response: { 200: CertificateStatusResponse }
     },
     async (request) => ({
       success: true as const,
@@ -479,9 +334,13 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
   r.get(
     '/certificate/:order_id/download',
     {
-      summary: 'Certificate and CA bundle (PEM); never the private key',
-      params: IdParam('order_id'),
-      response: { 200: ok({ certificate: DownloadJson }), ...ErrorRef }
+      operationId: 'downloadCertificate',
+      tags: ['Certificates'],
+      summary: "Download an order's certificate and CA bundle",
+      description:
+        'The certificate and the issuing intermediate as PEM. 404 until a certificate exists. The private key is never returned: it stayed where the CSR was made.',
+      params: IdParams('order_id', 'The order.'),
+      response: { 200: DownloadResponse }
     },
     async (request) => {
       const { order, certificate } = certs.download(caller(request).id, request.params.order_id)

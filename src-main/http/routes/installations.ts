@@ -7,50 +7,22 @@
  *   POST /orders/{order_id}/installation/check    connect now, answer the new results
  *   GET  /reports/expiring?days=N                 certificates ending within N days
  */
-import { Type } from '@sinclair/typebox'
-import { VERDICTS, type InstallationReport } from '../../core/installations'
-import { MAX_REPORT_DAYS, type ExpiringCertificate } from '../../core/reports'
+import type { Static } from '@sinclair/typebox'
+import type { InstallationReport } from '../../core/installations'
+import type { ExpiringCertificate } from '../../core/reports'
 import type { Service } from '../../core/service'
 import { caller } from '../auth'
 import type { ApiRouter } from '../router'
-import { IdParam, ok, StringEnum } from '../schemas'
-import { ErrorRef } from './common'
+import {
+  ExpiringQuery,
+  ExpiringResponse,
+  IdParams,
+  InstallationResponse,
+  type ExpiringJson,
+  type InstallationJson
+} from '../schemas'
 
-const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()])
-
-const InstallationJson = Type.Object({
-  order_id: Type.Integer(),
-  order_number: Type.String(),
-  verdict: Type.Union([StringEnum(VERDICTS), Type.Null()]),
-  label: Type.String(),
-  checked_at: Nullable(Type.String()),
-  results: Type.Array(
-    Type.Object({
-      host: Type.String(),
-      port: Type.Integer(),
-      verdict: StringEnum(VERDICTS),
-      label: Type.String(),
-      detail: Type.String(),
-      served_serial: Nullable(Type.String()),
-      served_valid_till: Nullable(Type.String()),
-      checked_at: Type.String()
-    })
-  )
-})
-
-const ExpiringJson = Type.Object({
-  kind: StringEnum(['issued', 'imported'] as const),
-  reference: Type.String(),
-  order_id: Type.Union([Type.Integer(), Type.Null()]),
-  imported_id: Type.Union([Type.Integer(), Type.Null()]),
-  domain: Type.String(),
-  valid_till: Type.String(),
-  days_left: Type.Integer(),
-  renewal_planned_at: Nullable(Type.String()),
-  contact: Type.String()
-})
-
-const installationJson = (r: InstallationReport) => ({
+const installationJson = (r: InstallationReport): Static<typeof InstallationJson> => ({
   order_id: r.orderId,
   order_number: r.orderNumber,
   verdict: r.verdict,
@@ -68,7 +40,7 @@ const installationJson = (r: InstallationReport) => ({
   }))
 })
 
-const expiringJson = (r: ExpiringCertificate) => ({
+const expiringJson = (r: ExpiringCertificate): Static<typeof ExpiringJson> => ({
   kind: r.kind,
   reference: r.reference,
   order_id: r.orderId,
@@ -84,9 +56,13 @@ export function registerInstallationRoutes(r: ApiRouter, service: Service): void
   r.get(
     '/orders/:order_id/installation',
     {
-      summary: 'Extension: what the servers of an order present, as last checked',
-      params: IdParam('order_id'),
-      response: { 200: ok({ installation: InstallationJson }), ...ErrorRef }
+      operationId: 'getInstallation',
+      tags: ['Installations'],
+      summary: "Show what an order's servers presented when last checked",
+      description:
+        'The newest installation check of each name and endpoint of the order, compared with the certificate issued here, without connecting anywhere.',
+      params: IdParams('order_id', 'The order.'),
+      response: { 200: InstallationResponse }
     },
     async (request) => ({
       success: true as const,
@@ -97,9 +73,13 @@ export function registerInstallationRoutes(r: ApiRouter, service: Service): void
   r.post(
     '/orders/:order_id/installation/check',
     {
-      summary: 'Extension: connect to each name and endpoint of an order now and compare what is served',
-      params: IdParam('order_id'),
-      response: { 200: ok({ installation: InstallationJson }), ...ErrorRef }
+      operationId: 'checkInstallation',
+      tags: ['Installations'],
+      summary: "Check now what an order's servers present",
+      description:
+        'Connects to each name and endpoint of the order now, compares what is served with the certificate issued here, and answers the new results.',
+      params: IdParams('order_id', 'The order.'),
+      response: { 200: InstallationResponse }
     },
     async (request) => ({
       success: true as const,
@@ -110,9 +90,13 @@ export function registerInstallationRoutes(r: ApiRouter, service: Service): void
   r.get(
     '/reports/expiring',
     {
-      summary: 'Extension: certificates ending within `days`, issued here or imported, with who to contact',
-      querystring: Type.Object({ days: Type.Integer({ minimum: 0, maximum: MAX_REPORT_DAYS }) }),
-      response: { 200: ok({ certificates: Type.Array(ExpiringJson) }), ...ErrorRef }
+      operationId: 'listExpiringCertificates',
+      tags: ['Reports'],
+      summary: 'List certificates that end soon',
+      description:
+        'Your certificates ending within the given number of days, issued here or imported, soonest first, with the planned renewal and who to contact.',
+      querystring: ExpiringQuery,
+      response: { 200: ExpiringResponse }
     },
     async (request) => ({
       success: true as const,

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { Idempotency } from '../../core/idempotency'
 import { centsToUsd } from '../../core/money'
-import { ORDER_STATUSES, type CreatedOrder } from '../../core/orders'
+import type { CreatedOrder } from '../../core/orders'
 import type { Service } from '../../core/service'
 import { caller } from '../auth'
 import { paging } from '../paging'
@@ -10,44 +10,46 @@ import { keepOrderPage } from '../read-cache'
 import { acmeSummaryJson, createdOrderAnswer, orderJson } from '../present'
 import type { ApiRouter } from '../router'
 import {
-  AcmeCreateResponse,
+  CancelOrderBody,
+  CancelOrderResponse,
+  CreatedCertificateOrder,
+  CreateOrderBody,
   CreateOrderResponse,
-  IdParam,
-  Money,
-  ok,
-  OrderJson,
-  Pagination,
+  IdParams,
+  OrderListResponse,
+  OrderResponse,
+  OrderStatusQuery,
+  Failures,
   PagingQuery,
-  StringEnum
+  Query
 } from '../schemas'
-import { ErrorRef, IdempotencyHeaders } from './common'
-
-export const CreateOrderBody = Type.Object(
-  {
-    product_id: Type.Integer({ minimum: 1 }),
-    domain: Type.Optional(Type.String({ maxLength: 253 })),
-    period: Type.Optional(Type.Integer({ description: 'months, a multiple of 12; default 12' })),
-    san_count: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
-    san_wildcard_count: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
-    contact_email: Type.Optional(Type.String({ maxLength: 254 }))
-  },
-  { additionalProperties: false }
-)
+import { IdempotencyHeaders } from './common'
 
 /** An ACME subscription product's answer (its `fulfillment` field), which has a branch of its own. */
-const isAcmeAnswer = (body: unknown): boolean => typeof body === 'object' && body !== null && 'fulfillment' in body
+const isAcmeAnswer = (body: unknown): boolean =>
+  typeof body === 'object' && body !== null && (body as { fulfillment?: unknown }).fulfillment === 'acme_subscription'
 
 export function registerOrderRoutes(r: ApiRouter, service: Service): void {
   r.get(
     '/orders',
     {
-      summary: 'Order list, newest first',
-      querystring: Type.Object({
-        status: Type.Optional(StringEnum(ORDER_STATUSES)),
-        domain: Type.Optional(Type.String({ maxLength: 253 })),
+      operationId: 'listOrders',
+      tags: ['Orders'],
+      summary: 'List your orders, newest first',
+      description:
+        'Your orders, one page at a time, optionally only those in one state or whose domain contains a text.',
+      querystring: Query({
+        status: OrderStatusQuery,
+        domain: Type.Optional(
+          Type.String({
+            maxLength: 253,
+            examples: ['example.com'],
+            description: 'Only orders whose domain contains this text (any case).'
+          })
+        ),
         ...PagingQuery
       }),
-      response: { 200: ok({ orders: Type.Array(OrderJson), pagination: Pagination }), ...ErrorRef }
+      response: { 200: OrderListResponse }
     },
     async (request, reply) => {
       const q = request.query
@@ -62,7 +64,15 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
 
   r.get(
     '/orders/:id',
-    { summary: 'Order detail', params: IdParam('id'), response: { 200: ok({ order: OrderJson }), ...ErrorRef } },
+    {
+      operationId: 'getOrder',
+      tags: ['Orders'],
+      summary: 'Show an order',
+      description:
+        'One of your orders with its prices, payment, invoice and renewal dates; an ACME subscription order also carries an acme summary (without secrets).',
+      params: IdParams('id', 'The order id (order_id in other answers).'),
+      response: { 200: OrderResponse }
+    },
     async (request) => {
       const order = orderJson(service.orders.get(caller(request).id, request.params.id))
       // Spec "Order": an ACME subscription order carries an `acme` summary (no secrets in it).
@@ -74,10 +84,14 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
   r.post(
     '/orders',
     {
-      summary: 'Create an order, paid from credit at once (402 when the balance is short)',
+      operationId: 'createOrder',
+      tags: ['Orders'],
+      summary: 'Place an order, paid from your credit',
+      description:
+        'Places an order and pays it from your credit balance at once, with its invoice. A certificate order then waits for its CSR (configureSsl); an ACME subscription is set up at once. Nothing is created or charged when the balance is short (402). Send an Idempotency-Key to retry safely.',
       headers: IdempotencyHeaders,
       body: CreateOrderBody,
-      response: { 200: Type.Union([CreateOrderResponse, AcmeCreateResponse]), ...ErrorRef }
+      response: { 200: CreateOrderResponse, ...Failures }
     },
     async (request, reply) => {
       const reseller = caller(request)
@@ -111,36 +125,31 @@ export function registerOrderRoutes(r: ApiRouter, service: Service): void {
           // the order stands; kept answers it could not move stay behind and are rebuilt
         }
       }
-      // A TLS order's answer, serialised with its own branch of the response union: fastify's
-      // serialiser of a union validates the answer against each branch first to pick one
-      // (profiled: a visible share of a POST /orders). The bytes are the same.
+      // A certificate order's answer, serialised with its own branch of the response union:
+      // fastify's serialiser of a union validates the answer against each branch first to pick
+      // one (profiled: a visible share of a POST /orders). The bytes are the same.
       if (answer.statusCode === 200 && !isAcmeAnswer(answer.body)) {
-        const bytes = reply.compileSerializationSchema(CreateOrderResponse)(answer.body as Record<string, unknown>)
+        const bytes = reply.compileSerializationSchema(CreatedCertificateOrder)(answer.body as Record<string, unknown>)
         return reply
           .code(200)
           .header('content-type', JSON_CONTENT_TYPE)
           .send(bytes as never)
       }
-      return reply.code(answer.statusCode).send(answer.body)
+      return reply.code(answer.statusCode).send(answer.body as never)
     }
   )
 
   r.put(
     '/orders/:id',
     {
-      summary: 'Order action: cancel (pending or processing only; refunds what was paid)',
-      params: IdParam('id'),
-      body: Type.Object({ action: StringEnum(['cancel'] as const) }, { additionalProperties: false }),
-      response: {
-        200: ok({
-          order_id: Type.Integer(),
-          status: Type.String(),
-          refunded: Money,
-          new_balance: Money,
-          order: OrderJson
-        }),
-        ...ErrorRef
-      }
+      operationId: 'cancelOrder',
+      tags: ['Orders'],
+      summary: 'Cancel an order and refund it',
+      description:
+        'Cancels a pending or processing order: what was paid goes back to your credit balance as a credit transaction, and the invoice is cancelled. Any other state is 409.',
+      params: IdParams('id', 'The order to cancel.'),
+      body: CancelOrderBody,
+      response: { 200: CancelOrderResponse }
     },
     async (request) => {
       const result = service.orders.cancel(caller(request).id, request.params.id)

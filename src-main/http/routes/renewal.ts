@@ -9,16 +9,19 @@ import { orderRenewalView } from '../../core/ari-order-view'
 import type { Service } from '../../core/service'
 import { caller } from '../auth'
 import type { ApiRouter } from '../router'
-import { IdParam, ok, RenewalJson } from '../schemas'
-import { ErrorRef } from './common'
+import { IdParams, RenewalResponse } from '../schemas'
 
 export function registerRenewalRoutes(r: ApiRouter, service: Service): void {
   r.get(
     '/orders/:order_id/renewal',
     {
-      summary: 'Renewal window (RFC 9773), DNS delegation and dns-persist-01 records of an order',
-      params: IdParam('order_id'),
-      response: { 200: ok({ renewal: RenewalJson }), ...ErrorRef }
+      operationId: 'getOrderRenewal',
+      tags: ['Renewal'],
+      summary: 'Show how an order renews without the customer',
+      description:
+        "The renewal window and where it comes from (RFC 9773 renewal information, or 14 days before the certificate ends), each name's _acme-challenge CNAME into the zone delegated to CertDesk and whether it is in place, and the dns-persist-01 records. The DNS looks change nothing.",
+      params: IdParams('order_id', 'The order.'),
+      response: { 200: RenewalResponse }
     },
     async (request) => {
       // Another reseller's order is a 404 (orders.get), never a view of it.

@@ -1,0 +1,458 @@
+/**
+ * The PostgreSQL engine of the store port, over a `pg` pool (docs/decisions.md, "The store").
+ *
+ * Every transaction is SERIALIZABLE, and so is every statement outside one (the connection's
+ * default), so each behaves as if it ran alone, exactly as under SQLite's single writer: the
+ * core's read-then-write steps (a balance check before the debit, an idempotency key looked up
+ * before the order) need no row locks to stay right across nodes. PostgreSQL refuses a
+ * transaction that would break that with SQLSTATE 40001 (or 40P01 for a deadlock); the engine
+ * then rolls back and runs the function again, after a random pause, until a time budget is
+ * spent (PostgreSQL manual, 13.2.3 "Serializable Isolation Level": "applications using this
+ * level must be prepared to retry transactions due to serialization failures").
+ *
+ * Rows come back in SQLite's shapes: int8 and numeric as JS numbers (refused past 2^53),
+ * bytea as Buffer, text as text (timestamps are text on both engines).
+ */
+import { AsyncLocalStorage } from 'node:async_hooks'
+import { EventEmitter } from 'node:events'
+import pg from 'pg'
+import { resellerScope, KEEPER_TRIGGERS } from '../store-version'
+import { RetryLaterError, DEFAULT_RETRY_AFTER_SECONDS } from '../store-faults'
+import { backoff, sleep } from './mutex'
+import {
+  EACH_BATCH,
+  type DomainQuery,
+  type Leadership,
+  type Row,
+  type RunResult,
+  type ScopeVersions,
+  type SqlArg,
+  type Store,
+  type Tx,
+  type TxOptions
+} from './port'
+import { isRetryable, passingFault } from './postgres-errors'
+import { toPostgres, withReturningId } from './sql-postgres'
+import { identifier, txHandle } from './tx-handle'
+
+interface Root {
+  client: pg.PoolClient
+  readOnly: boolean
+  done: boolean
+  /** The first error the server answered in this transaction (the rest are "aborted"). */
+  failed: unknown
+  savepoints: string[]
+  after: (() => void)[]
+  notes: [string, string][]
+}
+interface Frame {
+  root: Root
+  level: number
+}
+
+export interface PostgresStoreOptions {
+  /** How long a transaction may keep retrying serialization failures before 503. */
+  retryBudgetMs?: number
+}
+
+/** The schema version of a migrated database (postgres-schema.ts). */
+export const SCHEMA_TABLE = 'certdesk_schema'
+
+type Queryer = Pick<pg.PoolClient, 'query'>
+
+/** Statement names per text: each connection parses a statement once (PostgreSQL's PREPARE). */
+const names = new Map<string, string>()
+const MAX_NAMED = 2000
+function nameOf(text: string): string | undefined {
+  let name = names.get(text)
+  if (!name) {
+    if (names.size >= MAX_NAMED) return undefined
+    name = `certdesk_${names.size + 1}`
+    names.set(text, name)
+  }
+  return name
+}
+
+const toValue = (a: SqlArg): unknown =>
+  typeof a === 'bigint' ? a.toString() : a instanceof Uint8Array && !Buffer.isBuffer(a) ? Buffer.from(a) : a
+
+export class PostgresStore implements Store {
+  readonly engine = 'postgres' as const
+  private readonly frames = new AsyncLocalStorage<Frame>()
+  private readonly events = new EventEmitter()
+  private listener: pg.Client | null = null
+  private readonly listening = new Set<string>()
+  /** Connections that hold leadership, ended with the store. */
+  private readonly leaderClients = new Set<pg.Client>()
+  private readonly retryBudgetMs: number
+  private writes = 0
+  private cursors = 0
+
+  constructor(
+    readonly pool: pg.Pool,
+    /** Connection settings for the dedicated connections (leadership, LISTEN). */
+    private readonly clientConfig: pg.ClientConfig,
+    options: PostgresStoreOptions = {}
+  ) {
+    this.retryBudgetMs = options.retryBudgetMs ?? 10_000
+    this.events.setMaxListeners(0)
+  }
+
+  inTransaction(): boolean {
+    return this.current() !== undefined
+  }
+
+  private current(): Frame | undefined {
+    const f = this.frames.getStore()
+    return f && !f.root.done ? f : undefined
+  }
+
+  // --- statements -------------------------------------------------------------------------
+
+  /** `sql` in the common dialect, or, with `native`, PostgreSQL's own (`$1`, catalogues). */
+  private async query(sql: string, args: SqlArg[], arrays = false, native = false): Promise<pg.QueryResult> {
+    const { text, params } = native ? { text: sql, params: args.length } : toPostgres(sql)
+    if (params !== args.length) {
+      throw new Error(`could not run a statement: it has ${params} placeholders and got ${args.length} values`)
+    }
+    const config: pg.QueryConfig = { text, values: args.map(toValue), name: nameOf(text) }
+    const run = (q: Queryer) => (arrays ? q.query({ ...config, rowMode: 'array' }) : q.query(config))
+    const frame = this.current()
+    if (frame) {
+      const root = frame.root
+      try {
+        return await run(root.client)
+      } catch (err) {
+        root.failed ??= err
+        throw err
+      }
+    }
+    // On its own: one statement in its own SERIALIZABLE transaction, retried like any other.
+    return this.retrying(() => run(this.pool), 'run a statement')
+  }
+
+  async get<T = Row>(sql: string, ...args: SqlArg[]): Promise<T | undefined> {
+    return (await this.query(sql, args)).rows[0] as T | undefined
+  }
+
+  async all<T = Row>(sql: string, ...args: SqlArg[]): Promise<T[]> {
+    return (await this.query(sql, args)).rows as T[]
+  }
+
+  async value<T = unknown>(sql: string, ...args: SqlArg[]): Promise<T | undefined> {
+    const row = (await this.query(sql, args, true)).rows[0] as unknown[] | undefined
+    return row?.[0] as T | undefined
+  }
+
+  async column<T = unknown>(sql: string, ...args: SqlArg[]): Promise<T[]> {
+    return (await this.query(sql, args, true)).rows.map((r) => (r as unknown[])[0] as T)
+  }
+
+  async each<T = Row>(
+    sql: string,
+    args: SqlArg[],
+    fn: (rows: T[]) => Promise<void> | void,
+    batch = EACH_BATCH
+  ): Promise<number> {
+    if (!Number.isSafeInteger(batch) || batch < 1) throw new Error(`could not read in batches of ${batch}`)
+    const { text, params } = toPostgres(sql)
+    if (params !== args.length) {
+      throw new Error(`could not run a statement: it has ${params} placeholders and got ${args.length} values`)
+    }
+    const cursor = `certdesk_each_${++this.cursors}`
+    const fetchAll = async (client: pg.PoolClient): Promise<number> => {
+      await client.query(`DECLARE ${cursor} NO SCROLL CURSOR FOR ${text}`, args.map(toValue))
+      let n = 0
+      for (;;) {
+        const r = await client.query(`FETCH ${batch} FROM ${cursor}`)
+        n += r.rows.length
+        if (r.rows.length > 0) await fn(r.rows as T[])
+        if (r.rows.length < batch) break
+      }
+      await client.query(`CLOSE ${cursor}`)
+      return n
+    }
+    const frame = this.current()
+    if (frame) return fetchAll(frame.root.client)
+    // REPEATABLE READ: a read-only snapshot that is never refused for serialization, so no
+    // batch is ever handed out twice by a retry.
+    const client = await this.pool.connect()
+    let broken: Error | undefined
+    const lost = (err: Error) => (broken = err)
+    client.on('error', lost)
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
+      const n = await fetchAll(client)
+      await client.query('COMMIT')
+      return n
+    } catch (err) {
+      await client.query('ROLLBACK').catch((e: Error) => (broken = e))
+      throw passingFault(err, 'read the store') ?? err
+    } finally {
+      client.off('error', lost)
+      client.release(broken)
+    }
+  }
+
+  async run(sql: string, ...args: SqlArg[]): Promise<RunResult> {
+    this.refuseReadOnly()
+    const r = await this.query(sql, args)
+    if (!this.current()) this.writes++
+    return { changes: r.rowCount ?? 0 }
+  }
+
+  async insert(sql: string, ...args: SqlArg[]): Promise<number> {
+    this.refuseReadOnly()
+    const row = (await this.query(withReturningId(sql), args, true)).rows[0] as unknown[] | undefined
+    if (!this.current()) this.writes++
+    if (!row || typeof row[0] !== 'number') throw new Error('could not read the id of the inserted row')
+    return row[0]
+  }
+
+  private refuseReadOnly(): void {
+    if (this.current()?.root.readOnly) throw new Error('could not write to the store: the transaction is read-only')
+  }
+
+  // --- transactions -----------------------------------------------------------------------
+
+  async tx<T>(fn: (t: Tx) => Promise<T>, options: TxOptions = {}): Promise<T> {
+    const frame = this.current()
+    if (frame) return this.nested(frame, fn, options)
+    const readOnly = options.readOnly === true
+    return this.retrying(
+      async () => {
+        const client = await this.pool.connect()
+        const root: Root = { client, readOnly, done: false, failed: null, savepoints: [], after: [], notes: [] }
+        let broken: Error | undefined
+        // A connection the server ends while it is checked out (a restart, a failover) says so
+        // through this event; unheard, it would end the process. Its query fails too.
+        const lost = (err: Error) => (broken = err)
+        client.on('error', lost)
+        try {
+          await client.query(
+            readOnly ? 'BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY' : 'BEGIN ISOLATION LEVEL SERIALIZABLE'
+          )
+          const result = await this.frames.run({ root, level: 0 }, () => fn(this.handle()))
+          if (root.savepoints.length > 0) throw new Error('could not commit: a nested transaction was not awaited')
+          for (const [channel, payload] of root.notes)
+            await client.query('SELECT pg_notify($1, $2)', [channel, payload])
+          await client.query('COMMIT')
+          root.done = true
+          if (!readOnly) this.writes++
+          for (const f of root.after) f()
+          return result
+        } catch (err) {
+          root.done = true
+          try {
+            await client.query('ROLLBACK')
+          } catch (e) {
+            broken = e as Error
+          }
+          // A function that caught the server's error and went on still ends here: what the
+          // server refused first decides whether the transaction may run again.
+          throw root.failed && isRetryable(root.failed) ? root.failed : err
+        } finally {
+          root.done = true
+          client.off('error', lost)
+          client.release(broken)
+        }
+      },
+      'save the change',
+      options.budgetMs
+    )
+  }
+
+  /** Runs `attempt` until it succeeds, retrying serialization failures and deadlocks on timers. */
+  private async retrying<T>(attempt: () => Promise<T>, verb: string, budgetMs = this.retryBudgetMs): Promise<T> {
+    const started = performance.now()
+    for (let n = 1; ; n++) {
+      try {
+        return await attempt()
+      } catch (err) {
+        const waited = performance.now() - started
+        if (isRetryable(err)) {
+          if (waited < budgetMs) {
+            await sleep(Math.min(backoff(n, 2, 200), budgetMs - waited))
+            continue
+          }
+          throw new RetryLaterError(
+            `could not ${verb}: too many concurrent changes to the same records; nothing was changed, try again in ${DEFAULT_RETRY_AFTER_SECONDS} s`,
+            DEFAULT_RETRY_AFTER_SECONDS
+          )
+        }
+        throw passingFault(err, verb) ?? err
+      }
+    }
+  }
+
+  private async nested<T>(frame: Frame, fn: (t: Tx) => Promise<T>, options: TxOptions): Promise<T> {
+    const root = frame.root
+    if (root.readOnly && !options.readOnly) {
+      throw new Error('could not start a transaction that writes: the enclosing transaction is read-only')
+    }
+    if (root.savepoints.length !== frame.level) {
+      throw new Error('could not start a nested transaction beside another one: await each before the next')
+    }
+    const name = `sp${root.savepoints.length + 1}`
+    await root.client.query(`SAVEPOINT ${name}`)
+    root.savepoints.push(name)
+    try {
+      const result = await this.frames.run({ root, level: root.savepoints.length }, () => fn(this.handle()))
+      await root.client.query(`RELEASE SAVEPOINT ${name}`)
+      return result
+    } catch (err) {
+      // After a serialization failure the whole transaction must go; a savepoint cannot save it.
+      if (!isRetryable(root.failed)) {
+        await root.client.query(`ROLLBACK TO SAVEPOINT ${name}`)
+        await root.client.query(`RELEASE SAVEPOINT ${name}`)
+        root.failed = null
+      }
+      throw err
+    } finally {
+      root.savepoints.pop()
+    }
+  }
+
+  private handle(): Tx {
+    return txHandle(
+      this,
+      () => this.current()?.root,
+      async (table) => {
+        const id = await this.value<number>(`SELECT nextval(pg_get_serial_sequence('${identifier(table)}', 'id'))`)
+        if (typeof id !== 'number') throw new Error(`could not take an id for ${table}: it has no identity column`)
+        return id
+      }
+    )
+  }
+
+  // --- engine-specific operations ---------------------------------------------------------
+
+  /**
+   * The snapshot's text (xmin:xmax:in-progress ids): two readings are equal exactly when no
+   * transaction committed in between, anywhere in the cluster (PostgreSQL manual, 9.27.5
+   * "Transaction ID and Snapshot Information Functions").
+   */
+  async storeVersion(): Promise<string> {
+    const r = await this.query('SELECT pg_current_snapshot()::text AS v', [], false, true)
+    return String(r.rows[0]?.v ?? '')
+  }
+
+  async scopeVersions(resellerId: number): Promise<ScopeVersions> {
+    const r = await this.query(
+      `SELECT (SELECT gen FROM cache_generations WHERE scope = $1) AS r,
+              (SELECT gen FROM cache_generations WHERE scope = 'catalogue') AS c,
+              ${SCHEMA_AND_KEEPERS}`,
+      [resellerScope(resellerId)],
+      false,
+      true
+    )
+    const row = r.rows[0] as { r: number | null; c: number | null; s: number; k: number } | undefined
+    return { reseller: String(row?.r ?? 0), catalogue: `${row?.c ?? 0}.${schemaToken(row)}` }
+  }
+
+  async catalogueVersion(): Promise<string> {
+    const r = await this.query(
+      `SELECT (SELECT gen FROM cache_generations WHERE scope = 'catalogue') AS c, ${SCHEMA_AND_KEEPERS}`,
+      [],
+      false,
+      true
+    )
+    const row = r.rows[0] as { c: number | null; s: number; k: number } | undefined
+    return `${row?.c ?? 0}.${schemaToken(row)}`
+  }
+
+  localWrites(): number {
+    return this.writes
+  }
+
+  /**
+   * A case-insensitive substring of the domain within the caller's orders, from the GIN
+   * trigram index on (reseller_id, domain) (migration 0013's PostgreSQL part). pg_trgm answers
+   * ILIKE '%term%' from the index for terms of three characters or more and re-checks each
+   * candidate; a shorter term scans the reseller's orders, as on SQLite.
+   */
+  domainQuery(resellerId: number, term: string, status: string | undefined): DomainQuery {
+    const where = `o.reseller_id = ?${status ? ' AND o.status = ?' : ''} AND o.domain ILIKE ? ESCAPE '\\'`
+    const args: SqlArg[] = [resellerId, ...(status ? [status] : []), `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`]
+    return {
+      page: { sql: `SELECT o.id FROM orders o WHERE ${where} ORDER BY o.id DESC LIMIT ? OFFSET ?`, args },
+      count: { sql: `SELECT COUNT(*) AS n FROM orders o WHERE ${where}`, args }
+    }
+  }
+
+  /**
+   * A session-level advisory lock (PostgreSQL manual, 13.3.5 "Advisory Locks") on a connection
+   * of its own: held while that connection lives, released by the server when the node dies.
+   */
+  async tryLeadership(name: string): Promise<Leadership | null> {
+    const client = new pg.Client(this.clientConfig)
+    client.on('error', () => (held = false))
+    let held = false
+    await client.connect()
+    try {
+      const r = await client.query('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok', [`certdesk:${name}`])
+      held = r.rows[0]?.ok === true
+    } catch (err) {
+      await client.end().catch(() => undefined)
+      throw err
+    }
+    if (!held) {
+      await client.end()
+      return null
+    }
+    this.leaderClients.add(client)
+    client.on('end', () => {
+      held = false
+      this.leaderClients.delete(client)
+    })
+    return {
+      get held() {
+        return held
+      },
+      release: async () => {
+        held = false
+        await client.end().catch(() => undefined)
+      }
+    }
+  }
+
+  async listen(channel: string, fn: (payload: string) => void): Promise<() => Promise<void>> {
+    if (!/^[a-z][a-z0-9_:.-]{0,62}$/.test(channel)) throw new Error(`could not listen on ${JSON.stringify(channel)}`)
+    if (!this.listener) {
+      const client = new pg.Client(this.clientConfig)
+      client.on('notification', (m) => this.events.emit(m.channel, m.payload ?? ''))
+      client.on('error', () => undefined)
+      await client.connect()
+      this.listener = client
+    }
+    if (!this.listening.has(channel)) {
+      await this.listener.query(`LISTEN "${channel}"`)
+      this.listening.add(channel)
+    }
+    this.events.on(channel, fn)
+    return async () => void this.events.off(channel, fn)
+  }
+
+  async close(): Promise<void> {
+    await this.listener?.end().catch(() => undefined)
+    this.listener = null
+    for (const c of this.leaderClients) await c.end().catch(() => undefined)
+    await this.pool.end()
+  }
+}
+
+/**
+ * The schema version and how many keeper triggers are in force. A writer that dropped or
+ * disabled one (to bulk-load rows) writes without moving the versions, so while one is missing
+ * no kept answer may be reused (../store-version.ts, `keepersComplete`).
+ */
+const SCHEMA_AND_KEEPERS = `(SELECT version FROM ${SCHEMA_TABLE}) AS s,
+  (SELECT COUNT(*) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+    WHERE c.relnamespace = current_schema()::regnamespace AND t.tgenabled <> 'D'
+      AND t.tgname IN (${KEEPER_TRIGGERS.map((t) => `'${t}'`).join(', ')})) AS k`
+
+let unkept = 0
+function schemaToken(row: { s: number; k: number } | undefined): string {
+  const s = row?.s ?? 0
+  return row && row.k === KEEPER_TRIGGERS.length ? String(s) : `${s}!${++unkept}`
+}

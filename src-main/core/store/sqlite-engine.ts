@@ -1,0 +1,366 @@
+/**
+ * The SQLite engine of the store port: better-sqlite3 behind an async façade.
+ *
+ * Two connections to the one file. The writer runs every write transaction, one at a time
+ * behind a mutex (a transaction's function awaits between statements, and another caller's
+ * statements must not land inside it), each opened with `BEGIN IMMEDIATE` so it holds the
+ * write lock from its first statement and never fails half-way on a lock (sqlite.org/lang_transaction.html).
+ * The reader (`query_only`) answers statements outside a transaction and read-only
+ * transactions; in WAL mode a reader never waits for a writer (sqlite.org/wal.html), so reads
+ * go on while a write waits for another process's lock.
+ *
+ * Nothing here ever blocks the event loop on a lock: both connections run with
+ * `busy_timeout = 0`, so SQLite answers SQLITE_BUSY at once, and the engine tries again on a
+ * timer, doubling the wait, until BUSY_TIMEOUT_MS has passed; then the caller hears 503 with
+ * Retry-After (store-faults.ts).
+ */
+import { AsyncLocalStorage } from 'node:async_hooks'
+import { EventEmitter } from 'node:events'
+import Database from 'better-sqlite3'
+import { BUSY_TIMEOUT_MS, openDatabase, type Db } from '../db'
+import { domainQuery as sqliteDomainQuery } from '../order-search'
+import { installStatementCache } from '../statement-cache'
+import { RetryLaterError, DEFAULT_RETRY_AFTER_SECONDS } from '../store-faults'
+import { catalogueVersion, scopeVersions, storeVersion } from '../store-version'
+import { backoff, Mutex, sleep } from './mutex'
+import {
+  EACH_BATCH,
+  type DomainQuery,
+  type Leadership,
+  type Row,
+  type RunResult,
+  type ScopeVersions,
+  type SqlArg,
+  type Store,
+  type Tx,
+  type TxOptions
+} from './port'
+import { identifier, txHandle } from './tx-handle'
+
+/** The open transaction a caller runs in: its connection, and how deep its savepoints are. */
+interface Root {
+  db: Db
+  readOnly: boolean
+  done: boolean
+  /** Savepoint names open now, innermost last. */
+  savepoints: string[]
+  after: (() => void)[]
+  notes: [string, string][]
+}
+interface Frame {
+  root: Root
+  /** How many savepoints were open when this frame's function started. */
+  level: number
+}
+
+export interface SqliteStoreOptions {
+  /** How long a write waits for another process's lock before it answers 503. */
+  busyBudgetMs?: number
+}
+
+const isBusy = (err: unknown): boolean => {
+  const code = (err as { code?: unknown })?.code
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))
+}
+
+/** Opens the store in `dataDir` (migrating it as before) and its read connection. */
+export function openSqliteStore(
+  dataDir: string,
+  nativeBinding?: string,
+  options: SqliteStoreOptions = {}
+): SqliteStore {
+  return new SqliteStore(openDatabase(dataDir, nativeBinding), nativeBinding, options)
+}
+
+export class SqliteStore implements Store {
+  readonly engine = 'sqlite' as const
+  readonly reader: Db
+  private readonly writeLock = new Mutex()
+  private readonly readLock = new Mutex()
+  private readonly frames = new AsyncLocalStorage<Frame>()
+  private readonly events = new EventEmitter()
+  private readonly busyBudgetMs: number
+  private readonly nativeBinding?: string
+  private writes = 0
+
+  /** `writer` is an open, migrated store (db.ts); the engine opens its reader beside it. */
+  constructor(
+    readonly writer: Db,
+    nativeBinding?: string,
+    options: SqliteStoreOptions = {}
+  ) {
+    this.busyBudgetMs = options.busyBudgetMs ?? BUSY_TIMEOUT_MS
+    this.nativeBinding = nativeBinding
+    writer.pragma('busy_timeout = 0')
+    this.reader = new Database(writer.name, nativeBinding ? { nativeBinding } : {})
+    installStatementCache(this.reader)
+    this.reader.pragma('busy_timeout = 0')
+    this.reader.pragma('query_only = 1')
+    this.events.setMaxListeners(0)
+  }
+
+  inTransaction(): boolean {
+    const f = this.frames.getStore()
+    return !!f && !f.root.done
+  }
+
+  // --- statements -------------------------------------------------------------------------
+
+  get<T = Row>(sql: string, ...args: SqlArg[]): Promise<T | undefined> {
+    return this.read((db) => db.prepare(sql).get(...args) as T | undefined)
+  }
+
+  all<T = Row>(sql: string, ...args: SqlArg[]): Promise<T[]> {
+    return this.read((db) => db.prepare(sql).all(...args) as T[])
+  }
+
+  value<T = unknown>(sql: string, ...args: SqlArg[]): Promise<T | undefined> {
+    return this.read(
+      (db) =>
+        db
+          .prepare(sql)
+          .pluck()
+          .get(...args) as T | undefined
+    )
+  }
+
+  column<T = unknown>(sql: string, ...args: SqlArg[]): Promise<T[]> {
+    return this.read(
+      (db) =>
+        db
+          .prepare(sql)
+          .pluck()
+          .all(...args) as T[]
+    )
+  }
+
+  run(sql: string, ...args: SqlArg[]): Promise<RunResult> {
+    return this.write((db) => ({ changes: db.prepare(sql).run(...args).changes }))
+  }
+
+  insert(sql: string, ...args: SqlArg[]): Promise<number> {
+    return this.write((db) => Number(db.prepare(sql).run(...args).lastInsertRowid))
+  }
+
+  async each<T = Row>(
+    sql: string,
+    args: SqlArg[],
+    fn: (rows: T[]) => Promise<void> | void,
+    batch = EACH_BATCH
+  ): Promise<number> {
+    const frame = this.current()
+    if (frame) {
+      // A connection cannot run the transaction's other statements while it iterates.
+      const rows = frame.root.db.prepare(sql).all(...args) as T[]
+      for (let i = 0; i < rows.length; i += batch) await fn(rows.slice(i, i + batch))
+      return rows.length
+    }
+    // A connection of its own keeps its snapshot while `fn` awaits, and holds up nobody.
+    const db = new Database(this.writer.name, {
+      readonly: true,
+      ...(this.nativeBinding ? { nativeBinding: this.nativeBinding } : {})
+    })
+    try {
+      db.exec('BEGIN')
+      let rows: T[] = []
+      let n = 0
+      for (const row of db.prepare(sql).iterate(...args) as IterableIterator<T>) {
+        rows.push(row)
+        n++
+        if (rows.length >= batch) {
+          await fn(rows)
+          rows = []
+        }
+      }
+      if (rows.length > 0) await fn(rows)
+      db.exec('COMMIT')
+      return n
+    } finally {
+      db.close()
+    }
+  }
+
+  /** A read: in the caller's transaction, else on the reader between read transactions. */
+  private async read<T>(fn: (db: Db) => T): Promise<T> {
+    const frame = this.current()
+    if (frame) return fn(frame.root.db)
+    const release = await this.readLock.acquire()
+    try {
+      return await this.untilFree(() => fn(this.reader), 'read the store')
+    } finally {
+      release()
+    }
+  }
+
+  /** A write: in the caller's transaction, else as a transaction of its own. */
+  private async write<T>(fn: (db: Db) => T): Promise<T> {
+    const frame = this.current()
+    if (frame) {
+      if (frame.root.readOnly) throw new Error('could not write to the store: the transaction is read-only')
+      return fn(frame.root.db)
+    }
+    return this.tx(async () => fn(this.writer))
+  }
+
+  private current(): Frame | undefined {
+    const f = this.frames.getStore()
+    // A continuation that outlived its transaction (work started inside, finished after)
+    // runs on its own.
+    return f && !f.root.done ? f : undefined
+  }
+
+  // --- transactions -----------------------------------------------------------------------
+
+  async tx<T>(fn: (t: Tx) => Promise<T>, options: TxOptions = {}): Promise<T> {
+    const frame = this.current()
+    if (frame) return this.nested(frame, fn, options)
+    const readOnly = options.readOnly === true
+    const db = readOnly ? this.reader : this.writer
+    const release = await (readOnly ? this.readLock : this.writeLock).acquire()
+    try {
+      // A deferred BEGIN takes no lock; IMMEDIATE takes the write lock now or answers BUSY.
+      const budget = options.budgetMs ?? this.busyBudgetMs
+      await this.untilFree(() => db.exec(readOnly ? 'BEGIN' : 'BEGIN IMMEDIATE'), 'save the change', budget)
+      const root: Root = { db, readOnly, done: false, savepoints: [], after: [], notes: [] }
+      let result: T
+      try {
+        result = await this.frames.run({ root, level: 0 }, () => fn(this.handle()))
+        if (root.savepoints.length > 0) throw new Error('could not commit: a nested transaction was not awaited')
+        // With the write lock held, COMMIT in WAL mode does not wait for readers; it may still
+        // meet a checkpoint in another process, which is passing.
+        await this.untilFree(() => db.exec('COMMIT'), 'save the change', budget)
+      } catch (err) {
+        if (db.inTransaction) db.exec('ROLLBACK')
+        throw err
+      } finally {
+        root.done = true
+      }
+      if (!readOnly) this.writes++
+      for (const [channel, payload] of root.notes) this.events.emit(channel, payload)
+      for (const f of root.after) f()
+      return result
+    } finally {
+      release()
+    }
+  }
+
+  private async nested<T>(frame: Frame, fn: (t: Tx) => Promise<T>, options: TxOptions): Promise<T> {
+    const root = frame.root
+    if (root.readOnly && !options.readOnly) {
+      throw new Error('could not start a transaction that writes: the enclosing transaction is read-only')
+    }
+    if (root.savepoints.length !== frame.level) {
+      throw new Error('could not start a nested transaction beside another one: await each before the next')
+    }
+    const name = `sp${root.savepoints.length + 1}`
+    root.db.exec(`SAVEPOINT ${name}`)
+    root.savepoints.push(name)
+    try {
+      const result = await this.frames.run({ root, level: root.savepoints.length }, () => fn(this.handle()))
+      root.db.exec(`RELEASE ${name}`)
+      return result
+    } catch (err) {
+      root.db.exec(`ROLLBACK TO ${name}`)
+      root.db.exec(`RELEASE ${name}`)
+      throw err
+    } finally {
+      root.savepoints.pop()
+    }
+  }
+
+  private handle(): Tx {
+    // Under the write lock nobody else can take the same number.
+    return txHandle(
+      this,
+      () => this.current()?.root,
+      async (table) => (await this.value<number>(`SELECT COALESCE(MAX(id), 0) + 1 FROM ${identifier(table)}`)) ?? 1
+    )
+  }
+
+  /**
+   * Runs `step` (synchronous: one better-sqlite3 call), and while SQLite answers BUSY tries
+   * again after a growing pause on a timer, so the event loop serves others meanwhile.
+   */
+  private async untilFree<T>(step: () => T, verb: string, budgetMs = this.busyBudgetMs): Promise<T> {
+    const started = performance.now()
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return step()
+      } catch (err) {
+        if (!isBusy(err)) throw err
+        const waited = performance.now() - started
+        if (waited >= budgetMs) {
+          throw new RetryLaterError(
+            `could not ${verb}: another process holds the store locked; nothing was changed, try again in ${DEFAULT_RETRY_AFTER_SECONDS} s`,
+            DEFAULT_RETRY_AFTER_SECONDS
+          )
+        }
+        await sleep(Math.min(backoff(attempt, 2, 100), budgetMs - waited))
+      }
+    }
+  }
+
+  // --- engine-specific operations ---------------------------------------------------------
+
+  storeVersion(): Promise<string> {
+    // The reader's data_version moves with every commit of another connection, the writer's included.
+    return this.read((db) => storeVersion(db))
+  }
+
+  scopeVersions(resellerId: number): Promise<ScopeVersions> {
+    return this.read((db) => scopeVersions(db, resellerId))
+  }
+
+  catalogueVersion(): Promise<string> {
+    return this.read((db) => catalogueVersion(db))
+  }
+
+  localWrites(): number {
+    return this.writes
+  }
+
+  domainQuery(resellerId: number, term: string, status: string | undefined): DomainQuery {
+    return sqliteDomainQuery(resellerId, term, status) as DomainQuery
+  }
+
+  /**
+   * One desk runs one CertDesk process that schedules (the admin CLI runs its passes by hand),
+   * so leadership is kept per store file within this process.
+   */
+  async tryLeadership(name: string): Promise<Leadership | null> {
+    const key = `${this.writer.name}\0${name}`
+    if (leaders.has(key)) return null
+    leaders.add(key)
+    let held = true
+    return {
+      get held() {
+        return held
+      },
+      release: async () => {
+        if (held) leaders.delete(key)
+        held = false
+      }
+    }
+  }
+
+  async listen(channel: string, fn: (payload: string) => void): Promise<() => Promise<void>> {
+    this.events.on(channel, fn)
+    return async () => void this.events.off(channel, fn)
+  }
+
+  async close(): Promise<void> {
+    // Waits for the transaction in progress, then closes both connections.
+    const release = await this.writeLock.acquire()
+    const releaseRead = await this.readLock.acquire()
+    try {
+      this.reader.close()
+      this.writer.close()
+    } finally {
+      releaseRead()
+      release()
+    }
+  }
+}
+
+/** Leadership held in this process, per store file and name. */
+const leaders = new Set<string>()
