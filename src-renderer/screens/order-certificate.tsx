@@ -1,13 +1,13 @@
 /** The order's certificate: what it says (decoded from the PEM), its downloads, history and reissue. */
 import { useEffect, useState } from 'react'
-import type { OrderView } from '../../src-preload/contract'
+import type { CertificateView, OrderView } from '../../src-preload/contract'
 import type { CertificateFacts } from '../lib/export'
 import { useStore } from '../store'
 import { DomainNames, ErrorBox } from '../ui'
 import { CertificateDownloads, exportFileName, type RunExport } from './order-downloads'
 import { KeyExport } from './key-export'
 import { ReissueActions } from './order-reissue'
-import { REASON_SHORT } from './revoke-dialog'
+import { REASON_SHORT, RevokeDialog } from './revoke-dialog'
 
 export function OrderCertificate({ order }: { order: OrderView }): React.JSX.Element {
   // Only this order's certificate: the store may still hold nothing, never another order's.
@@ -16,6 +16,7 @@ export function OrderCertificate({ order }: { order: OrderView }): React.JSX.Ele
   const [facts, setFacts] = useState<CertificateFacts | null>(null)
   const [busy, setBusy] = useState<string | null>(null)
   const [error, setError] = useState<string | null>(null)
+  const [revoking, setRevoking] = useState<CertificateView | null>(null)
   const cert = detail?.certificate ?? null
   useEffect(() => {
     if (!cert) return setFacts(null)
@@ -97,6 +98,19 @@ export function OrderCertificate({ order }: { order: OrderView }): React.JSX.Ele
                           revoked{h.revocationReason ? `: ${REASON_SHORT[h.revocationReason]}` : ''}
                         </span>
                       </>
+                    ) : h.id !== cert.id && Date.parse(`${h.validTill.replace(' ', 'T')}Z`) > Date.now() ? (
+                      // An earlier certificate still valid (a reissue revokes nothing): revocable here.
+                      <>
+                        {' '}
+                        <button
+                          type="button"
+                          className="btn small danger"
+                          aria-label={`Revoke… earlier certificate ${h.serial.slice(0, 16)}`}
+                          onClick={() => setRevoking(h)}
+                        >
+                          Revoke…
+                        </button>
+                      </>
                     ) : null}
                   </li>
                 ))}
@@ -104,6 +118,9 @@ export function OrderCertificate({ order }: { order: OrderView }): React.JSX.Ele
             </>
           ) : null}
           {order.status === 'completed' ? <ReissueActions order={order} cert={cert} /> : null}
+          {revoking ? (
+            <RevokeDialog order={order} cert={revoking} current={false} onClose={() => setRevoking(null)} />
+          ) : null}
         </>
       ) : (
         <>

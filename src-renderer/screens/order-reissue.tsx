@@ -269,7 +269,7 @@ function ReissueDialog({
             <li>
               {plan.current.revokedAt
                 ? `The current certificate (serial ${plan.current.serial.slice(0, 16)}…) stays revoked.`
-                : `The current certificate (serial ${plan.current.serial.slice(0, 16)}…) stays valid until ${day(plan.current.validTill)}; a reissue does not revoke it.`}
+                : `The current certificate (serial ${plan.current.serial.slice(0, 16)}…) stays valid until ${day(plan.current.validTill)}; a reissue does not revoke it (revoke it under Issued certificates once the new one is installed).`}
             </li>
           </ul>
         </section>

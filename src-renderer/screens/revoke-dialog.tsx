@@ -34,10 +34,13 @@ export const REASON_SHORT: Record<RevocationReason, string> = {
 export function RevokeDialog({
   order,
   cert,
+  current = true,
   onClose
 }: {
   order: OrderView
   cert: CertificateView
+  /** The order's current certificate (else an earlier one, replaced already). */
+  current?: boolean
   onClose: () => void
 }): React.JSX.Element {
   const revoke = useStore((s) => s.revokeCertificate)
@@ -74,9 +77,11 @@ export function RevokeDialog({
           </li>
           <li>It is never deployed again; deploys still waiting for it are stopped.</li>
           <li>
-            {reason === 'keyCompromise'
-              ? 'Reissue with a new key to replace it: a new certificate with the same key would be as exposed.'
-              : `The order keeps its subscription until ${order.purchaseEndDate}: reissue to replace it. Automatic reissue stops until you do.`}
+            {!current
+              ? 'The current certificate of the order is not touched.'
+              : reason === 'keyCompromise'
+                ? 'Reissue with a new key to replace it: a new certificate with the same key would be as exposed.'
+                : `The order keeps its subscription until ${order.purchaseEndDate}: reissue to replace it. Automatic reissue stops until you do.`}
           </li>
           <li className="danger-text">A revocation cannot be undone.</li>
         </ul>

@@ -22,6 +22,9 @@ test.describe.configure({ mode: 'serial' })
 
 const APEX = 'xn--bcher-kva.example'
 const NAMES = [APEX, `www.${APEX}`, `*.${APEX}`, 'mail.shop.co.uk']
+/** Names as the certificate card shows them: an IDN in Unicode with its A-label beside it. */
+const shown = (names: string[]): string =>
+  names.map((n) => (n.includes('xn--') ? `${n.replace('xn--bcher-kva', 'bücher')} (${n})` : n)).join(', ')
 const SIZES = [
   { width: 1024, height: 700 },
   { width: 1920, height: 1080 }
@@ -140,7 +143,9 @@ test('each name is validated by its own method, and email approvers go up to the
     await expect(page.locator('.email-approval summary')).toContainText('Approval messages (1)')
 
     // The validation card from its heading down, as the admin scrolls to it.
-    await page.getByRole('heading', { name: 'Domain validation' }).evaluate((h) => h.scrollIntoView({ block: 'start' }))
+    await page
+      .getByRole('heading', { name: 'Domain validation' })
+      .evaluate((h) => (h.closest('section') ?? h).scrollIntoView({ block: 'start' }))
     await shots(page, 'order-mixed-validation')
     await axeClean(page)
 
@@ -157,7 +162,7 @@ test('each name is validated by its own method, and email approvers go up to the
       .fill(code ?? '')
     await row(page, 'mail.shop.co.uk').getByRole('button', { name: 'Approve mail.shop.co.uk' }).click()
     await expect(page.locator('h1')).toContainText('completed')
-    await expect(page.getByTestId('cert-facts')).toContainText(NAMES.join(', '))
+    await expect(page.getByTestId('cert-facts')).toContainText(shown(NAMES))
   } finally {
     await resetChecks(page)
   }
@@ -214,7 +219,9 @@ test('the reissue dialog: same key with a name added and one removed, then a new
     await publishFile(page, 'shop.example.net')
     await page.getByRole('button', { name: 'Re-check now' }).click()
     await expect(page.locator('h1')).toContainText('completed')
-    await expect(page.getByTestId('cert-facts')).toContainText(`${APEX}, www.${APEX}, *.${APEX}, shop.example.net`)
+    await expect(page.getByTestId('cert-facts')).toContainText(
+      shown([APEX, `www.${APEX}`, `*.${APEX}`, 'shop.example.net'])
+    )
     // The same key: the new certificate carries the first one's public key.
     const secondCert = await save(page, info, 'Certificate', 'second.pem')
     const pub = (p: string): string => openssl(['x509', '-in', p, '-noout', '-pubkey'])
@@ -277,8 +284,21 @@ test('a revoked certificate reads as revoked everywhere and is never deployed ag
   // The certificate names CertDesk's CRL, and the page shows where.
   await expect(page.getByTestId('cert-facts')).toContainText(`${base()}/ca/local-ca.crl`)
 
-  await page.getByRole('button', { name: 'Revoke…' }).click()
+  // An earlier certificate of the order, replaced by the reissues but still valid, is revoked
+  // from the list of issued certificates; the current one is not touched.
+  const history = page.getByTestId('history').locator('li')
+  const first = history.last()
+  await first.getByRole('button', { name: /^Revoke… earlier certificate/ }).click()
   const dialog = page.getByRole('dialog', { name: 'Revoke certificate' })
+  await expect(dialog.getByTestId('revoke-plan')).toContainText('The current certificate of the order is not touched.')
+  await dialog.getByLabel('Superseded: a new certificate replaces it').check()
+  await dialog.getByRole('button', { name: 'Revoke certificate' }).click()
+  await expect(dialog).toHaveCount(0)
+  await expect(first).toContainText('revoked: superseded')
+  await expect(page.getByTestId('cert-revoked')).toHaveCount(0)
+  await expect(page.locator('h1')).not.toContainText('certificate revoked')
+
+  await page.getByRole('button', { name: 'Revoke…', exact: true }).click()
   await expect(dialog).toContainText(serial)
   await dialog.getByLabel('Key compromise: the private key was lost, stolen or exposed').check()
   const plan = dialog.getByTestId('revoke-plan')
@@ -296,9 +316,9 @@ test('a revoked certificate reads as revoked everywhere and is never deployed ag
     '(key compromise). Do not install it; reissue to replace it.'
   )
   await expect(page.getByTestId('expiry')).toContainText('revoked')
-  await expect(page.getByTestId('history').locator('li').first()).toContainText('revoked: key compromise')
+  await expect(history.first()).toContainText('revoked: key compromise')
   await expect(page.locator('h1')).toContainText('certificate revoked')
-  await expect(page.getByRole('button', { name: 'Revoke…' })).toHaveCount(0)
+  await expect(page.getByRole('button', { name: 'Revoke…', exact: true })).toHaveCount(0)
   await axeClean(page)
 
   // Never deployed again: "Deploy now" is refused with the reason.
