@@ -68,6 +68,14 @@ async function fetchCrl(): Promise<{ status: number; type: string | null; der: B
   return { status: res.status, type: res.headers.get('content-type'), der: Buffer.from(await res.arrayBuffer()) }
 }
 
+/** `openssl crl -text` of a DER CRL, its signature checked against `caFile`. */
+const crlText = (der: string, caFile: string) =>
+  openssl(['crl', '-inform', 'DER', '-in', der, '-CAfile', caFile, '-noout', '-text'])
+
+/** `openssl verify -crl_check` of the leaf at `at` with the CRL given as a file. */
+const verifyWithCrl = (f: { root: string; chain: string; leaf: string }, pemCrl: string, at: string) =>
+  openssl(['verify', '-attime', at, '-crl_check', '-CRLfile', pemCrl, '-CAfile', f.root, '-untrusted', f.chain, f.leaf])
+
 function files(leaf: string): { root: string; chain: string; leaf: string; crl: string } {
   const f = {
     root: join(work, 'root.pem'),
@@ -101,36 +109,14 @@ describe('revocation by the local CA', () => {
     expect(before.type).toBe('application/pkix-crl')
     writeFileSync(f.crl, before.der)
     // Signed by the issuing CA: openssl checks the signature against the intermediate.
-    const read = openssl([
-      'crl',
-      '-inform',
-      'DER',
-      '-in',
-      f.crl,
-      '-CAfile',
-      join(work, 'ca-all.pem'),
-      '-noout',
-      '-text'
-    ])
+    const read = crlText(f.crl, join(work, 'ca-all.pem'))
     expect(read.out).toContain('verify OK')
     expect(read.out).toContain('Issuer: CN = CertDesk Local Issuing CA, O = CertDesk Local CA')
     expect(read.out).toContain('No Revoked Certificates')
     expect(read.out).toMatch(/X509v3 CRL Number:\s+\d+/)
     const pemCrl = join(work, 'crl.pem')
     expect(openssl(['crl', '-inform', 'DER', '-in', f.crl, '-out', pemCrl]).ok).toBe(true)
-    const good = openssl([
-      'verify',
-      '-attime',
-      at,
-      '-crl_check',
-      '-CRLfile',
-      pemCrl,
-      '-CAfile',
-      f.root,
-      '-untrusted',
-      f.chain,
-      f.leaf
-    ])
+    const good = verifyWithCrl(f, pemCrl, at)
     expect(good.out).toContain(': OK')
 
     const revoked = await post('/ssl/revoke', { order_id: id, reason: 'keyCompromise' })
@@ -144,34 +130,12 @@ describe('revocation by the local CA', () => {
 
     const after = await fetchCrl()
     writeFileSync(f.crl, after.der)
-    const listed = openssl([
-      'crl',
-      '-inform',
-      'DER',
-      '-in',
-      f.crl,
-      '-CAfile',
-      join(work, 'ca-all.pem'),
-      '-noout',
-      '-text'
-    ])
+    const listed = crlText(f.crl, join(work, 'ca-all.pem'))
     expect(listed.out).toContain('verify OK')
     expect(listed.out).toContain(`Serial Number: ${dl.serial_number as string}`)
     expect(listed.out).toMatch(/CRL Reason Code:\s+Key Compromise/)
     expect(openssl(['crl', '-inform', 'DER', '-in', f.crl, '-out', pemCrl]).ok).toBe(true)
-    const bad = openssl([
-      'verify',
-      '-attime',
-      at,
-      '-crl_check',
-      '-CRLfile',
-      pemCrl,
-      '-CAfile',
-      f.root,
-      '-untrusted',
-      f.chain,
-      f.leaf
-    ])
+    const bad = verifyWithCrl(f, pemCrl, at)
     expect(bad.ok).toBe(false)
     expect(bad.out).toContain('certificate revoked')
     // The same, with the CRL fetched from the address the certificate names.

@@ -8,7 +8,7 @@ import { expect, test } from '@playwright/test'
 import { execFileSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
-import { balance, nav, openApp, orderFromCatalogue, shot } from './support'
+import { balance, nav, openApp, orderFromCatalogue, saveDownload, shot } from './support'
 
 let dns: DnsServer
 let web: WebServer
@@ -96,15 +96,7 @@ test('a new user orders, generates a CSR in the browser, passes HTTP validation 
   await expect(page.getByTestId('history').locator('li')).toHaveCount(1)
   await shot(page, 'certificate')
 
-  const save = async (button: string, file: string): Promise<string> => {
-    const [dl] = await Promise.all([
-      page.waitForEvent('download'),
-      page.getByRole('button', { name: button, exact: true }).click()
-    ])
-    const path = info.outputPath(file)
-    await dl.saveAs(path)
-    return path
-  }
+  const save = (button: string, file: string): Promise<string> => saveDownload(page, info, button, file)
   const certPath = await save('Certificate', 'cert.pem')
   const chainPath = await save('Chain', 'chain.pem')
   const fullPath = await save('Full chain', 'fullchain.pem')

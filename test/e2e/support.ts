@@ -1,4 +1,4 @@
-import { expect, test, type Page } from '@playwright/test'
+import { expect, test, type Page, type TestInfo } from '@playwright/test'
 import { join } from 'node:path'
 import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
 
@@ -113,4 +113,15 @@ export function dcvServersForFile(): { dns: DnsServer; web: WebServer } {
     await Promise.all([servers.web?.close(), servers.dns?.close()])
   })
   return servers
+}
+
+/** Clicks the download button named `button` and saves the file in the test's output as `file`. */
+export async function saveDownload(page: Page, info: TestInfo, button: string, file: string): Promise<string> {
+  const [dl] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: button, exact: true }).click()
+  ])
+  const path = info.outputPath(file)
+  await dl.saveAs(path)
+  return path
 }

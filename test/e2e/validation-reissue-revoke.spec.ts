@@ -10,13 +10,13 @@
  * finds nothing serious on them.
  */
 import AxeBuilder from '@axe-core/playwright'
-import { expect, test, type Page, type TestInfo } from '@playwright/test'
+import { expect, test, type Page } from '@playwright/test'
 import { execFileSync, spawnSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { createServer as tlsServer, type Server } from 'node:tls'
 import type { AddressInfo } from 'node:net'
 import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
-import { base, nav, pointChecksAt, resetChecks, shot } from './support'
+import { base, nav, pointChecksAt, resetChecks, saveDownload, shot } from './support'
 
 test.describe.configure({ mode: 'serial' })
 
@@ -67,15 +67,7 @@ async function axeClean(page: Page, include?: string): Promise<void> {
   expect(bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([])
 }
 
-async function save(page: Page, info: TestInfo, button: string, file: string): Promise<string> {
-  const [dl] = await Promise.all([
-    page.waitForEvent('download'),
-    page.getByRole('button', { name: button, exact: true }).click()
-  ])
-  const path = info.outputPath(file)
-  await dl.saveAs(path)
-  return path
-}
+const save = saveDownload
 
 const row = (page: Page, name: string) => page.locator(`.name-check[data-name="${name}"]`)
 
