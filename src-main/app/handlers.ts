@@ -287,7 +287,7 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
         })
       ),
     certificate: (resellerId, orderId) => certificateDetail(reseller(resellerId).id, orderId),
-    reissuePlan: (resellerId, orderId, names) =>
+    reissuePlan: async (resellerId, orderId, names) =>
       service.certificates.reissuePlan(reseller(resellerId).id, orderId, names),
     revokeCertificate: async (resellerId, orderId, revocation) => {
       const r = reseller(resellerId).id

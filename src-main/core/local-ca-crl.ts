@@ -149,8 +149,15 @@ export class LocalCaCrl {
     const now = this.ctx.clock()
     const newest = this.newest()
     if (newest && !this.due(newest, now)) return signedOf(newest)
-    return this.publish()
+    // Requests that find the list stale at the same moment share one signing (a revocation
+    // signs on its own, after its commit, so it never shares one that started before it).
+    this.refreshing ??= this.publish().finally(() => {
+      this.refreshing = null
+    })
+    return this.refreshing
   }
+
+  private refreshing: Promise<SignedCrl> | null = null
 
   /** The scheduler's part: a new CRL when one is due (or none exists yet). */
   async refreshIfDue(): Promise<SignedCrl | null> {

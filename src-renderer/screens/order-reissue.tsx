@@ -8,6 +8,7 @@
 import { useEffect, useState } from 'react'
 import type { CertificateView, OrderView, ReissuePlanView } from '../../src-preload/contract'
 import type { DecodedCsr } from '../lib/csr'
+import { parseDomainInput } from '../lib/domain-input'
 import { METHOD_LABELS } from '../lib/dcv-methods'
 import { KEY_TYPES, type KeyType } from '../lib/key-types'
 import { Modal } from '../modal'
@@ -109,8 +110,9 @@ function ReissueDialog({
   const keyMissing = keyChoice === 'same' && namesChanged && !order.hasStoredKey
   const ready = plan !== null && !keyMissing && busy === null && (keyChoice !== 'csr' || decoded?.signatureValid)
 
+  // A name typed as people write it (bücher.example) joins as the A-label certificates carry.
   const add = (): void => {
-    const n = adding.trim().toLowerCase()
+    const n = parseDomainInput(adding).ascii
     if (n && !names.includes(n)) setNames([...names, n])
     setAdding('')
   }

@@ -285,9 +285,13 @@ describe('the ACME issuer with Pebble', () => {
     expect(done.body.status, JSON.stringify(done.body)).toBe('completed')
     const serial = (((await get(`/certificate/${id}`)).body.certificate as Body).serial_number as string).toLowerCase()
 
+    expect(s.service.acmeIssuer.windows.get(id)).not.toBeNull()
     const revoked = await post('/ssl/revoke', { order_id: id, reason: 'keyCompromise' })
     expect(revoked.status, JSON.stringify(revoked.body)).toBe(200)
     expect(revoked.body.certificate).toMatchObject({ revoked: true, revocation_reason: 'keyCompromise' })
+    // Nothing renews it by itself any more, not even the CA's renewal window (RFC 9773).
+    expect(s.service.acmeIssuer.windows.get(id)).toBeNull()
+    expect((await get(`/ssl/${id}`)).body).toMatchObject({ certificate_revoked: true, next_reissue_at: null })
     // The CA itself holds it revoked, with the reason sent (its management interface says so).
     const caPem = (await import('node:fs')).readFileSync(join(work, 'ca.pem'), 'utf8')
     const status = JSON.parse(

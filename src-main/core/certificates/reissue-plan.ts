@@ -11,7 +11,8 @@ import type { CommandConfig } from '../deploy/command'
 import type { FolderConfig } from '../deploy/folder'
 import type { WebhookConfig } from '../deploy/webhook'
 import { listTargets } from '../deploy/targets'
-import { conflict } from '../errors'
+import { isDomainName } from '../domains'
+import { conflict, invalid } from '../errors'
 import { validityWindow } from '../lifecycle'
 import { isoTimestamp, parseDate } from '../time'
 import { coveredNames, productFor } from './csr-policy'
@@ -60,10 +61,15 @@ export function reissuePlan(
   }
   const req = readRequest(db, order.id)
   const oldNames = JSON.parse(req.names) as string[]
-  const names =
-    product.type === 'code-signing'
-      ? []
-      : coveredNames(order, product, [...new Set((wanted ?? oldNames).map(normalName).filter(Boolean))])
+  const asked = [...new Set((wanted ?? oldNames).map(normalName).filter(Boolean))]
+  // The names come from a person here, not from a CSR: each is checked as a CSR's would be.
+  const bad = asked.find((n) => !isDomainName(n, true))
+  if (bad !== undefined) {
+    throw invalid(
+      `could not plan a reissue: ${JSON.stringify(bad.slice(0, 253))} is not a domain name (an internationalised name goes in as its A-label)`
+    )
+  }
+  const names = product.type === 'code-signing' ? [] : coveredNames(order, product, asked)
   const checks = new Map(readChecks(db, order.id).map((c) => [c.name, c]))
   const fallback: DcvMethod = req.dcv_method === 'none' ? 'email' : req.dcv_method
   const bare = order.domain.replace(/^\*\./, '')

@@ -104,6 +104,9 @@ export async function revoke(
         WHERE order_id = ? AND serial = ? AND status = 'pending'`
     ).run(stopped, at, order.id, cert.serial)
     if (current) {
+      // No automatic renewal of it either: an external CA's renewal window (RFC 9773, ari.ts)
+      // would renew it with the same CSR, so the same key. The next certificate brings a new one.
+      db.prepare('DELETE FROM ari_windows WHERE order_id = ?').run(order.id)
       db.prepare('UPDATE orders SET next_reissue_at = NULL, status_note = ?, updated_at = ? WHERE id = ?').run(
         `certificate ${cert.serial} revoked on ${isoDate(now)} (${reason}); reissue to replace it`,
         at,
