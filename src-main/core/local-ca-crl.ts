@@ -12,13 +12,14 @@
 import type { CoreContext } from './context'
 import { bitString, seq, tlv, time, TAG, unsignedInteger } from './der'
 import { ECDSA_SHA256, extension, type LocalCa } from './local-ca'
+import { LOCAL_CA_SETTINGS } from './setting-keys'
 import type { Settings } from './settings'
 import { isoTimestamp, parseDate } from './time'
 
 /** The path of the CRL on CertDesk's listener (served without an API key: it is public). */
 export const CRL_PATH = '/ca/local-ca.crl'
 /** The address leaves carry instead of the listener's own: where the admin publishes the CRL. */
-export const CRL_URL_SETTING = 'local_ca.crl_url'
+export const CRL_URL_SETTING = LOCAL_CA_SETTINGS.crlUrl
 
 /** nextUpdate − thisUpdate: seven days, inside the BR §4.9.7 limit of ten. */
 export const CRL_VALIDITY_DAYS = 7

@@ -191,6 +191,30 @@ describe('revocation by the local CA', () => {
     expect(text.out).toContain(`Serial Number: ${dl.serial_number as string}`)
   })
 
+  it('puts the CRL address the admin sets into new certificates, and refuses one a certificate cannot carry', async () => {
+    for (const [value, reason] of [
+      ['https://crl.example.net/local-ca.crl', /must start with http:\/\//],
+      ['ldap://crl.example.net/cn=CRL', /must start with http:\/\//],
+      ['http://crl.example.net/ local.crl', /printable ASCII/],
+      ['http://user:pw@crl.example.net/local-ca.crl', /user or password/],
+      ['http://crl.ex\u00e4mple.net/local-ca.crl', /printable ASCII/],
+      [`http://crl.example.net/${'a'.repeat(1100)}`, /at most 1024/],
+      ['not a url', /must be an http:\/\/ address/]
+    ] as const) {
+      expect(() => s.service.settings.update({ 'local_ca.crl_url': value }), value.slice(0, 60)).toThrow(reason)
+    }
+    s.service.settings.update({ 'local_ca.crl_url': 'http://crl.example.net/certdesk/local-ca.crl' })
+    try {
+      const id = await issued('published-crl.example.test')
+      const dl = (await get(`/certificate/${id}/download`)).body.certificate as Body
+      expect(opensslText(dl.certificate_pem as string)).toMatch(
+        /X509v3 CRL Distribution Points:\s+Full Name:\s+URI:http:\/\/crl\.example\.net\/certdesk\/local-ca\.crl/
+      )
+    } finally {
+      s.service.settings.update({ 'local_ca.crl_url': '' })
+    }
+  })
+
   it('signs a new CRL on the daily scheduler pass, and stops every deploy of a revoked certificate', async () => {
     const id = await issued('deploy-revoked.example.test')
     const first = await fetchCrl()

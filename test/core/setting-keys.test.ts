@@ -23,6 +23,8 @@ const INSTALLATIONS = [
   'installations.concurrency',
   'installations.timeout_seconds'
 ]
+/** Where the local CA's certificates say their CRL is (setting-keys.ts). */
+const LOCAL_CA = ['local_ca.crl_url']
 
 beforeEach(() => {
   vi.resetModules()
@@ -33,7 +35,7 @@ describe('setting names', () => {
     const settings = await import('../../src-main/core/settings')
     const dcv = await import('../../src-main/core/dcv')
     expect([...settings.EDITABLE_SETTINGS].sort()).toEqual(
-      [...NAMES, ...DELEGATION, ...ALERTS, ...INSTALLATIONS].sort()
+      [...NAMES, ...DELEGATION, ...ALERTS, ...INSTALLATIONS, ...LOCAL_CA].sort()
     )
     expect(Object.values(dcv.DCV_SETTINGS).sort()).toEqual([...NAMES].sort())
   })
@@ -43,7 +45,7 @@ describe('setting names', () => {
     const settings = await import('../../src-main/core/settings')
     expect(Object.values(dcv.DCV_SETTINGS).sort()).toEqual([...NAMES].sort())
     expect([...settings.EDITABLE_SETTINGS].sort()).toEqual(
-      [...NAMES, ...DELEGATION, ...ALERTS, ...INSTALLATIONS].sort()
+      [...NAMES, ...DELEGATION, ...ALERTS, ...INSTALLATIONS, ...LOCAL_CA].sort()
     )
   })
 })
