@@ -114,7 +114,8 @@ export function buildCrl(
     time(thisUpdate),
     time(nextUpdate),
     // An empty revokedCertificates is left out, never sent as an empty SEQUENCE (§5.1.2.6).
-    ...(revoked.length > 0 ? [seq(...revoked)] : []),
+    // One buffer, not a spread: a list of a hundred thousand entries must not overflow the stack.
+    ...(revoked.length > 0 ? [tlv(TAG.sequence, Buffer.concat(revoked))] : []),
     tlv(0xa0, seq(issuer.aki, crlNumber))
   )
   return seq(tbs, ECDSA_SHA256, bitString(issuer.sign(tbs)))
