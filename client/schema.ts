@@ -349,7 +349,11 @@ export interface paths {
          */
         get: operations["getOrderRenewal"];
         put?: never;
-        post?: never;
+        /**
+         * Switch how an order renews at the external ACME CA
+         * @description Changes the method the order's renewals validate with: dns (delegated DNS or dns-persist-01, which renew with nobody once the customer has set the record) or http (http-01, a new file at every renewal). While the order waits for validation this is POST /ssl/change-dcv; once it holds a certificate, that certificate stays. Answers the renewal view.
+         */
+        post: operations["switchOrderRenewalMethod"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1509,6 +1513,24 @@ export interface components {
                 /** @description set while persistUntil is within 30 days or past */
                 warning: string | null;
             }[];
+            unattended: {
+                alternatives: {
+                    /** @enum {string} */
+                    dcv_method: "dns";
+                    method: "delegated-dns" | "dns-persist-01";
+                    records: {
+                        name: string;
+                        type: "CNAME" | "TXT";
+                        value: string;
+                    }[];
+                }[];
+                detail: string;
+                method: "http-01" | "dns-01" | "delegated-dns" | "dns-persist-01";
+                /** @description the call that switches the order to dcv_method dns */
+                switch_with: string | null;
+                /** @description true: renewals need nothing from the customer once the record is in place */
+                unattended: boolean;
+            } | null;
             window: {
                 /** @description RFC 9773 §4.1 CertID */
                 cert_id: string;
@@ -1718,6 +1740,14 @@ export interface components {
             /** @description A completed order with an unexpired certificate. */
             order_id: number;
         };
+        /** RenewalMethodChange */
+        RenewalMethodChange: {
+            /**
+             * @description dns: delegated DNS or dns-persist-01, which renew with nobody once set up; http: http-01
+             * @enum {string}
+             */
+            dcv_method: "dns" | "http";
+        };
         /** Reseller */
         Reseller: {
             api_access: boolean;
@@ -1854,6 +1884,7 @@ export interface components {
             status_note: string | null;
             /** @enum {boolean} */
             success: true;
+            unattended_renewal: components["schemas"]["UnattendedRenewal"];
             /**
              * Format: date
              * @description a day, YYYY-MM-DD (UTC)
@@ -1892,6 +1923,25 @@ export interface components {
             /** @enum {boolean} */
             success: true;
         };
+        /** UnattendedRenewal */
+        UnattendedRenewal: {
+            alternatives: {
+                /** @enum {string} */
+                dcv_method: "dns";
+                method: "delegated-dns" | "dns-persist-01";
+                records: {
+                    name: string;
+                    type: "CNAME" | "TXT";
+                    value: string;
+                }[];
+            }[];
+            detail: string;
+            method: "http-01" | "dns-01" | "delegated-dns" | "dns-persist-01";
+            /** @description the call that switches the order to dcv_method dns */
+            switch_with: string | null;
+            /** @description true: renewals need nothing from the customer once the record is in place */
+            unattended: boolean;
+        } | null;
         /** ValidationInstructions */
         ValidationInstructions: {
             /** @description email: every address that may approve the name (BR §3.2.2.4.4): admin@, administrator@, webmaster@, hostmaster@ and postmaster@ at the name and each parent up to its registrable domain (Public Suffix List) */
@@ -3693,6 +3743,7 @@ export interface operations {
                      *       "renewal": {
                      *         "delegation": null,
                      *         "dns_persist": [],
+                     *         "unattended": null,
                      *         "window": {
                      *           "cert_id": "aYhba4dGQEHhs3uEe6CuLN4ByNQ.AIdlQyE",
                      *           "checked_at": "2026-11-23 19:41:52",
@@ -3745,6 +3796,124 @@ export interface operations {
                 };
             };
             405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    switchOrderRenewalMethod: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The order.
+                 * @example 42
+                 */
+                order_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "dcv_method": "dns"
+                 *     }
+                 */
+                "application/json": components["schemas"]["RenewalMethodChange"];
+            };
+        };
+        responses: {
+            /** @description The order's renewals now validate over the method asked for */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "renewal": {
+                     *         "delegation": {
+                     *           "domains": [
+                     *             {
+                     *               "cname": {
+                     *                 "name": "_acme-challenge.example.com",
+                     *                 "type": "CNAME",
+                     *                 "value": "d5bc87b784a8df19e1cefd505.acme.reseller.example"
+                     *               },
+                     *               "detail": "no CNAME at _acme-challenge.example.com yet (ENODATA); the customer must set _acme-challenge.example.com CNAME d5bc87b784a8df19e1cefd505.acme.reseller.example",
+                     *               "domain": "example.com",
+                     *               "in_place": false
+                     *             }
+                     *           ],
+                     *           "zone": "acme.reseller.example"
+                     *         },
+                     *         "dns_persist": [],
+                     *         "unattended": {
+                     *           "alternatives": [],
+                     *           "detail": "renews with nobody once _acme-challenge of each name is a CNAME to this reseller's target (set once)",
+                     *           "method": "delegated-dns",
+                     *           "switch_with": null,
+                     *           "unattended": true
+                     *         },
+                     *         "window": null
+                     *       },
+                     *       "success": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OrderRenewalResponse"];
+                };
+            };
+            /** @description The request is not valid: a parameter or field is missing, of the wrong type, out of range or unknown (the error names it), or a value the operation cannot accept. Nothing changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid request: dcv_method must be one of dns, http",
+                     *       "success": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such item of yours: another reseller’s order, invoice or certificate is 404 too. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "order 4242 not found",
+                     *       "success": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description The state of the order (or a reused Idempotency-Key) forbids this; nothing changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "could not change how order ORD-2026-000042 renews: it is pending; it needs a certificate first (POST /ssl/configure)",
+                     *       "success": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4201,6 +4370,7 @@ export interface operations {
                      *       "status": "completed",
                      *       "status_note": null,
                      *       "success": true,
+                     *       "unattended_renewal": null,
                      *       "valid_from": "2026-11-23",
                      *       "valid_till": "2027-06-11",
                      *       "validation": [
@@ -4328,6 +4498,7 @@ export interface operations {
                      *       "status": "validation_pending",
                      *       "status_note": null,
                      *       "success": true,
+                     *       "unattended_renewal": null,
                      *       "valid_from": null,
                      *       "valid_till": null,
                      *       "validation": [
@@ -4473,6 +4644,7 @@ export interface operations {
                      *       "status": "validation_pending",
                      *       "status_note": null,
                      *       "success": true,
+                     *       "unattended_renewal": null,
                      *       "valid_from": null,
                      *       "valid_till": null,
                      *       "validation": [
@@ -4615,6 +4787,7 @@ export interface operations {
                      *       "status": "completed",
                      *       "status_note": null,
                      *       "success": true,
+                     *       "unattended_renewal": null,
                      *       "valid_from": "2026-11-23",
                      *       "valid_till": "2027-06-11",
                      *       "validation": [
@@ -4757,6 +4930,7 @@ export interface operations {
                      *       "status": "validation_pending",
                      *       "status_note": null,
                      *       "success": true,
+                     *       "unattended_renewal": null,
                      *       "valid_from": null,
                      *       "valid_till": null,
                      *       "validation": [
@@ -5010,6 +5184,7 @@ export interface operations {
                      *       "status": "completed",
                      *       "status_note": null,
                      *       "success": true,
+                     *       "unattended_renewal": null,
                      *       "valid_from": "2026-11-23",
                      *       "valid_till": "2027-06-11",
                      *       "validation": [

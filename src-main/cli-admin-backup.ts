@@ -7,7 +7,7 @@
  * terminal, or from a prompt that does not echo.
  */
 import { readFileSync } from 'node:fs'
-import { commandKey, need, print, UsageError, type Values } from './cli-args'
+import { commandKey, need, print, readSecretLine, UsageError, type Values } from './cli-args'
 import { backupDataDir, restoreStore, type BackupAuth } from './core/backup'
 import { conflict } from './core/errors'
 import { isPresent, writeNewFileSync } from './core/exclusive-file'
@@ -157,36 +157,5 @@ const installId = (service: ReturnType<typeof openService>): string => {
 async function readPassphrase(prompt: string, envName = PASSPHRASE_ENV): Promise<string> {
   const fromEnv = process.env[envName]
   if (fromEnv) return fromEnv
-  const stdin = process.stdin
-  if (!stdin.isTTY) {
-    let text = ''
-    for await (const chunk of stdin) text += String(chunk)
-    const line = text.split(/\r?\n/)[0] ?? ''
-    if (!line) throw new UsageError(`no passphrase: set ${envName}, pipe it on stdin, or run in a terminal`)
-    return line
-  }
-  process.stderr.write(prompt)
-  stdin.setRawMode(true)
-  stdin.resume()
-  stdin.setEncoding('utf8')
-  return new Promise((resolve, reject) => {
-    let typed = ''
-    const done = (err?: Error): void => {
-      stdin.setRawMode(false)
-      stdin.pause()
-      stdin.off('data', onData)
-      process.stderr.write('\n')
-      if (err) reject(err)
-      else resolve(typed)
-    }
-    const onData = (s: string): void => {
-      for (const ch of s) {
-        if (ch === '\r' || ch === '\n') return done()
-        if (ch === '\u0003') return done(new UsageError('cancelled'))
-        if (ch === '\u007f') typed = typed.slice(0, -1)
-        else typed += ch
-      }
-    }
-    stdin.on('data', onData)
-  })
+  return readSecretLine(prompt, `no passphrase: set ${envName}, pipe it on stdin, or run in a terminal`)
 }

@@ -77,6 +77,14 @@ const OPTIONS = {
   to: { type: 'string' },
   digest: { type: 'boolean' },
   open: { type: 'boolean' },
+  // admins and the audit log
+  role: { type: 'string' },
+  actor: { type: 'string' },
+  action: { type: 'string' },
+  outcome: { type: 'string' },
+  since: { type: 'string' },
+  json: { type: 'boolean' },
+  accounts: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' }
 } as const
 
@@ -115,3 +123,43 @@ export const print = (value: unknown): void => {
 
 /** `noun verb` of an admin command, for its switch and its usage error. */
 export const commandKey = (words: string[]): string => `${words[0] ?? ''} ${words[1] ?? ''}`.trim()
+
+/**
+ * A secret typed by the user (a passphrase, a password): the first line of stdin when it is
+ * piped, else a prompt on stderr that does not echo. Never an argument: argv is visible to every
+ * user of the machine (ps, /proc/<pid>/cmdline) and kept in shell histories.
+ */
+export async function readSecretLine(prompt: string, missing: string): Promise<string> {
+  const stdin = process.stdin
+  if (!stdin.isTTY) {
+    let text = ''
+    for await (const chunk of stdin) text += String(chunk)
+    const line = text.split(/\r?\n/)[0] ?? ''
+    if (!line) throw new UsageError(missing)
+    return line
+  }
+  process.stderr.write(prompt)
+  stdin.setRawMode(true)
+  stdin.resume()
+  stdin.setEncoding('utf8')
+  return new Promise((resolve, reject) => {
+    let typed = ''
+    const done = (err?: Error): void => {
+      stdin.setRawMode(false)
+      stdin.pause()
+      stdin.off('data', onData)
+      process.stderr.write('\n')
+      if (err) reject(err)
+      else resolve(typed)
+    }
+    const onData = (s: string): void => {
+      for (const ch of s) {
+        if (ch === '\r' || ch === '\n') return done()
+        if (ch === '\u0003') return done(new UsageError('cancelled'))
+        if (ch === '\u007f') typed = typed.slice(0, -1)
+        else typed += ch
+      }
+    }
+    stdin.on('data', onData)
+  })
+}

@@ -8,8 +8,8 @@ import { DEMO_CREDIT_CENTS } from './core/service'
 import { shellQuote } from './core/shell-quote'
 import { DEFAULT_PORT, startCertDesk } from './runtime'
 
-export const SERVE_USAGE =
-  '  certdesk serve [--data-dir D] [--port P] [--host H] [--log-level L] [--acme-port P] [--ui] [--demo]'
+export const SERVE_USAGE = `  certdesk serve [--data-dir D] [--port P] [--host H] [--log-level L] [--acme-port P] [--ui] [--demo]
+                 [--accounts]   (a team server: the UI for admins who sign in with their own accounts)`
 
 const say = (line: string): void => {
   process.stderr.write(`certdesk: ${line}\n`)
@@ -39,12 +39,15 @@ export async function serve(dataDir: string, v: Values): Promise<number> {
     // --ui: the desktop UI in browser mode on the same listener. A new link is printed whenever
     // a browser session has ended (signed out, or idle), so the desktop user can sign in again
     // without a restart; like the first, it goes to stdout only, never to the request log.
-    browserUi: v.ui
-      ? {
-          onNewLink: (url) =>
-            process.stdout.write(`CertDesk desktop UI (browser mode), sign in again, open once: ${url}\n`)
-        }
-      : undefined,
+    // --accounts: a team server's UI, where admins sign in with their own accounts; no link.
+    browserUi: v.accounts
+      ? { accounts: true }
+      : v.ui
+        ? {
+            onNewLink: (url) =>
+              process.stdout.write(`CertDesk desktop UI (browser mode), sign in again, open once: ${url}\n`)
+          }
+        : undefined,
     log: { info: say, error: say }
   }).catch((err: unknown) => {
     // Nothing runs: Node's own signal handling applies again.
@@ -73,6 +76,13 @@ export async function serve(dataDir: string, v: Values): Promise<number> {
   if (urls.acmeDirectory) process.stdout.write(`CertDesk ACME directory at ${urls.acmeDirectory}\n`)
   if (urls.dnsResponder) process.stdout.write(`CertDesk DNS responder for the delegated zone on ${urls.dnsResponder}\n`)
   if (urls.browserLogin) process.stdout.write(`CertDesk desktop UI (browser mode), open once: ${urls.browserLogin}\n`)
+  if (urls.adminUi) {
+    process.stdout.write(`CertDesk admin UI (sign in with an admin account) at ${urls.adminUi}\n`)
+    if (!running.service.admins.accounts.any())
+      say(
+        `no admin account yet: add the first owner with: certdesk admin --data-dir ${shellQuote(dataDir)} admins add --name NAME --role owner (the password is asked for, or read from stdin)`
+      )
+  }
   await stopped
   await running.stop()
   say('stopped')

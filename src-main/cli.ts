@@ -5,11 +5,13 @@
  * exits with what `main` returns: 0, 1 when the core refused, 2 on a usage error.
  */
 import { ACCOUNT_USAGE, accountAdmin } from './cli-admin-accounts'
+import { ADMINS_USAGE, adminsAdmin, isAdminsCommand } from './cli-admin-admins'
 import { ALERTS_USAGE, alertsAdmin, isAlertsCommand } from './cli-admin-alerts'
 import { BACKUP_USAGE, backupAdmin, isBackupCommand } from './cli-admin-backup'
 import { CERTIFICATE_USAGE, certificateAdmin, isCertificateCommand } from './cli-admin-certificates'
 import { DEPLOY_USAGE, deployAdmin, isDeployCommand } from './cli-admin-deploy'
 import { parse, UsageError } from './cli-args'
+import { audited } from './cli-audit'
 import { INSTALLATION_USAGE, installationAdmin, isInstallationCommand } from './cli-admin-installations'
 import { isRenewalCommand, RENEWAL_USAGE, renewalAdmin } from './cli-admin-renewal'
 import { SERVE_USAGE, serve } from './cli-serve'
@@ -28,6 +30,7 @@ ${INSTALLATION_USAGE}
 ${BACKUP_USAGE}
 ${RENEWAL_USAGE}
 ${ALERTS_USAGE}
+${ADMINS_USAGE}
   Headless Linux (no desktop keyring): [--keyring-dir D] [--keyring-password-file F] on any command
   choose the private keyring's folder (outside the data dir) and the file holding its password.`
 
@@ -49,21 +52,25 @@ export async function main(argv: string[]): Promise<number> {
     if (positionals[0] === 'serve') return await serve(dataDir, values)
     if (positionals[0] === 'admin') {
       const words = positionals.slice(1)
-      // These open the store themselves: the scheduler with its own `--as-of` day.
-      if (isCertificateCommand(words[0])) return await certificateAdmin(dataDir, words, values)
-      // Backup and restore: backup and restore open the store themselves (restore into an empty dir).
-      if (isBackupCommand(words[0])) return await backupAdmin(dataDir, words, values)
-      // `--as-of` moves the clock of the others too (`deploy retry` as of a later time).
-      const service = openService({ dataDir, clock: values['as-of'] ? fixedClock(values['as-of']) : undefined })
-      try {
-        if (isDeployCommand(words[0])) return await deployAdmin(service, words, values)
-        if (isInstallationCommand(words[0])) return await installationAdmin(service, words, values)
-        if (isRenewalCommand(words[0])) return await renewalAdmin(service, words, values)
-        if (isAlertsCommand(words[0])) return await alertsAdmin(service, words, values)
-        return accountAdmin(service, words, values)
-      } finally {
-        service.close()
-      }
+      // Every admin command is an admin action: kept in the audit log before it runs (cli-audit.ts).
+      return await audited(dataDir, words, values, async () => {
+        // These open the store themselves: the scheduler with its own `--as-of` day.
+        if (isCertificateCommand(words[0])) return await certificateAdmin(dataDir, words, values)
+        // Backup and restore: backup and restore open the store themselves (restore into an empty dir).
+        if (isBackupCommand(words[0])) return await backupAdmin(dataDir, words, values)
+        // `--as-of` moves the clock of the others too (`deploy retry` as of a later time).
+        const service = openService({ dataDir, clock: values['as-of'] ? fixedClock(values['as-of']) : undefined })
+        try {
+          if (isDeployCommand(words[0])) return await deployAdmin(service, words, values)
+          if (isInstallationCommand(words[0])) return await installationAdmin(service, words, values)
+          if (isRenewalCommand(words[0])) return await renewalAdmin(service, words, values)
+          if (isAlertsCommand(words[0])) return await alertsAdmin(service, words, values)
+          if (isAdminsCommand(words[0])) return await adminsAdmin(service, words, values)
+          return accountAdmin(service, words, values)
+        } finally {
+          service.close()
+        }
+      })
     }
     throw new UsageError(`unknown command ${positionals[0]}`)
   } catch (err) {

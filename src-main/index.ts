@@ -9,8 +9,10 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { CONTENT_SECURITY_POLICY } from './app/browser-ui'
+import { bridgeGate } from './app/bridge-gate'
 import { createHandlers } from './app/handlers'
 import { serveOverIpc } from './app/ipc'
+import { TeamConnection } from './app/team-client'
 import { NOTICE_EVERY_MS, noticeFeed } from './desktop-notices'
 import { API_VERSION } from './http/server'
 import { startCertDesk } from './runtime'
@@ -30,8 +32,11 @@ async function start(): Promise<void> {
   const { service } = running
   const pageUrl = pathToFileURL(join(__dirname, '../renderer/index.html')).href
 
+  // The window works on this machine's book, or as a client on a team server's (Settings).
+  const team = new TeamConnection()
   const handlers = createHandlers(service, {
     transport: 'electron',
+    team,
     listenerUrl: () => running.urls.api,
     apiVersion: API_VERSION,
     // CSV exports: the native save dialog picks the file the main process writes.
@@ -47,7 +52,7 @@ async function start(): Promise<void> {
   })
   serveOverIpc(
     ipcMain,
-    handlers,
+    bridgeGate(service, handlers, team),
     (event) => event.senderFrame?.url.split('#')[0] === pageUrl,
     (msg, err) => console.error(msg, err)
   )

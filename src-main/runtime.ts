@@ -44,9 +44,10 @@ export interface StartOptions {
   demo?: boolean
   /**
    * Serve the desktop UI in browser mode on the same listener. `onNewLink` gets each sign-in
-   * link made after the first, once a browser session has ended.
+   * link made after the first, once a browser session has ended. With `accounts`, admins sign
+   * in with their own accounts instead (a team server), and no link is made.
    */
-  browserUi?: { onNewLink?: (url: string) => void }
+  browserUi?: { onNewLink?: (url: string) => void; accounts?: boolean }
   log: RuntimeLog
 }
 
@@ -63,8 +64,10 @@ export interface RunningCertDesk {
     acmeDirectory: string | null
     /** `address:port` of the delegated-zone DNS responder, null when not configured or not started. */
     dnsResponder: string | null
-    /** The one-time sign-in link of browser mode, null without `browserUi`. */
+    /** The one-time sign-in link of browser mode, null without `browserUi` and with accounts. */
     browserLogin: string | null
+    /** Where admins sign in with their accounts, null unless `browserUi.accounts`. */
+    adminUi: string | null
   }
   /**
    * Stops in dependency order and resolves when everything is closed: the scheduler (after the
@@ -102,7 +105,10 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
     const noReseller = demoReseller === null && service.resellers.list().length === 0
     let apiUrl = ''
     const ui = opts.browserUi
-      ? browserUiOptions(service, () => apiUrl, undefined, { onNewLink: opts.browserUi.onNewLink })
+      ? browserUiOptions(service, () => apiUrl, undefined, {
+          onNewLink: opts.browserUi.onNewLink,
+          accounts: opts.browserUi.accounts
+        })
       : null
     const app = await buildServer(service, {
       logger: opts.logLevel === undefined ? false : { level: opts.logLevel },
@@ -156,7 +162,8 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
         api: listening.url,
         acmeDirectory: acme?.directoryUrl ?? null,
         dnsResponder: dnsResponder ? `${dnsResponder.host}:${dnsResponder.port}` : null,
-        browserLogin: ui ? ui.loginUrl(listening.url) : null
+        browserLogin: ui && !opts.browserUi?.accounts ? ui.loginUrl(listening.url) : null,
+        adminUi: ui && opts.browserUi?.accounts ? `${listening.url}/ui/` : null
       },
       stop: () => (stopping ??= stop())
     }

@@ -35,6 +35,7 @@ export const APP_METHODS = {
   exportPfx: true,
   configureOrder: true,
   sslStatus: true,
+  storedSslStatus: true,
   changeDcv: true,
   changeNameDcv: true,
   approverChoices: true,
@@ -79,6 +80,7 @@ export const APP_METHODS = {
   backupProgress: true,
   // Renewal automation
   orderRenewal: true,
+  setRenewalMethod: true,
   // screens: event log, ACME subscription page, invoice document, validation cancel
   listEvents: true,
   acmeSubscription: true,
@@ -100,7 +102,20 @@ export const APP_METHODS = {
   removeAlertChannel: true,
   testAlertChannel: true,
   alertDeliveries: true,
-  listAlerts: true
+  listAlerts: true,
+  // Who the UI acts as, which book, admins and the audit log.
+  session: true,
+  connectTeam: true,
+  disconnectTeam: true,
+  changePassword: true,
+  beginTotp: true,
+  confirmTotp: true,
+  disableTotp: true,
+  listAdmins: true,
+  addAdmin: true,
+  setAdminRole: true,
+  setAdminEnabled: true,
+  auditLog: true
 } as const satisfies Record<AppMethod, true>
 
 export const appMethodNames = Object.keys(APP_METHODS) as AppMethod[]
@@ -120,12 +135,42 @@ export const SIGN_OUT_PATH = '/ui/logout'
  * What a handler answers on either transport, in the reseller API's envelope; the client turns
  * a failure into an Error carrying the API's message, so the UI cannot tell the transports apart.
  */
-export type BridgeResult<T> = { success: true; result: T } | { success: false; error: string }
+export type BridgeResult<T> = { success: true; result: T } | { success: false; error: string; signIn?: SignInNeed }
+
+/**
+ * Why a call found no session, on a 401: the desktop's browser mode wants its newest one-time
+ * link, a team server an admin's name and password, and a desktop app that works on a team
+ * server's book a new sign-in there.
+ */
+export type SignInNeed = 'link' | 'password' | 'team'
+
+/** An Error of a failed call; `signIn` says what sign-in it needs when it failed for want of one. */
+export type BridgeError = Error & { signIn?: SignInNeed }
+
+/** How the message of a call the team server no longer takes begins (see `signInNeedOf`). */
+export const TEAM_SIGN_IN_AGAIN = 'sign in again to the team server'
+
+/**
+ * The sign-in a failed call needs, or null. Electron's contextBridge hands the page an Error
+ * with its message only, so a team server's lapsed session is also known by its message.
+ */
+export function signInNeedOf(err: unknown): SignInNeed | null {
+  const e = err as BridgeError | null
+  if (e?.signIn) return e.signIn
+  return e instanceof Error && e.message.startsWith(TEAM_SIGN_IN_AGAIN) ? 'team' : null
+}
 
 export function unwrap<T>(r: BridgeResult<T>): T {
   if (r && r.success === true) return r.result
-  throw new Error(r && typeof r.error === 'string' ? r.error : 'could not reach CertDesk: an answer without a result')
+  const err: BridgeError = new Error(
+    r && typeof r.error === 'string' ? r.error : 'could not reach CertDesk: an answer without a result'
+  )
+  if (r && (r.signIn === 'link' || r.signIn === 'password' || r.signIn === 'team')) err.signIn = r.signIn
+  throw err
 }
+
+/** Browser mode with admin accounts: POST `{ name, password, code? }` here signs in. */
+export const SIGN_IN_PATH = '/ui/sign-in'
 
 /** The browser-mode window global name and the Electron one are the same. */
 export const BRIDGE_GLOBAL = 'certdesk'

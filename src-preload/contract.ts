@@ -79,3 +79,17 @@ export type {
   AlertRuleViewT as AlertRuleView,
   AlertViewT as AlertView
 } from '../src-shared/alert-records'
+// admins, sessions and the audit log
+export type {
+  AdminRole,
+  AdminView,
+  AuditEntry,
+  AuditFilter,
+  AuditOutcome,
+  AuditTargets,
+  BookView,
+  NewAdmin,
+  SessionView,
+  TeamSignIn,
+  TotpEnrolment
+} from '../src-shared/admin-records'

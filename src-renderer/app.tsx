@@ -18,9 +18,17 @@ import { OrderDetail } from './screens/order-detail'
 import { Orders } from './screens/orders'
 import { Acme } from './screens/acme'
 import { Settings } from './screens/settings'
+import { Admins } from './screens/admins'
+import { AuditLog } from './screens/audit-log'
+import { MyAccount } from './screens/my-account'
+import { SignInScreen } from './screens/sign-in'
+import { TeamConnect } from './screens/team'
+import { BookIndicator } from './book'
+import type { AppMethod } from '../src-preload/contract'
 import { useReseller, useStore } from './store'
 
-const NAV: { screen: Screen; label: string; paths: RegExp }[] = [
+/** The screens in the sidebar; one with `needs` shows only to a session that may call that method. */
+const NAV: { screen: Screen; label: string; paths: RegExp; needs?: AppMethod }[] = [
   { screen: { name: 'dashboard' }, label: 'Dashboard', paths: /^\/$/ },
   { screen: { name: 'catalogue' }, label: 'Catalogue', paths: /^\/catalogue(\/|$)/ },
   { screen: { name: 'orders' }, label: 'Orders', paths: /^\/orders(\/|$)/ },
@@ -31,7 +39,10 @@ const NAV: { screen: Screen; label: string; paths: RegExp }[] = [
   { screen: { name: 'alerts' }, label: 'Alerts', paths: /^\/alerts$/ },
   { screen: { name: 'api' }, label: 'API & integrations', paths: /^\/api$/ },
   { screen: { name: 'acme' }, label: 'ACME', paths: /^\/acme(\/|$)/ },
-  { screen: { name: 'settings' }, label: 'Settings', paths: /^\/settings$/ }
+  { screen: { name: 'settings' }, label: 'Settings', paths: /^\/settings$/ },
+  { screen: { name: 'admins' }, label: 'Admins', paths: /^\/admins$/, needs: 'listAdmins' },
+  { screen: { name: 'audit' }, label: 'Audit log', paths: /^\/audit$/, needs: 'auditLog' },
+  { screen: { name: 'account' }, label: 'My account', paths: /^\/account$/, needs: 'changePassword' }
 ]
 
 /** A page about one record: its id from the address, or "not found" for anything that is not an id. */
@@ -66,6 +77,10 @@ function Body(): React.JSX.Element {
         <ById what="ACME subscription" render={(id) => <AcmeSubscriptionPage key={id} id={id} />} />
       </Route>
       <Route path="/settings" component={Settings} />
+      <Route path="/team" component={TeamConnect} />
+      <Route path="/admins" component={Admins} />
+      <Route path="/audit" component={AuditLog} />
+      <Route path="/account" component={MyAccount} />
       <Route>
         <NotFound what="page" />
       </Route>
@@ -104,22 +119,6 @@ function ResellerPicker(): React.JSX.Element {
   )
 }
 
-/** Browser mode, once the server has ended this tab's session: nothing else is shown or reachable. */
-function SignInNeeded({ message }: { message: string }): React.JSX.Element {
-  return (
-    <div className="screen narrow">
-      <section className="card" role="alert" data-testid="sign-in-needed">
-        <h1>Sign-in needed</h1>
-        <p>{message.charAt(0).toUpperCase() + message.slice(1)}</p>
-        <p className="muted small">
-          CertDesk prints a new one-time sign-in link in the terminal where it runs (npm start) whenever a browser
-          session ends.
-        </p>
-      </section>
-    </div>
-  )
-}
-
 export function App(): React.JSX.Element {
   return (
     <Router hook={useHashLocation}>
@@ -136,6 +135,8 @@ function Shell(): React.JSX.Element {
   const toasts = useStore((s) => s.toasts)
   const loadSession = useStore((s) => s.loadSession)
   const resellerId = useStore((s) => s.resellerId)
+  const allowed = useStore((s) => s.allowed)
+  const isAccount = useStore((s) => s.account?.account ?? false)
   useEffect(() => {
     void loadSession()
   }, [loadSession])
@@ -154,19 +155,25 @@ function Shell(): React.JSX.Element {
             </button>
           ) : null}
         </div>
-        <ResellerPicker />
-        <ul>
-          {NAV.map((n) => {
-            const here = n.paths.test(location)
-            return (
-              <li key={n.screen.name}>
-                <a href={href(n.screen)} className={here ? 'active' : ''} aria-current={here ? 'page' : undefined}>
-                  {n.label}
-                </a>
-              </li>
-            )
-          })}
-        </ul>
+        {/* Until signed in, nothing of the book is shown or reachable, not even its resellers. */}
+        {signedOut ? null : <BookIndicator />}
+        {signedOut ? null : <ResellerPicker />}
+        {signedOut ? null : (
+          <ul>
+            {NAV.filter((n) => !n.needs || (allowed.has(n.needs) && (n.screen.name !== 'account' || isAccount))).map(
+              (n) => {
+                const here = n.paths.test(location)
+                return (
+                  <li key={n.screen.name}>
+                    <a href={href(n.screen)} className={here ? 'active' : ''} aria-current={here ? 'page' : undefined}>
+                      {n.label}
+                    </a>
+                  </li>
+                )
+              }
+            )}
+          </ul>
+        )}
         {/* In the sidebar's own flow, below the links: a message never lies over a link or a button. */}
         <div className="toasts" aria-live="polite">
           {toasts.map((t) => (
@@ -178,7 +185,7 @@ function Shell(): React.JSX.Element {
       </nav>
       <main className="content">
         {signedOut ? (
-          <SignInNeeded message={signedOut} />
+          <SignInScreen need={signedOut.need} message={signedOut.message} />
         ) : resellerId === null ? (
           <p className="muted">Loading…</p>
         ) : (

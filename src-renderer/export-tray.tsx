@@ -8,7 +8,7 @@ import { create } from 'zustand'
 import type { ExportJobView, ListFilter, ListName, OrderSort } from '../src-shared/list-records'
 import { bridge } from './bridge'
 import { errorMessage } from './lib/format'
-import { useStore } from './store'
+import { useCan, useStore } from './store'
 
 const fmt = (n: number): string => n.toLocaleString('en-US')
 const LIST_LABEL: Record<ListName, string> = { orders: 'orders', invoices: 'invoices', transactions: 'credit ledger' }
@@ -46,8 +46,9 @@ export function ExportButton({
   filter: ListFilter
   sort?: OrderSort
   dir?: 'asc' | 'desc'
-}): React.JSX.Element {
+}): React.JSX.Element | null {
   const resellerId = useStore((s) => s.resellerId)
+  const mayExport = useCan('startExport')
   const [path, setPath] = useState<string | null>(null)
   const [error, setError] = useState<string | null>(null)
   const start = async (target: string): Promise<void> => {
@@ -61,6 +62,7 @@ export function ExportButton({
       setError(errorMessage(e))
     }
   }
+  if (!mayExport) return null
   return (
     <span className="export">
       <button
@@ -117,12 +119,15 @@ function describe(j: ExportJobView): string {
 export function ExportTray(): React.JSX.Element | null {
   const jobs = useExports((s) => s.jobs)
   const [hidden, setHidden] = useState<Set<number>>(new Set())
+  // Exports write files on the machine CertDesk runs on: only a session that may see them asks.
+  const mayList = useCan('exportJobs')
   useEffect(() => {
+    if (!mayList) return
     void useExports
       .getState()
       .refresh()
       .catch(() => undefined)
-  }, [])
+  }, [mayList])
   // The newest few: the tray shares the sidebar's lower part with the toasts.
   const shown = jobs.filter((j) => !hidden.has(j.id)).slice(-3)
   const tray = useRef<HTMLElement | null>(null)

@@ -22,6 +22,10 @@ export type Screen =
   | { name: 'imports' }
   | { name: 'expiring' }
   | { name: 'alerts' }
+  | { name: 'team' }
+  | { name: 'admins' }
+  | { name: 'audit' }
+  | { name: 'account' }
 
 const STATIC: Record<Exclude<Screen, { id: number }>['name'], string> = {
   dashboard: '/',
@@ -35,7 +39,11 @@ const STATIC: Record<Exclude<Screen, { id: number }>['name'], string> = {
   settings: '/settings',
   imports: '/imports',
   expiring: '/reports/expiring',
-  alerts: '/alerts'
+  alerts: '/alerts',
+  team: '/team',
+  admins: '/admins',
+  audit: '/audit',
+  account: '/account'
 }
 
 /** The path of a screen inside the app (what follows `#`). */

@@ -2,6 +2,8 @@
 import { useState } from 'react'
 import { statusLabel } from './lib/format'
 import { toUnicode } from './lib/domain-input'
+import type { AppMethod } from '../src-preload/contract'
+import { useCan } from './store'
 
 export function Badge({ status, label }: { status: string; label?: string }): React.JSX.Element {
   return <span className={`badge badge-${status}`}>{label ?? statusLabel(status.replace(/^dcv-/, ''))}</span>
@@ -56,6 +58,23 @@ export function DomainName({ name, full = false }: { name: string; full?: boolea
       {full ? <span className="muted small"> ({name})</span> : null}
     </span>
   )
+}
+
+/**
+ * Its children only when the session may call `method`: a role sees the actions it may take
+ * and no others (the server refuses the rest anyway, with 403).
+ */
+export function Can({
+  m,
+  children,
+  otherwise = null
+}: {
+  m: AppMethod
+  children: React.ReactNode
+  /** What the session sees instead, when an empty place would puzzle it. */
+  otherwise?: React.ReactNode
+}): React.JSX.Element | null {
+  return <>{useCan(m) ? children : otherwise}</>
 }
 
 /** A list of names, each as `DomainName` shows it with its A-label beside it, comma-separated. */

@@ -11,7 +11,8 @@ export const ALERT_RULE_NAMES = [
   'renewal_failed',
   'validation_waiting',
   'deploy_failed',
-  'installation_problem'
+  'installation_problem',
+  'renewal_needs_customer'
 ] as const
 export const ALERT_CHANNEL_KINDS = ['smtp', 'slack', 'teams', 'webhook'] as const
 

@@ -18,6 +18,7 @@ import {
 } from './schema-kit'
 import { OrderView } from './account-records'
 import { REVOCATION_REASONS } from './constants'
+import { UnattendedRenewalView } from './renewal-records'
 
 // ---- certificates and domain validation ----------------------------------------------------
 
@@ -81,7 +82,9 @@ export const SslStatusView = Type.Object({
   approverEmail: Nullable(Type.String()),
   names: Type.Array(Type.String()),
   validation: Type.Array(NameValidation),
-  certificate: Nullable(CertificateView)
+  certificate: Nullable(CertificateView),
+  /** Whether renewals at the external ACME CA run with nobody; null for the local CA. */
+  unattendedRenewal: Type.Union([UnattendedRenewalView, Type.Null()])
 })
 export type SslStatusView = Static<typeof SslStatusView>
 

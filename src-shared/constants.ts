@@ -49,3 +49,22 @@ export const REVOCATION_REASONS = [
 
 /** Stands for the EAB HMAC key in an ACME subscription's set-up commands until it is asked for. */
 export const HMAC_KEY_PLACEHOLDER = '<EAB_HMAC_KEY>'
+
+/**
+ * The roles of admin accounts, lowest first; each role may do everything the roles before it
+ * may (docs/security.md, "Admins and roles"). A viewer reads; an operator also works on orders,
+ * certificates and deploys; an owner also moves money, handles keys and secrets, backs up and
+ * manages the admins.
+ */
+export const ADMIN_ROLES = ['viewer', 'operator', 'owner'] as const
+
+/** Whether `have` may do what needs `need`. */
+export const roleAtLeast = (have: (typeof ADMIN_ROLES)[number], need: (typeof ADMIN_ROLES)[number]): boolean =>
+  ADMIN_ROLES.indexOf(have) >= ADMIN_ROLES.indexOf(need)
+
+/**
+ * How an admin action ended, as the audit log keeps it: `ok` (done), `denied` (the caller may
+ * not: a role too low, a wrong password or code, too many attempts), `refused` (the request or
+ * the state did not allow it), `failed` (CertDesk could not do it: a fault, a busy store).
+ */
+export const AUDIT_OUTCOMES = ['ok', 'denied', 'refused', 'failed'] as const

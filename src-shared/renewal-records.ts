@@ -22,6 +22,38 @@ export const PersistRecordView = Type.Object({
   warning: Nullable(Type.String({ description: 'set while persistUntil is within 30 days or past' }))
 })
 
+/**
+ * Whether the order renews with nobody at the external ACME CA: the method its renewals prove
+ * control with, and when that needs the customer each time (http-01, a dns-01 TXT record), the
+ * methods that do not (delegated DNS, dns-persist-01) with their one-time records.
+ */
+export const UnattendedRenewalView = Type.Object({
+  method: Type.Union([
+    Type.Literal('http-01'),
+    Type.Literal('dns-01'),
+    Type.Literal('delegated-dns'),
+    Type.Literal('dns-persist-01')
+  ]),
+  unattended: Type.Boolean({
+    description: 'true: renewals need nothing from the customer once the record is in place'
+  }),
+  detail: Type.String(),
+  alternatives: Type.Array(
+    Type.Object({
+      method: Type.Union([Type.Literal('delegated-dns'), Type.Literal('dns-persist-01')]),
+      dcv_method: Type.Literal('dns'),
+      records: Type.Array(
+        Type.Object({
+          name: Type.String(),
+          type: Type.Union([Type.Literal('CNAME'), Type.Literal('TXT')]),
+          value: Type.String()
+        })
+      )
+    })
+  ),
+  switch_with: Nullable(Type.String({ description: 'the call that switches the order to dcv_method dns' }))
+})
+
 export const OrderRenewalView = Type.Object({
   window: Type.Union([
     Type.Object({
@@ -52,7 +84,9 @@ export const OrderRenewalView = Type.Object({
     }),
     Type.Null()
   ]),
-  dns_persist: Type.Array(PersistRecordView)
+  dns_persist: Type.Array(PersistRecordView),
+  /** Null when no external ACME CA issues the order's certificates. */
+  unattended: Type.Union([UnattendedRenewalView, Type.Null()])
 })
 
 export type OrderRenewalViewT = Static<typeof OrderRenewalView>

@@ -17,6 +17,7 @@ export const READ_ONLY_METHODS: ReadonlySet<AppMethod> = new Set<AppMethod>([
   'quoteOrder',
   'listOrders',
   'getOrder',
+  'storedSslStatus',
   'csrDraft',
   'exportPrivateKey',
   'exportEncryptedKey',
@@ -50,5 +51,8 @@ export const READ_ONLY_METHODS: ReadonlySet<AppMethod> = new Set<AppMethod>([
   'invoicePage',
   'ledgerPage',
   'chooseExportPath',
-  'exportJobs'
+  'exportJobs',
+  'session',
+  'listAdmins',
+  'auditLog'
 ])

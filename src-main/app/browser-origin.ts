@@ -22,14 +22,19 @@ const quoted = (v: string): string => JSON.stringify(v.slice(0, 100))
  * origin, or null when it may proceed. `host` is the Host header the listener already checked.
  *
  * - A state-changing request (every method but GET, HEAD, OPTIONS) must carry `Origin` equal to
- *   `http://<Host>`, the page the UI is served from; a missing Origin is refused too, since
+ *   `<scheme>://<Host>`, the page the UI is served from; a missing Origin is refused too, since
  *   every browser that runs the UI sends one on POST. When `Sec-Fetch-Site` is present it must
  *   be `same-origin` (`same-site` is exactly the other-port case).
  * - A GET from another site or port may only open the UI as a page of its own (a followed
  *   link: `Sec-Fetch-Mode: navigate`, destination `document`), never load it into its page as a
  *   frame, script or image.
  */
-export function crossOriginRefusal(method: string, headers: IncomingHttpHeaders): string | null {
+export function crossOriginRefusal(
+  method: string,
+  headers: IncomingHttpHeaders,
+  /** The scheme the page was served over: a team server's UI may be on TLS. */
+  protocol: 'http' | 'https' = 'http'
+): string | null {
   const site = one(headers['sec-fetch-site'])?.toLowerCase()
   if (SAFE_METHODS.has(method)) {
     if (site !== 'same-site' && site !== 'cross-site') return null
@@ -42,7 +47,7 @@ export function crossOriginRefusal(method: string, headers: IncomingHttpHeaders)
     return `request refused: it was sent from another site or port (Sec-Fetch-Site: ${quoted(site)}); CertDesk takes changes only from its own page`
   }
   const origin = one(headers.origin)
-  const own = `http://${one(headers.host)?.toLowerCase() ?? ''}`
+  const own = `${protocol}://${one(headers.host)?.toLowerCase() ?? ''}`
   if (!origin) {
     return 'request refused: it carries no Origin header; CertDesk takes changes only from its own page'
   }

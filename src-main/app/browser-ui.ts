@@ -11,11 +11,12 @@ import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { extname, join, normalize, sep } from 'node:path'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { appMethodNames, isAppMethod, RPC_PREFIX, SIGN_OUT_PATH } from '../../src-preload/contract'
+import { appMethodNames, isAppMethod, RPC_PREFIX, SIGN_OUT_PATH, type SignInNeed } from '../../src-preload/contract'
 import { failure } from '../http/errors'
 import type { ApiRouter } from '../http/router'
+import type { BridgeGate } from './bridge-gate'
 import { crossOriginRefusal } from './browser-origin'
-import { callHandler, type AppHandlers } from './handlers'
+import { desktopCaller, type Caller } from './caller'
 
 export const UI_PREFIX = '/ui/'
 export const LOGIN_PATH = '/ui/login'
@@ -159,14 +160,91 @@ export const isBrowserUiRequest = (request: FastifyRequest): boolean => {
   return path === '/ui' || path.startsWith(UI_PREFIX) || path.startsWith(RPC_PREFIX)
 }
 
+/**
+ * How browsers sign in to this listener: the desktop's one-time link (`linkAuth`) or, on a team
+ * server, an admin's name and password (browser-accounts.ts). The RPC and the UI's files ask it
+ * who a request comes from.
+ */
+export interface BrowserAuth {
+  /** What a 401 asks the UI for. */
+  readonly signIn: Exclude<SignInNeed, 'team'>
+  /** The UI's files need a session (the link), or hold the sign-in form and need none (accounts). */
+  readonly filesNeedSession: boolean
+  /**
+   * Who the request comes from, or the 401 message saying how to sign in. A promise: a team
+   * server's sessions are in its store, which may answer across the network.
+   */
+  caller(request: FastifyRequest): Promise<Caller | { refused: string }>
+  /** The routes of signing in and out. */
+  install(router: ApiRouter): void
+}
+
+export const isRefusal = (c: Caller | { refused: string }): c is { refused: string } => 'refused' in c
+
+export const signOutReply = (reply: FastifyReply, request: FastifyRequest): FastifyReply =>
+  reply
+    .code(200)
+    .header('set-cookie', sessionCookie(request, '', 0))
+    .header('cache-control', 'no-store')
+    .send({ success: true, message: 'signed out' })
+
+/** The session cookie: HttpOnly, SameSite=Strict, whole site; Secure when served over TLS. */
+export function sessionCookie(request: FastifyRequest, value: string, maxAge?: number): string {
+  const secure = request.protocol === 'https' ? '; Secure' : ''
+  const age = maxAge === undefined ? '' : `; Max-Age=${maxAge}`
+  return `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Strict; Path=/${secure}${age}`
+}
+
+export const sessionToken = (request: FastifyRequest): string | null =>
+  readCookie(request.headers.cookie, SESSION_COOKIE)
+
+/** The desktop's browser mode: the one-time link, and the desktop user (the owner) once signed in. */
+export function linkAuth(sessions: BrowserSessions): BrowserAuth {
+  return {
+    signIn: 'link',
+    filesNeedSession: true,
+    async caller(request) {
+      const state = sessions.check(request)
+      return state === 'valid' ? desktopCaller(request.ip) : { refused: sessions.signInNeeded(state) }
+    },
+    install(router) {
+      router.get(LOGIN_PATH, { hide: true }, async (request, reply) => {
+        const token = (request.query as Record<string, unknown>).token
+        const session = typeof token === 'string' ? sessions.exchange(token) : null
+        if (!session) {
+          if (sessions.valid(request)) return reply.code(303).header('location', UI_PREFIX).send()
+          return page(
+            reply,
+            401,
+            'This sign-in link is not valid any more',
+            'Each link printed by CertDesk works once. Open the newest sign-in link CertDesk printed in its terminal.'
+          )
+        }
+        return reply
+          .code(303)
+          .header('set-cookie', sessionCookie(request, session))
+          .header('cache-control', 'no-store')
+          .header('location', UI_PREFIX)
+          .send()
+      })
+      // Sign-out ends the session on the server (the cookie then opens nothing) and clears the cookie.
+      router.post(SIGN_OUT_PATH, { hide: true }, async (request, reply) => {
+        sessions.end(request)
+        return signOutReply(reply, request)
+      })
+    }
+  }
+}
+
 export interface BrowserUiOptions {
-  handlers: AppHandlers
-  sessions: BrowserSessions
+  /** The bridge's one door: the role check and the audit log before each handler. */
+  gate: BridgeGate
+  auth: BrowserAuth
   /** The built renderer (out/renderer). */
   uiDir: string
 }
 
-const page = (reply: FastifyReply, status: number, title: string, text: string): FastifyReply =>
+export const page = (reply: FastifyReply, status: number, title: string, text: string): FastifyReply =>
   reply
     .code(status)
     .header('content-type', 'text/html; charset=utf-8')
@@ -176,56 +254,24 @@ const page = (reply: FastifyReply, status: number, title: string, text: string):
     )
 
 export function installBrowserUi(router: ApiRouter, opts: BrowserUiOptions): void {
-  const { handlers, sessions, uiDir } = opts
+  const { gate, auth, uiDir } = opts
   const root = normalize(uiDir + sep)
 
   // Before the session is looked at: a refused request neither counts as use of the session nor
   // makes a new sign-in link, and its body is never read.
   router.app.addHook('onRequest', async (request, reply) => {
     if (!isBrowserUiRequest(request)) return
-    const why = crossOriginRefusal(request.method, request.headers)
+    const why = crossOriginRefusal(request.method, request.headers, request.protocol)
     if (why) return reply.code(403).header('cache-control', 'no-store').send(failure(why))
   })
 
-  router.get(LOGIN_PATH, { hide: true }, async (request, reply) => {
-    const token = (request.query as Record<string, unknown>).token
-    const session = typeof token === 'string' ? sessions.exchange(token) : null
-    if (!session) {
-      if (sessions.valid(request)) return reply.code(303).header('location', UI_PREFIX).send()
-      return page(
-        reply,
-        401,
-        'This sign-in link is not valid any more',
-        'Each link printed by CertDesk works once. Open the newest sign-in link CertDesk printed in its terminal.'
-      )
-    }
-    return reply
-      .code(303)
-      .header('set-cookie', `${SESSION_COOKIE}=${session}; HttpOnly; SameSite=Strict; Path=/`)
-      .header('cache-control', 'no-store')
-      .header('location', UI_PREFIX)
-      .send()
-  })
-
-  // Sign-out ends the session on the server (the cookie then opens nothing) and clears the cookie.
-  router.post(SIGN_OUT_PATH, { hide: true }, async (request, reply) => {
-    sessions.end(request)
-    return reply
-      .code(200)
-      .header('set-cookie', `${SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`)
-      .header('cache-control', 'no-store')
-      .send({ success: true, message: 'signed out' })
-  })
+  auth.install(router)
 
   const serveFile = async (request: FastifyRequest, reply: FastifyReply, rel: string): Promise<FastifyReply> => {
-    if (!sessions.valid(request)) {
-      return page(
-        reply,
-        401,
-        'Sign in first',
-        'Open the newest sign-in link CertDesk printed in its terminal (npm start). Browser sessions end after ' +
-          `${sessions.idleMinutes} minutes without use.`
-      )
+    const who = auth.filesNeedSession ? await auth.caller(request) : null
+    if (who && isRefusal(who)) {
+      const why = who.refused.charAt(0).toUpperCase() + who.refused.slice(1)
+      return page(reply, 401, 'Sign in first', `${why} (npm start prints it in its terminal).`)
     }
     const file = normalize(join(root, rel || 'index.html'))
     // A path that climbs out of the UI folder is not a file of the UI.
@@ -250,8 +296,12 @@ export function installBrowserUi(router: ApiRouter, opts: BrowserUiOptions): voi
   )
 
   router.post('/rpc/:method', { hide: true }, async (request, reply) => {
-    const state = sessions.check(request)
-    if (state !== 'valid') return reply.code(401).send(failure(sessions.signInNeeded(state)))
+    const caller = await auth.caller(request)
+    if (isRefusal(caller))
+      return reply
+        .code(401)
+        .header('cache-control', 'no-store')
+        .send({ success: false, error: caller.refused, signIn: auth.signIn })
     const method = (request.params as Record<string, string>).method
     if (!isAppMethod(method)) {
       return reply.code(404).send(failure(`no such bridge method: ${method}; known: ${appMethodNames.join(', ')}`))
@@ -260,7 +310,7 @@ export function installBrowserUi(router: ApiRouter, opts: BrowserUiOptions): voi
     if (typeof args === 'string') {
       return reply.code(request.body === undefined ? 415 : 400).send(failure(args))
     }
-    const answer = await callHandler(handlers, method, args)
+    const answer = await gate.call(caller, method, args)
     if (answer.fault) request.log.error({ err: answer.fault }, `bridge method ${method} failed`)
     return reply.code(answer.status).header('cache-control', 'no-store').send(answer.body)
   })

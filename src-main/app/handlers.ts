@@ -7,6 +7,7 @@
  * RPC (./browser-ui.ts).
  */
 import type { AppApi, AppMethod } from '../../src-shared/app-api'
+import type { BridgeResult } from '../../src-preload/channels'
 import type { Order, OrderView, PageRequest, Reseller, ResellerView, SettingsView } from '../../src-shared/records'
 import { approverChoices, type StoredCertificate, type SslStatus } from '../core/certificates'
 import { productView } from '../core/catalogue'
@@ -44,6 +45,8 @@ import { isValidDate, parseDate } from '../core/time'
 import { ListPages } from '../core/list-pages'
 import { ExportJobs, SUGGESTED_NAME } from './export-jobs'
 import { suggestExportPath } from './export-path'
+import { adminAdapters } from './admin-handlers'
+import type { TeamConnection } from './team-client'
 
 export type AppHandlers = {
   [K in AppMethod]: (...args: Parameters<AppApi[K]>) => Awaited<ReturnType<AppApi[K]>> | ReturnType<AppApi[K]>
@@ -56,6 +59,15 @@ export interface AppEnvironment {
   apiVersion: string
   /** The desktop app's save dialog for a CSV export; without it the UI edits a suggested path. */
   chooseSavePath?: (suggestedName: string) => Promise<string | null>
+  /** This process signs admins in with their accounts: it serves a team's book. */
+  accounts?: boolean
+  /** The name a team's book is shown by; the listener's host when not given. */
+  bookName?: () => string
+  /**
+   * The desktop app's link to a team server, where the process may be a client of one (the
+   * window, the desktop's browser mode); never on a process that signs admins in itself.
+   */
+  team?: TeamConnection
 }
 
 const page = (p: PageRequest | undefined): { limit: number; offset: number } => ({
@@ -261,6 +273,7 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
       ),
     sslStatus: async (resellerId, orderId) =>
       sslView(await service.certificates.status(reseller(resellerId).id, orderId)),
+    storedSslStatus: (resellerId, orderId) => sslView(service.certificates.current(reseller(resellerId).id, orderId)),
     changeDcv: async (resellerId, orderId, method, approverEmail) =>
       sslView(await service.certificates.changeDcv(reseller(resellerId).id, orderId, method, optText(approverEmail))),
     changeNameDcv: async (resellerId, orderId, name, method, approverEmail) =>
@@ -327,6 +340,10 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     // Renewal automation (RFC 9773 window, delegated DNS, dns-persist-01): read-only DNS looks.
     orderRenewal: (resellerId, orderId) =>
       orderRenewalView(service.ctx, service.settings, service.acmeIssuer, ownOrder(resellerId, orderId).id),
+    setRenewalMethod: async (resellerId, orderId, method) => {
+      await service.certificates.switchRenewalMethod(reseller(resellerId).id, orderId, method)
+      return orderRenewalView(service.ctx, service.settings, service.acmeIssuer, ownOrder(resellerId, orderId).id)
+    },
     acmeHmacKey: (resellerId, orderId) => {
       const order = ownOrder(resellerId, orderId)
       const sub = service.acme.forOrder(order.resellerId, order.id)
@@ -445,7 +462,8 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     },
     startExport: (resellerId, req) => exports.start(reseller(resellerId).id, req),
     exportJobs: () => exports.list(),
-    cancelExport: (id) => exports.cancel(id)
+    cancelExport: (id) => exports.cancel(id),
+    ...adminAdapters(service, env)
   }
 }
 
@@ -465,7 +483,7 @@ function eventFilter(f: EventFilterInput): Omit<AdminEventFilter, 'orderId'> {
 
 export type BridgeAnswer = {
   status: number
-  body: { success: true; result: unknown } | { success: false; error: string }
+  body: BridgeResult<unknown>
   fault?: unknown
 }
 
@@ -484,15 +502,19 @@ export async function callHandler(handlers: AppHandlers, method: AppMethod, args
     const result = await fn(...args)
     return { status: 200, body: { success: true, result: result === undefined ? null : result } }
   } catch (err) {
-    if (err instanceof ServiceError)
-      return { status: STATUS_OF[err.kind], body: { success: false, error: err.message } }
-    // A full disk, a failing write or a locked store: 503 to retry, as the reseller API answers.
-    const fault = storageFault(err)
-    if (fault) return { status: 503, body: { success: false, error: fault.message } }
-    // usdToCents and date parsing say what is wrong with a value in a RangeError.
-    if (err instanceof RangeError) return { status: 400, body: { success: false, error: err.message } }
-    return { status: 500, body: { success: false, error: 'internal error; see the CertDesk log' }, fault: err }
+    return failureAnswer(err)
   }
+}
+
+/** The envelope of a failure, as the reseller API would answer it. */
+export function failureAnswer(err: unknown): BridgeAnswer {
+  if (err instanceof ServiceError) return { status: STATUS_OF[err.kind], body: { success: false, error: err.message } }
+  // A full disk, a failing write or a locked store: 503 to retry, as the reseller API answers.
+  const fault = storageFault(err)
+  if (fault) return { status: 503, body: { success: false, error: fault.message } }
+  // usdToCents and date parsing say what is wrong with a value in a RangeError.
+  if (err instanceof RangeError) return { status: 400, body: { success: false, error: err.message } }
+  return { status: 500, body: { success: false, error: 'internal error; see the CertDesk log' }, fault: err }
 }
 
 /** A channel as the Alerts screen lists it: where messages go, never a credential. */

@@ -13,8 +13,16 @@ import { Agent } from 'node:https'
 import { readFileSync } from 'node:fs'
 import { rootCertificates } from 'node:tls'
 import * as acme from 'acme-client'
+import { ACME_ISSUER_SETTINGS, EAB_SECRET, IssuerAccounts, type AccountOwner } from './acme-issuer-accounts'
+import { isAcmeProduct, type Product } from './catalogue'
 import type { CoreContext } from './context'
-import { ChallengeFailure, checkDns01, checkHttp01 } from './acme-challenges'
+import { ChallengeFailure } from './acme-challenges'
+import {
+  IssuerChallenges,
+  type ChallengeState,
+  type ExternalInstructions,
+  type OfferedChallenge
+} from './acme-issuer-challenges'
 import {
   certIdOfPem,
   fetchDirectory,
@@ -24,75 +32,35 @@ import {
   type AriRow,
   type RenewalInfo
 } from './ari'
-import { DCV_SETTINGS, type CheckResult, type DcvMethod } from './dcv'
+import type { CheckResult, DcvMethod } from './dcv'
 import { DelegatedDns } from './delegated-dns'
-import { checkPersistRecord, persistOwner, persistRecordValue } from './dns-persist'
-import { baseDomain } from './domains'
-import { conflict, invalid, ServiceError } from './errors'
 import type { ExternalRevocation } from './certificates/revocation'
-import type { IssueRequest, IssuedCertificate, Issuer } from './issuer'
+import { conflict, invalid, ServiceError } from './errors'
+import { RenewalNeedsCustomer, type IssueRequest, type IssuedCertificate, type Issuer } from './issuer'
+import { checkReadiness, type NotReady } from './renewal-readiness'
+import { unattendedPlan, type RenewalMethod, type UnattendedRenewal } from './renewal-plan'
 import type { Settings } from './settings'
-import { isoTimestamp } from './time'
+import { isoTimestamp, parseDate } from './time'
 import { x509 } from './x509'
 
-export const ACME_ISSUER_SETTINGS = {
-  /** The external CA's directory; CertDesk issues TLS orders there while it is set. */
-  directoryUrl: 'issuer.acme.directory_url',
-  /** EAB key id the CA gave; its HMAC key is in the keychain (`issuer.acme/eab-hmac`). */
-  eabKid: 'issuer.acme.eab_kid',
-  /** Optional PEM file of extra roots to trust for the directory's HTTPS (a private or test CA). */
-  caBundle: 'issuer.acme.ca_bundle',
-  /** The account URL at the CA, kept once registered (RFC 8555 §7.3). */
-  accountUrl: 'issuer.acme.account_url',
-  /** The issuer domain name the CA's dns-persist-01 challenges named last (shown with the record). */
-  persistIssuer: 'issuer.acme.persist_issuer'
-} as const
-
-const EAB_SECRET = 'issuer.acme/eab-hmac'
-const ACCOUNT_KEY_SECRET = 'issuer.acme/account-key'
-
-/** Polling the CA after a challenge answer: RFC 8555 §7.5.1 leaves the pace to the client. */
-const POLL = { attempts: 12, minMs: 250, maxMs: 2000 }
+export { ACME_ISSUER_SETTINGS } from './acme-issuer-accounts'
+export type { ExternalInstructions } from './acme-issuer-challenges'
 
 export interface ExternalValidation {
   /** True when this order's names are validated by the external CA. */
   handles(orderId: number): boolean
+  /**
+   * True while the external CA issues TLS certificates: it validates every renewal itself
+   * (its authorizations, RFC 8555 §7.1.3), so the local DCV checks and their reuse period
+   * (BR §4.2.1) do not apply to a renewal.
+   */
+  validatesRenewals(): boolean
   /** Starts the CA order for these names, each by its method (throws a clear 400 for email). */
   begin(orderId: number, names: string[], methods: Map<string, DcvMethod>): Promise<void>
   instructions(orderId: number, name: string): ExternalInstructions | null
   check(orderId: number, name: string): Promise<CheckResult>
-}
-
-export type ExternalInstructions =
-  | { method: 'http'; url: string; fileName: string; fileContent: string }
-  | { method: 'dns'; recordName: string; recordType: 'TXT' | 'CNAME'; recordValue: string; txtAlternative: string }
-
-type ChallengeType = 'http-01' | 'dns-01' | 'dns-persist-01'
-
-interface ChallengeState {
-  name: string
-  authzUrl: string
-  challengeUrl: string
-  type: ChallengeType
-  token: string
-  /**
-   * http-01: the key authorization; dns-01: base64url(SHA-256(key authorization));
-   * dns-persist-01: the TXT record to publish. Public by design.
-   */
-  value: string
-  /** dns-persist-01: the issuer domain names the CA accepts (draft-ietf-acme-dns-persist §3). */
-  issuerDomains?: string[]
-  /** dns-01 answered by CertDesk's own responder under the delegated zone (delegated-dns.ts). */
-  delegated?: boolean
-}
-
-/** A challenge as acme-client returns it, with the dns-persist-01 member it does not know. */
-interface OfferedChallenge {
-  type: string
-  url: string
-  status: string
-  token?: unknown
-  'issuer-domain-names'?: unknown
+  /** Whether the order's renewals run with nobody, and what would make them (renewal-plan.ts). */
+  unattendedRenewal(orderId: number): UnattendedRenewal | null
 }
 
 interface OrderRow {
@@ -100,6 +68,8 @@ interface OrderRow {
   directory_url: string
   order_url: string
   challenges: string
+  /** The account the CA order was created with: a reseller's, or null for the shared one of before. */
+  account_reseller_id: number | null
 }
 
 export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocation {
@@ -108,6 +78,10 @@ export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocatio
   readonly delegation: DelegatedDns
   /** RFC 9773 renewal windows of the certificates issued here. */
   readonly windows: RenewalWindows
+  /** One ACME account per reseller at the external CA. */
+  readonly accounts: IssuerAccounts
+  /** The challenges CertDesk answers and how it looks before asking the CA. */
+  private readonly challenges: IssuerChallenges
   /** Why a renewal's `replaces` was refused, kept until its window is stored (shown with it). */
   private readonly replacesRefused = new Map<number, string>()
 
@@ -118,6 +92,8 @@ export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocatio
   ) {
     this.delegation = new DelegatedDns(ctx, settings)
     this.windows = new RenewalWindows(ctx)
+    this.accounts = new IssuerAccounts(ctx, settings)
+    this.challenges = new IssuerChallenges(ctx, settings, this.delegation, (id) => this.resellerOf(id))
   }
 
   /** Stores the connection to an external CA; the HMAC key goes to the keychain only. */
@@ -136,11 +112,8 @@ export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocatio
       throw invalid('could not configure the ACME issuer: the EAB HMAC key must be base64url')
     if (eabHmacKey !== null) this.ctx.secrets.set(EAB_SECRET, eabHmacKey)
     else this.ctx.secrets.delete(EAB_SECRET)
-    // A new CA means a new account: the old key belongs to the old CA.
-    if (this.settings.get(ACME_ISSUER_SETTINGS.directoryUrl) !== directoryUrl) {
-      this.ctx.secrets.delete(ACCOUNT_KEY_SECRET)
-      this.settings.set(ACME_ISSUER_SETTINGS.accountUrl, '')
-    }
+    // A new CA means new accounts: the old keys belong to the old CA.
+    if (this.settings.get(ACME_ISSUER_SETTINGS.directoryUrl) !== directoryUrl) this.accounts.forgetAll()
     this.settings.set(ACME_ISSUER_SETTINGS.directoryUrl, directoryUrl)
     this.settings.set(ACME_ISSUER_SETTINGS.eabKid, eabKid ?? '')
     this.settings.set(ACME_ISSUER_SETTINGS.caBundle, caBundle ?? '')
@@ -158,6 +131,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocatio
     eab_kid: string | null
     eab_hmac_key_in_keychain: boolean
     account_url: string | null
+    reseller_accounts: { reseller_id: number; account_url: string }[]
   } {
     const get = (k: string) => this.settings.get(k) || null
     return {
@@ -165,7 +139,8 @@ export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocatio
       directory_url: get(ACME_ISSUER_SETTINGS.directoryUrl),
       eab_kid: get(ACME_ISSUER_SETTINGS.eabKid),
       eab_hmac_key_in_keychain: this.ctx.secrets.get(EAB_SECRET) !== null,
-      account_url: get(ACME_ISSUER_SETTINGS.accountUrl)
+      account_url: get(ACME_ISSUER_SETTINGS.accountUrl),
+      reseller_accounts: this.accounts.list()
     }
   }
 
@@ -177,8 +152,18 @@ export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocatio
     return this.enabled() && this.row(orderId) !== null
   }
 
+  validatesRenewals(): boolean {
+    return this.enabled()
+  }
+
+  /** Whether this product's certificates come from the external CA (TLS; never code signing or subscriptions). */
+  issues(product: Product): boolean {
+    return this.enabled() && product.type !== 'code-signing' && !isAcmeProduct(product)
+  }
+
   async begin(orderId: number, names: string[], methods: Map<string, DcvMethod>): Promise<void> {
     if (!this.enabled()) return
+    // Each name by its own method (certificates/name-methods.ts): http → http-01, dns → dns-01.
     const types = new Map<string, 'http-01' | 'dns-01'>()
     for (const name of names) {
       const method = methods.get(name) ?? 'email'
@@ -193,7 +178,9 @@ export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocatio
         throw invalid(`http validation cannot validate the wildcard name ${name} (RFC 8555 §7.1.3); use dns`)
       types.set(name, type)
     }
-    const client = await this.client()
+    const resellerId = this.resellerOf(orderId)
+    const owner = this.ownerFor(resellerId, names)
+    const client = await this.accounts.client(owner)
     const order = await this.call('create the ACME order', () =>
       client.createOrder({ identifiers: names.map((value) => ({ type: 'dns', value })) })
     )
@@ -203,8 +190,8 @@ export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocatio
       const name = authz.wildcard ? `*.${authz.identifier.value}` : authz.identifier.value
       if (authz.status === 'valid') continue // §7.1.3: the CA reused a valid authorization
       const type = types.get(name) ?? 'dns-01'
-      const [state] = await this.challengesFor(client, authz, name, type)
-      if (state?.delegated) this.delegation.publish(authz.identifier.value, state.value, orderId)
+      const [state] = await this.challenges.offered(client, authz, name, type)
+      if (state?.delegated) this.delegation.publish(resellerId, authz.identifier.value, state.value, orderId)
       if (!state)
         throw new ServiceError(
           'unavailable',
@@ -212,54 +199,51 @@ export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocatio
         )
       challenges.push(state)
     }
-    this.ctx.db
-      .prepare(
-        `INSERT INTO acme_issuer_orders (order_id, directory_url, order_url, challenges, created_at) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT(order_id) DO UPDATE SET directory_url = excluded.directory_url, order_url = excluded.order_url,
-           challenges = excluded.challenges, created_at = excluded.created_at`
-      )
-      .run(orderId, this.directoryUrl(), order.url, JSON.stringify(challenges), isoTimestamp(this.ctx.clock()))
+    this.keepOrder(orderId, order.url, challenges, owner)
   }
 
   instructions(orderId: number, name: string): ExternalInstructions | null {
     const ch = this.challenge(orderId, name)
-    if (!ch) return null
-    const domain = baseDomain(name)
-    if (ch.type === 'dns-persist-01') {
-      // Published once: later renewals at this CA, for this account, need nothing new.
-      return {
-        method: 'dns',
-        recordName: persistOwner(domain),
-        recordType: 'TXT',
-        recordValue: ch.value,
-        txtAlternative: ch.value
-      }
-    }
-    if (ch.delegated) {
-      // Set once; CertDesk's responder serves the TXT value (txtAlternative) under the target.
-      return {
-        method: 'dns',
-        recordName: `_acme-challenge.${domain}`,
-        recordType: 'CNAME',
-        recordValue: this.delegation.target(domain),
-        txtAlternative: ch.value
-      }
-    }
-    if (ch.type === 'http-01') {
-      return {
-        method: 'http',
-        url: `http://${domain}/.well-known/acme-challenge/${ch.token}`,
-        fileName: ch.token,
-        fileContent: ch.value
-      }
-    }
-    return {
-      method: 'dns',
-      recordName: `_acme-challenge.${domain}`,
-      recordType: 'TXT',
-      recordValue: ch.value,
-      txtAlternative: ch.value
-    }
+    return ch ? this.challenges.instructions(ch, this.resellerOf(orderId)) : null
+  }
+
+  unattendedRenewal(orderId: number): UnattendedRenewal | null {
+    if (!this.enabled()) return null
+    const db = this.ctx.db
+    const req = db.prepare('SELECT names, dcv_method FROM certificate_requests WHERE order_id = ?').get(orderId) as
+      { names: string; dcv_method: string } | undefined
+    const order = db.prepare('SELECT status, reseller_id FROM orders WHERE id = ?').get(orderId) as
+      { status: string; reseller_id: number } | undefined
+    // Code signing (no names to validate) stays with the local CA.
+    if (!req || !order || req.dcv_method === 'none') return null
+    const names = JSON.parse(req.names) as string[]
+    const stored = this.row(orderId)
+    const first = stored ? (JSON.parse(stored.challenges) as ChallengeState[])[0] : undefined
+    const persistIssuer = this.settings.get(ACME_ISSUER_SETTINGS.persistIssuer)
+    // The stored challenge when the CA order waits; else what the next one will pick
+    // (challengesFor's order: delegated dns-01, then dns-persist-01, then dns-01).
+    const method: RenewalMethod = first
+      ? first.type === 'dns-persist-01'
+        ? 'dns-persist-01'
+        : first.delegated
+          ? 'delegated-dns'
+          : first.type
+      : req.dcv_method === 'http'
+        ? 'http-01'
+        : this.delegation.enabled()
+          ? 'delegated-dns'
+          : persistIssuer
+            ? 'dns-persist-01'
+            : 'dns-01'
+    const accountUrl = persistIssuer ? this.accountUrlFor(orderId, names) : null
+    return unattendedPlan({
+      orderId,
+      status: order.status,
+      names,
+      method,
+      delegationTarget: this.delegation.enabled() ? (n) => this.delegation.target(order.reseller_id, n) : null,
+      persist: persistIssuer && accountUrl ? { issuerDomain: persistIssuer, accountUrl } : null
+    })
   }
 
   /** Asks the CA to validate one name (§7.5.1) and waits for its answer. */
@@ -269,10 +253,9 @@ export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocatio
     if (!ch) return { ok: true, detail: 'the ACME CA already holds a valid authorization for this name' }
     // Look first, as certbot and acme-client do: asking the CA before the answer is published
     // would spend the challenge (§8.2: a failed challenge invalidates the authorization).
-    const net = this.netSettings()
-    const client = await this.client()
+    const client = await this.accounts.client((this.row(orderId) as OrderRow).account_reseller_id)
     try {
-      await this.lookFirst(client, ch, orderId, net)
+      await this.challenges.lookFirst(client, ch, orderId)
     } catch (err) {
       const why = err instanceof ChallengeFailure ? err.message : String(err)
       return { ok: false, detail: `not published yet, the ACME CA was not asked: ${why}` }
@@ -302,16 +285,22 @@ export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocatio
   }
 
   async issue(req: IssueRequest): Promise<IssuedCertificate> {
-    if (!this.enabled() || req.profile !== 'tls') return this.fallback.issue(req)
-    const client = await this.client()
+    if (!this.enabled() || req.profile !== 'tls') {
+      // The local CA's certificate follows the local schedule, not a window of the CA before.
+      if (req.orderId !== undefined) this.windows.forget(req.orderId)
+      return this.fallback.issue(req)
+    }
     const row = req.orderId !== undefined ? this.row(req.orderId) : null
+    if (req.orderId === undefined) throw new Error('could not issue certificate: a TLS order is needed for the ACME CA')
+    const owner = row ? row.account_reseller_id : this.ownerFor(this.resellerOf(req.orderId), req.names)
+    const client = await this.accounts.client(owner)
     let order = row
       ? await this.call('read the ACME order', () => client.getOrder({ url: row.order_url } as never))
       : await this.renewalOrder(client, req.names, req.orderId)
     if (order.status === 'pending') {
       // A renewal: validated without the customer when a dns-persist-01 record or the delegated
       // zone allows it; otherwise only while the CA reuses its authorizations.
-      await this.validateUnattended(client, order, req.orderId ?? null)
+      await this.validateUnattended(client, order, req.orderId, owner)
       order = await this.call('read the ACME order', () => client.getOrder(order))
     }
     const body = (req.csrDer.toString('base64').match(/.{1,64}/g) ?? []).join('\n')
@@ -325,11 +314,10 @@ export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocatio
       throw new ServiceError('unavailable', 'could not issue certificate: the ACME CA returned no certificate')
     const info = acme.crypto.readCertificateInfo(leafPem)
     const leaf = new x509.X509Certificate(leafPem)
-    if (req.orderId !== undefined) {
-      this.ctx.db.prepare('DELETE FROM acme_issuer_orders WHERE order_id = ?').run(req.orderId)
-      this.delegation.unpublish(req.orderId)
-      await this.trackRenewal(req.orderId, leafPem, info.notAfter)
-    }
+    this.ctx.db.prepare('DELETE FROM acme_issuer_orders WHERE order_id = ?').run(req.orderId)
+    this.delegation.unpublish(req.orderId)
+    await this.trackRenewal(req.orderId, leafPem, info.notAfter)
+    const window = this.windows.get(req.orderId)
     return {
       certificatePem: `${leafPem}\n`,
       chainPem: certs
@@ -339,117 +327,9 @@ export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocatio
       serial: leaf.serialNumber.toUpperCase(),
       validFrom: info.notBefore,
       validTill: info.notAfter,
-      issuer: `acme:${this.directoryUrl()}`
-    }
-  }
-
-  /**
-   * RFC 8555 §7.6: revokes a certificate this CA issued, signed by CertDesk's account key (the
-   * account that ordered it), with its RFC 5280 reason code. Only at the CA configured now: a
-   * certificate from a CA CertDesk no longer uses is revoked there, by whoever holds its account.
-   */
-  async revoke(directoryUrl: string, certificatePem: string, reasonCode: number): Promise<void> {
-    if (!this.enabled() || this.directoryUrl() !== directoryUrl) {
-      throw conflict(
-        `could not revoke the certificate at ${directoryUrl}: CertDesk no longer uses that ACME CA; revoke it there with the account that ordered it`
-      )
-    }
-    const client = await this.client()
-    await this.call('revoke the certificate', async () => {
-      try {
-        await client.revokeCertificate(certificatePem, { reason: reasonCode })
-      } catch (err) {
-        // urn:ietf:params:acme:error:alreadyRevoked (§6.7): the CA holds it revoked, as asked.
-        if (!/already revoked/i.test(err instanceof Error ? err.message : String(err))) throw err
-      }
-    })
-  }
-
-  /**
-   * The challenges CertDesk can answer for one authorization, best first: http-01 for http; for
-   * dns, dns-01 in the delegated zone when one is set, then dns-persist-01 when the CA offers it
-   * (one record for every renewal), then plain dns-01. Empty when the CA offers none of these.
-   */
-  private async challengesFor(
-    client: acme.Client,
-    authz: acme.Authorization,
-    name: string,
-    type: 'http-01' | 'dns-01'
-  ): Promise<ChallengeState[]> {
-    const offered = authz.challenges as unknown as OfferedChallenge[]
-    const base = { name, authzUrl: authz.url }
-    const out: ChallengeState[] = []
-    const dns01 = offered.find((c) => c.type === 'dns-01')
-    if (type === 'dns-01' && dns01 && this.delegation.enabled()) {
-      const value = await client.getChallengeKeyAuthorization(dns01 as never)
-      out.push({ ...base, challengeUrl: dns01.url, type: 'dns-01', token: tokenOf(dns01), value, delegated: true })
-    }
-    const persist = offered.find((c) => c.type === 'dns-persist-01')
-    const issuers = (Array.isArray(persist?.['issuer-domain-names']) ? persist['issuer-domain-names'] : []).filter(
-      (d): d is string => typeof d === 'string' && d.length > 0
-    )
-    if (type === 'dns-01' && persist && issuers.length > 0) {
-      if (this.settings.get(ACME_ISSUER_SETTINGS.persistIssuer) !== issuers[0])
-        this.settings.set(ACME_ISSUER_SETTINGS.persistIssuer, issuers[0])
-      const value = persistRecordValue({
-        issuerDomain: issuers[0],
-        accountUri: client.getAccountUrl(),
-        wildcard: authz.wildcard === true
-      })
-      out.push({ ...base, challengeUrl: persist.url, type: 'dns-persist-01', token: '', value, issuerDomains: issuers })
-    }
-    const ch = offered.find((c) => c.type === type)
-    // acme-client returns the dns-01 record value (the digest) and the http-01 file content.
-    if (ch)
-      out.push({
-        ...base,
-        challengeUrl: ch.url,
-        type,
-        token: tokenOf(ch),
-        value: await client.getChallengeKeyAuthorization(ch as never)
-      })
-    return out
-  }
-
-  /**
-   * What CertDesk checks before asking the CA: the CA's check spends the challenge (RFC 8555
-   * §8.2), so it is asked only once the answer is visible. Throws a ChallengeFailure otherwise.
-   */
-  private async lookFirst(
-    client: acme.Client,
-    ch: ChallengeState,
-    orderId: number | null,
-    net: Parameters<typeof checkHttp01>[3]
-  ): Promise<void> {
-    const domain = baseDomain(ch.name)
-    if (ch.type === 'http-01') return checkHttp01(domain, ch.token, ch.value, net)
-    if (ch.type === 'dns-persist-01') {
-      const verdict = await checkPersistRecord(domain, net.resolver, {
-        issuerDomains: ch.issuerDomains ?? [],
-        accountUri: client.getAccountUrl(),
-        wildcard: ch.name.startsWith('*.'),
-        now: this.ctx.clock()
-      })
-      if (!verdict.ok)
-        throw new ChallengeFailure(verdict.type, `the record at ${persistOwner(domain)} does not do: ${verdict.reason}`)
-      return
-    }
-    if (ch.delegated) {
-      // CertDesk serves the value itself; what must be in place is the customer's CNAME.
-      this.delegation.publish(domain, ch.value, orderId)
-      const [st] = await this.delegation.status([domain])
-      if (!st?.in_place) throw new ChallengeFailure('dns', st?.detail ?? `no CNAME at _acme-challenge.${domain}`)
-      return
-    }
-    return checkDns01(domain, { digest: ch.value }, net)
-  }
-
-  private netSettings(): Parameters<typeof checkHttp01>[3] {
-    return {
-      resolver: this.settings.get(DCV_SETTINGS.resolver) || null,
-      http01Port: Number(this.settings.get(DCV_SETTINGS.httpPort) || 80),
-      allowPrivateAddresses: this.settings.flag(DCV_SETTINGS.allowPrivateAddresses),
-      timeoutMs: 5000
+      issuer: `acme:${this.directoryUrl()}`,
+      // The order's one schedule: the moment in this certificate's renewal window.
+      ...(window ? { renewAt: parseDate(window.renew_at) } : {})
     }
   }
 
@@ -479,18 +359,26 @@ export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocatio
   /**
    * Validates a renewal's pending authorizations without the customer: a dns-persist-01 record
    * that still authorizes this account, or dns-01 in the delegated zone with its CNAME in place.
+   * Names nothing answers that way are left to the customer: the CA order is kept with the
+   * challenges of the order's own method (the instructions that apply, RFC 8555 §8.3, §8.4),
+   * and RenewalNeedsCustomer says so.
    */
-  private async validateUnattended(client: acme.Client, order: acme.Order, orderId: number | null): Promise<void> {
+  private async validateUnattended(
+    client: acme.Client,
+    order: acme.Order,
+    orderId: number,
+    owner: AccountOwner
+  ): Promise<void> {
     const authzs = await this.call('read the ACME authorizations', () => client.getAuthorizations(order))
-    const net = this.netSettings()
+    const waiting: { authz: acme.Authorization; name: string; why: string[] }[] = []
     for (const authz of authzs) {
       if (authz.status === 'valid') continue
       const name = authz.wildcard ? `*.${authz.identifier.value}` : authz.identifier.value
       const why: string[] = []
       let done = false
-      for (const ch of await this.unattendedChoices(client, authz, name)) {
+      for (const ch of await this.challenges.unattended(client, authz, name)) {
         try {
-          await this.lookFirst(client, ch, orderId, net)
+          await this.challenges.lookFirst(client, ch, orderId)
         } catch (err) {
           why.push(`${ch.type}${ch.delegated ? ' (delegated)' : ''}: ${(err as Error).message}`)
           continue
@@ -503,25 +391,53 @@ export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocatio
         done = true
         break
       }
-      if (!done)
-        throw new ServiceError(
-          'conflict',
-          `could not issue certificate: the ACME CA wants ${name} validated again and nothing answers it without the customer` +
-            (why.length ? ` (${why.join('; ')})` : '') +
-            '; publish a dns-persist-01 record or delegate _acme-challenge to CertDesk, or use POST /ssl/change-dcv'
-        )
+      if (!done) waiting.push({ authz, name, why })
     }
+    if (waiting.length === 0) return
+    const method = this.renewalMethod(orderId)
+    const challenges: ChallengeState[] = []
+    for (const w of waiting) {
+      // http-01 cannot prove a wildcard name (RFC 8555 §7.1.3): such a name is asked over DNS.
+      const type = method === 'http' && !w.name.startsWith('*.') ? 'http-01' : 'dns-01'
+      const [state] = await this.challenges.offered(client, w.authz, w.name, type)
+      if (!state)
+        throw new ServiceError(
+          'unavailable',
+          `could not renew ${w.name}: the ACME CA offers no ${type} challenge for it`
+        )
+      if (state.delegated)
+        this.delegation.publish(this.resellerOf(orderId), w.authz.identifier.value, state.value, orderId)
+      challenges.push(state)
+    }
+    this.keepOrder(orderId, order.url, challenges, owner)
+    const why = waiting.flatMap((w) => w.why.map((y) => `${w.name}: ${y}`))
+    throw new RenewalNeedsCustomer(
+      `the ACME CA wants ${waiting.map((w) => w.name).join(', ')} validated again and nothing answers it unattended` +
+        (why.length ? ` (${why.join('; ')})` : ' (no delegated zone is set and the CA offers no dns-persist-01)') +
+        `; the renewal waits for the answers its validation shows` +
+        (method === 'http'
+          ? '; http-01 needs a new file from the customer at every renewal: switch the order to dns (delegated DNS or dns-persist-01, GET /orders/{id}/renewal) to renew unattended'
+          : ''),
+      method
+    )
   }
 
-  /** Challenges that need nothing from the customer: delegated dns-01 and dns-persist-01. */
-  private async unattendedChoices(
-    client: acme.Client,
-    authz: acme.Authorization,
-    name: string
-  ): Promise<ChallengeState[]> {
-    return (await this.challengesFor(client, authz, name, 'dns-01')).filter(
-      (c) => c.delegated || c.type === 'dns-persist-01'
-    )
+  /** The method an order's renewals fall back to when nothing answers unattended: its own. */
+  private renewalMethod(orderId: number): 'http' | 'dns' {
+    const m = this.ctx.db.prepare('SELECT dcv_method FROM certificate_requests WHERE order_id = ?').pluck().get(orderId)
+    return m === 'http' ? 'http' : 'dns'
+  }
+
+  /** Keeps the CA order behind a TLS order while it waits for validation. */
+  private keepOrder(orderId: number, orderUrl: string, challenges: ChallengeState[], owner: AccountOwner): void {
+    this.ctx.db
+      .prepare(
+        `INSERT INTO acme_issuer_orders (order_id, directory_url, order_url, challenges, created_at, account_reseller_id)
+         VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT(order_id) DO UPDATE SET directory_url = excluded.directory_url, order_url = excluded.order_url,
+           challenges = excluded.challenges, created_at = excluded.created_at, account_reseller_id = excluded.account_reseller_id`
+      )
+      .run(orderId, this.directoryUrl(), orderUrl, JSON.stringify(challenges), isoTimestamp(this.ctx.clock()), owner)
   }
 
   /** The CA's renewalInfo URL (RFC 9773 §3), or null when its directory has none. */
@@ -537,7 +453,10 @@ export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocatio
     try {
       certId = certIdOfPem(leafPem)
     } catch {
-      return // no authority key identifier: RFC 9773 §4.1 cannot name it, the 14-day rule stays
+      // No authority key identifier: RFC 9773 §4.1 cannot name it; the 14-day rule from this
+      // certificate (lifecycle.ts) is its schedule, not a window of the certificate before.
+      this.windows.forget(orderId)
+      return
     }
     let info: RenewalInfo | null = null
     let error: string | null = null
@@ -588,6 +507,11 @@ export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocatio
     return failed
   }
 
+  /** Renewals due within a week that cannot run with nobody (renewal-readiness.ts). */
+  checkReadiness(now: Date): Promise<NotReady[]> {
+    return checkReadiness(this.ctx, this.settings, this, now)
+  }
+
   /** TLS to the CA: the system roots plus the configured bundle (a private or test CA). */
   private agent(): Agent | undefined {
     const bundle = this.settings.get(ACME_ISSUER_SETTINGS.caBundle)
@@ -596,6 +520,56 @@ export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocatio
 
   private directoryUrl(): string {
     return this.settings.get(ACME_ISSUER_SETTINGS.directoryUrl) ?? ''
+  }
+
+  /** The reseller an order belongs to: delegation labels and ACME accounts are per reseller. */
+  /**
+   * RFC 8555 §7.6: revokes a certificate this CA issued for the order, signed by the account
+   * that orders its names (the reseller's), with its RFC 5280 reason code. Only at the CA
+   * configured now: a certificate from a CA CertDesk no longer uses is revoked there, by whoever
+   * holds its account.
+   */
+  async revoke(
+    orderId: number,
+    names: string[],
+    directoryUrl: string,
+    certificatePem: string,
+    reasonCode: number
+  ): Promise<void> {
+    if (!this.enabled() || this.directoryUrl() !== directoryUrl) {
+      throw conflict(
+        `could not revoke the certificate at ${directoryUrl}: CertDesk no longer uses that ACME CA; revoke it there with the account that ordered it`
+      )
+    }
+    const row = this.row(orderId)
+    const owner = row ? row.account_reseller_id : this.ownerFor(this.resellerOf(orderId), names)
+    const client = await this.accounts.client(owner)
+    await this.call('revoke the certificate', async () => {
+      try {
+        await client.revokeCertificate(certificatePem, { reason: reasonCode })
+      } catch (err) {
+        // urn:ietf:params:acme:error:alreadyRevoked (§6.7): the CA holds it revoked, as asked.
+        if (!/already revoked/i.test(err instanceof Error ? err.message : String(err))) throw err
+      }
+    })
+  }
+
+  private resellerOf(orderId: number): number {
+    const id = this.ctx.db.prepare('SELECT reseller_id FROM orders WHERE id = ?').pluck().get(orderId) as
+      number | undefined
+    if (id === undefined) throw new Error(`could not find order ${orderId}`)
+    return id
+  }
+
+  /** The account a new CA order for these names goes through (acme-issuer-accounts.ts). */
+  private ownerFor(resellerId: number, names: string[]): AccountOwner {
+    return this.accounts.ownerFor(resellerId, names, (n) => this.delegation.isLegacy(resellerId, n))
+  }
+
+  /** The account URL a dns-persist-01 record for this order names, without registering one. */
+  accountUrlFor(orderId: number, names: string[]): string | null {
+    const row = this.row(orderId)
+    return this.accounts.url(row ? row.account_reseller_id : this.ownerFor(this.resellerOf(orderId), names))
   }
 
   private row(orderId: number): OrderRow | null {
@@ -620,43 +594,4 @@ export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocatio
       throw new ServiceError('unavailable', `could not ${what} at ${this.directoryUrl()}: ${why}`)
     }
   }
-
-  /** An acme-client for the configured CA, its account created (or found) with EAB. */
-  private async client(): Promise<acme.Client> {
-    const directoryUrl = this.directoryUrl()
-    const bundle = this.settings.get(ACME_ISSUER_SETTINGS.caBundle)
-    if (bundle) {
-      // acme-client talks through its own axios instance; extra roots are added there.
-      acme.axios.defaults.httpsAgent = new Agent({ ca: [...rootCertificates, readFileSync(bundle, 'utf8')] })
-    }
-    let accountKey = this.ctx.secrets.get(ACCOUNT_KEY_SECRET)
-    if (!accountKey) {
-      accountKey = (await acme.crypto.createPrivateEcdsaKey('P-256')).toString()
-      this.ctx.secrets.set(ACCOUNT_KEY_SECRET, accountKey)
-    }
-    const kid = this.settings.get(ACME_ISSUER_SETTINGS.eabKid)
-    const hmacKey = kid ? this.ctx.secrets.get(EAB_SECRET) : null
-    if (kid && !hmacKey)
-      throw new ServiceError(
-        'unavailable',
-        'could not reach the ACME CA: its EAB HMAC key is missing from the OS keychain'
-      )
-    const accountUrl = this.settings.get(ACME_ISSUER_SETTINGS.accountUrl) || undefined
-    const client = new acme.Client({
-      directoryUrl,
-      accountKey,
-      accountUrl,
-      ...(kid && hmacKey ? { externalAccountBinding: { kid, hmacKey } } : {}),
-      backoffAttempts: POLL.attempts,
-      backoffMin: POLL.minMs,
-      backoffMax: POLL.maxMs
-    })
-    if (!accountUrl) {
-      await this.call('register the ACME account', () => client.createAccount({ termsOfServiceAgreed: true }))
-      this.settings.set(ACME_ISSUER_SETTINGS.accountUrl, client.getAccountUrl())
-    }
-    return client
-  }
 }
-
-const tokenOf = (c: { token?: unknown }): string => (typeof c.token === 'string' ? c.token : '')

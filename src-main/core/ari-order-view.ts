@@ -1,7 +1,8 @@
 /**
  * An order's renewal automation as the order page and GET /orders/{id}/renewal show it: the
  * renewal window and where it came from (RFC 9773, or the 14-day rule), each name's delegation
- * CNAME and whether it is in place, and the dns-persist-01 records for the external ACME CA.
+ * CNAME and whether it is in place, the dns-persist-01 records for the external ACME CA, and
+ * whether the order renews with nobody.
  * Every DNS look here is read-only.
  */
 import { ACME_ISSUER_SETTINGS, type AcmeIssuer } from './acme-issuer'
@@ -9,6 +10,7 @@ import type { RenewalWindowView } from './ari'
 import type { CoreContext } from './context'
 import type { DelegationStatus } from './delegated-dns'
 import { persistRecordViews, type PersistRecordView } from './dns-persist-view'
+import type { UnattendedRenewal } from './renewal-plan'
 import { DCV_SETTINGS } from './setting-keys'
 import type { Settings } from './settings'
 
@@ -16,6 +18,8 @@ export interface OrderRenewalView {
   window: RenewalWindowView | null
   delegation: { zone: string; domains: DelegationStatus[] } | null
   dns_persist: PersistRecordView[]
+  /** Whether renewals run with nobody, and the switch when they do not (renewal-plan.ts). */
+  unattended: UnattendedRenewal | null
 }
 
 export async function orderRenewalView(
@@ -26,15 +30,21 @@ export async function orderRenewalView(
 ): Promise<OrderRenewalView> {
   const req = ctx.db.prepare('SELECT names FROM certificate_requests WHERE order_id = ?').get(orderId) as
     { names: string } | undefined
-  const order = ctx.db.prepare('SELECT domain FROM orders WHERE id = ?').get(orderId) as { domain: string } | undefined
+  const order = ctx.db.prepare('SELECT domain, reseller_id FROM orders WHERE id = ?').get(orderId) as
+    { domain: string; reseller_id: number } | undefined
   const names = req ? (JSON.parse(req.names) as string[]) : order?.domain ? [order.domain] : []
   const zone = issuer.delegation.zone()
-  const acmeOrder = issuer.enabled()
-  const accountUrl = settings.get(ACME_ISSUER_SETTINGS.accountUrl)
+  const acmeOrder = issuer.enabled() && order !== undefined
+  // The account this order's reseller proves control with: a record naming any other account
+  // (another reseller's) is not this order's authorisation.
+  const accountUrl = acmeOrder && names.length ? issuer.accountUrlFor(orderId, names) : null
   const persistIssuer = settings.get(ACME_ISSUER_SETTINGS.persistIssuer)
   return {
     window: issuer.windows.view(orderId),
-    delegation: zone && acmeOrder && names.length ? { zone, domains: await issuer.delegation.status(names) } : null,
+    delegation:
+      zone && acmeOrder && names.length
+        ? { zone, domains: await issuer.delegation.status(order.reseller_id, names) }
+        : null,
     dns_persist:
       acmeOrder && accountUrl && persistIssuer && names.length
         ? await persistRecordViews({
@@ -45,6 +55,7 @@ export async function orderRenewalView(
             resolver: settings.get(DCV_SETTINGS.resolver) || null,
             now: ctx.clock()
           })
-        : []
+        : [],
+    unattended: order ? issuer.unattendedRenewal(orderId) : null
   }
 }

@@ -11,7 +11,7 @@ import type { Agent } from 'node:https'
 import { request } from 'node:https'
 import { ariCertId } from './acme-server/signer'
 import type { CoreContext } from './context'
-import { addDays, isoTimestamp, parseDate } from './time'
+import { addDays, isoDate, isoTimestamp, parseDate } from './time'
 import { x509 } from './x509'
 
 /** The reseller API's reissue lead (spec "Certificate lifecycle rule"), for CAs without ARI. */
@@ -44,6 +44,8 @@ export interface AriRow {
   next_check_at: string | null
   checked_at: string
   last_error: string | null
+  /** When the look at whether the renewal can run without the customer was made (once per certificate). */
+  readiness_checked_at: string | null
 }
 
 /** What the order page and the API show: the window, where it came from, the chosen moment. */
@@ -196,7 +198,8 @@ export class RenewalWindows {
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT(order_id) DO UPDATE SET cert_id = excluded.cert_id, directory_url = excluded.directory_url, source = excluded.source,
            window_start = excluded.window_start, window_end = excluded.window_end, explanation_url = excluded.explanation_url,
-           renew_at = excluded.renew_at, next_check_at = excluded.next_check_at, checked_at = excluded.checked_at, last_error = excluded.last_error`
+           renew_at = excluded.renew_at, next_check_at = excluded.next_check_at, checked_at = excluded.checked_at, last_error = excluded.last_error,
+           readiness_checked_at = NULL`
       )
       .run(
         orderId,
@@ -215,29 +218,45 @@ export class RenewalWindows {
   }
 
   /**
+   * The certificate of the order no longer comes from an external CA (the local CA issued it, or
+   * the CA could not name it for RFC 9773): its schedule is the reseller API's rule again.
+   */
+  forget(orderId: number): void {
+    this.ctx.db.prepare('DELETE FROM ari_windows WHERE order_id = ?').run(orderId)
+  }
+
+  /**
    * A later look at the same certificate. The chosen moment stays while the window stays (a
    * new draw at every look would drift towards the window's start); a moved window gets a new
-   * draw, and a window in the past means now.
+   * draw, and a window in the past means now. The order's `next_reissue_at` follows the moment
+   * (one schedule per order), unless no renewal is planned for it.
    */
   update(row: AriRow, info: RenewalInfo): void {
     const now = this.ctx.clock()
     const same = isoTimestamp(info.start) === row.window_start && isoTimestamp(info.end) === row.window_end
     const renewAt = same && row.source === 'ari' ? parseDate(row.renew_at) : chooseRenewAt(info.start, info.end, now)
-    this.ctx.db
-      .prepare(
-        `UPDATE ari_windows SET source = 'ari', window_start = ?, window_end = ?, explanation_url = ?, renew_at = ?,
-           next_check_at = ?, checked_at = ?, last_error = NULL WHERE order_id = ? AND cert_id = ?`
-      )
-      .run(
-        isoTimestamp(info.start),
-        isoTimestamp(info.end),
-        info.explanationUrl,
-        isoTimestamp(renewAt),
-        isoTimestamp(new Date(now.getTime() + info.retryAfterS * 1000)),
-        isoTimestamp(now),
-        row.order_id,
-        row.cert_id
-      )
+    const db = this.ctx.db
+    db.transaction(() => {
+      const changed = db
+        .prepare(
+          `UPDATE ari_windows SET source = 'ari', window_start = ?, window_end = ?, explanation_url = ?, renew_at = ?,
+             next_check_at = ?, checked_at = ?, last_error = NULL WHERE order_id = ? AND cert_id = ?`
+        )
+        .run(
+          isoTimestamp(info.start),
+          isoTimestamp(info.end),
+          info.explanationUrl,
+          isoTimestamp(renewAt),
+          isoTimestamp(new Date(now.getTime() + info.retryAfterS * 1000)),
+          isoTimestamp(now),
+          row.order_id,
+          row.cert_id
+        ).changes
+      if (changed > 0)
+        db.prepare(
+          'UPDATE orders SET next_reissue_at = ? WHERE id = ? AND next_reissue_at IS NOT NULL AND next_reissue_at <> ?'
+        ).run(isoDate(renewAt), row.order_id, isoDate(renewAt))
+    })()
   }
 
   /** A failed look: keep the window, ask again after the default wait (§4.3). */

@@ -7,10 +7,16 @@
  * where <zone> is a zone delegated (NS) to CertDesk's authoritative responder
  * (delegated-dns-server.ts). CertDesk then publishes each dns-01 value itself under <label>, so
  * renewals need no customer action and no DNS provider credentials. This module holds the
- * settings, the label of each domain, the published records, and the check that a domain's
- * CNAME is in place.
+ * settings, the label of each name for each reseller, the published records, and the check that
+ * a name's CNAME is in place.
+ *
+ * Whoever can publish under the CNAME's target proves control of the name (RFC 8555 §8.4), so a
+ * label belongs to one reseller and one name: a CNAME a customer set for one reseller never
+ * carries another reseller's dns-01 value. A second reseller ordering the name gets a label of
+ * its own, and its order waits until the customer points the CNAME there.
  */
-import { createHash } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
+import { domainToASCII } from 'node:url'
 import type { CoreContext } from './context'
 import { dnsResolver } from './dns-resolver'
 import { DCV_SETTINGS, DELEGATED_DNS_SETTINGS } from './setting-keys'
@@ -28,15 +34,23 @@ export function delegatedZone(settings: Settings): string | null {
   return z ? z.toLowerCase().replace(/\.$/, '') : null
 }
 
-/**
- * The label of a domain under the zone: a digest, so a customer's domain never becomes part
- * of a name CertDesk serves (no injection through the domain), and stable across renewals.
- * A wildcard and its base name prove the same `_acme-challenge` owner (RFC 8555 §8.4).
- */
-export function delegationLabel(domain: string): string {
+/** A name as labels are bound to it: lower case, A-labels (RFC 5891), no wildcard, no final dot. */
+export function delegatedName(domain: string): string {
   const base = domain.toLowerCase().replace(/^\*\./, '').replace(/\.$/, '')
-  return `d${createHash('sha256').update(base).digest('hex').slice(0, 24)}`
+  return domainToASCII(base) || base
 }
+
+/**
+ * The name-only label of schemas 11-15: a digest of the name, the same for every reseller. Kept
+ * only by the reseller that alone had ordered the name when labels were bound to resellers
+ * (migration 0016), so the CNAMEs its customers set keep working for it and for no one else.
+ */
+export function legacyDelegationLabel(domain: string): string {
+  return `d${createHash('sha256').update(delegatedName(domain)).digest('hex').slice(0, 24)}`
+}
+
+/** A new label: 96 random bits, so it tells nothing of the name or the reseller. */
+const newLabel = (): string => `d${randomBytes(12).toString('hex')}`
 
 export interface DelegationStatus {
   domain: string
@@ -61,17 +75,50 @@ export class DelegatedDns {
     return this.zone() !== null
   }
 
-  target(domain: string): string {
-    const zone = this.zone()
-    if (!zone) throw new Error('could not name the delegation target: no delegated zone is set')
-    return `${delegationLabel(domain)}.${zone}`
+  /**
+   * The label of `domain` for `resellerId`, made on first use and kept, so it survives renewals
+   * and reorders. Made in one statement: two orders of the same reseller racing for a new name
+   * end with the same label.
+   */
+  label(resellerId: number, domain: string): string {
+    const name = delegatedName(domain)
+    const db = this.ctx.db
+    const read = (): { label: string | null; legacy: number } | undefined =>
+      db
+        .prepare('SELECT label, legacy FROM delegation_labels WHERE reseller_id = ? AND domain = ?')
+        .get(resellerId, name) as { label: string | null; legacy: number } | undefined
+    let row = read()
+    if (!row) {
+      db.prepare(
+        'INSERT OR IGNORE INTO delegation_labels (reseller_id, domain, label, legacy, created_at) VALUES (?, ?, ?, 0, ?)'
+      ).run(resellerId, name, newLabel(), isoTimestamp(this.ctx.clock()))
+      row = read()
+    }
+    if (!row) throw new Error(`could not keep the delegation label of ${name}`)
+    return row.legacy === 1 ? legacyDelegationLabel(name) : (row.label as string)
   }
 
-  /** Publishes a dns-01 value for `domain` (answered at once by the running responder). */
-  publish(domain: string, value: string, orderId: number | null): void {
+  /** Whether `resellerId` kept `domain` from before labels were bound (and may use the shared account). */
+  isLegacy(resellerId: number, domain: string): boolean {
+    return (
+      this.ctx.db
+        .prepare('SELECT 1 FROM delegation_labels WHERE reseller_id = ? AND domain = ? AND legacy = 1')
+        .get(resellerId, delegatedName(domain)) !== undefined
+    )
+  }
+
+  /** `<label>.<zone>`: where the reseller's customer points `_acme-challenge.<domain>`. */
+  target(resellerId: number, domain: string): string {
+    const zone = this.zone()
+    if (!zone) throw new Error('could not name the delegation target: no delegated zone is set')
+    return `${this.label(resellerId, domain)}.${zone}`
+  }
+
+  /** Publishes a reseller's dns-01 value for `domain` (answered at once by the running responder). */
+  publish(resellerId: number, domain: string, value: string, orderId: number | null): void {
     const now = this.ctx.clock()
     const db = this.ctx.db
-    const label = delegationLabel(domain)
+    const label = this.label(resellerId, domain)
     db.transaction(() => {
       db.prepare('DELETE FROM delegated_dns_records WHERE created_at < ?').run(
         isoTimestamp(addDays(now, -RECORD_LIFETIME_DAYS))
@@ -101,25 +148,31 @@ export class DelegatedDns {
     ).map((r) => r.value)
   }
 
-  /** Each domain's CNAME and whether it is in place, read-only (a CNAME lookup, nothing written). */
-  async status(domains: string[]): Promise<DelegationStatus[]> {
+  /**
+   * Each name's CNAME for this reseller and whether it is in place, read-only (a CNAME lookup).
+   * When it is not, `detail` names the exact record the customer must set.
+   */
+  async status(resellerId: number, domains: string[]): Promise<DelegationStatus[]> {
     const resolver = this.settings.get(DCV_SETTINGS.resolver) || null
     const seen = new Set<string>()
     const out: DelegationStatus[] = []
     for (const d of domains) {
-      const domain = d.toLowerCase().replace(/^\*\./, '')
+      const domain = delegatedName(d)
       if (seen.has(domain)) continue
       seen.add(domain)
       const name = `_acme-challenge.${domain}`
-      const value = this.target(domain)
+      const value = this.target(resellerId, domain)
+      const ask = `the customer must set ${name} CNAME ${value}`
       let inPlace = false
       let detail: string
       try {
         const found = (await dnsResolver(resolver).resolveCname(name)).map((c) => c.toLowerCase().replace(/\.$/, ''))
         inPlace = found.includes(value)
-        detail = inPlace ? 'in place' : `${name} points to ${found.join(', ')}, not ${value}`
+        // A CNAME to another target was given to someone else (another reseller, another
+        // provider): it authorises only them, never this order.
+        detail = inPlace ? 'in place' : `${name} points to ${found.join(', ')}, not to this order's target; ${ask}`
       } catch (err) {
-        detail = `no CNAME at ${name} yet (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`
+        detail = `no CNAME at ${name} yet (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); ${ask}`
       }
       out.push({ domain, cname: { name, type: 'CNAME', value }, in_place: inPlace, detail })
     }

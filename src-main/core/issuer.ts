@@ -3,6 +3,8 @@
  * external-CA issuer behind the same interface. Everything before signing (CSR checks, domain
  * validation, the validity window) is decided by the core, so an issuer only signs.
  */
+import { ServiceError } from './errors'
+
 export type CertificateProfile = 'tls' | 'code-signing'
 
 export interface IssueRequest {
@@ -31,6 +33,27 @@ export interface IssuedCertificate {
   validTill: Date
   /** Which issuer signed it, for the certificate record ("local-ca", "acme:<directory>"). */
   issuer: string
+  /**
+   * When the CA that signed it wants it renewed (the moment chosen in its RFC 9773 window, or
+   * 14 days before its end): the order's one renewal schedule. Absent for the local CA, whose
+   * schedule is the reseller API's rule over `validTill`.
+   */
+  renewAt?: Date
+}
+
+/**
+ * A renewal the CA will not issue without the domain owner: it wants names validated again and
+ * nothing answers them unattended. The CA order waits with the CA's own instructions (shown
+ * through `ExternalValidation.instructions`); the message says what the customer must do.
+ */
+export class RenewalNeedsCustomer extends ServiceError {
+  constructor(
+    message: string,
+    /** The validation method the waiting CA order asks for. */
+    readonly method: 'http' | 'dns'
+  ) {
+    super('conflict', message)
+  }
 }
 
 export interface Issuer {

@@ -26,6 +26,23 @@ export interface ValidityWindow {
   nextReissueAt: Date | null
 }
 
+/**
+ * The order's next reissue after the certificate actually issued: the issuing CA's moment when it
+ * names one (an external CA's RFC 9773 window), else 14 days before that certificate ends; none
+ * when it reaches the end of the subscription, or when the product never reissues by itself.
+ * One schedule per order, whoever signed (the local CA's certificate ends where `validityWindow`
+ * said, an external CA's wherever the CA chose).
+ */
+export function nextReissueAfter(
+  issued: { validTill: Date; renewAt?: Date },
+  purchaseEnd: Date,
+  autoReissue: boolean
+): Date | null {
+  const endOfSubscription = new Date(purchaseEnd.getTime() - 1000)
+  if (!autoReissue || issued.validTill.getTime() >= endOfSubscription.getTime()) return null
+  return issued.renewAt ?? addDays(issued.validTill, -REISSUE_LEAD_DAYS)
+}
+
 export function validityWindow(
   product: Pick<Product, 'type'>,
   issuedAt: Date,

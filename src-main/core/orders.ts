@@ -107,7 +107,12 @@ export class Orders {
   constructor(
     private readonly ctx: CoreContext,
     private readonly catalogue: Catalogue,
-    private readonly subscriptions?: AcmeSubscriptions
+    private readonly subscriptions?: AcmeSubscriptions,
+    /**
+     * True when an external CA will issue this product's certificates: their lifetime, and so the
+     * reissue schedule, is the CA's, known only once it has issued (lifecycle.ts).
+     */
+    private readonly externalCa?: (product: Product) => boolean
   ) {
     this.kept = new OrderCache(ctx.db)
     this.searchTotals = new SearchTotals(ctx.db)
@@ -221,7 +226,9 @@ export class Orders {
     const number = orderNumber('ORD', id, now)
     const purchaseEnd = addMonths(startOfDay(now), q.periodMonths)
     const auto = autoReissues(q.product)
-    const planned = validityWindow(q.product, now, purchaseEnd, auto)
+    const window = validityWindow(q.product, now, purchaseEnd, auto)
+    // The local CA's schedule is known now; an external CA's only from the certificate it issues.
+    const planned = this.externalCa?.(q.product) ? { nextReissueAt: null } : window
     const paid = payment === 'credit'
     db.prepare(
       `INSERT INTO orders (id, order_number, reseller_id, product_id, domain, period_months, san_count,

@@ -42,6 +42,8 @@ export interface SchedulerReport {
   }[]
   /** Orders announced as `certificate.expiring` (no reissue will follow). */
   expiring?: number[]
+  /** Renewals at the external CA due within a week that need the customer (raised as an alert now). */
+  renewals_need_customer?: { order_id: number; order_number: string; renew_at: string; reason: string }[]
 }
 
 /** How often `serve` runs a pass. Reissues are due by day, so hourly is plenty. */
@@ -94,6 +96,8 @@ export class Scheduler {
       renewals?: {
         windows: RenewalWindows
         refreshWindows(now: Date): Promise<{ order_id: number; error: string }[]>
+        /** Renewals due within a week that cannot run with nobody (renewal-readiness.ts). */
+        checkReadiness?(now: Date): Promise<{ order_id: number; renew_at: string; reason: string }[]>
       }
       /** Alert rules checked after each pass; `tick` between passes (alerts/). */
       alerts?: { afterPass(outcome: PassOutcome): Promise<void>; tick(): Promise<void> }
@@ -194,12 +198,15 @@ export class Scheduler {
         .all(today) as OrderRef[]
     ).filter(free)
 
-    // 2. Automatic reissues that are due (auto_reissue is 0 for code signing, spec).
+    // 2. Automatic reissues that are due (auto_reissue is 0 for code signing, spec). An order
+    // whose certificate has a renewal window from its CA is renewed at the moment chosen in it
+    // (2b): one schedule per order, never this day-granular one beside it.
     const due = (
       db
         .prepare(
           `SELECT id, order_number FROM orders WHERE status = 'completed' AND auto_reissue = 1
-           AND next_reissue_at IS NOT NULL AND next_reissue_at <= ? AND purchase_end_date > ? ORDER BY id`
+           AND next_reissue_at IS NOT NULL AND next_reissue_at <= ? AND purchase_end_date > ?
+           AND NOT EXISTS (SELECT 1 FROM ari_windows w WHERE w.order_id = orders.id) ORDER BY id`
         )
         .all(today, today) as OrderRef[]
     ).filter(free)
@@ -211,7 +218,7 @@ export class Scheduler {
     const [validated, reissued, renewed] = await Promise.all([
       this.work(behind ? [] : waiting, VALIDATION_CONCURRENCY, (o) => this.certificates.advance(o.id)),
       this.work(behind ? [] : due, REISSUE_CONCURRENCY, (o) => this.certificates.autoReissue(o.id)),
-      this.renewals(now, today, due, free)
+      this.renewals(now, today, due, free, behind)
     ])
     validated.forEach((r, i) => {
       if (!r.ok) fail(waiting[i], r.error)
@@ -230,7 +237,27 @@ export class Scheduler {
       renewed.results.forEach((r, i) => recordReissue(renewed.orders[i], r))
     }
 
-    // 3. Design page: a subscription whose end has passed and whose last certificate has expired.
+    // 2c. Renewals due within a week that cannot run with nobody: said now, before they are due.
+    let needsCustomer: { order_id: number; renew_at: string; reason: string }[] = []
+    const coming = this.after?.renewals
+    if (coming?.checkReadiness && !behind) {
+      try {
+        needsCustomer = await coming.checkReadiness(now)
+        const number = db.prepare('SELECT order_number FROM orders WHERE id = ?').pluck()
+        report.renewals_need_customer = needsCustomer.map((n) => ({
+          ...n,
+          order_number: String(number.get(n.order_id) ?? '-')
+        }))
+      } catch (err) {
+        report.errors.push({
+          order_id: 0,
+          order_number: '-',
+          error: `could not look at coming renewals: ${String(err)}`
+        })
+      }
+    }
+
+    // 3. A subscription whose end has passed and whose last certificate has expired.
     const ended = db
       .prepare(
         `SELECT o.id, o.order_number FROM orders o
@@ -270,7 +297,7 @@ export class Scheduler {
       for (const v of report.validation_needed)
         failed.push({ order_id: v.order_id, error: `validation needed: ${v.reason}` })
       try {
-        await this.after.alerts.afterPass({ failed, issued: report.issued.map((i) => i.order_id) })
+        await this.after.alerts.afterPass({ failed, issued: report.issued.map((i) => i.order_id), needsCustomer })
       } catch (err) {
         report.errors.push({ order_id: 0, order_number: '-', error: `could not check alerts: ${String(err)}` })
       }
@@ -283,13 +310,15 @@ export class Scheduler {
    * chosen moment inside the CA's window has come are renewed; a window the CA moved into the
    * past (a mass revocation) makes that moment now. Both are indexed lookups: an idle pass over a
    * large store reads no order row. A look at the CA still in flight from an earlier pass is
-   * neither started again nor waited for: this pass renews from the windows as they stand.
+   * neither started again nor waited for: this pass renews from the windows as they stand. A
+   * clock behind the newest certificate (`behind`) renews nothing, as it issues nothing above.
    */
   private async renewals(
     now: Date,
     today: string,
     due: OrderRef[],
-    free: (o: OrderRef) => boolean
+    free: (o: OrderRef) => boolean,
+    behind: string | null
   ): Promise<{
     lookErrors: { order_id: number; error: string }[]
     orders: OrderRef[]
@@ -321,6 +350,7 @@ export class Scheduler {
         results: []
       }
     }
+    if (behind) return { lookErrors, orders, results: orders.map(() => ({ ok: false, error: new Error(behind) })) }
     const results = await this.work(orders, REISSUE_CONCURRENCY, (o) => this.certificates.autoReissue(o.id))
     return { lookErrors, orders, results }
   }

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import defaultCatalogue from '../../resources/catalogue.json'
 import { AcmeIssuer } from './acme-issuer'
+import { Admins } from './admins'
 import { Alerts } from './alerts'
 import { AcmeServerCore } from './acme-server'
 import { localCaSigner } from './acme-server/signer'
@@ -79,6 +80,8 @@ export interface Service {
   readonly reports: Reports
   /** Alert rules, channels and deliveries (alerts/). */
   readonly alerts: Alerts
+  /** Admin accounts, their sessions and the audit log (admins/). */
+  readonly admins: Admins
   /**
    * For a process that serves requests (`serve`, the window), once it has started: a write that
    * meets another process's lock no longer sleeps on the only thread but fails at once, and
@@ -104,13 +107,13 @@ export function openService(opts: ServiceOptions): Service {
   }
   const catalogue = new Catalogue(ctx)
   const acme = new AcmeSubscriptions(ctx)
-  const orders = new Orders(ctx, catalogue, acme)
   const localCa = new LocalCa(ctx)
   // Every leaf of the local CA names its CRL, which CertDesk signs and serves (local-ca-crl.ts).
   const crl = new LocalCaCrl(ctx, settings, localCa)
   localCa.crlUrl = () => crl.url()
   // An external ACME CA, when configured, issues TLS orders and validates their names (RFC 8555).
   const acmeIssuer = new AcmeIssuer(ctx, settings, opts.issuer ?? localCa)
+  const orders = new Orders(ctx, catalogue, acme, (p) => acmeIssuer.issues(p))
   const certificates = new Certificates(ctx, orders, catalogue, settings, acmeIssuer, acmeIssuer, acmeIssuer)
   certificates.crl = crl
   const deploys = new Deploys(ctx)
@@ -150,6 +153,7 @@ export function openService(opts: ServiceOptions): Service {
     imports: new Imports(ctx, orders, resellers, catalogue, keyVault),
     reports: new Reports(ctx),
     alerts,
+    admins: new Admins(ctx),
     stopWaitingOnLocks: () => stopWaitingOnLocks(db),
     close: () => db.close()
   }

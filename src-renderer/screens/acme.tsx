@@ -8,7 +8,7 @@ import type { AcmeSubscriptionView } from '../../src-preload/contract'
 import { HMAC_KEY_PLACEHOLDER } from '../../src-preload/channels'
 import { href } from '../routes'
 import { useStore } from '../store'
-import { Badge, CopyButton, DomainNames, ErrorBox } from '../ui'
+import { Badge, Can, CopyButton, DomainNames, ErrorBox } from '../ui'
 
 const CLIENTS = [
   ['certbot', 'certbot'],
@@ -60,9 +60,11 @@ export function Subscription({ sub, page = false }: { sub: AcmeSubscriptionView;
               {hmac} <CopyButton text={hmac} />
             </>
           ) : (
-            <button className="btn small" type="button" onClick={() => void reveal(sub.orderId)}>
-              Reveal HMAC key
-            </button>
+            <Can m="acmeHmacKey">
+              <button className="btn small" type="button" onClick={() => void reveal(sub.orderId)}>
+                Reveal HMAC key
+              </button>
+            </Can>
           )}
         </dd>
         <dt>Accounts</dt>
@@ -128,9 +130,11 @@ export function Acme(): React.JSX.Element {
     <div className="screen narrow">
       <header className="screen-head">
         <h1>ACME subscriptions</h1>
-        <button className="btn primary" onClick={toCatalogue}>
-          Order an ACME subscription
-        </button>
+        <Can m="createOrder">
+          <button className="btn primary" onClick={toCatalogue}>
+            Order an ACME subscription
+          </button>
+        </Can>
       </header>
       <section className="card">
         <p>

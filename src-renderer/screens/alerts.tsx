@@ -4,8 +4,8 @@
  */
 import { useEffect, useState } from 'react'
 import type { AlertChannelInput, AlertRuleView } from '../../src-preload/contract'
-import { useStore } from '../store'
-import { Badge, CopyButton } from '../ui'
+import { useCan, useStore } from '../store'
+import { Can, Badge, CopyButton } from '../ui'
 
 const KIND_LABELS: Record<string, string> = {
   smtp: 'Email (SMTP)',
@@ -19,11 +19,13 @@ const WHEN: Record<string, string> = {
   expiring: 'one third of the lifetime left, checked daily',
   renewal_failed: 'at the failure',
   deploy_failed: 'after the last attempt',
-  installation_problem: 'when a check finds it'
+  installation_problem: 'when a check finds it',
+  renewal_needs_customer: 'a week before the renewal, once per certificate'
 }
 
 function RuleRow({ rule }: { rule: AlertRuleView }): React.JSX.Element {
   const save = useStore((s) => s.setAlertRule)
+  const canSave = useCan('updateAlertRule')
   const [hours, setHours] = useState(String(rule.thresholdHours ?? ''))
   return (
     <tr>
@@ -33,6 +35,7 @@ function RuleRow({ rule }: { rule: AlertRuleView }): React.JSX.Element {
           type="checkbox"
           aria-label={`Rule on: ${rule.label}`}
           checked={rule.enabled}
+          disabled={!canSave}
           onChange={(e) => void save(rule.rule, { enabled: e.target.checked })}
         />
       </td>
@@ -50,12 +53,15 @@ function RuleRow({ rule }: { rule: AlertRuleView }): React.JSX.Element {
               inputMode="numeric"
               size={5}
               value={hours}
+              disabled={!canSave}
               onChange={(e) => setHours(e.target.value)}
             />{' '}
             hours{' '}
-            <button className="btn small" type="submit">
-              Save
-            </button>
+            {canSave ? (
+              <button className="btn small" type="submit">
+                Save
+              </button>
+            ) : null}
           </form>
         ) : (
           <span className="muted">{WHEN[rule.rule]}</span>
@@ -250,12 +256,16 @@ export function Alerts(): React.JSX.Element {
                   </td>
                   <td className="mono">{c.target}</td>
                   <td className="nowrap">
-                    <button className="btn small" onClick={() => void test(c.id)}>
-                      Send test
-                    </button>{' '}
-                    <button className="btn small danger" onClick={() => void remove(c.id)}>
-                      Remove
-                    </button>
+                    <Can m="testAlertChannel">
+                      <button className="btn small" onClick={() => void test(c.id)}>
+                        Send test
+                      </button>{' '}
+                    </Can>
+                    <Can m="removeAlertChannel">
+                      <button className="btn small danger" onClick={() => void remove(c.id)}>
+                        Remove
+                      </button>
+                    </Can>
                   </td>
                 </tr>
               ))}
@@ -263,7 +273,9 @@ export function Alerts(): React.JSX.Element {
           </table>
         )}
       </section>
-      <AddChannel />
+      <Can m="addAlertChannel">
+        <AddChannel />
+      </Can>
       <section className="card">
         <h2>Last deliveries</h2>
         {deliveries.length === 0 ? (

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react'
 import { useStore } from '../store'
-import { CopyButton } from '../ui'
+import { Can, CopyButton } from '../ui'
 
 export function ApiKeys(): React.JSX.Element {
   const keys = useStore((s) => s.apiKeys)
@@ -45,23 +45,25 @@ export function ApiKeys(): React.JSX.Element {
           </div>
         </section>
       ) : null}
-      <form
-        className="card form inline-form"
-        onSubmit={(e) => {
-          e.preventDefault()
-          void create(label).then(() => setLabel(''))
-        }}
-      >
-        <div className="row">
-          <label className="grow">
-            Key label
-            <input value={label} onChange={(e) => setLabel(e.target.value)} placeholder="deploy script" />
-          </label>
-          <button className="btn primary" type="submit">
-            Create API key
-          </button>
-        </div>
-      </form>
+      <Can m="createApiKey">
+        <form
+          className="card form inline-form"
+          onSubmit={(e) => {
+            e.preventDefault()
+            void create(label).then(() => setLabel(''))
+          }}
+        >
+          <div className="row">
+            <label className="grow">
+              Key label
+              <input value={label} onChange={(e) => setLabel(e.target.value)} placeholder="deploy script" />
+            </label>
+            <button className="btn primary" type="submit">
+              Create API key
+            </button>
+          </div>
+        </form>
+      </Can>
       <table className="table">
         <thead>
           <tr>
@@ -88,12 +90,16 @@ export function ApiKeys(): React.JSX.Element {
               <td className="actions">
                 {!k.revokedAt ? (
                   <>
-                    <button className="btn small" onClick={() => void copy(k.id)}>
-                      Copy
-                    </button>
-                    <button className="btn small danger" onClick={() => void revoke(k.id)}>
-                      Revoke
-                    </button>
+                    <Can m="revealApiKey">
+                      <button className="btn small" onClick={() => void copy(k.id)}>
+                        Copy
+                      </button>
+                    </Can>
+                    <Can m="revokeApiKey">
+                      <button className="btn small danger" onClick={() => void revoke(k.id)}>
+                        Revoke
+                      </button>
+                    </Can>
                   </>
                 ) : null}
               </td>

@@ -4,7 +4,7 @@ import { ExportButton } from '../export-tray'
 import { usd } from '../lib/format'
 import { useStore } from '../store'
 import { href } from '../routes'
-import { Badge, DomainName, ErrorBox } from '../ui'
+import { Can, Badge, DomainName, ErrorBox } from '../ui'
 import { VirtualList } from '../virtual-list'
 
 function TopUp(): React.JSX.Element {
@@ -78,7 +78,9 @@ export function Billing(): React.JSX.Element {
       </header>
       {tab === 'transactions' ? (
         <>
-          <TopUp />
+          <Can m="topUp">
+            <TopUp />
+          </Can>
           <div className="toolbar">
             <ExportButton list="transactions" file="credit-ledger.csv" filter={{}} />
           </div>

@@ -3,7 +3,7 @@ import type { ProductFilter, ProductType, ValidationType } from '../../src-prelo
 import { usd } from '../lib/format'
 import { afterDiscount, warrantyText } from '../lib/prices'
 import { useReseller, useStore } from '../store'
-import { ErrorBox } from '../ui'
+import { Can, ErrorBox } from '../ui'
 
 const TYPES: ProductType[] = ['ssl', 'wildcard', 'multi-domain', 'code-signing']
 const VALIDATIONS: ValidationType[] = ['dv', 'ov', 'ev']
@@ -121,17 +121,19 @@ export function Catalogue(): React.JSX.Element {
                 </td>
                 <td>1–{p.maxYears}</td>
                 <td>
-                  <button
-                    type="button"
-                    className="btn small primary"
-                    aria-label={`Order ${p.name}`}
-                    onClick={() => {
-                      setDraft({ productId: p.id, period: 12, sanCount: 0, sanWildcardCount: 0 })
-                      go({ name: 'new-order' })
-                    }}
-                  >
-                    Order
-                  </button>
+                  <Can m="createOrder">
+                    <button
+                      type="button"
+                      className="btn small primary"
+                      aria-label={`Order ${p.name}`}
+                      onClick={() => {
+                        setDraft({ productId: p.id, period: 12, sanCount: 0, sanWildcardCount: 0 })
+                        go({ name: 'new-order' })
+                      }}
+                    >
+                      Order
+                    </button>
+                  </Can>
                 </td>
               </tr>
             )

@@ -3,7 +3,7 @@ import { BarChart, Donut } from '../charts'
 import { daysUntil, statusLabel, usd } from '../lib/format'
 import { href } from '../routes'
 import { useStore } from '../store'
-import { Badge, DomainName, Stat } from '../ui'
+import { Badge, Can, DomainName, Stat } from '../ui'
 
 export function Dashboard(): React.JSX.Element {
   const dashboard = useStore((s) => s.dashboard)
@@ -19,9 +19,11 @@ export function Dashboard(): React.JSX.Element {
     <div className="screen">
       <header className="screen-head">
         <h1>Dashboard</h1>
-        <button className="btn primary" onClick={() => go({ name: 'catalogue' })}>
-          New order
-        </button>
+        <Can m="createOrder">
+          <button className="btn primary" onClick={() => go({ name: 'catalogue' })}>
+            New order
+          </button>
+        </Can>
       </header>
       <div className="stats">
         <Stat label="Credit balance" value={usd(stats.creditBalance)} />

@@ -13,7 +13,7 @@ import type {
   OrderView
 } from '../../src-preload/contract'
 import { useStore } from '../store'
-import { Badge, CopyButton, ErrorBox } from '../ui'
+import { Can, Badge, CopyButton, ErrorBox } from '../ui'
 
 const LAYOUTS: DeployLayout[] = ['nginx', 'apache', 'haproxy', 'iis']
 /**
@@ -275,14 +275,16 @@ export function DeployTargets({ order }: { order: OrderView }): React.JSX.Elemen
     <section className="card" data-testid="deploy-targets">
       <div className="card-head">
         <h2>Deploy targets</h2>
-        <button
-          className="btn primary"
-          disabled={deploying || shown.length === 0 || order.certValidTill === null}
-          title={order.certValidTill === null ? 'No certificate yet' : undefined}
-          onClick={() => void deployNow(order.id)}
-        >
-          {deploying ? 'Deploying…' : 'Deploy now'}
-        </button>
+        <Can m="deployNow">
+          <button
+            className="btn primary"
+            disabled={deploying || shown.length === 0 || order.certValidTill === null}
+            title={order.certValidTill === null ? 'No certificate yet' : undefined}
+            onClick={() => void deployNow(order.id)}
+          >
+            {deploying ? 'Deploying…' : 'Deploy now'}
+          </button>
+        </Can>
       </div>
       <p className="muted small">
         Every issued and reissued certificate goes to these targets; a failed deploy is retried and shown in the event
@@ -307,25 +309,27 @@ export function DeployTargets({ order }: { order: OrderView }): React.JSX.Elemen
                 <RunOutcome run={t.lastRun} />
               </td>
               <td>
-                <div className="actions">
-                  {removing === t.id ? (
-                    <>
-                      <button
-                        className="btn small danger"
-                        onClick={() => void remove(order.id, t.id).then(() => setRemoving(null))}
-                      >
-                        Yes, remove
+                <Can m="removeDeployTarget">
+                  <div className="actions">
+                    {removing === t.id ? (
+                      <>
+                        <button
+                          className="btn small danger"
+                          onClick={() => void remove(order.id, t.id).then(() => setRemoving(null))}
+                        >
+                          Yes, remove
+                        </button>
+                        <button className="btn small" onClick={() => setRemoving(null)}>
+                          Keep
+                        </button>
+                      </>
+                    ) : (
+                      <button className="btn small" onClick={() => setRemoving(t.id)}>
+                        Remove
                       </button>
-                      <button className="btn small" onClick={() => setRemoving(null)}>
-                        Keep
-                      </button>
-                    </>
-                  ) : (
-                    <button className="btn small" onClick={() => setRemoving(t.id)}>
-                      Remove
-                    </button>
-                  )}
-                </div>
+                    )}
+                  </div>
+                </Can>
               </td>
             </tr>
           ))}
@@ -338,7 +342,9 @@ export function DeployTargets({ order }: { order: OrderView }): React.JSX.Elemen
           ) : null}
         </tbody>
       </table>
-      <AddTarget orderId={order.id} />
+      <Can m="addDeployTarget">
+        <AddTarget orderId={order.id} />
+      </Can>
       {recent.length > 0 ? (
         <>
           <h3>Recent runs</h3>

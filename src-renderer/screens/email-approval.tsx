@@ -6,7 +6,7 @@
  */
 import { useEffect, useState } from 'react'
 import type { NameValidationView } from '../../src-preload/contract'
-import { useStore } from '../store'
+import { useCan, useStore } from '../store'
 import { ErrorBox } from '../ui'
 
 /** Inside a name's validation box: its approver, its message, and its approval code. */
@@ -25,6 +25,7 @@ export function EmailNameApproval({
   const [code, setCode] = useState('')
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<string | null>(null)
+  const mayApprove = useCan('approveEmail')
   useEffect(() => setChoice(approver), [approver])
   if (v.instructions.method !== 'email') return null
   if (v.status === 'valid') {
@@ -35,6 +36,8 @@ export function EmailNameApproval({
       </p>
     )
   }
+  // Approval codes and the choice of mailbox are for those who work on orders.
+  if (!mayApprove) return <p className="muted small">Waiting for approval through {approver}.</p>
   const sentAt = v.instructions.sentAt
   // The outbox is newest first: the first message for this name carries its current code.
   const message = outbox.find((m) => m.name === v.name && m.to === approver)

@@ -8,6 +8,7 @@ import { useEffect, useState } from 'react'
 import type { EventView } from '../../src-preload/contract'
 import { EVENT_TYPE_LABELS, isFailure } from '../lib/event-types'
 import { href } from '../routes'
+import { Pager } from '../pager'
 import { EVENTS_PAGE, useStore, type EventLogFilter } from '../store'
 import { ErrorBox } from '../ui'
 
@@ -138,22 +139,13 @@ export function EventLog(): React.JSX.Element {
         </span>
       </div>
       {log.items.length > 0 ? <EventRows items={log.items} showOrder /> : null}
-      <div className="toolbar">
-        <button
-          className="btn"
-          disabled={log.offset === 0}
-          onClick={() => void load(log.filter, Math.max(0, log.offset - EVENTS_PAGE))}
-        >
-          Newer events
-        </button>
-        <button
-          className="btn"
-          disabled={log.offset + EVENTS_PAGE >= log.total}
-          onClick={() => void load(log.filter, log.offset + EVENTS_PAGE)}
-        >
-          Older events
-        </button>
-      </div>
+      <Pager
+        offset={log.offset}
+        total={log.total}
+        size={EVENTS_PAGE}
+        go={(offset) => void load(log.filter, offset)}
+        what="events"
+      />
     </div>
   )
 }

@@ -7,6 +7,7 @@ import type { UploadedFile } from '../../src-preload/contract'
 import { usd } from '../lib/format'
 import { href } from '../routes'
 import { useStore } from '../store'
+import { Can } from '../ui'
 
 async function readFiles(list: FileList | null): Promise<UploadedFile[]> {
   const out: UploadedFile[] = []
@@ -45,112 +46,121 @@ export function Imports(): React.JSX.Element {
       <header className="screen-head">
         <h1>Imported certificates</h1>
       </header>
-      <section className="card">
-        <h2>Bring certificates in</h2>
-        <p className="muted">
-          PEM, DER and PFX files, a folder on this machine (scanned with its subfolders), or what servers serve. Private
-          keys found with a certificate (in its file, or a key file beside it such as site.key or privkey.pem) stay
-          where they are unless you choose to keep them.
-        </p>
-        <div className="row">
-          <label>
-            PFX password
-            <input type="password" value={password} onChange={(e) => setPassword(e.target.value)} autoComplete="off" />
-          </label>
-          <label className="check">
-            <input type="checkbox" checked={withKeys} onChange={(e) => setWithKeys(e.target.checked)} />
-            Keep the private keys found (encrypted, key in the OS keychain)
-          </label>
-        </div>
-        <form
-          className="form inline-form"
-          onSubmit={(e) => {
-            e.preventDefault()
-            void readFiles(files).then((picked) => uploads(picked, password, withKeys))
-          }}
-        >
+      <Can m="importUploads">
+        <section className="card">
+          <h2>Bring certificates in</h2>
+          <p className="muted">
+            PEM, DER and PFX files, a folder on this machine (scanned with its subfolders), or what servers serve.
+            Private keys found with a certificate (in its file, or a key file beside it such as site.key or privkey.pem)
+            stay where they are unless you choose to keep them.
+          </p>
           <div className="row">
-            <label className="grow">
-              Certificate files
+            <label>
+              PFX password
               <input
-                type="file"
-                multiple
-                accept=".pem,.crt,.cer,.cert,.der,.pfx,.p12"
-                onChange={(e) => setFiles(e.target.files)}
+                type="password"
+                value={password}
+                onChange={(e) => setPassword(e.target.value)}
+                autoComplete="off"
               />
             </label>
-            <button className="btn" type="submit" disabled={busy || !files?.length}>
-              Import files
-            </button>
-          </div>
-        </form>
-        <form
-          className="form inline-form"
-          onSubmit={(e) => {
-            e.preventDefault()
-            void folderImport(folder, password, withKeys, followLinks)
-          }}
-        >
-          <div className="row">
-            <label className="grow">
-              Folder on this machine
-              <input value={folder} onChange={(e) => setFolder(e.target.value)} placeholder="/etc/ssl/sites" />
+            <label className="check">
+              <input type="checkbox" checked={withKeys} onChange={(e) => setWithKeys(e.target.checked)} />
+              Keep the private keys found (encrypted, key in the OS keychain)
             </label>
-            <button className="btn" type="submit" disabled={busy || !folder.trim()}>
-              Scan folder
-            </button>
           </div>
-          <label className="check">
-            <input type="checkbox" checked={followLinks} onChange={(e) => setFollowLinks(e.target.checked)} />
-            Follow links inside the folder (Let&apos;s Encrypt: choose /etc/letsencrypt; links out of it are never
-            followed)
-          </label>
-        </form>
-        <form
-          className="form inline-form"
-          onSubmit={(e) => {
-            e.preventDefault()
-            void endpointImport(endpoints.split(/[\s,]+/).filter(Boolean))
-          }}
-        >
-          <div className="row">
-            <label className="grow">
-              Servers (host:port, or a local range such as 192.168.1.0/24:443)
-              <input
-                value={endpoints}
-                onChange={(e) => setEndpoints(e.target.value)}
-                placeholder="shop.example.com:443"
-              />
-            </label>
-            <button className="btn" type="submit" disabled={busy || !endpoints.trim()}>
-              {busy ? 'Working…' : 'Scan servers'}
-            </button>
-          </div>
-        </form>
-        {outcome ? (
-          <div role="status" data-testid="import-outcome">
-            <p>
-              Imported {outcome.imported.length}, already known {outcome.duplicates.length}, skipped{' '}
-              {outcome.skipped.length}.
-              {outcome.imported.some((c) => c.keyKept)
-                ? ` Private keys kept: ${outcome.imported.filter((c) => c.keyKept).length}.`
-                : ''}
-            </p>
-            {outcome.skipped.length > 0 ? (
-              <ul className="plain-list small">
-                {outcome.skipped.map((x, i) => (
-                  <li key={`${i}:${x.source}`}>
-                    <code>{x.source}</code>: {x.reason}
-                  </li>
-                ))}
-              </ul>
-            ) : null}
-            {outcome.keysLeftInPlace.length > 0 ? (
-              <p className="small">Keys left where they are: {outcome.keysLeftInPlace.join(', ')}</p>
-            ) : null}
-          </div>
-        ) : null}
-      </section>
+          <form
+            className="form inline-form"
+            onSubmit={(e) => {
+              e.preventDefault()
+              void readFiles(files).then((picked) => uploads(picked, password, withKeys))
+            }}
+          >
+            <div className="row">
+              <label className="grow">
+                Certificate files
+                <input
+                  type="file"
+                  multiple
+                  accept=".pem,.crt,.cer,.cert,.der,.pfx,.p12"
+                  onChange={(e) => setFiles(e.target.files)}
+                />
+              </label>
+              <button className="btn" type="submit" disabled={busy || !files?.length}>
+                Import files
+              </button>
+            </div>
+          </form>
+          <Can m="importFolder">
+            <form
+              className="form inline-form"
+              onSubmit={(e) => {
+                e.preventDefault()
+                void folderImport(folder, password, withKeys, followLinks)
+              }}
+            >
+              <div className="row">
+                <label className="grow">
+                  Folder on this machine
+                  <input value={folder} onChange={(e) => setFolder(e.target.value)} placeholder="/etc/ssl/sites" />
+                </label>
+                <button className="btn" type="submit" disabled={busy || !folder.trim()}>
+                  Scan folder
+                </button>
+              </div>
+              <label className="check">
+                <input type="checkbox" checked={followLinks} onChange={(e) => setFollowLinks(e.target.checked)} />
+                Follow links inside the folder (Let&apos;s Encrypt: choose /etc/letsencrypt; links out of it are never
+                followed)
+              </label>
+            </form>
+          </Can>
+          <form
+            className="form inline-form"
+            onSubmit={(e) => {
+              e.preventDefault()
+              void endpointImport(endpoints.split(/[\s,]+/).filter(Boolean))
+            }}
+          >
+            <div className="row">
+              <label className="grow">
+                Servers (host:port, or a local range such as 192.168.1.0/24:443)
+                <input
+                  value={endpoints}
+                  onChange={(e) => setEndpoints(e.target.value)}
+                  placeholder="shop.example.com:443"
+                />
+              </label>
+              <button className="btn" type="submit" disabled={busy || !endpoints.trim()}>
+                {busy ? 'Working…' : 'Scan servers'}
+              </button>
+            </div>
+          </form>
+          {outcome ? (
+            <div role="status" data-testid="import-outcome">
+              <p>
+                Imported {outcome.imported.length}, already known {outcome.duplicates.length}, skipped{' '}
+                {outcome.skipped.length}.
+                {outcome.imported.some((c) => c.keyKept)
+                  ? ` Private keys kept: ${outcome.imported.filter((c) => c.keyKept).length}.`
+                  : ''}
+              </p>
+              {outcome.skipped.length > 0 ? (
+                <ul className="plain-list small">
+                  {outcome.skipped.map((x, i) => (
+                    <li key={`${i}:${x.source}`}>
+                      <code>{x.source}</code>: {x.reason}
+                    </li>
+                  ))}
+                </ul>
+              ) : null}
+              {outcome.keysLeftInPlace.length > 0 ? (
+                <p className="small">Keys left where they are: {outcome.keysLeftInPlace.join(', ')}</p>
+              ) : null}
+            </div>
+          ) : null}
+        </section>
+      </Can>
       {replacement ? (
         <section className="card highlight" aria-label="Renewal offer">
           <h2>Renew {replacement.input.domain} with CertDesk</h2>
@@ -161,18 +171,20 @@ export function Imports(): React.JSX.Element {
               : ''}
             . Balance {usd(replacement.quote.balance)}.
           </p>
-          <div className="actions">
-            <button
-              className="btn primary"
-              disabled={!replacement.quote.affordable}
-              onClick={() => void renew(replacement.importedId, 'credit')}
-            >
-              Order and pay from credit
-            </button>
-            <button className="btn" onClick={() => void renew(replacement.importedId, 'invoice')}>
-              Order on invoice
-            </button>
-          </div>
+          <Can m="renewImported">
+            <div className="actions">
+              <button
+                className="btn primary"
+                disabled={!replacement.quote.affordable}
+                onClick={() => void renew(replacement.importedId, 'credit')}
+              >
+                Order and pay from credit
+              </button>
+              <button className="btn" onClick={() => void renew(replacement.importedId, 'invoice')}>
+                Order on invoice
+              </button>
+            </div>
+          </Can>
         </section>
       ) : null}
       <table className="table" aria-label="Imported certificates">
@@ -203,13 +215,15 @@ export function Imports(): React.JSX.Element {
                 {c.replacementOrderId ? (
                   <span className="muted small">renewal ordered</span>
                 ) : (
-                  <button
-                    className="btn small"
-                    onClick={() => void quote(c.id)}
-                    aria-label={`Renew ${c.domain} with CertDesk`}
-                  >
-                    Renew with CertDesk
-                  </button>
+                  <Can m="renewImported">
+                    <button
+                      className="btn small"
+                      onClick={() => void quote(c.id)}
+                      aria-label={`Renew ${c.domain} with CertDesk`}
+                    >
+                      Renew with CertDesk
+                    </button>
+                  </Can>
                 )}
               </td>
             </tr>

@@ -7,7 +7,7 @@
 import { useState } from 'react'
 import type { OrderView } from '../../src-preload/contract'
 import { download } from '../lib/format'
-import { useStore } from '../store'
+import { useCan, useStore } from '../store'
 import type { RunExport } from './order-downloads'
 
 export function KeyExport({
@@ -26,10 +26,13 @@ export function KeyExport({
   busy: string | null
   run: RunExport
   withPfxNote: boolean
-}): React.JSX.Element {
+}): React.JSX.Element | null {
   const exportKeyFile = useStore((s) => s.exportKeyFile)
   const [plain, setPlain] = useState(false)
+  // Keys leave the book only through an owner (docs/security.md, "Admins and roles").
+  const mayExport = useCan('exportPrivateKey')
   const radio = `key-protection-${order.id}`
+  if (!mayExport) return null
   return (
     <div className="key-export">
       <fieldset className="radio-row" disabled={!order.hasStoredKey}>

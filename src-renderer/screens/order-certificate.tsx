@@ -2,7 +2,7 @@
 import { useEffect, useState } from 'react'
 import type { CertificateView, OrderView } from '../../src-preload/contract'
 import type { CertificateFacts } from '../lib/export'
-import { useStore } from '../store'
+import { useCan, useStore } from '../store'
 import { DomainNames, ErrorBox } from '../ui'
 import { CertificateDownloads, exportFileName, type RunExport } from './order-downloads'
 import { KeyExport } from './key-export'
@@ -17,6 +17,7 @@ export function OrderCertificate({ order }: { order: OrderView }): React.JSX.Ele
   const [busy, setBusy] = useState<string | null>(null)
   const [error, setError] = useState<string | null>(null)
   const [revoking, setRevoking] = useState<CertificateView | null>(null)
+  const mayRevoke = useCan('revokeCertificate')
   const cert = detail?.certificate ?? null
   useEffect(() => {
     if (!cert) return setFacts(null)
@@ -98,7 +99,9 @@ export function OrderCertificate({ order }: { order: OrderView }): React.JSX.Ele
                           revoked{h.revocationReason ? `: ${REASON_SHORT[h.revocationReason]}` : ''}
                         </span>
                       </>
-                    ) : h.id !== cert.id && Date.parse(`${h.validTill.replace(' ', 'T')}Z`) > Date.now() ? (
+                    ) : mayRevoke &&
+                      h.id !== cert.id &&
+                      Date.parse(`${h.validTill.replace(' ', 'T')}Z`) > Date.now() ? (
                       // An earlier certificate still valid (a reissue revokes nothing): revocable here.
                       <>
                         {' '}

@@ -7,7 +7,7 @@ import { navigate } from 'wouter/use-hash-location'
 import { usd, years } from '../lib/format'
 import { href, pathOf } from '../routes'
 import { useStore } from '../store'
-import { Badge, CopyButton, DomainName, ErrorBox } from '../ui'
+import { Can, Badge, CopyButton, DomainName, ErrorBox } from '../ui'
 import { NotFound } from './not-found'
 import { OrderEventsCard } from './order-events'
 import { DeployTargets } from './deploy-targets'
@@ -69,16 +69,20 @@ export function OrderDetail({ id }: { id: number }): React.JSX.Element {
           </div>
         </div>
         <div className="actions">
-          {order.paymentStatus === 'unpaid' && order.status !== 'cancelled' ? (
-            <button className="btn" type="button" onClick={() => void pay(order.id)}>
-              Pay {usd(order.total)} from credit
-            </button>
-          ) : null}
-          {cancellable && !confirming ? (
-            <button className="btn danger" onClick={() => setConfirming(true)}>
-              Cancel order
-            </button>
-          ) : null}
+          <Can m="payOrder">
+            {order.paymentStatus === 'unpaid' && order.status !== 'cancelled' ? (
+              <button className="btn" type="button" onClick={() => void pay(order.id)}>
+                Pay {usd(order.total)} from credit
+              </button>
+            ) : null}
+          </Can>
+          <Can m="cancelOrder">
+            {cancellable && !confirming ? (
+              <button className="btn danger" onClick={() => setConfirming(true)}>
+                Cancel order
+              </button>
+            ) : null}
+          </Can>
         </div>
       </header>
       {confirming && cancellable ? (
@@ -109,7 +113,9 @@ export function OrderDetail({ id }: { id: number }): React.JSX.Element {
         <OrderCertificate key={order.id} order={order} />
       </div>
       {order.status === 'pending' || order.status === 'pending_configuration' ? (
-        <CsrStep key={`csr-${order.id}`} order={order} />
+        <Can m="configureOrder" otherwise={<p className="muted card">Waiting for its CSR.</p>}>
+          <CsrStep key={`csr-${order.id}`} order={order} />
+        </Can>
       ) : null}
       {order.status === 'validation_pending' || order.status === 'processing' || order.status === 'completed' ? (
         <ValidationStep key={`validation-${order.id}`} order={order} />

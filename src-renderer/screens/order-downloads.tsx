@@ -7,6 +7,7 @@ import type { CertificateView, OrderView, PfxEncryption } from '../../src-preloa
 import { download } from '../lib/format'
 import { useStore } from '../store'
 import { KeyExport } from './key-export'
+import { Can } from '../ui'
 
 /** Runs one export with a progress label; a thrown error is shown under the downloads. */
 export type RunExport = (label: string, work: () => Promise<void>) => void
@@ -63,59 +64,63 @@ export function CertificateDownloads({
         run={run}
         withPfxNote
       />
-      <fieldset className="radio-row" disabled={!order.hasStoredKey}>
-        <legend>PFX encryption</legend>
-        <label>
-          <input
-            type="radio"
-            name={`pfx-encryption-${order.id}`}
-            checked={encryption === 'aes-256'}
-            onChange={() => setEncryption('aes-256')}
-          />{' '}
-          AES-256 (recommended; Windows Server 2019 and later, current OpenSSL and Java)
-        </label>
-        <label>
-          <input
-            type="radio"
-            name={`pfx-encryption-${order.id}`}
-            checked={encryption === 'legacy-3des'}
-            onChange={() => setEncryption('legacy-3des')}
-          />{' '}
-          Legacy 3DES/SHA-1 (compatibility for Windows Server 2016 and older)
-        </label>
-      </fieldset>
-      {encryption === 'legacy-3des' ? (
-        <p className="warn small" role="note">
-          Legacy encryption is weaker: use it only for a server that cannot import the AES-256 file, and delete the file
-          once it is imported.
-        </p>
-      ) : null}
-      <div className="row">
-        <button
-          type="button"
-          className="btn primary"
-          disabled={!order.hasStoredKey || !password || busy !== null}
-          onClick={() =>
-            run('Building the PFX…', async () => {
-              const r = await exportPfx(order.id, password, encryption)
-              if ('error' in r) throw new Error(r.error)
-              download(`${file}${encryption === 'legacy-3des' ? '.legacy' : ''}.pfx`, r.pfx, 'application/x-pkcs12')
-            })
-          }
-        >
-          PFX / PKCS#12
-        </button>
-      </div>
+      <Can m="exportPfx">
+        <fieldset className="radio-row" disabled={!order.hasStoredKey}>
+          <legend>PFX encryption</legend>
+          <label>
+            <input
+              type="radio"
+              name={`pfx-encryption-${order.id}`}
+              checked={encryption === 'aes-256'}
+              onChange={() => setEncryption('aes-256')}
+            />{' '}
+            AES-256 (recommended; Windows Server 2019 and later, current OpenSSL and Java)
+          </label>
+          <label>
+            <input
+              type="radio"
+              name={`pfx-encryption-${order.id}`}
+              checked={encryption === 'legacy-3des'}
+              onChange={() => setEncryption('legacy-3des')}
+            />{' '}
+            Legacy 3DES/SHA-1 (compatibility for Windows Server 2016 and older)
+          </label>
+        </fieldset>
+        {encryption === 'legacy-3des' ? (
+          <p className="warn small" role="note">
+            Legacy encryption is weaker: use it only for a server that cannot import the AES-256 file, and delete the
+            file once it is imported.
+          </p>
+        ) : null}
+        <div className="row">
+          <button
+            type="button"
+            className="btn primary"
+            disabled={!order.hasStoredKey || !password || busy !== null}
+            onClick={() =>
+              run('Building the PFX…', async () => {
+                const r = await exportPfx(order.id, password, encryption)
+                if ('error' in r) throw new Error(r.error)
+                download(`${file}${encryption === 'legacy-3des' ? '.legacy' : ''}.pfx`, r.pfx, 'application/x-pkcs12')
+              })
+            }
+          >
+            PFX / PKCS#12
+          </button>
+        </div>
+      </Can>
       {busy ? (
         <div className="progress" role="status">
           <span className="spinner" /> {busy}
         </div>
       ) : null}
-      {!order.hasStoredKey ? (
-        <p className="muted small">
-          No private key is kept for this order (its CSR was made elsewhere), so the key and PFX exports are off.
-        </p>
-      ) : null}
+      <Can m="exportPfx">
+        {!order.hasStoredKey ? (
+          <p className="muted small">
+            No private key is kept for this order (its CSR was made elsewhere), so the key and PFX exports are off.
+          </p>
+        ) : null}
+      </Can>
     </>
   )
 }

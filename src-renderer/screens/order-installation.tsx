@@ -5,6 +5,7 @@
 import { useEffect, useState } from 'react'
 import type { StartTls } from '../../src-preload/contract'
 import { useStore } from '../store'
+import { Can } from '../ui'
 
 const STARTTLS: (StartTls | '')[] = ['', 'smtp', 'imap', 'pop3']
 
@@ -26,9 +27,11 @@ export function OrderInstallation({ orderId }: { orderId: number }): React.JSX.E
     <section className="card" aria-labelledby={`installation-${orderId}`}>
       <div className="row spread">
         <h2 id={`installation-${orderId}`}>Installed where</h2>
-        <button className="btn" disabled={checking} onClick={() => void check(orderId)}>
-          {checking ? 'Checking…' : 'Check now'}
-        </button>
+        <Can m="checkInstallation">
+          <button className="btn" disabled={checking} onClick={() => void check(orderId)}>
+            {checking ? 'Checking…' : 'Check now'}
+          </button>
+        </Can>
       </div>
       {report ? (
         <p>
@@ -79,62 +82,66 @@ export function OrderInstallation({ orderId }: { orderId: number }): React.JSX.E
               </code>
               {e.address ? <span className="muted"> at {e.address}</span> : null}
               {e.starttls ? <span className="muted"> ({e.starttls.toUpperCase()} STARTTLS)</span> : null}{' '}
-              <button
-                className="btn small"
-                aria-label={`Remove endpoint ${e.host}:${e.port}`}
-                onClick={() => void remove(orderId, e.id)}
-              >
-                Remove
-              </button>
+              <Can m="removeInstallationEndpoint">
+                <button
+                  className="btn small"
+                  aria-label={`Remove endpoint ${e.host}:${e.port}`}
+                  onClick={() => void remove(orderId, e.id)}
+                >
+                  Remove
+                </button>
+              </Can>
             </li>
           ))}
         </ul>
       ) : null}
-      <form
-        className="form inline-form"
-        onSubmit={(e) => {
-          e.preventDefault()
-          void add(orderId, {
-            host,
-            port: Number(port),
-            address: address.trim() || null,
-            starttls: starttls || null
-          }).then((ok) => {
-            if (ok) {
-              setHost('')
-              setAddress('')
-            }
-          })
-        }}
-      >
-        <div className="row">
-          <label className="grow">
-            Host name
-            <input value={host} onChange={(e) => setHost(e.target.value)} placeholder="mail.example.com" required />
-          </label>
-          <label>
-            Port
-            <input value={port} onChange={(e) => setPort(e.target.value)} inputMode="numeric" size={6} />
-          </label>
-          <label>
-            Address (optional)
-            <input value={address} onChange={(e) => setAddress(e.target.value)} placeholder="203.0.113.8" />
-          </label>
-          <label>
-            STARTTLS
-            <select value={starttls} onChange={(e) => setStarttls(e.target.value as StartTls | '')}>
-              {STARTTLS.map((p) => (
-                <option key={p} value={p}>
-                  {p ? p.toUpperCase() : 'none (TLS at once)'}
-                </option>
-              ))}
-            </select>
-          </label>
-          <button className="btn" type="submit">
-            Add endpoint
-          </button>
-        </div>
-      </form>
+      <Can m="addInstallationEndpoint">
+        <form
+          className="form inline-form"
+          onSubmit={(e) => {
+            e.preventDefault()
+            void add(orderId, {
+              host,
+              port: Number(port),
+              address: address.trim() || null,
+              starttls: starttls || null
+            }).then((ok) => {
+              if (ok) {
+                setHost('')
+                setAddress('')
+              }
+            })
+          }}
+        >
+          <div className="row">
+            <label className="grow">
+              Host name
+              <input value={host} onChange={(e) => setHost(e.target.value)} placeholder="mail.example.com" required />
+            </label>
+            <label>
+              Port
+              <input value={port} onChange={(e) => setPort(e.target.value)} inputMode="numeric" size={6} />
+            </label>
+            <label>
+              Address (optional)
+              <input value={address} onChange={(e) => setAddress(e.target.value)} placeholder="203.0.113.8" />
+            </label>
+            <label>
+              STARTTLS
+              <select value={starttls} onChange={(e) => setStarttls(e.target.value as StartTls | '')}>
+                {STARTTLS.map((p) => (
+                  <option key={p} value={p}>
+                    {p ? p.toUpperCase() : 'none (TLS at once)'}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <button className="btn" type="submit">
+              Add endpoint
+            </button>
+          </div>
+        </form>
+      </Can>
     </section>
   )
 }

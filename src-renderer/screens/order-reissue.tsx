@@ -12,7 +12,7 @@ import { parseDomainInput } from '../lib/domain-input'
 import { METHOD_LABELS } from '../lib/dcv-methods'
 import { KEY_TYPES, type KeyType } from '../lib/key-types'
 import { Modal } from '../modal'
-import { useStore } from '../store'
+import { useCan, useStore } from '../store'
 import { DomainName, ErrorBox } from '../ui'
 import { RevokeDialog } from './revoke-dialog'
 
@@ -30,14 +30,19 @@ const sameSet = (a: string[], b: string[]): boolean => a.length === b.length && 
 
 const day = (ts: string): string => ts.slice(0, 10)
 
-export function ReissueActions({ order, cert }: { order: OrderView; cert: CertificateView }): React.JSX.Element {
+export function ReissueActions({ order, cert }: { order: OrderView; cert: CertificateView }): React.JSX.Element | null {
   const [open, setOpen] = useState<'reissue' | 'revoke' | null>(null)
+  const mayReissue = useCan('reissue')
+  const mayRevoke = useCan('revokeCertificate')
+  if (!mayReissue && !mayRevoke) return null
   return (
     <div className="actions wrap">
-      <button className="btn" type="button" onClick={() => setOpen('reissue')}>
-        Reissue…
-      </button>
-      {cert.revokedAt ? null : (
+      {mayReissue ? (
+        <button className="btn" type="button" onClick={() => setOpen('reissue')}>
+          Reissue…
+        </button>
+      ) : null}
+      {cert.revokedAt || !mayRevoke ? null : (
         <button className="btn danger" type="button" onClick={() => setOpen('revoke')}>
           Revoke…
         </button>

@@ -20,7 +20,11 @@ export function OrderSummary({ order }: { order: OrderView }): React.JSX.Element
         <dt>Subscription ends</dt>
         <dd>{order.purchaseEndDate}</dd>
         <dt>Automatic reissue</dt>
-        <dd>{order.autoReissue ? `yes, next ${order.nextReissueAt ?? '—'}` : 'no (code signing)'}</dd>
+        <dd>
+          {order.autoReissue
+            ? `yes, next ${order.nextReissueAt ?? (order.certValidTill ? '—' : 'set by the first certificate')}`
+            : 'no (code signing)'}
+        </dd>
         <dt>Max validity</dt>
         <dd>{order.maxValidityDays} days</dd>
         {order.statusNote ? (

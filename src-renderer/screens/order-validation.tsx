@@ -1,8 +1,8 @@
 /** Domain validation of an order: each name's instructions and live status, re-check, method change. */
 import { useState } from 'react'
 import type { DcvMethod, NameValidationView, OrderView } from '../../src-preload/contract'
-import { useStore } from '../store'
-import { Badge, DomainName, ErrorBox } from '../ui'
+import { useCan, useStore } from '../store'
+import { Badge, Can, DomainName, ErrorBox } from '../ui'
 import { ApprovalMessages, EmailNameApproval } from './email-approval'
 import { NameMethod, validationSummary } from './name-method'
 import { CancelValidation, DnsInstructions, HttpInstructions } from './validation-instructions'
@@ -26,6 +26,9 @@ export function ValidationStep({ order }: { order: OrderView }): React.JSX.Eleme
   const [checking, setChecking] = useState(false)
   const [method, setMethod] = useState<DcvMethod>('http')
   const [error, setError] = useState<string | null>(null)
+  // Without the right to run checks, the button reads the status again (order.ts, loadSsl).
+  const mayCheck = useCan('sslStatus')
+  const mayChangeName = useCan('changeNameDcv')
   if (!ssl || ssl.order.id !== order.id) return null
   return (
     <section className="card">
@@ -40,13 +43,15 @@ export function ValidationStep({ order }: { order: OrderView }): React.JSX.Eleme
               void loadSsl(order.id).finally(() => setChecking(false))
             }}
           >
-            {checking ? 'Checking…' : 'Re-check now'}
+            {checking ? 'Checking…' : mayCheck ? 'Re-check now' : 'Refresh'}
           </button>
-          {ssl.validation.some((v) => v.method === 'email' && v.status !== 'valid') ? (
-            <button className="btn" onClick={() => void resend(order.id)}>
-              Resend email
-            </button>
-          ) : null}
+          <Can m="resendValidation">
+            {ssl.validation.some((v) => v.method === 'email' && v.status !== 'valid') ? (
+              <button className="btn" onClick={() => void resend(order.id)}>
+                Resend email
+              </button>
+            ) : null}
+          </Can>
         </div>
       </div>
       {ssl.validation.length > 0 ? (
@@ -62,7 +67,7 @@ export function ValidationStep({ order }: { order: OrderView }): React.JSX.Eleme
                 <DomainName name={v.name} full />
               </span>{' '}
               <Badge status={`dcv-${v.status}`} label={DCV_LABEL[v.status]} />
-              {order.status === 'validation_pending' && v.status !== 'valid' ? (
+              {order.status === 'validation_pending' && v.status !== 'valid' && mayChangeName ? (
                 <NameMethod orderId={order.id} v={v} />
               ) : (
                 <span className="muted small" data-testid="dcv-method">
@@ -90,22 +95,32 @@ export function ValidationStep({ order }: { order: OrderView }): React.JSX.Eleme
         ))}
       </div>
       {ssl.validation.some((v) => v.method === 'email') ? <ApprovalMessages orderId={order.id} /> : null}
-      {order.status === 'validation_pending' ? <CancelValidation order={order} /> : null}
       {order.status === 'validation_pending' ? (
-        <div className="row">
-          <label>
-            Change method
-            <select aria-label="Change method" value={method} onChange={(e) => setMethod(e.target.value as DcvMethod)}>
-              <option value="http">HTTP file</option>
-              <option value="https">HTTPS file</option>
-              <option value="dns">DNS CNAME</option>
-              <option value="email">Email (admin@ each name; change per name above)</option>
-            </select>
-          </label>
-          <button className="btn" type="button" onClick={() => void changeDcv(order.id, method).then(setError)}>
-            Change
-          </button>
-        </div>
+        <Can m="cancelValidation">
+          <CancelValidation order={order} />
+        </Can>
+      ) : null}
+      {order.status === 'validation_pending' ? (
+        <Can m="changeDcv">
+          <div className="row">
+            <label>
+              Change method
+              <select
+                aria-label="Change method"
+                value={method}
+                onChange={(e) => setMethod(e.target.value as DcvMethod)}
+              >
+                <option value="http">HTTP file</option>
+                <option value="https">HTTPS file</option>
+                <option value="dns">DNS CNAME</option>
+                <option value="email">Email (admin@ each name; change per name above)</option>
+              </select>
+            </label>
+            <button className="btn" type="button" onClick={() => void changeDcv(order.id, method).then(setError)}>
+              Change
+            </button>
+          </div>
+        </Can>
       ) : null}
       <ErrorBox text={error} />
     </section>

@@ -6,7 +6,7 @@ import { daysUntil, statusLabel, usd } from '../lib/format'
 import { href } from '../routes'
 import { InstallationTag } from './order-installation'
 import { useStore } from '../store'
-import { Badge, DomainName } from '../ui'
+import { Can, Badge, DomainName } from '../ui'
 import { VirtualList } from '../virtual-list'
 
 const STATUSES: OrderStatus[] = [
@@ -96,9 +96,11 @@ export function Orders(): React.JSX.Element {
             Unpaid only
           </label>
           <ExportButton list="orders" file="orders.csv" filter={filter} sort={sort} dir={dir} />
-          <button className="btn primary" onClick={() => go({ name: 'catalogue' })}>
-            New order
-          </button>
+          <Can m="createOrder">
+            <button className="btn primary" onClick={() => go({ name: 'catalogue' })}>
+              New order
+            </button>
+          </Can>
         </div>
       </header>
       <VirtualList<OrderView>

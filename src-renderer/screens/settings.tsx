@@ -1,8 +1,8 @@
 import { useEffect, useState } from 'react'
 import type { DcvSettingsView, SettingsProblems } from '../../src-preload/contract'
 import { download } from '../lib/format'
-import { useStore } from '../store'
-import { ErrorBox } from '../ui'
+import { useCan, useStore } from '../store'
+import { Can, ErrorBox } from '../ui'
 import { BackupCard } from './settings-backup'
 
 function Resellers(): React.JSX.Element {
@@ -35,48 +35,50 @@ function Resellers(): React.JSX.Element {
           ))}
         </tbody>
       </table>
-      <form
-        className="form"
-        onSubmit={(e) => {
-          e.preventDefault()
-          void add({
-            name: form.name,
-            email: form.email,
-            company: form.company,
-            discountRate: Number(form.discount)
-          }).then((err) => {
-            setError(err)
-            if (!err) setForm({ name: '', email: '', company: '', discount: '0' })
-          })
-        }}
-      >
-        <div className="row">
-          <label className="grow">
-            Reseller name
-            <input value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} />
-          </label>
-          <label className="grow">
-            Reseller email
-            <input value={form.email} onChange={(e) => setForm({ ...form, email: e.target.value })} />
-          </label>
-          <label className="grow">
-            Reseller company
-            <input value={form.company} onChange={(e) => setForm({ ...form, company: e.target.value })} />
-          </label>
-          <label className="narrow-field">
-            Reseller discount (%)
-            <input
-              inputMode="decimal"
-              value={form.discount}
-              onChange={(e) => setForm({ ...form, discount: e.target.value })}
-            />
-          </label>
-          <button className="btn" type="submit">
-            Add reseller
-          </button>
-        </div>
-        <ErrorBox text={error} />
-      </form>
+      <Can m="createReseller">
+        <form
+          className="form"
+          onSubmit={(e) => {
+            e.preventDefault()
+            void add({
+              name: form.name,
+              email: form.email,
+              company: form.company,
+              discountRate: Number(form.discount)
+            }).then((err) => {
+              setError(err)
+              if (!err) setForm({ name: '', email: '', company: '', discount: '0' })
+            })
+          }}
+        >
+          <div className="row">
+            <label className="grow">
+              Reseller name
+              <input value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} />
+            </label>
+            <label className="grow">
+              Reseller email
+              <input value={form.email} onChange={(e) => setForm({ ...form, email: e.target.value })} />
+            </label>
+            <label className="grow">
+              Reseller company
+              <input value={form.company} onChange={(e) => setForm({ ...form, company: e.target.value })} />
+            </label>
+            <label className="narrow-field">
+              Reseller discount (%)
+              <input
+                inputMode="decimal"
+                value={form.discount}
+                onChange={(e) => setForm({ ...form, discount: e.target.value })}
+              />
+            </label>
+            <button className="btn" type="submit">
+              Add reseller
+            </button>
+          </div>
+          <ErrorBox text={error} />
+        </form>
+      </Can>
     </section>
   )
 }
@@ -87,6 +89,7 @@ export function Settings(): React.JSX.Element {
   // Kept here, not in the store: coming back to Settings shows the saved values, without old messages.
   const [problems, setProblems] = useState<SettingsProblems>({})
   const caRoot = useStore((s) => s.caRoot)
+  const maySave = useCan('updateSettings')
   const [form, setForm] = useState<DcvSettingsView>({
     dcvResolver: '',
     dcvHttpPort: '',
@@ -155,36 +158,41 @@ export function Settings(): React.JSX.Element {
         }}
       >
         <h2>Domain validation</h2>
-        {field('dcvResolver', 'DNS resolver', 'system resolver (or 127.0.0.1:5353)')}
-        <div className="row">
-          {field('dcvHttpPort', 'HTTP validation port', '80')}
-          {field('dcvHttpsPort', 'HTTPS validation port', '443')}
-        </div>
-        <label className="check">
-          <input
-            type="checkbox"
-            checked={form.dcvAllowPrivateAddresses}
-            onChange={(e) => setForm({ ...form, dcvAllowPrivateAddresses: e.target.checked })}
-          />
-          Lab use: let validation reach loopback and private addresses
-        </label>
-        <p className="muted small">
-          When off, HTTP and HTTPS checks and ACME http-01 checks refuse names that resolve to loopback, private,
-          link-local or other special-purpose addresses, as public CAs do. Turn it on only when the sites being
-          validated are test servers on this machine or its network.
-        </p>
-        <div className="row">
-          {field('smtpUrl', 'SMTP relay', 'the outbox (or smtp://127.0.0.1:2525)')}
-          {field('smtpFrom', 'Sender address', 'certdesk@localhost')}
-        </div>
-        <p className="muted small">
-          No password in the SMTP URL: settings live in the database, secrets only in the OS keychain.
-        </p>
-        <div className="actions">
-          <button className="btn primary" type="submit">
-            Save
-          </button>
-        </div>
+        {/* Settings reach outside (mail relay, private addresses): only an owner changes them. */}
+        <fieldset className="bare" disabled={!maySave}>
+          {field('dcvResolver', 'DNS resolver', 'system resolver (or 127.0.0.1:5353)')}
+          <div className="row">
+            {field('dcvHttpPort', 'HTTP validation port', '80')}
+            {field('dcvHttpsPort', 'HTTPS validation port', '443')}
+          </div>
+          <label className="check">
+            <input
+              type="checkbox"
+              checked={form.dcvAllowPrivateAddresses}
+              onChange={(e) => setForm({ ...form, dcvAllowPrivateAddresses: e.target.checked })}
+            />
+            Lab use: let validation reach loopback and private addresses
+          </label>
+          <p className="muted small">
+            When off, HTTP and HTTPS checks and ACME http-01 checks refuse names that resolve to loopback, private,
+            link-local or other special-purpose addresses, as public CAs do. Turn it on only when the sites being
+            validated are test servers on this machine or its network.
+          </p>
+          <div className="row">
+            {field('smtpUrl', 'SMTP relay', 'the outbox (or smtp://127.0.0.1:2525)')}
+            {field('smtpFrom', 'Sender address', 'certdesk@localhost')}
+          </div>
+          <p className="muted small">
+            No password in the SMTP URL: settings live in the database, secrets only in the OS keychain.
+          </p>
+        </fieldset>
+        <Can m="updateSettings">
+          <div className="actions">
+            <button className="btn primary" type="submit">
+              Save
+            </button>
+          </div>
+        </Can>
       </form>
       <Resellers />
       <section className="card">
@@ -202,7 +210,9 @@ export function Settings(): React.JSX.Element {
           Export root certificate
         </button>
       </section>
-      <BackupCard />
+      <Can m="startBackup">
+        <BackupCard />
+      </Can>
     </div>
   )
 }

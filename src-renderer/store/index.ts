@@ -4,9 +4,11 @@
  * per hook and never call the bridge themselves.
  */
 import { create } from 'zustand'
-import type { ResellerView } from '../../src-preload/contract'
+import type { AppMethod, ResellerView } from '../../src-preload/contract'
 import { onSignedOut } from '../bridge'
+import { accountSlice } from './account'
 import { acmeSlice } from './acme'
+import { adminsSlice } from './admins'
 import { alertsSlice } from './alerts'
 import { keysSlice } from './api-keys'
 import { backupSlice } from './backup'
@@ -28,6 +30,7 @@ export { PAGE_SIZE } from './lists'
 export type { Draft } from './new-order'
 export type { EventLogFilter } from './screens'
 export { EVENTS_PAGE } from './screens'
+export { AUDIT_PAGE } from './admins'
 export type { Screen, Toast } from './session'
 export type { Store } from './slice'
 
@@ -46,11 +49,16 @@ export const useStore = create<Store>()((...a) => ({
   ...backupSlice(...a),
   ...renewalSlice(...a),
   ...screensSlice(...a),
-  ...alertsSlice(...a)
+  ...alertsSlice(...a),
+  ...accountSlice(...a),
+  ...adminsSlice(...a)
 }))
 
-// Any call the server refuses for want of a session switches the whole UI to the sign-in-needed screen.
-onSignedOut((message) => useStore.setState({ signedOut: message }))
+// Any call the server refuses for want of a session switches the whole UI to the sign-in it needs.
+onSignedOut((message, need) => useStore.setState({ signedOut: { need, message } }))
+
+/** Whether the session may call `method`: an action is shown only then (the server refuses the rest). */
+export const useCan = (method: AppMethod): boolean => useStore((s) => s.allowed.has(method))
 
 export const useReseller = (): ResellerView | null =>
   useStore((s) => s.resellers.find((r) => r.id === s.resellerId) ?? null)

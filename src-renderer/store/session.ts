@@ -1,5 +1,5 @@
 /** Who the desktop user acts for, the settings, navigation and messages. */
-import type { ResellerView, SettingsProblems, SettingsView } from '../../src-preload/contract'
+import type { ResellerView, SettingsProblems, SettingsView, SignInNeed } from '../../src-preload/contract'
 import { bridge, endBrowserSession } from '../bridge'
 import { errorMessage } from '../lib/format'
 import { go, type Screen } from '../routes'
@@ -30,11 +30,14 @@ export interface SessionSlice {
   toast(kind: Toast['kind'], text: string): void
   /** Saves all fields or none; answers the core's reason per refused field (empty once saved). */
   saveSettings(input: Parameters<typeof bridge.updateSettings>[0]): Promise<SettingsProblems>
-  /** Browser mode: why this tab must sign in again (the server's message), null while signed in. */
-  signedOut: string | null
+  /**
+   * Why the UI must sign in before it goes on, and which sign-in (the server's message); null
+   * while signed in.
+   */
+  signedOut: { need: SignInNeed; message: string } | null
   /** Browser mode: whether there is a session to sign out of (the Electron window has none). */
   canSignOut: boolean
-  /** Ends the browser session on the server and shows the sign-in-needed screen. */
+  /** Ends the browser session on the server and shows the sign-in it needs next. */
   signOut(): Promise<void>
 }
 
@@ -47,12 +50,13 @@ export const sessionSlice: Slice<SessionSlice> = (set, get) => ({
   toasts: [],
   async loadSession() {
     try {
-      const [resellers, settings] = await Promise.all([bridge.listResellers(), bridge.settings()])
+      const [resellers, settings] = await Promise.all([bridge.listResellers(), bridge.settings(), get().loadAccount()])
       const saved = Number(localStorage.getItem('certdesk.reseller'))
       const chosen = resellers.find((r) => r.id === saved) ?? resellers[0]
       set({ resellers, settings, resellerId: chosen?.id ?? null })
     } catch (err) {
-      get().toast('error', errorMessage(err))
+      // A sign-in is asked for by its own screen; other failures are said.
+      if (!get().signedOut) get().toast('error', errorMessage(err))
     }
   },
   selectReseller(id) {
@@ -108,7 +112,15 @@ export const sessionSlice: Slice<SessionSlice> = (set, get) => ({
     if (!endBrowserSession) return
     try {
       await endBrowserSession()
-      set({ signedOut: 'You signed out. To continue, open the newest sign-in link CertDesk printed in its terminal.' })
+      // An admin of a team server signs in again with the form; the desktop's tab with a new link.
+      set({
+        signedOut: get().account?.account
+          ? { need: 'password', message: 'You signed out.' }
+          : {
+              need: 'link',
+              message: 'You signed out. To continue, open the newest sign-in link CertDesk printed in its terminal.'
+            }
+      })
     } catch (err) {
       get().toast('error', errorMessage(err))
     }

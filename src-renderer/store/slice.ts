@@ -3,7 +3,9 @@
  * against the whole store so its actions can read and set the others) and the acting reseller.
  */
 import type { StateCreator } from 'zustand'
+import type { AccountSlice } from './account'
 import type { AcmeSlice } from './acme'
+import type { AdminsSlice } from './admins'
 import type { AlertsSlice } from './alerts'
 import type { BackupSlice } from './backup'
 import type { KeysSlice } from './api-keys'
@@ -33,7 +35,9 @@ export type Store = SessionSlice &
   BackupSlice &
   RenewalSlice &
   ScreensSlice &
-  AlertsSlice
+  AlertsSlice &
+  AccountSlice &
+  AdminsSlice
 
 export type Slice<T> = StateCreator<Store, [], [], T>
 

@@ -262,7 +262,8 @@ describe('rules', () => {
       ['renewal_failed', true, null],
       ['validation_waiting', true, 6],
       ['deploy_failed', false, null],
-      ['installation_problem', true, null]
+      ['installation_problem', true, null],
+      ['renewal_needs_customer', true, null]
     ])
   })
 })

@@ -77,6 +77,24 @@ describe('POST /orders pricing', () => {
     expect(res.body).toMatchObject({ auto_reissue_enabled: false, next_reissue_at: null, domain: '' })
   })
 
+  it('orders an internationalised name typed as people write it under its A-label', async () => {
+    const r = s.reseller({ credit: 500 })
+    const res = await s.request<Body>('POST', '/orders', {
+      key: r.key,
+      body: { product_id: 2, domain: 'Bücher.example' }
+    })
+    expect(res.status).toBe(200)
+    expect(res.body.domain).toBe('xn--bcher-kva.example')
+    const wildcard = await s.request<Body>('POST', '/orders', {
+      key: r.key,
+      body: { product_id: 3, domain: '*.bücher.example' }
+    })
+    expect(wildcard.status).toBe(200)
+    expect(wildcard.body.domain).toBe('*.xn--bcher-kva.example')
+    const listed = await s.request<{ orders: Body[] }>('GET', '/orders?domain=xn--bcher-kva', { key: r.key })
+    expect(listed.body.orders.map((o) => o.domain).sort()).toEqual(['*.xn--bcher-kva.example', 'xn--bcher-kva.example'])
+  })
+
   it('refuses bad periods, domains and SAN counts with 400 and charges nothing', async () => {
     const r = s.reseller({ credit: 1000 })
     const bad: Body[] = [
@@ -95,7 +113,10 @@ describe('POST /orders pricing', () => {
       { product_id: '2', domain: 'example.com' },
       { product_id: 2, domain: 'example.com', perod: 24 },
       { domain: 'example.com' },
-      { product_id: 2, domain: 'example.com', contact_email: 'nobody' }
+      { product_id: 2, domain: 'example.com', contact_email: 'nobody' },
+      { product_id: 2, domain: 'xn--zz.example' },
+      { product_id: 2, domain: 'bü cher.example' },
+      { product_id: 2, domain: 'bücher\u0000.example' }
     ]
     for (const body of bad) {
       const res = await s.request<Body>('POST', '/orders', { key: r.key, body })

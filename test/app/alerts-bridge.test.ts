@@ -31,14 +31,15 @@ const call = async (method: AppMethod, ...args: unknown[]) => {
 }
 
 describe('alert rules over the bridge', () => {
-  it('lists the five rules and changes one', async () => {
+  it('lists the six rules and changes one', async () => {
     const rules = await call('alertRules')
     expect((rules.body.result as { rule: string }[]).map((r) => r.rule)).toEqual([
       'expiring',
       'renewal_failed',
       'validation_waiting',
       'deploy_failed',
-      'installation_problem'
+      'installation_problem',
+      'renewal_needs_customer'
     ])
     const changed = await call('updateAlertRule', 'validation_waiting', { thresholdHours: 24 })
     expect(changed.body.result).toMatchObject({ rule: 'validation_waiting', enabled: true, thresholdHours: 24 })

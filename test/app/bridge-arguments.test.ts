@@ -4,6 +4,7 @@
  * gets a 400 in the envelope, naming the method and the argument, and changes nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { bridgeGate } from '../../src-main/app/bridge-gate'
 import { createHandlers } from '../../src-main/app/handlers'
 import { serveOverIpc } from '../../src-main/app/ipc'
 import type { Service } from '../../src-main/core/service'
@@ -30,7 +31,10 @@ beforeAll(async () => {
       handle: (channel: string, fn: (event: unknown, ...args: unknown[]) => Promise<unknown>) =>
         channels.set(channel, fn)
     } as never,
-    createHandlers(service, { transport: 'electron', listenerUrl: () => url, apiVersion: API_VERSION }),
+    bridgeGate(
+      service,
+      createHandlers(service, { transport: 'electron', listenerUrl: () => url, apiVersion: API_VERSION })
+    ),
     () => true,
     () => undefined
   )

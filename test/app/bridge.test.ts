@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { runInNewContext } from 'node:vm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { bridgeGate } from '../../src-main/app/bridge-gate'
 import { createHandlers, type AppHandlers } from '../../src-main/app/handlers'
 import { serveOverIpc } from '../../src-main/app/ipc'
 import type { AcmeSetup } from '../../src-main/core/acme-subscriptions'
@@ -83,7 +84,7 @@ beforeAll(async () => {
       handle: (channel: string, fn: (event: unknown, ...args: unknown[]) => Promise<unknown>) =>
         channels.set(channel, fn)
     } as never,
-    handlers,
+    bridgeGate(service, handlers),
     () => trusted,
     () => undefined
   )

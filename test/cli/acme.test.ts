@@ -84,7 +84,8 @@ describe('certdesk and the ACME subscription walk', () => {
         directory_url: 'https://ca.example.net/acme/directory',
         eab_kid: 'kid-7',
         eab_hmac_key_in_keychain: true,
-        account_url: null
+        account_url: null,
+        reseller_accounts: []
       }
     })
     expect(JSON.stringify(set.json)).not.toContain('c2VjcmV0')

@@ -257,6 +257,17 @@ describe('a replay through the validating proxy', () => {
     await clean(200, 'GET', '/reports/expiring?days=398')
     await clean(200, 'GET', `/orders/${cs}/renewal`)
     await clean(404, 'GET', '/orders/4242/renewal')
+    // Switching how an order renews is for TLS orders an external ACME CA issues: one is named
+    // (switching touches only the store, so the CA is never reached), then removed again.
+    await clean(409, 'POST', `/orders/${id}/renewal`, { body: { dcv_method: 'dns' } })
+    s.service.acmeIssuer.configure('https://ca.replay.invalid/directory', null, null)
+    try {
+      await clean(200, 'POST', `/orders/${id}/renewal`, { body: { dcv_method: 'dns' } })
+      await clean(409, 'POST', `/orders/${cs}/renewal`, { body: { dcv_method: 'dns' } })
+      await clean(404, 'POST', '/orders/4242/renewal', { body: { dcv_method: 'dns' } })
+    } finally {
+      s.service.acmeIssuer.disable()
+    }
     await clean(200, 'GET', `/orders/${cs}/installation`)
     // An endpoint nothing listens on: the check answers it unreachable, at once.
     s.service.installations.addEndpoint(r.id, cs, {

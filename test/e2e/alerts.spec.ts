@@ -50,7 +50,7 @@ test('sets up alert channels, sends a test to each and lists the deliveries', as
   await expect(page).toHaveURL(/#\/alerts$/)
   await expect(page.locator('h1')).toHaveText('Alerts')
   const rules = page.locator('section', { has: page.getByRole('heading', { name: 'Rules' }) }).locator('tbody tr')
-  await expect(rules).toHaveCount(5)
+  await expect(rules).toHaveCount(6)
   await page.getByLabel('Validation wait in hours').fill('24')
   await page.getByRole('button', { name: 'Save', exact: true }).click()
   await expect(page.locator('.toast-ok').last()).toHaveText('Rule saved')

@@ -681,6 +681,10 @@ async function everyScreen(page: Page, tag: string): Promise<[name: string, hash
     ['acme', '#/acme'],
     ['acme-subscription', acme],
     ['settings', '#/settings'],
+    ['team', '#/team'],
+    ['admins', '#/admins'],
+    ['audit', '#/audit'],
+    ['account', '#/account'],
     ['not-found', '#/orders/abc']
   ]
 }
@@ -722,12 +726,13 @@ test('keyboard and screen readers: axe finds nothing serious on any screen, Tab 
   await page.reload()
   await expect(page.locator('h1')).toHaveText('Dashboard')
   const names: string[] = []
-  for (let i = 0; i < 14; i++) {
+  for (let i = 0; i < 17; i++) {
     await page.keyboard.press('Tab')
     names.push(await page.evaluate<string>(FOCUSED))
   }
   expect(names).toEqual([
     'Sign out',
+    'Connect to a team server…',
     'Acting for',
     'Dashboard',
     'Catalogue',
@@ -740,11 +745,12 @@ test('keyboard and screen readers: axe finds nothing serious on any screen, Tab 
     'API & integrations',
     'ACME',
     'Settings',
+    'Admins',
+    'Audit log',
     'New order'
   ])
   // Enter on a focused link opens its screen.
-  await page.keyboard.press('Shift+Tab')
-  await page.keyboard.press('Shift+Tab')
+  for (let i = 0; i < 4; i++) await page.keyboard.press('Shift+Tab')
   await page.keyboard.press('Enter')
   await expect(page.locator('h1')).toHaveText('ACME subscriptions')
   await resetChecks(page)

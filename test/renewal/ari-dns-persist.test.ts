@@ -12,6 +12,7 @@ import * as acme from 'acme-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAcmeServer, type RunningAcmeServer } from '../../src-main/acme/server'
 import { ACME_ISSUER_SETTINGS } from '../../src-main/core/acme-issuer'
+import { resellerAccountKey } from '../../src-main/core/acme-issuer-accounts'
 import { DCV_SETTINGS } from '../../src-main/core/dcv'
 import { persistRecordValue } from '../../src-main/core/dns-persist'
 import { freePort, setTxt, startChallTestSrv, type ChallTestSrv } from '../support/acme'
@@ -196,7 +197,7 @@ describe('the ACME issuer with the embedded server as its CA', () => {
       dcv_method: 'dns'
     })
     expect(conf.status, JSON.stringify(conf.body)).toBe(200)
-    const accountUrl = s.service.settings.get(ACME_ISSUER_SETTINGS.accountUrl) as string
+    const accountUrl = s.service.acmeIssuer.accounts.url(reseller.id) as string
     const v = conf.body.validation as Validation[]
     for (const x of v) {
       expect(x.instructions.record_name).toBe(`_validation-persist.${x.name}`)
@@ -273,8 +274,8 @@ describe('the ACME issuer with the embedded server as its CA', () => {
     // the CA answers `alreadyReplaced` (RFC 9773 §5).
     const other = new acme.Client({
       directoryUrl: server.directoryUrl,
-      accountKey: s.service.ctx.secrets.get('issuer.acme/account-key') as string,
-      accountUrl: s.service.settings.get(ACME_ISSUER_SETTINGS.accountUrl) as string,
+      accountKey: s.service.ctx.secrets.get(resellerAccountKey(reseller.id)) as string,
+      accountUrl: s.service.acmeIssuer.accounts.url(reseller.id) as string,
       backoffMin: 50,
       backoffMax: 300
     })

@@ -6,15 +6,12 @@
  * renewal, lives only in CertDesk: nothing is written to the customer's DNS after the CNAME.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startConfiguredResponder, type RunningDelegatedDns } from '../../src-main/core/delegated-dns-server'
-import { DCV_SETTINGS, DELEGATED_DNS_SETTINGS } from '../../src-main/core/setting-keys'
-import { freePort } from '../support/acme'
-import { manualClock, type ManualClock } from '../support/clock'
+import type { ManualClock } from '../support/clock'
+import { startDelegatedCa, type DelegatedCa } from '../support/delegated-ca'
 import { opensslCsr } from '../support/csr'
-import { startDns, type DnsServer } from '../support/dcv-servers'
-import { startRecursor, type Recursor } from '../support/dns-recursor'
-import { PEBBLE_EAB, startPebble, type Pebble } from '../support/pebble'
-import { startServer, type TestReseller, type TestServer } from '../support/server'
+import type { DnsServer } from '../support/dcv-servers'
+import type { Recursor } from '../support/dns-recursor'
+import type { TestReseller, TestServer } from '../support/server'
 
 type Body = Record<string, unknown>
 type Validation = { name: string; status: string; detail: string | null; instructions: Record<string, string> }
@@ -23,50 +20,28 @@ const ZONE = 'acme.reseller.test'
 /** A 47-day-era lifetime: the 14-day rule must be measured from the certificate itself. */
 const PEBBLE_DAYS = 30
 
+let ca: DelegatedCa
 let clock: ManualClock
 let s: TestServer
 let customerDns: DnsServer
-let responder: RunningDelegatedDns
 let recursor: Recursor
-let pebble: Pebble
 let reseller: TestReseller
 const txtWrites: string[] = []
 
 beforeAll(async () => {
-  clock = manualClock(new Date())
-  s = await startServer({ clock: clock.clock })
-  customerDns = await startDns()
+  ca = await startDelegatedCa({ zone: ZONE, validityDays: PEBBLE_DAYS })
+  ;({ clock, s, customerDns, recursor } = ca)
   // Any TXT written to the customer's DNS would show here; the test writes only CNAMEs.
   const setTxt = customerDns.setTxt.bind(customerDns)
   customerDns.setTxt = (host, value) => {
     txtWrites.push(host)
     return setTxt(host, value)
   }
-  s.service.settings.update({
-    [DELEGATED_DNS_SETTINGS.zone]: ZONE,
-    [DELEGATED_DNS_SETTINGS.listen]: `127.0.0.1:${await freePort()}`,
-    [DCV_SETTINGS.resolver]: customerDns.address
-  })
-  responder = (await startConfiguredResponder(
-    s.service.settings.get(DELEGATED_DNS_SETTINGS.listen),
-    s.service.acmeIssuer.delegation
-  )) as RunningDelegatedDns
-  recursor = await startRecursor({
-    customer: customerDns.address,
-    delegated: `127.0.0.1:${responder.port}`,
-    zone: ZONE
-  })
-  pebble = await startPebble({ dnsServer: recursor.address, validityDays: PEBBLE_DAYS })
-  s.service.acmeIssuer.configure(pebble.directoryUrl, PEBBLE_EAB.kid, PEBBLE_EAB.hmac, pebble.caBundle)
   reseller = s.reseller({ credit: 1000 })
 })
 
 afterAll(async () => {
-  await pebble?.close()
-  await recursor?.close()
-  await responder?.close()
-  await customerDns?.close()
-  await s?.close()
+  await ca?.close()
 })
 
 const post = (path: string, body: Body) => s.request<Body>('POST', path, { key: reseller.key, body })
@@ -86,7 +61,7 @@ describe('delegated dns-01 with Pebble', () => {
     })
     expect(conf.status, JSON.stringify(conf.body)).toBe(200)
     const v = conf.body.validation as Validation[]
-    const status = await s.service.acmeIssuer.delegation.status(names)
+    const status = await s.service.acmeIssuer.delegation.status(reseller.id, names)
     for (const [i, x] of v.entries()) {
       expect(x.instructions.record_name).toBe(`_acme-challenge.${x.name}`)
       expect(x.instructions.record_type).toBe('CNAME')
@@ -99,7 +74,7 @@ describe('delegated dns-01 with Pebble', () => {
     expect((early.body.validation as Validation[])[0].detail).toContain('no CNAME')
     // The customer's one-time step.
     for (const x of v) await customerDns.setCname(x.instructions.record_name, x.instructions.record_value)
-    expect((await s.service.acmeIssuer.delegation.status(names)).every((d) => d.in_place)).toBe(true)
+    expect((await s.service.acmeIssuer.delegation.status(reseller.id, names)).every((d) => d.in_place)).toBe(true)
     const done = await get(`/ssl/${orderId}`)
     expect(done.body.status, JSON.stringify(done.body)).toBe('completed')
     expect(recursor.followed.map((n) => n.toLowerCase())).toEqual(

@@ -48,10 +48,11 @@ describe('the runtime and the delegated-zone responder', () => {
     try {
       expect(running.urls.dnsResponder).toBe(`127.0.0.1:${port}`)
       const d = running.service.acmeIssuer.delegation
-      d.publish('shop.example', 'the-dns-01-digest', null)
+      const r1 = running.service.resellers.create({ name: 'R', email: 'r@example.test', company: 'R', groupId: 1 }).id
+      d.publish(r1, 'shop.example', 'the-dns-01-digest', null)
       const r = new Resolver({ timeout: 1000, tries: 1 })
       r.setServers([`127.0.0.1:${port}`])
-      expect(await r.resolveTxt(d.target('shop.example'))).toEqual([['the-dns-01-digest']])
+      expect(await r.resolveTxt(d.target(r1, 'shop.example'))).toEqual([['the-dns-01-digest']])
       await expect(r.resolveTxt('_acme-challenge.shop.example')).rejects.toMatchObject({ code: 'EREFUSED' })
       expect(await accepts(port)).toBe(true)
     } finally {

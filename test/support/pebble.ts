@@ -84,7 +84,12 @@ function reachable(url: string, ca: string): Promise<void> {
   })
 }
 
-export async function startPebble(opts: { dnsServer: string; validityDays: number }): Promise<Pebble> {
+/** `httpPort`: where Pebble sends its http-01 checks (a test web server); a closed port otherwise. */
+export async function startPebble(opts: {
+  dnsServer: string
+  validityDays: number
+  httpPort?: number
+}): Promise<Pebble> {
   const work = mkdtempSync(join(tmpdir(), 'certdesk-pebble-'))
   await tlsFiles(work)
   const [port, mgmt, httpPort, tlsPort] = [await freePort(), await freePort(), await freePort(), await freePort()]
@@ -96,7 +101,7 @@ export async function startPebble(opts: { dnsServer: string; validityDays: numbe
         managementListenAddress: `127.0.0.1:${mgmt}`,
         certificate: join(work, 'cert.pem'),
         privateKey: join(work, 'key.pem'),
-        httpPort,
+        httpPort: opts.httpPort ?? httpPort,
         tlsPort,
         ocspResponderURL: '',
         externalAccountBindingRequired: true,

@@ -76,6 +76,8 @@ export interface Delivery {
 export interface PassOutcome {
   failed: { order_id: number; error: string }[]
   issued: number[]
+  /** Renewals due soon that cannot run with nobody (renewal-readiness.ts), before they are due. */
+  needsCustomer?: { order_id: number; renew_at: string; reason: string }[]
 }
 
 interface RuleRow {
@@ -278,8 +280,10 @@ export class Alerts {
     const db = this.ctx.db
     const rules = new Map(this.rules().map((r) => [r.rule, r]))
     db.transaction(() => {
-      for (const id of outcome.issued) this.clearOrder(id, ['renewal_failed', 'validation_waiting', 'expiring'], now)
+      for (const id of outcome.issued)
+        this.clearOrder(id, ['renewal_failed', 'validation_waiting', 'expiring', 'renewal_needs_customer'], now)
       if (rules.get('renewal_failed')?.enabled) this.renewalFailures(outcome.failed, now)
+      if (rules.get('renewal_needs_customer')?.enabled) this.renewalsNeedingCustomer(outcome.needsCustomer ?? [], now)
       this.validationWaits(now, rules.get('validation_waiting') as RuleView)
       if (rules.get('expiring')?.enabled) this.expiring(now)
     }).immediate()
@@ -366,6 +370,26 @@ export class Alerts {
         `certificate:${o.cert_valid_till ?? 'none'}`,
         `${o.cert_valid_till ? 'Renewal' : 'Issuance'} failed: ${o.order_number}${o.domain ? ` (${o.domain})` : ''}`,
         `The certificate of order ${o.order_number}${o.domain ? ` for ${o.domain}` : ''} could not be ${o.cert_valid_till ? 'renewed' : 'issued'}: ${f.error}` +
+          (o.cert_valid_till ? `\nThe current certificate ends ${o.cert_valid_till} UTC.` : ''),
+        now
+      )
+    }
+  }
+
+  /** Before the renewal is due: one alert per certificate whose renewal cannot run with nobody. */
+  private renewalsNeedingCustomer(items: NonNullable<PassOutcome['needsCustomer']>, now: Date): void {
+    for (const n of items) {
+      const o = this.order(n.order_id)
+      if (!o) continue
+      const label = `${o.order_number}${o.domain ? ` (${o.domain})` : ''}`
+      this.raise(
+        'renewal_needs_customer',
+        o.id,
+        `certificate:${o.cert_valid_till ?? 'none'}`,
+        `Renewal on ${n.renew_at.slice(0, 10)} needs the customer: ${label}`,
+        `The certificate of order ${o.order_number}${o.domain ? ` for ${o.domain}` : ''} is renewed at the external ACME CA at ${n.renew_at} UTC, ` +
+          `and that renewal cannot run without the customer: ${n.reason}.\n` +
+          `Ask the customer to add the record before then; otherwise the renewal waits for them with the CA's instructions.` +
           (o.cert_valid_till ? `\nThe current certificate ends ${o.cert_valid_till} UTC.` : ''),
         now
       )

@@ -15,7 +15,9 @@ export const RULE_LABELS: Record<AlertRule, string> = {
   renewal_failed: 'Renewal or issuance failed',
   validation_waiting: 'Validation waiting longer than the set time',
   deploy_failed: 'Deploy failed after all its attempts',
-  installation_problem: 'Installation check found a problem (wrong certificate, incomplete chain, unreachable)'
+  installation_problem: 'Installation check found a problem (wrong certificate, incomplete chain, unreachable)',
+  renewal_needs_customer:
+    'Renewal due within a week cannot run without the customer (no delegation CNAME or dns-persist-01 record in place)'
 }
 
 /** The part of a certificate's lifetime left when the expiring rule fires. */

@@ -33,6 +33,7 @@ import {
   type StoredCertificate
 } from './records'
 import { reissuePlan, type ReissuePlan } from './reissue-plan'
+import { switchRenewalMethod } from './renewal-method'
 import { changeDcv, configure, reissue, type ConfigureInput, type ReissueInput } from './requests'
 import { revoke, type CertificateChoice, type CrlPublisher, type ExternalRevocation } from './revocation'
 import { OrderLock, type CertificatesScope, type KeyKeeper } from './scope'
@@ -129,6 +130,11 @@ export class Certificates {
     return sslStatus(this.scope, resellerId, orderId)
   }
 
+  /** The status as it stands, without running any check: for those who may only look. */
+  current(resellerId: number, orderId: number): SslStatus {
+    return sslStatus(this.scope, resellerId, orderId)
+  }
+
   /**
    * POST /ssl/change-dcv: a new method (and approver) for every name not yet validated, or with
    * `perName` alone for those names only (requests.ts).
@@ -142,6 +148,14 @@ export class Certificates {
   ): Promise<SslStatus> {
     await changeDcv(this.scope, resellerId, orderId, method, approverEmail, perName)
     return sslStatus(this.scope, resellerId, orderId)
+  }
+
+  /**
+   * POST /orders/{id}/renewal: the method the order's renewals at the external ACME CA use
+   * (renewal-method.ts); change-dcv while it waits for validation.
+   */
+  async switchRenewalMethod(resellerId: number, orderId: number, method: DcvMethod): Promise<void> {
+    await switchRenewalMethod(this.scope, resellerId, orderId, method)
   }
 
   /** POST /ssl/resend-validation: a fresh approval message (new codes); email method only. */

@@ -8,8 +8,8 @@ import { constructedEmailAllowed, dcvReuseDays } from '../cab-policy'
 import { autoReissues } from '../catalogue'
 import { assertAcceptableCsr, decodeCsr } from '../csr'
 import { conflict, ServiceError } from '../errors'
-import type { CertificateProfile } from '../issuer'
-import { validityWindow } from '../lifecycle'
+import { RenewalNeedsCustomer, type CertificateProfile } from '../issuer'
+import { nextReissueAfter, validityWindow } from '../lifecycle'
 import { isoDate, isoTimestamp, parseDate } from '../time'
 import { productFor } from './csr-policy'
 import { sendApprovals } from './email-approval'
@@ -23,7 +23,7 @@ import {
   type StoredCertificate
 } from './records'
 import type { CertificatesScope } from './scope'
-import { recheckStale, runChecks, staleChecks } from './validation'
+import { recheckStale, resetChecks, runChecks, staleChecks } from './validation'
 
 /**
  * Runs the checks of a validation_pending (or stuck processing) order and issues when all
@@ -47,7 +47,8 @@ export function advance(scope: CertificatesScope, orderId: number): Promise<Stor
 /**
  * The automatic reissue of a due order: re-checks names whose validation is older than the
  * reuse period of today (BR §4.2.1); a failed re-check moves the order to validation_pending
- * and says why. Returns what happened.
+ * and says why. Returns what happened. While an external CA issues, it validates the renewal
+ * itself (`renewAtCa`): the local checks and their records never apply to it.
  */
 export function autoReissue(
   scope: CertificatesScope,
@@ -56,6 +57,7 @@ export function autoReissue(
   const db = scope.ctx.db
   return scope.lock.run(orderId, async () => {
     const now = scope.ctx.clock()
+    if (scope.external?.validatesRenewals()) return renewAtCa(scope, orderId, now)
     const stale = staleChecks(db, orderId, now)
     const failures = await recheckStale(scope, orderId, stale, now)
     if (failures.length > 0) {
@@ -69,6 +71,34 @@ export function autoReissue(
     }
     return { issued: await issueNow(scope, orderId, 'auto_reissue'), validationNeeded: null }
   })
+}
+
+/**
+ * A renewal at the external CA: issued when the CA's authorizations are still valid or a
+ * dns-persist-01 record or delegated CNAME answers them; otherwise the CA order waits for the
+ * customer with the CA's own instructions, and the order moves to validation_pending saying so.
+ */
+async function renewAtCa(
+  scope: CertificatesScope,
+  orderId: number,
+  now: Date
+): Promise<{ issued: StoredCertificate | null; validationNeeded: string | null }> {
+  const db = scope.ctx.db
+  try {
+    return { issued: await issueNow(scope, orderId, 'auto_reissue'), validationNeeded: null }
+  } catch (err) {
+    if (!(err instanceof RenewalNeedsCustomer)) throw err
+    const note = `automatic renewal on ${isoDate(now)} needs the customer: ${err.message}`
+    const names = JSON.parse(readRequest(db, orderId).names) as string[]
+    db.transaction(() => {
+      db.prepare(
+        `UPDATE certificate_requests SET pending_issue = 'auto_reissue', dcv_method = ?, approver_email = NULL WHERE order_id = ?`
+      ).run(err.method, orderId)
+      resetChecks(db, orderId, names, new Map(names.map((n) => [n, err.method])), new Map(), now, 'none')
+      setOrderStatus(db, orderId, 'validation_pending', note, now)
+    }).immediate()
+    return { issued: null, validationNeeded: note }
+  }
 }
 
 /** Issues under the order's lock (configure and reissue when nothing is left to validate). */
@@ -122,6 +152,7 @@ async function issueNow(scope: CertificatesScope, orderId: number, reason: Issue
   }
   // A crash here loses only the signature: the order stays processing and the next pass issues.
   crashPoint('issuance:signed')
+  const nextReissue = nextReissueAfter(issued, end, autoReissues(product))
   const id = db
     .transaction(() => {
       const r = db
@@ -147,7 +178,7 @@ async function issueNow(scope: CertificatesScope, orderId: number, reason: Issue
       ).run(
         isoDate(issued.validFrom),
         isoDate(issued.validTill),
-        window.nextReissueAt ? isoDate(window.nextReissueAt) : null,
+        nextReissue ? isoDate(nextReissue) : null,
         reason === 'auto_reissue' ? 1 : 0,
         isoTimestamp(now),
         orderId

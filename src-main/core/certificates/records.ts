@@ -19,6 +19,7 @@ import {
 import { baseDomain } from '../domains'
 import { conflict } from '../errors'
 import type { Order } from '../orders'
+import type { UnattendedRenewal } from '../renewal-plan'
 import { isoTimestamp } from '../time'
 import { reasonName, type RevocationReason } from './revocation-reasons'
 import type { CertificatesScope } from './scope'
@@ -68,6 +69,8 @@ export interface SslStatus {
   names: string[]
   validation: NameValidation[]
   certificate: StoredCertificate | null
+  /** Whether renewals at the external ACME CA run with nobody; null for the local CA. */
+  unattendedRenewal: UnattendedRenewal | null
 }
 
 export interface CertificateStatus {
@@ -260,7 +263,8 @@ export function sslStatus(scope: CertificatesScope, resellerId: number, orderId:
       : null,
     names: req ? (JSON.parse(req.names) as string[]) : [],
     validation: token ? readChecks(db, orderId).map((c) => nameValidation(scope, c, token)) : [],
-    certificate: latestCertificate(db, orderId)
+    certificate: latestCertificate(db, orderId),
+    unattendedRenewal: scope.external?.unattendedRenewal(orderId) ?? null
   }
 }
 

@@ -18,8 +18,14 @@ import type { CertificatesScope } from './scope'
 
 /** What revokes at the external CA that issued a certificate (acme-issuer.ts). */
 export interface ExternalRevocation {
-  /** Revokes at the CA whose directory is `directoryUrl`; throws with the CA's reason. */
-  revoke(directoryUrl: string, certificatePem: string, reasonCode: number): Promise<void>
+  /** Revokes the order's certificate at the CA whose directory is `directoryUrl`; throws with the CA's reason. */
+  revoke(
+    orderId: number,
+    names: string[],
+    directoryUrl: string,
+    certificatePem: string,
+    reasonCode: number
+  ): Promise<void>
 }
 
 /** The CRL to sign again after a revocation of the local CA (local-ca-crl.ts). */
@@ -85,7 +91,7 @@ export async function revoke(
   const code = REASON_CODES[reason]
   if (cert.issuer.startsWith(ACME_PREFIX)) {
     if (!scope.revoker) throw conflict(`could not revoke certificate ${cert.serial}: no ACME CA is set up`)
-    await scope.revoker.revoke(cert.issuer.slice(ACME_PREFIX.length), cert.certificatePem, code)
+    await scope.revoker.revoke(order.id, cert.names, cert.issuer.slice(ACME_PREFIX.length), cert.certificatePem, code)
   } else if (cert.issuer !== LOCAL_CA) {
     throw conflict(`could not revoke certificate ${cert.serial}: it was issued by ${cert.issuer}, not by CertDesk`)
   }

@@ -160,7 +160,9 @@ const sslStatus = {
   valid_till: null,
   reissue_count: 0,
   next_reissue_at: '2027-05-28',
-  purchase_end_date: '2028-11-23'
+  purchase_end_date: '2028-11-23',
+  // The local CA issues here; an order at an external ACME CA says how its renewals run.
+  unattended_renewal: null
 }
 
 const issuedStatus = {

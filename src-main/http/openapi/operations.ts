@@ -473,10 +473,51 @@ export const OPERATIONS: Record<string, OperationDoc> = {
           last_error: null
         },
         delegation: null,
-        dns_persist: []
+        dns_persist: [],
+        unattended: null
       }
     },
     errors: { 400: 'invalid request: order_id must be integer', 404: orderNotFound }
+  },
+  switchOrderRenewalMethod: {
+    ok: "The order's renewals now validate over the method asked for",
+    request: { dcv_method: 'dns' },
+    answer: {
+      success: true,
+      renewal: {
+        window: null,
+        delegation: {
+          zone: 'acme.reseller.example',
+          domains: [
+            {
+              domain: 'example.com',
+              cname: {
+                name: '_acme-challenge.example.com',
+                type: 'CNAME',
+                value: 'd5bc87b784a8df19e1cefd505.acme.reseller.example'
+              },
+              in_place: false,
+              detail:
+                'no CNAME at _acme-challenge.example.com yet (ENODATA); the customer must set _acme-challenge.example.com CNAME d5bc87b784a8df19e1cefd505.acme.reseller.example'
+            }
+          ]
+        },
+        dns_persist: [],
+        unattended: {
+          method: 'delegated-dns',
+          unattended: true,
+          detail:
+            "renews with nobody once _acme-challenge of each name is a CNAME to this reseller's target (set once)",
+          alternatives: [],
+          switch_with: null
+        }
+      }
+    },
+    errors: {
+      400: 'invalid request: dcv_method must be one of dns, http',
+      404: orderNotFound,
+      409: 'could not change how order ORD-2026-000042 renews: it is pending; it needs a certificate first (POST /ssl/configure)'
+    }
   },
   getOpenApiDescription: {
     ok: 'This description, OpenAPI 3.0',

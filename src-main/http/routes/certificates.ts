@@ -108,7 +108,8 @@ function sslJson(s: SslStatus, message?: string): Static<typeof SslStatusJson> {
     valid_till: day(s.certificate?.validTill),
     reissue_count: o.reissueCount,
     next_reissue_at: o.nextReissueAt,
-    purchase_end_date: o.purchaseEndDate
+    purchase_end_date: o.purchaseEndDate,
+    unattended_renewal: s.unattendedRenewal
   }
 }
 

@@ -1,6 +1,6 @@
 /** ACME subscriptions (reseller API v3.0, "ACME subscription details") and the renewal view. */
 import { Type } from '@sinclair/typebox'
-import { OrderRenewalView, PersistRecordView } from '../../../src-shared/renewal-records'
+import { OrderRenewalView, PersistRecordView, UnattendedRenewalView } from '../../../src-shared/renewal-records'
 import { Day, Nullable, ok, StringEnum, Timestamp } from './kit'
 import { AcmeDomainJson } from './orders'
 
@@ -8,6 +8,17 @@ import { AcmeDomainJson } from './orders'
 export const PersistRecordJson = Type.Object(PersistRecordView.properties, { title: 'DnsPersistRecord' })
 export const RenewalJson = Type.Object(OrderRenewalView.properties, { title: 'OrderRenewal' })
 export const RenewalResponse = ok({ renewal: RenewalJson }, { title: 'OrderRenewalResponse' })
+export const UnattendedRenewalJson = Type.Object(UnattendedRenewalView.properties, { title: 'UnattendedRenewal' })
+/** POST /orders/{id}/renewal: the method the order's renewals at the external ACME CA use. */
+export const RenewalMethodBody = Type.Object(
+  {
+    dcv_method: StringEnum(
+      ['dns', 'http'] as const,
+      'dns: delegated DNS or dns-persist-01, which renew with nobody once set up; http: http-01'
+    )
+  },
+  { additionalProperties: false, title: 'RenewalMethodChange' }
+)
 
 export const AcmeDetailsJson = Type.Object(
   {

@@ -6,6 +6,7 @@ import { Type } from '@sinclair/typebox'
 import { DCV_METHODS, REVOCATION_REASONS } from '../../../src-shared/constants'
 import { CORE_EXPLAINS } from '../validators'
 import { Day, Id, Nullable, ok, StringEnum, Timestamp } from './kit'
+import { UnattendedRenewalJson } from './acme'
 import { OrderStatus } from './orders'
 
 /** The PEM armour the core looks for (core/csr.ts); the text around it is ignored. */
@@ -142,7 +143,8 @@ export const SslStatusJson = ok(
     valid_till: Nullable(Day()),
     reissue_count: Type.Integer({ minimum: 0 }),
     next_reissue_at: Nullable(Day()),
-    purchase_end_date: Day()
+    purchase_end_date: Day(),
+    unattended_renewal: Nullable(UnattendedRenewalJson)
   },
   { title: 'SslStatus' }
 )
