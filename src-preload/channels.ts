@@ -6,7 +6,7 @@
  */
 import type { AppMethod } from '../src-shared/app-api'
 
-export { APPROVER_LOCAL_PARTS, HMAC_KEY_PLACEHOLDER } from '../src-shared/constants'
+export { APPROVER_LOCAL_PARTS, HMAC_KEY_PLACEHOLDER, REVOCATION_REASONS } from '../src-shared/constants'
 
 /**
  * The method names at run time (types vanish). `satisfies` makes the compiler refuse both a
@@ -39,6 +39,10 @@ export const APP_METHODS = {
   sslStatus: true,
   storedSslStatus: true,
   changeDcv: true,
+  changeNameDcv: true,
+  approverChoices: true,
+  revokeCertificate: true,
+  reissuePlan: true,
   resendValidation: true,
   emailOutbox: true,
   approveEmail: true,

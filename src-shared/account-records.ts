@@ -175,7 +175,11 @@ export type Order = Static<typeof Order>
 export const OrderView = Type.Composite([
   Order,
   /** A private key generated in the app is kept (encrypted) for this order. */
-  Type.Object({ hasStoredKey: Type.Boolean() })
+  Type.Object({
+    hasStoredKey: Type.Boolean(),
+    /** The order's current certificate was revoked (it must not be installed; reissue to replace it). */
+    certificateRevoked: Type.Boolean()
+  })
 ])
 export type OrderView = Static<typeof OrderView>
 

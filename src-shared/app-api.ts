@@ -66,7 +66,10 @@ import {
   ProductView,
   QuoteView,
   ReissueInput,
+  PfxEncryption,
+  ReissuePlanView,
   ResellerView,
+  RevocationInput,
   SettingsInput,
   SettingsProblems,
   SettingsView,
@@ -228,14 +231,28 @@ export const APP_API = {
    * A PKCS#12 file of the kept key, the current certificate and its chain, with friendlyName and
    * localKeyID on the key and the certificate (RFC 7292 §4.2), built in the main process.
    * Refused when the kept key is not the current certificate's key. The file is base64.
+   * `encryption`: AES-256 (the default) or the legacy 3DES/SHA-1 profile older Windows reads.
    */
-  exportPfx: own([reseller, order, arg('password', Text)], Type.Object({ pfxBase64: Type.String() })),
+  exportPfx: own(
+    [reseller, order, arg('password', Text), optional('encryption', PfxEncryption)],
+    Type.Object({ pfxBase64: Type.String() })
+  ),
   configureOrder: operate([reseller, arg('input', ConfigureInput)], SslStatusView),
   /** Runs the pending domain checks now (issuing once every name passed) and answers the status. */
   sslStatus: operate([reseller, order], SslStatusView),
   /** The status as it stands, without running a check: what a viewer's order page shows. */
   storedSslStatus: read([reseller, order], SslStatusView),
   changeDcv: operate([reseller, order, arg('method', DcvMethod), optional('approver email', Text)], SslStatusView),
+  /** Another method for one name not yet validated; every other name stays as it is. */
+  changeNameDcv: operate(
+    [reseller, order, arg('name', Text), arg('method', DcvMethod), optional('approver email', Text)],
+    SslStatusView
+  ),
+  /** The constructed approver addresses of each name (BR §3.2.2.4.4), for choosing before a CSR is submitted. */
+  approverChoices: read(
+    [arg('names', Type.Array(Text, { maxItems: 1000 }))],
+    Type.Record(Type.String(), Type.Array(Type.String()))
+  ),
   resendValidation: operate([reseller, order], SslStatusView),
   /** Approval messages of an order kept by CertDesk, newest first. */
   emailOutbox: operatorRead([reseller, order], Type.Array(OutboxMessageView)),
@@ -244,7 +261,14 @@ export const APP_API = {
   /** Another approver address for one name waiting for email approval; a new code is mailed to it. */
   chooseApprover: operate([reseller, order, arg('name', Text), arg('approver email', Text)], SslStatusView),
   reissue: operate([reseller, arg('input', ReissueInput)], SslStatusView),
+  /** What a reissue for `names` (the current names by default) would do: validation, validity, deploys. */
+  reissuePlan: read([reseller, order, optional('names', Type.Array(Text, { maxItems: 1000 }))], ReissuePlanView),
   certificate: read([reseller, order], CertificateDetailView),
+  /**
+   * Revokes a certificate of the order (the current one unless `certificateId` names another)
+   * with an RFC 5280 reason: onto the local CA's CRL, or at the external ACME CA that issued it.
+   */
+  revokeCertificate: operate([reseller, order, arg('revocation', RevocationInput)], CertificateDetailView),
   /** The local CA's root, for trust stores. */
   caRootPem: read([], Type.Object({ pem: Type.String() })),
 

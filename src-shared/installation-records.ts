@@ -9,6 +9,7 @@ import { OrderView, QuoteView, Stats } from './account-records'
 /** Verdicts from worst to best; an order's badge is the worst verdict of its endpoints. */
 export const INSTALLATION_VERDICTS = [
   'unreachable',
+  'revoked',
   'other_certificate',
   'old_certificate',
   'expired',

@@ -9,7 +9,7 @@
 import type { AppApi, AppMethod } from '../../src-shared/app-api'
 import type { BridgeResult } from '../../src-preload/channels'
 import type { Order, OrderView, PageRequest, Reseller, ResellerView, SettingsView } from '../../src-shared/records'
-import type { StoredCertificate, SslStatus } from '../core/certificates'
+import { approverChoices, type StoredCertificate, type SslStatus } from '../core/certificates'
 import { productView } from '../core/catalogue'
 import {
   acmeCommandsView,
@@ -26,6 +26,7 @@ import { conflict, invalid, notFound, ServiceError } from '../core/errors'
 import { expiringCsv, expiringSummary } from '../core/reports'
 import { EXPIRING_WITHIN_DAYS } from '../core/watchlist'
 import { buildPfx, encryptPrivateKeyPem } from '../core/deploy/pfx'
+import { buildLegacyPfx } from '../core/deploy/pfx-legacy'
 import type { ApiKeyInfo } from '../core/resellers'
 import type { Service } from '../core/service'
 import { STATUS_OF } from '../http/errors'
@@ -127,9 +128,10 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     ...r,
     groupName: r.groupId === null ? null : (service.catalogue.group(r.groupId)?.name ?? null)
   })
-  const orderView = (o: Order, keys?: Set<number>): OrderView => ({
+  const orderView = (o: Order, keys?: Set<number>, revoked?: Set<number>): OrderView => ({
     ...o,
-    hasStoredKey: keys ? keys.has(o.id) : vault.has(o.id)
+    hasStoredKey: keys ? keys.has(o.id) : vault.has(o.id),
+    certificateRevoked: (revoked ?? service.certificates.revokedCurrent([o.id])).has(o.id)
   })
   const sslView = ({ csr: _csr, ...s }: SslStatus) => ({
     ...s,
@@ -137,6 +139,15 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     certificate: s.certificate && certView(s.certificate)
   })
   const reseller = (resellerId: number): Reseller => service.resellers.get(resellerId)
+  /** The order's current certificate with its days left, and every certificate it had. */
+  const certificateDetail = (r: number, orderId: number) => {
+    const { order: _order, ...status } = service.certificates.certificate(r, orderId)
+    return {
+      ...status,
+      certificate: status.certificate && certView(status.certificate),
+      history: service.certificates.history(r, orderId).map(certView)
+    }
+  }
   /** The order of this reseller (404 otherwise), so one account's page cannot act on another's orders. */
   const ownOrder = (resellerId: number, orderId: number): Order => service.orders.get(reseller(resellerId).id, orderId)
   /** An API key of this reseller, so one account's page cannot act on another's keys. */
@@ -195,8 +206,9 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
         { status: filter.status, domain: optText(filter.domain) },
         page(p)
       )
-      const keys = vault.withKeys(result.items.map((o) => o.id))
-      return { ...result, items: result.items.map((o) => orderView(o, keys)) }
+      const ids = result.items.map((o) => o.id)
+      const [keys, revoked] = [vault.withKeys(ids), service.certificates.revokedCurrent(ids)]
+      return { ...result, items: result.items.map((o) => orderView(o, keys, revoked)) }
     },
     getOrder: (resellerId, orderId) => orderView(ownOrder(resellerId, orderId)),
     cancelOrder: (resellerId, orderId) => {
@@ -232,7 +244,7 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
       const secret = exportPassword(password, 'private key')
       return { pem: await encryptPrivateKeyPem(vault.read(reseller(resellerId).id, orderId), secret) }
     },
-    exportPfx: async (resellerId, orderId, password) => {
+    exportPfx: async (resellerId, orderId, password, encryption) => {
       const r = reseller(resellerId).id
       const secret = exportPassword(password, 'PFX')
       vault.read(r, orderId) // the order is this reseller's and a key is kept for it, or 404
@@ -246,7 +258,8 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
           'could not build the PFX: the kept private key belongs to an earlier certificate of this order (it was reissued from another CSR)'
         )
       }
-      const pfx = await buildPfx({
+      const build = encryption === 'legacy-3des' ? buildLegacyPfx : buildPfx
+      const pfx = await build({
         certificatePem: current.certificatePem,
         chainPem: current.chainPem,
         privateKeyPem: key,
@@ -267,6 +280,13 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     storedSslStatus: (resellerId, orderId) => sslView(service.certificates.current(reseller(resellerId).id, orderId)),
     changeDcv: async (resellerId, orderId, method, approverEmail) =>
       sslView(await service.certificates.changeDcv(reseller(resellerId).id, orderId, method, optText(approverEmail))),
+    changeNameDcv: async (resellerId, orderId, name, method, approverEmail) =>
+      sslView(
+        await service.certificates.changeDcv(reseller(resellerId).id, orderId, undefined, undefined, [
+          { name, method, approverEmail: optText(approverEmail) }
+        ])
+      ),
+    approverChoices: (names) => Object.fromEntries(names.map((n) => [n, approverChoices(n)])),
     resendValidation: async (resellerId, orderId) =>
       sslView(await service.certificates.resendValidation(reseller(resellerId).id, orderId)),
     emailOutbox: (resellerId, orderId) => service.certificates.outbox(ownOrder(resellerId, orderId).id),
@@ -283,14 +303,13 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
           privateKeyPem: optText(input.privateKeyPem)
         })
       ),
-    certificate: (resellerId, orderId) => {
+    certificate: (resellerId, orderId) => certificateDetail(reseller(resellerId).id, orderId),
+    reissuePlan: async (resellerId, orderId, names) =>
+      service.certificates.reissuePlan(reseller(resellerId).id, orderId, names),
+    revokeCertificate: async (resellerId, orderId, revocation) => {
       const r = reseller(resellerId).id
-      const { order: _order, ...status } = service.certificates.certificate(r, orderId)
-      return {
-        ...status,
-        certificate: status.certificate && certView(status.certificate),
-        history: service.certificates.history(r, orderId).map(certView)
-      }
+      await service.certificates.revoke(r, orderId, revocation)
+      return certificateDetail(r, orderId)
     },
     caRootPem: async () => ({ pem: await service.localCa.rootPem() }),
 
@@ -433,8 +452,9 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     // Lists paged by key and CSV exports written by the main process.
     orderPage: (resellerId, q) => {
       const p = pages.orderPage(reseller(resellerId).id, q)
-      const keys = vault.withKeys(p.items.map((o) => o.id))
-      return { ...p, items: p.items.map((o) => ({ ...orderView(o, keys), worklist: o.worklist })) }
+      const ids = p.items.map((o) => o.id)
+      const [keys, revoked] = [vault.withKeys(ids), service.certificates.revokedCurrent(ids)]
+      return { ...p, items: p.items.map((o) => ({ ...orderView(o, keys, revoked), worklist: o.worklist })) }
     },
     orderViewCounts: (resellerId) => pages.viewCounts(reseller(resellerId).id),
     invoicePage: (resellerId, q) => pages.invoicePage(reseller(resellerId).id, q),

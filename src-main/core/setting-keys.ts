@@ -65,3 +65,9 @@ export const INVOICE_SETTINGS = {
   /** Its postal address, one line per line of the address. */
   sellerAddress: 'invoice.seller_address'
 } as const
+
+/** The local CA (local-ca-crl.ts): where its certificates say their CRL is. */
+export const LOCAL_CA_SETTINGS = {
+  /** An http:// address the CRL is published at; the listener's own `/ca/local-ca.crl` when unset. */
+  crlUrl: 'local_ca.crl_url'
+} as const

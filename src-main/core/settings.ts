@@ -14,7 +14,8 @@ import {
   DELEGATED_DNS_SETTINGS,
   INSTALLATION_LIMITS,
   INSTALLATION_SETTINGS,
-  INVOICE_SETTINGS
+  INVOICE_SETTINGS,
+  LOCAL_CA_SETTINGS
 } from './setting-keys'
 import { invalid } from './errors'
 
@@ -52,6 +53,28 @@ export const smtpUrlRule: SettingRule = (v) => {
   if (u.username || u.password) return 'must not carry a user or password: settings are not a secret store'
   if (u.pathname !== '' && u.pathname !== '/') return 'must be only smtp://host:port, without a path'
   if (u.search || u.hash) return 'must be only smtp://host:port, without a query'
+  return null
+}
+
+/**
+ * The CRL address certificates carry (RFC 5280 §4.2.1.13). BR §7.1.2.11.2 allows only an HTTP
+ * URL there (not HTTPS: a client checking a TLS certificate's revocation must not need TLS for
+ * it); the value goes into every certificate as an IA5String, so printable ASCII only.
+ */
+export const crlUrlRule: SettingRule = (v) => {
+  if (v.length > 1024 || !/^[\x21-\x7e]+$/.test(v))
+    return 'must be an http:// address of printable ASCII, at most 1024 characters'
+  let u: URL
+  try {
+    u = new URL(v)
+  } catch {
+    return `must be an http:// address such as http://crl.example.net/local-ca.crl, not ${quote(v)}`
+  }
+  if (u.protocol !== 'http:')
+    return 'must start with http:// (the Baseline Requirements allow only HTTP for a CRL address)'
+  if (!u.hostname) return 'must name a host'
+  if (u.username || u.password) return 'must not carry a user or password'
+  if (u.hash) return 'must not carry a #fragment'
   return null
 }
 
@@ -141,7 +164,9 @@ export const SETTING_RULES: Record<string, SettingRule> = {
   [INSTALLATION_SETTINGS.timeoutSeconds]: wholeNumberRule(INSTALLATION_LIMITS.timeoutSeconds),
   // The seller block of invoices
   [INVOICE_SETTINGS.sellerName]: printedTextRule(200, 1),
-  [INVOICE_SETTINGS.sellerAddress]: printedTextRule(600, 8)
+  [INVOICE_SETTINGS.sellerAddress]: printedTextRule(600, 8),
+  // The local CA's CRL address (local-ca-crl.ts)
+  [LOCAL_CA_SETTINGS.crlUrl]: crlUrlRule
 }
 
 export const EDITABLE_SETTINGS = Object.keys(SETTING_RULES)

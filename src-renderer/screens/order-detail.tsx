@@ -60,6 +60,7 @@ export function OrderDetail({ id }: { id: number }): React.JSX.Element {
           </a>
           <h1>
             {order.domain ? <DomainName name={order.domain} full /> : order.productName} <Badge status={order.status} />
+            {order.certificateRevoked ? <Badge status="revoked" label="certificate revoked" /> : null}
           </h1>
           <div className="muted">
             <span data-testid="order-number">{order.orderNumber}</span>{' '}

@@ -114,7 +114,8 @@ export function validationText(o: OrderListRow): string {
 function statusTitle(o: OrderListRow): string {
   const unpaid = o.paymentStatus === 'unpaid' && o.status !== 'cancelled'
   const v = validationText(o)
-  return `${statusLabel(o.status)}${unpaid ? ', unpaid' : ''}${v ? `; ${v}` : ''}`
+  const revoked = o.certificateRevoked ? ', certificate revoked' : ''
+  return `${statusLabel(o.status)}${revoked}${unpaid ? ', unpaid' : ''}${v ? `; ${v}` : ''}`
 }
 
 function renewalLine(o: OrderListRow): string {
@@ -190,6 +191,7 @@ function columns(sort: OrderSort, dir: 'asc' | 'desc', sortBy: (s: OrderSort) =>
           first={
             <>
               <Badge status={o.status} />
+              {o.certificateRevoked ? <Badge status="revoked" label="certificate revoked" /> : null}
               {o.paymentStatus === 'unpaid' && o.status !== 'cancelled' ? (
                 <span className="tag warn">unpaid</span>
               ) : null}

@@ -25,6 +25,8 @@ const INSTALLATIONS = [
 ]
 /** The seller block printed on invoices (setting-keys.ts). */
 const INVOICE = ['invoice.seller_name', 'invoice.seller_address']
+/** Where the local CA's certificates say their CRL is (setting-keys.ts). */
+const LOCAL_CA = ['local_ca.crl_url']
 
 beforeEach(() => {
   vi.resetModules()
@@ -35,7 +37,7 @@ describe('setting names', () => {
     const settings = await import('../../src-main/core/settings')
     const dcv = await import('../../src-main/core/dcv')
     expect([...settings.EDITABLE_SETTINGS].sort()).toEqual(
-      [...NAMES, ...DELEGATION, ...ALERTS, ...INSTALLATIONS, ...INVOICE].sort()
+      [...NAMES, ...DELEGATION, ...ALERTS, ...INSTALLATIONS, ...INVOICE, ...LOCAL_CA].sort()
     )
     expect(Object.values(dcv.DCV_SETTINGS).sort()).toEqual([...NAMES].sort())
   })
@@ -45,7 +47,7 @@ describe('setting names', () => {
     const settings = await import('../../src-main/core/settings')
     expect(Object.values(dcv.DCV_SETTINGS).sort()).toEqual([...NAMES].sort())
     expect([...settings.EDITABLE_SETTINGS].sort()).toEqual(
-      [...NAMES, ...DELEGATION, ...ALERTS, ...INSTALLATIONS, ...INVOICE].sort()
+      [...NAMES, ...DELEGATION, ...ALERTS, ...INSTALLATIONS, ...INVOICE, ...LOCAL_CA].sort()
     )
   })
 })

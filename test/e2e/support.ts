@@ -1,4 +1,4 @@
-import { expect, test, type Browser, type Page } from '@playwright/test'
+import { expect, test, type Browser, type Page, type TestInfo } from '@playwright/test'
 import { join } from 'node:path'
 import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
 
@@ -191,4 +191,15 @@ export async function signInWith(
   await page.goto(login)
   await expect(page.getByTestId('balance')).toBeVisible()
   return page
+}
+
+/** Clicks the download button named `button` and saves the file in the test's output as `file`. */
+export async function saveDownload(page: Page, info: TestInfo, button: string, file: string): Promise<string> {
+  const [dl] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: button, exact: true }).click()
+  ])
+  const path = info.outputPath(file)
+  await dl.saveAs(path)
+  return path
 }
