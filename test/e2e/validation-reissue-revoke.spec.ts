@@ -342,7 +342,19 @@ test('a revoked certificate reads as revoked everywhere and is never deployed ag
 
   // The orders list and the CRL the certificate names.
   await nav(page, 'Orders')
-  await expect(page.locator('[data-order]', { hasText: 'bücher.example' }).first()).toContainText('certificate revoked')
+  const listed = page.locator('[data-order]', { hasText: 'bücher.example' }).first()
+  await expect(listed).toContainText('certificate revoked')
+  // At the narrowest width the list is made for, "certificate revoked" is read, not cut short.
+  await page.setViewportSize({ width: 1024, height: 700 })
+  const badge = listed.getByText('certificate revoked')
+  await expect(badge).toBeVisible()
+  // Its line cuts what runs past its end (an ellipsis): the badge's box must end inside it.
+  const [b, line] = await Promise.all([badge.boundingBox(), badge.locator('xpath=..').boundingBox()])
+  expect(b!.x + b!.width, 'the "certificate revoked" badge is cut at 1024 px').toBeLessThanOrEqual(
+    line!.x + line!.width + 1
+  )
+  await page.setViewportSize({ width: 1360, height: 860 })
+  await shots(page, 'orders-revoked')
   const crl = Buffer.from(await (await fetch(`${base()}/ca/local-ca.crl`)).arrayBuffer())
   const crlPath = info.outputPath('local-ca.crl')
   writeFileSync(crlPath, crl)
