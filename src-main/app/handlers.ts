@@ -9,7 +9,7 @@
 import type { AppApi, AppMethod } from '../../src-shared/app-api'
 import type { BridgeResult } from '../../src-preload/channels'
 import type { Order, OrderView, PageRequest, Reseller, ResellerView, SettingsView } from '../../src-shared/records'
-import type { StoredCertificate, SslStatus } from '../core/certificates'
+import { approverChoices, type StoredCertificate, type SslStatus } from '../core/certificates'
 import { productView } from '../core/catalogue'
 import {
   acmeCommandsView,
@@ -19,11 +19,13 @@ import {
   type AcmeUrls
 } from '../core/acme-subscriptions'
 import { orderRenewalView } from '../core/ari-order-view'
-import { dcvSettingProblems, dcvSettingsView, updateDcvSettings } from '../core/dcv-settings-view'
+import { settingsView as settingValues, settingsViewProblems, updateSettingsView } from '../core/settings-view'
 import { deployRunView, deployTargetView, deployTargetViews } from '../core/deploy/deploy-views'
 import { conflict, invalid, notFound, ServiceError } from '../core/errors'
-import { expiringCsv } from '../core/reports'
+import { expiringCsv, expiringSummary } from '../core/reports'
+import { EXPIRING_WITHIN_DAYS } from '../core/watchlist'
 import { buildPfx, encryptPrivateKeyPem } from '../core/deploy/pfx'
+import { buildLegacyPfx } from '../core/deploy/pfx-legacy'
 import type { ApiKeyInfo } from '../core/resellers'
 import type { Service } from '../core/service'
 import { STATUS_OF } from '../http/errors'
@@ -33,6 +35,7 @@ import { backupJobsFor } from '../core/backup'
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/paging'
 import { READ_ONLY_METHODS } from './bridge-reads'
 import { checkArgs } from './validate'
+import { inScreenWords } from './error-words'
 import type { EventFilter as EventFilterInput } from '../../src-shared/records'
 import { subscriptionCertificates } from '../core/acme-subscription-certificates'
 import { ADMIN_LOG_TYPES, type AdminEventFilter } from '../core/events'
@@ -124,9 +127,10 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     ...r,
     groupName: r.groupId === null ? null : (service.catalogue.group(r.groupId)?.name ?? null)
   })
-  const orderView = (o: Order, keys?: Set<number>): OrderView => ({
+  const orderView = (o: Order, keys?: Set<number>, revoked?: Set<number>): OrderView => ({
     ...o,
-    hasStoredKey: keys ? keys.has(o.id) : vault.has(o.id)
+    hasStoredKey: keys ? keys.has(o.id) : vault.has(o.id),
+    certificateRevoked: (revoked ?? service.certificates.revokedCurrent([o.id])).has(o.id)
   })
   const sslView = ({ csr: _csr, ...s }: SslStatus) => ({
     ...s,
@@ -134,6 +138,15 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     certificate: s.certificate && certView(s.certificate)
   })
   const reseller = (resellerId: number): Reseller => service.resellers.get(resellerId)
+  /** The order's current certificate with its days left, and every certificate it had. */
+  const certificateDetail = (r: number, orderId: number) => {
+    const { order: _order, ...status } = service.certificates.certificate(r, orderId)
+    return {
+      ...status,
+      certificate: status.certificate && certView(status.certificate),
+      history: service.certificates.history(r, orderId).map(certView)
+    }
+  }
   /** The order of this reseller (404 otherwise), so one account's page cannot act on another's orders. */
   const ownOrder = (resellerId: number, orderId: number): Order => service.orders.get(reseller(resellerId).id, orderId)
   /** An API key of this reseller, so one account's page cannot act on another's keys. */
@@ -149,26 +162,28 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     listenerUrl: env.listenerUrl(),
     apiVersion: env.apiVersion,
     transport: env.transport,
-    ...dcvSettingsView(service.settings)
+    ...settingValues(service.settings)
   })
 
   return {
     settings: settingsView,
     // The core checks every value and writes all or none; a refused one is a 400.
     updateSettings: (input) => {
-      updateDcvSettings(service.settings, input)
+      updateSettingsView(service.settings, input)
       return settingsView()
     },
-    checkSettings: (input) => dcvSettingProblems(input),
+    checkSettings: (input) => settingsViewProblems(input),
 
     listResellers: () => service.resellers.list().map(resellerView),
     createReseller: (input) => resellerView(service.resellers.create(input)),
+    updateReseller: (resellerId, input) => resellerView(service.resellers.update(reseller(resellerId).id, input)),
+    listGroups: () => service.catalogue.groups().map(({ id, name }) => ({ id, name })),
 
     dashboard: (resellerId) => {
       const r = reseller(resellerId)
       return {
         stats: service.stats.stats(r.id),
-        expiringSoon: watch.expiringSoon(r.id).map((o) => orderView(o)),
+        expiring: expiringSummary(service.ctx, r.id, EXPIRING_WITHIN_DAYS),
         waitingForValidation: watch.waitingForValidation(r.id).map((o) => orderView(o))
       }
     },
@@ -190,8 +205,9 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
         { status: filter.status, domain: optText(filter.domain) },
         page(p)
       )
-      const keys = vault.withKeys(result.items.map((o) => o.id))
-      return { ...result, items: result.items.map((o) => orderView(o, keys)) }
+      const ids = result.items.map((o) => o.id)
+      const [keys, revoked] = [vault.withKeys(ids), service.certificates.revokedCurrent(ids)]
+      return { ...result, items: result.items.map((o) => orderView(o, keys, revoked)) }
     },
     getOrder: (resellerId, orderId) => orderView(ownOrder(resellerId, orderId)),
     cancelOrder: (resellerId, orderId) => {
@@ -227,7 +243,7 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
       const secret = exportPassword(password, 'private key')
       return { pem: await encryptPrivateKeyPem(vault.read(reseller(resellerId).id, orderId), secret) }
     },
-    exportPfx: async (resellerId, orderId, password) => {
+    exportPfx: async (resellerId, orderId, password, encryption) => {
       const r = reseller(resellerId).id
       const secret = exportPassword(password, 'PFX')
       vault.read(r, orderId) // the order is this reseller's and a key is kept for it, or 404
@@ -241,7 +257,8 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
           'could not build the PFX: the kept private key belongs to an earlier certificate of this order (it was reissued from another CSR)'
         )
       }
-      const pfx = await buildPfx({
+      const build = encryption === 'legacy-3des' ? buildLegacyPfx : buildPfx
+      const pfx = await build({
         certificatePem: current.certificatePem,
         chainPem: current.chainPem,
         privateKeyPem: key,
@@ -262,6 +279,13 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     storedSslStatus: (resellerId, orderId) => sslView(service.certificates.current(reseller(resellerId).id, orderId)),
     changeDcv: async (resellerId, orderId, method, approverEmail) =>
       sslView(await service.certificates.changeDcv(reseller(resellerId).id, orderId, method, optText(approverEmail))),
+    changeNameDcv: async (resellerId, orderId, name, method, approverEmail) =>
+      sslView(
+        await service.certificates.changeDcv(reseller(resellerId).id, orderId, undefined, undefined, [
+          { name, method, approverEmail: optText(approverEmail) }
+        ])
+      ),
+    approverChoices: (names) => Object.fromEntries(names.map((n) => [n, approverChoices(n)])),
     resendValidation: async (resellerId, orderId) =>
       sslView(await service.certificates.resendValidation(reseller(resellerId).id, orderId)),
     emailOutbox: (resellerId, orderId) => service.certificates.outbox(ownOrder(resellerId, orderId).id),
@@ -278,14 +302,13 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
           privateKeyPem: optText(input.privateKeyPem)
         })
       ),
-    certificate: (resellerId, orderId) => {
+    certificate: (resellerId, orderId) => certificateDetail(reseller(resellerId).id, orderId),
+    reissuePlan: async (resellerId, orderId, names) =>
+      service.certificates.reissuePlan(reseller(resellerId).id, orderId, names),
+    revokeCertificate: async (resellerId, orderId, revocation) => {
       const r = reseller(resellerId).id
-      const { order: _order, ...status } = service.certificates.certificate(r, orderId)
-      return {
-        ...status,
-        certificate: status.certificate && certView(status.certificate),
-        history: service.certificates.history(r, orderId).map(certView)
-      }
+      await service.certificates.revoke(r, orderId, revocation)
+      return certificateDetail(r, orderId)
     },
     caRootPem: async () => ({ pem: await service.localCa.rootPem() }),
 
@@ -428,9 +451,11 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     // Lists paged by key and CSV exports written by the main process.
     orderPage: (resellerId, q) => {
       const p = pages.orderPage(reseller(resellerId).id, q)
-      const keys = vault.withKeys(p.items.map((o) => o.id))
-      return { ...p, items: p.items.map((o) => orderView(o, keys)) }
+      const ids = p.items.map((o) => o.id)
+      const [keys, revoked] = [vault.withKeys(ids), service.certificates.revokedCurrent(ids)]
+      return { ...p, items: p.items.map((o) => ({ ...orderView(o, keys, revoked), worklist: o.worklist })) }
     },
+    orderViewCounts: (resellerId) => pages.viewCounts(reseller(resellerId).id),
     invoicePage: (resellerId, q) => pages.invoicePage(reseller(resellerId).id, q),
     ledgerPage: (resellerId, q) => pages.ledgerPage(reseller(resellerId).id, q),
     chooseExportPath: async (name) => {
@@ -442,6 +467,14 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     startExport: (resellerId, req) => exports.start(reseller(resellerId).id, req),
     exportJobs: () => exports.list(),
     cancelExport: (id) => exports.cancel(id),
+    dismissExport: (id) => {
+      exports.dismiss(id)
+      return { dismissed: true as const }
+    },
+    dismissFinishedExports: () => {
+      exports.dismissFinished()
+      return { dismissed: true as const }
+    },
     ...adminAdapters(service, env)
   }
 }
@@ -485,9 +518,13 @@ export async function callHandler(handlers: AppHandlers, method: AppMethod, args
   }
 }
 
-/** The envelope of a failure, as the reseller API would answer it. */
+/**
+ * The envelope of a failure, with the reseller API's status codes; a core message in the screens'
+ * words (error-words.ts).
+ */
 export function failureAnswer(err: unknown): BridgeAnswer {
-  if (err instanceof ServiceError) return { status: STATUS_OF[err.kind], body: { success: false, error: err.message } }
+  if (err instanceof ServiceError)
+    return { status: STATUS_OF[err.kind], body: { success: false, error: inScreenWords(err.message) } }
   // A full disk, a failing write or a locked store: 503 to retry, as the reseller API answers.
   const fault = storageFault(err)
   if (fault) return { status: 503, body: { success: false, error: fault.message } }

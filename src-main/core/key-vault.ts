@@ -18,6 +18,7 @@ import {
 import type { KeyKeeper } from './certificates'
 import type { CoreContext } from './context'
 import { decodeCsr } from './csr'
+import { csrFromKey } from './csr-from-key'
 import { assertCsrNames } from './csr-names'
 import { conflict, invalid, notFound, ServiceError } from './errors'
 import type { Order, Orders } from './orders'
@@ -243,6 +244,12 @@ export class KeyVault implements KeyKeeper {
     if (key === null) return null
     const certKey = new X509Certificate(certificatePem).publicKey
     return spkiDer(createPublicKey(key)).equals(spkiDer(certKey)) ? key : null
+  }
+
+  /** A CSR for `names` signed by the kept key of `certificatePem`; null when that key is not kept. */
+  async csrFor(orderId: number, certificatePem: string, names: string[]): Promise<string | null> {
+    const key = this.keyMatching(orderId, certificatePem)
+    return key === null ? null : csrFromKey(key, names)
   }
 
   /**

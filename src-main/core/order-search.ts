@@ -5,8 +5,26 @@
  * token beside it, so the page and its total come from the index alone; the others (shorter
  * than a trigram, or not printable ASCII) take a LIKE scan of the caller's orders.
  */
+import { domainToASCII } from 'node:url'
 import type { Db } from './db'
 import { scopeVersions } from './store-version'
+
+const ASCII = /^\p{ASCII}*$/u
+
+/**
+ * A search term in the form domains are stored in: lower case, each label that holds non-ASCII
+ * characters as its A-label (RFC 5891 §4, through the UTS #46 mapping WHATWG URL applies), so
+ * `bücher.example`, as the lists show it, finds `xn--bcher-kva.example`. A label that does not
+ * convert (a stray character) is searched as typed, and finds what holds it literally.
+ */
+export function storedFormOf(term: string): string {
+  const t = term.toLowerCase()
+  if (ASCII.test(t)) return t
+  return t
+    .split('.')
+    .map((label) => (ASCII.test(label) ? label : domainToASCII(label) || label))
+    .join('.')
+}
 
 /** The page's ids (newest first) and the query that counts all of them. */
 export interface DomainQuery {

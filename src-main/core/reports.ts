@@ -29,39 +29,48 @@ export function expiringReport(
   const till = `${isoTimestamp(addDays(now, days)).slice(0, 10)} 23:59:59`
   const reseller = opts.resellerId ?? null
   const rows = ctx.db
-    .prepare(
-      `SELECT 'issued' AS kind, o.reseller_id, r.name AS reseller_name, o.order_number AS reference, o.id AS order_id,
-              NULL AS imported_id, o.domain, o.cert_valid_till AS valid_till, o.next_reissue_at AS renewal,
-              COALESCE(o.contact_email, r.email) AS contact
-         FROM orders o JOIN resellers r ON r.id = o.reseller_id
-        WHERE o.cert_valid_till IS NOT NULL AND o.cert_valid_till >= ? AND o.cert_valid_till <= ?
-          AND o.status = 'completed' AND (? IS NULL OR o.reseller_id = ?)
-       UNION ALL
-       SELECT 'imported', i.reseller_id, r.name, 'IMP-' || i.id, i.replacement_order_id, i.id, i.domain, i.valid_till,
-              NULL, r.email
-         FROM imported_certificates i JOIN resellers r ON r.id = i.reseller_id
-        WHERE i.valid_till >= ? AND i.valid_till <= ? AND (? IS NULL OR i.reseller_id = ?)
-        ORDER BY valid_till, reference
-        LIMIT ?`
-    )
-    .all(from, till, reseller, reseller, from, till, reseller, reseller, MAX_REPORT_ROWS + 1) as {
-    kind: 'issued' | 'imported'
-    reseller_id: number
-    reseller_name: string
-    reference: string
-    order_id: number | null
-    imported_id: number | null
-    domain: string
-    valid_till: string
-    renewal: string | null
-    contact: string
-  }[]
+    .prepare(`${REPORT_SELECT} ORDER BY valid_till, reference LIMIT ?`)
+    .all(from, till, reseller, reseller, from, till, reseller, reseller, MAX_REPORT_ROWS + 1) as ReportRow[]
   if (rows.length > MAX_REPORT_ROWS) {
     throw invalid(
       `could not build the report: more than ${MAX_REPORT_ROWS} certificates end in ${days} days; choose a shorter window`
     )
   }
-  return rows.map((r) => ({
+  return rows.map((r) => reportRow(r, from))
+}
+
+interface ReportRow {
+  kind: 'issued' | 'imported'
+  reseller_id: number
+  reseller_name: string
+  reference: string
+  order_id: number | null
+  imported_id: number | null
+  domain: string
+  valid_till: string
+  renewal: string | null
+  contact: string
+}
+
+/**
+ * Every certificate that ends in a window, issued here (its order completed) or imported, one
+ * reseller's or all; arguments: from, till, reseller twice, then the same for the imports. The
+ * report and the dashboard's count read this one statement, so they always agree.
+ */
+const REPORT_SELECT = `SELECT 'issued' AS kind, o.reseller_id, r.name AS reseller_name, o.order_number AS reference,
+    o.id AS order_id, NULL AS imported_id, o.domain, o.cert_valid_till AS valid_till, o.next_reissue_at AS renewal,
+    COALESCE(o.contact_email, r.email) AS contact
+  FROM orders o JOIN resellers r ON r.id = o.reseller_id
+  WHERE o.cert_valid_till IS NOT NULL AND o.cert_valid_till >= ? AND o.cert_valid_till <= ?
+    AND o.status = 'completed' AND (? IS NULL OR o.reseller_id = ?)
+  UNION ALL
+  SELECT 'imported', i.reseller_id, r.name, 'IMP-' || i.id, i.replacement_order_id, i.id, i.domain, i.valid_till,
+    NULL, r.email
+  FROM imported_certificates i JOIN resellers r ON r.id = i.reseller_id
+  WHERE i.valid_till >= ? AND i.valid_till <= ? AND (? IS NULL OR i.reseller_id = ?)`
+
+function reportRow(r: ReportRow, from: string): ExpiringCertificate {
+  return {
     kind: r.kind,
     resellerId: r.reseller_id,
     resellerName: r.reseller_name,
@@ -75,7 +84,34 @@ export function expiringReport(
     ),
     renewalPlannedAt: r.renewal,
     contact: r.contact
-  }))
+  }
+}
+
+/** The dashboard's look at the report: how many end within `days`, and the soonest without a renewal. */
+export interface ExpiringSummary {
+  days: number
+  /** Every certificate of the reseller ending within `days`, issued here or imported. */
+  total: number
+  /** Of those, the ones no automatic reissue replaces. */
+  withoutRenewal: number
+  /** The soonest of those, at most `limit`. */
+  soonest: ExpiringCertificate[]
+}
+
+export function expiringSummary(ctx: CoreContext, resellerId: number, days: number, limit = 10): ExpiringSummary {
+  const now = ctx.clock()
+  const from = isoTimestamp(now).slice(0, 10)
+  const till = `${isoTimestamp(addDays(now, days)).slice(0, 10)} 23:59:59`
+  const args = [from, till, resellerId, resellerId, from, till, resellerId, resellerId]
+  return ctx.db.transaction((): ExpiringSummary => {
+    const counts = ctx.db
+      .prepare(`SELECT COUNT(*) AS total, COUNT(*) - COUNT(renewal) AS bare FROM (${REPORT_SELECT})`)
+      .get(...args) as { total: number; bare: number }
+    const soonest = ctx.db
+      .prepare(`SELECT * FROM (${REPORT_SELECT}) WHERE renewal IS NULL ORDER BY valid_till, reference LIMIT ?`)
+      .all(...args, limit) as ReportRow[]
+    return { days, total: counts.total, withoutRenewal: counts.bare, soonest: soonest.map((r) => reportRow(r, from)) }
+  })()
 }
 
 /** The report as CSV (RFC 4180), one header row; cells that a spreadsheet would run as a formula are quoted with a leading apostrophe. */

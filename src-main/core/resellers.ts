@@ -61,12 +61,7 @@ export class Resellers {
   constructor(private readonly ctx: CoreContext) {}
 
   create(input: NewReseller): Reseller {
-    const name = input.name.trim()
-    const email = input.email.trim()
-    if (!name) throw invalid('name must not be empty')
-    if (!EMAIL_RE.test(email)) throw invalid(`email ${JSON.stringify(email)} is not an email address`)
-    const rate = input.discountRate ?? 0
-    if (!Number.isFinite(rate) || rate < 0 || rate > 100) throw invalid('discount must be a percentage from 0 to 100')
+    const { name, email, rate } = this.checked(input)
     const groupId = groupForNewReseller(input.groupId)
     if (groupId !== null) this.requireGroup(groupId)
     const info = this.ctx.db
@@ -76,6 +71,36 @@ export class Resellers {
       )
       .run(name, email, input.company?.trim() ?? '', groupId, rate, isoTimestamp(this.ctx.clock()))
     return this.get(Number(info.lastInsertRowid))
+  }
+
+  /**
+   * Changes a reseller's name, email, company, group and discount, all or none: a refused value
+   * changes nothing. A new discount or group applies to orders placed from then on; orders
+   * already placed keep the price they were charged.
+   */
+  update(id: number, input: NewReseller): Reseller {
+    const { name, email, rate } = this.checked(input)
+    return this.ctx.db.transaction(() => {
+      const before = this.get(id)
+      const groupId = input.groupId === undefined ? before.groupId : input.groupId
+      if (groupId !== null) this.requireGroup(groupId)
+      this.ctx.db
+        .prepare('UPDATE resellers SET name = ?, email = ?, company = ?, group_id = ?, discount_rate = ? WHERE id = ?')
+        .run(name, email, input.company?.trim() ?? before.company, groupId, rate, id)
+      return this.get(id)
+    })()
+  }
+
+  private checked(input: NewReseller): { name: string; email: string; rate: number } {
+    const name = input.name.trim()
+    const email = input.email.trim()
+    if (!name) throw invalid('name must not be empty')
+    if (name.length > 200) throw invalid('name must be at most 200 characters')
+    if (!EMAIL_RE.test(email) || email.length > 320)
+      throw invalid(`email ${JSON.stringify(email.slice(0, 80))} is not an email address`)
+    const rate = input.discountRate ?? 0
+    if (!Number.isFinite(rate) || rate < 0 || rate > 100) throw invalid('discount must be a percentage from 0 to 100')
+    return { name, email, rate }
   }
 
   get(id: number): Reseller {

@@ -101,6 +101,8 @@ export class Scheduler {
       }
       /** Alert rules checked after each pass; `tick` between passes (alerts/). */
       alerts?: { afterPass(outcome: PassOutcome): Promise<void>; tick(): Promise<void> }
+      /** The local CA's CRL, signed again once a day (BR §4.9.7, local-ca-crl.ts). */
+      crl?: { refreshIfDue(): Promise<unknown> }
     }
   ) {}
 
@@ -271,6 +273,15 @@ export class Scheduler {
     for (const o of ended.filter(free)) {
       expire.run(`subscription ended and the last certificate expired`, isoTimestamp(now), o.id)
       report.expired.push({ order_id: o.id, order_number: o.order_number })
+    }
+
+    // 3b. The local CA's CRL: a new one at least daily, long before its nextUpdate (BR §4.9.7).
+    if (this.after?.crl) {
+      try {
+        await this.after.crl.refreshIfDue()
+      } catch (err) {
+        report.errors.push({ order_id: 0, order_number: '-', error: `could not sign the CRL: ${String(err)}` })
+      }
     }
 
     // 4. Deploy retries that are due, then wait for the deploys this pass started.

@@ -24,6 +24,7 @@ import { Invoices } from './invoices'
 import type { Issuer } from './issuer'
 import { Ledger } from './ledger'
 import { LocalCa } from './local-ca'
+import { LocalCaCrl } from './local-ca-crl'
 import { Orders } from './orders'
 import { Reports } from './reports'
 import { Resellers, type Reseller } from './resellers'
@@ -72,6 +73,8 @@ export interface Service {
   readonly deploys: Deploys
   readonly keyVault: KeyVault
   readonly localCa: LocalCa
+  /** The local CA's CRL, served at CRL_PATH and named by every leaf it signs. */
+  readonly crl: LocalCaCrl
   readonly certificates: Certificates
   readonly scheduler: Scheduler
   readonly watchlist: Watchlist
@@ -111,10 +114,14 @@ export function openService(opts: ServiceOptions): Service {
   const catalogue = new Catalogue(ctx)
   const acme = new AcmeSubscriptions(ctx)
   const localCa = new LocalCa(ctx)
+  // Every leaf of the local CA names its CRL, which CertDesk signs and serves (local-ca-crl.ts).
+  const crl = new LocalCaCrl(ctx, settings, localCa)
+  localCa.crlUrl = () => crl.url()
   // An external ACME CA, when configured, issues TLS orders and validates their names (RFC 8555).
   const acmeIssuer = new AcmeIssuer(ctx, settings, opts.issuer ?? localCa)
   const orders = new Orders(ctx, catalogue, acme, (p) => acmeIssuer.issues(p))
-  const certificates = new Certificates(ctx, orders, catalogue, settings, acmeIssuer, acmeIssuer)
+  const certificates = new Certificates(ctx, orders, catalogue, settings, acmeIssuer, acmeIssuer, acmeIssuer)
+  certificates.crl = crl
   const deploys = new Deploys(ctx)
   const resellers = new Resellers(ctx)
   const events = new Events(ctx)
@@ -144,8 +151,9 @@ export function openService(opts: ServiceOptions): Service {
     deploys,
     keyVault,
     localCa,
+    crl,
     certificates,
-    scheduler: new Scheduler(ctx, certificates, { deploys, events, renewals: acmeIssuer, alerts }),
+    scheduler: new Scheduler(ctx, certificates, { deploys, events, renewals: acmeIssuer, alerts, crl }),
     watchlist: new Watchlist(ctx, orders),
     installations: new Installations(ctx, orders, settings),
     imports: new Imports(ctx, orders, resellers, catalogue, keyVault),

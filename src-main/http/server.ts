@@ -34,6 +34,7 @@ import { isAcmePublicPath, registerAcmePublicPages, registerAcmeRoutes } from '.
 import { registerBillingRoutes } from './routes/billing'
 import { registerCatalogueRoutes } from './routes/catalogue'
 import { registerCertificateRoutes } from './routes/certificates'
+import { isCrlPath, registerCrlRoutes } from './routes/crl'
 import { registerEventRoutes } from './routes/events'
 import { registerInstallationRoutes } from './routes/installations'
 import { registerRenewalRoutes } from './routes/renewal'
@@ -99,7 +100,7 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
   if (limiter) installRateLimit(app, limiter, opts.refuse ?? envelopeRefusal)
   const keys = installAuth(app, service, {
     ...opts,
-    ownAuth: (request) => isAcmePublicPath(request) || (opts.ownAuth?.(request) ?? false)
+    ownAuth: (request) => isAcmePublicPath(request) || isCrlPath(request) || (opts.ownAuth?.(request) ?? false)
   })
   // A request that writes waits here, on timers, while another process holds the store's write
   // lock, and answers 503 after its budget; its transactions then run without sleeping on the
@@ -126,6 +127,8 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
   const typed = app.withTypeProvider<TypeBoxTypeProvider>()
   const router = new ApiRouter(typed)
   registerAcmePublicPages(router, service)
+  // The local CA's CRL is public, as relying parties fetch it without a key (RFC 5280 §4.2.1.13)
+  registerCrlRoutes(router, service)
   if (resellerApi) {
     registerCatalogueRoutes(router, service)
     registerOrderRoutes(router, service)
@@ -152,6 +155,16 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
   }
   if (opts.extend) await opts.extend(app, router)
   router.finish()
+
+  // Leaves of the local CA name this listener's CRL unless the admin set another address.
+  app.addHook('onListen', async () => {
+    const addr = app.server.address()
+    if (addr && typeof addr === 'object') {
+      const any = addr.address === '0.0.0.0' || addr.address === '::'
+      const host = any ? '127.0.0.1' : addr.address.includes(':') ? `[${addr.address}]` : addr.address
+      service.crl.listenerUrl ??= `http://${host}:${addr.port}`
+    }
+  })
 
   app.setNotFoundHandler((request, reply) => {
     reply.code(404).send(failure(`no such endpoint: ${request.method} ${request.url.split('?')[0]}`))

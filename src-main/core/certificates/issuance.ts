@@ -94,7 +94,7 @@ async function renewAtCa(
       db.prepare(
         `UPDATE certificate_requests SET pending_issue = 'auto_reissue', dcv_method = ?, approver_email = NULL WHERE order_id = ?`
       ).run(err.method, orderId)
-      resetChecks(db, orderId, names, err.method, new Map(), now, 'none')
+      resetChecks(db, orderId, names, new Map(names.map((n) => [n, err.method])), new Map(), now, 'none')
       setOrderStatus(db, orderId, 'validation_pending', note, now)
     }).immediate()
     return { issued: null, validationNeeded: note }

@@ -4,6 +4,7 @@
  * reseller API v3.0 shows for an order (GET /ssl/{order_id}, GET /certificate/{order_id}).
  */
 import { randomBytes } from 'node:crypto'
+import { approverChoices } from '../authorization-domains'
 import type { DecodedCsr } from '../csr'
 import type { Db } from '../db'
 import {
@@ -20,6 +21,7 @@ import { conflict } from '../errors'
 import type { Order } from '../orders'
 import type { UnattendedRenewal } from '../renewal-plan'
 import { isoTimestamp } from '../time'
+import { reasonName, type RevocationReason } from './revocation-reasons'
 import type { CertificatesScope } from './scope'
 
 export type IssueReason = 'initial' | 'reissue' | 'auto_reissue'
@@ -37,6 +39,9 @@ export interface StoredCertificate {
   validTill: string
   reason: IssueReason
   createdAt: string
+  /** When it was revoked (RFC 5280 §5.3.1 reason beside it); null while it is not. */
+  revokedAt: string | null
+  revocationReason: RevocationReason | null
 }
 
 /** What the certificate code hands over after committing a certificate (to the deploys). */
@@ -53,7 +58,7 @@ export interface NameValidation {
   instructions:
     | { method: 'http' | 'https'; url: string; fileName: string; fileContent: string }
     | { method: 'dns'; recordName: string; recordType: 'CNAME' | 'TXT'; recordValue: string; txtAlternative: string }
-    | { method: 'email'; approverEmail: string; sentAt: string | null }
+    | { method: 'email'; approverEmail: string; sentAt: string | null; approverChoices: string[] }
 }
 
 export interface SslStatus {
@@ -115,6 +120,8 @@ export interface CertRow {
   valid_till: string
   reason: IssueReason
   created_at: string
+  revoked_at: string | null
+  revocation_reason: number | null
 }
 
 export const toCert = (r: CertRow): StoredCertificate => ({
@@ -128,7 +135,9 @@ export const toCert = (r: CertRow): StoredCertificate => ({
   validFrom: r.valid_from,
   validTill: r.valid_till,
   reason: r.reason,
-  createdAt: r.created_at
+  createdAt: r.created_at,
+  revokedAt: r.revoked_at,
+  revocationReason: reasonName(r.revocation_reason)
 })
 
 export function findRequest(db: Db, orderId: number): RequestRow | undefined {
@@ -273,7 +282,12 @@ function nameValidation(scope: CertificatesScope, c: DcvRow, t: DcvToken): NameV
           txtAlternative: dnsRecordValue(t)
         }
       : c.method === 'email'
-        ? { method: 'email', approverEmail: c.approver_email ?? '', sentAt: c.email_sent_at }
+        ? {
+            method: 'email',
+            approverEmail: c.approver_email ?? '',
+            sentAt: c.email_sent_at,
+            approverChoices: approverChoices(c.name)
+          }
         : {
             method: c.method,
             url: `${c.method}://${domain}${dcvFilePath(t)}`,

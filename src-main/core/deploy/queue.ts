@@ -8,7 +8,7 @@
  */
 import type { StoredCertificate } from '../certificates/records'
 import type { CoreContext } from '../context'
-import { invalid } from '../errors'
+import { conflict, invalid } from '../errors'
 import { recordEvent } from '../events'
 import { isoTimestamp } from '../time'
 import { MAX_COMMAND_TIMEOUT_SECONDS } from './command'
@@ -22,6 +22,7 @@ import {
   parseCertificate,
   readRun,
   reopenRuns,
+  revocationOf,
   type DeployRun,
   type DeployTrigger,
   type RunRow
@@ -161,18 +162,17 @@ export class DeployQueue {
     const order = deployOrder(this.ctx.db, orderId)
     const current = currentCertificate(this.ctx.db, order.id)
     if (!current) throw invalid(`could not deploy order ${order.order_number}: it has no certificate yet`)
+    const parsed = parseCertificate(current.certificatePem)
+    const revoked = revocationOf(this.ctx.db, order.id, parsed.serial)
+    if (revoked) {
+      throw conflict(
+        `could not deploy order ${order.order_number}: its certificate ${parsed.serial} was revoked on ${revoked.at} (${revoked.reason}); reissue it first`
+      )
+    }
     const now = this.ctx.clock()
     const ids = this.ctx.db
       .transaction(() =>
-        createRuns(
-          this.ctx.db,
-          order.id,
-          'manual',
-          parseCertificate(current.certificatePem),
-          current.certificatePem,
-          current.chainPem,
-          now
-        )
+        createRuns(this.ctx.db, order.id, 'manual', parsed, current.certificatePem, current.chainPem, now)
       )
       .immediate()
     if (ids.length === 0) throw invalid(`could not deploy order ${order.order_number}: it has no deploy targets`)
@@ -262,6 +262,16 @@ export class DeployQueue {
       db.prepare(`UPDATE deploy_runs SET status = 'pending', claimed_until = NULL WHERE id = ?`).run(runId)
       this.attempted.pop()
       return false
+    }
+
+    // A revoked certificate is never installed again, whichever run was waiting for it.
+    const revoked = revocationOf(db, run.order_id, run.serial)
+    if (revoked) {
+      db.prepare(
+        `UPDATE deploy_runs SET status = 'superseded', claimed_until = NULL, next_attempt_at = NULL, last_error = ?, updated_at = ?
+         WHERE id = ?`
+      ).run(`not deployed: certificate ${run.serial} was revoked on ${revoked.at} (${revoked.reason})`, ts, runId)
+      return true
     }
 
     let outcome: Outcome

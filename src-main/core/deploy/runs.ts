@@ -5,6 +5,7 @@
  */
 import { X509Certificate } from 'node:crypto'
 import { latestCertificate, type StoredCertificate } from '../certificates/records'
+import { reasonName } from '../certificates/revocation-reasons'
 import type { Db } from '../db'
 import { invalid, notFound } from '../errors'
 import type { Page, Paging } from '../ledger'
@@ -182,6 +183,19 @@ export function createRuns(
      WHERE order_id = ? AND status = 'pending' AND serial <> ?`
   ).run(ts, orderId, cert.serial)
   return ids
+}
+
+/**
+ * When the order's certificate `serial` was revoked, and why (certificates/revocation.ts); null
+ * while it is not. A revoked certificate is never deployed again.
+ */
+export function revocationOf(db: Db, orderId: number, serial: string): { at: string; reason: string } | null {
+  const row = db
+    .prepare(
+      'SELECT revoked_at, revocation_reason FROM certificates WHERE order_id = ? AND upper(serial) = upper(?) AND revoked_at IS NOT NULL'
+    )
+    .get(orderId, serial) as { revoked_at: string; revocation_reason: number | null } | undefined
+  return row ? { at: row.revoked_at, reason: reasonName(row.revocation_reason) ?? 'unspecified' } : null
 }
 
 /**
