@@ -15,10 +15,12 @@ const args = process.argv.slice(2)
 async function run() {
   // Headless Linux: join or start CertDesk's private keyring for this data dir, kept outside
   // the data dir (docs/security.md, "Headless Linux"). A refusal (an unsafe set-up, a keyring that will not open)
-  // stops the command with its message.
+  // stops the command with its message. A server key source (`--secrets file:…` or `systemd`,
+  // docs/team-server.md) replaces the keychain: then no keyring is started at all.
   if (process.platform === 'linux' && !process.env.DBUS_SESSION_BUS_ADDRESS) {
-    const { dataDirFromArgs, ensureKeyring, keyringOptionsFromArgs } = await import('../scripts/keyring-session.mjs')
-    await ensureKeyring(dataDirFromArgs(args), process.env, keyringOptionsFromArgs(args))
+    const { dataDirFromArgs, ensureKeyring, keyringOptionsFromArgs, usesServerSecrets } =
+      await import('../scripts/keyring-session.mjs')
+    if (!usesServerSecrets(args)) await ensureKeyring(dataDirFromArgs(args), process.env, keyringOptionsFromArgs(args))
   }
   return require(cli).main(args)
 }

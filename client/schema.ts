@@ -470,8 +470,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Change how the remaining names are validated
-         * @description Switches the names not validated yet to another method (email, http, https or dns) and answers the new instructions; names already validated stay validated.
+         * Change how the remaining names, or single names, are validated
+         * @description Switches the names not validated yet to another method (email, http, https or dns) and answers the new instructions; names already validated stay validated. With dcv_per_name and no dcv_method, only the names listed change, and every other name keeps its file, record or approval code.
          */
         post: operations["changeDcvMethod"];
         delete?: never;
@@ -534,6 +534,26 @@ export interface paths {
          * @description Sends the approval emails of the names waiting for email validation again, with new codes (the old ones stop working). 409 when no name waits for email approval.
          */
         post: operations["resendValidationEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ssl/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke a certificate with its reason
+         * @description Beyond the spec. Revokes the current certificate of the order (or the one serial_number names) with an RFC 5280 reason. A certificate of the local CA is listed at once on the CRL its CRL Distribution Points name; one from an external ACME CA is revoked there (RFC 8555 §7.6) and recorded only once the CA agrees. A revoked certificate is never deployed again, and the automatic reissue stops until the order is reissued. 409 when it is already revoked or expired.
+         */
+        post: operations["revokeCertificate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -761,6 +781,8 @@ export interface components {
             order_id: number;
             /** @description says why no private key is returned */
             private_key_note: string;
+            /** @description the certificate was revoked; it must not be installed */
+            revoked: boolean;
             /** @description upper-case hex */
             serial_number: string;
             /**
@@ -825,6 +847,15 @@ export interface components {
              */
             purchase_end_date: string;
             reissue_count: number;
+            /** @description RFC 5280 §5.3.1 reason: unspecified, keyCompromise, affiliationChanged, superseded, cessationOfOperation, privilegeWithdrawn; null while not revoked */
+            revocation_reason: string | null;
+            /** @description the certificate was revoked; it must not be installed */
+            revoked: boolean;
+            /**
+             * @description a moment, YYYY-MM-DD HH:MM:SS (UTC)
+             * @example 2026-11-23 19:33:11
+             */
+            revoked_at: string | null;
             /** @description upper-case hex */
             serial_number: string | null;
             /**
@@ -858,10 +889,12 @@ export interface components {
             /** @description For email validation only: admin@, administrator@, webmaster@, hostmaster@ or postmaster@ at the order domain or a parent of it; each other name gets the same mailbox at its own domain. Default: admin@ at each name's base domain. */
             approver_email?: string;
             /**
-             * @description The new validation method for the names not validated yet.
+             * @description The new validation method for the names not validated yet; required unless dcv_per_name is given.
              * @enum {string}
              */
-            dcv_method: "email" | "http" | "https" | "dns";
+            dcv_method?: "email" | "http" | "https" | "dns";
+            /** @description Names validated otherwise than by dcv_method: a file (http, https) for hosts, dns for a wildcard, email where still allowed. */
+            dcv_per_name?: components["schemas"]["NameDcv"][];
             /** @description An order in validation_pending. */
             order_id: number;
         };
@@ -899,6 +932,8 @@ export interface components {
              * @enum {string}
              */
             dcv_method?: "email" | "http" | "https" | "dns";
+            /** @description Names validated otherwise than by dcv_method: a file (http, https) for hosts, dns for a wildcard, email where still allowed. */
+            dcv_per_name?: components["schemas"]["NameDcv"][];
             /** @description A paid order in pending. */
             order_id: number;
         };
@@ -1133,7 +1168,7 @@ export interface components {
             order_id: number | null;
             order_number: string | null;
             /** @enum {string} */
-            type: "order.created" | "order.paid" | "order.cancelled" | "validation.passed" | "validation.failed" | "certificate.issued" | "certificate.reissued" | "certificate.expiring" | "deploy.succeeded" | "deploy.failed" | "subscription.created" | "installation.passed" | "installation.failed" | "certificate.imported";
+            type: "order.created" | "order.paid" | "order.cancelled" | "validation.passed" | "validation.failed" | "certificate.issued" | "certificate.reissued" | "certificate.expiring" | "certificate.revoked" | "deploy.succeeded" | "deploy.failed" | "subscription.created" | "installation.passed" | "installation.failed" | "certificate.imported";
         };
         /** EventListResponse */
         EventListResponse: {
@@ -1194,7 +1229,7 @@ export interface components {
              * @description what the server presented, compared with the issued certificate
              * @enum {string|null}
              */
-            verdict: "unreachable" | "other_certificate" | "old_certificate" | "expired" | "hostname_mismatch" | "chain_incomplete" | "ok" | null;
+            verdict: "unreachable" | "revoked" | "other_certificate" | "old_certificate" | "expired" | "hostname_mismatch" | "chain_incomplete" | "ok" | null;
         };
         /** InstallationResponse */
         InstallationResponse: {
@@ -1222,7 +1257,7 @@ export interface components {
              * @description what the server presented, compared with the issued certificate
              * @enum {string}
              */
-            verdict: "unreachable" | "other_certificate" | "old_certificate" | "expired" | "hostname_mismatch" | "chain_incomplete" | "ok";
+            verdict: "unreachable" | "revoked" | "other_certificate" | "old_certificate" | "expired" | "hostname_mismatch" | "chain_incomplete" | "ok";
         };
         /** Invoice */
         Invoice: {
@@ -1286,6 +1321,18 @@ export interface components {
             message?: string;
             /** @enum {boolean} */
             success: true;
+        };
+        /** NameDcv */
+        NameDcv: {
+            /** @description Email only: admin@, administrator@, webmaster@, hostmaster@ or postmaster@ at the name or a parent of it up to its registrable domain (Public Suffix List). */
+            approver_email?: string;
+            /**
+             * @description How this name is validated.
+             * @enum {string}
+             */
+            dcv_method: "email" | "http" | "https" | "dns";
+            /** @description A name of the order, as in the CSR. */
+            name: string;
         };
         /** NameValidation */
         NameValidation: {
@@ -1688,6 +1735,8 @@ export interface components {
              * @enum {string}
              */
             dcv_method?: "email" | "http" | "https" | "dns";
+            /** @description Names validated otherwise than by dcv_method: a file (http, https) for hosts, dns for a wildcard, email where still allowed. */
+            dcv_per_name?: components["schemas"]["NameDcv"][];
             /** @description A completed order with an unexpired certificate. */
             order_id: number;
         };
@@ -1729,6 +1778,18 @@ export interface components {
         ResendValidationRequest: {
             /** @description The order whose names wait for email approval. */
             order_id: number;
+        };
+        /** RevokeCertificateRequest */
+        RevokeCertificateRequest: {
+            /** @description The order whose certificate is revoked. */
+            order_id: number;
+            /**
+             * @description Why: an RFC 5280 §5.3.1 reason of the subset the Baseline Requirements allow for subscriber certificates (§4.9.1.1).
+             * @enum {string}
+             */
+            reason: "unspecified" | "keyCompromise" | "affiliationChanged" | "superseded" | "cessationOfOperation" | "privilegeWithdrawn";
+            /** @description The certificate to revoke (hex); the current one when left out. */
+            serial_number?: string;
         };
         /**
          * SanPricing
@@ -1779,6 +1840,8 @@ export interface components {
         SslStatus: {
             approver_email: string | null;
             certificate_issued: boolean;
+            /** @description the newest certificate was revoked */
+            certificate_revoked: boolean;
             csr: {
                 common_name: string | null;
                 /** @description MD5 of the DER CSR */
@@ -1881,6 +1944,8 @@ export interface components {
         } | null;
         /** ValidationInstructions */
         ValidationInstructions: {
+            /** @description email: every address that may approve the name (BR §3.2.2.4.4): admin@, administrator@, webmaster@, hostmaster@ and postmaster@ at the name and each parent up to its registrable domain (Public Suffix List) */
+            approver_choices?: string[];
             /** @description email: where the approval message went */
             approver_email?: string;
             file_content?: string;
@@ -2217,6 +2282,9 @@ export interface operations {
                      *         "product": "PositiveSSL",
                      *         "purchase_end_date": "2028-11-23",
                      *         "reissue_count": 0,
+                     *         "revocation_reason": null,
+                     *         "revoked": false,
+                     *         "revoked_at": null,
                      *         "serial_number": "0C898FCF5E2A7D3B9A41C6E0F2D8B71A",
                      *         "status": "completed",
                      *         "valid_from": "2026-11-23",
@@ -2294,6 +2362,7 @@ export interface operations {
                      *         "domain": "example.com",
                      *         "order_id": 42,
                      *         "private_key_note": "The private key was created with the CSR on your side and was never sent to CertDesk; it is not returned here.",
+                     *         "revoked": false,
                      *         "serial_number": "0C898FCF5E2A7D3B9A41C6E0F2D8B71A",
                      *         "valid_from": "2026-11-23",
                      *         "valid_till": "2027-06-11"
@@ -2616,7 +2685,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only events of this type. */
-                type?: "order.created" | "order.paid" | "order.cancelled" | "validation.passed" | "validation.failed" | "certificate.issued" | "certificate.reissued" | "certificate.expiring" | "deploy.succeeded" | "deploy.failed" | "subscription.created" | "installation.passed" | "installation.failed" | "certificate.imported";
+                type?: "order.created" | "order.paid" | "order.cancelled" | "validation.passed" | "validation.failed" | "certificate.issued" | "certificate.reissued" | "certificate.expiring" | "certificate.revoked" | "deploy.succeeded" | "deploy.failed" | "subscription.created" | "installation.passed" | "installation.failed" | "certificate.imported";
                 /**
                  * @description Only events at or after this moment: a day (YYYY-MM-DD, from its start) or a timestamp (YYYY-MM-DD HH:MM:SS), UTC.
                  * @example 2026-11-01
@@ -4280,6 +4349,7 @@ export interface operations {
                      * @example {
                      *       "approver_email": null,
                      *       "certificate_issued": true,
+                     *       "certificate_revoked": false,
                      *       "csr": {
                      *         "common_name": "example.com",
                      *         "md5": "4C1E94A405A650D9D22931919F612483",
@@ -4407,6 +4477,7 @@ export interface operations {
                      * @example {
                      *       "approver_email": null,
                      *       "certificate_issued": false,
+                     *       "certificate_revoked": false,
                      *       "csr": {
                      *         "common_name": "example.com",
                      *         "md5": "4C1E94A405A650D9D22931919F612483",
@@ -4552,6 +4623,7 @@ export interface operations {
                      * @example {
                      *       "approver_email": null,
                      *       "certificate_issued": false,
+                     *       "certificate_revoked": false,
                      *       "csr": {
                      *         "common_name": "example.com",
                      *         "md5": "4C1E94A405A650D9D22931919F612483",
@@ -4694,6 +4766,7 @@ export interface operations {
                      * @example {
                      *       "approver_email": null,
                      *       "certificate_issued": true,
+                     *       "certificate_revoked": false,
                      *       "csr": {
                      *         "common_name": "example.com",
                      *         "md5": "4C1E94A405A650D9D22931919F612483",
@@ -4836,6 +4909,7 @@ export interface operations {
                      * @example {
                      *       "approver_email": "admin@example.com",
                      *       "certificate_issued": false,
+                     *       "certificate_revoked": false,
                      *       "csr": {
                      *         "common_name": "example.com",
                      *         "md5": "4C1E94A405A650D9D22931919F612483",
@@ -4949,6 +5023,122 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    revokeCertificate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "order_id": 42,
+                 *       "reason": "keyCompromise"
+                 *     }
+                 */
+                "application/json": components["schemas"]["RevokeCertificateRequest"];
+            };
+        };
+        responses: {
+            /** @description The certificate is revoked; its status says so */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "certificate": {
+                     *         "auto_reissue_enabled": true,
+                     *         "brand": "Sectigo",
+                     *         "cert_valid_from": "2026-11-23",
+                     *         "cert_valid_till": "2027-06-11",
+                     *         "days_remaining": 200,
+                     *         "domain": "example.com",
+                     *         "has_ca_bundle": true,
+                     *         "has_certificate": true,
+                     *         "is_expired": false,
+                     *         "max_validity_days": 200,
+                     *         "names": [
+                     *           "example.com"
+                     *         ],
+                     *         "next_reissue_at": null,
+                     *         "order_id": 42,
+                     *         "period": 24,
+                     *         "product": "PositiveSSL",
+                     *         "purchase_end_date": "2028-11-23",
+                     *         "reissue_count": 0,
+                     *         "revocation_reason": "keyCompromise",
+                     *         "revoked": true,
+                     *         "revoked_at": "2026-11-24 09:00:00",
+                     *         "serial_number": "0C898FCF5E2A7D3B9A41C6E0F2D8B71A",
+                     *         "status": "completed",
+                     *         "valid_from": "2026-11-23",
+                     *         "valid_till": "2027-06-11"
+                     *       },
+                     *       "message": "Certificate 0C898FCF5E2A7D3B9A41C6E0F2D8B71A revoked (keyCompromise)",
+                     *       "success": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CertificateStatusResponse"];
+                };
+            };
+            /** @description The request is not valid: a parameter or field is missing, of the wrong type, out of range or unknown (the error names it), or a value the operation cannot accept. Nothing changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid request: reason must be equal to one of the allowed values",
+                     *       "success": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such item of yours: another reseller’s order, invoice or certificate is 404 too. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "order 4242 not found",
+                     *       "success": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description The state of the order (or a reused Idempotency-Key) forbids this; nothing changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "could not revoke certificate 0C898FCF5E2A7D3B9A41C6E0F2D8B71A: it was revoked on 2026-11-24 09:00:00 (keyCompromise)",
+                     *       "success": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getSslStatus: {
         parameters: {
             query?: never;
@@ -4974,6 +5164,7 @@ export interface operations {
                      * @example {
                      *       "approver_email": null,
                      *       "certificate_issued": true,
+                     *       "certificate_revoked": false,
                      *       "csr": {
                      *         "common_name": "example.com",
                      *         "md5": "4C1E94A405A650D9D22931919F612483",

@@ -135,6 +135,17 @@ export function dataDirFromArgs(args, env = process.env) {
   )
 }
 
+/**
+ * Whether a command line (or CERTDESK_SECRETS) names a server key source (`--secrets file:PATH`
+ * or `systemd`): then no keychain is used at all, and no keyring is started or joined.
+ */
+export function usesServerSecrets(args, env = process.env) {
+  // `admin secrets init` makes a server's keys into a new file and opens no store at all.
+  if (args.some((a, i) => a === 'secrets' && args[i + 1] === 'init')) return true
+  const v = optionFromArgs(args, '--secrets') ?? env.CERTDESK_SECRETS
+  return typeof v === 'string' && (v.trim() === 'systemd' || v.trim().startsWith('file:'))
+}
+
 /** `--keyring-dir` and `--keyring-password-file` of a command line, for `ensureKeyring`. */
 export function keyringOptionsFromArgs(args) {
   return {

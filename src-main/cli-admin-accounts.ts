@@ -76,7 +76,7 @@ export async function accountAdmin(service: Service, words: string[], v: Values)
         api_key: apiKey,
         key_id: info.id,
         reseller_id: info.resellerId,
-        note: 'This key is shown once. CertDesk keeps it in the OS keychain; the database holds only its hash.'
+        note: 'This key is shown once. CertDesk keeps it with its secrets (the OS keychain, or sealed under a server key source); the database holds only its hash.'
       })
       return 0
     }

@@ -7,12 +7,23 @@
  * terminal, or from a prompt that does not echo.
  */
 import { readFileSync } from 'node:fs'
-import { commandKey, databaseOf, need, print, readSecretLine, UsageError, type Values } from './cli-args'
+import {
+  commandKey,
+  databaseOf,
+  isSecretSourceValue,
+  need,
+  print,
+  readSecretLine,
+  secretSource,
+  UsageError,
+  type Values
+} from './cli-args'
 import { backupDataDir, restoreStore, type BackupAuth } from './core/backup'
 import { conflict } from './core/errors'
 import { isPresent, writeNewFileSync } from './core/exclusive-file'
 import { keychainFor, type SecretStore } from './core/secrets'
 import { exportSecrets, importSecrets } from './core/secrets-export'
+import { formatKeys, keySourceOf, newRootKeys, rootKeyStore } from './core/server-secrets'
 import { openService, type Service } from './core/service'
 
 export const BACKUP_USAGE = `  certdesk admin [--data-dir D] backup --out FILE [--with-passphrase]
@@ -22,10 +33,14 @@ export const BACKUP_USAGE = `  certdesk admin [--data-dir D] backup --out FILE [
                  (D must not hold a store yet; --secrets: the secrets export, for a keychain backup on
                   another machine; --accept-unauthenticated: a backup without authentication, from an earlier CertDesk)
   certdesk admin [--data-dir D] secrets export --out FILE    (passphrase: CERTDESK_SECRETS_PASSPHRASE, stdin or prompt)
-  certdesk admin [--data-dir D] secrets import --from FILE`
+  certdesk admin [--data-dir D] secrets import --from FILE
+  certdesk admin secrets init --out FILE     (every key of a server, made once: --secrets file:FILE or systemd)`
 
 export const isBackupCommand = (noun: string | undefined): boolean =>
   noun === 'backup' || noun === 'restore' || noun === 'secrets'
+
+/** `secrets init` writes a server's key file and opens no book: there is no audit log to keep it in. */
+export const isBooklessCommand = (words: string[]): boolean => commandKey(words) === 'secrets init'
 
 export const PASSPHRASE_ENV = 'CERTDESK_SECRETS_PASSPHRASE'
 export const BACKUP_PASSPHRASE_ENV = 'CERTDESK_BACKUP_PASSPHRASE'
@@ -35,7 +50,7 @@ export async function backupAdmin(dataDir: string, words: string[], v: Values): 
   switch (key) {
     case 'backup': {
       const out = need(v, 'out')
-      const service = await openService({ dataDir, database: databaseOf(v) })
+      const service = await openService({ dataDir, database: databaseOf(v), secretSource: secretSource(v) })
       try {
         const auth: BackupAuth = v['with-passphrase']
           ? {
@@ -80,9 +95,9 @@ export async function backupAdmin(dataDir: string, words: string[], v: Values): 
           `could not export the secrets to ${out}: a file, folder or link of that name exists; choose a new name`
         )
       const passphrase = await readPassphrase('passphrase for the secrets file: ')
-      const service = await openService({ dataDir, database: databaseOf(v) })
+      const service = await openService({ dataDir, database: databaseOf(v), secretSource: secretSource(v) })
       try {
-        const { file, count } = exportSecrets(service.ctx.secrets, passphrase, await installId(service))
+        const { file, count } = await exportSecrets(service.ctx.secrets, passphrase, await installId(service))
         writeNewFileSync(out, `${JSON.stringify(file, null, 2)}\n`, 'the secrets')
         print({ success: true, file: out, secrets: count })
       } finally {
@@ -90,12 +105,28 @@ export async function backupAdmin(dataDir: string, words: string[], v: Values): 
       }
       return 0
     }
+    case 'secrets init': {
+      // Every server key, made once: the file each node of a team is given (docs/team-server.md).
+      const out = need(v, 'out')
+      const keys = newRootKeys()
+      writeNewFileSync(out, formatKeys(keys), 'the server secrets')
+      print({
+        success: true,
+        file: out,
+        keys: [...keys.keys()],
+        note: 'mode 0600; give it to every node as --secrets file:PATH (owned by the user CertDesk runs as), or encrypt it with systemd-creds for --secrets systemd; back it up apart from the database'
+      })
+      return 0
+    }
     case 'secrets import': {
       const text = readFileSync(need(v, 'from'), 'utf8')
       const passphrase = await readPassphrase('passphrase of the secrets file: ')
-      const service = await openService({ dataDir, database: databaseOf(v) })
+      const service = await openService({ dataDir, database: databaseOf(v), secretSource: secretSource(v) })
       try {
-        print({ success: true, ...importSecrets(service.ctx.secrets, text, passphrase, await installId(service)) })
+        print({
+          success: true,
+          ...(await importSecrets(service.ctx.secrets, text, passphrase, await installId(service)))
+        })
       } finally {
         await service.close()
       }
@@ -111,7 +142,10 @@ export async function backupAdmin(dataDir: string, words: string[], v: Values): 
  * from the secrets export made with it, whose secrets then go into this machine's keychain.
  */
 async function restore(from: string, dataDir: string, v: Values) {
-  const secretsFile = v.secrets
+  // `--secrets FILE` (not a key source) names the secrets export; a key source may come with it.
+  const source = secretSource(v, process.env, true)
+  const secretsFile = v.secrets !== undefined && !isSecretSourceValue(v.secrets) ? v.secrets : undefined
+  const server = keySourceOf(source, dataDir)
   let fromExport: SecretStore | null = null
   let exported: { text: string; passphrase: string } | null = null
   if (secretsFile) {
@@ -122,11 +156,11 @@ async function restore(from: string, dataDir: string, v: Values) {
   }
   const report = await restoreStore(from, dataDir, {
     acceptUnauthenticated: v['accept-unauthenticated'] === true,
-    keychainFor: (id) => {
-      if (!exported) return keychainFor(id)
+    keychainFor: async (id) => {
+      if (!exported) return server ? rootKeyStore(server) : keychainFor(id)
       // Refuses a secrets file of another data dir; nothing reaches a keychain before the restore succeeded.
       fromExport = memoryStore()
-      importSecrets(fromExport, exported.text, exported.passphrase, id)
+      await importSecrets(fromExport, exported.text, exported.passphrase, id)
       return fromExport
     },
     keychainHint: 'give its secrets export with --secrets FILE',
@@ -134,9 +168,19 @@ async function restore(from: string, dataDir: string, v: Values) {
   })
   const imported = fromExport as SecretStore | null
   if (!imported?.list || !report.install_id) return report
-  const keychain = keychainFor(report.install_id)
-  const items = imported.list()
-  for (const s of items) keychain.set(s.name, s.value)
+  const items = await imported.list()
+  if (server) {
+    // A server's sealed entries go into the restored store: open it over the same key source.
+    const service = await openService({ dataDir, secretSource: source })
+    try {
+      for (const s of items) await service.ctx.secrets.set(s.name, s.value)
+    } finally {
+      await service.close()
+    }
+  } else {
+    const keychain = keychainFor(report.install_id)
+    for (const s of items) await keychain.set(s.name, s.value)
+  }
   return { ...report, secrets_imported: items.length }
 }
 
@@ -144,10 +188,10 @@ async function restore(from: string, dataDir: string, v: Values) {
 function memoryStore(): SecretStore {
   const m = new Map<string, string>()
   return {
-    get: (name) => m.get(name) ?? null,
-    set: (name, value) => void m.set(name, value),
-    delete: (name) => void m.delete(name),
-    list: () => [...m].map(([name, value]) => ({ name, value }))
+    get: async (name) => m.get(name) ?? null,
+    set: async (name, value) => void m.set(name, value),
+    delete: async (name) => void m.delete(name),
+    list: async () => [...m].map(([name, value]) => ({ name, value }))
   }
 }
 

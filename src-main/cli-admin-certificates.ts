@@ -4,7 +4,7 @@
  * Baseline Requirements' validity and reuse dates and the due dates of that day.
  */
 import { readFileSync } from 'node:fs'
-import { commandKey, databaseOf, need, print, UsageError, type Values } from './cli-args'
+import { commandKey, databaseOf, need, print, secretSource, UsageError, type Values } from './cli-args'
 import { writeNewFileSync } from './core/exclusive-file'
 import { openService } from './core/service'
 import { EDITABLE_SETTINGS } from './core/settings'
@@ -28,7 +28,12 @@ export async function certificateAdmin(dataDir: string, words: string[], v: Valu
     asOf = v['as-of']
     if (asOf !== undefined && !isValidDate(asOf)) throw new UsageError('--as-of must be a calendar day, YYYY-MM-DD')
   }
-  const service = await openService({ dataDir, database: databaseOf(v), ...(asOf ? { clock: fixedClock(asOf) } : {}) })
+  const service = await openService({
+    dataDir,
+    database: databaseOf(v),
+    secretSource: secretSource(v),
+    ...(asOf ? { clock: fixedClock(asOf) } : {})
+  })
   try {
     switch (key) {
       case 'scheduler run':

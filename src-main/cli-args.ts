@@ -3,6 +3,8 @@
  * error (exit 2) and printing JSON on stdout.
  */
 import { parseArgs } from 'node:util'
+import { ServiceError } from './core/errors'
+import { parseSecretSource, type SecretSourceSpec } from './core/server-secrets'
 
 /** A command line that cannot run as given: the CLI prints the message and the usage, exit 2. */
 export class UsageError extends Error {}
@@ -19,6 +21,14 @@ const OPTIONS = {
   'acme-port': { type: 'string' },
   host: { type: 'string' },
   'log-level': { type: 'string' },
+  // The public listener (docs/team-server.md)
+  'public-url': { type: 'string' },
+  'public-listen': { type: 'string' },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  'public-api': { type: 'boolean' },
+  'public-ui': { type: 'boolean' },
+  'public-rate-limit': { type: 'string' },
   name: { type: 'string' },
   email: { type: 'string' },
   company: { type: 'string' },
@@ -67,6 +77,8 @@ const OPTIONS = {
   // backup and restore; `from` is also an alert email's sender
   from: { type: 'string' },
   'with-passphrase': { type: 'boolean' },
+  // Where secrets come from (keychain, file:PATH, systemd) on every command; for `restore`, a
+  // value without one of those forms names the secrets export instead.
   secrets: { type: 'string' },
   'accept-unauthenticated': { type: 'boolean' },
   // alerts
@@ -177,4 +189,24 @@ export async function readSecretLine(prompt: string, missing: string): Promise<s
     }
     stdin.on('data', onData)
   })
+}
+
+/** Whether `--secrets`' value names a key source rather than (for `restore`) a secrets export. */
+export const isSecretSourceValue = (value: string): boolean =>
+  value === 'keychain' || value === 'systemd' || value.startsWith('file:')
+
+/**
+ * Where this command's secrets come from: `--secrets`, else CERTDESK_SECRETS, else the OS
+ * keychain. `restore` passes `exportFile`: its `--secrets` may name the secrets export instead.
+ */
+export function secretSource(v: Values, env: NodeJS.ProcessEnv = process.env, exportFile = false): SecretSourceSpec {
+  const given =
+    v.secrets !== undefined && !(exportFile && !isSecretSourceValue(v.secrets)) ? v.secrets : env.CERTDESK_SECRETS
+  if (given === undefined || given === '') return { kind: 'keychain' }
+  try {
+    return parseSecretSource(given)
+  } catch (err) {
+    if (err instanceof ServiceError) throw new UsageError(err.message)
+    throw err
+  }
 }

@@ -8,10 +8,10 @@
 import { ACCOUNT_USAGE, accountAdmin } from './cli-admin-accounts'
 import { ADMINS_USAGE, adminsAdmin, isAdminsCommand } from './cli-admin-admins'
 import { ALERTS_USAGE, alertsAdmin, isAlertsCommand } from './cli-admin-alerts'
-import { BACKUP_USAGE, backupAdmin, isBackupCommand } from './cli-admin-backup'
+import { BACKUP_USAGE, backupAdmin, isBackupCommand, isBooklessCommand } from './cli-admin-backup'
 import { CERTIFICATE_USAGE, certificateAdmin, isCertificateCommand } from './cli-admin-certificates'
 import { DEPLOY_USAGE, deployAdmin, isDeployCommand } from './cli-admin-deploy'
-import { databaseOf, parse, UsageError } from './cli-args'
+import { databaseOf, parse, secretSource, UsageError } from './cli-args'
 import { audited } from './cli-audit'
 import { INSTALLATION_USAGE, installationAdmin, isInstallationCommand } from './cli-admin-installations'
 import { isRenewalCommand, RENEWAL_USAGE, renewalAdmin } from './cli-admin-renewal'
@@ -35,7 +35,9 @@ ${ADMINS_USAGE}
   Headless Linux (no desktop keyring): [--keyring-dir D] [--keyring-password-file F] on any command
   choose the private keyring's folder (outside the data dir) and the file holding its password.
   PostgreSQL: [--database postgres://user@host/db] on any command (or CERTDESK_DATABASE) keeps the
-  book in that database instead of the data dir's SQLite file.`
+  book in that database instead of the data dir's SQLite file.
+  A server: [--secrets file:/etc/certdesk/secrets | --secrets systemd] on any command (or CERTDESK_SECRETS)
+  reads its keys from that file or systemd credential instead of a keychain (docs/team-server.md).`
 
 export async function main(argv: string[]): Promise<number> {
   let parsed
@@ -55,6 +57,7 @@ export async function main(argv: string[]): Promise<number> {
     if (positionals[0] === 'serve') return await serve(dataDir, values)
     if (positionals[0] === 'admin') {
       const words = positionals.slice(1)
+      if (isBooklessCommand(words)) return await backupAdmin(dataDir, words, values)
       // Every admin command is an admin action: kept in the audit log before it runs (cli-audit.ts).
       return await audited(dataDir, words, values, async () => {
         // These open the store themselves: the scheduler with its own `--as-of` day.
@@ -65,7 +68,8 @@ export async function main(argv: string[]): Promise<number> {
         const service = await openService({
           dataDir,
           database: databaseOf(values),
-          clock: values['as-of'] ? fixedClock(values['as-of']) : undefined
+          clock: values['as-of'] ? fixedClock(values['as-of']) : undefined,
+          secretSource: secretSource(values)
         })
         try {
           if (isDeployCommand(words[0])) return await deployAdmin(service, words, values)

@@ -12,8 +12,12 @@ import { startInstallationLoop } from './core/installations'
 import { startConfiguredResponder } from './core/delegated-dns-server'
 import { startSchedulerLoop } from './core/scheduler'
 import { DELEGATED_DNS_SETTINGS } from './core/setting-keys'
+import { PUBLIC_LISTENER_SETTINGS, PUBLIC_URL_SETTING, publicUrlOf } from './core/public-url'
 import { ensureDemoReseller, openService, type Service } from './core/service'
 import { buildServer, listen } from './http/server'
+import type { RateLimit } from './http/rate-limit'
+import type { SecretSourceSpec } from './core/server-secrets'
+import { DEFAULT_PUBLIC_RATE, startPublicListener, type RunningPublicListener } from './public-listener'
 
 /** The reseller API's port unless `--port` says otherwise (the ACME server's is 7781). */
 export const DEFAULT_PORT = 7780
@@ -34,6 +38,8 @@ export interface StartOptions {
   database?: string
   /** better-sqlite3 built for another runtime's ABI (Electron's). */
   nativeBinding?: string
+  /** Where secrets come from: the OS keychain unless a server key source is named (server-secrets/). */
+  secretSource?: SecretSourceSpec
   /** The reseller API's interface: 127.0.0.1 by default; another name is also accepted as Host. */
   host?: string
   /** The reseller API's port: DEFAULT_PORT by default, 0 for a free one. */
@@ -50,7 +56,27 @@ export interface StartOptions {
    * in with their own accounts instead (a team server), and no link is made.
    */
   browserUi?: { onNewLink?: (url: string) => void; accounts?: boolean }
+  /** What customers reach over the network (public-listener.ts); docs/team-server.md. */
+  public?: PublicOptions
   log: RuntimeLog
+}
+
+export interface PublicOptions {
+  /**
+   * The public base URL, saved as the `public.base_url` setting (so the CLI, the window and every
+   * node show it too); the saved one is used when absent.
+   */
+  url?: string
+  /** Where the public listener listens; without it only the shown addresses change. */
+  listen?: { host: string; port: number }
+  /** The listener's certificate and key as files; the CertDesk CA issues one without them. */
+  tlsFiles?: { cert: string; key: string }
+  /** Serve the reseller API on the public listener too. */
+  resellerApi?: boolean
+  /** Serve the desktop UI and RPC on the public listener too (with the browser-mode session). */
+  ui?: boolean
+  /** Requests per client address on the public listener; null turns the limit off. */
+  rateLimit?: RateLimit | null
 }
 
 export interface RunningCertDesk {
@@ -70,7 +96,25 @@ export interface RunningCertDesk {
     browserLogin: string | null
     /** Where admins sign in with their accounts, null unless `browserUi.accounts`. */
     adminUi: string | null
+    /** The public base URL every shown address is built from, null when none is set. */
+    publicUrl: string | null
+    /** `address:port` the public listener listens on, null when it does not run. */
+    publicListener: string | null
+    /** The browser-mode sign-in link by the public name, null unless the UI is served there. */
+    publicLogin: string | null
+    /** Where admins sign in by the public name, null unless the accounts' UI is served there. */
+    publicAdminUi: string | null
+    /**
+     * The SHA-256 of the CertDesk root (its PEM file, as served at /acme/root.pem) when the public
+     * listener presents a certificate of the CertDesk CA: what clients pin to trust it. Null otherwise.
+     */
+    publicRootSha256: string | null
   }
+  /**
+   * Reads the given certificate files again, or issues the listeners' certificates anew (SIGHUP):
+   * new connections get the new certificates, without a restart.
+   */
+  reloadTls(): Promise<void>
   /**
    * Stops in dependency order and resolves when everything is closed: the scheduler (after the
    * pass in flight) and the deploys it started, the ACME server, the listener, then the store.
@@ -102,18 +146,46 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
   const service = await openService({
     dataDir: opts.dataDir,
     database: opts.database,
-    nativeBinding: opts.nativeBinding
+    nativeBinding: opts.nativeBinding,
+    secretSource: opts.secretSource
   })
   try {
-    const keychain = keychainNotice(service)
-    if (keychain) opts.log.error(keychain)
+    if (opts.secretSource && opts.secretSource.kind !== 'keychain') {
+      // A server's key source is configuration, not a daemon that may come up later: a file
+      // refused for its mode or owner stops the start with the reason, before anything listens.
+      const refused = service.ctx.secrets.unavailableReason?.()
+      if (refused) throw new Error(refused)
+    } else {
+      const keychain = keychainNotice(service)
+      if (keychain) opts.log.error(keychain)
+    }
     const demoReseller = opts.demo ? await ensureDemoReseller(service) : null
     const noReseller = demoReseller === null && (await service.resellers.list()).length === 0
+    // A refused URL is refused here, with the setting's own message, before anything listens.
+    if (opts.public?.url !== undefined) await service.settings.update({ [PUBLIC_URL_SETTING]: opts.public.url })
+    const publicUrl = await publicUrlOf(service.settings)
+    if (opts.public?.listen && !publicUrl) {
+      throw new Error(
+        'could not start the public listener: no public base URL; give --public-url https://NAME (or CERTDESK_PUBLIC_URL)'
+      )
+    }
     let apiUrl = ''
-    const ui = opts.browserUi
+    const wantUi = opts.browserUi ?? (opts.public?.ui ? {} : undefined)
+    const accounts = wantUi?.accounts === true
+    const told = wantUi?.onNewLink
+    // A new sign-in link is told by both names when the UI is served by the public name too.
+    const onNewLink = told
+      ? (url: string): void => {
+          told(url)
+          if (opts.public?.ui && publicUrl) told(`${publicUrl.base}${url.slice(apiUrl.length)}`)
+        }
+      : undefined
+    const ui = wantUi
       ? browserUiOptions(service, () => apiUrl, undefined, {
-          onNewLink: opts.browserUi.onNewLink,
-          accounts: opts.browserUi.accounts
+          onNewLink,
+          accounts,
+          // A team's book goes by the name its admins and customers reach it by.
+          bookName: publicUrl ? () => new URL(publicUrl.base).host : undefined
         })
       : null
     const app = await buildServer(service, {
@@ -127,10 +199,33 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
     })
     apiUrl = listening.url
     // Without its ACME server (port taken, keychain locked) the reseller API still serves.
-    const acme = await startAcmeServer(service, { host: '127.0.0.1', port: acmePort }).catch((err: unknown) => {
-      opts.log.error(`could not start the ACME server on port ${acmePort}: ${(err as Error).message}`)
-      return null
-    })
+    const acme = await startAcmeServer(service, { host: '127.0.0.1', port: acmePort, onError: opts.log.error }).catch(
+      (err: unknown) => {
+        opts.log.error(`could not start the ACME server on port ${acmePort}: ${(err as Error).message}`)
+        return null
+      }
+    )
+    // The public listener is what a team server runs for: when it cannot start, CertDesk does not either.
+    let publicListener: RunningPublicListener | null = null
+    if (opts.public?.listen && publicUrl) {
+      publicListener = await startPublicListener(service, {
+        publicUrl,
+        host: opts.public.listen.host,
+        port: opts.public.listen.port,
+        tlsFiles: opts.public.tlsFiles ?? null,
+        resellerApi: opts.public.resellerApi ?? false,
+        ui: opts.public.ui && ui ? ui.server : null,
+        rateLimit: opts.public.rateLimit === undefined ? DEFAULT_PUBLIC_RATE : opts.public.rateLimit,
+        logger: opts.logLevel === undefined ? false : { level: opts.logLevel },
+        log: opts.log
+      }).catch(async (err: unknown) => {
+        await acme?.close()
+        await listening.close()
+        throw new Error(
+          `could not start the public listener on ${opts.public?.listen?.host}:${opts.public?.listen?.port}: ${(err as Error).message}`
+        )
+      })
+    }
     // Delegated DNS validation: the authoritative responder for the zone, when one is configured.
     const listenAt = await service.settings.get(DELEGATED_DNS_SETTINGS.listen)
     const dnsResponder = await startConfiguredResponder(listenAt, service.acmeIssuer.delegation).catch(
@@ -149,6 +244,7 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
     const stop = async (): Promise<void> => {
       await stopScheduler()
       await stopInstallations()
+      await publicListener?.close()
       await acme?.close()
       await dnsResponder?.close()
       await listening.close()
@@ -165,8 +261,19 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
         api: listening.url,
         acmeDirectory: acme?.directoryUrl ?? null,
         dnsResponder: dnsResponder ? `${dnsResponder.host}:${dnsResponder.port}` : null,
-        browserLogin: ui && !opts.browserUi?.accounts ? ui.loginUrl(listening.url) : null,
-        adminUi: ui && opts.browserUi?.accounts ? `${listening.url}/ui/` : null
+        browserLogin: ui && !accounts ? ui.loginUrl(listening.url) : null,
+        adminUi: ui && accounts ? `${listening.url}/ui/` : null,
+        publicUrl: publicUrl?.base ?? null,
+        publicListener: publicListener?.address ?? null,
+        publicLogin: ui && !accounts && publicListener && opts.public?.ui ? ui.loginUrl(publicListener.url) : null,
+        publicAdminUi: ui && accounts && publicListener && opts.public?.ui ? `${publicListener.url}/ui/` : null,
+        publicRootSha256:
+          publicListener && (await service.settings.get(PUBLIC_LISTENER_SETTINGS.clientTrust)) === 'certdesk-root'
+            ? await service.settings.get(PUBLIC_LISTENER_SETTINGS.rootSha256)
+            : null
+      },
+      reloadTls: async () => {
+        await Promise.all([acme?.reloadTls(), publicListener?.reloadTls()])
       },
       stop: () => (stopping ??= stop())
     }

@@ -6,7 +6,7 @@
  */
 import type { AppMethod } from '../src-shared/app-api'
 
-export { APPROVER_LOCAL_PARTS, HMAC_KEY_PLACEHOLDER } from '../src-shared/constants'
+export { APPROVER_LOCAL_PARTS, HMAC_KEY_PLACEHOLDER, REVOCATION_REASONS } from '../src-shared/constants'
 
 /**
  * The method names at run time (types vanish). `satisfies` makes the compiler refuse both a
@@ -18,6 +18,8 @@ export const APP_METHODS = {
   checkSettings: true,
   listResellers: true,
   createReseller: true,
+  updateReseller: true,
+  listGroups: true,
   dashboard: true,
   listProducts: true,
   quoteOrder: true,
@@ -37,6 +39,10 @@ export const APP_METHODS = {
   sslStatus: true,
   storedSslStatus: true,
   changeDcv: true,
+  changeNameDcv: true,
+  approverChoices: true,
+  revokeCertificate: true,
+  reissuePlan: true,
   resendValidation: true,
   emailOutbox: true,
   approveEmail: true,
@@ -84,12 +90,15 @@ export const APP_METHODS = {
   cancelValidation: true,
   // Lists paged by key and CSV exports.
   orderPage: true,
+  orderViewCounts: true,
   invoicePage: true,
   ledgerPage: true,
   chooseExportPath: true,
   startExport: true,
   exportJobs: true,
   cancelExport: true,
+  dismissExport: true,
+  dismissFinishedExports: true,
   // Alerts.
   alertRules: true,
   updateAlertRule: true,

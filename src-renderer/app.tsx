@@ -1,8 +1,8 @@
-import { useEffect } from 'react'
+import { useEffect, useRef } from 'react'
 import { Route, Router, Switch, useLocation, useParams } from 'wouter'
-import { useHashLocation } from 'wouter/use-hash-location'
 import { usd } from './lib/format'
-import { href, idFrom, type Screen } from './routes'
+import { focusHeading, usePageFocus } from './page-focus'
+import { href, idFrom, useHashPath, useHashSearch, type Screen } from './routes'
 import { AcmeSubscriptionPage } from './screens/acme-subscription'
 import { Alerts } from './screens/alerts'
 import { ApiKeys } from './screens/api-keys'
@@ -121,7 +121,7 @@ function ResellerPicker(): React.JSX.Element {
 
 export function App(): React.JSX.Element {
   return (
-    <Router hook={useHashLocation}>
+    <Router hook={useHashPath}>
       <Shell />
     </Router>
   )
@@ -137,11 +137,30 @@ function Shell(): React.JSX.Element {
   const resellerId = useStore((s) => s.resellerId)
   const allowed = useStore((s) => s.allowed)
   const isAccount = useStore((s) => s.account?.account ?? false)
+  const main = useRef<HTMLElement>(null)
+  // Each screen's link leads back to the screen as it was last shown (its view, filters, tab):
+  // the address still says it all, so a reload or a pasted link shows the same.
+  const search = useHashSearch()
+  const lastQuery = useRef<Record<string, string>>({})
+  lastQuery.current[location] = search ? `?${search}` : ''
   useEffect(() => {
     void loadSession()
   }, [loadSession])
+  usePageFocus(main, location, NAV.find((n) => n.paths.test(location))?.label ?? 'Not found')
   return (
     <div className="shell">
+      {/* WCAG 2.4.1 "Bypass Blocks": the first stop of Tab skips the sidebar. A button-like link,
+          since a fragment link would be an address of this app. */}
+      <a
+        className="skip-link"
+        href={`#${location}`}
+        onClick={(e) => {
+          e.preventDefault()
+          if (!focusHeading(main.current)) main.current?.focus()
+        }}
+      >
+        Skip to main content
+      </a>
       <nav className="sidebar" aria-label="CertDesk">
         <div className="brand">
           <svg width={22} height={22} viewBox="0 0 24 24" aria-hidden="true">
@@ -163,9 +182,14 @@ function Shell(): React.JSX.Element {
             {NAV.filter((n) => !n.needs || (allowed.has(n.needs) && (n.screen.name !== 'account' || isAccount))).map(
               (n) => {
                 const here = n.paths.test(location)
+                const to = href(n.screen)
                 return (
                   <li key={n.screen.name}>
-                    <a href={href(n.screen)} className={here ? 'active' : ''} aria-current={here ? 'page' : undefined}>
+                    <a
+                      href={`${to}${lastQuery.current[to.slice(1)] ?? ''}`}
+                      className={here ? 'active' : ''}
+                      aria-current={here ? 'page' : undefined}
+                    >
                       {n.label}
                     </a>
                   </li>
@@ -183,7 +207,7 @@ function Shell(): React.JSX.Element {
           ))}
         </div>
       </nav>
-      <main className="content">
+      <main className="content" ref={main} tabIndex={-1}>
         {signedOut ? (
           <SignInScreen need={signedOut.need} message={signedOut.message} />
         ) : resellerId === null ? (

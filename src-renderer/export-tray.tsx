@@ -78,31 +78,81 @@ export function ExportButton({
         Export CSV
       </button>
       {path !== null ? (
-        <form
-          className="export-path card"
-          onSubmit={(e) => {
-            e.preventDefault()
-            void start(path)
+        <PathDialog
+          what={LIST_LABEL[list]}
+          path={path}
+          error={error}
+          onChange={setPath}
+          onSubmit={() => void start(path)}
+          onClose={() => {
+            setPath(null)
+            setError(null)
           }}
-        >
-          <label>
-            Save the {LIST_LABEL[list]} as
-            <input aria-label="Export file" value={path} onChange={(e) => setPath(e.target.value)} size={48} />
-          </label>
-          <button className="btn primary" type="submit">
-            Export
-          </button>
-          <button className="btn" type="button" onClick={() => setPath(null)}>
-            Cancel
-          </button>
-        </form>
-      ) : null}
-      {error ? (
+        />
+      ) : error ? (
         <span className="error-box" role="alert">
           {error}
         </span>
       ) : null}
     </span>
+  )
+}
+
+/**
+ * Where the export goes (browser mode), as a modal dialog in the middle of the window: it opens
+ * where the user looks, whatever the width and wherever the button sits, holds the focus
+ * until it is answered, and Escape cancels it.
+ */
+function PathDialog({
+  what,
+  path,
+  error,
+  onChange,
+  onSubmit,
+  onClose
+}: {
+  what: string
+  path: string
+  error: string | null
+  onChange: (path: string) => void
+  onSubmit: () => void
+  onClose: () => void
+}): React.JSX.Element {
+  const dialog = useRef<HTMLDialogElement>(null)
+  useEffect(() => {
+    const d = dialog.current
+    if (d && !d.open) d.showModal()
+    return () => d?.close()
+  }, [])
+  return (
+    <dialog ref={dialog} className="export-dialog card" aria-labelledby="export-dialog-title" onCancel={onClose}>
+      <form
+        className="export-path"
+        onSubmit={(e) => {
+          e.preventDefault()
+          onSubmit()
+        }}
+      >
+        <h2 id="export-dialog-title">Export the {what}</h2>
+        <label>
+          Save the {what} as
+          <input aria-label="Export file" value={path} onChange={(e) => onChange(e.target.value)} size={48} />
+        </label>
+        {error ? (
+          <span className="error-box" role="alert">
+            {error}
+          </span>
+        ) : null}
+        <div className="actions">
+          <button className="btn primary" type="submit">
+            Export
+          </button>
+          <button className="btn" type="button" onClick={onClose}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </dialog>
   )
 }
 
@@ -115,10 +165,14 @@ function describe(j: ExportJobView): string {
   return `Exporting the ${what}: ${fmt(j.rows)} of ${fmt(j.total)} rows${left}`
 }
 
-/** Every export of this session, on every screen, until dismissed. */
+/**
+ * Every export of this session, on every screen, until dismissed: a dismissed notice is
+ * forgotten by the main process, so it stays gone after a reload, and signing out forgets every
+ * finished one and hides the tray with the rest of the app.
+ */
 export function ExportTray(): React.JSX.Element | null {
   const jobs = useExports((s) => s.jobs)
-  const [hidden, setHidden] = useState<Set<number>>(new Set())
+  const signedOut = useStore((s) => s.signedOut)
   // Exports write files on the machine CertDesk runs on: only a session that may see them asks.
   const mayList = useCan('exportJobs')
   useEffect(() => {
@@ -129,7 +183,7 @@ export function ExportTray(): React.JSX.Element | null {
       .catch(() => undefined)
   }, [mayList])
   // The newest few: the tray shares the sidebar's lower part with the toasts.
-  const shown = jobs.filter((j) => !hidden.has(j.id)).slice(-3)
+  const shown = signedOut ? [] : jobs.slice(-3)
   const tray = useRef<HTMLElement | null>(null)
   // The toasts stack above the tray (both sit in the sidebar, so neither covers a button of a screen).
   useEffect(() => {
@@ -153,7 +207,8 @@ export function ExportTray(): React.JSX.Element | null {
     <aside ref={tray} className="export-tray" aria-label="Exports" aria-live="polite">
       {shown.map((j) => (
         <div key={j.id} className={`export-job ${j.state}`} data-testid="export-job" data-state={j.state}>
-          <span>{describe(j)}</span>
+          {/* A path is one long token: it wraps where it must. */}
+          <span className="break">{describe(j)}</span>
           {j.state === 'running' ? (
             <>
               <progress max={Math.max(1, j.total)} value={j.rows} aria-label={`Export of the ${LIST_LABEL[j.list]}`} />
@@ -165,7 +220,15 @@ export function ExportTray(): React.JSX.Element | null {
               </button>
             </>
           ) : (
-            <button className="btn" onClick={() => setHidden(new Set([...hidden, j.id]))}>
+            <button
+              className="btn"
+              onClick={() =>
+                void bridge
+                  .dismissExport(j.id)
+                  .catch(() => undefined)
+                  .then(() => useExports.getState().refresh())
+              }
+            >
               Dismiss
             </button>
           )}

@@ -1,10 +1,12 @@
 /**
- * Every screen's address. The app routes on the URL's fragment (`#/orders/42`) with wouter's
- * hash location, in the browser and in the Electron window alike: the desktop window loads a
- * file:// page where there is no server to answer a deep path, and browser mode serves files
- * under /ui/ only (docs/decisions.md, "Addresses in the UI").
+ * Every screen's address. The app routes on the URL's fragment (`#/orders/42`), in the browser
+ * and in the Electron window alike: the desktop window loads a file:// page where there is no
+ * server to answer a deep path, and browser mode serves files under /ui/ only (docs/decisions.md,
+ * "Addresses in the UI"). What a screen is showing (a list's view, filters, sort and search, a
+ * tab, a report's window) is the fragment's query (`#/orders?view=unpaid&sort=expiry`), so a
+ * reload, Back and a pasted link show the same thing.
  */
-import { navigate } from 'wouter/use-hash-location'
+import { useSyncExternalStore } from 'react'
 
 export type Screen =
   | { name: 'dashboard' }
@@ -60,10 +62,69 @@ export function pathOf(screen: Screen): string {
   }
 }
 
-/** An `href` for a link to a screen: the fragment form, so the browser's own link handling works. */
-export const href = (screen: Screen): string => `#${pathOf(screen)}`
+/** What a screen shows beyond its path: names and values; empty and undefined values are left out. */
+export type Query = Record<string, string | number | boolean | undefined | null>
 
-export const go = (screen: Screen): void => navigate(pathOf(screen))
+export function queryString(q: Query | undefined): string {
+  const params = new URLSearchParams()
+  for (const [k, v] of Object.entries(q ?? {}))
+    if (v !== undefined && v !== null && v !== '' && v !== false) params.set(k, String(v))
+  const s = params.toString()
+  return s ? `?${s}` : ''
+}
+
+/** An `href` for a link to a screen: the fragment form, so the browser's own link handling works. */
+export const href = (screen: Screen, q?: Query): string => `#${pathOf(screen)}${queryString(q)}`
+
+// ---- the fragment as a location: wouter's hash location, with the query kept apart
+
+/** The fragment without its `#`: `/orders?view=unpaid`. */
+const fragment = (): string => `/${location.hash.replace(/^#?\/?/, '')}`
+const pathPart = (): string => fragment().split('?')[0]
+const searchPart = (): string => {
+  const f = fragment()
+  const at = f.indexOf('?')
+  return at < 0 ? '' : f.slice(at + 1)
+}
+
+/** The query of the address on show now (not as of some earlier render). */
+export const currentSearch = (): string => searchPart()
+
+let listeners: (() => void)[] = []
+const onChange = (): void => listeners.forEach((l) => l())
+function subscribe(listener: () => void): () => void {
+  if (listeners.push(listener) === 1) addEventListener('hashchange', onChange)
+  return () => {
+    listeners = listeners.filter((l) => l !== listener)
+    if (listeners.length === 0) removeEventListener('hashchange', onChange)
+  }
+}
+
+/**
+ * Moves to `to` (a path with an optional query) as a new history entry, or in place of the
+ * current one. pushState fires no hashchange, so one is sent for the listeners.
+ */
+export function navigate(to: string, opts: { replace?: boolean } = {}): void {
+  const oldURL = location.href
+  const url = new URL(oldURL)
+  url.hash = to.startsWith('/') ? to : `/${to}`
+  if (url.href === oldURL) return
+  history[opts.replace ? 'replaceState' : 'pushState'](null, '', url.href)
+  dispatchEvent(new HashChangeEvent('hashchange', { oldURL, newURL: url.href }))
+}
+
+/** wouter's location hook over the fragment's path; its search hook answers the fragment's query. */
+export const useHashPath = (): [string, typeof navigate] => [useSyncExternalStore(subscribe, pathPart), navigate]
+export const useHashSearch = (): string => useSyncExternalStore(subscribe, searchPart)
+useHashPath.hrefs = (to: string): string => `#${to}`
+useHashPath.searchHook = useHashSearch
+
+export const go = (screen: Screen, q?: Query): void => navigate(`${pathOf(screen)}${queryString(q)}`)
+
+/** The query of the screen on show, to change: a filter or a tab is a new history entry, so Back undoes it. */
+export function setQuery(q: Query, opts: { replace?: boolean } = {}): void {
+  navigate(`${pathPart()}${queryString(q)}`, opts)
+}
 
 /**
  * A record id from an address: digits only, no sign, no leading zero, within SQLite's integer

@@ -175,7 +175,11 @@ export type Order = Static<typeof Order>
 export const OrderView = Type.Composite([
   Order,
   /** A private key generated in the app is kept (encrypted) for this order. */
-  Type.Object({ hasStoredKey: Type.Boolean() })
+  Type.Object({
+    hasStoredKey: Type.Boolean(),
+    /** The order's current certificate was revoked (it must not be installed; reissue to replace it). */
+    certificateRevoked: Type.Boolean()
+  })
 ])
 export type OrderView = Static<typeof OrderView>
 
@@ -242,15 +246,6 @@ export const Stats = Type.Object({
 export type Stats = Static<typeof Stats>
 export type StatsView = Stats
 
-export const DashboardView = Type.Object({
-  stats: Stats,
-  /** Issued certificates ending within 30 days whose subscription does not renew them. */
-  expiringSoon: Type.Array(OrderView),
-  /** Orders waiting for their CSR or domain validation, oldest first. */
-  waitingForValidation: Type.Array(OrderView)
-})
-export type DashboardView = Static<typeof DashboardView>
-
 // ---- settings -----------------------------------------------------------------------------
 
 /** The settings domain validation uses; empty means the default (system resolver, ports 80/443, the outbox). */
@@ -265,8 +260,20 @@ export const DcvSettingsView = Type.Object({
 })
 export type DcvSettingsView = Static<typeof DcvSettingsView>
 
+/** The seller block of every invoice: the admin's business name and postal address. */
+export const InvoiceSettingsView = Type.Object({
+  sellerName: Type.String(),
+  /** One line per line of the address. */
+  sellerAddress: Type.String()
+})
+export type InvoiceSettingsView = Static<typeof InvoiceSettingsView>
+
+/** Every value the Settings screen edits. */
+export const SettingsValues = Type.Composite([DcvSettingsView, InvoiceSettingsView])
+export type SettingsValues = Static<typeof SettingsValues>
+
 export const SettingsView = Type.Composite([
-  DcvSettingsView,
+  SettingsValues,
   Type.Object({
     dataDir: Type.String(),
     listenerUrl: Type.String(),
@@ -284,12 +291,14 @@ export const SettingsInput = Type.Object(
     dcvHttpsPort: Type.Optional(Text),
     smtpUrl: Type.Optional(Text),
     smtpFrom: Type.Optional(Text),
-    dcvAllowPrivateAddresses: Type.Optional(Flag)
+    dcvAllowPrivateAddresses: Type.Optional(Flag),
+    sellerName: Type.Optional(Text),
+    sellerAddress: Type.Optional(Text)
   },
   { must: 'must be an object of settings' }
 )
 export type SettingsInput = Static<typeof SettingsInput>
 
 /** Why a typed setting would be refused, by field; a field the core accepts is absent. */
-export const SettingsProblems = Type.Partial(Type.Record(Type.KeyOf(DcvSettingsView), Type.String()))
-export type SettingsProblems = Partial<Record<keyof DcvSettingsView, string>>
+export const SettingsProblems = Type.Partial(Type.Record(Type.KeyOf(SettingsValues), Type.String()))
+export type SettingsProblems = Partial<Record<keyof SettingsValues, string>>

@@ -85,9 +85,21 @@ export const TeamSignIn = Type.Object(
     url: Type.String({ maxLength: 2048, must: 'must be the address of a CertDesk team server' }),
     name: AdminName,
     password: Password,
-    code: Type.Optional(TotpCode)
+    code: Type.Optional(TotpCode),
+    /**
+     * The SHA-256 of the team server's CertDesk root, for a server whose certificate its own
+     * CertDesk CA issued: that root is then the one anchor of the connection. Without it the
+     * certificate must chain to a CA this machine trusts (src-main/app/team-transport.ts).
+     */
+    rootSha256: Type.Optional(
+      Type.String({
+        maxLength: 100,
+        pattern: '^\\s*([0-9A-Fa-f]{2}:?){31}[0-9A-Fa-f]{2}\\s*$',
+        must: "must be the SHA-256 of the team server's CertDesk root: 64 hex digits"
+      })
+    )
   },
-  { additionalProperties: false, must: 'must be { url, name, password, code? }' }
+  { additionalProperties: false, must: 'must be { url, name, password, code?, rootSha256? }' }
 )
 export type TeamSignIn = Static<typeof TeamSignIn>
 

@@ -66,7 +66,10 @@ import {
   ProductView,
   QuoteView,
   ReissueInput,
+  PfxEncryption,
+  ReissuePlanView,
   ResellerView,
+  RevocationInput,
   SettingsInput,
   SettingsProblems,
   SettingsView,
@@ -87,7 +90,16 @@ import {
   EventFilter,
   EventView
 } from './records'
-import { ExportJobView, ExportRequest, ExportTarget, KeyedPageOf, ListQuery } from './list-records'
+import {
+  ExportJobView,
+  ExportRequest,
+  ExportTarget,
+  KeyedPageOf,
+  LedgerRow,
+  ListQuery,
+  OrderListRow,
+  OrderViewCounts
+} from './list-records'
 
 /** A backup the app started: its state, how far it got, and the file it writes. */
 const BackupJobView = Type.Object({
@@ -172,6 +184,10 @@ export const APP_API = {
   listResellers: read([], Type.Array(ResellerView)),
   /** Without `groupId` the core puts the new reseller in its default group. */
   createReseller: own([arg('input', NewReseller)], ResellerView),
+  /** Changes a reseller's name, email, company, group and discount (all or none). */
+  updateReseller: own([reseller, arg('input', NewReseller)], ResellerView),
+  /** The reseller groups, for choosing one. */
+  listGroups: read([], Type.Array(Type.Object({ id: Type.Integer(), name: Type.String() }))),
 
   dashboard: read([reseller], DashboardView),
 
@@ -215,14 +231,28 @@ export const APP_API = {
    * A PKCS#12 file of the kept key, the current certificate and its chain, with friendlyName and
    * localKeyID on the key and the certificate (RFC 7292 §4.2), built in the main process.
    * Refused when the kept key is not the current certificate's key. The file is base64.
+   * `encryption`: AES-256 (the default) or the legacy 3DES/SHA-1 profile older Windows reads.
    */
-  exportPfx: own([reseller, order, arg('password', Text)], Type.Object({ pfxBase64: Type.String() })),
+  exportPfx: own(
+    [reseller, order, arg('password', Text), optional('encryption', PfxEncryption)],
+    Type.Object({ pfxBase64: Type.String() })
+  ),
   configureOrder: operate([reseller, arg('input', ConfigureInput)], SslStatusView),
   /** Runs the pending domain checks now (issuing once every name passed) and answers the status. */
   sslStatus: operate([reseller, order], SslStatusView),
   /** The status as it stands, without running a check: what a viewer's order page shows. */
   storedSslStatus: read([reseller, order], SslStatusView),
   changeDcv: operate([reseller, order, arg('method', DcvMethod), optional('approver email', Text)], SslStatusView),
+  /** Another method for one name not yet validated; every other name stays as it is. */
+  changeNameDcv: operate(
+    [reseller, order, arg('name', Text), arg('method', DcvMethod), optional('approver email', Text)],
+    SslStatusView
+  ),
+  /** The constructed approver addresses of each name (BR §3.2.2.4.4), for choosing before a CSR is submitted. */
+  approverChoices: read(
+    [arg('names', Type.Array(Text, { maxItems: 1000 }))],
+    Type.Record(Type.String(), Type.Array(Type.String()))
+  ),
   resendValidation: operate([reseller, order], SslStatusView),
   /** Approval messages of an order kept by CertDesk, newest first. */
   emailOutbox: operatorRead([reseller, order], Type.Array(OutboxMessageView)),
@@ -231,7 +261,14 @@ export const APP_API = {
   /** Another approver address for one name waiting for email approval; a new code is mailed to it. */
   chooseApprover: operate([reseller, order, arg('name', Text), arg('approver email', Text)], SslStatusView),
   reissue: operate([reseller, arg('input', ReissueInput)], SslStatusView),
+  /** What a reissue for `names` (the current names by default) would do: validation, validity, deploys. */
+  reissuePlan: read([reseller, order, optional('names', Type.Array(Text, { maxItems: 1000 }))], ReissuePlanView),
   certificate: read([reseller, order], CertificateDetailView),
+  /**
+   * Revokes a certificate of the order (the current one unless `certificateId` names another)
+   * with an RFC 5280 reason: onto the local CA's CRL, or at the external ACME CA that issued it.
+   */
+  revokeCertificate: operate([reseller, order, arg('revocation', RevocationInput)], CertificateDetailView),
   /** The local CA's root, for trust stores. */
   caRootPem: read([], Type.Object({ pem: Type.String() })),
 
@@ -307,14 +344,20 @@ export const APP_API = {
   /** Stops the first validation of an order: its CSR and checks are dropped and it waits for a CSR again. */
   cancelValidation: operate([reseller, order], SslStatusView),
   // Lists paged by key and CSV exports written by the main process (src-main/core/list-pages.ts).
-  orderPage: read([reseller, arg('query', ListQuery)], KeyedPageOf(OrderView)),
+  orderPage: read([reseller, arg('query', ListQuery)], KeyedPageOf(OrderListRow)),
+  /** How many orders each saved view of the orders list holds. */
+  orderViewCounts: read([reseller], OrderViewCounts),
   invoicePage: read([reseller, arg('query', ListQuery)], KeyedPageOf(Invoice)),
-  ledgerPage: read([reseller, arg('query', ListQuery)], KeyedPageOf(CreditTransaction)),
+  ledgerPage: read([reseller, arg('query', ListQuery)], KeyedPageOf(LedgerRow)),
   /** The desktop app's save dialog answers the path; browser mode answers a suggestion to edit. */
   chooseExportPath: ownerRead([arg('file name', Text)], ExportTarget),
   startExport: own([reseller, arg('export', ExportRequest)], ExportJobView),
   exportJobs: ownerRead([], Type.Array(ExportJobView)),
   cancelExport: own([arg('export id', Id)], ExportJobView),
+  /** Forgets a finished export: its notice is gone for good. */
+  dismissExport: own([arg('export id', Id)], Type.Object({ dismissed: Type.Literal(true) })),
+  /** Forgets every finished export (before signing out). */
+  dismissFinishedExports: own([], Type.Object({ dismissed: Type.Literal(true) })),
   // Alerts (the admin's, not one reseller's): rules, channels, a test message, alerts and deliveries.
   alertRules: read([], Type.Array(AlertRuleView)),
   /** Turns a rule on or off; `thresholdHours` is the validation wait (validation_waiting only). */

@@ -7,14 +7,17 @@ import {
   DeployTargetKind,
   DeployTrigger,
   Flag,
+  Id,
   Nullable,
   NullableStamp,
   OneOf,
+  RevocationReason,
   Stamp,
   Text,
   WholeNumber
 } from './schema-kit'
 import { OrderView } from './account-records'
+import { REVOCATION_REASONS } from './constants'
 import { UnattendedRenewalView } from './renewal-records'
 
 // ---- certificates and domain validation ----------------------------------------------------
@@ -41,7 +44,13 @@ export const NameValidation = Type.Object({
       recordValue: Type.String(),
       txtAlternative: Type.String()
     }),
-    Type.Object({ method: Type.Literal('email'), approverEmail: Type.String(), sentAt: NullableStamp })
+    Type.Object({
+      method: Type.Literal('email'),
+      approverEmail: Type.String(),
+      sentAt: NullableStamp,
+      /** Every constructed address the name may be approved at (BR §3.2.2.4.4), the name's own first. */
+      approverChoices: Type.Array(Type.String())
+    })
   ])
 })
 export type NameValidation = Static<typeof NameValidation>
@@ -58,7 +67,10 @@ export const StoredCertificate = Type.Object({
   validFrom: Stamp,
   validTill: Stamp,
   reason: OneOf(['initial', 'reissue', 'auto_reissue']),
-  createdAt: Stamp
+  createdAt: Stamp,
+  /** When it was revoked, and why (RFC 5280 §5.3.1); null while it is not. */
+  revokedAt: NullableStamp,
+  revocationReason: Nullable(RevocationReason)
 })
 export type StoredCertificate = Static<typeof StoredCertificate>
 export const CertificateView = Type.Omit(StoredCertificate, ['orderId'])
@@ -119,15 +131,28 @@ const Approvers = Type.Record(
   }
 )
 
+/** A name validated by a method of its own, and its approver when that is email. */
+export const NameChoice = Type.Object(
+  {
+    name: Text,
+    method: DcvMethod,
+    approverEmail: Type.Optional(Type.String({ title: 'approver email', must: 'must be text' }))
+  },
+  { title: 'name choice', must: 'must be { name, method, approverEmail? }' }
+)
+export type NameChoice = Static<typeof NameChoice>
+const NameChoices = Type.Array(NameChoice, { maxItems: 1000, title: 'per-name methods', must: 'must be a list' })
+
 export const ConfigureInput = Type.Object(
   {
     orderId: Type.Integer({ minimum: 1, title: 'order id', must: 'must be a positive whole number' }),
     csr: Text,
     dcvMethod: DcvMethod,
     approverEmail: Type.Optional(Type.String({ title: 'approver email', must: 'must be text' })),
-    approvers: Type.Optional(Approvers)
+    approvers: Type.Optional(Approvers),
+    perName: Type.Optional(NameChoices)
   },
-  { must: 'must be { orderId, csr, dcvMethod, approverEmail?, approvers? }' }
+  { must: 'must be { orderId, csr, dcvMethod, approverEmail?, approvers?, perName? }' }
 )
 export type ConfigureInput = Static<typeof ConfigureInput>
 
@@ -137,12 +162,57 @@ export const ReissueInput = Type.Object(
     csr: Type.Optional(Text),
     dcvMethod: Type.Optional(DcvMethod),
     approverEmail: Type.Optional(Type.String({ title: 'approver email', must: 'must be text' })),
+    perName: Type.Optional(NameChoices),
+    /** The names of the new certificate with the same key (a CSR is made from the kept key). */
+    names: Type.Optional(Type.Array(Text, { maxItems: 1000, title: 'names', must: 'must be a list of names' })),
     /** The key `csr` was generated from in the app: kept with the certificate issued for it. */
     privateKeyPem: Type.Optional(Type.String({ title: 'private key', must: 'must be text' }))
   },
-  { must: 'must be { orderId, csr?, dcvMethod?, approverEmail?, privateKeyPem? }' }
+  { must: 'must be { orderId, csr?, dcvMethod?, approverEmail?, perName?, names?, privateKeyPem? }' }
 )
 export type ReissueInput = Static<typeof ReissueInput>
+
+/**
+ * How a PFX export is encrypted: AES-256 (PBES2, the default), or the RFC 7292 3DES/SHA-1
+ * profile for Windows before Server 2019 (weaker; offered beside AES-256 only).
+ */
+export const PfxEncryption = Type.Union([Type.Literal('aes-256'), Type.Literal('legacy-3des')], {
+  title: 'encryption',
+  must: 'must be aes-256 or legacy-3des'
+})
+export type PfxEncryption = Static<typeof PfxEncryption>
+
+/** What a reissue would do (core/certificates/reissue-plan.ts), for the confirmation. */
+export const ReissuePlanView = Type.Object({
+  names: Type.Array(Type.String()),
+  added: Type.Array(Type.String()),
+  removed: Type.Array(Type.String()),
+  included: Type.Array(Type.String()),
+  allowance: Nullable(
+    Type.Object({
+      names: Type.Object({ used: Type.Integer(), paid: Type.Integer() }),
+      wildcards: Type.Object({ used: Type.Integer(), paid: Type.Integer() })
+    })
+  ),
+  validation: Type.Array(Type.Object({ name: Type.String(), method: DcvMethod, reused: Type.Boolean() })),
+  validFrom: Stamp,
+  validTill: Stamp,
+  deploys: Type.Array(Type.Object({ kind: Type.String(), target: Type.String() })),
+  current: Type.Object({ serial: Type.String(), validTill: Stamp, revokedAt: NullableStamp })
+})
+export type ReissuePlanView = Static<typeof ReissuePlanView>
+
+export const RevocationInput = Type.Object(
+  {
+    certificateId: Type.Optional(Id),
+    reason: Type.Union(
+      REVOCATION_REASONS.map((r) => Type.Literal(r)),
+      { title: 'reason', must: `must be one of ${REVOCATION_REASONS.join(', ')}` }
+    )
+  },
+  { must: 'must be { certificateId?, reason }' }
+)
+export type RevocationInput = Static<typeof RevocationInput>
 
 // ---- deploys ------------------------------------------------------------------------------
 

@@ -32,6 +32,21 @@ export const DEPLOY_TRIGGERS = ['issued', 'reissued', 'auto_reissue', 'manual'] 
  */
 export const APPROVER_LOCAL_PARTS = ['admin', 'administrator', 'webmaster', 'hostmaster', 'postmaster'] as const
 
+/**
+ * The reasons a subscriber certificate may be revoked for, as RFC 5280 §5.3.1 names them: the
+ * subset the CA/Browser Forum Baseline Requirements allow (§4.9.1.1, §7.2.2: unspecified,
+ * keyCompromise, affiliationChanged, superseded, cessationOfOperation, privilegeWithdrawn).
+ * The core maps each to its CRLReason code (core/certificates/revocation.ts).
+ */
+export const REVOCATION_REASONS = [
+  'unspecified',
+  'keyCompromise',
+  'affiliationChanged',
+  'superseded',
+  'cessationOfOperation',
+  'privilegeWithdrawn'
+] as const
+
 /** Stands for the EAB HMAC key in an ACME subscription's set-up commands until it is asked for. */
 export const HMAC_KEY_PLACEHOLDER = '<EAB_HMAC_KEY>'
 

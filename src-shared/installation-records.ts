@@ -4,11 +4,12 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { OneOf, Nullable, NullableStamp, Stamp, Text, Flag, WholeNumber } from './schema-kit'
-import { QuoteView } from './account-records'
+import { OrderView, QuoteView, Stats } from './account-records'
 
 /** Verdicts from worst to best; an order's badge is the worst verdict of its endpoints. */
 export const INSTALLATION_VERDICTS = [
   'unreachable',
+  'revoked',
   'other_certificate',
   'old_certificate',
   'expired',
@@ -155,3 +156,24 @@ export const ExpiringCertificate = Type.Object({
   contact: Type.String()
 })
 export type ExpiringCertificate = Static<typeof ExpiringCertificate>
+
+/** The dashboard's look at the expiry report (core/reports.ts, `expiringSummary`). */
+export const ExpiringSummary = Type.Object({
+  days: Type.Integer(),
+  /** Every certificate ending within `days`, issued here or imported: what the report lists. */
+  total: Type.Integer(),
+  /** Of those, the ones no automatic reissue replaces. */
+  withoutRenewal: Type.Integer(),
+  /** The soonest of those. */
+  soonest: Type.Array(ExpiringCertificate)
+})
+export type ExpiringSummary = Static<typeof ExpiringSummary>
+
+export const DashboardView = Type.Object({
+  stats: Stats,
+  /** Certificates ending within 30 days, issued here or imported (the expiry report's rows). */
+  expiring: ExpiringSummary,
+  /** Orders waiting for their CSR or domain validation, oldest first. */
+  waitingForValidation: Type.Array(OrderView)
+})
+export type DashboardView = Static<typeof DashboardView>

@@ -5,10 +5,20 @@
  * it reaches a query.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { CreditTransaction, OrderView } from './account-records'
+import { Verdict } from './installation-records'
 import { InvoiceStatus, Nullable, OneOf, OrderStatus } from './schema-kit'
 
 export const LIST_NAMES = ['orders', 'invoices', 'transactions'] as const
-export const ORDER_SORTS = ['date', 'domain', 'status', 'expiry'] as const
+export const ORDER_SORTS = ['date', 'domain', 'status', 'expiry', 'renewal'] as const
+/**
+ * The orders list's saved views, each a question a reseller comes back to: which orders wait
+ * for domain validation, which renew within RENEWAL_VIEW_DAYS, whose servers present something
+ * wrong, which are not paid yet.
+ */
+export const ORDER_VIEWS = ['needs_validation', 'renewal_due', 'installation_problems', 'unpaid'] as const
+/** The "renewal due" view's horizon, in days from today (UTC). */
+export const RENEWAL_VIEW_DAYS = 30
 export const SORT_DIRECTIONS = ['asc', 'desc'] as const
 /** The most rows one keyset page carries. */
 export const MAX_PAGE_ROWS = 500
@@ -17,6 +27,8 @@ export const ListName = OneOf(LIST_NAMES)
 export type ListName = Static<typeof ListName>
 export const OrderSort = OneOf(ORDER_SORTS)
 export type OrderSort = Static<typeof OrderSort>
+export const OrderListView = OneOf(ORDER_VIEWS)
+export type OrderListView = Static<typeof OrderListView>
 
 /** A search term: an order number or part of a domain name. */
 const SearchText = Type.String({ maxLength: 253, must: 'must be text of at most 253 characters' })
@@ -25,9 +37,11 @@ export const ListFilter = Type.Object(
   {
     status: Type.Optional(Type.Union([OrderStatus, InvoiceStatus], { must: 'must be an order or invoice status' })),
     search: Type.Optional(SearchText),
-    unpaid: Type.Optional(Type.Boolean({ must: 'must be true or false' }))
+    unpaid: Type.Optional(Type.Boolean({ must: 'must be true or false' })),
+    /** Orders only: one of the saved views, combined with the other fields. */
+    view: Type.Optional(OrderListView)
   },
-  { additionalProperties: false, must: 'must be { status?, search?, unpaid? }' }
+  { additionalProperties: false, must: 'must be { status?, search?, unpaid?, view? }' }
 )
 export type ListFilter = Static<typeof ListFilter>
 
@@ -65,6 +79,42 @@ export const KeyedPageOf = <T extends TSchema>(item: T) =>
     total: Type.Integer(),
     position: Type.Integer()
   })
+/**
+ * What the orders list shows of an order beyond the order itself, read with the page (one
+ * query for all its rows): validation progress, the next renewal and the installation verdict.
+ */
+export const OrderWorklist = Type.Object({
+  /** Names of the order's request and how many of them are validated; 0 and 0 before a CSR. */
+  namesTotal: Type.Integer(),
+  namesValid: Type.Integer(),
+  /** The validation methods its names use, each once, sorted. */
+  methods: Type.Array(Type.String()),
+  /** The day the order next renews (YYYY-MM-DD), null when it renews never. */
+  renewalDue: Nullable(Type.String()),
+  /** `reissue`: automatic, inside the paid period; `renewal`: the subscription or certificate ends then. */
+  renewalKind: Nullable(OneOf(['reissue', 'renewal'] as const)),
+  /** The worst verdict of its servers; null until a check has answered. */
+  installVerdict: Nullable(Verdict),
+  /** The verdict in words, as the order page says it. */
+  installLabel: Nullable(Type.String())
+})
+export type OrderWorklist = Static<typeof OrderWorklist>
+export const OrderListRow = Type.Composite([OrderView, Type.Object({ worklist: OrderWorklist })])
+export type OrderListRow = Static<typeof OrderListRow>
+
+/** A row of the credit ledger list: the transaction and the number of the order it is about. */
+export const LedgerRow = Type.Composite([CreditTransaction, Type.Object({ orderNumber: Nullable(Type.String()) })])
+export type LedgerRow = Static<typeof LedgerRow>
+
+/** How many orders each saved view holds. */
+export const OrderViewCounts = Type.Object({
+  needs_validation: Type.Integer(),
+  renewal_due: Type.Integer(),
+  installation_problems: Type.Integer(),
+  unpaid: Type.Integer()
+})
+export type OrderViewCounts = Static<typeof OrderViewCounts>
+
 /** One page of a list: its rows, each row's key, the list's total and where the page starts. */
 export interface KeyedPage<T> {
   items: T[]

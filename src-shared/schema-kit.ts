@@ -14,6 +14,7 @@ import {
   PAYMENT_METHODS,
   PAYMENT_STATUSES,
   PRODUCT_TYPES,
+  REVOCATION_REASONS,
   VALIDATION_TYPES
 } from './constants'
 
@@ -44,6 +45,7 @@ export const PaymentStatus = OneOf(PAYMENT_STATUSES)
 export const InvoiceStatus = OneOf(INVOICE_STATUSES)
 export const PaymentMethod = OneOf(PAYMENT_METHODS)
 export const DcvMethod = OneOf(DCV_METHODS)
+export const RevocationReason = OneOf(REVOCATION_REASONS)
 export const DeployLayout = OneOf(DEPLOY_LAYOUTS)
 export const DeployTargetKind = OneOf(DEPLOY_TARGET_KINDS)
 export const DeployRunStatus = OneOf(DEPLOY_RUN_STATUSES)
@@ -57,6 +59,7 @@ export type PaymentStatus = Static<typeof PaymentStatus>
 export type InvoiceStatus = Static<typeof InvoiceStatus>
 export type PaymentMethod = Static<typeof PaymentMethod>
 export type DcvMethod = Static<typeof DcvMethod>
+export type RevocationReason = Static<typeof RevocationReason>
 export type DeployLayout = Static<typeof DeployLayout>
 export type DeployTargetKind = Static<typeof DeployTargetKind>
 export type DeployRunStatus = Static<typeof DeployRunStatus>

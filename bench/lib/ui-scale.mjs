@@ -8,7 +8,7 @@ import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { ROOT } from './paths.mjs'
 import { median, startCertdesk } from './procs.mjs'
-import { Database, DB_FILE, fillOrders, makeReseller } from './store.mjs'
+import { Database, DB_FILE, fillOrders, makeReseller, markWorklist } from './store.mjs'
 
 const require = createRequire(join(ROOT, 'package.json'))
 const { chromium } = require('playwright-core')
@@ -98,6 +98,36 @@ async function measure(dir, env, log) {
     }
     out.hundredJumpsMs = round(ms(t0))
 
+    // The saved views of the worklist: from all orders to each view, until its count and first
+    // row show (median of 3 rounds over the four views); the counts are read from tallies.
+    const views = page.getByRole('navigation', { name: 'Saved views' })
+    const allOrders = views.getByRole('link', { name: 'All orders' })
+    const rangeOf = (n) => (n === 0 ? '0 rows' : `of ${n.toLocaleString('en-US')} row${n === 1 ? '' : 's'}`)
+    const viewTimes = []
+    out.viewCounts = {}
+    for (let round = 0; round < 3; round++) {
+      for (const label of ['Needs validation', 'Renewal due in 30 days', 'Installation problems', 'Unpaid']) {
+        await allOrders.click()
+        // From the top of all orders (the jumps before left the view deep in the list).
+        await page.getByTestId('orders-list').focus()
+        await page.keyboard.press('Home')
+        await rowShown(page, 'orders', 1, /ORD-/)
+        const link = views.getByRole('link', { name: new RegExp(`^${label} [\\d,]+$`) })
+        const count = Number(((await link.locator('.count').textContent()) ?? '').replace(/,/g, ''))
+        out.viewCounts[label] = count
+        t0 = process.hrtime.bigint()
+        await link.click()
+        await page
+          .getByTestId('orders-range')
+          .filter({ hasText: rangeOf(count) })
+          .waitFor({ timeout: 60_000 })
+        if (count > 0) await rowShown(page, 'orders', 1, /ORD-/)
+        viewTimes.push(ms(t0))
+      }
+    }
+    out.viewSwitchMs = round(median(viewTimes))
+    await allOrders.click()
+
     // Reading through the whole orders list: a screen at a time would be 60,000 key presses at
     // a million rows, so the read visits 200 evenly spread places and pages down 20 screens at
     // each of the first 10; the kept pages are what the heap holds.
@@ -160,7 +190,10 @@ export async function uiScale({ work, env, sizes, log, stores = {} }) {
       const r = makeReseller(dir, env)
       const t = Date.now()
       fillOrders(dir, r.id, n)
-      log(`ui: ${n} orders generated in ${((Date.now() - t) / 1000).toFixed(1)} s`)
+      const marked = markWorklist(dir)
+      log(
+        `ui: ${n} orders generated in ${((Date.now() - t) / 1000).toFixed(1)} s (${marked.problems} with installation problems, ${marked.validating} in validation)`
+      )
     }
     results[n] = await measure(dir, env, log)
   }
@@ -213,6 +246,11 @@ export function uiMarkdown(r) {
       'tab JS heap after the export, MB',
       'exportHeapAfterMb',
       `unchanged: ${mark(Math.abs(big.exportHeapAfterMb - big.exportHeapBeforeMb) < 2)}`
+    ),
+    row(
+      'from all orders to a saved view, its count and first row shown, median of 12, ms',
+      'viewSwitchMs',
+      `< ${t.jumpMs} and < ${t.ratio}× (×${ratio('viewSwitchMs')}): ${mark(big.viewSwitchMs < t.jumpMs && ratio('viewSwitchMs') < t.ratio)}`
     ),
     row(
       'tab JS heap after reading through the orders list, MB',

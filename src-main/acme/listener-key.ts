@@ -1,11 +1,14 @@
 /**
- * The key of the ACME server's own HTTPS listener, made anew at every start; its certificate
- * comes from the CertDesk CA through the core (AcmeServerCore.listenerCertificate).
+ * The keys of CertDesk's own HTTPS listeners (the loopback ACME server, the public listener),
+ * made anew at every start and renewal; their certificates come from the CertDesk CA through the
+ * core (AcmeServerCore.listenerCertificate).
  */
 import { generateKeyPairSync } from 'node:crypto'
+import type { Service } from '../core/service'
 import { nodeCrypto, x509 } from '../core/x509'
+import type { TlsPair } from '../common/tls-identity'
 
-/** A fresh P-256 key and its CSR, for the ACME listener's own HTTPS certificate. */
+/** A fresh P-256 key and its CSR, for a listener's own HTTPS certificate. */
 export async function listenerKeyAndCsr(names: string[]): Promise<{ keyPem: string; csrDer: Buffer }> {
   const pair = generateKeyPairSync('ec', { namedCurve: 'P-256' })
   const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' }
@@ -39,3 +42,15 @@ export async function listenerKeyAndCsr(names: string[]): Promise<{ keyPem: stri
     csrDer: Buffer.from(csr.rawData)
   }
 }
+
+/**
+ * A listener's pair issued by the CertDesk CA for `names`, with a key made for it alone and
+ * kept in memory only: each renewal and each start makes a new one, so no listener key is ever
+ * written anywhere.
+ */
+export const issuedPair =
+  (service: Service, names: string[]): (() => Promise<TlsPair>) =>
+  async () => {
+    const k = await listenerKeyAndCsr(names)
+    return { key: k.keyPem, cert: await service.acmeServer.listenerCertificate(k.csrDer, names) }
+  }

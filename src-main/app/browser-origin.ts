@@ -22,7 +22,8 @@ const quoted = (v: string): string => JSON.stringify(v.slice(0, 100))
  * origin, or null when it may proceed. `host` is the Host header the listener already checked.
  *
  * - A state-changing request (every method but GET, HEAD, OPTIONS) must carry `Origin` equal to
- *   `<scheme>://<Host>`, the page the UI is served from; a missing Origin is refused too, since
+ *   `<scheme>://<Host>`, the page the UI is served from (`https` on a TLS listener: a team
+ *   server's own, or the public listener); a missing Origin is refused too, since
  *   every browser that runs the UI sends one on POST. When `Sec-Fetch-Site` is present it must
  *   be `same-origin` (`same-site` is exactly the other-port case).
  * - A GET from another site or port may only open the UI as a page of its own (a followed

@@ -10,7 +10,7 @@
 import { stringify } from 'csv-stringify/sync'
 import { promises as fs } from 'node:fs'
 import { dirname, isAbsolute, sep } from 'node:path'
-import { invalid, notFound } from '../core/errors'
+import { conflict, invalid, notFound } from '../core/errors'
 import { createBeside, discard, publish, type ExclusiveTemp } from '../core/exclusive-file'
 import { EXPORT_HEADERS, type ListPages } from '../core/list-pages'
 import type { ExportJobView, ExportRequest } from '../../src-shared/list-records'
@@ -95,6 +95,22 @@ export class ExportJobs {
     if (!job) throw notFound(`export ${id} not found`)
     if (job.state === 'running') job.cancel = true
     return this.view(job)
+  }
+
+  /**
+   * Forgets a finished job, so its notice stays gone on every screen and after a reload; a
+   * running export is cancelled first (409 until then).
+   */
+  dismiss(id: number): void {
+    const job = this.jobs.find((j) => j.id === id)
+    if (!job) throw notFound(`export ${id} not found`)
+    if (job.state === 'running') throw conflict(`could not dismiss export ${id}: it is still running; cancel it first`)
+    this.jobs.splice(this.jobs.indexOf(job), 1)
+  }
+
+  /** Forgets every finished job (signing out: the next person to sign in sees none of them). */
+  dismissFinished(): void {
+    for (const j of this.jobs.filter((x) => x.state !== 'running')) this.jobs.splice(this.jobs.indexOf(j), 1)
   }
 
   /** Resolves once no job runs (tests, shutdown). */

@@ -9,22 +9,23 @@
 import type { AppApi, AppMethod } from '../../src-shared/app-api'
 import type { BridgeResult } from '../../src-preload/channels'
 import type { Order, OrderView, PageRequest, Reseller, ResellerView, SettingsView } from '../../src-shared/records'
-import type { StoredCertificate, SslStatus } from '../core/certificates'
+import { approverChoices, type StoredCertificate, type SslStatus } from '../core/certificates'
 import { productView } from '../core/catalogue'
 import {
   acmeCommandsView,
   acmeSetup,
   acmeSubscriptionView,
-  acmeUrls,
-  ACME_DIRECTORY_URL_SETTING,
+  shownAcmeUrls,
   type AcmeUrls
 } from '../core/acme-subscriptions'
 import { orderRenewalView } from '../core/ari-order-view'
-import { dcvSettingProblems, dcvSettingsView, updateDcvSettings } from '../core/dcv-settings-view'
+import { settingsView as settingValues, settingsViewProblems, updateSettingsView } from '../core/settings-view'
 import { deployRunView, deployTargetView, deployTargetViews } from '../core/deploy/deploy-views'
 import { conflict, invalid, notFound, ServiceError } from '../core/errors'
-import { expiringCsv } from '../core/reports'
+import { expiringCsv, expiringSummary } from '../core/reports'
+import { EXPIRING_WITHIN_DAYS } from '../core/watchlist'
 import { buildPfx, encryptPrivateKeyPem } from '../core/deploy/pfx'
+import { buildLegacyPfx } from '../core/deploy/pfx-legacy'
 import type { ApiKeyInfo } from '../core/resellers'
 import type { Service } from '../core/service'
 import { STATUS_OF } from '../http/errors'
@@ -33,6 +34,7 @@ import { backupJobsFor } from '../core/backup'
 // Pages as the reseller API pages them (reseller API v3.0 "Limits": default 50, at most 100).
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/paging'
 import { checkArgs } from './validate'
+import { inScreenWords } from './error-words'
 import type { EventFilter as EventFilterInput } from '../../src-shared/records'
 import { subscriptionCertificates } from '../core/acme-subscription-certificates'
 import { ADMIN_LOG_TYPES, type AdminEventFilter } from '../core/events'
@@ -121,9 +123,10 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     ...r,
     groupName: r.groupId === null ? null : ((await service.catalogue.group(r.groupId))?.name ?? null)
   })
-  const orderView = async (o: Order, keys?: Set<number>): Promise<OrderView> => ({
+  const orderView = async (o: Order, keys?: Set<number>, revoked?: Set<number>): Promise<OrderView> => ({
     ...o,
-    hasStoredKey: keys ? keys.has(o.id) : await vault.has(o.id)
+    hasStoredKey: keys ? keys.has(o.id) : await vault.has(o.id),
+    certificateRevoked: (revoked ?? (await service.certificates.revokedCurrent([o.id]))).has(o.id)
   })
   const sslView = async ({ csr: _csr, ...s }: SslStatus) => ({
     ...s,
@@ -131,6 +134,15 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     certificate: s.certificate && certView(s.certificate)
   })
   const reseller = async (resellerId: number): Promise<Reseller> => await service.resellers.get(resellerId)
+  /** The order's current certificate with its days left, and every certificate it had. */
+  const certificateDetail = async (r: number, orderId: number) => {
+    const { order: _order, ...status } = await service.certificates.certificate(r, orderId)
+    return {
+      ...status,
+      certificate: status.certificate && certView(status.certificate),
+      history: (await service.certificates.history(r, orderId)).map(certView)
+    }
+  }
   /** The order of this reseller (404 otherwise), so one account's page cannot act on another's orders. */
   const ownOrder = async (resellerId: number, orderId: number): Promise<Order> =>
     await service.orders.get((await reseller(resellerId)).id, orderId)
@@ -140,34 +152,36 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     if (k.resellerId !== (await reseller(resellerId)).id) throw notFound(`API key ${keyId} not found`)
     return k
   }
-  const acmeUrlsNow = async (): Promise<AcmeUrls> =>
-    acmeUrls(await service.settings.get(ACME_DIRECTORY_URL_SETTING), env.listenerUrl())
+  const acmeUrlsNow = (): Promise<AcmeUrls> => shownAcmeUrls(service.settings, env.listenerUrl())
 
   const settingsView = async (): Promise<SettingsView> => ({
     dataDir: service.dataDir,
     listenerUrl: env.listenerUrl(),
     apiVersion: env.apiVersion,
     transport: env.transport,
-    ...(await dcvSettingsView(service.settings))
+    ...(await settingValues(service.settings))
   })
 
   return {
     settings: settingsView,
     // The core checks every value and writes all or none; a refused one is a 400.
     updateSettings: async (input) => {
-      await updateDcvSettings(service.settings, input)
-      return await settingsView()
+      await updateSettingsView(service.settings, input)
+      return settingsView()
     },
-    checkSettings: (input) => dcvSettingProblems(input),
+    checkSettings: (input) => settingsViewProblems(input),
 
     listResellers: async () => await inOrder(await service.resellers.list(), resellerView),
     createReseller: async (input) => await resellerView(await service.resellers.create(input)),
+    updateReseller: async (resellerId, input) =>
+      await resellerView(await service.resellers.update((await reseller(resellerId)).id, input)),
+    listGroups: async () => (await service.catalogue.groups()).map(({ id, name }) => ({ id, name })),
 
     dashboard: async (resellerId) => {
       const r = await reseller(resellerId)
       return {
         stats: await service.stats.stats(r.id),
-        expiringSoon: await inOrder(await watch.expiringSoon(r.id), (o) => orderView(o)),
+        expiring: await expiringSummary(service.ctx, r.id, EXPIRING_WITHIN_DAYS),
         waitingForValidation: await inOrder(await watch.waitingForValidation(r.id), (o) => orderView(o))
       }
     },
@@ -193,8 +207,9 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
         { status: filter.status, domain: optText(filter.domain) },
         page(p)
       )
-      const keys = await vault.withKeys(result.items.map((o) => o.id))
-      return { ...result, items: await inOrder(result.items, (o) => orderView(o, keys)) }
+      const ids = result.items.map((o) => o.id)
+      const [keys, revoked] = [await vault.withKeys(ids), await service.certificates.revokedCurrent(ids)]
+      return { ...result, items: await inOrder(result.items, (o) => orderView(o, keys, revoked)) }
     },
     getOrder: async (resellerId, orderId) => await orderView(await ownOrder(resellerId, orderId)),
     cancelOrder: async (resellerId, orderId) => {
@@ -230,7 +245,7 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
       const secret = exportPassword(password, 'private key')
       return { pem: await encryptPrivateKeyPem(await vault.read((await reseller(resellerId)).id, orderId), secret) }
     },
-    exportPfx: async (resellerId, orderId, password) => {
+    exportPfx: async (resellerId, orderId, password, encryption) => {
       const r = (await reseller(resellerId)).id
       const secret = exportPassword(password, 'PFX')
       await vault.read(r, orderId) // the order is this reseller's and a key is kept for it, or 404
@@ -244,7 +259,8 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
           'could not build the PFX: the kept private key belongs to an earlier certificate of this order (it was reissued from another CSR)'
         )
       }
-      const pfx = await buildPfx({
+      const build = encryption === 'legacy-3des' ? buildLegacyPfx : buildPfx
+      const pfx = await build({
         certificatePem: current.certificatePem,
         chainPem: current.chainPem,
         privateKeyPem: key,
@@ -268,6 +284,13 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
       await sslView(
         await service.certificates.changeDcv((await reseller(resellerId)).id, orderId, method, optText(approverEmail))
       ),
+    changeNameDcv: async (resellerId, orderId, name, method, approverEmail) =>
+      await sslView(
+        await service.certificates.changeDcv((await reseller(resellerId)).id, orderId, undefined, undefined, [
+          { name, method, approverEmail: optText(approverEmail) }
+        ])
+      ),
+    approverChoices: (names) => Object.fromEntries(names.map((n) => [n, approverChoices(n)])),
     resendValidation: async (resellerId, orderId) =>
       await sslView(await service.certificates.resendValidation((await reseller(resellerId)).id, orderId)),
     emailOutbox: async (resellerId, orderId) =>
@@ -289,14 +312,13 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
           privateKeyPem: optText(input.privateKeyPem)
         })
       ),
-    certificate: async (resellerId, orderId) => {
+    certificate: async (resellerId, orderId) => await certificateDetail((await reseller(resellerId)).id, orderId),
+    reissuePlan: async (resellerId, orderId, names) =>
+      await service.certificates.reissuePlan((await reseller(resellerId)).id, orderId, names),
+    revokeCertificate: async (resellerId, orderId, revocation) => {
       const r = (await reseller(resellerId)).id
-      const { order: _order, ...status } = await service.certificates.certificate(r, orderId)
-      return {
-        ...status,
-        certificate: status.certificate && certView(status.certificate),
-        history: (await service.certificates.history(r, orderId)).map(certView)
-      }
+      await service.certificates.revoke(r, orderId, revocation)
+      return await certificateDetail(r, orderId)
     },
     caRootPem: async () => ({ pem: await service.localCa.rootPem() }),
 
@@ -325,7 +347,7 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
       const r = await reseller(resellerId)
       const urls = await acmeUrlsNow()
       return await inOrder(await service.acme.list(r.id), async (sub) =>
-        acmeSubscriptionView(await service.orders.get(r.id, sub.orderId), service.acme.details(sub), urls)
+        acmeSubscriptionView(await service.orders.get(r.id, sub.orderId), await service.acme.details(sub), urls)
       )
     },
     // Renewal automation (RFC 9773 window, delegated DNS, dns-persist-01): read-only DNS looks.
@@ -343,7 +365,7 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     acmeHmacKey: async (resellerId, orderId) => {
       const order = await ownOrder(resellerId, orderId)
       const sub = await service.acme.forOrder(order.resellerId, order.id)
-      const setup = acmeSetup(service.acme.details(sub), await acmeUrlsNow())
+      const setup = acmeSetup(await service.acme.details(sub), await acmeUrlsNow())
       return { eabHmacKey: setup.account.eab_hmac_key, commands: acmeCommandsView(setup.commands) }
     },
 
@@ -442,7 +464,7 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
       const sub = await service.acme.summaryForOrder(order.resellerId, order.id)
       if (!sub) return null
       return {
-        subscription: acmeSubscriptionView(order, service.acme.details(sub), await acmeUrlsNow()),
+        subscription: acmeSubscriptionView(order, await service.acme.details(sub), await acmeUrlsNow()),
         certificates: await subscriptionCertificates(service.ctx, sub.id)
       }
     },
@@ -452,9 +474,14 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     // Lists paged by key and CSV exports written by the main process.
     orderPage: async (resellerId, q) => {
       const p = await pages.orderPage((await reseller(resellerId)).id, q)
-      const keys = await vault.withKeys(p.items.map((o) => o.id))
-      return { ...p, items: await inOrder(p.items, (o) => orderView(o, keys)) }
+      const ids = p.items.map((o) => o.id)
+      const [keys, revoked] = [await vault.withKeys(ids), await service.certificates.revokedCurrent(ids)]
+      return {
+        ...p,
+        items: await inOrder(p.items, async (o) => ({ ...(await orderView(o, keys, revoked)), worklist: o.worklist }))
+      }
     },
+    orderViewCounts: async (resellerId) => await pages.viewCounts((await reseller(resellerId)).id),
     invoicePage: async (resellerId, q) => await pages.invoicePage((await reseller(resellerId)).id, q),
     ledgerPage: async (resellerId, q) => await pages.ledgerPage((await reseller(resellerId)).id, q),
     chooseExportPath: async (name) => {
@@ -466,6 +493,14 @@ function adapters(service: Service, env: AppEnvironment): AppHandlers {
     startExport: async (resellerId, req) => exports.start((await reseller(resellerId)).id, req),
     exportJobs: () => exports.list(),
     cancelExport: (id) => exports.cancel(id),
+    dismissExport: (id) => {
+      exports.dismiss(id)
+      return { dismissed: true as const }
+    },
+    dismissFinishedExports: () => {
+      exports.dismissFinished()
+      return { dismissed: true as const }
+    },
     ...adminAdapters(service, env)
   }
 }
@@ -505,9 +540,13 @@ export async function callHandler(handlers: AppHandlers, method: AppMethod, args
   }
 }
 
-/** The envelope of a failure, as the reseller API would answer it. */
+/**
+ * The envelope of a failure, with the reseller API's status codes; a core message in the screens'
+ * words (error-words.ts).
+ */
 export function failureAnswer(err: unknown): BridgeAnswer {
-  if (err instanceof ServiceError) return { status: STATUS_OF[err.kind], body: { success: false, error: err.message } }
+  if (err instanceof ServiceError)
+    return { status: STATUS_OF[err.kind], body: { success: false, error: inScreenWords(err.message) } }
   // A full disk, a failing write or a locked store: 503 to retry, as the reseller API answers.
   const fault = storageFault(err)
   if (fault) return { status: 503, body: { success: false, error: fault.message } }

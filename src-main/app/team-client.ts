@@ -6,7 +6,9 @@
  * app is back on its own book.
  *
  * The team server decides: it checks the admin's role and audits each call in its own gate, so
- * nothing here can widen what the account may do.
+ * nothing here can widen what the account may do. What this app trusts of the server's TLS
+ * certificate (Node's CA list, or the team's CertDesk root pinned by its SHA-256) is
+ * team-transport.ts's.
  */
 import type { AppMethod } from '../../src-shared/app-api'
 import type { SessionView, TeamSignIn } from '../../src-shared/admin-records'
@@ -20,6 +22,7 @@ import {
 import { isLoopbackName } from '../common/host-header'
 import { forbidden, invalid, ServiceError } from '../core/errors'
 import type { BridgeAnswer } from './handlers'
+import { pinnedRoot, teamRequest, TeamTransportError, type TeamTrust } from './team-transport'
 
 /** A sign-in waits for the team server's password hash (about a second) and a queue before it. */
 const SIGN_IN_TIMEOUT_MS = 30_000
@@ -37,6 +40,8 @@ interface Link {
   /** What the UI shows: `certs.reseller.example`, with the port when it is not the default. */
   host: string
   cookie: string
+  /** What the connection to it trusts, decided at sign-in. */
+  trust: TeamTrust
   /** The team server's answer to `session` at sign-in: the account, its role, its methods. */
   session: SessionView
 }
@@ -66,11 +71,6 @@ export function teamOrigin(typed: string): URL {
 
 export class TeamConnection {
   private link: Link | null = null
-  private readonly doFetch: typeof fetch
-
-  constructor(opts: { fetch?: typeof fetch } = {}) {
-    this.doFetch = opts.fetch ?? ((...a: Parameters<typeof fetch>) => fetch(...a))
-  }
 
   /** Whether the UI works on a team server's book now. */
   get active(): boolean {
@@ -81,7 +81,11 @@ export class TeamConnection {
   async connect(input: TeamSignIn): Promise<SessionView> {
     const url = teamOrigin(input.url)
     const origin = url.origin
-    const res = await this.post(`${origin}${SIGN_IN_PATH}`, origin, null, SIGN_IN_TIMEOUT_MS, {
+    // The root is checked before the password is sent anywhere.
+    const trust: TeamTrust = input.rootSha256
+      ? await pinnedRoot(origin, input.rootSha256, SIGN_IN_TIMEOUT_MS)
+      : { kind: 'system' }
+    const res = await this.post(`${origin}${SIGN_IN_PATH}`, origin, null, trust, SIGN_IN_TIMEOUT_MS, {
       name: input.name,
       password: input.password,
       ...(input.code ? { code: input.code } : {})
@@ -95,10 +99,10 @@ export class TeamConnection {
     }
     const cookie = res.cookie
     if (!cookie) throw new ServiceError('unavailable', `could not sign in to ${host(url)}: it set no session`)
-    const session = await this.remoteSession(origin, cookie, host(url))
+    const session = await this.remoteSession(origin, cookie, trust, host(url))
     // A session this app held before (another server, or one that ended) is signed out there.
     const before = this.link
-    this.link = { origin, host: host(url), cookie, session }
+    this.link = { origin, host: host(url), cookie, trust, session }
     if (before) void this.signOut(before)
     return session
   }
@@ -112,9 +116,14 @@ export class TeamConnection {
 
   /** Ends a session on its team server, as far as that server answers. */
   private async signOut(link: Link): Promise<void> {
-    await this.post(`${link.origin}${SIGN_OUT_PATH}`, link.origin, link.cookie, SIGN_IN_TIMEOUT_MS, {}).catch(
-      () => undefined
-    )
+    await this.post(
+      `${link.origin}${SIGN_OUT_PATH}`,
+      link.origin,
+      link.cookie,
+      link.trust,
+      SIGN_IN_TIMEOUT_MS,
+      {}
+    ).catch(() => undefined)
   }
 
   /**
@@ -126,7 +135,16 @@ export class TeamConnection {
     if (!link) return { status: 409, body: { success: false, error: 'not connected to a team server' } }
     let res: Awaited<ReturnType<TeamConnection['post']>>
     try {
-      res = await this.post(`${link.origin}${RPC_PREFIX}${method}`, link.origin, link.cookie, CALL_TIMEOUT_MS, { args })
+      res = await this.post(
+        `${link.origin}${RPC_PREFIX}${method}`,
+        link.origin,
+        link.cookie,
+        link.trust,
+        CALL_TIMEOUT_MS,
+        {
+          args
+        }
+      )
     } catch (err) {
       return { status: 503, body: { success: false, error: (err as Error).message } }
     }
@@ -145,8 +163,10 @@ export class TeamConnection {
     return { status: res.status, body: res.body }
   }
 
-  private async remoteSession(origin: string, cookie: string, name: string): Promise<SessionView> {
-    const res = await this.post(`${origin}${RPC_PREFIX}session`, origin, cookie, SIGN_IN_TIMEOUT_MS, { args: [] })
+  private async remoteSession(origin: string, cookie: string, trust: TeamTrust, name: string): Promise<SessionView> {
+    const res = await this.post(`${origin}${RPC_PREFIX}session`, origin, cookie, trust, SIGN_IN_TIMEOUT_MS, {
+      args: []
+    })
     if (res.status !== 200 || !res.body.success)
       throw new ServiceError('unavailable', `could not sign in to ${name}: it did not answer who is signed in`)
     return this.asClient(res.body.result as SessionView, name)
@@ -169,36 +189,34 @@ export class TeamConnection {
     url: string,
     origin: string,
     cookie: string | null,
+    trust: TeamTrust,
     timeoutMs: number,
     body: unknown
   ): Promise<{ status: number; body: BridgeResult<unknown>; cookie: string | null }> {
-    const signal = AbortSignal.timeout(timeoutMs)
-    let res: Response
+    let res: Awaited<ReturnType<typeof teamRequest>>
     try {
-      res = await this.doFetch(url, {
+      res = await teamRequest(new URL(url), {
         method: 'POST',
-        redirect: 'manual',
-        signal,
         headers: {
           'content-type': 'application/json',
           accept: 'application/json',
           origin,
           ...(cookie ? { cookie: `${COOKIE}=${cookie}` } : {})
         },
-        body: JSON.stringify(body)
+        body: JSON.stringify(body),
+        timeoutMs,
+        maxBytes: MAX_ANSWER_BYTES,
+        trust
       })
     } catch (err) {
-      throw new ServiceError('unavailable', `could not reach the team server at ${origin}: ${reason(err)}`)
-    }
-    let text: string
-    try {
-      text = await readCapped(res)
-    } catch (err) {
-      throw new ServiceError('unavailable', `could not read the answer of the team server at ${origin}: ${reason(err)}`)
+      const why = (err as Error).message
+      if (err instanceof TeamTransportError && err.phase === 'read')
+        throw new ServiceError('unavailable', `could not read the answer of the team server at ${origin}: ${why}`)
+      throw new ServiceError('unavailable', `could not reach the team server at ${origin}: ${why}`)
     }
     let parsed: BridgeResult<unknown>
     try {
-      parsed = JSON.parse(text) as BridgeResult<unknown>
+      parsed = JSON.parse(res.text) as BridgeResult<unknown>
       if (typeof parsed !== 'object' || parsed === null || typeof parsed.success !== 'boolean') throw new Error()
     } catch {
       parsed = {
@@ -206,35 +224,10 @@ export class TeamConnection {
         error: `the team server at ${origin} answered HTTP ${res.status} without a CertDesk answer`
       }
     }
-    const set = res.headers.getSetCookie().find((c) => c.startsWith(`${COOKIE}=`))
+    const set = res.setCookie.find((c) => c.startsWith(`${COOKIE}=`))
     const value = set?.split(';')[0].slice(COOKIE.length + 1) || null
     return { status: res.status, body: parsed, cookie: value }
   }
 }
 
 const host = (url: URL): string => url.host
-
-const reason = (err: unknown): string => {
-  const e = err as Error & { cause?: { code?: string; message?: string } }
-  if (e.name === 'TimeoutError' || e.name === 'AbortError') return 'it did not answer in time'
-  return e.cause?.code ?? e.cause?.message ?? e.message
-}
-
-/** The answer's text, refused past MAX_ANSWER_BYTES so a hostile server cannot fill memory. */
-async function readCapped(res: Response): Promise<string> {
-  if (!res.body) return ''
-  const reader = res.body.getReader()
-  const parts: Uint8Array[] = []
-  let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > MAX_ANSWER_BYTES) {
-      await reader.cancel()
-      throw new Error(`it is larger than ${MAX_ANSWER_BYTES} bytes`)
-    }
-    parts.push(value)
-  }
-  return Buffer.concat(parts).toString('utf8')
-}

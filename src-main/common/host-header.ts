@@ -15,3 +15,17 @@ export function hostName(header: string | undefined): string | null {
 export function isLoopbackName(name: string): boolean {
   return name === 'localhost' || name === '[::1]' || name === '::1' || /^127(\.\d{1,3}){3}$/.test(name)
 }
+
+/** The Host names one listener answers to. */
+export interface HostPolicy {
+  /** Loopback names (isLoopbackName): the desktop's listeners say yes, the public listener no. */
+  loopback: boolean
+  /** Other names, lower-case: a configured `--host`, the public name. */
+  names: readonly string[]
+}
+
+/** Whether a Host header's name (hostName's answer) is one the policy accepts. */
+export function hostAccepter(policy: HostPolicy): (name: string) => boolean {
+  const names = new Set(policy.names.map((n) => n.toLowerCase()))
+  return (name) => names.has(name) || (policy.loopback && isLoopbackName(name))
+}

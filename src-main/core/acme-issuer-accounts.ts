@@ -97,9 +97,9 @@ export class IssuerAccounts {
   /** A new CA means new accounts: the keys and URLs of the old one are dropped. */
   async forgetAll(): Promise<void> {
     const ids = (await this.ctx.store.column('SELECT reseller_id FROM acme_issuer_accounts')) as number[]
-    for (const id of ids) this.ctx.secrets.delete(resellerAccountKey(id))
+    for (const id of ids) await this.ctx.secrets.delete(resellerAccountKey(id))
     await this.ctx.store.run('DELETE FROM acme_issuer_accounts')
-    this.ctx.secrets.delete(SHARED_ACCOUNT_KEY)
+    await this.ctx.secrets.delete(SHARED_ACCOUNT_KEY)
     await this.settings.set(ACME_ISSUER_SETTINGS.accountUrl, '')
   }
 
@@ -118,7 +118,7 @@ export class IssuerAccounts {
       await pending
     }
     const keyName = owner === null ? SHARED_ACCOUNT_KEY : resellerAccountKey(owner)
-    const accountKey = this.ctx.secrets.get(keyName)
+    const accountKey = await this.ctx.secrets.get(keyName)
     const accountUrl = await this.url(owner)
     if (!accountKey || !accountUrl)
       throw new ServiceError(
@@ -135,7 +135,7 @@ export class IssuerAccounts {
   /** Registers the reseller's account unless its key and URL are both in place. */
   private async register(owner: number): Promise<void> {
     const keyName = resellerAccountKey(owner)
-    if (this.ctx.secrets.get(keyName) && (await this.url(owner))) return
+    if ((await this.ctx.secrets.get(keyName)) && (await this.url(owner))) return
     // A key without a registered account (a registration that failed half-way) is replaced.
     const accountKey = (await acme.crypto.createPrivateEcdsaKey('P-256')).toString()
     const client = await this.newClient(accountKey, undefined)
@@ -147,7 +147,7 @@ export class IssuerAccounts {
         `could not register the ACME account at ${await this.directoryUrl()}: ${err instanceof Error ? err.message : String(err)}`
       )
     }
-    this.ctx.secrets.set(keyName, accountKey)
+    await this.ctx.secrets.set(keyName, accountKey)
     await this.ctx.store.run(
       `INSERT INTO acme_issuer_accounts (reseller_id, directory_url, account_url, created_at) VALUES (?, ?, ?, ?)
          ON CONFLICT(reseller_id) DO UPDATE SET directory_url = excluded.directory_url, account_url = excluded.account_url,
@@ -166,7 +166,7 @@ export class IssuerAccounts {
       acme.axios.defaults.httpsAgent = new Agent({ ca: [...rootCertificates, readFileSync(bundle, 'utf8')] })
     }
     const kid = await this.settings.get(ACME_ISSUER_SETTINGS.eabKid)
-    const hmacKey = kid ? this.ctx.secrets.get(EAB_SECRET) : null
+    const hmacKey = kid ? await this.ctx.secrets.get(EAB_SECRET) : null
     if (kid && !hmacKey)
       throw new ServiceError(
         'unavailable',

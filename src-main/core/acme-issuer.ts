@@ -34,7 +34,8 @@ import {
 } from './ari'
 import type { CheckResult, DcvMethod } from './dcv'
 import { DelegatedDns } from './delegated-dns'
-import { invalid, ServiceError } from './errors'
+import type { ExternalRevocation } from './certificates/revocation'
+import { conflict, invalid, ServiceError } from './errors'
 import { RenewalNeedsCustomer, type IssueRequest, type IssuedCertificate, type Issuer } from './issuer'
 import { checkReadiness, type NotReady } from './renewal-readiness'
 import { renewalBases, unattendedPlan, type RenewalMethod, type UnattendedRenewal } from './renewal-plan'
@@ -54,8 +55,8 @@ export interface ExternalValidation {
    * (BR §4.2.1) do not apply to a renewal.
    */
   validatesRenewals(): Promise<boolean>
-  /** Starts the CA order for these names and method (throws a clear 400 for email). */
-  begin(orderId: number, names: string[], method: DcvMethod): Promise<void>
+  /** Starts the CA order for these names, each by its method (throws a clear 400 for email). */
+  begin(orderId: number, names: string[], methods: Map<string, DcvMethod>): Promise<void>
   instructions(orderId: number, name: string): Promise<ExternalInstructions | null>
   check(orderId: number, name: string): Promise<CheckResult>
   /** Whether the order's renewals run with nobody, and what would make them (renewal-plan.ts). */
@@ -71,7 +72,7 @@ interface OrderRow {
   account_reseller_id: number | null
 }
 
-export class AcmeIssuer implements Issuer, ExternalValidation {
+export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocation {
   readonly name = 'acme'
   /** The zone delegated to CertDesk, where it answers dns-01 itself. */
   readonly delegation: DelegatedDns
@@ -114,8 +115,8 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
       throw invalid('could not configure the ACME issuer: give both the EAB key id and its HMAC key, or neither')
     if (eabHmacKey !== null && !/^[A-Za-z0-9_-]+=*$/.test(eabHmacKey))
       throw invalid('could not configure the ACME issuer: the EAB HMAC key must be base64url')
-    if (eabHmacKey !== null) this.ctx.secrets.set(EAB_SECRET, eabHmacKey)
-    else this.ctx.secrets.delete(EAB_SECRET)
+    if (eabHmacKey !== null) await this.ctx.secrets.set(EAB_SECRET, eabHmacKey)
+    else await this.ctx.secrets.delete(EAB_SECRET)
     // A new CA means new accounts: the old keys belong to the old CA.
     if ((await this.settings.get(ACME_ISSUER_SETTINGS.directoryUrl)) !== directoryUrl) await this.accounts.forgetAll()
     await this.settings.set(ACME_ISSUER_SETTINGS.directoryUrl, directoryUrl)
@@ -142,7 +143,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
       enabled: await this.enabled(),
       directory_url: await get(ACME_ISSUER_SETTINGS.directoryUrl),
       eab_kid: await get(ACME_ISSUER_SETTINGS.eabKid),
-      eab_hmac_key_in_keychain: this.ctx.secrets.get(EAB_SECRET) !== null,
+      eab_hmac_key_in_keychain: (await this.ctx.secrets.get(EAB_SECRET)) !== null,
       account_url: await get(ACME_ISSUER_SETTINGS.accountUrl),
       reseller_accounts: await this.accounts.list()
     }
@@ -165,18 +166,23 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     return (await this.enabled()) && product.type !== 'code-signing' && !isAcmeProduct(product)
   }
 
-  async begin(orderId: number, names: string[], method: DcvMethod): Promise<void> {
+  async begin(orderId: number, names: string[], methods: Map<string, DcvMethod>): Promise<void> {
     if (!(await this.enabled())) return
-    const type = method === 'http' ? 'http-01' : method === 'dns' ? 'dns-01' : null
-    if (!type) {
-      throw invalid(
-        `${method} validation is not available for certificates from the external ACME CA: ` +
-          'RFC 8555 validates with http-01 (dcv_method http) or dns-01 (dcv_method dns); choose one of those'
-      )
+    // Each name by its own method (certificates/name-methods.ts): http → http-01, dns → dns-01.
+    const types = new Map<string, 'http-01' | 'dns-01'>()
+    for (const name of names) {
+      const method = methods.get(name) ?? 'email'
+      const type = method === 'http' ? 'http-01' : method === 'dns' ? 'dns-01' : null
+      if (!type) {
+        throw invalid(
+          `${method} validation is not available for certificates from the external ACME CA: ` +
+            'RFC 8555 validates with http-01 (dcv_method http) or dns-01 (dcv_method dns); choose one of those'
+        )
+      }
+      if (name.startsWith('*.') && type === 'http-01')
+        throw invalid(`http validation cannot validate the wildcard name ${name} (RFC 8555 §7.1.3); use dns`)
+      types.set(name, type)
     }
-    const wild = names.find((n) => n.startsWith('*.'))
-    if (wild && type === 'http-01')
-      throw invalid(`http validation cannot validate the wildcard name ${wild} (RFC 8555 §7.1.3); use dns`)
     const resellerId = await this.resellerOf(orderId)
     const owner = await this.ownerFor(resellerId, names)
     const client = await this.accounts.client(owner)
@@ -188,6 +194,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
     for (const authz of authzs) {
       const name = authz.wildcard ? `*.${authz.identifier.value}` : authz.identifier.value
       if (authz.status === 'valid') continue // §7.1.3: the CA reused a valid authorization
+      const type = types.get(name) ?? 'dns-01'
       const [state] = await this.challenges.offered(client, authz, name, type)
       if (state?.delegated) await this.delegation.publish(resellerId, authz.identifier.value, state.value, orderId)
       if (!state)
@@ -537,6 +544,37 @@ export class AcmeIssuer implements Issuer, ExternalValidation {
   }
 
   /** The reseller an order belongs to: delegation labels and ACME accounts are per reseller. */
+  /**
+   * RFC 8555 §7.6: revokes a certificate this CA issued for the order, signed by the account
+   * that orders its names (the reseller's), with its RFC 5280 reason code. Only at the CA
+   * configured now: a certificate from a CA CertDesk no longer uses is revoked there, by whoever
+   * holds its account.
+   */
+  async revoke(
+    orderId: number,
+    names: string[],
+    directoryUrl: string,
+    certificatePem: string,
+    reasonCode: number
+  ): Promise<void> {
+    if (!(await this.enabled()) || (await this.directoryUrl()) !== directoryUrl) {
+      throw conflict(
+        `could not revoke the certificate at ${directoryUrl}: CertDesk no longer uses that ACME CA; revoke it there with the account that ordered it`
+      )
+    }
+    const row = await this.row(orderId)
+    const owner = row ? row.account_reseller_id : await this.ownerFor(await this.resellerOf(orderId), names)
+    const client = await this.accounts.client(owner)
+    await this.call('revoke the certificate', async () => {
+      try {
+        await client.revokeCertificate(certificatePem, { reason: reasonCode })
+      } catch (err) {
+        // urn:ietf:params:acme:error:alreadyRevoked (§6.7): the CA holds it revoked, as asked.
+        if (!/already revoked/i.test(err instanceof Error ? err.message : String(err))) throw err
+      }
+    })
+  }
+
   private async resellerOf(orderId: number): Promise<number> {
     const id = (await this.ctx.store.value('SELECT reseller_id FROM orders WHERE id = ?', orderId)) as
       number | undefined

@@ -11,6 +11,8 @@ import { inOrder } from './pool'
 import { baseDomain, isWildcard } from './domains'
 import { forbidden, invalid, notFound, ServiceError } from './errors'
 import { maxValidityDays } from './cab-policy'
+import { PUBLIC_LISTENER_SETTINGS, publicUrlOf } from './public-url'
+import { keepNewSecret } from './secrets'
 import { shellQuote } from './shell-quote'
 import type { Order } from './orders'
 import { addMonths, isoDate, isoTimestamp, parseDate } from './time'
@@ -113,8 +115,7 @@ export class AcmeSubscriptions {
       throw invalid(`${product.name} is not an ACME subscription product`)
     const category: AcmeCategory = product.acmeType ?? 'caas'
     const kid = `kid_${token(12)}`
-    const hmac = pasteableToken(32)
-    this.ctx.secrets.set(eabSecretName(kid), hmac)
+    await keepNewSecret(this.ctx.secrets, eabSecretName(kid), () => pasteableToken(32))
     const db = this.ctx.store
     const now = this.ctx.clock()
     const { names, wildcard } = subscriptionDomains(order.domain)
@@ -149,7 +150,7 @@ export class AcmeSubscriptions {
       // twice, a keychain write must not); without it the subscription does not stay.
       if (setup) {
         try {
-          this.ctx.secrets.set(setupSecretName(id), setup)
+          await this.ctx.secrets.set(setupSecretName(id), setup)
         } catch (err) {
           await db.tx(async () => {
             await db.run('DELETE FROM acme_subscription_domains WHERE subscription_id = ?', id)
@@ -160,7 +161,7 @@ export class AcmeSubscriptions {
       }
       return await this.byId(id)
     } catch (err) {
-      this.forget(kid)
+      await this.forget(kid)
       throw err
     }
   }
@@ -213,9 +214,9 @@ export class AcmeSubscriptions {
   }
 
   /** Everything GET /orders/{id}/acme shows, including the EAB HMAC key read from the keychain. */
-  details(sub: AcmeSubscription): AcmeDetails {
-    const eabHmacKey = this.hmacKey(sub.eabKid)
-    const setupToken = sub.category === 'ais' ? this.ctx.secrets.get(setupSecretName(sub.id)) : null
+  async details(sub: AcmeSubscription): Promise<AcmeDetails> {
+    const eabHmacKey = await this.hmacKey(sub.eabKid)
+    const setupToken = sub.category === 'ais' ? await this.ctx.secrets.get(setupSecretName(sub.id)) : null
     return {
       ...sub,
       eabHmacKey,
@@ -225,8 +226,8 @@ export class AcmeSubscriptions {
     }
   }
 
-  hmacKey(kid: string): string {
-    const key = this.ctx.secrets.get(eabSecretName(kid))
+  async hmacKey(kid: string): Promise<string> {
+    const key = await this.ctx.secrets.get(eabSecretName(kid))
     if (!key)
       throw new ServiceError('unavailable', `could not read the EAB key of ${kid}: it is missing from the OS keychain`)
     return key
@@ -282,9 +283,9 @@ export class AcmeSubscriptions {
   }
 
   /** Removes the keychain entries of a subscription that was never stored. */
-  private forget(kid: string): void {
+  private async forget(kid: string): Promise<void> {
     try {
-      this.ctx.secrets.delete(eabSecretName(kid))
+      await this.ctx.secrets.delete(eabSecretName(kid))
     } catch {
       // The keychain already failed once; a stray random key without a row grants nothing.
     }
@@ -348,6 +349,8 @@ export function clientCommands(d: {
   email: string | null
   rootCaPath: string
   rootCaUrl: string
+  /** What the clients must trust for the directory's certificate (AcmeUrls.trust); the CertDesk root when absent. */
+  trust?: ClientTrust
 }): AcmeClientCommands {
   const q = shellQuote
   const line = (...words: string[]): string => words.join(' ')
@@ -357,10 +360,30 @@ export function clientCommands(d: {
   const root = q(d.rootCaPath)
   const kid = q(d.eabKid)
   const hmac = q(d.eabHmacKey)
+  const trust = d.trust ?? { kind: 'certdesk-root', rootSha256: null }
+  // With the CertDesk root the clients are pointed at it; a certificate the system trusts needs nothing.
+  const withRoot = trust.kind === 'certdesk-root'
   return {
-    root_ca: line('curl', '-so', root, q(d.rootCaUrl)),
+    root_ca:
+      withRoot && trust.rootSha256
+        ? // Fetched over TLS whose chain ends in this very root: the fetch cannot check it, so the
+          // file is checked against the root's SHA-256, which comes with these commands.
+          line(
+            'curl',
+            '-sko',
+            root,
+            q(d.rootCaUrl),
+            '&&',
+            'echo',
+            q(`${trust.rootSha256}  ${d.rootCaPath}`),
+            '|',
+            'sha256sum',
+            '-c',
+            '-'
+          )
+        : line('curl', '-so', root, q(d.rootCaUrl)),
     certbot: line(
-      `REQUESTS_CA_BUNDLE=${root}`,
+      ...(withRoot ? [`REQUESTS_CA_BUNDLE=${root}`] : []),
       'certbot',
       'certonly',
       '--standalone',
@@ -380,8 +403,7 @@ export function clientCommands(d: {
       '--register-account',
       '--server',
       server,
-      '--ca-bundle',
-      root,
+      ...(withRoot ? ['--ca-bundle', root] : []),
       '--eab-kid',
       kid,
       '--eab-hmac-key',
@@ -394,12 +416,11 @@ export function clientCommands(d: {
       '--standalone',
       '--server',
       server,
-      '--ca-bundle',
-      root,
+      ...(withRoot ? ['--ca-bundle', root] : []),
       ...names('-d')
     ),
     lego: line(
-      `LEGO_CA_CERTIFICATES=${root}`,
+      ...(withRoot ? [`LEGO_CA_CERTIFICATES=${root}`] : []),
       'lego',
       '--server',
       server,
@@ -425,9 +446,18 @@ export const ACME_SETUP_PREFIX = '/acme/setup/'
 /** The file the set-up commands save the root certificate to and point the clients at. */
 export const ROOT_CA_FILE = 'certdesk-root.pem'
 
+/**
+ * What ACME clients must trust for the directory's HTTPS certificate: the CertDesk root (the
+ * loopback server, and a public listener presenting a certificate of the CertDesk CA; with the
+ * root's SHA-256 when it is fetched over that same TLS), or what their system already trusts (a
+ * public listener given a certificate from a public CA).
+ */
+export type ClientTrust = { kind: 'certdesk-root'; rootSha256: string | null } | { kind: 'system' }
+
 /** Where clients reach the ACME directory and CertDesk's local listener. */
 export interface AcmeUrls {
   serverUrl: string
+  trust: ClientTrust
   /** The account URL of an ACME account id, as the embedded server names it. */
   accountUrl: (id: number) => string
   rootCaUrl: string
@@ -444,11 +474,37 @@ export function acmeUrls(directoryUrl: string | null, localBase: string): AcmeUr
   const local = localBase.replace(/\/+$/, '')
   return {
     serverUrl,
+    trust: { kind: 'certdesk-root', rootSha256: null },
     accountUrl: (id) => `${acmeBase}/acct/${id}`,
     rootCaUrl: `${local}${ACME_ROOT_CA_PATH}`,
     setupUrl: (token) => `${local}${ACME_SETUP_PREFIX}${token}`
   }
 }
+
+/** The ACME directory under a public base URL (public-url.ts): the server's routes live under `/acme`. */
+export const publicDirectoryUrl = (base: string): string => `${base}/acme/directory`
+
+/**
+ * The URLs CertDesk shows for ACME subscriptions: under the public base URL when one is set
+ * (every process and transport alike), else the loopback listeners' (`localBase`, the reseller
+ * API listener the request came in on, and the directory the loopback ACME server recorded).
+ */
+export async function shownAcmeUrls(
+  settings: { get(key: string): Promise<string | null> },
+  localBase: string
+): Promise<AcmeUrls> {
+  const pub = await publicUrlOf(settings)
+  if (!pub) return acmeUrls(await settings.get(ACME_DIRECTORY_URL_SETTING), localBase)
+  const trust: ClientTrust =
+    (await settings.get(PUBLIC_LISTENER_SETTINGS.clientTrust)) === 'system'
+      ? { kind: 'system' }
+      : { kind: 'certdesk-root', rootSha256: await settings.get(PUBLIC_LISTENER_SETTINGS.rootSha256) }
+  return { ...acmeUrls(publicDirectoryUrl(pub.base), pub.base), trust }
+}
+
+/** The directory URL CertDesk shows: the public one when set, else the loopback server's. */
+export const shownDirectoryUrl = async (settings: { get(key: string): Promise<string | null> }): Promise<string> =>
+  (await shownAcmeUrls(settings, '')).serverUrl
 
 /** What a subscription's set-up shows: GET /orders/{id}/acme's `acme` object and the desktop ACME panel. */
 export interface AcmeSetup {
@@ -492,7 +548,8 @@ export function acmeSetup(d: AcmeDetails, urls: AcmeUrls): AcmeSetup {
       names: d.domains.map((x) => x.name),
       email: d.contactEmail,
       rootCaPath: ROOT_CA_FILE,
-      rootCaUrl: urls.rootCaUrl
+      rootCaUrl: urls.rootCaUrl,
+      trust: urls.trust
     }),
     autoinstall: d.setupToken ? { login_url: urls.setupUrl(d.setupToken) } : null
   }

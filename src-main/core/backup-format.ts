@@ -86,12 +86,12 @@ const keyId = (key: Buffer): string =>
 export async function keychainBackupKey(db: Store, secrets: SecretStore): Promise<BackupKey> {
   // The write lock only for the first backup, when the key has to be made.
   const b64 =
-    secrets.get(BACKUP_KEY_SECRET) ??
+    (await secrets.get(BACKUP_KEY_SECRET)) ??
     (await db.tx(async (): Promise<string> => {
-      const existing = secrets.get(BACKUP_KEY_SECRET)
+      const existing = await secrets.get(BACKUP_KEY_SECRET)
       if (existing) return existing
       const made = randomBytes(32).toString('base64')
-      secrets.set(BACKUP_KEY_SECRET, made)
+      await secrets.set(BACKUP_KEY_SECRET, made)
       return made
     }))
   const key = Buffer.from(b64, 'base64')
@@ -216,7 +216,7 @@ export async function readBackupKind(file: FileHandle, name: string): Promise<Ba
 /** Where a backup's key comes from when it is restored. */
 export interface RestoreKeys {
   /** The keychain of the data dir a backup was made from (its install id is in the header). */
-  keychainFor(installId: string): SecretStore
+  keychainFor(installId: string): SecretStore | Promise<SecretStore>
   /** Said in the refusal when that keychain has no key for the backup (e.g. "--secrets FILE"). */
   keychainHint?: string
   /** Asked for only when the backup was made with a passphrase. */
@@ -232,7 +232,7 @@ export async function keyForRestore(header: BackupHeader, keys: RestoreKeys, nam
   const elsewhere =
     `restore it on the machine that made it${keys.keychainHint ? `, ${keys.keychainHint}` : ''}, ` +
     'or make the backup there with --with-passphrase'
-  const b64 = keys.keychainFor(header.install_id).get(BACKUP_KEY_SECRET)
+  const b64 = await (await keys.keychainFor(header.install_id)).get(BACKUP_KEY_SECRET)
   if (!b64)
     throw invalid(`could not restore ${name}: this keychain does not hold the key it was made with; ${elsewhere}`)
   const key = Buffer.from(b64, 'base64')

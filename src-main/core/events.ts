@@ -26,6 +26,7 @@ export const EVENT_TYPES = [
   'certificate.issued',
   'certificate.reissued',
   'certificate.expiring',
+  'certificate.revoked',
   'deploy.succeeded',
   'deploy.failed',
   'subscription.created',

@@ -94,6 +94,20 @@ export async function discard(temp: ExclusiveTemp): Promise<void> {
  * is public), set with fchmod, which the umask does not touch.
  */
 export function writeNewFileSync(target: string, data: string | Buffer, what: string, mode = PRIVATE_FILE_MODE): void {
+  placeUnderName(writeTempBeside(target, data, what, mode), target, what)
+}
+
+/**
+ * A temporary file beside `target` holding `data`: created exclusively without following a link,
+ * written through its descriptor, given `mode` with fchmod (the umask does not touch it), synced
+ * and closed. Removed again on any failure.
+ */
+function writeTempBeside(
+  target: string,
+  data: string | Buffer,
+  what: string,
+  mode: number
+): { path: string; dev: number; ino: number } {
   const path = tempNameBeside(target)
   let fd: number
   try {
@@ -114,7 +128,7 @@ export function writeNewFileSync(target: string, data: string | Buffer, what: st
     throw err
   }
   closeSync(fd)
-  placeUnderName({ path, dev: st.dev, ino: st.ino }, target, what)
+  return { path, dev: st.dev, ino: st.ino }
 }
 
 /** Why a new file could not be created in a folder, in words. */
@@ -191,4 +205,21 @@ function syncFolder(dir: string): void {
   } finally {
     closeSync(fd)
   }
+}
+
+/**
+ * Replaces the content of `target` at once: a new temporary file beside it (exclusive, no link
+ * followed, 0600 whatever the umask), written and synced, then renamed over `target`, so a
+ * reader sees the old file or the new one, never a half-written one, and a crash in between
+ * leaves the old one. For files CertDesk owns and rewrites (the server secrets file).
+ */
+export function replaceFileSync(target: string, data: string | Buffer, what: string): void {
+  const temp = writeTempBeside(target, data, what, PRIVATE_FILE_MODE)
+  try {
+    renameSync(temp.path, target)
+  } catch (err) {
+    removeQuietly(temp.path)
+    throw err
+  }
+  syncFolder(dirname(target))
 }

@@ -18,6 +18,7 @@ import {
 import type { KeyKeeper } from './certificates'
 import type { CoreContext } from './context'
 import { decodeCsr } from './csr'
+import { csrFromKey } from './csr-from-key'
 import { assertCsrNames } from './csr-names'
 import { conflict, invalid, notFound, ServiceError } from './errors'
 import type { Order, Orders } from './orders'
@@ -123,7 +124,7 @@ export class KeyVault implements KeyKeeper {
     if (order.status === 'cancelled' || order.status === 'expired') {
       throw invalid(`could not store the private key: order ${order.orderNumber} is ${order.status}`)
     }
-    const sealed = this.seal(order.id, pkcs8Pem)
+    const sealed = await this.seal(order.id, pkcs8Pem)
     await this.ctx.store.run(
       `INSERT INTO order_private_keys (order_id, reseller_id, iv, ciphertext, tag, created_at, csr_pem) VALUES (?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT(order_id) DO UPDATE SET iv = excluded.iv, ciphertext = excluded.ciphertext, tag = excluded.tag,
@@ -165,7 +166,7 @@ export class KeyVault implements KeyKeeper {
     if (!publicKey.equals(csrKey)) {
       throw invalid('could not keep the new private key: it is not the key the CSR was made from')
     }
-    const sealed = this.seal(orderId, pkcs8Pem)
+    const sealed = await this.seal(orderId, pkcs8Pem)
     await this.ctx.store.run(
       `INSERT INTO order_staged_keys (order_id, reseller_id, spki_sha256, iv, ciphertext, tag, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT(order_id) DO UPDATE SET spki_sha256 = excluded.spki_sha256, iv = excluded.iv,
@@ -252,28 +253,34 @@ export class KeyVault implements KeyKeeper {
     return spkiDer(createPublicKey(key)).equals(spkiDer(certKey)) ? key : null
   }
 
+  /** A CSR for `names` signed by the kept key of `certificatePem`; null when that key is not kept. */
+  async csrFor(orderId: number, certificatePem: string, names: string[]): Promise<string | null> {
+    const key = await this.keyMatching(orderId, certificatePem)
+    return key === null ? null : csrFromKey(key, names)
+  }
+
   /**
    * Wraps the key of a certificate imported from elsewhere (imports/), under the same keychain
    * key; the imported certificate's id is bound in as additional data. Layout: iv, tag, ciphertext.
    */
-  wrapImported(certificateId: number, pkcs8Pem: string): Buffer {
+  async wrapImported(certificateId: number, pkcs8Pem: string): Promise<Buffer> {
     const iv = randomBytes(12)
-    const cipher = createCipheriv('aes-256-gcm', this.wrappingKey(true), iv)
+    const cipher = createCipheriv('aes-256-gcm', await this.wrappingKey(true), iv)
     cipher.setAAD(Buffer.from(`imported:${certificateId}`))
     const ciphertext = Buffer.concat([cipher.update(pkcs8Pem.trim() + '\n', 'utf8'), cipher.final()])
     return Buffer.concat([iv, cipher.getAuthTag(), ciphertext])
   }
 
-  unwrapImported(certificateId: number, sealed: Buffer): string {
-    const decipher = createDecipheriv('aes-256-gcm', this.wrappingKey(false), sealed.subarray(0, 12))
+  async unwrapImported(certificateId: number, sealed: Buffer): Promise<string> {
+    const decipher = createDecipheriv('aes-256-gcm', await this.wrappingKey(false), sealed.subarray(0, 12))
     decipher.setAAD(Buffer.from(`imported:${certificateId}`))
     decipher.setAuthTag(sealed.subarray(12, 28))
     return Buffer.concat([decipher.update(sealed.subarray(28)), decipher.final()]).toString('utf8')
   }
 
-  private seal(orderId: number, pkcs8Pem: string): { iv: Buffer; ciphertext: Buffer; tag: Buffer } {
+  private async seal(orderId: number, pkcs8Pem: string): Promise<{ iv: Buffer; ciphertext: Buffer; tag: Buffer }> {
     const iv = randomBytes(12)
-    const cipher = createCipheriv('aes-256-gcm', this.wrappingKey(true), iv)
+    const cipher = createCipheriv('aes-256-gcm', await this.wrappingKey(true), iv)
     cipher.setAAD(Buffer.from(`order:${orderId}`))
     const ciphertext = Buffer.concat([cipher.update(pkcs8Pem.trim() + '\n', 'utf8'), cipher.final()])
     return { iv, ciphertext, tag: cipher.getAuthTag() }
@@ -286,7 +293,7 @@ export class KeyVault implements KeyKeeper {
     )) as { iv: Buffer; ciphertext: Buffer; tag: Buffer } | undefined
     if (!row) return null
     try {
-      const decipher = createDecipheriv('aes-256-gcm', this.wrappingKey(false), row.iv)
+      const decipher = createDecipheriv('aes-256-gcm', await this.wrappingKey(false), row.iv)
       decipher.setAAD(Buffer.from(`order:${orderId}`))
       decipher.setAuthTag(row.tag)
       return Buffer.concat([decipher.update(row.ciphertext), decipher.final()]).toString('utf8')
@@ -299,12 +306,12 @@ export class KeyVault implements KeyKeeper {
     }
   }
 
-  private wrappingKey(create: boolean): Buffer {
-    const existing = this.ctx.secrets.get(WRAPPING_KEY_NAME)
+  private async wrappingKey(create: boolean): Promise<Buffer> {
+    const existing = await this.ctx.secrets.get(WRAPPING_KEY_NAME)
     if (existing) return Buffer.from(existing, 'base64')
     if (!create) throw new ServiceError('unavailable', 'could not read the key-vault wrapping key from the OS keychain')
     const key = randomBytes(32)
-    this.ctx.secrets.set(WRAPPING_KEY_NAME, key.toString('base64'))
+    await this.ctx.secrets.set(WRAPPING_KEY_NAME, key.toString('base64'))
     return key
   }
 }

@@ -9,17 +9,23 @@
  */
 import type { CoreContext } from './context'
 import type { Orders } from './orders'
+import { storedFormOf } from './order-search'
+import { orderViewCounts, UNPAID, viewTotal, viewWhere, worklistFacts, type Where } from './order-worklist'
 import { countInvoices, countLedger, countOrders } from './tallies'
 import type { CreditTransaction, Invoice, Order } from '../../src-shared/records'
-import type { KeyedPage, ListFilter, ListName, ListQuery, OrderSort, RowKey } from '../../src-shared/list-records'
+import type {
+  KeyedPage,
+  ListFilter,
+  ListName,
+  ListQuery,
+  OrderSort,
+  OrderViewCounts,
+  OrderWorklist,
+  RowKey
+} from '../../src-shared/list-records'
 import type { SqlArg, Store } from './store'
 
 type Dir = 'asc' | 'desc'
-/** A filter as SQL: conditions joined with AND, and their arguments. */
-interface Where {
-  sql: string[]
-  args: SqlArg[]
-}
 
 /** Order numbers read "ORD-<year>-<number>": a term starting so is a number prefix, the rest a domain part. */
 const ORDER_NUMBER = /^ord-/i
@@ -31,7 +37,9 @@ const ORDER_KEYS: Record<OrderSort, { key: string | null; dir: Dir }> = {
   domain: { key: 'o.domain', dir: 'asc' },
   status: { key: 'o.status', dir: 'asc' },
   // Migration 0012's expression index: orders without a certificate sort last.
-  expiry: { key: `IFNULL(o.cert_valid_till, '~')`, dir: 'asc' }
+  expiry: { key: `IFNULL(o.cert_valid_till, '~')`, dir: 'asc' },
+  // Migration 0018's expression index: orders that renew never sort last.
+  renewal: { key: `IFNULL(o.renewal_due, '~')`, dir: 'asc' }
 }
 
 interface ListSpec {
@@ -59,7 +67,9 @@ export const EXPORT_HEADERS: Record<ListName, string[]> = {
     'payment_status',
     'total_usd',
     'cert_valid_till',
-    'purchase_end_date'
+    'purchase_end_date',
+    'next_renewal',
+    'installation'
   ],
   invoices: ['invoice_number', 'order_number', 'domain', 'product', 'total_usd', 'status', 'due_date', 'created_at'],
   transactions: ['id', 'created_at', 'type', 'amount_usd', 'balance_after_usd', 'description', 'order_id']
@@ -68,7 +78,7 @@ export const EXPORT_HEADERS: Record<ListName, string[]> = {
 /** Columns of each export, in EXPORT_HEADERS order; money stays integer cents until written. */
 const EXPORT_COLUMNS: Record<ListName, string> = {
   orders: `o.order_number, o.created_at, o.domain, p.name, o.status, o.payment_status, o.total_cents,
-    o.cert_valid_till, o.purchase_end_date`,
+    o.cert_valid_till, o.purchase_end_date, o.renewal_due, o.install_verdict`,
   invoices: `i.invoice_number, o.order_number, o.domain, p.name, i.total_cents, i.status, i.due_date, i.created_at`,
   transactions: `t.id, t.created_at, t.type, t.amount_cents, t.balance_after_cents, t.description, t.order_id`
 }
@@ -79,8 +89,9 @@ const INVOICE_SELECT = `SELECT i.id, i.invoice_number AS invoiceNumber, i.order_
   o.domain, p.name AS productName, i.total_cents AS total, i.currency, i.status, i.due_date AS dueDate,
   i.created_at AS createdAt, i.paid_at AS paidAt, i.sent_at AS sentAt, i.cancelled_at AS cancelledAt
   FROM invoices i JOIN orders o ON o.id = i.order_id JOIN products p ON p.id = o.product_id`
-const TX_SELECT = `SELECT id, amount_cents AS amount, type, description, balance_after_cents AS balanceAfter,
-  order_id AS orderId, created_at AS createdAt FROM credit_transactions`
+const TX_SELECT = `SELECT t.id, t.amount_cents AS amount, t.type, t.description, t.balance_after_cents AS balanceAfter,
+  t.order_id AS orderId, o.order_number AS orderNumber, t.created_at AS createdAt
+  FROM credit_transactions t LEFT JOIN orders o ON o.id = t.order_id`
 
 /** Integer cents as a decimal string without float rounding: -123456 -> "-1234.56". */
 export function centsText(cents: number): string {
@@ -92,25 +103,40 @@ export function centsText(cents: number): string {
 
 export class ListPages {
   private readonly db: Store
+  private readonly clock: () => Date
 
   constructor(
-    ctx: Pick<CoreContext, 'store'>,
+    ctx: Pick<CoreContext, 'store' | 'clock'>,
     private readonly orders: Pick<Orders, 'load'>
   ) {
     this.db = ctx.store
+    this.clock = ctx.clock
   }
 
-  async orderPage(resellerId: number, q: ListQuery): Promise<KeyedPage<Order>> {
+  /** A page of orders, each with what the worklist shows of it (order-worklist.ts). */
+  async orderPage(resellerId: number, q: ListQuery): Promise<KeyedPage<Order & { worklist: OrderWorklist }>> {
     const spec = this.orderSpec(resellerId, q)
     return await this.db.tx(
-      async (): Promise<KeyedPage<Order>> => {
+      async (): Promise<KeyedPage<Order & { worklist: OrderWorklist }>> => {
         const total = await this.orderTotal(resellerId, q.filter)
         const { keys, position } = await this.keys(spec, resellerId, q, total)
-        const byId = new Map((await this.orders.load(keys.map((k) => k.id))).map((o) => [o.id, o]))
-        return { items: keys.map((k) => byId.get(k.id)!), keys, total, position }
+        const ids = keys.map((k) => k.id)
+        const byId = new Map((await this.orders.load(ids)).map((o) => [o.id, o]))
+        const facts = await worklistFacts(this.db, ids)
+        return {
+          items: keys.map((k) => ({ ...byId.get(k.id)!, worklist: facts.get(k.id)! })),
+          keys,
+          total,
+          position
+        }
       },
       { readOnly: true }
     )
+  }
+
+  /** How many orders each saved view holds (tally rows only). */
+  async viewCounts(resellerId: number): Promise<OrderViewCounts> {
+    return await orderViewCounts(this.db, resellerId, this.clock())
   }
 
   async invoicePage(resellerId: number, q: ListQuery): Promise<KeyedPage<Invoice>> {
@@ -129,14 +155,21 @@ export class ListPages {
     )
   }
 
-  async ledgerPage(resellerId: number, q: ListQuery): Promise<KeyedPage<CreditTransaction>> {
+  /** A page of the credit ledger, each row with the number of its order (a link in the list). */
+  async ledgerPage(
+    resellerId: number,
+    q: ListQuery
+  ): Promise<KeyedPage<CreditTransaction & { orderNumber: string | null }>> {
     const spec = this.ledgerSpec()
     return await this.db.tx(
-      async (): Promise<KeyedPage<CreditTransaction>> => {
+      async (): Promise<KeyedPage<CreditTransaction & { orderNumber: string | null }>> => {
         const total = await countLedger(this.db, resellerId)
         const { keys, position } = await this.keys(spec, resellerId, q, total)
         const ids = this.db.inList(keys.map((k) => k.id))
-        const rows = await this.db.all<CreditTransaction>(`${TX_SELECT} WHERE id ${ids.sql}`, ids.arg)
+        const rows = await this.db.all<CreditTransaction & { orderNumber: string | null }>(
+          `${TX_SELECT} WHERE t.id ${ids.sql}`,
+          ids.arg
+        )
         const byId = new Map(rows.map((r) => [r.id, r]))
         return { items: keys.map((k) => byId.get(k.id)!), keys, total, position }
       },
@@ -207,7 +240,12 @@ export class ListPages {
       where.sql.push('o.status = ?')
       where.args.push(q.filter.status)
     }
-    if (q.filter.unpaid) where.sql.push(`o.payment_status = 'unpaid'`)
+    if (q.filter.unpaid) where.sql.push(...UNPAID.sql)
+    if (q.filter.view) {
+      const v = viewWhere(q.filter.view, this.clock())
+      where.sql.push(...v.sql)
+      where.args.push(...v.args)
+    }
     const term = q.filter.search?.trim()
     if (term) {
       if (ORDER_NUMBER.test(term)) {
@@ -216,8 +254,9 @@ export class ListPages {
         where.sql.push('o.id IN (SELECT id FROM orders WHERE order_number >= ? AND order_number < ?)')
         where.args.push(prefix, `${prefix}\uffff`)
       } else {
-        // The same match as the reseller API's order list (Orders.list), over the same index.
-        const m = this.db.domainMatch(term.toLowerCase())
+        // The same match as the reseller API's order list (Orders.list), over the same index, for
+        // the term in the form domains are stored in (an IDN as its A-labels).
+        const m = this.db.domainMatch(storedFormOf(term))
         where.sql.push(m.sql)
         where.args.push(...m.args)
       }
@@ -248,7 +287,10 @@ export class ListPages {
   }
 
   private async orderTotal(resellerId: number, filter: ListFilter): Promise<number> {
-    if (filter.search?.trim()) {
+    // A view alone is one of its tallies; combined with anything else, its index range is counted.
+    if (filter.view && !filter.search?.trim() && !filter.status && !filter.unpaid)
+      return await viewTotal(this.db, resellerId, filter.view, this.clock())
+    if (filter.search?.trim() || filter.view) {
       const spec = this.orderSpec(resellerId, { filter, position: 0, limit: 1 })
       return (
         (await this.db.get(
@@ -260,6 +302,7 @@ export class ListPages {
     }
     if (!filter.unpaid) return await countOrders(this.db, resellerId, filter.status)
     // Migration 0003's tallies are kept by status and payment status.
+    if (filter.status === 'cancelled') return 0
     const row = filter.status
       ? await this.db.get(
           `SELECT SUM(n) AS n FROM order_tallies WHERE reseller_id = ? AND payment_status = 'unpaid' AND status = ?`,
@@ -267,7 +310,7 @@ export class ListPages {
           filter.status
         )
       : await this.db.get(
-          `SELECT SUM(n) AS n FROM order_tallies WHERE reseller_id = ? AND payment_status = 'unpaid'`,
+          `SELECT SUM(n) AS n FROM order_tallies WHERE reseller_id = ? AND payment_status = 'unpaid' AND status != 'cancelled'`,
           resellerId
         )
     return (row as { n: number | null }).n ?? 0

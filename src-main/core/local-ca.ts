@@ -75,7 +75,7 @@ export interface LocalCaIssued extends IssuedCertificate {
 }
 
 // Object identifiers (RFC 5280 §4.2.1, RFC 5480 §2.1.1, RFC 5758 §3.2, RFC 8017 App. C).
-const ECDSA_SHA256 = seq(oid('1.2.840.10045.4.3.2'))
+export const ECDSA_SHA256 = seq(oid('1.2.840.10045.4.3.2'))
 const AKI_OID = '2.5.29.35'
 const RSA_KEY_OIDS = ['1.2.840.113549.1.1.1', '1.2.840.113549.1.1.10', '1.2.840.113549.1.1.7']
 const SUBJECT_OIDS = { C: '2.5.4.6', ST: '2.5.4.8', L: '2.5.4.7', O: '2.5.4.10', OU: '2.5.4.11', CN: '2.5.4.3' }
@@ -88,7 +88,7 @@ const PRINTABLE = /^[A-Za-z0-9 '()+,\-./:=?]*$/
 const wholeSeconds = (d: Date): Date => new Date(Math.floor(d.getTime() / 1000) * 1000)
 
 /** One Extension (RFC 5280 §4.1): id, critical only when true (DER leaves out the default). */
-function extension(id: string, critical: boolean, value: Buffer): Buffer {
+export function extension(id: string, critical: boolean, value: Buffer): Buffer {
   return critical
     ? seq(oid(id), Buffer.from([TAG.boolean, 1, 0xff]), tlv(TAG.octetString, value))
     : seq(oid(id), tlv(TAG.octetString, value))
@@ -141,6 +141,7 @@ function leafTbs(p: {
   subject: IssueRequest['subject']
   validFrom: Date
   validTill: Date
+  crlUrl: string | null
 }): Buffer {
   // RFC 5280 §4.2.1.3: keyEncipherment only for RSA TLS keys (RSA key exchange).
   const usage =
@@ -156,6 +157,7 @@ function leafTbs(p: {
     // dNSName is [2] IMPLICIT IA5String (§4.2.1.6); the names were validated as LDH labels.
     exts.push(extension('2.5.29.17', false, seq(...p.names.map((n) => tlv(0x82, Buffer.from(n, 'latin1'))))))
   }
+  if (p.crlUrl) exts.push(crlDistributionPoints(p.crlUrl))
   return seq(
     tlv(0xa0, tlv(TAG.integer, Buffer.from([2]))),
     unsignedInteger(Buffer.from(p.serial, 'hex')),
@@ -166,6 +168,15 @@ function leafTbs(p: {
     p.key.spki,
     tlv(0xa3, seq(...exts))
   )
+}
+
+/**
+ * RFC 5280 §4.2.1.13 cRLDistributionPoints with one DistributionPoint whose fullName is the
+ * URI of the CRL (an HTTP URI to a DER CRL, §4.2.1.13): distributionPoint [0] is explicit (a
+ * CHOICE), fullName [0] and uniformResourceIdentifier [6] are implicit.
+ */
+function crlDistributionPoints(url: string): Buffer {
+  return extension('2.5.29.31', false, seq(seq(tlv(0xa0, tlv(0xa0, tlv(0x86, Buffer.from(url, 'latin1')))))))
 }
 
 /** RFC 5280 §4.1.2.2 serial: positive, at most 20 octets; 128 random bits as mkcert does. */
@@ -179,6 +190,11 @@ export function randomSerial(crypto: CryptoProvider = nodeCrypto): string {
 export class LocalCa implements Issuer {
   readonly name = 'local-ca'
   private loaded: Promise<LoadedCa> | null = null
+  /**
+   * Where the leaves say their CRL is (local-ca-crl.ts); null leaves them without a CRL
+   * Distribution Point. Set once at start-up (service.ts).
+   */
+  crlUrl: () => Promise<string | null> = async () => null
 
   constructor(
     private readonly ctx: CoreContext,
@@ -214,7 +230,8 @@ export class LocalCa implements Issuer {
       profile: req.profile,
       subject: req.subject,
       validFrom: req.validFrom,
-      validTill: req.validTill
+      validTill: req.validTill,
+      crlUrl: await this.crlUrl()
     })
     // RFC 5280 §4.1.1: the signature over the DER TBSCertificate, ECDSA-Sig-Value in DER, which
     // is what node:crypto's sign returns for an EC key.
@@ -234,6 +251,19 @@ export class LocalCa implements Issuer {
       issuer: this.name,
       certificateDer: der,
       authorityKeyId: issuer.keyId
+    }
+  }
+
+  /**
+   * What a CRL of the intermediate needs (RFC 5280 §5.1): its subject, its key identifier for
+   * the CRL's authorityKeyIdentifier (§5.2.1), and a signature with its key over the DER TBS.
+   */
+  async crlIssuer(): Promise<{ subjectDer: Buffer; aki: Buffer; sign(tbs: Buffer): Buffer }> {
+    const issuer = await this.issuerOf(await this.ca())
+    return {
+      subjectDer: issuer.subjectDer,
+      aki: issuer.aki,
+      sign: (tbs) => sign('sha256', tbs, issuer.signingKey)
     }
   }
 
@@ -365,7 +395,7 @@ export class LocalCa implements Issuer {
     // Read-or-create under SQLite's write lock (the keychain calls are synchronous), so the CLI
     // and `serve` creating the CA at the same moment end up with one wrapping key, not two.
     const b64 = await this.ctx.store.tx(async (): Promise<string> => {
-      const existing = this.ctx.secrets.get(CA_WRAPPING_KEY_SECRET)
+      const existing = await this.ctx.secrets.get(CA_WRAPPING_KEY_SECRET)
       if (existing) return existing
       if (!create) {
         throw new ServiceError(
@@ -374,7 +404,7 @@ export class LocalCa implements Issuer {
         )
       }
       const made = Buffer.from(this.crypto.getRandomValues(new Uint8Array(32))).toString('base64')
-      this.ctx.secrets.set(CA_WRAPPING_KEY_SECRET, made)
+      await this.ctx.secrets.set(CA_WRAPPING_KEY_SECRET, made)
       return made
     })
     return this.crypto.subtle.importKey('raw', Buffer.from(b64, 'base64'), { name: 'AES-GCM' }, false, [

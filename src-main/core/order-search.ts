@@ -5,7 +5,25 @@
  * token beside it, so the page and its total come from the index alone; the others (shorter
  * than a trigram, or not printable ASCII) take a LIKE scan of the caller's orders.
  */
+import { domainToASCII } from 'node:url'
 import type { DomainQuery, SqlArg, Store } from './store'
+
+const ASCII = /^\p{ASCII}*$/u
+
+/**
+ * A search term in the form domains are stored in: lower case, each label that holds non-ASCII
+ * characters as its A-label (RFC 5891 §4, through the UTS #46 mapping WHATWG URL applies), so
+ * `bücher.example`, as the lists show it, finds `xn--bcher-kva.example`. A label that does not
+ * convert (a stray character) is searched as typed, and finds what holds it literally.
+ */
+export function storedFormOf(term: string): string {
+  const t = term.toLowerCase()
+  if (ASCII.test(t)) return t
+  return t
+    .split('.')
+    .map((label) => (ASCII.test(label) ? label : domainToASCII(label) || label))
+    .join('.')
+}
 
 /**
  * Whether `term` goes to the index. A trigram index has no entry for fewer than three

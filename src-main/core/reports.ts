@@ -29,19 +29,7 @@ export async function expiringReport(
   const till = `${isoTimestamp(addDays(now, days)).slice(0, 10)} 23:59:59`
   const reseller = opts.resellerId ?? null
   const rows = (await ctx.store.all(
-    `SELECT 'issued' AS kind, o.reseller_id, r.name AS reseller_name, o.order_number AS reference, o.id AS order_id,
-              NULL AS imported_id, o.domain, o.cert_valid_till AS valid_till, o.next_reissue_at AS renewal,
-              COALESCE(o.contact_email, r.email) AS contact
-         FROM orders o JOIN resellers r ON r.id = o.reseller_id
-        WHERE o.cert_valid_till IS NOT NULL AND o.cert_valid_till >= ? AND o.cert_valid_till <= ?
-          AND o.status = 'completed' AND (CAST(? AS BIGINT) IS NULL OR o.reseller_id = ?)
-       UNION ALL
-       SELECT 'imported', i.reseller_id, r.name, 'IMP-' || i.id, i.replacement_order_id, i.id, i.domain, i.valid_till,
-              NULL, r.email
-         FROM imported_certificates i JOIN resellers r ON r.id = i.reseller_id
-        WHERE i.valid_till >= ? AND i.valid_till <= ? AND (CAST(? AS BIGINT) IS NULL OR i.reseller_id = ?)
-        ORDER BY valid_till, reference
-        LIMIT ?`,
+    `${REPORT_SELECT} ORDER BY valid_till, reference LIMIT ?`,
     from,
     till,
     reseller,
@@ -51,24 +39,47 @@ export async function expiringReport(
     reseller,
     reseller,
     MAX_REPORT_ROWS + 1
-  )) as {
-    kind: 'issued' | 'imported'
-    reseller_id: number
-    reseller_name: string
-    reference: string
-    order_id: number | null
-    imported_id: number | null
-    domain: string
-    valid_till: string
-    renewal: string | null
-    contact: string
-  }[]
+  )) as ReportRow[]
   if (rows.length > MAX_REPORT_ROWS) {
     throw invalid(
       `could not build the report: more than ${MAX_REPORT_ROWS} certificates end in ${days} days; choose a shorter window`
     )
   }
-  return rows.map((r) => ({
+  return rows.map((r) => reportRow(r, from))
+}
+
+interface ReportRow {
+  kind: 'issued' | 'imported'
+  reseller_id: number
+  reseller_name: string
+  reference: string
+  order_id: number | null
+  imported_id: number | null
+  domain: string
+  valid_till: string
+  renewal: string | null
+  contact: string
+}
+
+/**
+ * Every certificate that ends in a window, issued here (its order completed) or imported, one
+ * reseller's or all; arguments: from, till, reseller twice, then the same for the imports. The
+ * report and the dashboard's count read this one statement, so they always agree.
+ */
+const REPORT_SELECT = `SELECT 'issued' AS kind, o.reseller_id, r.name AS reseller_name, o.order_number AS reference,
+    o.id AS order_id, NULL AS imported_id, o.domain, o.cert_valid_till AS valid_till, o.next_reissue_at AS renewal,
+    COALESCE(o.contact_email, r.email) AS contact
+  FROM orders o JOIN resellers r ON r.id = o.reseller_id
+  WHERE o.cert_valid_till IS NOT NULL AND o.cert_valid_till >= ? AND o.cert_valid_till <= ?
+    AND o.status = 'completed' AND (CAST(? AS BIGINT) IS NULL OR o.reseller_id = ?)
+  UNION ALL
+  SELECT 'imported', i.reseller_id, r.name, 'IMP-' || i.id, i.replacement_order_id, i.id, i.domain, i.valid_till,
+    NULL, r.email
+  FROM imported_certificates i JOIN resellers r ON r.id = i.reseller_id
+  WHERE i.valid_till >= ? AND i.valid_till <= ? AND (CAST(? AS BIGINT) IS NULL OR i.reseller_id = ?)`
+
+function reportRow(r: ReportRow, from: string): ExpiringCertificate {
+  return {
     kind: r.kind,
     resellerId: r.reseller_id,
     resellerName: r.reseller_name,
@@ -82,7 +93,46 @@ export async function expiringReport(
     ),
     renewalPlannedAt: r.renewal,
     contact: r.contact
-  }))
+  }
+}
+
+/** The dashboard's look at the report: how many end within `days`, and the soonest without a renewal. */
+export interface ExpiringSummary {
+  days: number
+  /** Every certificate of the reseller ending within `days`, issued here or imported. */
+  total: number
+  /** Of those, the ones no automatic reissue replaces. */
+  withoutRenewal: number
+  /** The soonest of those, at most `limit`. */
+  soonest: ExpiringCertificate[]
+}
+
+export async function expiringSummary(
+  ctx: CoreContext,
+  resellerId: number,
+  days: number,
+  limit = 10
+): Promise<ExpiringSummary> {
+  const now = ctx.clock()
+  const from = isoTimestamp(now).slice(0, 10)
+  const till = `${isoTimestamp(addDays(now, days)).slice(0, 10)} 23:59:59`
+  const args = [from, till, resellerId, resellerId, from, till, resellerId, resellerId]
+  // The count and the soonest from one snapshot.
+  return await ctx.store.tx(
+    async (): Promise<ExpiringSummary> => {
+      const counts = (await ctx.store.get(
+        `SELECT COUNT(*) AS total, COUNT(*) - COUNT(renewal) AS bare FROM (${REPORT_SELECT}) report`,
+        ...args
+      )) as { total: number; bare: number }
+      const soonest = (await ctx.store.all(
+        `SELECT * FROM (${REPORT_SELECT}) report WHERE renewal IS NULL ORDER BY valid_till, reference LIMIT ?`,
+        ...args,
+        limit
+      )) as ReportRow[]
+      return { days, total: counts.total, withoutRenewal: counts.bare, soonest: soonest.map((r) => reportRow(r, from)) }
+    },
+    { readOnly: true }
+  )
 }
 
 /** The report as CSV (RFC 4180), one header row; cells that a spreadsheet would run as a formula are quoted with a leading apostrophe. */

@@ -61,12 +61,7 @@ export class Resellers {
   constructor(private readonly ctx: CoreContext) {}
 
   async create(input: NewReseller): Promise<Reseller> {
-    const name = input.name.trim()
-    const email = input.email.trim()
-    if (!name) throw invalid('name must not be empty')
-    if (!EMAIL_RE.test(email)) throw invalid(`email ${JSON.stringify(email)} is not an email address`)
-    const rate = input.discountRate ?? 0
-    if (!Number.isFinite(rate) || rate < 0 || rate > 100) throw invalid('discount must be a percentage from 0 to 100')
+    const { name, email, rate } = this.checked(input)
     const groupId = groupForNewReseller(input.groupId)
     if (groupId !== null) await this.requireGroup(groupId)
     const info = await this.ctx.store.insert(
@@ -80,6 +75,42 @@ export class Resellers {
       isoTimestamp(this.ctx.clock())
     )
     return await this.get(info)
+  }
+
+  /**
+   * Changes a reseller's name, email, company, group and discount, all or none: a refused value
+   * changes nothing. A new discount or group applies to orders placed from then on; orders
+   * already placed keep the price they were charged.
+   */
+  async update(id: number, input: NewReseller): Promise<Reseller> {
+    const { name, email, rate } = this.checked(input)
+    return await this.ctx.store.tx(async () => {
+      const before = await this.get(id)
+      const groupId = input.groupId === undefined ? before.groupId : input.groupId
+      if (groupId !== null) await this.requireGroup(groupId)
+      await this.ctx.store.run(
+        'UPDATE resellers SET name = ?, email = ?, company = ?, group_id = ?, discount_rate = ? WHERE id = ?',
+        name,
+        email,
+        input.company?.trim() ?? before.company,
+        groupId,
+        rate,
+        id
+      )
+      return await this.get(id)
+    })
+  }
+
+  private checked(input: NewReseller): { name: string; email: string; rate: number } {
+    const name = input.name.trim()
+    const email = input.email.trim()
+    if (!name) throw invalid('name must not be empty')
+    if (name.length > 200) throw invalid('name must be at most 200 characters')
+    if (!EMAIL_RE.test(email) || email.length > 320)
+      throw invalid(`email ${JSON.stringify(email.slice(0, 80))} is not an email address`)
+    const rate = input.discountRate ?? 0
+    if (!Number.isFinite(rate) || rate < 0 || rate > 100) throw invalid('discount must be a percentage from 0 to 100')
+    return { name, email, rate }
   }
 
   async get(id: number): Promise<Reseller> {
@@ -128,7 +159,7 @@ export class Resellers {
     // the keychain refuses, the row goes again: no key is left without its secret, and nobody
     // has seen the key yet.
     try {
-      this.ctx.secrets.set(keychainName(id), key)
+      await this.ctx.secrets.set(keychainName(id), key)
     } catch (err) {
       await db.run('DELETE FROM api_keys WHERE id = ?', id)
       throw err
@@ -158,7 +189,7 @@ export class Resellers {
   async revealApiKey(id: number): Promise<string> {
     const info = await this.apiKey(id)
     if (info.revokedAt) throw conflict(`API key ${id} is revoked`)
-    const key = this.ctx.secrets.get(keychainName(id))
+    const key = await this.ctx.secrets.get(keychainName(id))
     if (!key) throw notFound(`API key ${id} is not in the OS keychain any more`)
     return key
   }
@@ -167,7 +198,7 @@ export class Resellers {
     const info = await this.apiKey(id)
     if (!info.revokedAt) {
       await this.ctx.store.run('UPDATE api_keys SET revoked_at = ? WHERE id = ?', isoTimestamp(this.ctx.clock()), id)
-      this.ctx.secrets.delete(keychainName(id))
+      await this.ctx.secrets.delete(keychainName(id))
     }
     return await this.apiKey(id)
   }

@@ -100,6 +100,8 @@ export class Scheduler {
       }
       /** Alert rules checked after each pass; `tick` between passes (alerts/). */
       alerts?: { afterPass(outcome: PassOutcome): Promise<void>; tick(): Promise<void> }
+      /** The local CA's CRL, signed again once a day (BR §4.9.7, local-ca-crl.ts). */
+      crl?: { refreshIfDue(): Promise<unknown> }
     }
   ) {}
 
@@ -265,6 +267,15 @@ export class Scheduler {
         { budgetMs: BACKGROUND_WRITE_BUDGET_MS }
       )
       report.expired.push({ order_id: o.id, order_number: o.order_number })
+    }
+
+    // 3b. The local CA's CRL: a new one at least daily, long before its nextUpdate (BR §4.9.7).
+    if (this.after?.crl) {
+      try {
+        await this.after.crl.refreshIfDue()
+      } catch (err) {
+        report.errors.push({ order_id: 0, order_number: '-', error: `could not sign the CRL: ${String(err)}` })
+      }
     }
 
     // 4. Deploy retries that are due, then wait for the deploys this pass started.

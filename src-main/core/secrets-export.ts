@@ -45,21 +45,21 @@ const aad = (h: Header): Buffer =>
 const deriveKey = (passphrase: string, salt: Buffer, h: Pick<Header, 'N' | 'r' | 'p'>): Buffer =>
   scryptSync(passphrase.normalize('NFC'), salt, 32, { N: h.N, r: h.r, p: h.p, maxmem: 256 * h.N * h.r + 1024 * 1024 })
 
-function listOf(secrets: SecretStore): { name: string; value: string }[] {
+async function listOf(secrets: SecretStore): Promise<{ name: string; value: string }[]> {
   if (!secrets.list)
     throw new ServiceError('unavailable', 'could not export the secrets: this keychain cannot list them')
-  return secrets.list()
+  return await secrets.list()
 }
 
 /** Encrypts every secret of the data dir's keychain service under `passphrase`. */
-export function exportSecrets(
+export async function exportSecrets(
   secrets: SecretStore,
   passphrase: string,
   installId: string
-): { file: SecretsFile; count: number } {
+): Promise<{ file: SecretsFile; count: number }> {
   if (passphrase.length < MIN_PASSPHRASE_LENGTH)
     throw invalid(`could not export the secrets: the passphrase must be at least ${MIN_PASSPHRASE_LENGTH} characters`)
-  const items = listOf(secrets)
+  const items = await listOf(secrets)
   const header: Header = {
     format: FORMAT,
     version: VERSION,
@@ -88,12 +88,12 @@ export function exportSecrets(
 }
 
 /** Decrypts a secrets file and stores each secret in the data dir's keychain service. */
-export function importSecrets(
+export async function importSecrets(
   secrets: SecretStore,
   text: string,
   passphrase: string,
   installId: string
-): { count: number } {
+): Promise<{ count: number }> {
   const bad = (why: string): ServiceError => invalid(`could not import the secrets file: ${why}`)
   let f: SecretsFile
   try {
@@ -136,6 +136,6 @@ export function importSecrets(
   // The wrapping keys fit only the store they were made for: restore that store's backup first.
   if (body.install_id !== installId)
     throw bad('it holds the secrets of another data dir; restore the backup of that data dir first, then import')
-  for (const s of body.secrets) secrets.set(s.name, s.value)
+  for (const s of body.secrets) await secrets.set(s.name, s.value)
   return { count: body.secrets.length }
 }

@@ -22,16 +22,33 @@ const DURABLE_STORE: EntryOptions = { linux: { store: 'secret-service' } }
 const PROBE_NAME = 'keychain-probe'
 
 export interface SecretStore {
-  get(name: string): string | null
-  set(name: string, value: string): void
-  delete(name: string): void
+  get(name: string): Promise<string | null>
+  set(name: string, value: string): Promise<void>
+  delete(name: string): Promise<void>
   /** Every secret of this data dir, for the encrypted export (secrets-export.ts). */
-  list?(): { name: string; value: string }[]
+  list?(): Promise<{ name: string; value: string }[]>
   /**
    * Why new secrets cannot be kept durably right now (no Secret Service, a locked keychain), or
    * null when they can. Reads only; for the one line `serve` and the app say at start.
    */
   unavailableReason?(): string | null
+  /**
+   * The value this store derives for `name` instead of keeping one (a server's EAB keys,
+   * server-secrets/store.ts), or null when it keeps whatever it is given.
+   */
+  derived?(name: string): Promise<string | null>
+}
+
+/**
+ * Keeps a new secret under `name` and answers its value: the store's own when it derives names
+ * of this kind (nothing is written then), else `make()`'s, stored.
+ */
+export async function keepNewSecret(store: SecretStore, name: string, make: () => string): Promise<string> {
+  const derived = (await store.derived?.(name)) ?? null
+  if (derived !== null) return derived
+  const value = make()
+  await store.set(name, value)
+  return value
 }
 
 /**
@@ -55,21 +72,23 @@ export const keychainFor = (installId: string): SecretStore => new KeyringSecret
 export class KeyringSecretStore implements SecretStore {
   constructor(private readonly service: string) {}
 
-  get(name: string): string | null {
+  // The keyring's calls answer at once (a D-Bus round trip on Linux); the interface is a
+  // promise for the stores that are not a local daemon (server-secrets/store.ts).
+  async get(name: string): Promise<string | null> {
     return this.call('read', name, (e) => e.getPassword() ?? null)
   }
 
-  set(name: string, value: string): void {
+  async set(name: string, value: string): Promise<void> {
     this.call('store', name, (e) => e.setPassword(value))
   }
 
-  delete(name: string): void {
+  async delete(name: string): Promise<void> {
     this.call('delete', name, (e) => {
       e.deletePassword()
     })
   }
 
-  list(): { name: string; value: string }[] {
+  async list(): Promise<{ name: string; value: string }[]> {
     // findCredentials takes no store option: a pinned entry first, so a listing never comes
     // from anywhere but the Secret Service.
     return this.call('list', PROBE_NAME, () =>

@@ -28,11 +28,13 @@ import { Invoices } from './invoices'
 import type { Issuer } from './issuer'
 import { Ledger } from './ledger'
 import { LocalCa } from './local-ca'
+import { LocalCaCrl } from './local-ca-crl'
 import { Orders } from './orders'
 import { Reports } from './reports'
 import { Resellers, type Reseller } from './resellers'
 import { Scheduler } from './scheduler'
-import { keychainFor, type SecretStore } from './secrets'
+import type { SecretStore } from './secrets'
+import { secretStoreFor, type SecretSourceSpec } from './server-secrets'
 import { Settings } from './settings'
 import { StatsService } from './stats'
 import { systemClock, type Clock } from './time'
@@ -51,6 +53,11 @@ export interface ServiceOptions {
   nativeBinding?: string
   /** Defaults to the OS keychain under a service name unique to this data dir. */
   secrets?: SecretStore
+  /**
+   * Where secrets come from when `secrets` is not given: the OS keychain (default), or a server
+   * key source (`--secrets file:PATH` or `systemd`, server-secrets/), which never touches it.
+   */
+  secretSource?: SecretSourceSpec
   /** Who signs certificates; the local CA when not given (the ACME branch adds another). */
   issuer?: Issuer
 }
@@ -74,6 +81,8 @@ export interface Service {
   readonly deploys: Deploys
   readonly keyVault: KeyVault
   readonly localCa: LocalCa
+  /** The local CA's CRL, served at CRL_PATH and named by every leaf it signs. */
+  readonly crl: LocalCaCrl
   readonly certificates: Certificates
   readonly scheduler: Scheduler
   readonly watchlist: Watchlist
@@ -119,7 +128,7 @@ async function serviceOver(store: Store, opts: ServiceOptions): Promise<Service>
   const ctx: CoreContext = {
     store,
     clock: opts.clock ?? systemClock,
-    secrets: opts.secrets ?? keychainFor(installId),
+    secrets: opts.secrets ?? secretStoreFor(opts.secretSource ?? { kind: 'keychain' }, store, opts.dataDir, installId),
     storeVersion: () => store.storeVersion(),
     scopeVersions: (resellerId) => store.scopeVersions(resellerId),
     localWrites: () => store.localWrites()
@@ -127,10 +136,14 @@ async function serviceOver(store: Store, opts: ServiceOptions): Promise<Service>
   const catalogue = new Catalogue(ctx)
   const acme = new AcmeSubscriptions(ctx)
   const localCa = new LocalCa(ctx)
+  // Every leaf of the local CA names its CRL, which CertDesk signs and serves (local-ca-crl.ts).
+  const crl = new LocalCaCrl(ctx, settings, localCa)
+  localCa.crlUrl = () => crl.url()
   // An external ACME CA, when configured, issues TLS orders and validates their names (RFC 8555).
   const acmeIssuer = new AcmeIssuer(ctx, settings, opts.issuer ?? localCa)
   const orders = new Orders(ctx, catalogue, acme, async (p) => await acmeIssuer.issues(p))
-  const certificates = new Certificates(ctx, orders, catalogue, settings, acmeIssuer, acmeIssuer)
+  const certificates = new Certificates(ctx, orders, catalogue, settings, acmeIssuer, acmeIssuer, acmeIssuer)
+  certificates.crl = crl
   const deploys = new Deploys(ctx)
   const resellers = new Resellers(ctx)
   const events = new Events(ctx)
@@ -162,8 +175,9 @@ async function serviceOver(store: Store, opts: ServiceOptions): Promise<Service>
     deploys,
     keyVault,
     localCa,
+    crl,
     certificates,
-    scheduler: new Scheduler(ctx, certificates, { deploys, events, renewals: acmeIssuer, alerts }),
+    scheduler: new Scheduler(ctx, certificates, { deploys, events, renewals: acmeIssuer, alerts, crl }),
     watchlist: new Watchlist(ctx, orders),
     installations: new Installations(ctx, orders, settings),
     imports: new Imports(ctx, orders, resellers, catalogue, keyVault),

@@ -57,3 +57,17 @@ export const INSTALLATION_LIMITS = {
   concurrency: { fallback: 8, min: 1, max: 64, offAtZero: false },
   timeoutSeconds: { fallback: 5, min: 1, max: 60, offAtZero: false }
 } as const
+
+/** The seller block of every invoice: the admin's business, as it bills its resellers. */
+export const INVOICE_SETTINGS = {
+  /** The business name at the head of the invoice. */
+  sellerName: 'invoice.seller_name',
+  /** Its postal address, one line per line of the address. */
+  sellerAddress: 'invoice.seller_address'
+} as const
+
+/** The local CA (local-ca-crl.ts): where its certificates say their CRL is. */
+export const LOCAL_CA_SETTINGS = {
+  /** An http:// address the CRL is published at; the listener's own `/ca/local-ca.crl` when unset. */
+  crlUrl: 'local_ca.crl_url'
+} as const

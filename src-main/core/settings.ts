@@ -12,9 +12,12 @@ import {
   DCV_SETTINGS,
   DELEGATED_DNS_SETTINGS,
   INSTALLATION_LIMITS,
-  INSTALLATION_SETTINGS
+  INSTALLATION_SETTINGS,
+  INVOICE_SETTINGS,
+  LOCAL_CA_SETTINGS
 } from './setting-keys'
 import { invalid } from './errors'
+import { PUBLIC_URL_SETTING, publicUrlProblem } from './public-url'
 import type { Store } from './store'
 
 /** Says what is wrong with a value, or null when it is fine. */
@@ -51,6 +54,28 @@ export const smtpUrlRule: SettingRule = (v) => {
   if (u.username || u.password) return 'must not carry a user or password: settings are not a secret store'
   if (u.pathname !== '' && u.pathname !== '/') return 'must be only smtp://host:port, without a path'
   if (u.search || u.hash) return 'must be only smtp://host:port, without a query'
+  return null
+}
+
+/**
+ * The CRL address certificates carry (RFC 5280 §4.2.1.13). BR §7.1.2.11.2 allows only an HTTP
+ * URL there (not HTTPS: a client checking a TLS certificate's revocation must not need TLS for
+ * it); the value goes into every certificate as an IA5String, so printable ASCII only.
+ */
+export const crlUrlRule: SettingRule = (v) => {
+  if (v.length > 1024 || !/^[\x21-\x7e]+$/.test(v))
+    return 'must be an http:// address of printable ASCII, at most 1024 characters'
+  let u: URL
+  try {
+    u = new URL(v)
+  } catch {
+    return `must be an http:// address such as http://crl.example.net/local-ca.crl, not ${quote(v)}`
+  }
+  if (u.protocol !== 'http:')
+    return 'must start with http:// (the Baseline Requirements allow only HTTP for a CRL address)'
+  if (!u.hostname) return 'must name a host'
+  if (u.username || u.password) return 'must not carry a user or password'
+  if (u.hash) return 'must not carry a #fragment'
   return null
 }
 
@@ -99,6 +124,19 @@ export const wholeNumberRule =
   }
 
 /**
+ * Text printed on a document: at most `lines` lines of at most `max` characters in all, no
+ * control character but the line break (a tab or an escape would print as nothing or as noise).
+ */
+export const printedTextRule =
+  (max: number, lines: number): SettingRule =>
+  (v) => {
+    if (v.length > max) return `must be at most ${max} characters, not ${v.length}`
+    if (/[\p{Cc}\u2028\u2029]/u.test(v.replace(/\r?\n/g, ''))) return 'must be plain text, without control characters'
+    const n = v.split(/\r?\n/).length
+    return n > lines ? `must be at most ${lines} line${lines === 1 ? '' : 's'}, not ${n}` : null
+  }
+
+/**
  * A DNS zone: letters, digits and hyphens in dot-separated labels of at most 63 characters
  * (RFC 1035 §2.3.1), at least two labels, 253 characters in all.
  */
@@ -124,7 +162,14 @@ export const SETTING_RULES: Record<string, SettingRule> = {
   // Installation checks (installations/)
   [INSTALLATION_SETTINGS.intervalHours]: wholeNumberRule(INSTALLATION_LIMITS.intervalHours),
   [INSTALLATION_SETTINGS.concurrency]: wholeNumberRule(INSTALLATION_LIMITS.concurrency),
-  [INSTALLATION_SETTINGS.timeoutSeconds]: wholeNumberRule(INSTALLATION_LIMITS.timeoutSeconds)
+  [INSTALLATION_SETTINGS.timeoutSeconds]: wholeNumberRule(INSTALLATION_LIMITS.timeoutSeconds),
+  // The seller block of invoices
+  [INVOICE_SETTINGS.sellerName]: printedTextRule(200, 1),
+  [INVOICE_SETTINGS.sellerAddress]: printedTextRule(600, 8),
+  // The local CA's CRL address (local-ca-crl.ts)
+  [LOCAL_CA_SETTINGS.crlUrl]: crlUrlRule,
+  // The address customers reach CertDesk by (public-url.ts)
+  [PUBLIC_URL_SETTING]: publicUrlProblem
 }
 
 export const EDITABLE_SETTINGS = Object.keys(SETTING_RULES)

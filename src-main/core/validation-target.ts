@@ -11,7 +11,6 @@ import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
 import { dnsResolver } from './dns-resolver'
 import { isDomainName } from './domains'
-import { DCV_SETTINGS } from './setting-keys'
 import { specialPurpose } from './special-addresses'
 
 /** A target validation refuses to connect to; the message says why and how a lab allows it. */
@@ -29,7 +28,10 @@ export interface TargetLookup {
   allowPrivateAddresses: boolean
 }
 
-const LAB_HINT = `domain validation never connects to loopback, private or other special-purpose addresses, as public CAs do not (for a lab, set ${DCV_SETTINGS.allowPrivateAddresses} to true)`
+// Named as the Settings screen names it (lab use), which is where an admin turns it on; the key
+// behind it (setting-keys.ts) is the command line's business.
+const LAB_HINT =
+  'domain validation never connects to loopback, private or other special-purpose addresses, as public CAs do not (for a lab, turn on lab use in Settings, under Domain validation)'
 
 /**
  * Refuses what is not a domain name before anything is sent: IP literals, and names the system

@@ -4,23 +4,47 @@
  * in `X-API-Key` or `Authorization: Bearer` (spec, "Authentication"). Keys are compared by hash.
  */
 import type { IncomingMessage } from 'node:http'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ServiceError } from '../core/errors'
 import { hashApiKey, type Reseller } from '../core/resellers'
 import type { Service } from '../core/service'
 import type { ScopeVersions } from '../core/store-version'
-import { hostName, isLoopbackName } from '../common/host-header'
+import { hostAccepter, hostName, type HostPolicy } from '../common/host-header'
 import { failure, STATUS_OF } from './errors'
 
 export interface AuthOptions {
   /** Host names accepted besides the loopback ones, such as a configured local name. */
   allowedHosts?: string[]
+  /** Whether loopback names are accepted as Host (true unless the listener is the public one). */
+  loopbackHosts?: boolean
+  /**
+   * How a refusal before any route runs (a wrong Host, too many requests) is answered; the
+   * reseller API's envelope unless the listener serves other protocols too (ACME's problems).
+   */
+  refuse?: Refusal
   /**
    * Routes that authenticate on their own (the browser-mode UI with its session): return true
    * to let the request through without an API key.
    */
   ownAuth?: (request: FastifyRequest) => boolean
 }
+
+export type Refusal = (request: FastifyRequest, reply: FastifyReply, status: number, message: string) => FastifyReply
+
+/** The reseller API's refusal: the status with the envelope `{ success: false, error }`. */
+export const envelopeRefusal: Refusal = (_request, reply, status, message) => reply.code(status).send(failure(message))
+
+/** The Host policy of a listener built with these options. */
+export const hostPolicyOf = (opts: AuthOptions): HostPolicy => ({
+  loopback: opts.loopbackHosts ?? true,
+  names: opts.allowedHosts ?? []
+})
+
+/** Why a Host header is refused, naming what the listener answers to. */
+export const hostRefusal = (policy: HostPolicy): string =>
+  policy.loopback
+    ? 'request refused: the Host header is not a loopback name'
+    : `request refused: the Host header is not ${policy.names.join(' or ')}`
 
 export function presentedKey(request: Pick<FastifyRequest, 'headers'>): string | null {
   const header = request.headers['x-api-key']
@@ -87,12 +111,13 @@ export function installAuth(app: FastifyInstance, service: Service, opts: AuthOp
     known.set(hash, entry)
   }
   app.decorateRequest('scopeVersions', null)
-  const allowed = new Set((opts.allowedHosts ?? []).map((h) => h.toLowerCase()))
+  const policy = hostPolicyOf(opts)
+  const accepts = hostAccepter(policy)
+  const refusal = hostRefusal(policy)
+  const refuse = opts.refuse ?? envelopeRefusal
   app.addHook('onRequest', async (request, reply) => {
     const host = hostName(request.headers.host)
-    if (!host || !(isLoopbackName(host) || allowed.has(host))) {
-      return reply.code(403).send(failure('request refused: the Host header is not a loopback name'))
-    }
+    if (!host || !accepts(host)) return refuse(request, reply, 403, refusal)
     if (opts.ownAuth?.(request)) return
     const key = presentedKey(request)
     if (!key) {

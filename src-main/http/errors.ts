@@ -87,6 +87,12 @@ export function installErrorHandling(app: FastifyInstance): void {
  */
 export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return
+  // A TLS failure (a handshake not finished in time, a client speaking no TLS) has no HTTP to
+  // answer in: what would be written waits for a handshake that never comes. Close it at once.
+  if (/^ERR_(TLS|SSL)_/.test(err.code ?? '') || 'library' in err) {
+    socket.destroy()
+    return
+  }
   const [status, reason, message] =
     err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
       ? [408, 'Request Timeout', 'request timed out before it was complete']

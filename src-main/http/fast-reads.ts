@@ -14,8 +14,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import type { Service } from '../core/service'
 import type { ScopeVersions } from '../core/store-version'
-import { hostName, isLoopbackName } from '../common/host-header'
+import { hostAccepter, hostName, type HostPolicy } from '../common/host-header'
 import { handedVersions, presentedKey, sameVersions, type KnownKeys } from './auth'
+import { precharged, type RateLimiter } from './rate-limit'
 import type { KeptAnswers } from './read-cache'
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void
@@ -81,16 +82,17 @@ export function installFastReads(
   service: Service,
   keys: KnownKeys,
   answers: KeptAnswers,
-  allowedHosts: readonly string[] = []
+  hosts: HostPolicy,
+  limiter: RateLimiter | null = null
 ): Pick<TurnVersions, 'orderPlaced'> {
-  const allowed = new Set(allowedHosts.map((h) => h.toLowerCase()))
+  const accepts = hostAccepter(hosts)
   const hostOk = new Map<string, boolean>()
   const acceptsHost = (header: string | undefined): boolean => {
     if (header === undefined) return false
     let ok = hostOk.get(header)
     if (ok === undefined) {
       const host = hostName(header)
-      ok = host !== null && (isLoopbackName(host) || allowed.has(host))
+      ok = host !== null && accepts(host)
       if (hostOk.size >= MAX_HOSTS) hostOk.clear()
       hostOk.set(header, ok)
     }
@@ -131,6 +133,12 @@ export function installFastReads(
     const path = q < 0 ? url : url.slice(0, q)
     if (req.method !== 'GET' || !answers.cacheable(path) || !server.listening || logsRequests()) return false
     if (!acceptsHost(req.headers.host)) return false
+    if (limiter) {
+      // Counted here, once: fastify's hook reads the count for a request handed on.
+      const wait = limiter.take(req.socket.remoteAddress ?? '')
+      precharged.set(req, wait)
+      if (wait !== 0) return false
+    }
     const key = presentedKey(req)
     const caller = key ? keys.known(key) : null
     if (!caller) return false

@@ -12,6 +12,7 @@ export const EVENT_TYPE_LABELS: Record<string, string> = {
   'certificate.issued': 'Certificate issued',
   'certificate.reissued': 'Certificate reissued',
   'certificate.expiring': 'Certificate expiring',
+  'certificate.revoked': 'Certificate revoked',
   'deploy.succeeded': 'Deploy succeeded',
   'deploy.failed': 'Deploy failed',
   'subscription.created': 'ACME subscription created',

@@ -15,6 +15,8 @@ export interface CertificateFacts {
   names: string[]
   keyAlgorithm: string
   sha256: string
+  /** Where the certificate says its revocation list is (RFC 5280 §4.2.1.13). */
+  crlUrls: string[]
 }
 
 /** Details decoded from the PEM itself, not from what the store says about it. */
@@ -39,6 +41,11 @@ export async function certificateFacts(pem: string): Promise<CertificateFacts> {
         : alg.name,
     sha256: Array.from(thumb, (b) => b.toString(16).padStart(2, '0'))
       .join(':')
-      .toUpperCase()
+      .toUpperCase(),
+    crlUrls:
+      c
+        .getExtension(x509.CRLDistributionPointsExtension)
+        ?.distributionPoints.flatMap((p) => p.distributionPoint?.fullName ?? [])
+        .flatMap((n) => (n.uniformResourceIdentifier ? [n.uniformResourceIdentifier] : [])) ?? []
   }
 }

@@ -1,11 +1,13 @@
 import { useEffect, useState } from 'react'
-import type { InvoiceStatus, InvoiceView, TransactionView } from '../../src-preload/contract'
+import { useSearch } from 'wouter'
+import type { InvoiceStatus, InvoiceView } from '../../src-preload/contract'
+import type { LedgerRow } from '../../src-shared/list-records'
 import { ExportButton } from '../export-tray'
 import { usd } from '../lib/format'
 import { useStore } from '../store'
-import { href } from '../routes'
+import { href, setQuery } from '../routes'
 import { Can, Badge, DomainName, ErrorBox } from '../ui'
-import { VirtualList } from '../virtual-list'
+import { VirtualList, type Column } from '../virtual-list'
 
 function TopUp(): React.JSX.Element {
   const record = useStore((s) => s.recordTopUp)
@@ -53,27 +55,84 @@ function TopUp(): React.JSX.Element {
   )
 }
 
+const INVOICE_STATUSES: InvoiceStatus[] = ['unpaid', 'sent', 'paid', 'cancelled']
+type Tab = 'transactions' | 'invoices'
+
+const LEDGER_COLUMNS: Column<LedgerRow>[] = [
+  { key: 'date', header: 'Date', className: 'muted', cell: (t) => t.createdAt },
+  { key: 'description', header: 'Description', title: (t) => t.description, cell: (t) => t.description },
+  {
+    key: 'order',
+    header: 'Order',
+    cell: (t) =>
+      t.orderId !== null ? (
+        <a className="mono" href={href({ name: 'order', id: t.orderId })} tabIndex={-1}>
+          {t.orderNumber ?? `order ${t.orderId}`}
+        </a>
+      ) : (
+        <span className="muted">—</span>
+      )
+  },
+  {
+    key: 'amount',
+    header: <span className="num">Amount</span>,
+    className: 'num',
+    cell: (t) => <span className={t.amount < 0 ? 'neg' : 'pos'}>{usd(t.amount)}</span>
+  },
+  { key: 'balance', header: <span className="num">Balance</span>, className: 'num', cell: (t) => usd(t.balanceAfter) }
+]
+
+const INVOICE_COLUMNS: Column<InvoiceView>[] = [
+  {
+    key: 'invoice',
+    header: 'Invoice',
+    className: 'mono',
+    cell: (i) => (
+      <a href={href({ name: 'invoice', id: i.id })} tabIndex={-1}>
+        {i.invoiceNumber}
+      </a>
+    )
+  },
+  { key: 'order', header: 'Order', className: 'mono', cell: (i) => i.orderNumber },
+  {
+    key: 'domain',
+    header: 'Domain',
+    title: (i) => i.domain || i.productName,
+    cell: (i) => (i.domain ? <DomainName name={i.domain} /> : i.productName)
+  },
+  { key: 'status', header: 'Status', cell: (i) => <Badge status={i.status} /> },
+  { key: 'total', header: <span className="num">Total</span>, className: 'num', cell: (i) => usd(i.total) },
+  { key: 'due', header: 'Due', className: 'muted', cell: (i) => i.dueDate }
+]
+
 export function Billing(): React.JSX.Element {
   const resellerId = useStore((s) => s.resellerId)
-  const invoiceFilter = useStore((s) => s.invoices.filter)
   const setFilter = useStore((s) => s.setListFilter)
-  const [tab, setTab] = useState<'transactions' | 'invoices'>('transactions')
+  // The tab and the invoice filter are the address's: a reload, Back and a pasted link keep them.
+  const params = new URLSearchParams(useSearch())
+  const tab: Tab = params.get('tab') === 'invoices' ? 'invoices' : 'transactions'
+  const status = INVOICE_STATUSES.find((s) => s === params.get('status'))
   useEffect(() => {
     if (resellerId === null) return
-    void setFilter('transactions', {})
-    void setFilter('invoices', useStore.getState().invoices.filter)
-  }, [resellerId, setFilter])
+    if (tab === 'transactions') void setFilter('transactions', {})
+    else void setFilter('invoices', { status })
+  }, [resellerId, tab, status, setFilter])
+  const tabButton = (t: Tab, label: string): React.JSX.Element => (
+    <button
+      className={tab === t ? 'tab active' : 'tab'}
+      aria-pressed={tab === t}
+      onClick={() => setQuery({ tab: t === 'invoices' ? 'invoices' : undefined })}
+    >
+      {label}
+    </button>
+  )
   return (
     <div className="screen fill">
       <header className="screen-head">
         <h1>Billing</h1>
         <div className="tabs">
-          <button className={tab === 'transactions' ? 'tab active' : 'tab'} onClick={() => setTab('transactions')}>
-            Credit ledger
-          </button>
-          <button className={tab === 'invoices' ? 'tab active' : 'tab'} onClick={() => setTab('invoices')}>
-            Invoices
-          </button>
+          {tabButton('transactions', 'Credit ledger')}
+          {tabButton('invoices', 'Invoices')}
         </div>
       </header>
       {tab === 'transactions' ? (
@@ -84,25 +143,12 @@ export function Billing(): React.JSX.Element {
           <div className="toolbar">
             <ExportButton list="transactions" file="credit-ledger.csv" filter={{}} />
           </div>
-          <VirtualList<TransactionView>
+          <VirtualList<LedgerRow>
             name="transactions"
             label="Credit ledger"
-            header={
-              <div className="cols tx-cols">
-                <span>Date</span>
-                <span>Description</span>
-                <span className="num">Amount</span>
-                <span className="num">Balance</span>
-              </div>
-            }
-            row={(t) => (
-              <div className="cols tx-cols">
-                <span className="muted">{t.createdAt}</span>
-                <span title={t.description}>{t.description}</span>
-                <span className={`num ${t.amount < 0 ? 'neg' : 'pos'}`}>{usd(t.amount)}</span>
-                <span className="num">{usd(t.balanceAfter)}</span>
-              </div>
-            )}
+            colsClass="tx-cols"
+            columns={LEDGER_COLUMNS}
+            rowHref={(t) => (t.orderId !== null ? href({ name: 'order', id: t.orderId }) : null)}
           />
         </>
       ) : (
@@ -110,43 +156,22 @@ export function Billing(): React.JSX.Element {
           <div className="toolbar">
             <select
               aria-label="Invoice status"
-              value={invoiceFilter.status ?? ''}
-              onChange={(e) =>
-                void setFilter('invoices', { status: (e.target.value || undefined) as InvoiceStatus | undefined })
-              }
+              value={status ?? ''}
+              onChange={(e) => setQuery({ tab: 'invoices', status: e.target.value || undefined })}
             >
               <option value="">All invoices</option>
-              {['unpaid', 'sent', 'paid', 'cancelled'].map((s) => (
+              {INVOICE_STATUSES.map((s) => (
                 <option key={s}>{s}</option>
               ))}
             </select>
-            <ExportButton list="invoices" file="invoices.csv" filter={invoiceFilter} />
+            <ExportButton list="invoices" file="invoices.csv" filter={{ status }} />
           </div>
           <VirtualList<InvoiceView>
             name="invoices"
             label="Invoices"
-            header={
-              <div className="cols inv-cols">
-                <span>Invoice</span>
-                <span>Order</span>
-                <span>Domain</span>
-                <span>Status</span>
-                <span className="num">Total</span>
-                <span>Due</span>
-              </div>
-            }
-            row={(i) => (
-              <a className="cols inv-cols row-link" href={href({ name: 'invoice', id: i.id })}>
-                <span className="mono">{i.invoiceNumber}</span>
-                <span className="mono">{i.orderNumber}</span>
-                <span>{i.domain ? <DomainName name={i.domain} /> : i.productName}</span>
-                <span>
-                  <Badge status={i.status} />
-                </span>
-                <span className="num">{usd(i.total)}</span>
-                <span className="muted">{i.dueDate}</span>
-              </a>
-            )}
+            colsClass="inv-cols"
+            columns={INVOICE_COLUMNS}
+            rowHref={(i) => href({ name: 'invoice', id: i.id })}
           />
         </>
       )}

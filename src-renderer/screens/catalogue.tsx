@@ -128,7 +128,7 @@ export function Catalogue(): React.JSX.Element {
                       aria-label={`Order ${p.name}`}
                       onClick={() => {
                         setDraft({ productId: p.id, period: 12, sanCount: 0, sanWildcardCount: 0 })
-                        go({ name: 'new-order' })
+                        go({ name: 'new-order' }, { product: p.id })
                       }}
                     >
                       Order

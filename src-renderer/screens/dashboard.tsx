@@ -1,6 +1,6 @@
 import { useEffect } from 'react'
 import { BarChart, Donut } from '../charts'
-import { daysUntil, statusLabel, usd } from '../lib/format'
+import { statusLabel, usd } from '../lib/format'
 import { href } from '../routes'
 import { useStore } from '../store'
 import { Badge, Can, DomainName, Stat } from '../ui'
@@ -14,7 +14,7 @@ export function Dashboard(): React.JSX.Element {
     if (resellerId !== null) void load()
   }, [resellerId, load])
   if (!dashboard) return <p className="muted">Loading the dashboard…</p>
-  const { stats } = dashboard
+  const { stats, expiring } = dashboard
   return (
     <div className="screen">
       <header className="screen-head">
@@ -53,18 +53,37 @@ export function Dashboard(): React.JSX.Element {
           <h2>Brands</h2>
           <Donut label="Brands" parts={stats.brandDistribution.map((b) => ({ name: b.brand, value: b.count }))} />
         </section>
-        <section className="card">
-          <h2>Expiring soon</h2>
-          {dashboard.expiringSoon.length === 0 ? (
-            <p className="muted">No certificate ends in the next 30 days without a renewal.</p>
+        <section className="card" aria-labelledby="expiring-heading" data-testid="dashboard-expiring">
+          <h2 id="expiring-heading">Expiring in {expiring.days} days</h2>
+          <p>
+            <a className="stat-value" href={href({ name: 'expiring' }, { days: expiring.days })}>
+              {expiring.total.toLocaleString('en-US')}
+            </a>{' '}
+            <span className="muted">
+              certificate{expiring.total === 1 ? '' : 's'}, issued here or imported;{' '}
+              {expiring.withoutRenewal.toLocaleString('en-US')} with no renewal planned
+            </span>
+          </p>
+          {expiring.soonest.length === 0 ? (
+            <p className="muted">None ends without a renewal.</p>
           ) : (
             <ul className="plain-list">
-              {dashboard.expiringSoon.map((o) => (
-                <li key={o.id}>
-                  <a href={href({ name: 'order', id: o.id })}>
-                    <DomainName name={o.domain} />
+              {expiring.soonest.map((c) => (
+                <li key={c.reference}>
+                  <a
+                    href={
+                      c.kind === 'issued' && c.orderId
+                        ? href({ name: 'order', id: c.orderId })
+                        : href({ name: 'imports' })
+                    }
+                  >
+                    {c.domain ? <DomainName name={c.domain} /> : c.reference}
                   </a>
-                  <span className="muted"> in {daysUntil(o.certValidTill ?? '')} days</span>
+                  <span className="muted">
+                    {' '}
+                    {c.kind === 'imported' ? 'imported, ' : ''}
+                    {c.daysLeft === 0 ? 'ends today' : `in ${c.daysLeft.toLocaleString('en-US')} days`}
+                  </span>
                 </li>
               ))}
             </ul>

@@ -1,54 +1,13 @@
 /**
  * Email validation on the order page, name by name (CA/B Baseline Requirements §3.2.2.4.4,
- * constructed email to the domain contact): the approver mailbox of every name, chosen before
- * the CSR goes in and changeable while the name waits; the message CertDesk kept for it; and
- * the approval code that validates that name.
+ * constructed email to the domain contact): the approver mailbox of every name (the name or a
+ * parent of it up to its registrable domain), changeable while the name waits; the message
+ * CertDesk kept for it; and the approval code that validates that name.
  */
 import { useEffect, useState } from 'react'
 import type { NameValidationView } from '../../src-preload/contract'
-import { APPROVER_LOCAL_PARTS } from '../../src-preload/channels'
 import { useCan, useStore } from '../store'
 import { ErrorBox } from '../ui'
-
-/** The approver addresses offered for a name: each allowed mailbox at the name's base domain. */
-export const approverChoices = (name: string): string[] =>
-  APPROVER_LOCAL_PARTS.map((local) => `${local}@${name.replace(/^\*\./, '')}`)
-
-/** One approver per name, admin@ until another is picked (the core's default too). */
-export const approversFor = (names: string[], picked: Record<string, string>): Record<string, string> =>
-  Object.fromEntries(names.map((n) => [n, picked[n] ?? approverChoices(n)[0]]))
-
-/** The CSR step's choice: a mailbox for each name the CSR asks for. */
-export function ApproverChoices({
-  names,
-  picked,
-  onPick
-}: {
-  names: string[]
-  picked: Record<string, string>
-  onPick: (picked: Record<string, string>) => void
-}): React.JSX.Element {
-  const chosen = approversFor(names, picked)
-  return (
-    <div className="approver-choices" data-testid="approver-choices">
-      {names.length === 0 ? <p className="muted small">Generate or paste the CSR to choose its approvers.</p> : null}
-      {names.map((name) => (
-        <label key={name} className="grow">
-          Approver for {name}
-          <select
-            aria-label={`Approver for ${name}`}
-            value={chosen[name]}
-            onChange={(e) => onPick({ ...picked, [name]: e.target.value })}
-          >
-            {approverChoices(name).map((a) => (
-              <option key={a}>{a}</option>
-            ))}
-          </select>
-        </label>
-      ))}
-    </div>
-  )
-}
 
 /** Inside a name's validation box: its approver, its message, and its approval code. */
 export function EmailNameApproval({
@@ -82,7 +41,7 @@ export function EmailNameApproval({
   const sentAt = v.instructions.sentAt
   // The outbox is newest first: the first message for this name carries its current code.
   const message = outbox.find((m) => m.name === v.name && m.to === approver)
-  const choices = approverChoices(v.name)
+  const choices = [...v.instructions.approverChoices]
   if (approver && !choices.includes(approver)) choices.unshift(approver)
   return (
     <div className="email-name">

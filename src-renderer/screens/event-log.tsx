@@ -7,7 +7,8 @@
 import { useEffect, useState } from 'react'
 import type { EventView } from '../../src-preload/contract'
 import { EVENT_TYPE_LABELS, isFailure } from '../lib/event-types'
-import { href } from '../routes'
+import { useSearch } from 'wouter'
+import { href, setQuery, type Query } from '../routes'
 import { Pager } from '../pager'
 import { EVENTS_PAGE, useStore, type EventLogFilter } from '../store'
 import { ErrorBox } from '../ui'
@@ -61,20 +62,48 @@ export function EventRows({ items, showOrder }: { items: EventView[]; showOrder:
   )
 }
 
+/** The log's filter and page as the address holds them (`#/events?type=…&since=…&order=…&page=2`). */
+function fromAddress(search: string): { filter: EventLogFilter; offset: number } {
+  const p = new URLSearchParams(search)
+  const type = p.get('type') ?? ''
+  const since = p.get('since') ?? ''
+  const page = Number(p.get('page') ?? '1')
+  return {
+    filter: {
+      type: type in EVENT_TYPE_LABELS ? type : '',
+      since: /^\d{4}-\d{2}-\d{2}$/.test(since) ? since : '',
+      order: (p.get('order') ?? '').slice(0, 64)
+    },
+    offset: Number.isSafeInteger(page) && page > 1 ? (page - 1) * EVENTS_PAGE : 0
+  }
+}
+
+const addressOf = (f: EventLogFilter, offset = 0): Query => ({
+  type: f.type,
+  since: f.since,
+  order: f.order.trim(),
+  page: offset > 0 ? offset / EVENTS_PAGE + 1 : undefined
+})
+
 export function EventLog(): React.JSX.Element {
   const log = useStore((s) => s.eventLog)
   const load = useStore((s) => s.loadEvents)
   const resellerId = useStore((s) => s.resellerId)
-  const [draft, setDraft] = useState<EventLogFilter>(log.filter)
+  // The filters and the page are the address's: a reload, Back and a pasted link keep them.
+  const search = useSearch()
+  const { filter, offset } = fromAddress(search)
+  const [draft, setDraft] = useState<EventLogFilter>(filter)
   useEffect(() => {
     if (resellerId === null) return
-    void load(useStore.getState().eventLog.filter, 0)
+    const at = fromAddress(search)
+    setDraft(at.filter)
+    void load(at.filter, at.offset)
     const t = setInterval(() => void load(), LIVE_REFRESH_MS)
     return () => clearInterval(t)
-  }, [resellerId, load])
+  }, [resellerId, load, search])
   const apply = (f: EventLogFilter): void => {
     setDraft(f)
-    void load(f, 0)
+    setQuery(addressOf(f))
   }
   const first = log.total === 0 ? 0 : log.offset + 1
   const last = Math.min(log.offset + EVENTS_PAGE, log.total)
@@ -140,10 +169,10 @@ export function EventLog(): React.JSX.Element {
       </div>
       {log.items.length > 0 ? <EventRows items={log.items} showOrder /> : null}
       <Pager
-        offset={log.offset}
+        offset={offset}
         total={log.total}
         size={EVENTS_PAGE}
-        go={(offset) => void load(log.filter, offset)}
+        go={(to) => setQuery(addressOf(filter, to))}
         what="events"
       />
     </div>

@@ -1,6 +1,7 @@
 /**
- * One invoice as a document: who it is for (the reseller's account details), what it is for
- * (the order's lines: price for the period, SANs, discount) and its dates and status. It prints
+ * One invoice as a document: who it is from (the admin's business, from Settings), who it is for
+ * (the reseller's account details), what it is for (the order's lines: price for the period,
+ * SANs, discount) and its dates and status. It prints
  * on its own: the print stylesheet (styles.css, `@media print`) leaves out the app around it.
  */
 import { useEffect } from 'react'
@@ -15,6 +16,8 @@ export function InvoicePage({ id }: { id: number }): React.JSX.Element {
   const load = useStore((s) => s.loadInvoice)
   const resellerId = useStore((s) => s.resellerId)
   const reseller = useReseller()
+  const settings = useStore((s) => s.settings)
+  const seller = { name: settings?.sellerName ?? '', address: settings?.sellerAddress ?? '' }
   useEffect(() => {
     if (resellerId !== null) void load(id)
   }, [id, resellerId, load])
@@ -24,8 +27,8 @@ export function InvoicePage({ id }: { id: number }): React.JSX.Element {
   return (
     <div className="screen narrow invoice-screen">
       <header className="screen-head no-print">
-        <a className="muted small" href={href({ name: 'billing' })}>
-          ← Billing
+        <a className="muted small" href={href({ name: 'billing' }, { tab: 'invoices' })}>
+          ← Invoices
         </a>
         <button className="btn primary" type="button" onClick={() => window.print()}>
           Print invoice
@@ -58,22 +61,43 @@ export function InvoicePage({ id }: { id: number }): React.JSX.Element {
             <dd>{inv.currency}</dd>
           </dl>
         </div>
-        <section aria-labelledby="bill-to">
-          <h2 id="bill-to">Billed to</h2>
-          <address data-testid="invoice-reseller">
-            <span className="strong">{reseller.company || reseller.name}</span>
-            <br />
-            {reseller.company ? (
-              <>
-                {reseller.name}
-                <br />
-              </>
-            ) : null}
-            {reseller.email}
-            <br />
-            Reseller account {reseller.id}
-          </address>
-        </section>
+        <div className="invoice-parties">
+          <section aria-labelledby="seller">
+            <h2 id="seller">From</h2>
+            {seller.name ? (
+              <address data-testid="invoice-seller">
+                <span className="strong">{seller.name}</span>
+                {seller.address.split(/\r?\n/).map((line, i) => (
+                  <span key={i}>
+                    <br />
+                    {line}
+                  </span>
+                ))}
+              </address>
+            ) : (
+              <p className="muted no-print" data-testid="invoice-seller-missing">
+                Your business name and address print here once they are set in{' '}
+                <a href={href({ name: 'settings' })}>Settings, Invoices</a>.
+              </p>
+            )}
+          </section>
+          <section aria-labelledby="bill-to">
+            <h2 id="bill-to">Billed to</h2>
+            <address data-testid="invoice-reseller">
+              <span className="strong">{reseller.company || reseller.name}</span>
+              <br />
+              {reseller.company ? (
+                <>
+                  {reseller.name}
+                  <br />
+                </>
+              ) : null}
+              {reseller.email}
+              <br />
+              Reseller account {reseller.id}
+            </address>
+          </section>
+        </div>
         <table className="table invoice-lines">
           <caption className="sr-only">Invoice lines</caption>
           <thead>

@@ -1,7 +1,9 @@
 import { useEffect } from 'react'
+import { useSearch } from 'wouter'
 import { usd, years } from '../lib/format'
 import { warrantyText } from '../lib/prices'
 import { useReseller, useStore } from '../store'
+import { setQuery } from '../routes'
 import { Can, ErrorBox } from '../ui'
 import { DomainField } from './domain-field'
 
@@ -17,9 +19,14 @@ export function NewOrder(): React.JSX.Element {
   const submit = useStore((s) => s.submitOrder)
   const go = useStore((s) => s.go)
   const reseller = useReseller()
+  // The product is the address's (`#/catalogue/new-order?product=2`): a reload or a pasted link keeps it.
+  const wanted = Number(new URLSearchParams(useSearch()).get('product')) || null
   useEffect(() => {
     if (products.length === 0) void loadProducts()
   }, [products.length, loadProducts])
+  useEffect(() => {
+    if (wanted !== null && wanted !== useStore.getState().draft.productId) setDraft({ productId: wanted })
+  }, [wanted, setDraft])
   const product = products.find((p) => p.id === draft.productId) ?? null
   const yearPrice = product?.prices.find((p) => p.years === draft.period / 12) ?? null
   const short = quote !== null && draft.payment === 'credit' && !quote.affordable
@@ -41,7 +48,11 @@ export function NewOrder(): React.JSX.Element {
             <select
               aria-label="Product"
               value={draft.productId ?? ''}
-              onChange={(e) => setDraft({ productId: e.target.value ? Number(e.target.value) : null })}
+              onChange={(e) => {
+                const productId = e.target.value ? Number(e.target.value) : null
+                setDraft({ productId })
+                setQuery({ product: productId ?? undefined }, { replace: true })
+              }}
             >
               <option value="">Choose a product…</option>
               {products.map((p) => (

@@ -1,12 +1,13 @@
 /** The order's certificate: what it says (decoded from the PEM), its downloads, history and reissue. */
 import { useEffect, useState } from 'react'
-import type { OrderView } from '../../src-preload/contract'
+import type { CertificateView, OrderView } from '../../src-preload/contract'
 import type { CertificateFacts } from '../lib/export'
-import { useStore } from '../store'
+import { useCan, useStore } from '../store'
 import { DomainNames, ErrorBox } from '../ui'
 import { CertificateDownloads, exportFileName, type RunExport } from './order-downloads'
 import { KeyExport } from './key-export'
 import { ReissueActions } from './order-reissue'
+import { REASON_SHORT, RevokeDialog } from './revoke-dialog'
 
 export function OrderCertificate({ order }: { order: OrderView }): React.JSX.Element {
   // Only this order's certificate: the store may still hold nothing, never another order's.
@@ -15,6 +16,8 @@ export function OrderCertificate({ order }: { order: OrderView }): React.JSX.Ele
   const [facts, setFacts] = useState<CertificateFacts | null>(null)
   const [busy, setBusy] = useState<string | null>(null)
   const [error, setError] = useState<string | null>(null)
+  const [revoking, setRevoking] = useState<CertificateView | null>(null)
+  const mayRevoke = useCan('revokeCertificate')
   const cert = detail?.certificate ?? null
   useEffect(() => {
     if (!cert) return setFacts(null)
@@ -38,8 +41,15 @@ export function OrderCertificate({ order }: { order: OrderView }): React.JSX.Ele
       <h2>Certificate</h2>
       {cert && facts ? (
         <>
+          {cert.revokedAt ? (
+            <div className="revoked-box" role="status" data-testid="cert-revoked">
+              Revoked on {cert.revokedAt} UTC
+              {cert.revocationReason ? ` (${REASON_SHORT[cert.revocationReason]})` : ''}. Do not install it;{' '}
+              {order.status === 'completed' ? 'reissue to replace it.' : 'it is kept as history.'}
+            </div>
+          ) : null}
           <div className={`countdown ${days !== null && days < 15 ? 'soon' : ''}`} data-testid="expiry">
-            {days !== null && days >= 0 ? `${days} days left` : 'expired'}
+            {cert.revokedAt ? 'revoked' : days !== null && days >= 0 ? `${days} days left` : 'expired'}
             <span className="muted small">
               {' '}
               until {facts.notAfter.toISOString().slice(0, 16).replace('T', ' ')} UTC
@@ -65,8 +75,21 @@ export function OrderCertificate({ order }: { order: OrderView }): React.JSX.Ele
             </dd>
             <dt>SHA-256</dt>
             <dd className="mono break small">{facts.sha256}</dd>
+            {facts.crlUrls.length > 0 ? (
+              <>
+                <dt>CRL</dt>
+                <dd className="mono break small">{facts.crlUrls.join(', ')}</dd>
+              </>
+            ) : null}
           </dl>
-          <CertificateDownloads order={order} cert={cert} busy={busy} run={run} />
+          <CertificateDownloads
+            order={order}
+            cert={cert}
+            password={password}
+            setPassword={setPassword}
+            busy={busy}
+            run={run}
+          />
           <ErrorBox text={error} />
           {detail && detail.history.length > 0 ? (
             <>
@@ -76,13 +99,37 @@ export function OrderCertificate({ order }: { order: OrderView }): React.JSX.Ele
                   <li key={h.id}>
                     <span className="mono small">{h.serial.slice(0, 16)}…</span> {h.validFrom} – {h.validTill}{' '}
                     <span className="badge">{h.reason.replace('_', ' ')}</span>
+                    {h.revokedAt ? (
+                      <>
+                        {' '}
+                        <span className="badge badge-revoked">
+                          revoked{h.revocationReason ? `: ${REASON_SHORT[h.revocationReason]}` : ''}
+                        </span>
+                      </>
+                    ) : mayRevoke &&
+                      h.id !== cert.id &&
+                      Date.parse(`${h.validTill.replace(' ', 'T')}Z`) > Date.now() ? (
+                      // An earlier certificate still valid (a reissue revokes nothing): revocable here.
+                      <>
+                        {' '}
+                        <button
+                          type="button"
+                          className="btn small danger"
+                          aria-label={`Revoke… earlier certificate ${h.serial.slice(0, 16)}`}
+                          onClick={() => setRevoking(h)}
+                        >
+                          Revoke…
+                        </button>
+                      </>
+                    ) : null}
                   </li>
                 ))}
               </ul>
             </>
           ) : null}
-          {order.status === 'completed' ? (
-            <ReissueActions order={order} cert={cert} busy={busy} run={run} onError={setError} />
+          {order.status === 'completed' ? <ReissueActions order={order} cert={cert} /> : null}
+          {revoking ? (
+            <RevokeDialog order={order} cert={revoking} current={false} onClose={() => setRevoking(null)} />
           ) : null}
         </>
       ) : (

@@ -1,11 +1,11 @@
 /** The CSR step of an order waiting for one: a key and CSR generated here and kept, or a pasted CSR, and the DCV choice. */
 import { useEffect, useState } from 'react'
-import type { DcvMethod, OrderView } from '../../src-preload/contract'
+import type { OrderView } from '../../src-preload/contract'
 import type { DecodedCsr } from '../lib/csr'
 import { KEY_TYPES, type KeyType } from '../lib/key-types'
 import { useStore } from '../store'
 import { DomainNames, ErrorBox } from '../ui'
-import { ApproverChoices, approversFor } from './email-approval'
+import { DcvChoices, dcvRequest, freshPicks, useApproverChoices } from './dcv-choices'
 
 export function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
   const configure = useStore((s) => s.configure)
@@ -25,9 +25,9 @@ export function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
   const [decodeError, setDecodeError] = useState<string | null>(null)
   const [busy, setBusy] = useState<string | null>(null)
   const [elapsed, setElapsed] = useState(0)
-  const [dcv, setDcv] = useState<DcvMethod>('http')
-  const [approvers, setApprovers] = useState<Record<string, string>>({})
+  const [picks, setPicks] = useState(freshPicks)
   const [error, setError] = useState<string | null>(null)
+  const approverChoices = useApproverChoices(decoded?.names ?? [])
 
   useEffect(() => {
     void loadDraft(order.id)
@@ -207,20 +207,7 @@ export function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
           CertDesk refuses it rather than issue a certificate without that name.
         </p>
       ) : null}
-      <div className="row">
-        <label>
-          Validation method
-          <select aria-label="Validation method" value={dcv} onChange={(e) => setDcv(e.target.value as DcvMethod)}>
-            <option value="http">HTTP file</option>
-            <option value="https">HTTPS file</option>
-            <option value="dns">DNS CNAME</option>
-            <option value="email">Email</option>
-          </select>
-        </label>
-        {dcv === 'email' ? (
-          <ApproverChoices names={decoded?.names ?? []} picked={approvers} onPick={setApprovers} />
-        ) : null}
-      </div>
+      <DcvChoices names={decoded?.names ?? []} choices={approverChoices} picks={picks} onPick={setPicks} />
       <ErrorBox text={error} />
       <div className="actions">
         <button
@@ -233,8 +220,7 @@ export function CsrStep({ order }: { order: OrderView }): React.JSX.Element {
             void configure({
               orderId: order.id,
               csr,
-              dcvMethod: dcv,
-              approvers: dcv === 'email' ? approversFor(decoded?.names ?? [], approvers) : undefined
+              ...dcvRequest(picks, decoded?.names ?? [], approverChoices)
             }).then((e) => {
               setBusy(null)
               setError(e)

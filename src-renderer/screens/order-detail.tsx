@@ -60,6 +60,7 @@ export function OrderDetail({ id }: { id: number }): React.JSX.Element {
           </a>
           <h1>
             {order.domain ? <DomainName name={order.domain} full /> : order.productName} <Badge status={order.status} />
+            {order.certificateRevoked ? <Badge status="revoked" label="certificate revoked" /> : null}
           </h1>
           <div className="muted">
             <span data-testid="order-number">{order.orderNumber}</span>{' '}
@@ -102,7 +103,9 @@ export function OrderDetail({ id }: { id: number }): React.JSX.Element {
       ) : null}
       {order.status === 'cancelled' && lastRefund ? (
         <div className="ok-box" role="status">
-          Refunded {usd(lastRefund.refunded)}; the balance is now {usd(lastRefund.newBalance)}.
+          {lastRefund.refunded > 0
+            ? `Refunded ${usd(lastRefund.refunded)}; the balance is now ${usd(lastRefund.newBalance)}.`
+            : 'Cancelled; its invoice is cancelled, and as nothing was paid nothing was refunded.'}
         </div>
       ) : null}
       <OrderTimeline order={order} />

@@ -3,7 +3,7 @@
  * the main process builds (the password-based encryption never runs in the page).
  */
 import { useState } from 'react'
-import type { CertificateView, OrderView } from '../../src-preload/contract'
+import type { CertificateView, OrderView, PfxEncryption } from '../../src-preload/contract'
 import { download } from '../lib/format'
 import { useStore } from '../store'
 import { KeyExport } from './key-export'
@@ -18,16 +18,21 @@ export const exportFileName = (order: OrderView): string => order.domain.replace
 export function CertificateDownloads({
   order,
   cert,
+  password,
+  setPassword,
   busy,
   run
 }: {
   order: OrderView
   cert: CertificateView
+  /** The export password, held by the card: one typed before the certificate arrived is kept. */
+  password: string
+  setPassword: (p: string) => void
   busy: string | null
   run: RunExport
 }): React.JSX.Element {
   const exportPfx = useStore((s) => s.exportPfx)
-  const [password, setPassword] = useState('')
+  const [encryption, setEncryption] = useState<PfxEncryption>('aes-256')
   const file = exportFileName(order)
   return (
     <>
@@ -64,6 +69,33 @@ export function CertificateDownloads({
         withPfxNote
       />
       <Can m="exportPfx">
+        <fieldset className="radio-row" disabled={!order.hasStoredKey}>
+          <legend>PFX encryption</legend>
+          <label>
+            <input
+              type="radio"
+              name={`pfx-encryption-${order.id}`}
+              checked={encryption === 'aes-256'}
+              onChange={() => setEncryption('aes-256')}
+            />{' '}
+            AES-256 (recommended; Windows Server 2019 and later, current OpenSSL and Java)
+          </label>
+          <label>
+            <input
+              type="radio"
+              name={`pfx-encryption-${order.id}`}
+              checked={encryption === 'legacy-3des'}
+              onChange={() => setEncryption('legacy-3des')}
+            />{' '}
+            Legacy 3DES/SHA-1 (compatibility for Windows Server 2016 and older)
+          </label>
+        </fieldset>
+        {encryption === 'legacy-3des' ? (
+          <p className="warn small" role="note">
+            Legacy encryption is weaker: use it only for a server that cannot import the AES-256 file, and delete the
+            file once it is imported.
+          </p>
+        ) : null}
         <div className="row">
           <button
             type="button"
@@ -71,9 +103,9 @@ export function CertificateDownloads({
             disabled={!order.hasStoredKey || !password || busy !== null}
             onClick={() =>
               run('Building the PFX…', async () => {
-                const r = await exportPfx(order.id, password)
+                const r = await exportPfx(order.id, password, encryption)
                 if ('error' in r) throw new Error(r.error)
-                download(`${file}.pfx`, r.pfx, 'application/x-pkcs12')
+                download(`${file}${encryption === 'legacy-3des' ? '.legacy' : ''}.pfx`, r.pfx, 'application/x-pkcs12')
               })
             }
           >

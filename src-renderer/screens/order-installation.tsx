@@ -145,16 +145,3 @@ export function OrderInstallation({ orderId }: { orderId: number }): React.JSX.E
     </section>
   )
 }
-
-/** The orders list's tag of what the order's servers present, once checked. */
-export function InstallationTag({ orderId }: { orderId: number }): React.JSX.Element | null {
-  const badge = useStore((s) => s.installationBadges[orderId])
-  const want = useStore((s) => s.wantBadge)
-  useEffect(() => want(orderId), [orderId, want])
-  if (!badge) return null
-  return (
-    <span className={`tag badge-install-${badge.verdict}`} title={`installation checked ${badge.checkedAt} UTC`}>
-      {badge.label}
-    </span>
-  )
-}

@@ -4,6 +4,7 @@ import type { DcvMethod, NameValidationView, OrderView } from '../../src-preload
 import { useCan, useStore } from '../store'
 import { Badge, Can, DomainName, ErrorBox } from '../ui'
 import { ApprovalMessages, EmailNameApproval } from './email-approval'
+import { NameMethod, validationSummary } from './name-method'
 import { CancelValidation, DnsInstructions, HttpInstructions } from './validation-instructions'
 
 /**
@@ -27,6 +28,7 @@ export function ValidationStep({ order }: { order: OrderView }): React.JSX.Eleme
   const [error, setError] = useState<string | null>(null)
   // Without the right to run checks, the button reads the status again (order.ts, loadSsl).
   const mayCheck = useCan('sslStatus')
+  const mayChangeName = useCan('changeNameDcv')
   if (!ssl || ssl.order.id !== order.id) return null
   return (
     <section className="card">
@@ -44,7 +46,7 @@ export function ValidationStep({ order }: { order: OrderView }): React.JSX.Eleme
             {checking ? 'Checking…' : mayCheck ? 'Re-check now' : 'Refresh'}
           </button>
           <Can m="resendValidation">
-            {ssl.dcvMethod === 'email' ? (
+            {ssl.validation.some((v) => v.method === 'email' && v.status !== 'valid') ? (
               <button className="btn" onClick={() => void resend(order.id)}>
                 Resend email
               </button>
@@ -52,6 +54,11 @@ export function ValidationStep({ order }: { order: OrderView }): React.JSX.Eleme
           </Can>
         </div>
       </div>
+      {ssl.validation.length > 0 ? (
+        <p className="muted small" data-testid="dcv-summary">
+          {validationSummary(ssl.validation)}
+        </p>
+      ) : null}
       <div className="names">
         {ssl.validation.map((v) => (
           <div key={v.name} className="name-check" data-name={v.name}>
@@ -60,10 +67,14 @@ export function ValidationStep({ order }: { order: OrderView }): React.JSX.Eleme
                 <DomainName name={v.name} full />
               </span>{' '}
               <Badge status={`dcv-${v.status}`} label={DCV_LABEL[v.status]} />
-              <span className="muted small">
-                {v.method.toUpperCase()}
-                {v.status === 'valid' && v.validatedAt ? ` · validated ${v.validatedAt} UTC` : ''}
-              </span>
+              {order.status === 'validation_pending' && v.status !== 'valid' && mayChangeName ? (
+                <NameMethod orderId={order.id} v={v} />
+              ) : (
+                <span className="muted small" data-testid="dcv-method">
+                  {v.method.toUpperCase()}
+                  {v.status === 'valid' && v.validatedAt ? ` · validated ${v.validatedAt} UTC` : ''}
+                </span>
+              )}
             </div>
             {v.status === 'pending' ? (
               <p className="muted small" data-testid="dcv-last-check">

@@ -1,15 +1,108 @@
 import { useEffect, useState } from 'react'
-import type { DcvSettingsView, SettingsProblems } from '../../src-preload/contract'
+import type { DcvSettingsView, ResellerView, SettingsProblems } from '../../src-preload/contract'
 import { download } from '../lib/format'
 import { useCan, useStore } from '../store'
 import { Can, ErrorBox } from '../ui'
 import { BackupCard } from './settings-backup'
 
+interface ResellerForm {
+  name: string
+  email: string
+  company: string
+  group: string
+  discount: string
+}
+
+/** One reseller's row as a form: name, email, company, group and discount, saved together or not at all. */
+function ResellerEditRow({ reseller, onDone }: { reseller: ResellerView; onDone: () => void }): React.JSX.Element {
+  const update = useStore((s) => s.updateReseller)
+  const groups = useStore((s) => s.groups)
+  const [form, setForm] = useState<ResellerForm>({
+    name: reseller.name,
+    email: reseller.email,
+    company: reseller.company,
+    group: reseller.groupId === null ? '' : String(reseller.groupId),
+    discount: String(reseller.discountRate)
+  })
+  const [error, setError] = useState<string | null>(null)
+  const field = (key: keyof ResellerForm, label: string): React.JSX.Element => (
+    <label>
+      {label}
+      <input value={form[key]} onChange={(e) => setForm({ ...form, [key]: e.target.value })} />
+    </label>
+  )
+  return (
+    <tr>
+      <td colSpan={5}>
+        <form
+          className="form"
+          aria-label={`Edit reseller ${reseller.name}`}
+          onSubmit={(e) => {
+            e.preventDefault()
+            const discount = Number(form.discount.trim())
+            if (form.discount.trim() === '' || !Number.isFinite(discount))
+              return setError('Enter the discount as a number from 0 to 100, such as 10 or 12.5')
+            void update(reseller.id, {
+              name: form.name,
+              email: form.email,
+              company: form.company,
+              groupId: form.group ? Number(form.group) : null,
+              discountRate: discount
+            }).then((err) => (err ? setError(err) : onDone()))
+          }}
+        >
+          <div className="row">
+            {field('name', 'Name')}
+            {field('email', 'Email')}
+            {field('company', 'Company')}
+            <label>
+              Group
+              <select value={form.group} onChange={(e) => setForm({ ...form, group: e.target.value })}>
+                <option value="">none (no catalogue)</option>
+                {groups.map((g) => (
+                  <option key={g.id} value={g.id}>
+                    {g.name}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <label className="narrow-field">
+              Discount (%)
+              <input
+                inputMode="decimal"
+                value={form.discount}
+                onChange={(e) => setForm({ ...form, discount: e.target.value })}
+              />
+            </label>
+          </div>
+          <p className="muted small">
+            A new discount or group prices the orders placed from now on; placed orders keep their price.
+          </p>
+          <ErrorBox text={error} />
+          <div className="actions">
+            <button className="btn primary" type="submit">
+              Update reseller
+            </button>
+            <button className="btn" type="button" onClick={onDone}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      </td>
+    </tr>
+  )
+}
+
 function Resellers(): React.JSX.Element {
   const resellers = useStore((s) => s.resellers)
   const add = useStore((s) => s.addReseller)
+  const loadGroups = useStore((s) => s.loadGroups)
   const [form, setForm] = useState({ name: '', email: '', company: '', discount: '0' })
   const [error, setError] = useState<string | null>(null)
+  const [editing, setEditing] = useState<number | null>(null)
+  useEffect(() => {
+    void loadGroups()
+  }, [loadGroups])
   return (
     <section className="card">
       <h2>Reseller accounts</h2>
@@ -20,19 +113,34 @@ function Resellers(): React.JSX.Element {
             <th>Email</th>
             <th>Group</th>
             <th className="num">Discount</th>
-            <th>API access</th>
+            <th>
+              <span className="sr-only">Actions</span>
+            </th>
           </tr>
         </thead>
         <tbody>
-          {resellers.map((r) => (
-            <tr key={r.id}>
-              <td className="strong">{r.name}</td>
-              <td>{r.email}</td>
-              <td>{r.groupName ?? 'none'}</td>
-              <td className="num">{r.discountRate}%</td>
-              <td>{r.apiAccess ? 'on' : 'off'}</td>
-            </tr>
-          ))}
+          {resellers.map((r) =>
+            editing === r.id ? (
+              <ResellerEditRow key={r.id} reseller={r} onDone={() => setEditing(null)} />
+            ) : (
+              <tr key={r.id}>
+                <td className="strong">
+                  {r.name}
+                  {r.company && r.company !== r.name ? <div className="muted small">{r.company}</div> : null}
+                </td>
+                <td>{r.email}</td>
+                <td>{r.groupName ?? 'none'}</td>
+                <td className="num">{r.discountRate}%</td>
+                <td className="actions">
+                  <Can m="updateReseller">
+                    <button className="btn small" aria-label={`Edit ${r.name}`} onClick={() => setEditing(r.id)}>
+                      Edit
+                    </button>
+                  </Can>
+                </td>
+              </tr>
+            )
+          )}
         </tbody>
       </table>
       <Can m="createReseller">
@@ -80,6 +188,67 @@ function Resellers(): React.JSX.Element {
         </form>
       </Can>
     </section>
+  )
+}
+
+/** The seller block every invoice carries: the admin's business name and postal address. */
+function InvoiceSeller(): React.JSX.Element {
+  const settings = useStore((s) => s.settings)
+  const save = useStore((s) => s.saveSettings)
+  const [name, setName] = useState(settings?.sellerName ?? '')
+  const [address, setAddress] = useState(settings?.sellerAddress ?? '')
+  const [problems, setProblems] = useState<SettingsProblems>({})
+  const maySave = useCan('updateSettings')
+  return (
+    <form
+      className="card form settings-form"
+      aria-labelledby="invoice-seller"
+      onSubmit={(e) => {
+        e.preventDefault()
+        void save({ sellerName: name, sellerAddress: address }).then(setProblems)
+      }}
+    >
+      <h2 id="invoice-seller">Invoices</h2>
+      <p className="muted small">Your business as it bills its resellers: printed at the head of every invoice.</p>
+      <fieldset className="bare" disabled={!maySave}>
+        <label>
+          Business name
+          <input
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            placeholder="Example Hosting Ltd"
+            aria-invalid={problems.sellerName ? true : undefined}
+          />
+          {problems.sellerName ? (
+            <span className="field-error" role="alert">
+              {problems.sellerName}
+            </span>
+          ) : null}
+        </label>
+        <label>
+          Business address
+          <textarea
+            rows={4}
+            value={address}
+            onChange={(e) => setAddress(e.target.value)}
+            placeholder={'1 Example Street\n12345 Example City\nCountry'}
+            aria-invalid={problems.sellerAddress ? true : undefined}
+          />
+          {problems.sellerAddress ? (
+            <span className="field-error" role="alert">
+              {problems.sellerAddress}
+            </span>
+          ) : null}
+        </label>
+      </fieldset>
+      <Can m="updateSettings">
+        <div className="actions">
+          <button className="btn primary" type="submit">
+            Update invoice details
+          </button>
+        </div>
+      </Can>
+    </form>
   )
 }
 
@@ -194,6 +363,7 @@ export function Settings(): React.JSX.Element {
           </div>
         </Can>
       </form>
+      <InvoiceSeller key={settings.sellerName + settings.sellerAddress} />
       <Resellers />
       <section className="card">
         <h2>Local CA</h2>

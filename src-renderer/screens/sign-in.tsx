@@ -73,6 +73,7 @@ function Credentials({
 export function TeamSignInForm({ server }: { server?: string }): React.JSX.Element {
   const connect = useStore((s) => s.connectTeam)
   const [url, setUrl] = useState(server ? `https://${server}` : (localStorage.getItem('certdesk.team-url') ?? ''))
+  const [root, setRoot] = useState(localStorage.getItem('certdesk.team-root') ?? '')
   return (
     <>
       <label className="form">
@@ -84,11 +85,25 @@ export function TeamSignInForm({ server }: { server?: string }): React.JSX.Eleme
           aria-label="Team server address"
         />
       </label>
+      <label className="form">
+        Root SHA-256 (for a certificate from the team server’s own CertDesk CA)
+        <input
+          placeholder="as its certdesk serve printed it; empty for a certificate this machine trusts"
+          value={root}
+          onChange={(e) => setRoot(e.target.value)}
+          aria-label="Root SHA-256"
+          spellCheck={false}
+        />
+      </label>
       <Credentials
         label="Sign in to the team server"
         submit={async (c) => {
-          const err = await connect({ url: url.trim(), ...c })
-          if (!err) localStorage.setItem('certdesk.team-url', url.trim())
+          const pin = root.trim()
+          const err = await connect({ url: url.trim(), ...(pin ? { rootSha256: pin } : {}), ...c })
+          if (!err) {
+            localStorage.setItem('certdesk.team-url', url.trim())
+            localStorage.setItem('certdesk.team-root', pin)
+          }
           return err
         }}
       />

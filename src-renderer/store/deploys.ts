@@ -40,7 +40,8 @@ export const deploySlice: Slice<DeploySlice> = (set, get) => ({
         bridge.listDeployTargets(r, orderId),
         bridge.listDeployRuns(r, orderId, { limit: RECENT_RUNS, offset: 0 })
       ])
-      if (get().deployOrderId === orderId) set({ deployTargets: targets, deployRuns: runs.items, deployError: null })
+      // A reload after a refused "Deploy now" keeps its reason on screen.
+      if (get().deployOrderId === orderId) set({ deployTargets: targets, deployRuns: runs.items })
     } catch (err) {
       if (get().deployOrderId === orderId) set({ deployError: errorMessage(err) })
     }

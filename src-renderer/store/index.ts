@@ -55,7 +55,8 @@ export const useStore = create<Store>()((...a) => ({
 }))
 
 // Any call the server refuses for want of a session switches the whole UI to the sign-in it needs.
-onSignedOut((message, need) => useStore.setState({ signedOut: { need, message } }))
+// The first refusal says why the session ended; calls refused after it only find none.
+onSignedOut((message, need) => useStore.setState((s) => (s.signedOut ? {} : { signedOut: { need, message } })))
 
 /** Whether the session may call `method`: an action is shown only then (the server refuses the rest). */
 export const useCan = (method: AppMethod): boolean => useStore((s) => s.allowed.has(method))

@@ -1,14 +1,12 @@
 /**
  * What servers present for each order (kept per order id, so one order's results never show on
- * another's page), the badges of the orders list, certificates bought elsewhere, and the expiry
- * report.
+ * another's page), certificates bought elsewhere, and the expiry report.
  */
 import type {
   EndpointInput,
   ExpiringCertificate,
   ImportedCertificate,
   ImportOutcome,
-  InstallationBadge,
   InstallationReport,
   PaymentMethod,
   ReplacementQuote,
@@ -23,7 +21,6 @@ export interface InstallationsSlice {
   installations: Record<number, InstallationReport>
   /** Order ids with a check running. */
   checking: number[]
-  installationBadges: Record<number, InstallationBadge>
   imported: ImportedCertificate[]
   importOutcome: ImportOutcome | null
   importBusy: boolean
@@ -34,9 +31,6 @@ export interface InstallationsSlice {
   checkInstallation(orderId: number): Promise<void>
   addEndpoint(orderId: number, input: EndpointInput): Promise<boolean>
   removeEndpoint(orderId: number, endpointId: number): Promise<void>
-  loadBadges(orderIds: number[]): Promise<void>
-  /** Asks for one order's badge; the asks of one list render go to the bridge as one call. */
-  wantBadge(orderId: number): void
   loadImported(): Promise<void>
   importUploads(files: UploadedFile[], password: string, withKeys: boolean): Promise<void>
   importFolder(folder: string, password: string, withKeys: boolean, followLinks: boolean): Promise<void>
@@ -48,9 +42,6 @@ export interface InstallationsSlice {
 }
 
 export const installationsSlice: Slice<InstallationsSlice> = (set, get) => {
-  const wanted = new Set<number>()
-  const asked = new Set<number>()
-  let flush: ReturnType<typeof setTimeout> | null = null
   const fail = (err: unknown): void => get().toast('error', errorMessage(err))
   const runImport = async (work: () => Promise<ImportOutcome>): Promise<void> => {
     set({ importBusy: true, importOutcome: null })
@@ -71,24 +62,12 @@ export const installationsSlice: Slice<InstallationsSlice> = (set, get) => {
   return {
     installations: {},
     checking: [],
-    installationBadges: {},
     imported: [],
     importOutcome: null,
     importBusy: false,
     replacement: null,
     expiring: [],
     expiringDays: 30,
-    wantBadge(orderId) {
-      if (asked.has(orderId)) return
-      asked.add(orderId)
-      wanted.add(orderId)
-      flush ??= setTimeout(() => {
-        flush = null
-        const ids = [...wanted]
-        wanted.clear()
-        void get().loadBadges(ids)
-      }, 50)
-    },
     async loadInstallation(orderId) {
       try {
         const report = await bridge.installationReport(rid(get), orderId)
@@ -102,10 +81,6 @@ export const installationsSlice: Slice<InstallationsSlice> = (set, get) => {
       try {
         const report = await bridge.checkInstallation(rid(get), orderId)
         set({ installations: { ...get().installations, [orderId]: report } })
-        if (report.verdict && report.checkedAt) {
-          const badge = { verdict: report.verdict, label: report.label, checkedAt: report.checkedAt }
-          set({ installationBadges: { ...get().installationBadges, [orderId]: badge } })
-        }
         get().toast(report.verdict === 'ok' ? 'ok' : 'error', `${report.orderNumber}: ${report.label}`)
       } catch (err) {
         fail(err)
@@ -129,15 +104,6 @@ export const installationsSlice: Slice<InstallationsSlice> = (set, get) => {
         await get().loadInstallation(orderId)
       } catch (err) {
         fail(err)
-      }
-    },
-    async loadBadges(orderIds) {
-      if (orderIds.length === 0) return
-      try {
-        const badges = await bridge.installationBadges(rid(get), orderIds.slice(0, 500))
-        set({ installationBadges: { ...get().installationBadges, ...badges } })
-      } catch {
-        // A badge is a hint; the list stays usable without it.
       }
     },
     async loadImported() {

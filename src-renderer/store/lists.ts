@@ -3,8 +3,15 @@
  * pages of 100 rows read by key from the neighbouring page (constant time at any depth) or, for
  * a jump, by position, and only the pages near the rows in view kept in memory.
  */
-import type { InvoiceView, OrderView, TransactionView } from '../../src-preload/contract'
-import type { ListFilter, ListQuery, OrderSort, RowKey } from '../../src-shared/list-records'
+import type { InvoiceView, TransactionView } from '../../src-preload/contract'
+import type {
+  ListFilter,
+  ListQuery,
+  OrderListRow,
+  OrderSort,
+  OrderViewCounts,
+  RowKey
+} from '../../src-shared/list-records'
 import { bridge } from '../bridge'
 import { errorMessage } from '../lib/format'
 import { rid, type Slice, type Store } from './slice'
@@ -27,7 +34,10 @@ export interface ListState<T> {
   error: string | null
 }
 export interface ListsSlice {
-  orders: ListState<OrderView>
+  orders: ListState<OrderListRow>
+  /** How many orders each saved view of the orders list holds; null until read. */
+  orderViewCounts: OrderViewCounts | null
+  loadOrderViewCounts(): Promise<void>
   invoices: ListState<InvoiceView>
   transactions: ListState<TransactionView>
   setListFilter(name: ListName, filter: ListFilter, order?: { sort?: OrderSort; dir?: 'asc' | 'desc' }): Promise<void>
@@ -56,6 +66,15 @@ export const listsSlice: Slice<ListsSlice> = (set, get) => ({
   orders: emptyList(),
   invoices: emptyList(),
   transactions: emptyList(),
+  orderViewCounts: null,
+  async loadOrderViewCounts() {
+    try {
+      const counts = await bridge.orderViewCounts(rid(get))
+      set({ orderViewCounts: counts })
+    } catch {
+      // The list's own error says what went wrong; a count shows "…" until it can be read.
+    }
+  },
   async setListFilter(name, filter, order) {
     const prev = get()[name]
     const version = prev.version + 1

@@ -10,7 +10,10 @@ import type {
   DcvMethod,
   OrderView,
   OutboxMessageView,
+  PfxEncryption,
   ReissueInput,
+  ReissuePlanView,
+  RevocationInput,
   SslStatusView
 } from '../../src-preload/contract'
 import { bridge } from '../bridge'
@@ -41,7 +44,11 @@ export interface OrderSlice {
    */
   exportKeyFile(orderId: number, password: string): Promise<{ pem: string } | { error: string }>
   /** A PKCS#12 file of the kept key and the current certificate, built by the main process. */
-  exportPfx(orderId: number, password: string): Promise<{ pfx: Uint8Array<ArrayBuffer> } | { error: string }>
+  exportPfx(
+    orderId: number,
+    password: string,
+    encryption?: PfxEncryption
+  ): Promise<{ pfx: Uint8Array<ArrayBuffer> } | { error: string }>
   /** Submits the CSR and DCV choice; the API's message on failure, null on success. */
   configure(input: ConfigureInput): Promise<string | null>
   ssl: SslStatusView | null
@@ -49,6 +56,10 @@ export interface OrderSlice {
   /** Live status; `recheck` runs the pending domain checks (and issues once all pass). */
   loadSsl(orderId: number): Promise<void>
   changeDcv(orderId: number, method: DcvMethod, approverEmail?: string): Promise<string | null>
+  /** Another method for one name; the API's message on failure, null on success. */
+  changeNameDcv(orderId: number, name: string, method: DcvMethod): Promise<string | null>
+  /** The addresses each name may be approved at (BR §3.2.2.4.4); empty lists when they cannot be read. */
+  approverChoices(names: string[]): Promise<Record<string, string[]>>
   resendValidation(orderId: number): Promise<void>
   outbox: OutboxMessageView[]
   loadOutbox(orderId: number): Promise<void>
@@ -57,6 +68,10 @@ export interface OrderSlice {
   /** Mails a new code for one name to another approver; the API's message on failure. */
   chooseApprover(orderId: number, name: string, approverEmail: string): Promise<string | null>
   reissue(input: ReissueInput): Promise<string | null>
+  /** What a reissue for `names` would do; the core's reason when it would be refused. */
+  reissuePlan(orderId: number, names?: string[]): Promise<{ plan: ReissuePlanView } | { error: string }>
+  /** Revokes a certificate of the order; the core's message on failure, null once revoked. */
+  revokeCertificate(orderId: number, revocation: RevocationInput): Promise<string | null>
   loadCertificate(orderId: number): Promise<void>
   caRoot(): Promise<string | null>
 }
@@ -166,9 +181,9 @@ export const orderSlice: Slice<OrderSlice> = (set, get) => {
         return { error: errorMessage(err) }
       }
     },
-    async exportPfx(orderId, password) {
+    async exportPfx(orderId, password, encryption) {
       try {
-        const { pfxBase64 } = await bridge.exportPfx(rid(get), orderId, password)
+        const { pfxBase64 } = await bridge.exportPfx(rid(get), orderId, password, encryption)
         return { pfx: Uint8Array.from(atob(pfxBase64), (c) => c.charCodeAt(0)) }
       } catch (err) {
         return { error: errorMessage(err) }
@@ -203,6 +218,24 @@ export const orderSlice: Slice<OrderSlice> = (set, get) => {
         return null
       } catch (err) {
         return errorMessage(err)
+      }
+    },
+    async changeNameDcv(orderId, name, method) {
+      try {
+        setSsl(await bridge.changeNameDcv(rid(get), orderId, name, method))
+        get().toast('ok', `${name} is now validated by ${method.toUpperCase()}`)
+        if (method === 'email') void get().loadOutbox(orderId)
+        return null
+      } catch (err) {
+        return errorMessage(err)
+      }
+    },
+    async approverChoices(names) {
+      try {
+        return await bridge.approverChoices(names)
+      } catch (err) {
+        get().toast('error', errorMessage(err))
+        return {}
       }
     },
     async resendValidation(orderId) {
@@ -250,6 +283,24 @@ export const orderSlice: Slice<OrderSlice> = (set, get) => {
         setSsl(await bridge.reissue(rid(get), input))
         get().toast('ok', 'Reissue requested')
         void get().loadCertificate(input.orderId)
+        return null
+      } catch (err) {
+        return errorMessage(err)
+      }
+    },
+    async reissuePlan(orderId, names) {
+      try {
+        return { plan: await bridge.reissuePlan(rid(get), orderId, names) }
+      } catch (err) {
+        return { error: errorMessage(err) }
+      }
+    },
+    async revokeCertificate(orderId, revocation) {
+      try {
+        const detail = await bridge.revokeCertificate(rid(get), orderId, revocation)
+        if (current(orderId)) set({ certDetail: { ...detail, orderId } })
+        get().toast('ok', 'Certificate revoked')
+        void get().loadOrder(orderId)
         return null
       } catch (err) {
         return errorMessage(err)

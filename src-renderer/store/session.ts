@@ -2,7 +2,7 @@
 import type { ResellerView, SettingsProblems, SettingsView, SignInNeed } from '../../src-preload/contract'
 import { bridge, endBrowserSession } from '../bridge'
 import { errorMessage } from '../lib/format'
-import { go, type Screen } from '../routes'
+import { go, type Query, type Screen } from '../routes'
 import { freshOrderState } from './order'
 import type { Slice } from './slice'
 
@@ -25,8 +25,13 @@ export interface SessionSlice {
   refreshResellers(): Promise<void>
   /** Adds a reseller account and acts for it; the API's message on failure, null on success. */
   addReseller(input: Parameters<typeof bridge.createReseller>[0]): Promise<string | null>
-  /** Moves to a screen's address (routes.ts); the router shows it and Back returns. */
-  go(screen: Screen): void
+  /** Changes a reseller account; the core's message on failure, null on success. */
+  updateReseller(id: number, input: Parameters<typeof bridge.updateReseller>[1]): Promise<string | null>
+  /** The reseller groups, once read. */
+  groups: { id: number; name: string }[]
+  loadGroups(): Promise<void>
+  /** Moves to a screen's address (routes.ts), with what it should show; the router shows it and Back returns. */
+  go(screen: Screen, q?: Query): void
   toast(kind: Toast['kind'], text: string): void
   /** Saves all fields or none; answers the core's reason per refused field (empty once saved). */
   saveSettings(input: Parameters<typeof bridge.updateSettings>[0]): Promise<SettingsProblems>
@@ -75,6 +80,24 @@ export const sessionSlice: Slice<SessionSlice> = (set, get) => ({
   async refreshResellers() {
     set({ resellers: await bridge.listResellers() })
   },
+  async updateReseller(id, input) {
+    try {
+      const r = await bridge.updateReseller(id, input)
+      await get().refreshResellers()
+      get().toast('ok', `Reseller ${r.name} saved`)
+      return null
+    } catch (err) {
+      return errorMessage(err)
+    }
+  },
+  groups: [],
+  async loadGroups() {
+    try {
+      set({ groups: await bridge.listGroups() })
+    } catch (err) {
+      get().toast('error', errorMessage(err))
+    }
+  },
   async addReseller(input) {
     try {
       const r = await bridge.createReseller(input)
@@ -86,8 +109,8 @@ export const sessionSlice: Slice<SessionSlice> = (set, get) => ({
       return errorMessage(err)
     }
   },
-  go(screen) {
-    go(screen)
+  go(screen, q) {
+    go(screen, q)
   },
   toast(kind, text) {
     const id = ++toastId
@@ -111,6 +134,9 @@ export const sessionSlice: Slice<SessionSlice> = (set, get) => ({
   async signOut() {
     if (!endBrowserSession) return
     try {
+      // What was exported is no business of whoever signs in next in this browser. Only a
+      // session that may export has any to forget (asking otherwise is a refusal in the audit log).
+      if (get().allowed.has('dismissFinishedExports')) await bridge.dismissFinishedExports().catch(() => undefined)
       await endBrowserSession()
       // An admin of a team server signs in again with the form; the desktop's tab with a new link.
       set({

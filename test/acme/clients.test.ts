@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { x509 } from '../../src-main/core/x509'
 import { ACME_SETTINGS, startAcmeServer, type RunningAcmeServer } from '../../src-main/acme/server'
-import { freePort, run, startChallTestSrv, type ChallTestSrv } from '../support/acme'
+import { certbotCertonly, freePort, run, startChallTestSrv, type ChallTestSrv } from '../support/acme'
 import { startServer, type TestServer, type TestReseller } from '../support/server'
 
 type Acme = {
@@ -72,32 +72,15 @@ async function subscribe(domain: string): Promise<{ orderId: number; acme: Acme 
 function certbot(dir: string, a: Acme, names: string[], hmac = a.account.eab_hmac_key) {
   return run(
     'certbot',
-    [
-      'certonly',
-      '--standalone',
-      '--non-interactive',
-      '--agree-tos',
-      '-m',
-      'ops@example.com',
-      '--server',
-      a.account.server_url,
-      '--eab-kid',
-      a.account.eab_kid,
-      `--eab-hmac-key=${hmac}`,
-      '--preferred-challenges',
-      'http',
-      '--http-01-port',
-      String(httpPort),
-      '--http-01-address',
-      '127.0.0.1',
-      '--config-dir',
-      join(dir, 'config'),
-      '--work-dir',
-      join(dir, 'work'),
-      '--logs-dir',
-      join(dir, 'logs'),
-      ...names.flatMap((n) => ['-d', n])
-    ],
+    certbotCertonly({
+      server: a.account.server_url,
+      kid: a.account.eab_kid,
+      hmac,
+      httpPort,
+      address: '127.0.0.1',
+      dir,
+      names
+    }),
     { env: { REQUESTS_CA_BUNDLE: rootPath }, seconds: 120 }
   )
 }

@@ -207,7 +207,7 @@ describe('TOTP', () => {
     expect((await service.admins.accounts.get('alice')).totpEnabled).toBe(false)
     await service.admins.accounts.confirmTotp(alice.id, code())
     expect((await service.admins.accounts.get('alice')).totpEnabled).toBe(true)
-    expect(service.ctx.secrets.get(totpSecretName(alice.id))).toBe(enrolment.secret)
+    expect(await service.ctx.secrets.get(totpSecretName(alice.id))).toBe(enrolment.secret)
     expect(storeBytes()).not.toContain(enrolment.secret)
   })
 
@@ -250,7 +250,7 @@ describe('TOTP', () => {
     const alice = await service.admins.accounts.get('alice')
     await expect(service.admins.accounts.disableTotp(alice.id, 'not the password at all')).rejects.toThrow(/wrong/)
     await service.admins.accounts.disableTotp(alice.id, PASSWORD)
-    expect(service.ctx.secrets.get(totpSecretName(alice.id))).toBeNull()
+    expect(await service.ctx.secrets.get(totpSecretName(alice.id))).toBeNull()
     await expect(signIn('alice', PASSWORD)).resolves.toBeTruthy()
   })
 })

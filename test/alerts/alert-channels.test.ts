@@ -60,8 +60,8 @@ const refusal = async (input: unknown): Promise<string> => {
   }
   throw new Error('the channel was accepted')
 }
-const keychainNames = (): string[] =>
-  (service.ctx.secrets.list?.() ?? []).map((s) => s.name).filter((n) => n.startsWith('alert_channel.'))
+const keychainNames = async (): Promise<string[]> =>
+  ((await service.ctx.secrets.list?.()) ?? []).map((s) => s.name).filter((n) => n.startsWith('alert_channel.'))
 
 describe('a channel with hostile or wrong values', () => {
   it('is refused with the reason, and neither the store nor the keychain gets anything', async () => {
@@ -96,7 +96,7 @@ describe('a channel with hostile or wrong values', () => {
     ]
     for (const [input, reason] of cases) expect(await refusal(input)).toMatch(reason)
     expect(await service.alerts.channels.list()).toEqual([])
-    expect(keychainNames()).toEqual([])
+    expect(await keychainNames()).toEqual([])
   })
 
   it('does not echo a Slack or Teams URL that is not a URL (it may be a credential)', async () => {
@@ -139,7 +139,7 @@ describe('sending', () => {
     expect(mail.refusedLogins).toBeGreaterThanOrEqual(1)
     expect(JSON.stringify(await service.alerts.channels.list())).not.toMatch(/right-password|wrong-password/)
     for (const c of [good, bad]) await service.alerts.removeChannel(c.channel.id)
-    expect(keychainNames()).toEqual([])
+    expect(await keychainNames()).toEqual([])
   })
 
   it('retries a failing receiver after 1, 5, 30, 120 and 360 minutes, then gives up', async () => {

@@ -123,7 +123,7 @@ describe('generated commands', () => {
     }
     await db.run('INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)', ACME_DIRECTORY_URL_SETTING, serverUrl)
     await db.run('UPDATE acme_subscriptions SET eab_kid = ? WHERE id = ?', kid, sub.id)
-    s.service.ctx.secrets.set(eabSecretName(kid), hmac)
+    await s.service.ctx.secrets.set(eabSecretName(kid), hmac)
 
     const expected = (rootCaUrl: string, key: string): Record<keyof Commands, Invocation[]> => {
       const common = ['--server', serverUrl]

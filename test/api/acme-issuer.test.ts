@@ -263,6 +263,44 @@ describe('the ACME issuer with Pebble', () => {
     expect(done.body.status, JSON.stringify(done.body)).toBe('completed')
   })
 
+  it('validates the host by http-01 and the wildcard by dns-01 in one order, and revokes at the CA (RFC 8555 §7.6)', async () => {
+    const created = await post('/orders', { product_id: 3, domain: '*.mixed.pebble.test' })
+    expect(created.status, JSON.stringify(created.body)).toBe(200)
+    const id = created.body.order_id as number
+    const conf = await post('/ssl/configure', {
+      order_id: id,
+      csr: opensslCsr(['*.mixed.pebble.test', 'mixed.pebble.test'], 'ec:P-256'),
+      dcv_method: 'http',
+      dcv_per_name: [{ name: '*.mixed.pebble.test', dcv_method: 'dns' }]
+    })
+    expect(conf.status, JSON.stringify(conf.body)).toBe(200)
+    const v = validations(conf.body)
+    expect(v.map((x) => [x.name, x.instructions.method])).toEqual([
+      ['*.mixed.pebble.test', 'dns'],
+      ['mixed.pebble.test', 'http']
+    ])
+    await setTxt(dns, v[0].instructions.record_name, v[0].instructions.record_value)
+    web.put('mixed.pebble.test', new URL(v[1].instructions.url).pathname, v[1].instructions.file_content)
+    const done = await get(`/ssl/${id}`)
+    expect(done.body.status, JSON.stringify(done.body)).toBe('completed')
+    const serial = (((await get(`/certificate/${id}`)).body.certificate as Body).serial_number as string).toLowerCase()
+
+    expect(await s.service.acmeIssuer.windows.get(id)).not.toBeNull()
+    const revoked = await post('/ssl/revoke', { order_id: id, reason: 'keyCompromise' })
+    expect(revoked.status, JSON.stringify(revoked.body)).toBe(200)
+    expect(revoked.body.certificate).toMatchObject({ revoked: true, revocation_reason: 'keyCompromise' })
+    // Nothing renews it by itself any more, not even the CA's renewal window (RFC 9773).
+    expect(await s.service.acmeIssuer.windows.get(id)).toBeNull()
+    expect((await get(`/ssl/${id}`)).body).toMatchObject({ certificate_revoked: true, next_reissue_at: null })
+    // The CA itself holds it revoked, with the reason sent (its management interface says so).
+    const caPem = (await import('node:fs')).readFileSync(join(work, 'ca.pem'), 'utf8')
+    const status = JSON.parse(
+      await getText(`${mgmt}/cert-status-by-serial/${serial.replace(/^0+/, '')}`, caPem)
+    ) as Body
+    expect(status).toMatchObject({ Status: 'Revoked', Reason: 1 })
+    expect((await post('/ssl/revoke', { order_id: id, reason: 'keyCompromise' })).status).toBe(409)
+  })
+
   it('refuses email validation with a clear message and changes nothing', async () => {
     const id = await order('mail.pebble.test')
     const res = await post('/ssl/configure', {
@@ -283,7 +321,7 @@ describe('the ACME issuer with Pebble', () => {
     )
     const after = await get(`/orders/${id}`)
     expect((after.body.order as Body).status).toBe('pending')
-    expect(s.service.ctx.secrets.get('issuer.acme/eab-hmac')).toBe(EAB_HMAC)
+    expect(await s.service.ctx.secrets.get('issuer.acme/eab-hmac')).toBe(EAB_HMAC)
     expect(await s.service.settings.get('issuer.acme.eab_kid')).toBe(EAB_KID)
   })
 })

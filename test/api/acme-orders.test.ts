@@ -107,7 +107,7 @@ describe('ordering an ACME subscription (POST /orders)', () => {
     expect(a.account.eab_hmac_key.startsWith('-')).toBe(false)
     expect(a.commands.lego).toContain('--domains example.net --domains www.example.net')
     // The HMAC key is in the OS keychain and nowhere in the SQLite files.
-    expect(s.service.ctx.secrets.get(`acme-eab/${a.account.eab_kid}`)).toBe(a.account.eab_hmac_key)
+    expect(await s.service.ctx.secrets.get(`acme-eab/${a.account.eab_kid}`)).toBe(a.account.eab_hmac_key)
     expect(storeBytes()).not.toContain(a.account.eab_hmac_key)
     expect(storeBytes()).toContain(a.account.eab_kid)
   })

@@ -85,7 +85,7 @@ async function published(domain: string, method: 'http' | 'https'): Promise<{ id
 }
 
 const LAB_HINT =
-  'domain validation never connects to loopback, private or other special-purpose addresses, as public CAs do not (for a lab, set dcv.allow_private_addresses to true)'
+  'domain validation never connects to loopback, private or other special-purpose addresses, as public CAs do not (for a lab, turn on lab use in Settings, under Domain validation)'
 const escape = (t: string): string => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
 describe('with the lab setting off (the default)', () => {

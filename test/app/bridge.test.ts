@@ -181,16 +181,18 @@ describe('both transports answer alike', () => {
     expect(res.status).toBe(400)
     expect(await res.json()).toEqual({
       success: false,
-      error: expect.stringMatching(/^could not save setting dcv\.http_port: .+; could not save setting smtp\.from: .+$/)
+      error: expect.stringMatching(
+        /^could not save the HTTP validation port: .+; could not save the sender address: .+$/
+      )
     })
     await expect(ipc.updateSettings({ dcvHttpPort: '99999' })).rejects.toThrow(
-      'could not save setting dcv.http_port: must be a port number from 1 to 65535, not "99999"'
+      'could not save the HTTP validation port: it must be a port number from 1 to 65535, not "99999"'
     )
     // Which field each reason belongs to, for the Settings screen.
     const problems = await ipc.checkSettings({ dcvHttpPort: '99999', smtpFrom: 'not an email', dcvHttpsPort: '8443' })
     expect(problems).toEqual({
-      dcvHttpPort: expect.stringMatching(/^could not save setting dcv\.http_port: /),
-      smtpFrom: expect.stringMatching(/^could not save setting smtp\.from: must be an email address/)
+      dcvHttpPort: expect.stringMatching(/^could not save the HTTP validation port: /),
+      smtpFrom: expect.stringMatching(/^could not save the sender address: it must be an email address/)
     })
     expect(await rpc.checkSettings({ dcvHttpPort: '80' })).toEqual({})
     expect(await rpc.settings()).toMatchObject({

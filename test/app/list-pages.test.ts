@@ -65,7 +65,8 @@ const SORT_SQL: Record<OrderSort, string> = {
   date: 'id DESC',
   domain: 'domain ASC, id ASC',
   status: 'status ASC, id ASC',
-  expiry: `IFNULL(cert_valid_till, '~') ASC, id ASC`
+  expiry: `IFNULL(cert_valid_till, '~') ASC, id ASC`,
+  renewal: `IFNULL(renewal_due, '~') ASC, id ASC`
 }
 const db = () => service.ctx.store
 
@@ -200,11 +201,12 @@ describe('CSV exports', () => {
     expect(job.state).toBe('done')
     const lines = readFileSync(path, 'utf8').trimEnd().split('\r\n')
     const rows = await db().arrays<[string, number]>(
-      `SELECT order_number, total_cents FROM orders WHERE reseller_id = ? AND payment_status = 'unpaid' ORDER BY id DESC`,
+      `SELECT order_number, total_cents FROM orders WHERE reseller_id = ? AND payment_status = 'unpaid'
+         AND status != 'cancelled' ORDER BY id DESC`,
       a
     )
     expect(lines[0]).toBe(
-      'order_number,created_at,domain,product,status,payment_status,total_usd,cert_valid_till,purchase_end_date'
+      'order_number,created_at,domain,product,status,payment_status,total_usd,cert_valid_till,purchase_end_date,next_renewal,installation'
     )
     expect(lines.slice(1).map((l) => [l.split(',')[0], l.split(',')[6]])).toEqual(
       rows.map(([n, c]) => [n, centsText(c)])

@@ -4,7 +4,7 @@
  * §4.2 with the PKCS#9 attributes; Windows pairs key and certificate by localKeyID), and holds the
  * key of the current certificate only.
  */
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { generateKeyPairSync } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -113,6 +113,54 @@ describe('exporting a PFX over the bridge', () => {
     expect(keyPem).toContain('BEGIN PRIVATE KEY')
     // A wrong password does not open it.
     expect(() => openssl(['pkcs12', '-info', '-in', pfxPath, '-passin', 'pass:wrong', '-nodes'])).toThrow()
+  })
+
+  it('offers AES-256 by default and the 3DES/SHA-1 profile of older Windows on request, which openssl -legacy reads', async () => {
+    const { reseller, orderId } = await issuedOrder('legacy.example.test')
+    const password = `old "win' ; ü`
+    const write = async (encryption?: 'aes-256' | 'legacy-3des'): Promise<string> => {
+      const { pfxBase64 } = await app.exportPfx(reseller.id, orderId, password, encryption)
+      const path = join(dir, `${encryption ?? 'default'}.p12`)
+      writeFileSync(path, Buffer.from(pfxBase64, 'base64'))
+      return path
+    }
+    // `-info` tells how each part is encrypted and how the file is authenticated.
+    const infoOf = (path: string, legacy: boolean): string => {
+      const r = spawnSync(
+        'openssl',
+        ['pkcs12', ...(legacy ? ['-legacy'] : []), '-info', '-in', path, '-passin', `pass:${password}`, '-noout'],
+        { encoding: 'utf8' }
+      )
+      return `${r.stdout}${r.stderr}`
+    }
+
+    const modern = infoOf(await write(), false)
+    expect(modern).toMatch(/MAC: sha256/)
+    expect(modern).toMatch(/PBES2, PBKDF2, AES-256-CBC/)
+    expect(modern).not.toMatch(/3-KeyTripleDES|RC2/)
+
+    const legacyPath = await write('legacy-3des')
+    const legacy = infoOf(legacyPath, true)
+    expect(legacy).toMatch(/MAC: sha1, Iteration 2048/)
+    expect(legacy).toMatch(/Shrouded Keybag: pbeWithSHA1And3-KeyTripleDES-CBC, Iteration 2048/)
+    expect(legacy).toMatch(/PKCS7 Encrypted data: pbeWithSHA1And3-KeyTripleDES-CBC, Iteration 2048/)
+    expect(legacy).not.toMatch(/AES|PBES2/)
+    // Its key and certificate are the order's, paired by localKeyID as Windows expects.
+    const opened = openssl(['pkcs12', '-legacy', '-in', legacyPath, '-passin', `pass:${password}`, '-nodes'])
+    const certPath = join(dir, 'legacy.crt')
+    writeFileSync(certPath, (await app.certificate(reseller.id, orderId)).certificate!.certificatePem)
+    const keyPath = join(dir, 'legacy-key.pem')
+    writeFileSync(keyPath, opened.slice(opened.indexOf('-----BEGIN PRIVATE KEY-----')), { mode: 0o600 })
+    expect(openssl(['pkey', '-in', keyPath, '-pubout'])).toBe(openssl(['x509', '-in', certPath, '-noout', '-pubkey']))
+    expect(opened).toContain('friendlyName: legacy.example.test')
+    expect(opened.match(/localKeyID: (.*)/g)?.length).toBe(2)
+    expect(new Set(opened.match(/localKeyID: (.*)/g)).size).toBe(1)
+    expect(opened.match(/BEGIN CERTIFICATE/g)!.length).toBeGreaterThanOrEqual(2)
+    // A wrong password opens neither.
+    expect(() => openssl(['pkcs12', '-legacy', '-in', legacyPath, '-passin', 'pass:wrong', '-nodes'])).toThrow()
+    await expect(app.exportPfx(reseller.id, orderId, password, 'rc2' as never)).rejects.toThrow(
+      /encryption must be aes-256 or legacy-3des/
+    )
   })
 
   it('exports the key encrypted, and openssl opens it with the password only', async () => {

@@ -26,7 +26,7 @@ beforeAll(async () => {
   ca = new LocalCa(service.ctx)
 })
 afterAll(async () => {
-  service.ctx.secrets.delete(CA_WRAPPING_KEY_SECRET)
+  await service.ctx.secrets.delete(CA_WRAPPING_KEY_SECRET)
   await service.close()
   rmSync(dataDir, { recursive: true, force: true })
 })
@@ -179,7 +179,7 @@ describe('local CA leaf DER', () => {
       expect(opensslText(issued.certificatePem)).toMatch(/Not After : Jan {2}2 03:04:05 2050 GMT/)
       expect(opensslVerify(await farCa.rootPem(), await farCa.bundlePem(), issued.certificatePem, from).ok).toBe(true)
     } finally {
-      s.ctx.secrets.delete(CA_WRAPPING_KEY_SECRET)
+      await s.ctx.secrets.delete(CA_WRAPPING_KEY_SECRET)
       await s.close()
       rmSync(dir, { recursive: true, force: true })
     }

@@ -21,7 +21,7 @@ beforeAll(async () => {
   ca = new LocalCa(service.ctx)
 })
 afterAll(async () => {
-  service.ctx.secrets.delete(CA_WRAPPING_KEY_SECRET)
+  await service.ctx.secrets.delete(CA_WRAPPING_KEY_SECRET)
   await service.close()
   rmSync(dataDir, { recursive: true, force: true })
 })
@@ -160,7 +160,7 @@ describe('local CA', () => {
     expect(rows.map((r) => r.role).sort()).toEqual(['intermediate', 'root'])
     for (const { where, bytes } of storedBytes(service))
       expect(bytes.includes(Buffer.from('PRIVATE KEY')), where).toBe(false)
-    expect(service.ctx.secrets.get(CA_WRAPPING_KEY_SECRET)).toMatch(/^[A-Za-z0-9+/]{43}=$/)
+    expect(await service.ctx.secrets.get(CA_WRAPPING_KEY_SECRET)).toMatch(/^[A-Za-z0-9+/]{43}=$/)
     // A second process over the same data dir signs with the same intermediate.
     const again = new LocalCa(service.ctx)
     expect(await again.bundlePem()).toBe(await ca.bundlePem())

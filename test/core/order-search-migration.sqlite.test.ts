@@ -18,9 +18,14 @@ describe('GET /orders?domain= on a store from before the index', () => {
     // The store as schema 12 left it: no search index, nor anything a later migration made.
     // Migrating must index the orders it holds.
     const db = sqliteOf(world.s.service)
-    for (const m of migrations.filter((x) => x.version > 12).reverse())
-      for (const [, kind, name] of m.sql.matchAll(/CREATE\s+(?:VIRTUAL\s+)?(TABLE|INDEX|TRIGGER)\s+(\w+)/gi))
-        db.exec(`DROP ${kind} IF EXISTS ${name}`)
+    // Undone newest first, each migration's statements last to first (a column goes after its indexes).
+    for (const m of migrations.filter((x) => x.version > 12).reverse()) {
+      const made = m.sql.matchAll(
+        /CREATE\s+(?:VIRTUAL\s+)?(TABLE|INDEX|TRIGGER)\s+(\w+)|ALTER\s+TABLE\s+(\w+)\s+ADD\s+COLUMN\s+(\w+)/gi
+      )
+      for (const [, kind, name, table, column] of [...made].reverse())
+        db.exec(kind ? `DROP ${kind} IF EXISTS ${name}` : `ALTER TABLE ${table} DROP COLUMN ${column}`)
+    }
     expect(db.prepare(`SELECT count(*) FROM sqlite_master WHERE name = 'orders_search'`).pluck().get()).toBe(0)
     db.pragma('user_version = 12')
     migrate(db)

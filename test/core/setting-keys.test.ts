@@ -23,6 +23,13 @@ const INSTALLATIONS = [
   'installations.concurrency',
   'installations.timeout_seconds'
 ]
+/** The seller block printed on invoices (setting-keys.ts). */
+const INVOICE = ['invoice.seller_name', 'invoice.seller_address']
+/** Where the local CA's certificates say their CRL is (setting-keys.ts). */
+const LOCAL_CA = ['local_ca.crl_url']
+
+/** The public base URL every shown address is built from (public-url.ts). */
+const PUBLIC = ['public.base_url']
 
 beforeEach(() => {
   vi.resetModules()
@@ -33,7 +40,7 @@ describe('setting names', () => {
     const settings = await import('../../src-main/core/settings')
     const dcv = await import('../../src-main/core/dcv')
     expect([...settings.EDITABLE_SETTINGS].sort()).toEqual(
-      [...NAMES, ...DELEGATION, ...ALERTS, ...INSTALLATIONS].sort()
+      [...NAMES, ...DELEGATION, ...ALERTS, ...INSTALLATIONS, ...INVOICE, ...LOCAL_CA, ...PUBLIC].sort()
     )
     expect(Object.values(dcv.DCV_SETTINGS).sort()).toEqual([...NAMES].sort())
   })
@@ -43,7 +50,7 @@ describe('setting names', () => {
     const settings = await import('../../src-main/core/settings')
     expect(Object.values(dcv.DCV_SETTINGS).sort()).toEqual([...NAMES].sort())
     expect([...settings.EDITABLE_SETTINGS].sort()).toEqual(
-      [...NAMES, ...DELEGATION, ...ALERTS, ...INSTALLATIONS].sort()
+      [...NAMES, ...DELEGATION, ...ALERTS, ...INSTALLATIONS, ...INVOICE, ...LOCAL_CA, ...PUBLIC].sort()
     )
   })
 })

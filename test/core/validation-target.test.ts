@@ -100,12 +100,12 @@ describe('resolveTarget refuses before it connects', () => {
   })
 
   it.each(['localhost', 'LOCALHOST.', 'shop.localhost', 'shop.localhost.'])(
-    'refuses %s as this machine (RFC 6761 §6.3), naming the setting',
+    'refuses %s as this machine (RFC 6761 §6.3), naming the setting as the Settings screen does',
     async (name) => {
       const err = await resolveTarget(name, strict()).catch((e: unknown) => e)
       expect(err).toBeInstanceOf(TargetRefused)
       expect((err as Error).message).toMatch(
-        /localhost name, which always means this machine.*dcv\.allow_private_addresses/
+        /localhost name, which always means this machine.*turn on lab use in Settings/
       )
     }
   )
@@ -124,7 +124,7 @@ describe('resolveTarget checks every address the name resolves to', () => {
     await dns.setAaaa('dual.example.test', ['fd00::7'])
     await dns.setAaaa('six.example.test', ['::1'])
     await expect(resolveTarget('mixed.example.test', strict())).rejects.toThrow(
-      /^mixed\.example\.test resolves to 10\.0\.0\.7, a private-use address \(RFC 1918\); domain validation never connects to loopback, private or other special-purpose addresses, as public CAs do not \(for a lab, set dcv\.allow_private_addresses to true\)$/
+      /^mixed\.example\.test resolves to 10\.0\.0\.7, a private-use address \(RFC 1918\); domain validation never connects to loopback, private or other special-purpose addresses, as public CAs do not \(for a lab, turn on lab use in Settings, under Domain validation\)$/
     )
     await expect(resolveTarget('dual.example.test', strict())).rejects.toThrow(/resolves to fd00::7, a unique-local/)
     // A trailing dot is the same name.

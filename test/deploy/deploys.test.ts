@@ -72,7 +72,7 @@ describe('deploy after issue and reissue', () => {
     expect(hook.secret?.name).toBe('webhook_secret')
     receiver.secret = hook.secret?.value as string
     // The secret is in the keychain, not in SQLite.
-    expect(s.service.ctx.secrets.get(secretName(hook.target.id, 'webhook_secret'))).toBe(receiver.secret)
+    expect(await s.service.ctx.secrets.get(secretName(hook.target.id, 'webhook_secret'))).toBe(receiver.secret)
     const dbText = JSON.stringify(await s.service.ctx.store.all('SELECT * FROM deploy_targets'))
     expect(dbText).not.toContain(receiver.secret)
 

@@ -192,6 +192,11 @@ describe('a replay through the validating proxy', () => {
     expect(code, message).toBeDefined()
     await clean(200, 'POST', '/ssl/approve', { body: { order_id: id, code } })
     await clean(200, 'GET', `/certificate/${id}/download`)
+    // Revoked once (onto the local CA's CRL); a second time is a conflict.
+    await clean(200, 'POST', '/ssl/revoke', { body: { order_id: id, reason: 'keyCompromise' } })
+    await clean(409, 'POST', '/ssl/revoke', { body: { order_id: id, reason: 'superseded' } })
+    await clean(404, 'POST', '/ssl/revoke', { body: { order_id: 4242, reason: 'superseded' } })
+    await clean(200, 'GET', `/certificate/${id}`)
 
     const signing = await clean(200, 'POST', '/orders', { body: { product_id: 10 } })
     const cs = signing.body.order_id as number

@@ -138,7 +138,7 @@ test('certificates bought elsewhere come in from files once, are renewed here in
   await shot(page, 'expiring-report')
 
   await nav(page, 'Imported certificates')
-  await page.getByRole('button', { name: 'Renew bought-elsewhere.example.test with CertDesk' }).click()
+  await page.getByRole('button', { name: 'Renew with CertDesk: bought-elsewhere.example.test' }).click()
   const offer = page.getByRole('region', { name: 'Renewal offer' })
   await expect(offer).toContainText(/\$\d+\.\d\d/)
   await offer.getByRole('button', { name: 'Order and pay from credit' }).click()

@@ -32,6 +32,10 @@ interface StoreFacts {
   ledgerIds: number
   oldestTx: { id: number; createdAt: string }
   harbor: number
+  /** What each saved view holds, counted over the rows themselves. */
+  views: Record<string, number>
+  /** The newest order of the "installation problems" view, and its oldest. */
+  problems: { newest: string; oldest: string }
 }
 let facts: StoreFacts
 
@@ -45,9 +49,11 @@ test.beforeAll(async ({ browser }) => {
   const store = (await import(join(ROOT, 'bench', 'lib', 'store.mjs'))) as {
     makeReseller: (dir: string, env: NodeJS.ProcessEnv) => { id: number }
     fillOrders: (dir: string, reseller: number, count: number) => void
+    markWorklist: (dir: string) => { problems: number; validating: number }
   }
   const r = store.makeReseller(dataDir, process.env)
   store.fillOrders(dataDir, r.id, COUNT)
+  store.markWorklist(dataDir)
   console.log(`generated ${COUNT.toLocaleString('en-US')} orders in ${((Date.now() - started) / 1000).toFixed(1)} s`)
   const db = new Database(join(dataDir, 'certdesk.sqlite'), { readonly: true })
   const one = <T>(sql: string): T => db.prepare(sql).get() as T
@@ -60,6 +66,28 @@ test.beforeAll(async ({ browser }) => {
     ledgerCents: one<{ n: number }>('SELECT SUM(amount_cents) AS n FROM credit_transactions').n,
     ledgerIds: one<{ n: number }>('SELECT SUM(id) AS n FROM credit_transactions').n,
     harbor: one<{ n: number }>(`SELECT COUNT(*) AS n FROM orders WHERE instr(domain, 'harbor') > 0`).n,
+    views: {
+      'Needs validation': one<{ n: number }>(`SELECT COUNT(*) AS n FROM orders WHERE status = 'validation_pending'`).n,
+      'Renewal due in 30 days': one<{ n: number }>(
+        `SELECT COUNT(*) AS n FROM orders WHERE status NOT IN ('cancelled', 'expired') AND (
+           (next_reissue_at IS NOT NULL AND cert_valid_till IS NOT NULL AND next_reissue_at <= date('now', '+30 days'))
+           OR ((next_reissue_at IS NULL OR cert_valid_till IS NULL) AND status = 'completed'
+               AND MIN(IFNULL(cert_valid_till, purchase_end_date), purchase_end_date) <= date('now', '+30 days')))`
+      ).n,
+      'Installation problems': one<{ n: number }>(
+        `SELECT COUNT(*) AS n FROM orders o JOIN installation_status s ON s.order_id = o.id
+         WHERE o.status = 'completed' AND s.verdict = 'unreachable'`
+      ).n,
+      Unpaid: one<{ n: number }>(
+        `SELECT COUNT(*) AS n FROM orders WHERE payment_status = 'unpaid' AND status != 'cancelled'`
+      ).n
+    },
+    problems: one<{ newest: string; oldest: string }>(
+      `SELECT (SELECT order_number FROM orders o JOIN installation_status s ON s.order_id = o.id
+                WHERE o.status = 'completed' AND s.verdict = 'unreachable' ORDER BY o.id DESC LIMIT 1) AS newest,
+              (SELECT order_number FROM orders o JOIN installation_status s ON s.order_id = o.id
+                WHERE o.status = 'completed' AND s.verdict = 'unreachable' ORDER BY o.id LIMIT 1) AS oldest`
+    ),
     oldestTx: one<{ id: number; createdAt: string }>(
       'SELECT id, created_at AS createdAt FROM credit_transactions ORDER BY id LIMIT 1'
     )
@@ -255,4 +283,36 @@ test('an export is cancelled mid-way and leaves no file; hostile paths are refus
   }
   await shot(page, 'million-export-refused')
   expect(existsSync(join(tmpdir(), 'escape.csv'))).toBe(false)
+})
+
+test('saved views count a million orders from tallies and page their own rows to the last', async () => {
+  test.setTimeout(180_000)
+  await page.locator('.sidebar').getByText('Orders', { exact: true }).click()
+  const views = page.getByRole('navigation', { name: 'Saved views' })
+  await views.getByRole('link', { name: 'All orders' }).click()
+  await expect(page.getByTestId('orders-range')).toHaveText(/of 1,000,000 rows$/)
+  expect(facts.views['Installation problems']).toBeGreaterThan(100)
+  expect(facts.views['Needs validation']).toBeGreaterThan(10)
+  for (const [label, n] of Object.entries(facts.views)) {
+    const link = views.getByRole('link', { name: `${label} ${n.toLocaleString('en-US')}` })
+    await expect(link, label).toBeVisible()
+  }
+  // A view's rows are its own, newest first, to the last of them.
+  await views.getByRole('link', { name: /^Installation problems/ }).click()
+  const list = page.getByTestId('orders-list')
+  const total = facts.views['Installation problems']
+  await expect(page.getByTestId('orders-range')).toHaveText(new RegExp(`of ${total.toLocaleString('en-US')} rows$`))
+  await expect(list.locator('.vlist-row[data-row="1"]')).toContainText(facts.problems.newest)
+  await expect(list.locator('.vlist-row[data-row="1"]').getByTestId('installation-verdict')).toHaveText('unreachable')
+  await list.focus()
+  await page.keyboard.press('End')
+  await expect(list.locator(`.vlist-row[data-row="${total}"]`)).toContainText(facts.problems.oldest)
+  await shot(page, 'million-installation-problems')
+  // Sorted by next renewal, the renewal view starts at the soonest.
+  await views.getByRole('link', { name: /^Renewal due/ }).click()
+  await expect(page.getByRole('columnheader', { name: /Next renewal/ })).toHaveAttribute('aria-sort', 'ascending')
+  const first = await list.locator('.vlist-row[data-row="1"]').getByTestId('renewal-date').textContent()
+  const second = await list.locator('.vlist-row[data-row="2"]').getByTestId('renewal-date').textContent()
+  expect((first ?? '') <= (second ?? '')).toBe(true)
+  await views.getByRole('link', { name: 'All orders' }).click()
 })

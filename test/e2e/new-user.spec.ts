@@ -8,7 +8,7 @@ import { expect, test } from '@playwright/test'
 import { execFileSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
-import { balance, nav, openApp, orderFromCatalogue, shot } from './support'
+import { balance, nav, openApp, orderFromCatalogue, saveDownload, shot } from './support'
 
 let dns: DnsServer
 let web: WebServer
@@ -96,15 +96,7 @@ test('a new user orders, generates a CSR in the browser, passes HTTP validation 
   await expect(page.getByTestId('history').locator('li')).toHaveCount(1)
   await shot(page, 'certificate')
 
-  const save = async (button: string, file: string): Promise<string> => {
-    const [dl] = await Promise.all([
-      page.waitForEvent('download'),
-      page.getByRole('button', { name: button, exact: true }).click()
-    ])
-    const path = info.outputPath(file)
-    await dl.saveAs(path)
-    return path
-  }
+  const save = (button: string, file: string): Promise<string> => saveDownload(page, info, button, file)
   const certPath = await save('Certificate', 'cert.pem')
   const chainPath = await save('Chain', 'chain.pem')
   const fullPath = await save('Full chain', 'fullchain.pem')
@@ -142,12 +134,20 @@ test('a new user orders, generates a CSR in the browser, passes HTTP validation 
   }
   expect(keyBag!.match(/localKeyID: (.*)/)![1]).toBe(leafBag!.match(/localKeyID: (.*)/)![1])
 
-  // A manual reissue with the same CSR adds a certificate to the history.
-  await page.getByRole('button', { name: 'Reissue with the same CSR' }).click()
+  // A manual reissue with the same key and names adds a certificate to the history.
+  await page.getByRole('button', { name: 'Reissue…' }).click()
+  const dialog = page.getByRole('dialog', { name: 'Reissue certificate' })
+  await expect(dialog.getByTestId('reissue-plan')).toContainText('The current private key is used again.')
+  await dialog.getByRole('button', { name: 'Reissue now' }).click()
+  await expect(dialog).toHaveCount(0)
   await expect(page.getByTestId('history').locator('li')).toHaveCount(2)
   await expect(page.getByTestId('history').locator('li').first()).toContainText('reissue')
   // A reissue with a new key: the key exported afterwards is the new certificate's key.
-  await page.getByRole('button', { name: 'Reissue with a new key (ECDSA P-256)' }).click()
+  await page.getByRole('button', { name: 'Reissue…' }).click()
+  await dialog.getByLabel('New key', { exact: true }).check()
+  await dialog.getByLabel('New key type').selectOption('ECDSA-P256')
+  await dialog.getByRole('button', { name: 'Reissue now' }).click()
+  await expect(dialog).toHaveCount(0)
   await expect(page.getByTestId('history').locator('li')).toHaveCount(3)
   const newCertPath = await save('Certificate', 'cert-2.pem')
   const newKeyPath = await save('Private key (encrypted)', 'key-2.pem')

@@ -9,12 +9,13 @@
 import AxeBuilder from '@axe-core/playwright'
 import { expect, test, type Page, type TestInfo } from '@playwright/test'
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ADMIN_LOG_TYPES } from '../../src-main/core/events'
 import { freePort, run } from '../support/acme'
 import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
+import { createTestCa } from '../support/test-ca'
 import {
   base,
   issueOverHttp,
@@ -134,10 +135,10 @@ test('every screen and order has its own address: clicks change it, reload keeps
   await expect(other.getByTestId('order-number')).toHaveText(number)
   await expect(other.locator('h1')).toContainText('address.example.test')
   await other.close()
-  // Back from the order leads to the new-order form it was placed from.
+  // Back from the order leads to the new-order form it was placed from, with its product.
   await page.goBack()
   await expect(page.locator('h1')).toHaveText('New order')
-  expect(hashOf(page)).toBe('#/catalogue/new-order')
+  expect(hashOf(page)).toMatch(/^#\/catalogue\/new-order\?product=\d+$/)
 
   // An unknown address says so.
   await openAddress(page, '#/no-such-screen')
@@ -630,9 +631,47 @@ test('a private key export asks for a password by default; without one needs its
   await resetChecks(page)
 })
 
+test('an export password typed while the names wait for validation is still there once the certificate is', async ({
+  page
+}) => {
+  await pointChecksAt(page, dns, web)
+  await orderFromCatalogue(page, 'key-early.example.test')
+  await issueOverHttp(page, web, ['key-early.example.test'], async () => {
+    // The key is kept from the CSR step on, so its export is offered before the certificate.
+    await page.getByLabel('Export password').fill('correct horse')
+  })
+  await expect(page.getByTestId('cert-facts')).toBeVisible()
+  await expect(page.getByLabel('Export password (for the key or the PFX)')).toHaveValue('correct horse')
+  const enc = await downloadOf(page, () => page.getByRole('button', { name: 'Private key (encrypted)' }).click())
+  execFileSync('openssl', ['pkey', '-passin', 'pass:correct horse', '-noout'], { input: enc.text })
+  await resetChecks(page)
+})
+
+/**
+ * A certificate bought elsewhere, brought in from a folder with a long path, so that the imports
+ * screen shows what it shows in use: a long source path and a "Renew with CertDesk" button.
+ */
+async function importFromFolder(page: Page, tag: string): Promise<void> {
+  const ca = await createTestCa()
+  const leaf = await ca.issue(`a11y-imported-${tag}.example.test`, new Date(Date.now() - 86_400_000), 90)
+  const root = mkdtempSync(join(tmpdir(), 'certdesk-e2e-screens-'))
+  try {
+    const folder = join(root, 'srv', 'www', `a11y-imported-${tag}.example.test`, 'certificates-bought-elsewhere')
+    mkdirSync(folder, { recursive: true })
+    writeFileSync(join(folder, 'certificate-with-chain.pem'), leaf.certificatePem + leaf.chainPem)
+    await nav(page, 'Imported certificates')
+    await page.getByLabel('Folder on this machine').fill(root)
+    await page.getByRole('button', { name: 'Scan folder' }).click()
+    await expect(page.getByTestId('import-outcome')).toContainText('Imported 1,')
+  } finally {
+    rmSync(root, { recursive: true, force: true })
+  }
+}
+
 /** Every screen of the app with the data it shows, as addresses; the orders are made first. */
 async function everyScreen(page: Page, tag: string): Promise<[name: string, hash: string][]> {
   await pointChecksAt(page, dns, web)
+  await importFromFolder(page, tag)
   await orderFromCatalogue(page, `a11y-pending-${tag}.example.test`)
   const pending = hashOf(page)
   await orderFromCatalogue(page, `a11y-validating-${tag}.example.test`)
@@ -720,17 +759,18 @@ test('keyboard and screen readers: axe finds nothing serious on any screen, Tab 
     await snap(page, info, `a11y-${name}`)
   }
 
-  // Tab walks the sidebar top to bottom, then the screen.
+  // Tab reaches the skip link first, then walks the sidebar top to bottom, then the screen.
   await openAddress(page, '#/')
   // A fresh load, so the focus starts at the top of the document.
   await page.reload()
   await expect(page.locator('h1')).toHaveText('Dashboard')
   const names: string[] = []
-  for (let i = 0; i < 17; i++) {
+  for (let i = 0; i < 18; i++) {
     await page.keyboard.press('Tab')
     names.push(await page.evaluate<string>(FOCUSED))
   }
   expect(names).toEqual([
+    'Skip to main content',
     'Sign out',
     'Connect to a team server…',
     'Acting for',

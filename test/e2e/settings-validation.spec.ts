@@ -21,13 +21,15 @@ test('an out-of-range port and a sender that is not an email are refused next to
   await expect(page.getByRole('alert').or(page.locator('.toast-ok')).first()).toBeVisible()
   expect(await page.locator('.toast-ok').allTextContents()).toEqual([])
   await expect(page.getByTestId('problem-dcvHttpPort')).toHaveText(
-    'could not save setting dcv.http_port: must be a port number from 1 to 65535, not "99999"'
+    'could not save the HTTP validation port: it must be a port number from 1 to 65535, not "99999"'
   )
   await expect(page.getByTestId('problem-smtpFrom')).toContainText('must be an email address')
   await expect(port).toHaveAttribute('aria-invalid', 'true')
   // Each message sits in its own field's label, so it is read with the field.
-  await expect(page.locator('label', { has: port }).getByRole('alert')).toContainText('dcv.http_port')
-  await expect(page.locator('label', { has: sender }).getByRole('alert')).toContainText('smtp.from')
+  // In the screen's words: the field's name, never the setting key a command line uses.
+  await expect(page.locator('label', { has: port }).getByRole('alert')).toContainText('HTTP validation port')
+  await expect(page.locator('label', { has: sender }).getByRole('alert')).toContainText('sender address')
+  await expect(page.locator('.content')).not.toContainText(/dcv\.|smtp\./)
   await expect(page.getByTestId('problem-dcvHttpsPort')).toHaveCount(0)
   await expect(page.locator('.toast-ok')).toHaveCount(0)
   // What was typed stays for correcting.

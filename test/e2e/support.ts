@@ -1,4 +1,4 @@
-import { expect, test, type Page } from '@playwright/test'
+import { expect, test, type Browser, type Page, type TestInfo } from '@playwright/test'
 import { join } from 'node:path'
 import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
 
@@ -84,7 +84,9 @@ export async function resetChecks(page: Page): Promise<void> {
 export async function issueOverHttp(
   page: Page,
   web: { put(host: string, path: string, body: string): void },
-  names: string[]
+  names: string[],
+  /** What the user does while the names wait for validation, before the re-check issues. */
+  whileWaiting?: () => Promise<void>
 ): Promise<void> {
   await page.getByLabel('Names').fill(names.join(' '))
   await page.getByRole('button', { name: 'Generate key and CSR' }).click()
@@ -96,6 +98,7 @@ export async function issueOverHttp(
     const url = new URL(((await box.getByTestId('dcv-url').textContent()) ?? '').replace(/Copy$/, '').trim())
     web.put(name, url.pathname, (await box.getByTestId('dcv-content').textContent()) ?? '')
   }
+  await whileWaiting?.()
   await page.getByRole('button', { name: 'Re-check now' }).click()
   await expect(page.locator('h1')).toContainText('completed')
 }
@@ -113,4 +116,90 @@ export function dcvServersForFile(): { dns: DnsServer; web: WebServer } {
     await Promise.all([servers.web?.close(), servers.dns?.close()])
   })
   return servers
+}
+
+export interface OwnServer {
+  dataDir: string
+  /** The one-time sign-in link; `signIn` uses it, `newLogin` waits for the next one. */
+  login: string
+  /** Waits for the next sign-in link the server prints (after a session ended). */
+  nextLogin(): Promise<string>
+  stop(): Promise<void>
+}
+
+/**
+ * Browser mode on a data dir of its own, for a spec that must not share the demo account or
+ * the sign-in of the other files (a sign-out, a store of its own). `admin` holds the arguments of
+ * `certdesk admin` commands run before the server starts; domain validation may reach loopback
+ * (the lab setting).
+ */
+export async function startOwnServer(admin: string[][] = []): Promise<OwnServer> {
+  const { spawn, spawnSync } = await import('node:child_process')
+  const { mkdtempSync, rmSync } = await import('node:fs')
+  const { tmpdir } = await import('node:os')
+  const cli = join(__dirname, '..', '..', 'bin', 'certdesk.cjs')
+  const dataDir = mkdtempSync(join(tmpdir(), 'certdesk-own-'))
+  for (const args of [['settings', 'set', 'dcv.allow_private_addresses', 'true'], ...admin]) {
+    const r = spawnSync(process.execPath, [cli, 'admin', '--data-dir', dataDir, ...args], { encoding: 'utf8' })
+    if (r.status !== 0) throw new Error(`could not run certdesk admin ${args.join(' ')}: ${r.stderr}`)
+  }
+  const server = spawn(
+    'timeout',
+    ['15m', process.execPath, cli, 'serve', '--ui', '--port', '0', '--data-dir', dataDir],
+    {
+      env: process.env,
+      stdio: ['ignore', 'pipe', 'inherit']
+    }
+  )
+  let out = ''
+  let seen = 0
+  const waiters: ((link: string) => void)[] = []
+  server.stdout!.on('data', (d) => {
+    out += d
+    const links = [...out.matchAll(/open once: (http:\/\/\S+)/g)].map((m) => m[1])
+    while (seen < links.length && waiters.length > 0) waiters.shift()!(links[seen++])
+  })
+  const nextLogin = (): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const links = [...out.matchAll(/open once: (http:\/\/\S+)/g)].map((m) => m[1])
+      if (seen < links.length) return resolve(links[seen++])
+      waiters.push(resolve)
+      server.once('exit', (code) => reject(new Error(`serve exited with ${code}`)))
+    })
+  const login = await nextLogin()
+  return {
+    dataDir,
+    login,
+    nextLogin,
+    async stop() {
+      const exited = new Promise((r) => server.once('exit', r))
+      server.kill('SIGTERM')
+      await exited
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  }
+}
+
+/** A page signed in through a one-time link, in a context of its own, at `viewport`. */
+export async function signInWith(
+  browser: Browser,
+  login: string,
+  viewport = { width: 1360, height: 860 }
+): Promise<Page> {
+  const context = await browser.newContext({ storageState: { cookies: [], origins: [] }, viewport })
+  const page = await context.newPage()
+  await page.goto(login)
+  await expect(page.getByTestId('balance')).toBeVisible()
+  return page
+}
+
+/** Clicks the download button named `button` and saves the file in the test's output as `file`. */
+export async function saveDownload(page: Page, info: TestInfo, button: string, file: string): Promise<string> {
+  const [dl] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: button, exact: true }).click()
+  ])
+  const path = info.outputPath(file)
+  await dl.saveAs(path)
+  return path
 }

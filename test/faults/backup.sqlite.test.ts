@@ -80,7 +80,7 @@ describe('certdesk admin backup and restore', () => {
     // keychain service: they are removed here), so the desktop's "copy API key" cannot work.
     const fresh = await openService({ dataDir: restoredDir })
     try {
-      for (const item of fresh.ctx.secrets.list?.() ?? []) fresh.ctx.secrets.delete(item.name)
+      for (const item of (await fresh.ctx.secrets.list?.()) ?? []) await fresh.ctx.secrets.delete(item.name)
       await expect(fresh.resellers.revealApiKey(1)).rejects.toThrow(/not in the OS keychain/)
     } finally {
       await fresh.close()

@@ -180,7 +180,7 @@ describe('keys beside their certificates', () => {
       out.imported.find((c) => c.domain === 'site.plain.test')?.id ?? null
     )) as { wrapped_key: Buffer }
     const id = out.imported.find((c) => c.domain === 'site.plain.test')?.id as number
-    expect(s.service.keyVault.unwrapImported(id, row.wrapped_key).trim()).toBe(site.privateKeyPem.trim())
+    expect((await s.service.keyVault.unwrapImported(id, row.wrapped_key)).trim()).toBe(site.privateKeyPem.trim())
     // other.key belongs to another certificate: left where it is, and said so.
     expect(out.keysLeftInPlace).toEqual([join(plain, 'other.key')])
     expect(skippedUnder(out, plain)['other.key']).toMatch(/does not belong to other\.crt/)

@@ -116,11 +116,11 @@ describe('importing certificates bought elsewhere', () => {
       out.imported[0].id
     )) as { wrapped_key: Buffer }
     expect(row.wrapped_key.toString('latin1')).not.toMatch(/PRIVATE KEY/)
-    expect(s.service.keyVault.unwrapImported(out.imported[0].id, row.wrapped_key).trim()).toBe(
+    expect((await s.service.keyVault.unwrapImported(out.imported[0].id, row.wrapped_key)).trim()).toBe(
       leaves.soon.privateKeyPem.trim()
     )
     // The same blob does not open as another certificate's key.
-    expect(() => s.service.keyVault.unwrapImported(out.imported[0].id + 1, row.wrapped_key)).toThrow()
+    await expect(s.service.keyVault.unwrapImported(out.imported[0].id + 1, row.wrapped_key)).rejects.toThrow()
   })
 
   it('offers a replacement at the reseller price and places it in one step', async () => {

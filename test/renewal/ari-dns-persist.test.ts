@@ -280,7 +280,7 @@ describe('the ACME issuer with the embedded server as its CA', () => {
     // the CA answers `alreadyReplaced` (RFC 9773 §5).
     const other = new acme.Client({
       directoryUrl: server.directoryUrl,
-      accountKey: s.service.ctx.secrets.get(resellerAccountKey(reseller.id)) as string,
+      accountKey: (await s.service.ctx.secrets.get(resellerAccountKey(reseller.id))) as string,
       accountUrl: (await s.service.acmeIssuer.accounts.url(reseller.id)) as string,
       backoffMin: 50,
       backoffMax: 300

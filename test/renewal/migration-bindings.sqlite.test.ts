@@ -129,8 +129,8 @@ beforeAll(async () => {
     [ACME_ISSUER_SETTINGS.accountUrl, before.getAccountUrl()]
   ])
     await s.service.settings.set(k, v)
-  s.service.ctx.secrets.set(EAB_SECRET, PEBBLE_EAB.hmac)
-  s.service.ctx.secrets.set('issuer.acme/account-key', accountKey)
+  await s.service.ctx.secrets.set(EAB_SECRET, PEBBLE_EAB.hmac)
+  await s.service.ctx.secrets.set('issuer.acme/account-key', accountKey)
 })
 
 afterAll(async () => {

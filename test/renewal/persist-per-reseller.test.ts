@@ -126,7 +126,7 @@ describe('dns-persist-01 at the external CA is bound to the reseller', () => {
     // B's account asking the CA directly with A's record in place: the CA refuses it.
     const c = new acme.Client({
       directoryUrl: server.directoryUrl,
-      accountKey: s.service.ctx.secrets.get(`issuer.acme/account-key/reseller-${b.id}`) as string,
+      accountKey: (await s.service.ctx.secrets.get(`issuer.acme/account-key/reseller-${b.id}`)) as string,
       accountUrl: accountOf(bRecord),
       backoffMin: 50,
       backoffMax: 300

@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createServer } from 'node:net'
+import { join } from 'node:path'
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -59,8 +60,15 @@ export interface ChallTestSrv {
  * pebble-challtestsrv as a real DNS server on loopback: every A query answers 127.0.0.1 unless
  * the management API says otherwise (TXT records for dns-01 are set through it).
  */
-export async function startChallTestSrv(): Promise<ChallTestSrv> {
-  const dnsPort = await freePort()
+export async function startChallTestSrv(
+  opts: {
+    /** `address:port` the DNS server answers on; a free loopback port by default. */
+    dns?: string
+    /** What every A query answers unless set otherwise; 127.0.0.1 by default. */
+    defaultIPv4?: string
+  } = {}
+): Promise<ChallTestSrv> {
+  const dnsAt = opts.dns ?? `127.0.0.1:${await freePort()}`
   const mgmtPort = await freePort()
   const child: ChildProcess = spawn(
     'timeout',
@@ -70,7 +78,7 @@ export async function startChallTestSrv(): Promise<ChallTestSrv> {
       '900',
       'pebble-challtestsrv',
       '-dns01',
-      `127.0.0.1:${dnsPort}`,
+      dnsAt,
       '-management',
       `127.0.0.1:${mgmtPort}`,
       '-http01',
@@ -80,7 +88,7 @@ export async function startChallTestSrv(): Promise<ChallTestSrv> {
       '-tlsalpn01',
       '',
       '-defaultIPv4',
-      '127.0.0.1',
+      opts.defaultIPv4 ?? '127.0.0.1',
       '-defaultIPv6',
       ''
     ],
@@ -102,7 +110,7 @@ export async function startChallTestSrv(): Promise<ChallTestSrv> {
     }
   }
   return {
-    dns: `127.0.0.1:${dnsPort}`,
+    dns: dnsAt,
     management,
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGTERM')
@@ -117,4 +125,51 @@ export async function setTxt(srv: ChallTestSrv, host: string, value: string): Pr
     body: JSON.stringify({ host: `${host}.`, value })
   })
   if (!res.ok) throw new Error(`could not set TXT ${host}: ${res.status}`)
+}
+
+/** Answers `host` with `address` (A) instead of the default. */
+export async function setA(srv: ChallTestSrv, host: string, address: string): Promise<void> {
+  const res = await fetch(`${srv.management}/add-a`, {
+    method: 'POST',
+    body: JSON.stringify({ host: `${host}.`, addresses: [address] })
+  })
+  if (!res.ok) throw new Error(`could not set A ${host}: ${res.status}`)
+}
+
+/** `certbot certonly --standalone` over http-01 with EAB, its folders under `dir`. */
+export function certbotCertonly(o: {
+  server: string
+  kid: string
+  hmac: string
+  httpPort: number
+  address: string
+  dir: string
+  names: string[]
+}): string[] {
+  return [
+    'certonly',
+    '--standalone',
+    '--non-interactive',
+    '--agree-tos',
+    '-m',
+    'ops@example.com',
+    '--server',
+    o.server,
+    '--eab-kid',
+    o.kid,
+    `--eab-hmac-key=${o.hmac}`,
+    '--preferred-challenges',
+    'http',
+    '--http-01-port',
+    String(o.httpPort),
+    '--http-01-address',
+    o.address,
+    '--config-dir',
+    join(o.dir, 'config'),
+    '--work-dir',
+    join(o.dir, 'work'),
+    '--logs-dir',
+    join(o.dir, 'logs'),
+    ...o.names.flatMap((n) => ['-d', n])
+  ]
 }

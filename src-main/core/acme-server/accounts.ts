@@ -48,7 +48,7 @@ export class AcmeAccounts {
 
   /** The EAB HMAC key of a subscription's key id, or null when no subscription has that id. */
   async eabHmacKey(kid: string): Promise<string | null> {
-    return (await this.subscriptions.byKid(kid)) ? this.subscriptions.hmacKey(kid) : null
+    return (await this.subscriptions.byKid(kid)) ? await this.subscriptions.hmacKey(kid) : null
   }
 
   /** §7.3.4: a new account, bound to the subscription whose EAB key id signed the request. */

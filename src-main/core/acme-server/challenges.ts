@@ -10,24 +10,20 @@ import { DCV_SETTINGS } from '../dcv'
 import { checkPersistRecord } from '../dns-persist'
 import { DELEGATED_DNS_SETTINGS } from '../setting-keys'
 import type { Settings } from '../settings'
-import { ACME_DIRECTORY_URL_SETTING } from '../acme-subscriptions'
+import { shownDirectoryUrl } from '../acme-subscriptions'
 import { isoTimestamp } from '../time'
 import type { AcmeAuthorizations } from './authorizations'
 import { acmeErrorDocument, noSuch } from './errors'
 import { challengeOf, type AcmeAccount, type AcmeChallenge, type AuthzRow, type ChallengeRow } from './records'
 
-/** The issuer domain name dns-persist-01 records must name; the directory's host unless set. */
+/** The issuer domain name dns-persist-01 records must name; the shown directory's host unless set. */
 export const PERSIST_ISSUER_SETTING = DELEGATED_DNS_SETTINGS.persistIssuer
 
 /** draft-ietf-acme-dns-persist §3: the name this CA is known by in `_validation-persist` records. */
 export async function persistIssuerDomain(settings: Settings): Promise<string> {
   const set = await settings.get(PERSIST_ISSUER_SETTING)
   if (set) return set.toLowerCase()
-  try {
-    return new URL((await settings.get(ACME_DIRECTORY_URL_SETTING)) ?? '').hostname.toLowerCase()
-  } catch {
-    return 'localhost'
-  }
+  return new URL(await shownDirectoryUrl(settings)).hostname.toLowerCase()
 }
 
 /** How long the http-01 check waits for the site to answer. */
@@ -89,7 +85,8 @@ export class AcmeChallenges {
    * and this account, has not passed its persistUntil, and allows wildcards for a wildcard name.
    */
   private async checkPersist(c: ChallengeRow, z: AuthzRow, account: AcmeAccount): Promise<void> {
-    const directory = (await this.settings.get(ACME_DIRECTORY_URL_SETTING)) ?? ''
+    // The account URL as clients know it: under the public base URL when one is set.
+    const directory = await shownDirectoryUrl(this.settings)
     const accountUri = directory.replace(/\/directory$/, `/acct/${account.id}`)
     const verdict = await checkPersistRecord(z.identifier, await this.settings.get(DCV_SETTINGS.resolver), {
       issuerDomains: [c.token],

@@ -19,6 +19,7 @@ export type AcmeErrorType =
   | 'incorrectResponse'
   | 'malformed'
   | 'orderNotReady'
+  | 'rateLimited'
   | 'rejectedIdentifier'
   | 'serverInternal'
   | 'unauthorized'
@@ -29,6 +30,7 @@ const STATUS: Partial<Record<AcmeErrorType, number>> = {
   unauthorized: 403,
   orderNotReady: 403,
   alreadyReplaced: 409,
+  rateLimited: 429,
   serverInternal: 500
 }
 

@@ -1,7 +1,9 @@
 /**
  * Admin accounts: a sign-in name, a role, a password kept as its scrypt hash, and optionally a
- * TOTP secret, which lives in the keychain (`SecretStore`) like every other secret, never in the
- * store. A change of role, a disabled account or a new password ends the admin's sessions in
+ * TOTP secret, kept through `ctx.secrets` like every other secret, never in the store's own
+ * columns: in the desktop keychain, or on a server (`--secrets file:…|systemd`) sealed in the
+ * store under the key source's sealing key like the other per-record secrets, so every node reads
+ * it and a read-only systemd credential takes an enrolment (server-secrets/store.ts). A change of role, a disabled account or a new password ends the admin's sessions in
  * the same transaction, so what an admin may do changes on their very next request.
  */
 import type { CoreContext } from '../context'
@@ -47,7 +49,7 @@ export const adminView = (r: AdminRow): AdminView => ({
   lastSignInAt: r.last_sign_in_at
 })
 
-/** The keychain entries of an admin's TOTP secret: in use, and waiting for its first code. */
+/** The secret entries of an admin's TOTP key: in use, and waiting for its first code (never root keys). */
 export const totpSecretName = (adminId: number): string => `admin-totp:${adminId}`
 const pendingTotpName = (adminId: number): string => `admin-totp-pending:${adminId}`
 
@@ -171,20 +173,20 @@ export class AdminAccounts {
   }
 
   /**
-   * A new TOTP secret for the admin, kept in the keychain as pending until `confirmTotp` sees a
+   * A new TOTP secret for the admin, kept with the secrets as pending until `confirmTotp` sees a
    * code from it, so an enrolment abandoned halfway never locks the admin out.
    */
   async beginTotp(adminId: number): Promise<{ secret: string; uri: string }> {
     const r = await this.needId(adminId)
     const secret = newTotpSecret()
-    this.ctx.secrets.set(pendingTotpName(r.id), base32Encode(secret))
+    await this.ctx.secrets.set(pendingTotpName(r.id), base32Encode(secret))
     return { secret: base32Encode(secret), uri: otpauthUri(TOTP_ISSUER, r.name, secret) }
   }
 
   /** Turns TOTP on with the pending secret once `code` is one of its codes. */
   async confirmTotp(adminId: number, code: string): Promise<AdminView> {
     const r = await this.needId(adminId)
-    const pending = this.ctx.secrets.get(pendingTotpName(r.id))
+    const pending = await this.ctx.secrets.get(pendingTotpName(r.id))
     const key = pending === null ? null : base32Decode(pending)
     if (!key) throw conflict('could not turn on two-step sign-in: start the set-up first')
     const step = matchTotp(key, code, this.ctx.clock())
@@ -192,9 +194,9 @@ export class AdminAccounts {
       throw invalid(
         'could not turn on two-step sign-in: that is not the current code of the new key; check the time of the device'
       )
-    this.ctx.secrets.set(totpSecretName(r.id), pending!)
+    await this.ctx.secrets.set(totpSecretName(r.id), pending!)
     await this.ctx.store.run('UPDATE admins SET totp_enabled = 1, totp_last_step = ? WHERE id = ?', step, r.id)
-    this.ctx.secrets.delete(pendingTotpName(r.id))
+    await this.ctx.secrets.delete(pendingTotpName(r.id))
     return await this.byId(r.id)
   }
 
@@ -210,13 +212,13 @@ export class AdminAccounts {
   async resetTotp(name: string): Promise<AdminView> {
     const r = await this.need(adminName(name))
     await this.ctx.store.run('UPDATE admins SET totp_enabled = 0, totp_last_step = NULL WHERE id = ?', r.id)
-    this.ctx.secrets.delete(totpSecretName(r.id))
+    await this.ctx.secrets.delete(totpSecretName(r.id))
     return await this.byId(r.id)
   }
 
   /** The TOTP key of an admin who has TOTP on, from the keychain. */
-  totpKey(adminId: number): Buffer | null {
-    const stored = this.ctx.secrets.get(totpSecretName(adminId))
+  async totpKey(adminId: number): Promise<Buffer | null> {
+    const stored = await this.ctx.secrets.get(totpSecretName(adminId))
     return stored === null ? null : base32Decode(stored)
   }
 

@@ -103,7 +103,7 @@ export class AdminSessions {
       // The password was right: asking for the code is not a failure.
       if (code === '')
         throw await this.deny(s, row, 401, 'could not sign in: enter the 6-digit code from your authenticator app')
-      const secret = this.accounts.totpKey(row.id)
+      const secret = await this.accounts.totpKey(row.id)
       const step = secret === null ? null : matchTotp(secret, code, this.ctx.clock())
       if (step === null) throw await this.fail(key, s, row, 401, WRONG)
       if (!(await this.accounts.claimTotpStep(row.id, step)))

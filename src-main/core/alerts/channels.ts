@@ -240,12 +240,12 @@ export class AlertChannels {
       isoTimestamp(this.ctx.clock())
     )
     try {
-      for (const [what, value] of secrets) this.ctx.secrets.set(secretName(id, what), value)
+      for (const [what, value] of secrets) await this.ctx.secrets.set(secretName(id, what), value)
     } catch (err) {
       await db.run('DELETE FROM alert_channels WHERE id = ?', id)
       for (const [what] of secrets) {
         try {
-          this.ctx.secrets.delete(secretName(id, what))
+          await this.ctx.secrets.delete(secretName(id, what))
         } catch {
           // The keychain failed already; a stray secret without its channel is used by nothing.
         }
@@ -260,7 +260,8 @@ export class AlertChannels {
     const channel = await this.get(id)
     await this.ctx.store.run('DELETE FROM alert_channels WHERE id = ?', channel.id)
     for (const what of ['password', 'url', 'signing_secret'] as const) {
-      if (this.ctx.secrets.get(secretName(id, what)) !== null) this.ctx.secrets.delete(secretName(id, what))
+      if ((await this.ctx.secrets.get(secretName(id, what))) !== null)
+        await this.ctx.secrets.delete(secretName(id, what))
     }
   }
 
@@ -274,20 +275,20 @@ export class AlertChannels {
   async signingSecret(id: number): Promise<string> {
     const channel = await this.get(id)
     if (channel.kind !== 'webhook') throw invalid(`could not read the signing secret: channel ${id} is ${channel.kind}`)
-    const secret = this.ctx.secrets.get(secretName(id, 'signing_secret'))
+    const secret = await this.ctx.secrets.get(secretName(id, 'signing_secret'))
     if (secret === null) throw notFound(`could not read the signing secret of channel ${id}: it is not in the keychain`)
     return secret
   }
 
   /** What sending needs, with the secrets read from the keychain at the moment of sending. */
-  smtpSettings(c: Channel): SmtpSettings {
+  async smtpSettings(c: Channel): Promise<SmtpSettings> {
     const cfg = c.config as SmtpConfig
-    return { ...cfg, password: cfg.username ? this.ctx.secrets.get(secretName(c.id, 'password')) : null }
+    return { ...cfg, password: cfg.username ? await this.ctx.secrets.get(secretName(c.id, 'password')) : null }
   }
 
-  url(c: Channel): string {
+  async url(c: Channel): Promise<string> {
     if (c.kind === 'webhook') return (c.config as UrlConfig).url as string
-    const url = this.ctx.secrets.get(secretName(c.id, 'url'))
+    const url = await this.ctx.secrets.get(secretName(c.id, 'url'))
     if (url === null) throw new Error(`the ${c.kind} URL of channel ${c.id} is not in the keychain`)
     return url
   }

@@ -696,13 +696,13 @@ export class Alerts {
 
   private async send(channel: Channel, m: Message, now: Date): Promise<void> {
     if (channel.kind === 'smtp') {
-      await sendMail(this.channels.smtpSettings(channel), {
+      await sendMail(await this.channels.smtpSettings(channel), {
         subject: oneLine(`[CertDesk] ${m.subject}`),
         text: bounded(m.body, BODY_LIMIT)
       })
       return
     }
-    const url = this.channels.url(channel)
+    const url = await this.channels.url(channel)
     let body: string
     let headers: Record<string, string> = { 'user-agent': 'CertDesk-Alerts/1' }
     if (channel.kind === 'slack') body = slackPayload(m)

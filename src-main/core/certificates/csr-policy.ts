@@ -40,7 +40,14 @@ export function namesFor(order: Order, product: Product, csr: DecodedCsr): strin
     return []
   }
   // Every name is checked there and refused by name, never left out (csr.ts).
-  const asked = requestedNames(csr)
+  return coveredNames(order, product, requestedNames(csr))
+}
+
+/**
+ * The names a certificate of this order may carry out of `asked` (namesFor): refused with the
+ * reason when the product or the paid SANs do not cover them; the order domain first.
+ */
+export function coveredNames(order: Order, product: Product, asked: string[]): string[] {
   if (asked.length === 0) throw invalid('could not accept CSR: it names no domain (no DNS common name, no DNS SAN)')
   const domain = order.domain
   const bare = baseDomain(domain)

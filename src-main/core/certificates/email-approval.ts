@@ -5,6 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { APPROVER_LOCAL_PARTS, constructedEmailAllowed, CONSTRUCTED_EMAIL_SUNSET } from '../cab-policy'
 import { deliverMail, type DcvMethod } from '../dcv'
+import { authorizationDomains } from '../authorization-domains'
 import { baseDomain, isWildcard } from '../domains'
 import { conflict, invalid, ServiceError } from '../errors'
 import { recordEvent } from '../events'
@@ -25,8 +26,9 @@ export const defaultApprover = (name: string): string => `${APPROVER_LOCAL_PARTS
 
 /**
  * A constructed approver address for `name`, normalised (BR §3.2.2.4.4): one of
- * APPROVER_LOCAL_PARTS at the name's base domain or a parent of it, never at a bare top-level
- * label. Anything else (another mailbox, another domain, a second address, header tricks) is 400.
+ * APPROVER_LOCAL_PARTS at an Authorization Domain Name of the name, that is the name or a
+ * parent of it up to its registrable domain, never at a public suffix such as `co.uk`.
+ * Anything else (another mailbox, another domain, a second address, header tricks) is 400.
  */
 export function approverAddress(name: string, address: string): string {
   const shown = JSON.stringify(String(address).slice(0, 254))
@@ -40,9 +42,14 @@ export function approverAddress(name: string, address: string): string {
     )
   }
   const [, local, at] = m
-  const base = baseDomain(name)
-  if (!(base === at || base.endsWith(`.${at}`)) || !at.includes('.')) {
-    throw invalid(`approver_email ${shown} is not at ${base} or a parent domain of it`)
+  const domains = authorizationDomains(name)
+  if (!domains.includes(at)) {
+    const base = baseDomain(name)
+    throw invalid(
+      domains.length === 0
+        ? `approver_email ${shown} cannot validate ${base}: it has no registrable domain on the Public Suffix List`
+        : `approver_email ${shown} is not at ${base} or a parent domain of it up to ${domains[domains.length - 1]}`
+    )
   }
   return `${local}@${at}`
 }
@@ -61,52 +68,69 @@ function approvalCode(): string {
 }
 
 /**
- * The approver of each name for email validation. `approverEmail` is the spec's one field: the
- * order domain's mailbox, and the same mailbox at each other name's domain. `perName` picks the
- * mailbox of single names (the desktop app); `previous` keeps what names already had. A name
- * left without one gets admin@ at its base domain: the reseller API v3.0 (POST /ssl/configure,
- * POST /ssl/change-dcv) makes approver_email optional and email the default method.
+ * The approver of each name validated by email. `approverEmail` is the spec's one field: the
+ * order domain's mailbox, and the same mailbox as many labels up at each other name (never past
+ * its registrable domain). `perName` picks the mailbox of single names (the desktop app's
+ * choice, `dcv_per_name`); `previous` keeps what names already had. A name left without one gets
+ * admin@ at its base domain: the reseller API v3.0 (POST /ssl/configure, POST /ssl/change-dcv)
+ * makes approver_email optional and email the default method.
  */
 export function approversFor(
   order: Order,
-  method: DcvMethod,
+  methods: Map<string, DcvMethod>,
   names: string[],
   now: Date,
-  choice: { approverEmail?: string; perName?: Record<string, string>; previous?: Map<string, string> }
+  choice: {
+    approverEmail?: string
+    perName?: Record<string, string> | [string, string][]
+    previous?: Map<string, string>
+  }
 ): Map<string, string> {
-  const map = new Map<string, string>()
-  if (method === 'http' || method === 'https') {
-    const wild = names.find(isWildcard)
+  for (const n of names) {
+    const method = methods.get(n)
     // BR §3.2.2.4.18: the file method cannot validate a wildcard name.
-    if (wild)
-      throw invalid(`${method} validation cannot validate the wildcard name ${wild} (BR §3.2.2.4.18); use dns or email`)
+    if ((method === 'http' || method === 'https') && isWildcard(n))
+      throw invalid(`${method} validation cannot validate the wildcard name ${n} (BR §3.2.2.4.18); use dns or email`)
   }
-  const perName = Object.entries(choice.perName ?? {})
-  if ((choice.approverEmail !== undefined || perName.length > 0) && method !== 'email') {
-    throw invalid(`approver_email is only for email validation, not ${method}`)
+  const map = new Map<string, string>()
+  const email = names.filter((n) => methods.get(n) === 'email')
+  const perName = Array.isArray(choice.perName) ? choice.perName : Object.entries(choice.perName ?? {})
+  const picked = perName.map(([given, address]) => {
+    const name = String(given).trim().toLowerCase()
+    if (!names.includes(name)) {
+      throw invalid(
+        `could not choose an approver: ${JSON.stringify(String(given).slice(0, 253))} is not a name of order ${order.orderNumber}`
+      )
+    }
+    if (methods.get(name) !== 'email') {
+      throw invalid(`approver_email of ${name} is only for email validation, not ${methods.get(name)}`)
+    }
+    return [name, address] as const
+  })
+  if (choice.approverEmail !== undefined && email.length === 0) {
+    throw invalid(`approver_email is only for email validation, not ${methods.get(names[0]) ?? 'none'}`)
   }
-  if (method !== 'email') return map
+  if (email.length === 0) return map
   if (!constructedEmailAllowed(now)) throw invalid(emailSunsetMessage())
-  for (const n of names) map.set(n, choice.previous?.get(n) ?? defaultApprover(n))
+  for (const n of email) {
+    if (authorizationDomains(n).length === 0) {
+      throw invalid(
+        `could not validate ${n} by email: it has no registrable domain on the Public Suffix List; use dns or http`
+      )
+    }
+    map.set(n, choice.previous?.get(n) ?? defaultApprover(n))
+  }
   if (choice.approverEmail !== undefined) {
     const primary = approverAddress(names[0], choice.approverEmail)
     const [local, at] = primary.split('@')
     // The same mailbox, as many labels up from each name as the given one is from the first.
-    const depth = baseDomain(names[0]).split('.').length - at.split('.').length
-    for (const n of names) {
-      const labels = baseDomain(n).split('.')
-      map.set(n, n === names[0] ? primary : `${local}@${labels.slice(Math.min(depth, labels.length - 2)).join('.')}`)
+    const depth = authorizationDomains(names[0]).indexOf(at)
+    for (const n of email) {
+      const domains = authorizationDomains(n)
+      map.set(n, n === names[0] ? primary : `${local}@${domains[Math.min(depth, domains.length - 1)]}`)
     }
   }
-  for (const [given, address] of perName) {
-    const name = given.trim().toLowerCase()
-    if (!names.includes(name)) {
-      throw invalid(
-        `could not choose an approver: ${JSON.stringify(given.slice(0, 253))} is not a name of order ${order.orderNumber}`
-      )
-    }
-    map.set(name, approverAddress(name, address))
-  }
+  for (const [name, address] of picked) map.set(name, approverAddress(name, address))
   return map
 }
 
@@ -122,10 +146,10 @@ async function checkOf(db: Store, order: Order, name: string, verb: string): Pro
   return check
 }
 
-/** The checks a send mails: names waiting for email approval that have an approver (`only`: one name). */
-const pendingEmailChecks = async (db: Store, orderId: number, only?: string): Promise<DcvRow[]> =>
+/** The checks a send mails: names waiting for email approval that have an approver (`only`: those names). */
+const pendingEmailChecks = async (db: Store, orderId: number, only?: ReadonlySet<string>): Promise<DcvRow[]> =>
   (await readChecks(db, orderId)).filter(
-    (c) => c.method === 'email' && c.status !== 'valid' && c.approver_email && (only === undefined || c.name === only)
+    (c) => c.method === 'email' && c.status !== 'valid' && c.approver_email && (only === undefined || only.has(c.name))
   )
 
 /**
@@ -133,7 +157,12 @@ const pendingEmailChecks = async (db: Store, orderId: number, only?: string): Pr
  * throws 429 (approval-mail-limits.ts). Call it inside the write transaction of the change that
  * leads to the send, after the checks are reset, so a refusal changes nothing.
  */
-export async function countPendingApprovals(db: Store, order: Order, now: Date, only?: string): Promise<void> {
+export async function countPendingApprovals(
+  db: Store,
+  order: Order,
+  now: Date,
+  only?: ReadonlySet<string>
+): Promise<void> {
   await countApprovalSend(db, order, (await pendingEmailChecks(db, order.id, only)).length, now)
 }
 
@@ -141,14 +170,14 @@ export async function countPendingApprovals(db: Store, order: Order, now: Date, 
  * Mails a fresh code for every pending email check of the order, a send counted beforehand
  * with `countPendingApprovals`. A message SMTP refuses does
  * not undo the configure or change-dcv that asked for it: its name shows the reason, and
- * /ssl/resend-validation tries again. `only` limits it to one name. Returns the reasons of the
+ * /ssl/resend-validation tries again. `only` limits it to those names. Returns the reasons of the
  * messages that failed.
  */
 export async function sendApprovals(
   scope: CertificatesScope,
   order: Order,
   now: Date,
-  only?: string
+  only?: ReadonlySet<string>
 ): Promise<string[]> {
   const db = scope.ctx.store
   const failed: string[] = []
@@ -339,7 +368,7 @@ export async function chooseApprover(
   }
   if (check.method !== 'email') {
     throw conflict(
-      `could not change the approver of ${check.name}: it is validated by ${check.method}; switch the order to email with change-dcv first`
+      `could not change the approver of ${check.name}: it is validated by ${check.method}; switch it to email with change-dcv first`
     )
   }
   const approver = approverAddress(check.name, approverEmail)
@@ -355,7 +384,7 @@ export async function chooseApprover(
       await db.run('UPDATE certificate_requests SET approver_email = ? WHERE order_id = ?', approver, order.id)
     }
     await touchOrder(db, order.id, now)
-    await countPendingApprovals(db, order, now, check.name)
+    await countPendingApprovals(db, order, now, new Set([check.name]))
   })
-  await sendApprovals(scope, order, now, check.name)
+  await sendApprovals(scope, order, now, new Set([check.name]))
 }

@@ -23,6 +23,7 @@ import { daysBetween, parseDate } from '../time'
 import { cancelValidation } from './cancel-validation'
 import { chooseApprover, outbox, recordApproval, resendValidation, type OutboxMessage } from './email-approval'
 import { advance, autoReissue } from './issuance'
+import type { NameChoice } from './name-methods'
 import {
   certificateHistory,
   latestCertificate,
@@ -31,11 +32,18 @@ import {
   type SslStatus,
   type StoredCertificate
 } from './records'
+import { reissuePlan, type ReissuePlan } from './reissue-plan'
 import { switchRenewalMethod } from './renewal-method'
 import { changeDcv, configure, reissue, type ConfigureInput, type ReissueInput } from './requests'
+import { revoke, type CertificateChoice, type CrlPublisher, type ExternalRevocation } from './revocation'
 import { OrderLock, type CertificatesScope, type KeyKeeper } from './scope'
 
+export { approverChoices } from '../authorization-domains'
 export { approverAddress, defaultApprover, type OutboxMessage } from './email-approval'
+export type { NameChoice } from './name-methods'
+export type { ReissuePlan } from './reissue-plan'
+export type { CrlPublisher, ExternalRevocation } from './revocation'
+export { REASON_CODES, type RevocationReason } from './revocation-reasons'
 export type {
   CertificateHandover,
   CertificateStatus,
@@ -48,7 +56,7 @@ export type { ConfigureInput, ReissueInput } from './requests'
 export type { KeyKeeper } from './scope'
 
 /** The hooks start-up sets after construction (service.ts); the modules read them through the scope. */
-type Hooks = { -readonly [K in 'keys' | 'onStored']: CertificatesScope[K] }
+type Hooks = { -readonly [K in 'keys' | 'onStored' | 'crl']: CertificatesScope[K] }
 
 export class Certificates {
   private readonly scope: Omit<CertificatesScope, keyof Hooks> & Hooks
@@ -60,7 +68,9 @@ export class Certificates {
     settings: Settings,
     readonly issuer: Issuer,
     /** An external CA that validates names itself (the ACME issuer); null for the local CA. */
-    external: ExternalValidation | null = null
+    external: ExternalValidation | null = null,
+    /** Revokes certificates an external ACME CA issued (the ACME issuer). */
+    revoker: ExternalRevocation | null = null
   ) {
     this.scope = {
       ctx,
@@ -71,7 +81,9 @@ export class Certificates {
       external,
       lock: new OrderLock(),
       keys: null,
-      onStored: null
+      onStored: null,
+      revoker,
+      crl: null
     }
   }
 
@@ -82,6 +94,11 @@ export class Certificates {
 
   set onStored(hook: Hooks['onStored']) {
     this.scope.onStored = hook
+  }
+
+  /** The local CA's CRL, signed again after each revocation; set once at start-up (service.ts). */
+  set crl(publisher: CrlPublisher | null) {
+    this.scope.crl = publisher
   }
 
   /** Where keys generated in the app are kept; set once at start-up (service.ts). */
@@ -118,9 +135,18 @@ export class Certificates {
     return await sslStatus(this.scope, resellerId, orderId)
   }
 
-  /** POST /ssl/change-dcv: a new method (and approver) for every name not yet validated. */
-  async changeDcv(resellerId: number, orderId: number, method: DcvMethod, approverEmail?: string): Promise<SslStatus> {
-    await changeDcv(this.scope, resellerId, orderId, method, approverEmail)
+  /**
+   * POST /ssl/change-dcv: a new method (and approver) for every name not yet validated, or with
+   * `perName` alone for those names only (requests.ts).
+   */
+  async changeDcv(
+    resellerId: number,
+    orderId: number,
+    method: DcvMethod | undefined,
+    approverEmail?: string,
+    perName?: NameChoice[]
+  ): Promise<SslStatus> {
+    await changeDcv(this.scope, resellerId, orderId, method, approverEmail, perName)
     return await sslStatus(this.scope, resellerId, orderId)
   }
 
@@ -166,10 +192,27 @@ export class Certificates {
     return await sslStatus(this.scope, resellerId, input.orderId)
   }
 
-  /** GET /certificate/{id}. */
-  async certificate(resellerId: number, orderId: number): Promise<CertificateStatus> {
+  /**
+   * Revokes a certificate of the order (the current one unless `certificateId` or `serial` names another)
+   * with an RFC 5280 reason (revocation.ts); answers it as now stored.
+   */
+  revoke(
+    resellerId: number,
+    orderId: number,
+    input: CertificateChoice & { reason: string }
+  ): Promise<StoredCertificate> {
+    return revoke(this.scope, resellerId, orderId, input)
+  }
+
+  /** What a reissue for `names` (the current ones by default) would do, before it is asked for. */
+  async reissuePlan(resellerId: number, orderId: number, names?: string[]): Promise<ReissuePlan> {
+    return await reissuePlan(this.scope, resellerId, orderId, names)
+  }
+
+  /** GET /certificate/{id}: the current certificate, or `of` (another certificate of the order). */
+  async certificate(resellerId: number, orderId: number, of?: StoredCertificate): Promise<CertificateStatus> {
     const order = await this.scope.orders.get(resellerId, orderId)
-    const cert = await this.latestCertificate(order.id)
+    const cert = of && of.orderId === order.id ? of : await this.latestCertificate(order.id)
     const now = this.scope.ctx.clock()
     if (!cert) return { order, certificate: null, daysRemaining: null, isExpired: false }
     const till = parseDate(cert.validTill)
@@ -216,6 +259,20 @@ export class Certificates {
   /** The automatic reissue of a due order (issuance.ts); returns what happened. */
   autoReissue(orderId: number): Promise<{ issued: StoredCertificate | null; validationNeeded: string | null }> {
     return autoReissue(this.scope, orderId)
+  }
+
+  /** The orders among `ids` whose current certificate is revoked, for list views. */
+  async revokedCurrent(ids: number[]): Promise<Set<number>> {
+    if (ids.length === 0) return new Set()
+    const db = this.scope.ctx.store
+    const list = db.inList(ids)
+    const rows = await db.all<{ id: number }>(
+      `SELECT c.order_id AS id FROM certificates c
+          WHERE c.order_id ${list.sql} AND c.revoked_at IS NOT NULL
+            AND c.id = (SELECT MAX(l.id) FROM certificates l WHERE l.order_id = c.order_id)`,
+      list.arg
+    )
+    return new Set(rows.map((r) => r.id))
   }
 
   async latestCertificate(orderId: number): Promise<StoredCertificate | null> {

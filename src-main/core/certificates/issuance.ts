@@ -96,7 +96,7 @@ async function renewAtCa(
         err.method,
         orderId
       )
-      await resetChecks(db, orderId, names, err.method, new Map(), now, 'none')
+      await resetChecks(db, orderId, names, new Map(names.map((n) => [n, err.method])), new Map(), now, 'none')
       await setOrderStatus(db, orderId, 'validation_pending', note, now)
     })
     return { issued: null, validationNeeded: note }

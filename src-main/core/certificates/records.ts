@@ -4,6 +4,7 @@
  * reseller API v3.0 shows for an order (GET /ssl/{order_id}, GET /certificate/{order_id}).
  */
 import { randomBytes } from 'node:crypto'
+import { approverChoices } from '../authorization-domains'
 import type { DecodedCsr } from '../csr'
 import {
   dcvFileContent,
@@ -20,6 +21,7 @@ import type { Order } from '../orders'
 import { inOrder } from '../pool'
 import type { UnattendedRenewal } from '../renewal-plan'
 import { isoTimestamp } from '../time'
+import { reasonName, type RevocationReason } from './revocation-reasons'
 import type { CertificatesScope } from './scope'
 import type { Store } from '../store'
 
@@ -38,6 +40,9 @@ export interface StoredCertificate {
   validTill: string
   reason: IssueReason
   createdAt: string
+  /** When it was revoked (RFC 5280 §5.3.1 reason beside it); null while it is not. */
+  revokedAt: string | null
+  revocationReason: RevocationReason | null
 }
 
 /** What the certificate code hands over after committing a certificate (to the deploys). */
@@ -54,7 +59,7 @@ export interface NameValidation {
   instructions:
     | { method: 'http' | 'https'; url: string; fileName: string; fileContent: string }
     | { method: 'dns'; recordName: string; recordType: 'CNAME' | 'TXT'; recordValue: string; txtAlternative: string }
-    | { method: 'email'; approverEmail: string; sentAt: string | null }
+    | { method: 'email'; approverEmail: string; sentAt: string | null; approverChoices: string[] }
 }
 
 export interface SslStatus {
@@ -116,6 +121,8 @@ export interface CertRow {
   valid_till: string
   reason: IssueReason
   created_at: string
+  revoked_at: string | null
+  revocation_reason: number | null
 }
 
 export const toCert = (r: CertRow): StoredCertificate => ({
@@ -129,7 +136,9 @@ export const toCert = (r: CertRow): StoredCertificate => ({
   validFrom: r.valid_from,
   validTill: r.valid_till,
   reason: r.reason,
-  createdAt: r.created_at
+  createdAt: r.created_at,
+  revokedAt: r.revoked_at,
+  revocationReason: reasonName(r.revocation_reason)
 })
 
 export async function findRequest(db: Store, orderId: number): Promise<RequestRow | undefined> {
@@ -284,7 +293,12 @@ async function nameValidation(scope: CertificatesScope, c: DcvRow, t: DcvToken):
           txtAlternative: dnsRecordValue(t)
         }
       : c.method === 'email'
-        ? { method: 'email', approverEmail: c.approver_email ?? '', sentAt: c.email_sent_at }
+        ? {
+            method: 'email',
+            approverEmail: c.approver_email ?? '',
+            sentAt: c.email_sent_at,
+            approverChoices: approverChoices(c.name)
+          }
         : {
             method: c.method,
             url: `${c.method}://${domain}${dcvFilePath(t)}`,

@@ -9,15 +9,22 @@ import type { Issuer } from '../issuer'
 import type { Orders } from '../orders'
 import type { Settings } from '../settings'
 import type { CertificateHandover } from './records'
+import type { CrlPublisher, ExternalRevocation } from './revocation'
 
 /**
  * Keeps a key generated in the app with the certificate issued for it (key-vault.ts): `stage`
- * holds it until then; `promote` runs inside the transaction that stores a certificate.
+ * holds it until then; `promote` runs inside the transaction that stores a certificate;
+ * `csrFor` signs a new request with a kept key.
  */
 export interface KeyKeeper {
   stage(resellerId: number, orderId: number, pkcs8Pem: string, csrDer: Buffer): Promise<void>
   promote(orderId: number, certificatePem: string): Promise<void>
   discard(orderId: number): Promise<void>
+  /**
+   * A CSR for `names` signed by the kept key of `certificatePem` (a reissue with the same key
+   * for other names); null when no key of that certificate is kept.
+   */
+  csrFor(orderId: number, certificatePem: string, names: string[]): Promise<string | null>
 }
 
 export interface CertificatesScope {
@@ -33,6 +40,10 @@ export interface CertificatesScope {
   readonly keys: KeyKeeper | null
   /** Told after a certificate is committed (deploys and their event); never undoes it. */
   readonly onStored: ((c: CertificateHandover) => Promise<void>) | null
+  /** Revokes at the external ACME CA that issued a certificate (acme-issuer.ts). */
+  readonly revoker: ExternalRevocation | null
+  /** The local CA's CRL, signed again after a revocation (local-ca-crl.ts); set at start-up. */
+  readonly crl: CrlPublisher | null
 }
 
 /** One issuance at a time per order, so two status polls never sign twice. */

@@ -17,44 +17,47 @@ import type { Store } from '../store'
 const CHECK_CONCURRENCY = 8
 
 /** A validated check still inside the reuse period of `now` (BR §4.2.1). */
-const freshlyValid = (c: DcvRow, now: Date): boolean =>
+export const freshlyValid = (c: DcvRow, now: Date): boolean =>
   c.status === 'valid' && c.validated_at
     ? addDays(parseDate(c.validated_at), dcvReuseDays(now)).getTime() > now.getTime()
     : false
 
 /**
- * One check row per name. `keep` says which earlier validations survive: none (a first
- * configure), every fresh valid one (change-dcv changes only what is not yet validated), or
- * fresh valid ones of the same method (reissue; BR §4.2.1 reuse). The rest start pending.
+ * One check row per name, each with its own method. `keep` says which earlier validations
+ * survive: none (a first configure), every fresh valid one (change-dcv changes only what is not
+ * yet validated), or fresh valid ones whose method stays (reissue; BR §4.2.1 reuse). The rest
+ * start pending. With `only`, the other names are left exactly as they are (a change of one
+ * name's method must not restart the others).
  */
 export async function resetChecks(
   db: Store,
   orderId: number,
   names: string[],
-  method: DcvMethod,
+  methods: Map<string, DcvMethod>,
   approvers: Map<string, string>,
   now: Date,
-  keep: 'none' | 'valid' | 'valid-same-method'
+  keep: 'none' | 'valid' | 'valid-same-method',
+  only?: ReadonlySet<string>
 ): Promise<void> {
   const kept = new Set(
     keep === 'none'
       ? []
       : (await readChecks(db, orderId))
           .filter((c) => freshlyValid(c, now))
-          .filter((c) => keep === 'valid' || c.method === method)
+          .filter((c) => keep === 'valid' || c.method === methods.get(c.name))
           .map((c) => c.name)
   )
   const others = db.inList(names, true)
   await db.run(`DELETE FROM dcv_checks WHERE order_id = ? AND name ${others.sql}`, orderId, others.arg)
   for (const name of names) {
-    if (kept.has(name)) continue
+    if (kept.has(name) || (only && !only.has(name))) continue
     await db.run(
       `INSERT INTO dcv_checks (order_id, name, method, approver_email, status) VALUES (?, ?, ?, ?, 'pending')
        ON CONFLICT(order_id, name) DO UPDATE SET method = excluded.method, approver_email = excluded.approver_email, status = 'pending',
          detail = NULL, checked_at = NULL, validated_at = NULL, email_code_hash = NULL, email_sent_at = NULL`,
       orderId,
       name,
-      method,
+      methods.get(name) ?? null,
       approvers.get(name) ?? null
     )
   }

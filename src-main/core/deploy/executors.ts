@@ -69,7 +69,7 @@ export async function perform(
           certificatePem: run.certificate_pem,
           chainPem: run.chain_pem,
           privateKeyPem: key,
-          pfxPassword: wantsPfx ? ctx.secrets.get(secretName(target.id, 'pfx_password')) : null
+          pfxPassword: wantsPfx ? await ctx.secrets.get(secretName(target.id, 'pfx_password')) : null
         },
         // A reload follows: the replaced files are kept until it has taken the new ones.
         { keepPrevious: (await targetsOf(ctx.store, order.id, 'command')).length > 0 }
@@ -133,7 +133,7 @@ export async function perform(
       ...ran
     }
   }
-  const secret = ctx.secrets.get(secretName(target.id, 'webhook_secret'))
+  const secret = await ctx.secrets.get(secretName(target.id, 'webhook_secret'))
   if (!secret) {
     const summary = 'could not sign webhook: its secret is missing from the OS keychain'
     return { ok: false, summary, reason: summary }

@@ -5,7 +5,8 @@
  * user's export asks for it over the bridge. RFC 7292 layout as OpenSSL writes it: the key in a
  * PKCS8ShroudedKeyBag (PBES2, AES-256-CBC, PBKDF2-HMAC-SHA-256), the certificates in a
  * password-encrypted SafeContents, and a password-based HMAC-SHA-256 integrity MAC. Windows
- * Server 2019+ and OpenSSL 1.1.1+/3 read this; the RC2/3DES profile of older Windows is not offered.
+ * Server 2019+ and OpenSSL 1.1.1+/3 read this; the 3DES/SHA-1 profile of older Windows is in
+ * pfx-legacy.ts, offered beside this one only.
  */
 import * as asn1js from 'asn1js'
 import { webcrypto } from 'node:crypto'

@@ -8,7 +8,7 @@
  */
 import type { StoredCertificate } from '../certificates/records'
 import type { CoreContext } from '../context'
-import { invalid } from '../errors'
+import { conflict, invalid } from '../errors'
 import { recordEvent } from '../events'
 import { inOrder } from '../pool'
 import { isoTimestamp } from '../time'
@@ -23,6 +23,7 @@ import {
   parseCertificate,
   readRun,
   reopenRuns,
+  revocationOf,
   type DeployRun,
   type DeployTrigger,
   type RunRow
@@ -162,18 +163,17 @@ export class DeployQueue {
     const order = await deployOrder(this.ctx.store, orderId)
     const current = await currentCertificate(this.ctx.store, order.id)
     if (!current) throw invalid(`could not deploy order ${order.order_number}: it has no certificate yet`)
+    const parsed = parseCertificate(current.certificatePem)
+    const revoked = await revocationOf(this.ctx.store, order.id, parsed.serial)
+    if (revoked) {
+      throw conflict(
+        `could not deploy order ${order.order_number}: its certificate ${parsed.serial} was revoked on ${revoked.at} (${revoked.reason}); reissue it first`
+      )
+    }
     const now = this.ctx.clock()
     const ids = await this.ctx.store.tx(
       async () =>
-        await createRuns(
-          this.ctx.store,
-          order.id,
-          'manual',
-          parseCertificate(current.certificatePem),
-          current.certificatePem,
-          current.chainPem,
-          now
-        )
+        await createRuns(this.ctx.store, order.id, 'manual', parsed, current.certificatePem, current.chainPem, now)
     )
     if (ids.length === 0) throw invalid(`could not deploy order ${order.order_number}: it has no deploy targets`)
     const pass = this.runPending({ orderId: order.id })
@@ -282,6 +282,19 @@ export class DeployQueue {
       await db.run(`UPDATE deploy_runs SET status = 'pending', claimed_until = NULL WHERE id = ?`, runId)
       this.attempted.pop()
       return false
+    }
+
+    // A revoked certificate is never installed again, whichever run was waiting for it.
+    const revoked = await revocationOf(db, run.order_id, run.serial)
+    if (revoked) {
+      await db.run(
+        `UPDATE deploy_runs SET status = 'superseded', claimed_until = NULL, next_attempt_at = NULL, last_error = ?, updated_at = ?
+         WHERE id = ?`,
+        `not deployed: certificate ${run.serial} was revoked on ${revoked.at} (${revoked.reason})`,
+        ts,
+        runId
+      )
+      return true
     }
 
     let outcome: Outcome

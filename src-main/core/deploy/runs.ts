@@ -5,6 +5,7 @@
  */
 import { X509Certificate } from 'node:crypto'
 import { latestCertificate, type StoredCertificate } from '../certificates/records'
+import { reasonName } from '../certificates/revocation-reasons'
 import { invalid, notFound } from '../errors'
 import type { Page, Paging } from '../ledger'
 import { isoTimestamp } from '../time'
@@ -200,6 +201,23 @@ export async function createRuns(
     cert.serial
   )
   return ids
+}
+
+/**
+ * When the order's certificate `serial` was revoked, and why (certificates/revocation.ts); null
+ * while it is not. A revoked certificate is never deployed again.
+ */
+export async function revocationOf(
+  db: Store,
+  orderId: number,
+  serial: string
+): Promise<{ at: string; reason: string } | null> {
+  const row = (await db.get(
+    'SELECT revoked_at, revocation_reason FROM certificates WHERE order_id = ? AND upper(serial) = upper(?) AND revoked_at IS NOT NULL',
+    orderId,
+    serial
+  )) as { revoked_at: string; revocation_reason: number | null } | undefined
+  return row ? { at: row.revoked_at, reason: reasonName(row.revocation_reason) ?? 'unspecified' } : null
 }
 
 /**

@@ -84,7 +84,7 @@ export async function addTarget(ctx: CoreContext, orderId: number, input: Target
     // After the row is committed (a transaction may run twice, a keychain write must not); if
     // the keychain refuses, the target is not created either.
     try {
-      ctx.secrets.set(secretName(id, secret.name), secret.value)
+      await ctx.secrets.set(secretName(id, secret.name), secret.value)
     } catch (err) {
       await db.run('DELETE FROM deploy_targets WHERE id = ?', id)
       throw err
@@ -135,7 +135,8 @@ export async function removeTarget(ctx: CoreContext, targetId: number): Promise<
     )
   })
   for (const name of ['webhook_secret', 'pfx_password'] as const) {
-    if (ctx.secrets.get(secretName(targetId, name)) !== null) ctx.secrets.delete(secretName(targetId, name))
+    if ((await ctx.secrets.get(secretName(targetId, name))) !== null)
+      await ctx.secrets.delete(secretName(targetId, name))
   }
   return await readTarget(db, targetId)
 }
@@ -143,8 +144,8 @@ export async function removeTarget(ctx: CoreContext, targetId: number): Promise<
 /** The webhook secret or PFX password, for the desktop user to copy again. */
 export async function revealSecret(ctx: CoreContext, targetId: number): Promise<string | null> {
   const t = await readTarget(ctx.store, targetId)
-  if (t.kind === 'webhook') return ctx.secrets.get(secretName(targetId, 'webhook_secret'))
-  if (t.kind === 'folder') return ctx.secrets.get(secretName(targetId, 'pfx_password'))
+  if (t.kind === 'webhook') return await ctx.secrets.get(secretName(targetId, 'webhook_secret'))
+  if (t.kind === 'folder') return await ctx.secrets.get(secretName(targetId, 'pfx_password'))
   return null
 }
 

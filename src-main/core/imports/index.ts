@@ -375,7 +375,7 @@ export class Imports {
         await db.run(
           'INSERT INTO imported_keys (certificate_id, wrapped_key, created_at) VALUES (?, ?, ?)',
           newId,
-          this.keyVault.wrapImported(newId, parsed.keyPem),
+          await this.keyVault.wrapImported(newId, parsed.keyPem),
           isoTimestamp(now)
         )
         await db.run('UPDATE imported_certificates SET key_kept = 1 WHERE id = ?', newId)

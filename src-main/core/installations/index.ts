@@ -34,6 +34,7 @@ import type {
   InstallationResult
 } from '../../../src-shared/records'
 import { probe, type ProbeResult, type StartTls } from './probe'
+import { reasonName } from '../certificates/revocation-reasons'
 import { judge, VERDICT_LABELS, worst, type Verdict } from './verdict'
 
 export { VERDICT_LABELS, VERDICTS, type Verdict } from './verdict'
@@ -313,7 +314,7 @@ export class Installations {
         if (what) {
           return {
             reachable: false,
-            reason: `not checked: ${address} is ${what} (set ${DCV_SETTINGS.allowPrivateAddresses} to true for a lab)`
+            reason: `not checked: ${address} is ${what} (for a lab, turn on lab use in Settings, under Domain validation)`
           }
         }
       } else {
@@ -408,15 +409,32 @@ export class Installations {
 
   private async latest(orderId: number): Promise<(Parameters<typeof judge>[2] & { names: string[] }) | null> {
     const rows = (await this.ctx.store.all(
-      'SELECT certificate_pem, chain_pem, names FROM certificates WHERE order_id = ? ORDER BY id DESC LIMIT ?',
+      `SELECT certificate_pem, chain_pem, names, revoked_at, revocation_reason FROM certificates
+          WHERE order_id = ? ORDER BY id DESC LIMIT ?`,
       orderId,
       HISTORY
-    )) as { certificate_pem: string; chain_pem: string; names: string }[]
+    )) as {
+      certificate_pem: string
+      chain_pem: string
+      names: string
+      revoked_at: string | null
+      revocation_reason: number | null
+    }[]
     if (rows.length === 0) return null
+    const certs = rows.map((r) => new X509Certificate(r.certificate_pem))
+    const revoked = new Map<string, { at: string; reason: string }>()
+    rows.forEach((r, i) => {
+      if (r.revoked_at)
+        revoked.set(certs[i].fingerprint256, {
+          at: r.revoked_at,
+          reason: reasonName(r.revocation_reason) ?? 'unspecified'
+        })
+    })
     return {
-      current: new X509Certificate(rows[0].certificate_pem),
+      current: certs[0],
       chain: splitPem(rows[0].chain_pem).map((p) => new X509Certificate(p)),
-      earlier: rows.slice(1).map((r) => new X509Certificate(r.certificate_pem)),
+      earlier: certs.slice(1),
+      revoked,
       names: JSON.parse(rows[0].names) as string[]
     }
   }

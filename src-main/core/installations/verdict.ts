@@ -16,6 +16,7 @@ export type { Verdict }
 /** What the badge says, as a person reads it. */
 export const VERDICT_LABELS: Record<Verdict, string> = {
   unreachable: 'unreachable',
+  revoked: 'serving a revoked certificate',
   other_certificate: 'serving another certificate',
   old_certificate: 'serving the old certificate',
   expired: 'serving an expired certificate',
@@ -31,6 +32,8 @@ export interface IssuedForComparison {
   chain: X509Certificate[]
   /** Earlier certificates of the same order, newest first. */
   earlier: X509Certificate[]
+  /** The order's revoked certificates by SHA-256 fingerprint: when and why (RFC 5280 §5.3.1). */
+  revoked?: Map<string, { at: string; reason: string }>
 }
 
 export interface Finding {
@@ -66,6 +69,16 @@ export function judge(host: string, served: ProbeResult, issued: IssuedForCompar
     servedValidTill: new Date(leaf.validTo)
   }
   const days = Math.floor((base.servedValidTill.getTime() - now.getTime()) / 86_400_000)
+  // A revoked certificate fails at every client that checks revocation, whichever of the
+  // order's certificates it is.
+  const revoked = issued.revoked?.get(leaf.fingerprint256)
+  if (revoked) {
+    return {
+      verdict: 'revoked',
+      detail: `serves serial ${base.servedSerial}, revoked on ${revoked.at} (${revoked.reason}); install the certificate that replaced it`,
+      ...base
+    }
+  }
   if (leaf.fingerprint256 !== issued.current.fingerprint256) {
     const older = issued.earlier.find((c) => c.fingerprint256 === leaf.fingerprint256)
     if (older) {

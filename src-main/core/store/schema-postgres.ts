@@ -10,8 +10,9 @@
  *      (tallies, cache scopes, order versions), pg_trgm where SQLite has an FTS5 trigram table.
  *
  * The statements of the SQLite file that only SQLite understands (CREATE/DROP TRIGGER, FTS5
- * virtual tables and every statement on them) are left out of part 1 by kind; that each has its
- * counterpart in part 2 is what test/core/store/schema-parity.test.ts checks, object by object.
+ * virtual tables and every statement on them, generated columns and the statements of the same
+ * migration that name them) are left out of part 1 by kind; that each has its counterpart in
+ * part 2 is what test/core/store/schema-parity.test.ts checks, object by object.
  */
 
 /** How a SQLite column type is written on PostgreSQL (STRICT tables allow only these). */
@@ -102,6 +103,9 @@ export interface TranslationState {
 
 export const newTranslationState = (): TranslationState => ({ virtualTables: new Set() })
 
+/** `ALTER TABLE t ADD [COLUMN] name TYPE [GENERATED ALWAYS] AS (…)`: the column's name. */
+const GENERATED_COLUMN = /\bADD\s+(?:COLUMN\s+)?(\w+)\s+\w+\s+(?:GENERATED\s+ALWAYS\s+)?AS\s*\(/i
+
 /** The common part of one SQLite migration, as PostgreSQL statements, and what was left out. */
 export function translateMigration(
   script: string,
@@ -109,8 +113,24 @@ export function translateMigration(
 ): { statements: string[]; sqliteOnly: Statement[] } {
   const statements: string[] = []
   const sqliteOnly: Statement[] = []
+  // Generated columns this migration adds. Their expression is SQLite's (MIN of two values, a
+  // comparison as 0/1) and SQLite's VIRTUAL kind does not exist on PostgreSQL, which has only
+  // STORED ones (PostgreSQL manual, 5.4 "Generated Columns"): part 2 adds each in PostgreSQL's
+  // words, after part 1, so a statement of this migration that names one waits for part 2 too.
+  const generated = new Set<string>()
+  const namesGenerated = (body: string): boolean => [...generated].some((c) => new RegExp(`\\b${c}\\b`, 'i').test(body))
   for (const st of splitStatements(script)) {
     const body = stripComments(st.sql)
+    const column = st.kind === 'ALTER TABLE' ? GENERATED_COLUMN.exec(body)?.[1] : undefined
+    if (column) {
+      generated.add(column.toLowerCase())
+      sqliteOnly.push(st)
+      continue
+    }
+    if (namesGenerated(body)) {
+      sqliteOnly.push(st)
+      continue
+    }
     if (st.kind === 'CREATE VIRTUAL TABLE') {
       const name = /^CREATE\s+VIRTUAL\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)/i.exec(body)?.[1]
       if (name) state.virtualTables.add(name.toLowerCase())

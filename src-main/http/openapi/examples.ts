@@ -155,6 +155,7 @@ const sslStatus = {
     }
   ],
   certificate_issued: false,
+  certificate_revoked: false,
   valid_from: null,
   valid_till: null,
   reissue_count: 0,
@@ -207,7 +208,10 @@ const certificateStatus = {
   cert_valid_till: '2027-06-11',
   period: 24,
   serial_number: '0C898FCF5E2A7D3B9A41C6E0F2D8B71A',
-  names: ['example.com']
+  names: ['example.com'],
+  revoked: false,
+  revoked_at: null,
+  revocation_reason: null
 }
 
 const acmeSetup = {

@@ -272,6 +272,26 @@ export const OPERATIONS: Record<string, OperationDoc> = {
       429: 'could not reissue order ORD-2026-000042: it was reissued 3 times within 60 minutes, the most allowed; try again in 1714 seconds (after 2026-11-23 20:12:30 UTC)'
     }
   },
+  revokeCertificate: {
+    ok: 'The certificate is revoked; its status says so',
+    request: { order_id: 42, reason: 'keyCompromise' },
+    answer: {
+      success: true,
+      message: `Certificate ${X.certificateStatus.serial_number} revoked (keyCompromise)`,
+      certificate: {
+        ...X.certificateStatus,
+        next_reissue_at: null,
+        revoked: true,
+        revoked_at: '2026-11-24 09:00:00',
+        revocation_reason: 'keyCompromise'
+      }
+    },
+    errors: {
+      400: 'invalid request: reason must be equal to one of the allowed values',
+      404: orderNotFound,
+      409: `could not revoke certificate ${X.certificateStatus.serial_number}: it was revoked on 2026-11-24 09:00:00 (keyCompromise)`
+    }
+  },
   getCertificateStatus: {
     ok: "The order's certificate status",
     answer: { success: true, certificate: X.certificateStatus },
@@ -290,7 +310,8 @@ export const OPERATIONS: Record<string, OperationDoc> = {
         certificate_pem: X.PEM_CERT,
         ca_bundle: X.PEM_CERT,
         private_key_note:
-          'The private key was created with the CSR on your side and was never sent to CertDesk; it is not returned here.'
+          'The private key was created with the CSR on your side and was never sent to CertDesk; it is not returned here.',
+        revoked: false
       }
     },
     errors: {

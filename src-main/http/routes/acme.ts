@@ -5,12 +5,11 @@
  */
 import type { FastifyRequest } from 'fastify'
 import {
-  ACME_DIRECTORY_URL_SETTING,
   ACME_ROOT_CA_PATH,
   ACME_SETUP_PREFIX,
   ROOT_CA_FILE,
-  acmeUrls,
   clientCommands,
+  shownAcmeUrls,
   type AcmeDetails,
   type AcmeUrls
 } from '../../core/acme-subscriptions'
@@ -43,11 +42,9 @@ export const isAcmePublicPath = (request: FastifyRequest): boolean => {
   return request.method === 'GET' && (path === ROOT_CA_PATH || path.startsWith(SETUP_PREFIX))
 }
 
-async function urlsFor(service: Service, request: FastifyRequest): Promise<AcmeUrls> {
-  return acmeUrls(
-    await service.settings.get(ACME_DIRECTORY_URL_SETTING),
-    `http://${request.headers.host ?? '127.0.0.1'}`
-  )
+/** The addresses shown: under the public base URL when set, else this listener's as the request named it. */
+function urlsFor(service: Service, request: FastifyRequest): Promise<AcmeUrls> {
+  return shownAcmeUrls(service.settings, `${request.protocol}://${request.headers.host ?? '127.0.0.1'}`)
 }
 
 const escapeHtml = (s: string): string =>
@@ -61,7 +58,8 @@ function setupPage(d: AcmeDetails, urls: AcmeUrls): string {
     names: d.domains.map((x) => x.name),
     email: d.contactEmail,
     rootCaPath: ROOT_CA_FILE,
-    rootCaUrl: urls.rootCaUrl
+    rootCaUrl: urls.rootCaUrl,
+    trust: urls.trust
   })
   const block = (title: string, cmd: string) => `<h2>${escapeHtml(title)}</h2><pre>${escapeHtml(cmd)}</pre>`
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="referrer" content="no-referrer">
@@ -95,7 +93,7 @@ export function registerAcmeRoutes(r: ApiRouter, service: Service): void {
       const reseller = caller(request)
       await service.orders.get(reseller.id, request.params.order_id)
       const sub = await service.acme.forOrder(reseller.id, request.params.order_id)
-      const details = service.acme.details(sub)
+      const details = await service.acme.details(sub)
       const urls = await urlsFor(service, request)
       const setup = acmeDetailsJson(details, urls)
       // dns-persist-01: the record each bound account's customer publishes once (read-only look).
@@ -110,7 +108,14 @@ export function registerAcmeRoutes(r: ApiRouter, service: Service): void {
       return { success: true as const, acme: { ...setup, dns_persist: dnsPersist } }
     }
   )
+}
 
+/**
+ * The pages a customer opens without an API key, on every listener (the public one too, also
+ * without the reseller API): the auto-install set-up page behind its token link, and the root
+ * certificate the ACME directory's chain ends in.
+ */
+export function registerAcmePublicPages(r: ApiRouter, service: Service): void {
   r.get(
     `${SETUP_PREFIX}:token`,
     { hide: true, params: Type.Object({ token: Type.String({ maxLength: 128 }) }) },
@@ -118,7 +123,7 @@ export function registerAcmeRoutes(r: ApiRouter, service: Service): void {
       const sub = await service.acme.bySetupToken(request.params.token)
       if (!sub)
         throw new ServiceError('not_found', "no ACME set-up page has this link; ask for the order's login_url again")
-      const html = setupPage(service.acme.details(sub), await urlsFor(service, request))
+      const html = setupPage(await service.acme.details(sub), await urlsFor(service, request))
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(html)
     }
   )

@@ -22,11 +22,17 @@ import {
   IdParams,
   OrderOnlyBody,
   ReissueBody,
+  RevokeBody,
   SslStatusJson,
+  type DcvPerName,
   type CertificateStatusJson,
   type CsrJson,
   type ValidationJson
 } from '../schemas'
+
+/** The per-name choices of a request as the core takes them. */
+const perName = (list: Static<typeof DcvPerName> | undefined) =>
+  list?.map((c) => ({ name: c.name, method: c.dcv_method, approverEmail: c.approver_email }))
 
 /** Spec, "Certificate download record": the service never returns the private key. */
 export const PRIVATE_KEY_NOTE =
@@ -65,7 +71,7 @@ function validationJson(v: NameValidation): Static<typeof ValidationJson> {
           txt_alternative: i.txtAlternative
         }
       : i.method === 'email'
-        ? { method: i.method, approver_email: i.approverEmail, sent_at: i.sentAt }
+        ? { method: i.method, approver_email: i.approverEmail, sent_at: i.sentAt, approver_choices: i.approverChoices }
         : { method: i.method, url: i.url, file_name: i.fileName, file_content: i.fileContent }
   return {
     name: v.name,
@@ -97,6 +103,7 @@ function sslJson(s: SslStatus, message?: string): Static<typeof SslStatusJson> {
     names: s.names,
     validation: s.validation.map(validationJson),
     certificate_issued: s.certificate !== null,
+    certificate_revoked: s.certificate?.revokedAt != null,
     valid_from: day(s.certificate?.validFrom),
     valid_till: day(s.certificate?.validTill),
     reissue_count: o.reissueCount,
@@ -130,14 +137,17 @@ function certificateJson(c: CertificateStatus): Static<typeof CertificateStatusJ
     cert_valid_till: o.certValidTill,
     period: o.periodMonths,
     serial_number: cert?.serial ?? null,
-    names: cert?.names ?? []
+    names: cert?.names ?? [],
+    revoked: cert?.revokedAt != null,
+    revoked_at: cert?.revokedAt ?? null,
+    revocation_reason: cert?.revocationReason ?? null
   }
 }
 
 const messageFor = (s: SslStatus, action: string): string =>
   s.order.status === 'completed'
     ? `${action}; the certificate is issued`
-    : s.dcvMethod === 'email'
+    : s.validation.every((v) => v.status === 'valid' || v.method === 'email')
       ? `${action}; an approval email went to each approver address`
       : `${action}; complete the validation below, then GET /ssl/${s.order.id}`
 
@@ -175,7 +185,8 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
         orderId: b.order_id,
         csr: b.csr,
         dcvMethod: b.dcv_method,
-        approverEmail: b.approver_email
+        approverEmail: b.approver_email,
+        perName: perName(b.dcv_per_name)
       })
       return sslJson(s, messageFor(s, 'CSR accepted'))
     }
@@ -200,16 +211,25 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
     {
       operationId: 'changeDcvMethod',
       tags: ['SSL'],
-      summary: 'Change how the remaining names are validated',
+      summary: 'Change how the remaining names, or single names, are validated',
       description:
-        'Switches the names not validated yet to another method (email, http, https or dns) and answers the new instructions; names already validated stay validated.',
+        'Switches the names not validated yet to another method (email, http, https or dns) and answers the new instructions; names already validated stay validated. With dcv_per_name and no dcv_method, only the names listed change, and every other name keeps its file, record or approval code.',
       body: ChangeDcvBody,
       response: { 200: SslStatusJson }
     },
     async (request) => {
       const b = request.body
-      const s = await certs.changeDcv(caller(request).id, b.order_id, b.dcv_method, b.approver_email)
-      return sslJson(s, messageFor(s, `Validation method changed to ${b.dcv_method}`))
+      const s = await certs.changeDcv(
+        caller(request).id,
+        b.order_id,
+        b.dcv_method,
+        b.approver_email,
+        perName(b.dcv_per_name)
+      )
+      const changed = b.dcv_method
+        ? `Validation method changed to ${b.dcv_method}`
+        : `Validation method changed for ${b.dcv_per_name?.map((c) => `${c.name} (${c.dcv_method})`).join(', ')}`
+      return sslJson(s, messageFor(s, changed))
     }
   )
 
@@ -265,9 +285,33 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
         orderId: b.order_id,
         csr: b.csr,
         dcvMethod: b.dcv_method,
-        approverEmail: b.approver_email
+        approverEmail: b.approver_email,
+        perName: perName(b.dcv_per_name)
       })
       return sslJson(s, messageFor(s, 'Reissue accepted'))
+    }
+  )
+
+  r.post(
+    '/ssl/revoke',
+    {
+      operationId: 'revokeCertificate',
+      tags: ['SSL'],
+      summary: 'Revoke a certificate with its reason',
+      description:
+        'Beyond the spec. Revokes the current certificate of the order (or the one serial_number names) with an RFC 5280 reason. A certificate of the local CA is listed at once on the CRL its CRL Distribution Points name; one from an external ACME CA is revoked there (RFC 8555 §7.6) and recorded only once the CA agrees. A revoked certificate is never deployed again, and the automatic reissue stops until the order is reissued. 409 when it is already revoked or expired.',
+      body: RevokeBody,
+      response: { 200: CertificateStatusResponse }
+    },
+    async (request) => {
+      const b = request.body
+      const who = caller(request).id
+      const revoked = await certs.revoke(who, b.order_id, { reason: b.reason, serial: b.serial_number })
+      return {
+        success: true as const,
+        message: `Certificate ${revoked.serial} revoked (${b.reason})`,
+        certificate: certificateJson(await certs.certificate(who, b.order_id, revoked))
+      }
     }
   )
 
@@ -311,7 +355,8 @@ export function registerCertificateRoutes(r: ApiRouter, service: Service): void 
           serial_number: certificate.serial,
           certificate_pem: certificate.certificatePem,
           ca_bundle: certificate.chainPem,
-          private_key_note: PRIVATE_KEY_NOTE
+          private_key_note: PRIVATE_KEY_NOTE,
+          revoked: certificate.revokedAt !== null
         }
       }
     }

@@ -3,7 +3,7 @@
  * bodies open ("Response bodies not specified"); docs/api.md describes the shapes chosen.
  */
 import { Type } from '@sinclair/typebox'
-import { DCV_METHODS } from '../../../src-shared/constants'
+import { DCV_METHODS, REVOCATION_REASONS } from '../../../src-shared/constants'
 import { CORE_EXPLAINS } from '../validators'
 import { Day, Id, Nullable, ok, StringEnum, Timestamp } from './kit'
 import { UnattendedRenewalJson } from './acme'
@@ -26,6 +26,33 @@ export const ApproverEmail = Type.String({
   description:
     "For email validation only: admin@, administrator@, webmaster@, hostmaster@ or postmaster@ at the order domain or a parent of it; each other name gets the same mailbox at its own domain. Default: admin@ at each name's base domain."
 })
+
+/**
+ * Beyond the reseller API v3.0, which has one `dcv_method` per request: names validated by a
+ * method of their own (docs/api.md, "Validation per name"). Every other name takes dcv_method.
+ */
+export const DcvPerName = Type.Array(
+  Type.Object(
+    {
+      name: Type.String({ minLength: 1, maxLength: 253, description: 'A name of the order, as in the CSR.' }),
+      dcv_method: DcvMethod('How this name is validated.'),
+      approver_email: Type.Optional(
+        Type.String({
+          minLength: 3,
+          maxLength: 254,
+          description:
+            'Email only: admin@, administrator@, webmaster@, hostmaster@ or postmaster@ at the name or a parent of it up to its registrable domain (Public Suffix List).'
+        })
+      )
+    },
+    { additionalProperties: false, title: 'NameDcv' }
+  ),
+  {
+    maxItems: 1000,
+    description:
+      'Names validated otherwise than by dcv_method: a file (http, https) for hosts, dns for a wildcard, email where still allowed.'
+  }
+)
 
 const Hex = (bits: number, description: string) => Type.String({ pattern: `^[0-9A-F]{${bits / 4}}$`, description })
 
@@ -75,7 +102,13 @@ export const ValidationJson = Type.Object(
         record_value: Type.Optional(Type.String()),
         txt_alternative: Type.Optional(Type.String({ description: 'dns: a TXT with this value works too' })),
         approver_email: Type.Optional(Type.String({ description: 'email: where the approval message went' })),
-        sent_at: Type.Optional(Nullable(Timestamp()))
+        sent_at: Type.Optional(Nullable(Timestamp())),
+        approver_choices: Type.Optional(
+          Type.Array(Type.String(), {
+            description:
+              'email: every address that may approve the name (BR §3.2.2.4.4): admin@, administrator@, webmaster@, hostmaster@ and postmaster@ at the name and each parent up to its registrable domain (Public Suffix List)'
+          })
+        )
       },
       { additionalProperties: false, title: 'ValidationInstructions' }
     )
@@ -105,6 +138,7 @@ export const SslStatusJson = ok(
     names: Type.Array(Type.String(), { description: 'every name the certificate will carry' }),
     validation: Type.Array(ValidationJson, { description: 'one entry per name, with its instructions' }),
     certificate_issued: Type.Boolean(),
+    certificate_revoked: Type.Boolean({ description: 'the newest certificate was revoked' }),
     valid_from: Nullable(Day()),
     valid_till: Nullable(Day()),
     reissue_count: Type.Integer({ minimum: 0 }),
@@ -137,7 +171,12 @@ export const CertificateStatusJson = Type.Object(
     cert_valid_till: Nullable(Day()),
     period: Type.Integer({ minimum: 12, maximum: 60, multipleOf: 12 }),
     serial_number: Nullable(Type.String({ description: 'upper-case hex' })),
-    names: Type.Array(Type.String())
+    names: Type.Array(Type.String()),
+    revoked: Type.Boolean({ description: 'the certificate was revoked; it must not be installed' }),
+    revoked_at: Nullable(Timestamp()),
+    revocation_reason: Nullable(
+      Type.String({ description: `RFC 5280 §5.3.1 reason: ${REVOCATION_REASONS.join(', ')}; null while not revoked` })
+    )
   },
   { title: 'CertificateStatus' }
 )
@@ -151,7 +190,8 @@ export const DownloadJson = Type.Object(
     serial_number: Type.String({ description: 'upper-case hex' }),
     certificate_pem: Type.String({ pattern: '-----BEGIN CERTIFICATE-----', description: 'the certificate, PEM' }),
     ca_bundle: Type.String({ description: 'the issuing intermediate, PEM' }),
-    private_key_note: Type.String({ description: 'says why no private key is returned' })
+    private_key_note: Type.String({ description: 'says why no private key is returned' }),
+    revoked: Type.Boolean({ description: 'the certificate was revoked; it must not be installed' })
   },
   { title: 'CertificateDownload' }
 )
@@ -167,7 +207,8 @@ export const ConfigureBody = Type.Object(
     order_id: OrderIdField('A paid order in pending.'),
     csr: Csr('The certificate signing request, PEM: RSA of at least 2048 bits or ECDSA P-256/P-384.'),
     dcv_method: Type.Optional(DcvMethod('How the names are validated; default email.')),
-    approver_email: Type.Optional(ApproverEmail)
+    approver_email: Type.Optional(ApproverEmail),
+    dcv_per_name: Type.Optional(DcvPerName)
   },
   { additionalProperties: false, title: 'ConfigureSslRequest' }
 )
@@ -175,8 +216,11 @@ export const ConfigureBody = Type.Object(
 export const ChangeDcvBody = Type.Object(
   {
     order_id: OrderIdField('An order in validation_pending.'),
-    dcv_method: DcvMethod('The new validation method for the names not validated yet.'),
-    approver_email: Type.Optional(ApproverEmail)
+    dcv_method: Type.Optional(
+      DcvMethod('The new validation method for the names not validated yet; required unless dcv_per_name is given.')
+    ),
+    approver_email: Type.Optional(ApproverEmail),
+    dcv_per_name: Type.Optional(DcvPerName)
   },
   { additionalProperties: false, title: 'ChangeDcvRequest' }
 )
@@ -206,9 +250,29 @@ export const ReissueBody = Type.Object(
       })
     ),
     dcv_method: Type.Optional(DcvMethod('How changed or new names are validated; default: as before.')),
-    approver_email: Type.Optional(ApproverEmail)
+    approver_email: Type.Optional(ApproverEmail),
+    dcv_per_name: Type.Optional(DcvPerName)
   },
   { additionalProperties: false, title: 'ReissueRequest' }
+)
+
+export const RevokeBody = Type.Object(
+  {
+    order_id: OrderIdField('The order whose certificate is revoked.'),
+    reason: StringEnum(
+      REVOCATION_REASONS,
+      'Why: an RFC 5280 §5.3.1 reason of the subset the Baseline Requirements allow for subscriber certificates (§4.9.1.1).'
+    ),
+    serial_number: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        pattern: '^[0-9A-Fa-f:]+$',
+        description: 'The certificate to revoke (hex); the current one when left out.'
+      })
+    )
+  },
+  { additionalProperties: false, title: 'RevokeCertificateRequest' }
 )
 
 export const CertificateStatusResponse = ok(

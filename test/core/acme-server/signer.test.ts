@@ -25,7 +25,7 @@ beforeAll(async () => {
   service = await openService({ dataDir, clock: clock.clock })
 })
 afterAll(async () => {
-  service.ctx.secrets.delete(CA_WRAPPING_KEY_SECRET)
+  await service.ctx.secrets.delete(CA_WRAPPING_KEY_SECRET)
   await service.close()
   rmSync(dataDir, { recursive: true, force: true })
 })

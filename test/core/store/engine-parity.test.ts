@@ -1,9 +1,10 @@
 /**
  * The engine-specific parts do the same work on both engines. The same writes, through the
  * port, into a SQLite store and a PostgreSQL database leave the same tallies, cache scope
- * generations, order versions, catalogue version and installation schedule behind (SQLite's
- * triggers there, their plpgsql counterparts here), and the substring search over domains
- * answers the same ids and totals (FTS5 trigram there, pg_trgm here).
+ * generations, order versions, catalogue version, installation schedule, and the orders
+ * worklist's generated columns and view tallies behind (SQLite's triggers there, their plpgsql
+ * counterparts here), and the substring search over domains answers the same ids and totals
+ * (FTS5 trigram there, pg_trgm here).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { EngineName, Store } from '../../../src-main/core/store'
@@ -102,6 +103,38 @@ async function writeBook(s: Store): Promise<void> {
   await s.run(`UPDATE deploy_runs SET status = 'succeeded', updated_at = '2026-05-02 10:05:00' WHERE id = ?`, run)
   await s.run(`UPDATE products SET name = 'Basic DV (2026)' WHERE id = 1`)
   await s.run(`UPDATE product_prices SET price_cents = 1100 WHERE years = 1`)
+  // The orders worklist (migration 0018): the next renewal and the installation verdict of each
+  // order, and the tallies of its saved views, through issue, reissue dates, verdicts, a move to
+  // another reseller, cancellation and removal.
+  await s.run(
+    `UPDATE orders SET status = 'completed', cert_valid_till = '2026-11-02 10:00:00', next_reissue_at = '2026-10-19 10:00:00'
+      WHERE id = 4`
+  )
+  await s.run(`UPDATE installation_status SET verdict = 'other_certificate' WHERE order_id = 4`)
+  await s.run(`UPDATE installation_status SET verdict = 'expired' WHERE order_id = 2`)
+  await s.run(`UPDATE orders SET cert_valid_till = '2026-11-02 10:00:00' WHERE id = 2`)
+  await s.run(`UPDATE orders SET status = 'completed' WHERE id = 5`)
+  await s.run(`UPDATE orders SET reseller_id = 1 WHERE id = 3`)
+  await s.run(`UPDATE orders SET status = 'completed', purchase_end_date = '2026-12-01' WHERE id = 3`)
+  await s.run(`UPDATE orders SET reseller_id = 2 WHERE id = 5`)
+  await s.run(`UPDATE installation_status SET verdict = 'ok' WHERE order_id = 4`)
+  await s.run(`UPDATE installation_status SET verdict = 'unreachable' WHERE order_id = 4`)
+  await s.run(`UPDATE orders SET status = 'cancelled' WHERE id = 1`)
+  await s.tx(async (t) => {
+    await t.run(
+      `INSERT INTO orders (id, order_number, reseller_id, product_id, domain, period_months, base_price_cents,
+         san_total_cents, discount_cents, total_cents, status, payment_status, auto_reissue, purchase_end_date,
+         cert_valid_till, created_at, updated_at)
+       VALUES (7, 'ORD-2026-000007', 1, 1, 'gone.example', 12, 1000, 0, 0, 1000, 'completed', 'paid', 0, '2027-05-01',
+         '2026-12-24 10:00:00', '2026-05-03 10:00:00', '2026-05-03 10:00:00')`
+    )
+    await t.run(
+      `INSERT INTO installation_status (order_id, verdict, checked_at, next_check_at)
+       VALUES (7, 'hostname_mismatch', '2026-05-03 11:00:00', '2026-05-04 11:00:00')`
+    )
+  })
+  await s.run(`DELETE FROM orders WHERE id = 7`)
+  await s.run(`UPDATE orders SET status = 'expired' WHERE id = 3`)
 }
 
 const DERIVED: Record<string, string> = {
@@ -112,7 +145,10 @@ const DERIVED: Record<string, string> = {
   cache_generations: 'SELECT * FROM cache_generations ORDER BY scope',
   order_versions: 'SELECT * FROM order_versions ORDER BY order_id',
   catalogue_version: `SELECT value FROM settings WHERE key = 'catalogue_version'`,
-  installation_status: 'SELECT * FROM installation_status ORDER BY order_id'
+  installation_status: 'SELECT * FROM installation_status ORDER BY order_id',
+  'worklist columns of orders': 'SELECT id, renewal_due, install_verdict, install_problem FROM orders ORDER BY id',
+  order_renewal_days: 'SELECT * FROM order_renewal_days ORDER BY reseller_id, day',
+  order_problem_tallies: 'SELECT * FROM order_problem_tallies ORDER BY reseller_id'
 }
 
 /** What a search should find: the reseller's orders whose domain holds `term`, ignoring ASCII case. */

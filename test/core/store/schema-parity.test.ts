@@ -1,8 +1,9 @@
 /**
  * The PostgreSQL schema is the SQLite schema: a fresh PostgreSQL database migrated through
- * every numbered migration has each table, column (with its type and NOT NULL), index, unique
- * key, foreign key and trigger that a fresh SQLite store has, under the same names, except the
- * engine-specific objects listed with their counterparts in core/store/counterparts.ts.
+ * every numbered migration has each table, column (with its type, NOT NULL and whether it is
+ * generated), index, unique key, foreign key and trigger that a fresh SQLite store has, under
+ * the same names, except the engine-specific objects listed with their counterparts in
+ * core/store/counterparts.ts.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -56,8 +57,23 @@ function sqliteSchema(db: Db): Schema {
     triggers: new Set()
   }
   for (const t of tables) {
-    const cols = db.pragma(`table_info(${t})`) as { name: string; type: string; notnull: number; pk: number }[]
-    s.columns.set(t, new Map(cols.map((c) => [c.name, `${PG_TYPE[c.type]}${c.notnull || c.pk ? ' NOT NULL' : ''}`])))
+    // table_xinfo, not table_info: generated columns too (hidden 2 virtual, 3 stored).
+    const cols = db.pragma(`table_xinfo(${t})`) as {
+      name: string
+      type: string
+      notnull: number
+      pk: number
+      hidden: number
+    }[]
+    s.columns.set(
+      t,
+      new Map(
+        cols.map((c) => [
+          c.name,
+          `${PG_TYPE[c.type]}${c.notnull || c.pk ? ' NOT NULL' : ''}${c.hidden >= 2 ? ' GENERATED' : ''}`
+        ])
+      )
+    )
     const pk = cols
       .filter((c) => c.pk > 0)
       .sort((a, b) => a.pk - b.pk)
@@ -89,12 +105,17 @@ async function postgresSchema(c: pg.Client): Promise<Schema & { collations: Map<
     collations: new Map<string, string>()
   }
   const cols = await c.query(
-    `SELECT table_name, column_name, data_type, is_nullable, collation_name FROM information_schema.columns
+    `SELECT table_name, column_name, data_type, is_nullable, is_generated, collation_name FROM information_schema.columns
       WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position`
   )
   for (const r of cols.rows) {
     if (!s.columns.has(r.table_name)) s.columns.set(r.table_name, new Map())
-    s.columns.get(r.table_name)!.set(r.column_name, `${r.data_type}${r.is_nullable === 'NO' ? ' NOT NULL' : ''}`)
+    s.columns
+      .get(r.table_name)!
+      .set(
+        r.column_name,
+        `${r.data_type}${r.is_nullable === 'NO' ? ' NOT NULL' : ''}${r.is_generated === 'ALWAYS' ? ' GENERATED' : ''}`
+      )
     if (r.data_type === 'text') s.collations.set(`${r.table_name}.${r.column_name}`, r.collation_name)
   }
   for (const r of (await c.query(`SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()`)).rows) {
@@ -158,7 +179,7 @@ describe('a fresh PostgreSQL database migrated to the newest schema', () => {
     expect(reached).toBe(migrations.at(-1)!.version)
   })
 
-  it('has every table and column of SQLite, with the same types and NOT NULL', () => {
+  it('has every table and column of SQLite, with the same types, NOT NULL and generated columns', () => {
     for (const [table, cols] of lite.columns) {
       expect(post.columns.get(table), `table ${table}`).toEqual(cols)
     }
