@@ -117,9 +117,13 @@ export async function startPublicListener(
     await service.settings.set(PUBLIC_LISTENER_SETTINGS.rootSha256, createHash('sha256').update(rootPem).digest('hex'))
   }
   let put: (pair: TlsPair) => void = () => undefined
-  const setContext = async (pair: TlsPair): Promise<void> => {
+  // New connections get the pair at once; what the set-up commands tell clients to trust follows
+  // it into the store (a write that fails is said, and the next change writes it again).
+  const setContext = (pair: TlsPair): void => {
     put(pair)
-    await recordTrust(pair)
+    void recordTrust(pair).catch((err: unknown) =>
+      opts.log.error(`could not record what clients must trust for the public listener: ${(err as Error).message}`)
+    )
   }
   const identity = new TlsIdentity(
     opts.tlsFiles
@@ -129,8 +133,8 @@ export async function startPublicListener(
           files: [opts.tlsFiles.cert, opts.tlsFiles.key],
           source: opts.tlsFiles.cert,
           load: filePair(opts.tlsFiles.cert, opts.tlsFiles.key),
-          onChange: async (pair, info) => {
-            await setContext(pair)
+          onChange: (pair, info) => {
+            setContext(pair)
             opts.log.info(`public listener: now presenting certificate ${info.serial} from ${info.source}`)
           },
           onError: opts.log.error
@@ -140,8 +144,8 @@ export async function startPublicListener(
           host: publicUrl.host,
           source: `the CertDesk CA for ${publicUrl.host}`,
           load: issuedPair(service, [publicUrl.host]),
-          onChange: async (pair, info) => {
-            await setContext(pair)
+          onChange: (pair, info) => {
+            setContext(pair)
             opts.log.info(`public listener: now presenting certificate ${info.serial} issued by the CertDesk CA`)
           },
           onError: opts.log.error

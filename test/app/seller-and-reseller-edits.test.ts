@@ -20,14 +20,14 @@ beforeAll(async () => {
   service = await openService({ dataDir })
   h = createHandlers(service, { transport: 'browser', listenerUrl: () => 'http://127.0.0.1:1', apiVersion: '3.0' })
 })
-afterAll(() => {
-  service.close()
+afterAll(async () => {
+  await service.close()
   rmSync(dataDir, { recursive: true, force: true })
 })
 
-const refused = (fn: () => unknown): string => {
+const refused = async (fn: () => unknown): Promise<string> => {
   try {
-    fn()
+    await fn()
   } catch (err) {
     return (err as Error).message
   }
@@ -36,7 +36,7 @@ const refused = (fn: () => unknown): string => {
 
 describe('the seller block of invoices', () => {
   it('keeps plain text of a few lines, and refuses control characters, length and line count whole', async () => {
-    h.updateSettings({ sellerName: 'Example Certificates Ltd', sellerAddress: '1 Harbour Street\nExample City' })
+    await h.updateSettings({ sellerName: 'Example Certificates Ltd', sellerAddress: '1 Harbour Street\nExample City' })
     expect(await h.settings()).toMatchObject({
       sellerName: 'Example Certificates Ltd',
       sellerAddress: '1 Harbour Street\nExample City'
@@ -50,9 +50,9 @@ describe('the seller block of invoices', () => {
       // One bad field refuses the good one beside it.
       [{ sellerName: 'Fine Ltd', dcvHttpPort: '99999' }, /^could not save the HTTP validation port/]
     ]
-    for (const [input, reason] of cases) expect(refused(() => h.updateSettings(input))).toMatch(reason)
+    for (const [input, reason] of cases) expect(await refused(() => h.updateSettings(input))).toMatch(reason)
     expect(await h.settings()).toMatchObject({ sellerName: 'Example Certificates Ltd' })
-    expect(h.checkSettings({ sellerName: 'a\tb', sellerAddress: 'ok' })).toEqual({
+    expect(await h.checkSettings({ sellerName: 'a\tb', sellerAddress: 'ok' })).toEqual({
       sellerName: expect.stringMatching(/^could not save the business name: /)
     })
   })
@@ -76,17 +76,17 @@ describe('editing a reseller', () => {
       [{ name: 'X', email: 'x@example.test', groupId: 999 }, /group 999/],
       [{ name: 'x'.repeat(201), email: 'x@example.test' }, /at most 200 characters/]
     ] as const)
-      expect(refused(() => h.updateReseller(r.id, input))).toMatch(reason)
+      expect(await refused(() => h.updateReseller(r.id, input))).toMatch(reason)
     expect(await service.resellers.get(r.id)).toMatchObject({
       name: 'Edit Me',
       email: 'edit@example.test',
       discountRate: 0
     })
     // An id that names no reseller is not found; the other account is untouched.
-    expect(refused(() => h.updateReseller(999_999, { name: 'Y', email: 'y@example.test' }))).toMatch(/not found/)
+    expect(await refused(() => h.updateReseller(999_999, { name: 'Y', email: 'y@example.test' }))).toMatch(/not found/)
     expect((await service.resellers.get(other.id)).name).toBe('Other')
 
-    const saved = h.updateReseller(r.id, {
+    const saved = await h.updateReseller(r.id, {
       name: 'Edited',
       email: 'billing@example.test',
       company: 'Edited GmbH',
@@ -107,9 +107,9 @@ describe('editing a reseller', () => {
     expect(after.order.discountAmount).toBe(Math.round(before.order.total * 0.1))
     expect((await service.orders.get(r.id, before.order.id)).total).toBe(before.order.total)
     // No group: the catalogue is closed to it (reseller API v3.0: 403 without a group).
-    h.updateReseller(r.id, { name: 'Edited', email: 'billing@example.test', groupId: null, discountRate: 10 })
+    await h.updateReseller(r.id, { name: 'Edited', email: 'billing@example.test', groupId: null, discountRate: 10 })
     expect(
-      refused(
+      await refused(
         async () =>
           await service.orders.create(await service.resellers.get(r.id), { productId: 2, domain: 'x.example.test' })
       )

@@ -35,8 +35,8 @@ const tempDir = (what: string): string => {
   dirs.push(d)
   return d
 }
-afterEach(() => {
-  for (const s of open.splice(0)) s.close()
+afterEach(async () => {
+  for (const s of open.splice(0)) await s.close()
 })
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
 
@@ -198,7 +198,7 @@ describe('what a server keeps where', () => {
     await s.ctx.store.run('UPDATE sealed_secrets SET name = ?', `api-key:${info.id}`)
 
     // The same store opened with another server's file names both keys and opens nothing.
-    s.close()
+    await s.close()
     open.splice(open.indexOf(s), 1)
     const other = await server({ kind: 'file', path: secretsFile() }, s.dataDir)
     await expect(other.resellers.revealApiKey(info.id)).rejects.toThrow(
@@ -245,7 +245,7 @@ describe('what a server keeps where', () => {
       ])
     )
     // Into a server with a file of its own (another machine): the imported EAB key wins over its derivation.
-    s.close()
+    await s.close()
     open.splice(open.indexOf(s), 1)
     const target = await server({ kind: 'file', path: secretsFile() }, s.dataDir)
     await importSecrets(target.ctx.secrets, JSON.stringify(file), 'a long passphrase', installId)
@@ -255,20 +255,20 @@ describe('what a server keeps where', () => {
 })
 
 describe('systemd credentials', () => {
-  const withCredentials = <T>(dir: string | undefined, fn: () => T): T => {
+  const withCredentials = async <T>(dir: string | undefined, fn: () => Promise<T>): Promise<T> => {
     const before = process.env.CREDENTIALS_DIRECTORY
     if (dir === undefined) delete process.env.CREDENTIALS_DIRECTORY
     else process.env.CREDENTIALS_DIRECTORY = dir
     try {
-      return fn()
+      return await fn()
     } finally {
       if (before === undefined) delete process.env.CREDENTIALS_DIRECTORY
       else process.env.CREDENTIALS_DIRECTORY = before
     }
   }
 
-  it('without $CREDENTIALS_DIRECTORY say how to run CertDesk under its unit', () => {
-    withCredentials(undefined, async () => {
+  it('without $CREDENTIALS_DIRECTORY say how to run CertDesk under its unit', async () => {
+    await withCredentials(undefined, async () => {
       expect((await server({ kind: 'systemd' })).ctx.secrets.unavailableReason?.()).toMatch(
         /\$CREDENTIALS_DIRECTORY is not set: run CertDesk from its systemd unit with LoadCredentialEncrypted=certdesk-secrets/
       )
@@ -292,12 +292,12 @@ describe('systemd credentials', () => {
     })
   })
 
-  it('refuse to make a missing key, saying how to provision it, and nothing is created', () => {
+  it('refuse to make a missing key, saying how to provision it, and nothing is created', async () => {
     const dir = tempDir('credentials')
     const keys = newRootKeys()
     keys.delete(ROOT_KEYS.sealing)
     writeFileSync(join(dir, 'certdesk-secrets'), formatKeys(keys), { mode: 0o400 })
-    withCredentials(dir, async () => {
+    await withCredentials(dir, async () => {
       const s = await server({ kind: 'systemd' })
       const r = await reseller(s)
       let message = ''
