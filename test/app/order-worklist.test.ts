@@ -182,9 +182,9 @@ describe('saved views of the orders list', () => {
       limit: 100
     })
     expect(none.total).toBe(0)
-    expect(() => h.orderPage(a, { filter: { view: 'everything' as OrderListView }, position: 0, limit: 10 })).toThrow(
-      /view must be needs_validation, renewal_due, installation_problems or unpaid/
-    )
+    await expect(
+      h.orderPage(a, { filter: { view: 'everything' as OrderListView }, position: 0, limit: 10 })
+    ).rejects.toThrow(/view must be needs_validation, renewal_due, installation_problems or unpaid/)
   })
 })
 
