@@ -80,8 +80,8 @@ async function sourceOf(ctx: CoreContext): Promise<string> {
   const r = (await ctx.store
     .get(`SELECT (SELECT COUNT(*) FROM certificates WHERE issuer = 'local-ca' AND revoked_at IS NOT NULL)
             + (SELECT COUNT(*) FROM acme_certificates WHERE revoked_at IS NOT NULL) AS n,
-              MAX(COALESCE((SELECT MAX(revoked_at) FROM certificates WHERE issuer = 'local-ca'), ''),
-                  COALESCE((SELECT MAX(revoked_at) FROM acme_certificates), '')) AS newest`)) as {
+              COALESCE((SELECT MAX(t) FROM (SELECT MAX(revoked_at) AS t FROM certificates WHERE issuer = 'local-ca'
+                  UNION ALL SELECT MAX(revoked_at) FROM acme_certificates) newest), '') AS newest`)) as {
     n: number
     newest: string
   }

@@ -121,7 +121,11 @@ describe('generated commands', () => {
         i
       )
     }
-    await db.run('INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)', ACME_DIRECTORY_URL_SETTING, serverUrl)
+    await db.run(
+      'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+      ACME_DIRECTORY_URL_SETTING,
+      serverUrl
+    )
     await db.run('UPDATE acme_subscriptions SET eab_kid = ? WHERE id = ?', kid, sub.id)
     await s.service.ctx.secrets.set(eabSecretName(kid), hmac)
 

@@ -1,6 +1,5 @@
-import { readFileSync, existsSync } from 'node:fs'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { storedBytes } from '../support/engine'
 import { startServer, type TestServer } from '../support/server'
 
 type Body = Record<string, unknown>
@@ -29,11 +28,10 @@ const ledgerSum = async (resellerId: number): Promise<number> =>
     )) as { n: number }
   ).n
 
+/** Everything the store keeps (the SQLite files, or a dump of the PostgreSQL database), as text. */
 const storeBytes = (): string =>
-  ['certdesk.sqlite', 'certdesk.sqlite-wal']
-    .map((f) => join(s.dataDir, f))
-    .filter(existsSync)
-    .map((f) => readFileSync(f).toString('latin1'))
+  storedBytes(s.service)
+    .map((b) => b.bytes.toString('latin1'))
     .join('')
 
 describe('ordering an ACME subscription (POST /orders)', () => {
@@ -106,7 +104,7 @@ describe('ordering an ACME subscription (POST /orders)', () => {
     expect(a.commands.certbot).toContain(`--eab-hmac-key=${a.account.eab_hmac_key}`)
     expect(a.account.eab_hmac_key.startsWith('-')).toBe(false)
     expect(a.commands.lego).toContain('--domains example.net --domains www.example.net')
-    // The HMAC key is in the OS keychain and nowhere in the SQLite files.
+    // The HMAC key is in the OS keychain and nowhere in the store.
     expect(await s.service.ctx.secrets.get(`acme-eab/${a.account.eab_kid}`)).toBe(a.account.eab_hmac_key)
     expect(storeBytes()).not.toContain(a.account.eab_hmac_key)
     expect(storeBytes()).toContain(a.account.eab_kid)

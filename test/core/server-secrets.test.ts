@@ -26,7 +26,8 @@ import { eabSecretName } from '../../src-main/core/acme-subscriptions'
 import { exportSecrets, importSecrets } from '../../src-main/core/secrets-export'
 import { formatKeys, newRootKeys, ROOT_KEYS, type SecretSourceSpec } from '../../src-main/core/server-secrets'
 import { FileKeySource } from '../../src-main/core/server-secrets/source'
-import { openService, type Service } from '../../src-main/core/service'
+import type { Service } from '../../src-main/core/service'
+import { openService, storedBytes } from '../support/engine'
 
 const dirs: string[] = []
 const open: Service[] = []
@@ -55,11 +56,10 @@ function secretsFile(keys = newRootKeys()): string {
   return file
 }
 
+/** Everything the store keeps (the SQLite files, or a dump of the PostgreSQL database), as text. */
 const storeBytes = (s: Service): string =>
-  ['certdesk.sqlite', 'certdesk.sqlite-wal']
-    .map((f) => join(s.dataDir, f))
-    .filter(existsSync)
-    .map((f) => readFileSync(f).toString('latin1'))
+  storedBytes(s)
+    .map((b) => b.bytes.toString('latin1'))
     .join('')
 
 async function reseller(s: Service) {
@@ -180,7 +180,7 @@ describe('what a server keeps where', () => {
     const r = await reseller(s)
     const { key, info } = await s.resellers.createApiKey(r.id)
     expect(await s.resellers.revealApiKey(info.id)).toBe(key)
-    // Only ciphertext in SQLite: neither the key nor any root key.
+    // Only ciphertext in the store: neither the key nor any root key.
     const bytes = storeBytes(s)
     expect(bytes).not.toContain(key)
     for (const line of readFileSync(file, 'utf8')
