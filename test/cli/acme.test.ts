@@ -5,14 +5,14 @@
  * plumbing is added to it: the http-01 port (80 needs root) and certbot's state dirs.
  */
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort, run, startChallTestSrv, type ChallTestSrv } from '../support/acme'
 import { createServer } from 'node:net'
 import { CLI, certdesk } from '../support/cli'
-import { engineEnv } from '../support/engine'
+import { bookText, engineEnv } from '../support/engine'
 
 let dir: string
 let dns: ChallTestSrv
@@ -105,7 +105,7 @@ describe('certdesk and the ACME subscription walk', () => {
     )
     const off = certdesk(['admin', '--data-dir', data, 'acme-issuer', 'off'])
     expect((off.json.acme_issuer as Record<string, unknown>).enabled).toBe(false)
-    expect(readFileSync(join(data, 'certdesk.sqlite')).toString('latin1')).not.toContain('c2VjcmV0LWhtYWMta2V5')
+    expect(bookText(data)).not.toContain('c2VjcmV0LWhtYWMta2V5')
   })
 
   it('orders a subscription with curl-like calls and gets a certificate with the pasted certbot command', async () => {

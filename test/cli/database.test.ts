@@ -180,4 +180,35 @@ describe('certdesk serve --database', () => {
       await new Promise((r) => child.once('exit', r))
     }
   })
+
+  it('says how to add the first reseller to the same database, and never prints its URL or password', async () => {
+    const fresh = await createTestDatabase()
+    const dataDir = join(base, 'hint')
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--acme-port', '0', '--data-dir', dataDir], {
+      env: cleanEnv({ CERTDESK_DATABASE: fresh.tcpUrl }),
+      stdio: ['ignore', 'pipe', 'pipe']
+    })
+    let err = ''
+    try {
+      await new Promise<void>((resolve, reject) => {
+        let out = ''
+        child.stderr.on('data', (d) => (err += d))
+        child.stdout.on('data', (d) => {
+          out += d
+          if (/listening on http:\/\//.test(out)) resolve()
+        })
+        child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)))
+      })
+    } finally {
+      child.kill('SIGTERM')
+      await new Promise((r) => child.once('exit', r))
+      await fresh.drop()
+    }
+    expect(err).toContain(
+      "this data dir has no reseller yet: add one with: npx certdesk admin --database <the same URL> reseller add --name 'My Hosting'"
+    )
+    expect(err).not.toContain(fresh.password)
+    expect(err).not.toContain(fresh.name)
+    expect(err).not.toContain('--data-dir')
+  })
 })

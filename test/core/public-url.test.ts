@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { shownAcmeUrls } from '../../src-main/core/acme-subscriptions'
 import { parsePublicUrl, PUBLIC_URL_SETTING, publicUrlOf } from '../../src-main/core/public-url'
-import { openService } from '../../src-main/core/service'
+import { openService } from '../support/engine'
 
 const dirs: string[] = []
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))

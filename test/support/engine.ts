@@ -100,14 +100,22 @@ export function sqliteOf(service: Service): Db {
  * dir's files after a WAL checkpoint on SQLite, a dump of the database on PostgreSQL.
  */
 export function storedBytes(service: Service): { where: string; bytes: Buffer }[] {
-  if (service.engine === 'sqlite') {
-    sqliteOf(service).pragma('wal_checkpoint(TRUNCATE)')
-    return readdirSync(service.dataDir)
-      .filter((f) => statSync(join(service.dataDir, f)).isFile())
-      .map((f) => ({ where: f, bytes: readFileSync(join(service.dataDir, f)) }))
+  if (service.engine === 'sqlite') sqliteOf(service).pragma('wal_checkpoint(TRUNCATE)')
+  return bookBytes(service.dataDir)
+}
+
+/**
+ * Every byte the book of `dataDir` keeps, as another process finds it (no service open in this
+ * one): the data dir's files (the SQLite file and its WAL) on SQLite, a dump of the database on
+ * PostgreSQL.
+ */
+export function bookBytes(dataDir: string): { where: string; bytes: Buffer }[] {
+  const url = databaseFor(dataDir)
+  if (!url) {
+    return readdirSync(dataDir)
+      .filter((f) => statSync(join(dataDir, f)).isFile())
+      .map((f) => ({ where: f, bytes: readFileSync(join(dataDir, f)) }))
   }
-  const url = databaseFor(service.dataDir)
-  if (!url) throw new Error('no database for this service')
   const info = serverInfo()
   const name = new URL(url).pathname.slice(1)
   const r = spawnSync(
@@ -118,6 +126,12 @@ export function storedBytes(service: Service): { where: string; bytes: Buffer }[
   if (r.status !== 0) throw new Error(`could not dump ${name}: ${String(r.stderr)}`)
   return [{ where: `database ${name}`, bytes: r.stdout }]
 }
+
+/** `bookBytes` as one text, for `toContain` / `not.toContain`. */
+export const bookText = (dataDir: string): string =>
+  bookBytes(dataDir)
+    .map((b) => b.bytes.toString('latin1'))
+    .join('')
 
 /**
  * Runs `sql` (one or more statements) on the book of `dataDir` from another process, as a

@@ -5,6 +5,7 @@
  * joins the keyring `serve` runs, so the README's "npm start, then npx certdesk admin apikey
  * create" works there. A keyring of the old layout (`<data dir>/keyring`, default password) is
  * moved out and re-keyed.
+ * What it checks is the data dir's own files (what a copy of it holds): SQLite's book.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'

@@ -4,6 +4,7 @@
  * `certdesk serve`, for scripts, starts with no reseller and says so on start, with the command
  * that adds one and the `--demo` switch; `serve --demo` creates the demo reseller; a data dir
  * that has a reseller gets neither the hint nor a demo reseller.
+ * The hints name the data dir, SQLite's book (a PostgreSQL book's name `--database`: database.test.ts).
  */
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
