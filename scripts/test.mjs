@@ -1,6 +1,7 @@
 // `npm test`: set-up on a fresh machine, then every check CI runs: typecheck, lint, unit and
-// API tests (vitest), end-to-end tests (Playwright + Debian's Chromium) and the short
-// reliability run. Ends with one line "N passed, N failed".
+// API tests (vitest) on SQLite, the same for the core, the HTTP API, the CLI and the ACME server
+// again with their books in PostgreSQL, end-to-end tests (Playwright + Debian's Chromium) and
+// the short reliability run. Ends with one line "N passed, N failed".
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -24,17 +25,18 @@ function collectPlaywright(suite, file) {
   for (const child of suite.suites ?? []) collectPlaywright(child, suite.file ?? file)
 }
 
-function count(file) {
+/** Adds a run's counts and failed tests; `label` tells the runs of one file apart (the engine). */
+function count(file, label = '') {
   if (!existsSync(file)) return false
   const r = JSON.parse(readFileSync(file, 'utf8'))
   if (typeof r.numPassedTests === 'number') {
     passed += r.numPassedTests
     failed += r.numFailedTests
     for (const f of r.testResults ?? []) {
+      const name = `${label}${f.name.replace(`${root}/`, '')}`
       const bad = (f.assertionResults ?? []).filter((a) => a.status === 'failed')
-      for (const a of bad) failedTests.push(`${f.name.replace(`${root}/`, '')} › ${a.fullName}`)
-      if (!bad.length && f.status === 'failed')
-        failedTests.push(`${f.name.replace(`${root}/`, '')}: ${f.message ?? 'failed'}`)
+      for (const a of bad) failedTests.push(`${name} › ${a.fullName}`)
+      if (!bad.length && f.status === 'failed') failedTests.push(`${name}: ${f.message ?? 'failed'}`)
     }
     return true
   }
@@ -67,6 +69,18 @@ async function main() {
     `--outputFile.json=${vitestJson}`
   ])
   if (!count(vitestJson) || !vitestOk) failures.push('vitest')
+
+  // The folders whose tests go through the store run once more on PostgreSQL (vitest.config.mts
+  // picks them, and leaves out what reaches into the SQLite file); the UI and end-to-end tests
+  // run once.
+  step('core, HTTP API, CLI and ACME server tests on PostgreSQL (vitest)')
+  const postgresJson = join(results, 'vitest-postgres.json')
+  const postgresOk = sh(
+    bin('vitest'),
+    ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${postgresJson}`],
+    { CERTDESK_TEST_ENGINE: 'postgres' }
+  )
+  if (!count(postgresJson, '[postgres] ') || !postgresOk) failures.push('vitest on PostgreSQL')
 
   if (existsSync(join(root, 'playwright.config.ts'))) {
     step('end-to-end tests (Playwright, Chromium)')
