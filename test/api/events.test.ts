@@ -136,6 +136,7 @@ describe('GET /events', () => {
       'certificate.issued',
       'certificate.reissued',
       'certificate.expiring',
+      'certificate.revoked',
       'deploy.succeeded',
       'deploy.failed',
       'subscription.created',
