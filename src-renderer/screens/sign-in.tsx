@@ -91,7 +91,6 @@ export function TeamSignInForm({ server }: { server?: string }): React.JSX.Eleme
           placeholder="as its certdesk serve printed it; empty for a certificate this machine trusts"
           value={root}
           onChange={(e) => setRoot(e.target.value)}
-          aria-label="Root SHA-256"
           spellCheck={false}
         />
       </label>
