@@ -6,13 +6,13 @@
  * owner's command while there is none.
  */
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { hostname, tmpdir, userInfo } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DB_FILE } from '../../src-main/core/db'
 import { isoDate } from '../../src-main/core/time'
 import { CLI } from '../support/cli'
+import { bookText, engineEnv } from '../support/engine'
 
 const PASSWORD = 'orchid-lantern-meadow-93'
 const ME = `cli:${userInfo().username}`
@@ -22,6 +22,7 @@ function run(args: string[], input = ''): { code: number; out: string; err: stri
   const r = spawnSync(process.execPath, [CLI, 'admin', '--data-dir', dataDir, ...args], {
     input,
     encoding: 'utf8',
+    env: engineEnv(dataDir),
     timeout: 60_000
   })
   let json: Record<string, unknown> = {}
@@ -57,10 +58,7 @@ describe('admins from the command line', () => {
     const r = run(['admins', 'add', '--name', 'Root-Owner', '--role', 'owner'], `${PASSWORD}\n`)
     expect(r.code).toBe(0)
     expect(r.json).toMatchObject({ success: true, admin: { name: 'root-owner', role: 'owner', enabled: true } })
-    const store = readdirSync(dataDir)
-      .filter((f) => f.startsWith(DB_FILE))
-      .map((f) => readFileSync(join(dataDir, f), 'latin1'))
-      .join('')
+    const store = bookText(dataDir)
     expect(store).not.toContain(PASSWORD)
     expect(store).toContain('$scrypt$ln=17,r=8,p=1$')
   })
@@ -157,6 +155,7 @@ describe('serve --accounts', () => {
   it('serves the admin UI without a one-time link, and says how to make the first owner when there is none', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'certdesk-accounts-'))
     const child = spawn(process.execPath, [CLI, 'serve', '--accounts', '--port', '0', '--data-dir', empty], {
+      env: engineEnv(empty),
       stdio: ['ignore', 'pipe', 'pipe']
     })
     const exited = new Promise((r) => child.on('exit', r))
@@ -181,7 +180,7 @@ describe('serve --accounts', () => {
       await expect
         .poll(() => err)
         .toMatch(
-          /no admin account yet: add the first owner with: certdesk admin --data-dir .+ admins add --name NAME --role owner/
+          /no admin account yet: add the first owner with: certdesk admin (--data-dir .+|--database <the same URL>) admins add --name NAME --role owner/
         )
       const ui = await fetch(`${s.url}/ui/`)
       expect(ui.status).toBe(200)

@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startJsonSink, startMailSink, type JsonSink, type MailSink } from '../support/alert-sinks'
 import { CLI } from '../support/cli'
+import { engineEnv } from '../support/engine'
 
 const dataDir = mkdtempSync(join(tmpdir(), 'certdesk-alerts-cli-'))
 const PASSWORD = "s3cret-'$(touch pwned)'"
@@ -22,7 +23,7 @@ let slack: JsonSink
  */
 async function admin(args: string[], opts: { stdin?: string; env?: Record<string, string> } = {}) {
   const child = spawn(process.execPath, [CLI, 'admin', '--data-dir', dataDir, ...args], {
-    env: { ...process.env, ...opts.env },
+    env: engineEnv(dataDir, { ...process.env, ...opts.env }),
     stdio: ['pipe', 'pipe', 'pipe']
   })
   let stdout = ''
