@@ -24,6 +24,7 @@ export default defineConfig({
     ],
     environment: 'node',
     globalSetup: ['test/support/global-setup.ts'],
+    setupFiles: ['test/support/engine-cleanup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // Each API test file starts its own server on its own data dir; files run in parallel.

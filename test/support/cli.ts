@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
-import { engineEnv } from './engine'
+import { engineEnv } from './engine-env'
 
 export const ROOT = join(__dirname, '..', '..')
 export const CLI = join(ROOT, 'bin', 'certdesk.cjs')

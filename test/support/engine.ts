@@ -4,7 +4,7 @@
  * dir a test opens gets a fresh database of the test server (postgres.ts), the same one each
  * time that data dir is opened again (a restart, a second process), so a test reads exactly as
  * it does on SQLite. The CLI and `serve` processes a test starts get it through
- * CERTDESK_DATABASE. Databases are dropped when the test file ends.
+ * CERTDESK_DATABASE. Databases are dropped when the test file ends (engine-cleanup.ts).
  *
  * A test that reaches into the SQLite file itself (a backup, a lock held by another process, a
  * crash point, a full disk) is SQLite-only by nature: its file is named `*.sqlite.test.ts`, and
@@ -12,76 +12,17 @@
  */
 import { spawnSync } from 'node:child_process'
 import { createRequire } from 'node:module'
-import { randomBytes } from 'node:crypto'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
-import { join, resolve } from 'node:path'
-import { afterAll } from 'vitest'
+import { join } from 'node:path'
 import { openService as openRealService, type Service, type ServiceOptions } from '../../src-main/core/service'
-import { SqliteStore, type EngineName } from '../../src-main/core/store'
+import { SqliteStore } from '../../src-main/core/store'
 import { DB_FILE, type Db } from '../../src-main/core/db'
+import { databaseFor } from './engine-env'
 import { PG_BIN, serverInfo } from './postgres'
 
+export { databaseFor, dropDatabases, engineEnv, TEST_ENGINE } from './engine-env'
+
 const ROOT = join(__dirname, '..', '..')
-
-export const TEST_ENGINE: EngineName = process.env.CERTDESK_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite'
-
-/** Data dir → its database, for this test file. */
-const databases = new Map<string, { name: string; url: string }>()
-
-if (TEST_ENGINE === 'postgres') {
-  afterAll(() => {
-    for (const { name } of databases.values()) psql(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-    databases.clear()
-  })
-}
-
-function psql(sql: string): void {
-  const info = serverInfo()
-  const r = spawnSync(
-    join(PG_BIN, 'psql'),
-    [
-      '-h',
-      info.socketDir,
-      '-p',
-      String(info.port),
-      '-U',
-      'certdesk',
-      '-d',
-      'postgres',
-      '-v',
-      'ON_ERROR_STOP=1',
-      '-qc',
-      sql
-    ],
-    { encoding: 'utf8' }
-  )
-  if (r.status !== 0) throw new Error(`could not run ${sql}: ${r.stderr}`)
-}
-
-/**
- * The PostgreSQL URL of the book of `dataDir` on the PostgreSQL run (created from the migrated
- * template the first time), undefined on the SQLite run. Synchronous, so that the CLI helpers,
- * which run `certdesk` to the end, can use it too.
- */
-export function databaseFor(dataDir: string): string | undefined {
-  if (TEST_ENGINE !== 'postgres') return undefined
-  const key = resolve(dataDir)
-  let db = databases.get(key)
-  if (!db) {
-    const info = serverInfo()
-    const name = `t_${process.pid}_${randomBytes(4).toString('hex')}`
-    psql(`CREATE DATABASE ${name} TEMPLATE certdesk_template`)
-    const url = `postgres://certdesk@localhost:${info.port}/${name}?host=${encodeURIComponent(info.socketDir)}`
-    databases.set(key, (db = { name, url }))
-  }
-  return db.url
-}
-
-/** The environment for a `certdesk` process on `dataDir`: its database on the PostgreSQL run. */
-export function engineEnv(dataDir: string, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  const url = databaseFor(dataDir)
-  return url ? { ...env, CERTDESK_DATABASE: url } : env
-}
 
 /** The core's `openService`, on the engine of this run. */
 export function openService(opts: ServiceOptions): Promise<Service> {
