@@ -156,10 +156,13 @@ function PathDialog({
   )
 }
 
+/** `1 row`, `2 rows`, `1,000,000 rows`. */
+const rows = (n: number): string => `${fmt(n)} ${n === 1 ? 'row' : 'rows'}`
+
 function describe(j: ExportJobView): string {
   const what = LIST_LABEL[j.list]
-  if (j.state === 'done') return `Exported ${fmt(j.rows)} rows of the ${what} to ${j.path}`
-  if (j.state === 'cancelled') return `Export of the ${what} cancelled after ${fmt(j.rows)} rows; no file was kept`
+  if (j.state === 'done') return `Exported ${rows(j.rows)} of the ${what} to ${j.path}`
+  if (j.state === 'cancelled') return `Export of the ${what} cancelled after ${rows(j.rows)}; no file was kept`
   if (j.state === 'failed') return j.error ?? `Export of the ${what} failed`
   const left = j.secondsLeft === null ? '' : `, about ${fmt(Math.ceil(j.secondsLeft))} s left`
   return `Exporting the ${what}: ${fmt(j.rows)} of ${fmt(j.total)} rows${left}`

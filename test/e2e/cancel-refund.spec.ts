@@ -38,7 +38,9 @@ test('cancelling a paid order refunds it to credit and shows the refund', async 
   mkdirSync(dirname(csv), { recursive: true })
   await page.getByLabel('Export file').fill(csv)
   await page.getByRole('button', { name: 'Export', exact: true }).click()
-  await expect(page.locator('[data-testid="export-job"][data-state="done"]')).toContainText('rows of the invoices')
+  await expect(page.locator('[data-testid="export-job"][data-state="done"]')).toContainText(
+    'Exported 1 row of the invoices'
+  )
   expect(readFileSync(csv, 'utf8')).toContain(number)
 
   await nav(page, 'Orders')
