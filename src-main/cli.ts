@@ -14,6 +14,7 @@ import { databaseOf, parse, UsageError } from './cli-args'
 import { INSTALLATION_USAGE, installationAdmin, isInstallationCommand } from './cli-admin-installations'
 import { isRenewalCommand, RENEWAL_USAGE, renewalAdmin } from './cli-admin-renewal'
 import { SERVE_USAGE, serve } from './cli-serve'
+import { isStoreCommand, STORE_USAGE, storeAdmin } from './cli-admin-store'
 import { ServiceError } from './core/errors'
 import { storageFault } from './core/store-faults'
 import { defaultDataDir } from './core/paths'
@@ -27,6 +28,7 @@ ${CERTIFICATE_USAGE}
 ${DEPLOY_USAGE}
 ${INSTALLATION_USAGE}
 ${BACKUP_USAGE}
+${STORE_USAGE}
 ${RENEWAL_USAGE}
 ${ALERTS_USAGE}
   Headless Linux (no desktop keyring): [--keyring-dir D] [--keyring-password-file F] on any command
@@ -56,6 +58,8 @@ export async function main(argv: string[]): Promise<number> {
       if (isCertificateCommand(words[0])) return await certificateAdmin(dataDir, words, values)
       // Backup and restore: backup and restore open the store themselves (restore into an empty dir).
       if (isBackupCommand(words[0])) return await backupAdmin(dataDir, words, values)
+      // A copy opens its source and its target itself.
+      if (isStoreCommand(words[0])) return await storeAdmin(dataDir, words, values)
       // `--as-of` moves the clock of the others too (`deploy retry` as of a later time).
       const service = await openService({
         dataDir,

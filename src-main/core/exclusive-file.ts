@@ -118,7 +118,7 @@ export function writeNewFileSync(target: string, data: string | Buffer, what: st
 }
 
 /** Why a new file could not be created in a folder, in words. */
-function folderProblem(err: unknown): string {
+export function folderProblem(err: unknown): string {
   const code = (err as NodeJS.ErrnoException).code
   if (code === 'ENOENT' || code === 'ENOTDIR') return 'its folder does not exist'
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return 'the folder is not writable'
