@@ -14,6 +14,7 @@ import { coversDebit, post, type Page, type Paging } from './ledger'
 import { OrderCache, pagesAfterOrder, type OrderRef } from './order-cache'
 import { SearchTotals } from './order-search'
 import { countOrders } from './tallies'
+import { resellerScope } from './store-version'
 import type { ScopeVersions, Tx } from './store'
 import { validityWindow, maxValidityFor } from './lifecycle'
 import type { Cents } from './money'
@@ -21,6 +22,12 @@ import { priceOrder, type Quote } from './order-quote'
 import type { Reseller } from './resellers'
 import type { Order, OrderFilter, OrderInput, OrderStatus, PaymentStatus, QuoteView } from '../../src-shared/records'
 import { addDays, addMonths, isoDate, isoTimestamp, parseDate, startOfDay } from './time'
+
+/**
+ * A reseller's money transactions of this process run one after another (TxOptions.queue): they
+ * all write its balance, tallies and cache scope.
+ */
+const RESELLER_QUEUE = (resellerId: number) => ({ queue: resellerScope(resellerId) })
 
 export { ORDER_STATUSES } from '../../src-shared/constants'
 export type { Quote } from './order-quote'
@@ -173,7 +180,7 @@ export class Orders {
         created: { ...created, moved: { from, to: await store.scopeVersions(reseller.id) } },
         product: q.product
       }
-    })
+    }, RESELLER_QUEUE(reseller.id))
   }
 
   /**
@@ -465,7 +472,7 @@ export class Orders {
         }
       ).b
       return { order: await this.get(resellerId, orderId), refunded, newBalance: balance }
-    })
+    }, RESELLER_QUEUE(resellerId))
   }
 
   /** POST /credits: pays an unpaid order from the balance (402 when short, 409 when not unpaid). */
@@ -508,7 +515,7 @@ export class Orders {
             }
           ).b
       return { order: await this.get(resellerId, orderId), amountPaid: order.total, newBalance }
-    })
+    }, RESELLER_QUEUE(resellerId))
   }
 
   /** Writes the order's invoice; returns its number. */
