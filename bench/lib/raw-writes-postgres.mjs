@@ -51,9 +51,11 @@ const insInvoice = q(
   `INSERT INTO invoices (id, invoice_number, order_id, reseller_id, total_cents, status, due_date, created_at, paid_at)
    VALUES ($1, $2, $3, $4, $5, 'paid', $6, $7, $8)`
 )
-const insEvent = q(
-  'ins_event',
-  'INSERT INTO events (reseller_id, order_id, type, message, data, created_at) VALUES ($1, $2, $3, $4, $5, $6)'
+// Both events in one statement, as CertDesk writes them.
+const insEvents = q(
+  'ins_events',
+  `INSERT INTO events (reseller_id, order_id, type, message, data, created_at)
+   VALUES ($1, $2, $3, $4, $5, $6), ($7, $8, $9, $10, $11, $12)`
 )
 
 const first = await pool.query(
@@ -89,9 +91,11 @@ async function placeOnce(domain) {
     const invoice = `INV-${day.slice(0, 4)}-${String(inv).padStart(6, '0')}`
     await insInvoice(client, [inv, invoice, id, resellerId, price, day, ts, ts])
     const created = JSON.stringify({ product_id: 2, total_cents: price })
-    await insEvent(client, [resellerId, id, 'order.created', `Order ${number} created for ${domain}`, created, ts])
     const paid = JSON.stringify({ amount_cents: price })
-    await insEvent(client, [resellerId, id, 'order.paid', `Order ${number} paid from credit`, paid, ts])
+    await insEvents(client, [
+      ...[resellerId, id, 'order.created', `Order ${number} created for ${domain}`, created, ts],
+      ...[resellerId, id, 'order.paid', `Order ${number} paid from credit`, paid, ts]
+    ])
     await client.query('COMMIT')
     return { id, number, invoice, day, end, total: price, balance: b.balance }
   } catch (err) {

@@ -9,7 +9,7 @@ import { autoReissues, isAcmeProduct } from './catalogue'
 import type { CoreContext } from './context'
 import { normalizeDomain } from './domains'
 import { conflict, invalid, notFound } from './errors'
-import { recordEvent } from './events'
+import { recordEvent, recordEvents } from './events'
 import { coversDebit, post, type Page, type Paging } from './ledger'
 import { OrderCache, pagesAfterOrder, type OrderRef } from './order-cache'
 import { SearchTotals } from './order-search'
@@ -271,21 +271,27 @@ export class Orders {
       creditUsed = q.total
     }
     const invoiceNumber = await this.insertInvoice(t, id, reseller.id, q.total, paid ? 'paid' : 'unpaid', now)
-    await recordEvent(db, now, {
-      type: 'order.created',
-      resellerId: reseller.id,
-      orderId: id,
-      message: `Order ${number} created for ${q.domain || q.product.name}`,
-      data: { product_id: q.product.id, total_cents: q.total }
-    })
-    if (paid)
-      await recordEvent(db, now, {
-        type: 'order.paid',
+    // Both events in one statement: one round trip on PostgreSQL, inside the reseller's queue.
+    await recordEvents(db, now, [
+      {
+        type: 'order.created',
         resellerId: reseller.id,
         orderId: id,
-        message: `Order ${number} paid from credit`,
-        data: { amount_cents: q.total }
-      })
+        message: `Order ${number} created for ${q.domain || q.product.name}`,
+        data: { product_id: q.product.id, total_cents: q.total }
+      },
+      ...(paid
+        ? [
+            {
+              type: 'order.paid',
+              resellerId: reseller.id,
+              orderId: id,
+              message: `Order ${number} paid from credit`,
+              data: { amount_cents: q.total }
+            } as const
+          ]
+        : [])
+    ])
     if (balance === null)
       balance = (
         (await db.get('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?', reseller.id)) as {
