@@ -99,6 +99,18 @@ describe.each(PAIRS)('copying a book from %s to %s', (from, to) => {
     // The next row the target numbers follows the copied ones.
     const next = await target.tx((t) => t.nextId('orders'))
     expect(next).toBe(book.maxOrderId + 1)
+    // Every trigger that keeps tallies and cache versions is in force again (PostgreSQL loads
+    // with them off): otherwise no kept answer could ever be served from the copy.
+    expect(await target.catalogueVersion()).not.toContain('!')
+    const tallies = await target.value<number>('SELECT n FROM ledger_tallies WHERE reseller_id = ?', book.resellerId)
+    await target.run(
+      `INSERT INTO credit_transactions (reseller_id, amount_cents, type, description, balance_after_cents, created_at)
+       VALUES (?, 1, 'credit', 'after the copy', 1, '2026-11-21 10:00:00')`,
+      book.resellerId
+    )
+    expect(await target.value('SELECT n FROM ledger_tallies WHERE reseller_id = ?', book.resellerId)).toBe(
+      (tallies ?? 0) + 1
+    )
   })
 
   it('copies one snapshot: a top-up committed on the source mid-copy is not half in the copy', async () => {
