@@ -1,7 +1,6 @@
 // `npm test`: set-up on a fresh machine, then every check CI runs: typecheck, lint, unit and
 // API tests (vitest), end-to-end tests (Playwright + Debian's Chromium) and the short
-// reliability run on a SQLite and a PostgreSQL book (1 to 2 minutes on 2 cores). Ends with one line
-// "N passed, N failed".
+// reliability run. Ends with one line "N passed, N failed".
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'

@@ -1,6 +1,6 @@
 /**
  * `certdesk admin store copy --to …`: the whole book copied into an empty PostgreSQL database
- * or a new SQLite file (docs/team-server.md, "Moving a book"). Progress goes to stderr, one
+ * or a new SQLite file (docs/store.md, "Moving a book"). Progress goes to stderr, one
  * line per table and every tenth of a large one; the answer is one JSON object on stdout. A
  * refusal or a copy that does not match its source is one line on stderr and a sysexits code.
  */
@@ -22,7 +22,7 @@ const EXIT_SOFTWARE = 70
 /** Rows from which a table's progress is shown in tenths as well. */
 const LARGE_TABLE = 10_000
 
-/** What the answer says of the secrets, which the store does not hold (docs/team-server.md). */
+/** What the answer says of the secrets, which the store does not hold (docs/store.md). */
 export const SECRETS_NOTE =
   "the keychain's secrets (plain API keys, the wrapping keys of the local CA and of kept private keys, EAB HMAC keys, deploy and alert secrets) are not in the store and were not copied. " +
   'The copy keeps the install id, so on this machine it finds them in the same keychain; for another machine run ' +

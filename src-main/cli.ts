@@ -52,14 +52,15 @@ export async function main(argv: string[]): Promise<number> {
   const dataDir = values['data-dir'] ?? defaultDataDir()
   try {
     if (positionals[0] === 'serve') return await serve(dataDir, values)
+    // `admin store copy` opens its source and its target itself.
+    if (positionals[0] === 'admin' && isStoreCommand(positionals[1]))
+      return await storeAdmin(dataDir, positionals.slice(1), values)
     if (positionals[0] === 'admin') {
       const words = positionals.slice(1)
       // These open the store themselves: the scheduler with its own `--as-of` day.
       if (isCertificateCommand(words[0])) return await certificateAdmin(dataDir, words, values)
       // Backup and restore: backup and restore open the store themselves (restore into an empty dir).
       if (isBackupCommand(words[0])) return await backupAdmin(dataDir, words, values)
-      // A copy opens its source and its target itself.
-      if (isStoreCommand(words[0])) return await storeAdmin(dataDir, words, values)
       // `--as-of` moves the clock of the others too (`deploy retry` as of a later time).
       const service = await openService({
         dataDir,

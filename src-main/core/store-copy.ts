@@ -2,7 +2,7 @@
  * `certdesk admin store copy --to …`: the book of a data dir's SQLite file (or of the
  * PostgreSQL database `--database` names) copied whole into an empty PostgreSQL database or a
  * new SQLite file, ids kept, and checked against the source before it is kept (store/copy.ts).
- * The keychain's secrets are not in the store and are not copied (docs/team-server.md).
+ * The keychain's secrets are not in the store and are not copied (docs/store.md).
  */
 import { join } from 'node:path'
 import { DB_FILE } from './db'

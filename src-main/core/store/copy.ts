@@ -1,5 +1,5 @@
 /**
- * Copies every row of one store into another, SQLite into PostgreSQL and back (docs/team-server.md,
+ * Copies every row of one store into another, SQLite into PostgreSQL and back (docs/store.md,
  * "Moving a book"). The whole copy is one transaction on the target: it starts by checking the
  * target holds no book, loads each table in batches read from one snapshot of the source, keeps
  * every id, moves PostgreSQL's identity sequences past them, then checks the copy against the
