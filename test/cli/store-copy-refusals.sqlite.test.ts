@@ -158,6 +158,29 @@ describe('store copy checks the source and the copy', () => {
   })
 })
 
+describe('store copy by a user that may write but does not own the tables', () => {
+  it('says the copy needs the owner, and leaves the database as it was (exit 77)', async () => {
+    const d = await database()
+    const role = `copier_${d.name}`
+    await sql(
+      d.tcpUrl,
+      `CREATE ROLE ${role} LOGIN PASSWORD 'Copier-pass-1';
+       GRANT USAGE, CREATE ON SCHEMA public TO ${role};
+       GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${role};
+       GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO ${role};`
+    )
+    try {
+      const before = dump(d.tcpUrl)
+      const r = copyTo(`postgres://${role}:Copier-pass-1@127.0.0.1:${d.port}/${d.name}`)
+      expect(r.code, r.stderr).toBe(77)
+      expect(oneLine(r, 'Copier-pass-1')).toContain('its user does not own the tables')
+      expect(dump(d.tcpUrl)).toBe(before)
+    } finally {
+      await sql(d.tcpUrl, `DROP OWNED BY ${role}; DROP ROLE ${role}`)
+    }
+  })
+})
+
 describe('store copy: wrong addresses are one line and an exit code', () => {
   it('a refused password on the target (77), never shown', async () => {
     const d = await database({ empty: true })

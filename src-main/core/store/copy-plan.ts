@@ -6,16 +6,16 @@
  * them, with the same tables, columns, keys and trigger names: test/core/store/schema-parity),
  * and the copy refuses any store at another version, so both ends have exactly these tables.
  *
- * The order: a table after every table it references (its foreign keys are checked row by
- * row on both engines, and PostgreSQL's cannot be deferred), and after every table whose
- * triggers write into it. Each table is emptied just before it is loaded, so what the triggers
- * wrote into it while earlier tables were loaded (tallies, cache generations, the installation
- * schedule) is replaced by the source's own rows, and the copy holds exactly the source's rows.
- * A column that references its own table (a certificate replaced by a later one) is loaded
- * empty and set once the whole table is in.
+ * The order: a table after every table it references (its foreign keys are checked row by row
+ * on both engines, and PostgreSQL's cannot be deferred). The tables' own triggers are off while
+ * the rows go in (copy.ts, `withoutTriggers`): what they keep is copied like every other row,
+ * and a trigger that writes a table loaded earlier would change a row already copied. A column
+ * that references its own table (a certificate replaced by a later one) is loaded empty and set
+ * once the whole table is in.
  */
 import Database from 'better-sqlite3'
 import { migrate } from '../db'
+import { COUNTERPARTS } from './counterparts'
 
 export interface CopyTable {
   name: string
@@ -24,8 +24,14 @@ export interface CopyTable {
   selfReferences: string[]
   /** Whether rows have an `id` (read in id order, and identity sequences to move on PostgreSQL). */
   hasId: boolean
-  /** Written by triggers of other tables (tallies, cache generations): it follows their rows. */
+  /** Filled by triggers of other tables (tallies, cache generations): it follows their rows. */
   keptByTriggers: boolean
+}
+
+export interface CopyTrigger {
+  name: string
+  /** Its CREATE TRIGGER statement as this CertDesk's migrations leave it (SQLite's dialect). */
+  sql: string
 }
 
 export interface CopyPlan {
@@ -33,12 +39,17 @@ export interface CopyPlan {
   version: number
   /** In load order. */
   tables: CopyTable[]
+  /** The triggers a SQLite store has, but the ones that keep SQLite's own search index. */
+  triggers: CopyTrigger[]
 }
 
 let cached: CopyPlan | undefined
 
-/** Trigger statements that write a table: INSERT [OR x] INTO t, REPLACE INTO t, UPDATE [OR x] t, DELETE FROM t. */
-const WRITES = /\b(?:(?:INSERT(?:\s+OR\s+\w+)?|REPLACE)\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+["`]?(\w+)/gi
+/** SQLite's triggers that keep its own search index (not a table a copy carries): they stay on. */
+const SEARCH_INDEX_TRIGGERS = new Set(COUNTERPARTS.filter((c) => c.sqlite.kind === 'trigger').map((c) => c.sqlite.name))
+
+/** Trigger statements that add rows to a table: INSERT [OR x] INTO t, REPLACE INTO t. */
+const FILLS = /\b(?:INSERT(?:\s+OR\s+\w+)?|REPLACE)\s+INTO\s+["`]?(\w+)/gi
 
 export function copyPlan(nativeBinding?: string): CopyPlan {
   if (cached) return cached
@@ -85,16 +96,14 @@ function planOf(db: Database.Database): CopyPlan {
     }
     tables.set(name, { name, columns, selfReferences, hasId: columns.includes('id'), keptByTriggers: false })
   }
+  const triggers: CopyTrigger[] = []
   for (const t of master.filter((m) => m.type === 'trigger')) {
     const body = (t.sql ?? '').replace(/^[\s\S]*?\bBEGIN\b/i, '')
-    for (const m of body.matchAll(WRITES)) {
-      const written = m[1]
-      if (written !== t.tbl && known.has(written)) {
-        after.get(written)?.add(t.tbl)
-        const kept = tables.get(written)
-        if (kept) kept.keptByTriggers = true
-      }
+    for (const m of body.matchAll(FILLS)) {
+      const kept = m[1] !== t.tbl ? tables.get(m[1]) : undefined
+      if (kept) kept.keptByTriggers = true
     }
+    if (!SEARCH_INDEX_TRIGGERS.has(t.name)) triggers.push({ name: t.name, sql: t.sql ?? '' })
   }
 
   // Kahn's algorithm, taking tables in the order the migrations created them when free to choose.
@@ -110,5 +119,5 @@ function planOf(db: Database.Database): CopyPlan {
     order.push(tables.get(next) as CopyTable)
   }
   const version = db.pragma('user_version', { simple: true }) as number
-  return { version, tables: order }
+  return { version, tables: order, triggers }
 }

@@ -17,6 +17,7 @@ export const EXIT_DATAERR = 65
 export const EXIT_NOINPUT = 66
 export const EXIT_SOFTWARE = 70
 export const EXIT_CANTCREAT = 73
+export const EXIT_NOPERM = 77
 
 /**
  * A copy refused or undone: one line for the admin and the exit code the CLI ends with, as for
@@ -182,8 +183,8 @@ async function copyIn(
   }
 
   const copied: { name: string; rows: number }[] = []
-  await withoutTriggers(target, plan.tables, async () => {
-    // What a first start of the target filled, and what its triggers write, goes first.
+  await withoutTriggers(plan, target, opts.targetName, async () => {
+    // What a first start of the target filled goes first.
     for (const t of [...plan.tables].reverse()) await target.run(`DELETE FROM ${q(t.name)}`)
     for (const [index, t] of plan.tables.entries()) {
       const total = totals.get(t.name) ?? 0
@@ -208,8 +209,6 @@ async function copyTable(
   batch: number,
   report: (rows: number) => Promise<void>
 ): Promise<number> {
-  // Rows a trigger wrote while earlier tables were loaded make way for the source's own.
-  await target.run(`DELETE FROM ${q(t.name)}`)
   const perStatement = Math.max(1, Math.min(batch, Math.floor(MAX_PARAMS / t.columns.length)))
   const self = t.selfReferences.map((c) => t.columns.indexOf(c))
   const idAt = t.columns.indexOf('id')
@@ -263,27 +262,41 @@ async function copyTable(
 }
 
 /**
- * On PostgreSQL the load runs with the tables' own triggers off (their foreign keys stay
- * checked), inside the copy's transaction, so they are on again when it commits or rolls back.
- * What they keep (tallies, cache generations, the installation schedule) is copied from the
- * source anyway, and a row updated again and again in one transaction leaves a version behind
- * each time that every later update walks past: the triggers moving one reseller's tallies for a
- * million orders made the load quadratic (an hour and more where it takes minutes). A user that
- * does not own the tables cannot switch them off; the copy then runs with them, slower.
+ * The load runs with the tables' own triggers off, inside the copy's transaction, so they are
+ * back on when it commits or rolls back; foreign keys stay checked. What the triggers keep
+ * (tallies, cache generations, the installation schedule, counts kept on rows) is copied from
+ * the source like every other row, and a trigger would change rows already copied or count
+ * them twice. On PostgreSQL they are also what made a large load quadratic: a row updated again
+ * and again in one transaction leaves a version behind each time that every later update walks
+ * past, and the triggers move one reseller's tallies once per order (a million-order copy ran
+ * for half an hour without finishing its orders). PostgreSQL: ALTER TABLE … DISABLE TRIGGER
+ * USER, which only the tables' owner may run; SQLite has no such switch, so the triggers are
+ * dropped and created again from this CertDesk's schema in the same transaction (the target is a
+ * file this copy made); the ones keeping SQLite's search index stay, and fill it.
  */
-async function withoutTriggers(target: Store, tables: CopyTable[], load: () => Promise<void>): Promise<void> {
-  if (target.engine !== 'postgres') return load()
-  let off = false
+async function withoutTriggers(
+  plan: CopyPlan,
+  target: Store,
+  targetName: string,
+  load: () => Promise<void>
+): Promise<void> {
+  if (target.engine === 'sqlite') {
+    for (const t of plan.triggers) await target.run(`DROP TRIGGER ${q(t.name)}`)
+    await load()
+    for (const t of plan.triggers) await target.run(t.sql)
+    return
+  }
   try {
-    await target.tx(async () => {
-      for (const t of tables) await target.run(`ALTER TABLE ${q(t.name)} DISABLE TRIGGER USER`)
-    })
-    off = true
-  } catch {
-    // not the tables' owner: the savepoint is rolled back and the triggers run
+    for (const t of plan.tables) await target.run(`ALTER TABLE ${q(t.name)} DISABLE TRIGGER USER`)
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== '42501') throw err
+    throw new StoreCopyError(
+      `could not copy the store to ${targetName}: its user does not own the tables, and the copy loads them with their triggers off (ALTER TABLE … DISABLE TRIGGER); copy as the database's owner; nothing was changed`,
+      EXIT_NOPERM
+    )
   }
   await load()
-  if (off) for (const t of tables) await target.run(`ALTER TABLE ${q(t.name)} ENABLE TRIGGER USER`)
+  for (const t of plan.tables) await target.run(`ALTER TABLE ${q(t.name)} ENABLE TRIGGER USER`)
 }
 
 /**
