@@ -69,6 +69,8 @@ export const FILLED_BY_START = new Set([
   'products',
   'product_prices',
   'ca_keys',
+  // the local CA's revocation list, made with the CA where the schema has one
+  'local_ca_crls',
   'cache_generations',
   'alert_rules',
   'alert_state'
