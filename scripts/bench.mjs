@@ -12,6 +12,9 @@
 //               against Pebble, printed (DIR: a CPU profile of `certdesk serve` is written there)
 //   --crypto-only   only the crypto rows, printed
 //   --renderer-only   only the renderer's start-up script (built, then measured), printed
+//   --postgres-only [--orders N]   only the PostgreSQL column (bench/lib/postgres-bench.mjs): the
+//               latencies and API reads on a book of N orders (1,000,000 unless given) and the
+//               order writes, each against its baseline, printed
 //   --cpu-prof DIR   CertDesk servers of the read and write sections run under `node --cpu-prof`,
 //               their profiles written to DIR when they stop
 //   --from-json FILE   the markdown of an earlier run's JSON
@@ -19,16 +22,17 @@ import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { auditStore, admin, Database, DB_FILE, fillOrders, makeReseller } from '../bench/lib/store.mjs'
-import { load } from '../bench/lib/load.mjs'
+import { apiReads, orderWrites, probe, round, spread, sqliteStorage } from '../bench/lib/api-bench.mjs'
+import { Database, DB_FILE, fillOrders, makeReseller } from '../bench/lib/store.mjs'
 import { mixedLoad, mixedMarkdown } from '../bench/lib/mixed.mjs'
 import { ROOT } from '../bench/lib/paths.mjs'
-import { median, startCertdesk, startNode } from '../bench/lib/procs.mjs'
+import { median, startCertdesk } from '../bench/lib/procs.mjs'
 import { buildCoreBench } from '../bench/lib/build-core-bench.mjs'
 import { uiMarkdown, uiScale } from '../bench/lib/ui-scale.mjs'
 import { READ_PROFILE_NOTES, WRITE_PROFILE_NOTES } from '../bench/lib/read-profile-notes.mjs'
 import { measureRendererStartup, rendererMarkdown } from '../bench/lib/renderer-startup.mjs'
 import { acmeMarkdown, acmeVsPebble } from '../bench/lib/acme-vs-pebble.mjs'
+import { postgresFigures, postgresMarkdown } from '../bench/lib/postgres-bench.mjs'
 import { startKeyringSession } from './keyring-session.mjs'
 import { build } from './setup.mjs'
 
@@ -39,6 +43,7 @@ const uiOnly = process.argv.includes('--ui-only')
 const httpOnly = process.argv.includes('--http-only')
 const writesOnly = process.argv.includes('--writes-only')
 const rendererOnly = process.argv.includes('--renderer-only')
+const postgresOnly = process.argv.includes('--postgres-only')
 const stringArg = (name) => {
   const i = process.argv.indexOf(name)
   return i >= 0 ? process.argv[i + 1] : undefined
@@ -67,28 +72,17 @@ const READ_SECONDS = quick ? 2 : 4
 const WRITE_SECONDS = quick ? 2 : 4
 const CONNECTIONS = 64
 const log = (msg) => process.stderr.write(`bench: ${msg}\n`)
-const round = (x, d = 2) => (x === null || x === undefined ? null : Math.round(x * 10 ** d) / 10 ** d)
 /** Alternating rounds of CertDesk and its baseline; each side's median round is its figure. */
 const ROUNDS = quick ? 3 : 5
-/**
- * Load results of the rounds of one side, summed up: the median round's req/s and p99 (a
- * neighbour's burst on a shared machine moves one round, not the median), their spread, and
- * every answer and error of every round.
- */
-const summary = (runs) => ({
-  rps: median(runs.map((x) => x.rps)),
-  p99: median(runs.map((x) => x.p99)),
-  rpsRounds: runs.map((x) => round(x.rps, 0)),
-  p99Rounds: runs.map((x) => x.p99),
-  cpuUs: runs.every((x) => x.cpuUsPerRequest !== null) ? median(runs.map((x) => x.cpuUsPerRequest)) : null,
-  ok: runs.reduce((n, x) => n + x.ok, 0),
-  non2xx: runs.reduce((n, x) => n + x.non2xx, 0),
-  errors: runs.reduce((n, x) => n + x.errors, 0),
-  tool: runs[0]?.tool
-})
-/** The range of a figure over its rounds; an earlier run's JSON may not have them. */
-const spread = (xs) => (xs?.length ? `${Math.min(...xs)}–${Math.max(...xs)}` : 'n/a')
-
+/** How the API reads and the order writes are loaded (bench/lib/api-bench.mjs). */
+const READS = { rounds: ROUNDS, seconds: READ_SECONDS, connections: CONNECTIONS, log }
+const WRITES = {
+  rounds: ROUNDS,
+  seconds: WRITE_SECONDS,
+  connections: CONNECTIONS,
+  serverNodeArgs: SERVER_NODE_ARGS,
+  log
+}
 /** Targets from the issue; `higher` says which way is good. */
 const TARGETS = {
   readRatio: 0.7,
@@ -99,15 +93,6 @@ const TARGETS = {
   statsP50Ms: 100,
   schedulerPassMs: 200,
   rssMb: 300
-}
-
-function probe(url, key, n, paths) {
-  const r = spawnSync(process.execPath, [join(ROOT, 'bench', 'lib', 'probe.mjs'), url, key, String(n), ...paths], {
-    encoding: 'utf8',
-    timeout: 600_000
-  })
-  if (r.status !== 0) throw new Error(`could not probe ${paths.join(' ')}: ${r.stderr}`)
-  return JSON.parse(r.stdout)
 }
 
 /** Milliseconds from spawning `certdesk serve` to its first answered API request. */
@@ -123,181 +108,6 @@ async function startupMs(dataDir, key, env) {
     await s.stop()
   }
   return median(times)
-}
-
-/**
- * GET /products and GET /orders?limit=50 repeated on a running CertDesk (`url`, process `pid`)
- * against a bare node:http server sending the very bytes CertDesk answered, in alternating rounds.
- */
-async function apiReads({ work, url, pid, key, results }) {
-  const paths = ['/products', '/orders?limit=50']
-  const bodies = {}
-  for (const path of paths) {
-    const res = await fetch(url + path, { headers: { 'x-api-key': key } })
-    bodies[path] = await res.text()
-  }
-  const file = join(work, 'bare-bodies.json')
-  writeFileSync(file, JSON.stringify(bodies))
-  const bare = await startNode(join(ROOT, 'bench', 'lib', 'bare-server.mjs'), [file])
-  for (const path of paths) {
-    const bareRuns = []
-    const apiRuns = []
-    for (let i = 0; i < ROUNDS; i++) {
-      const warmup = i === 0 ? 3 : 1
-      bareRuns.push(
-        await load({ url: bare.url, path, connections: CONNECTIONS, duration: READ_SECONDS, warmup, pid: bare.pid })
-      )
-      apiRuns.push(
-        await load({
-          url,
-          path,
-          key,
-          connections: CONNECTIONS,
-          duration: READ_SECONDS,
-          warmup,
-          pid
-        })
-      )
-    }
-    const base = summary(bareRuns)
-    const api = summary(apiRuns)
-    if (api.non2xx || api.errors)
-      results.notes.push(`GET ${path}: ${api.non2xx} non-2xx answers, ${api.errors} errors under load`)
-    results.reads[path] = {
-      bytes: Buffer.byteLength(bodies[path]),
-      tool: api.tool,
-      bare: { rps: round(base.rps, 0), p99Ms: base.p99, rpsRounds: base.rpsRounds, p99Rounds: base.p99Rounds },
-      certdesk: { rps: round(api.rps, 0), p99Ms: api.p99, rpsRounds: api.rpsRounds, p99Rounds: api.p99Rounds },
-      rpsRatio: round(api.rps / base.rps),
-      p99Ratio: round(base.p99 / Math.max(api.p99, 0.001)),
-      roundRatios: apiRuns.map((x, i) => round(x.rps / bareRuns[i].rps)),
-      cpuUsPerRequest: { bare: round(base.cpuUs, 1), certdesk: round(api.cpuUs, 1) },
-      cpuRatio: base.cpuUs && api.cpuUs ? round(base.cpuUs / api.cpuUs) : null
-    }
-    log(`GET ${path}: ${round(api.rps, 0)} req/s vs bare ${round(base.rps, 0)} (${results.reads[path].rpsRatio})`)
-  }
-  await bare.stop()
-}
-
-/**
- * POST /orders on a fresh store against raw better-sqlite3 doing the same writes behind a bare
- * node:http server (bench/lib/raw-writes.mjs), in alternating rounds; then the money check.
- */
-async function orderWrites({ work, env, results }) {
-  const body = { product_id: 2, domain: 'bench-writes.example.com', period: 12 }
-  const fresh = (name) => {
-    const dir = join(work, name)
-    const r = makeReseller(dir, env)
-    admin(dir, ['credit', 'add', '--reseller', String(r.id), '--amount', '90000000'], env)
-    return { dir, r }
-  }
-  const balanceOf = (dir, id) => {
-    const db = new Database(join(dir, DB_FILE), { readonly: true })
-    try {
-      return {
-        balance: db.prepare('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?').get(id).b,
-        orders: db.prepare('SELECT COUNT(*) AS n, COALESCE(SUM(total_cents), 0) AS t FROM orders').get()
-      }
-    } finally {
-      db.close()
-    }
-  }
-  // The books after the load: balance moved by exactly the orders' totals, the audit clean, and
-  // an order for every successful answer. wrk stops on time, so up to one request per
-  // connection and load run may have been written while its answer was never read.
-  const check = (label, dir, id, before, result) => {
-    const after = balanceOf(dir, id)
-    const audit = auditStore(dir)
-    const lost = before.balance - after.balance - after.orders.t
-    const unread = result.tool === 'wrk' ? CONNECTIONS * result.runs : 0
-    const ok =
-      audit.violations.length === 0 && lost === 0 && after.orders.n >= result.ok && after.orders.n <= result.ok + unread
-    if (!ok) {
-      results.notes.push(
-        `${label}: money check failed: ${audit.violations.slice(0, 3).join('; ')} balance drift ${lost} cents, ` +
-          `${after.orders.n} orders for ${result.ok} successful answers`
-      )
-    }
-    return { orders: after.orders.n, moneyOk: ok }
-  }
-  const run = (url, key, i, pid) =>
-    load({
-      pid,
-      url,
-      path: '/orders',
-      key,
-      method: 'POST',
-      body,
-      connections: CONNECTIONS,
-      duration: WRITE_SECONDS,
-      warmup: i === 0 ? 2 : 1
-    })
-
-  const apiStore = fresh('writes-api')
-  const before = balanceOf(apiStore.dir, apiStore.r.id)
-  const s = await startCertdesk(apiStore.dir, env, [], SERVER_NODE_ARGS)
-  const rawStore = fresh('writes-raw')
-  const rawBefore = balanceOf(rawStore.dir, rawStore.r.id)
-  const raw = await startNode(join(ROOT, 'bench', 'lib', 'raw-writes.mjs'), [
-    rawStore.dir,
-    String(rawStore.r.id),
-    'serve'
-  ])
-  // Alternating rounds, the median round of each side (see the reads); every answer of every
-  // run, warm-ups included, counted for the books.
-  const apiRuns = []
-  const rawRuns = []
-  const answers = { api: { ok: 0, runs: 0 }, raw: { ok: 0, runs: 0 } }
-  for (let i = 0; i < ROUNDS; i++) {
-    apiRuns.push(await run(s.url, apiStore.r.key, i, s.pid))
-    rawRuns.push(await run(raw.url, undefined, i, raw.pid))
-  }
-  await s.stop()
-  await raw.stop()
-  const api = summary(apiRuns)
-  const rawRes = summary(rawRuns)
-  // The warm-up runs wrote orders too: the books count them through the answers the store holds.
-  for (const [side, runs] of [
-    ['api', apiRuns],
-    ['raw', rawRuns]
-  ]) {
-    answers[side].ok = runs.reduce((n, x) => n + x.ok + (x.warmupOk ?? 0), 0)
-    answers[side].runs = runs.length * 2
-  }
-  const apiCheck = check('POST /orders', apiStore.dir, apiStore.r.id, before, { tool: api.tool, ...answers.api })
-  const rawCheck = check('raw writes', rawStore.dir, rawStore.r.id, rawBefore, { tool: rawRes.tool, ...answers.raw })
-
-  const loopStore = fresh('writes-loop')
-  const loop = spawnSync(
-    process.execPath,
-    [join(ROOT, 'bench', 'lib', 'raw-writes.mjs'), loopStore.dir, String(loopStore.r.id), 'loop', '20000'],
-    {
-      encoding: 'utf8',
-      timeout: 300_000
-    }
-  )
-  const inProcess = JSON.parse(loop.stdout)
-  results.writes = {
-    tool: api.tool,
-    certdesk: {
-      rps: round(api.rps, 0),
-      p99Ms: api.p99,
-      rpsRounds: api.rpsRounds,
-      non2xx: api.non2xx,
-      errors: api.errors,
-      ...apiCheck
-    },
-    rawHttp: { rps: round(rawRes.rps, 0), p99Ms: rawRes.p99, rpsRounds: rawRes.rpsRounds, ...rawCheck },
-    roundRatios: apiRuns.map((x, i) => round(x.rps / rawRuns[i].rps)),
-    cpuUsPerRequest: { rawHttp: round(rawRes.cpuUs, 1), certdesk: round(api.cpuUs, 1) },
-    cpuRatio: rawRes.cpuUs && api.cpuUs ? round(rawRes.cpuUs / api.cpuUs) : null,
-    rawInProcess: { perSecond: round(inProcess.perSecond, 0) },
-    rpsRatio: round(api.rps / rawRes.rps),
-    inProcessRatio: round(api.rps / inProcess.perSecond)
-  }
-  log(
-    `POST /orders: ${round(api.rps, 0)} req/s vs raw ${round(rawRes.rps, 0)} (${results.writes.rpsRatio}); money ${apiCheck.moneyOk ? 'ok' : 'WRONG'}`
-  )
 }
 
 async function main() {
@@ -329,6 +139,16 @@ async function main() {
     const a = await acmeVsPebble({ work: join(work, 'acme'), env, ...ACME, log })
     session.stop()
     process.stdout.write(acmeMarkdown(a))
+    return
+  }
+  if (postgresOnly) {
+    const n = numberArg('--orders', 1_000_000)
+    const pg = await postgresFigures({ work, env, log, sizes: [n], reads: READS, writes: WRITES })
+    session.stop()
+    process.stdout.write(
+      `${new Date().toISOString()}, ${cpus().length} × ${cpus()[0]?.model ?? 'unknown'}, Node ${process.version}\n\n`
+    )
+    process.stdout.write(postgresMarkdown(pg, null, TARGETS))
     return
   }
   if (uiOnly) {
@@ -366,11 +186,19 @@ async function main() {
       fillOrders(dir, r.id, n)
       log(`${n} orders generated`)
       const s = await startCertdesk(dir, env, [], SERVER_NODE_ARGS)
-      await apiReads({ work, url: s.url, pid: s.pid, key: r.key, results })
+      await apiReads({
+        work,
+        url: s.url,
+        pid: s.pid,
+        key: r.key,
+        reads: results.reads,
+        notes: results.notes,
+        opts: READS
+      })
       results.readsStoreOrders = n
       await s.stop()
     }
-    await orderWrites({ work, env, results })
+    results.writes = await orderWrites({ storage: sqliteStorage(work, env), notes: results.notes, opts: WRITES })
     session.stop()
     process.stdout.write(
       [header(results), httpOnly ? readsMarkdown(results) : '', writesMarkdown(results), notesMarkdown(results)].join(
@@ -437,12 +265,20 @@ async function main() {
   }
 
   // API reads on the biggest store against a bare node:http server sending the same bytes.
-  await apiReads({ work, url: big.s.url, pid: big.s.pid, key: big.r.key, results })
+  await apiReads({
+    work,
+    url: big.s.url,
+    pid: big.s.pid,
+    key: big.r.key,
+    reads: results.reads,
+    notes: results.notes,
+    opts: READS
+  })
   results.scale[SIZES[SIZES.length - 1]].rssAfterLoadMb = round(big.s.rss().peakMb, 1)
   await big.s.stop()
 
   // Order writes: POST /orders against raw better-sqlite3 writing the same rows.
-  await orderWrites({ work, env, results })
+  results.writes = await orderWrites({ storage: sqliteStorage(work, env), notes: results.notes, opts: WRITES })
 
   // Writes and reads at once, against each alone on the same server (bench/lib/mixed.mjs).
   results.mixed = await mixedLoad({ work, env, ...MIXED, log })
@@ -450,6 +286,16 @@ async function main() {
     results.notes.push(`mixed load: ${results.mixed.non2xx} non-2xx answers, ${results.mixed.errors} errors`)
   if (!results.mixed.moneyOk)
     results.notes.push(`mixed load: the books do not balance: ${results.mixed.violations.join('; ')}`)
+
+  // The same reads, writes and latencies with the book in PostgreSQL, on the biggest size.
+  results.postgres = await postgresFigures({
+    work,
+    env,
+    log,
+    sizes: [SIZES[SIZES.length - 1]],
+    reads: READS,
+    writes: WRITES
+  })
 
   results.crypto = cryptoFigures(core, work)
   results.acme = await acmeVsPebble({ work: join(work, 'acme'), env, ...ACME, log })
@@ -609,6 +455,7 @@ export function markdown(r) {
   const lines = [header(r), readsMarkdown(r), writesMarkdown(r)]
   lines.push(
     ...(r.mixed ? [mixedMarkdown(r.mixed)] : []),
+    ...(r.postgres ? [postgresMarkdown(r.postgres, r, TARGETS)] : []),
     '## Scale',
     '',
     `| store | ${sizes.map((n) => n.toLocaleString('en') + ' orders').join(' | ')} | target |`,

@@ -1,29 +1,38 @@
-// `npm run test:reliability`: fault tolerance of `certdesk serve` as a user would meet it
-// Three parts, each on real processes, real SQLite files and the real keychain:
-//   1. kill -9 of the server in the middle of a storm of concurrent orders, repeated; after each
+// `npm run test:reliability`: fault tolerance of `certdesk serve` as a user would meet it, on
+// real processes, the real keychain and both store engines: the data dir's SQLite file, and a
+// database of a private PostgreSQL server started for the run (scripts/postgres-server.mjs).
+// On each engine:
+//   1. 40 orders race through two servers on one book for credit that covers 10: none overspends;
+//   2. kill -9 of the server in the middle of a storm of concurrent orders, repeated; after each
 //      restart the books must balance and every order a client saw succeed must exist;
-//   2. at least 10,000 generated bad requests: no 5xx, no crash, every answer in the envelope;
-//   3. a secrets scan of the SQLite files, the logs and the answers;
-//   4. (not with --short) the fault and backup tests, reported per fault.
-// `--short` (run by `npm test`) does fewer crash rounds. Ends with "reliability: N passed, N failed".
+//   3. at least 10,000 generated bad requests: no 5xx, no crash, every answer in the envelope;
+// then 4. a secrets scan of the stores (SQLite files, PostgreSQL dumps), the logs and the answers;
+// and 5. (not with --short) the fault and backup tests, reported per fault.
+// `--short` (run by `npm test`) does fewer crash rounds; `--engine sqlite|postgres` runs one
+// engine only. Ends with "reliability: N passed, N failed".
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { nextCase, rng } from '../bench/lib/bad-input.mjs'
 import { makeClient, parseRaw } from '../bench/lib/http-client.mjs'
 import { startCertdesk } from '../bench/lib/procs.mjs'
-import { admin, auditStore, Database, DB_FILE, makeReseller } from '../bench/lib/store.mjs'
+import { admin, makeReseller } from '../bench/lib/store.mjs'
 import { startKeyringSession } from './keyring-session.mjs'
+import { startPostgresServer } from './postgres-server.mjs'
+import { postgresBook, sqliteBook } from './reliability-books.mjs'
+import { lastDollarsRace } from './reliability-race.mjs'
 import { build } from './setup.mjs'
 
 const short = process.argv.includes('--short')
+const engineArg = process.argv.includes('--engine') ? process.argv[process.argv.indexOf('--engine') + 1] : 'both'
+const ENGINES = engineArg === 'both' ? ['sqlite', 'postgres'] : [engineArg]
 const CRASH_ROUNDS = Number(process.env.RELIABILITY_CRASH_ROUNDS ?? (short ? 3 : 10))
 const BAD_REQUESTS = short ? 10_000 : 30_000
 const STORM_WORKERS = 24
 const SEED = Number(process.env.RELIABILITY_SEED ?? 7)
 /** The whole run stops itself after this long, whatever happens. */
-const DEADLINE_MS = (short ? 4 : 15) * 60_000
+const DEADLINE_MS = (short ? 4 : 15) * 60_000 * ENGINES.length
 
 const say = (msg) => process.stdout.write(`${msg}\n`)
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
@@ -63,30 +72,11 @@ async function serve(dataDir, env) {
   }
 }
 
-const ordersById = (dataDir, ids) => {
-  const db = new Database(join(dataDir, DB_FILE), { readonly: true })
-  try {
-    const get = db.prepare('SELECT id, total_cents, domain, status, payment_status FROM orders WHERE id = ?')
-    return new Map(ids.map((id) => [id, get.get(id)]))
-  } finally {
-    db.close()
-  }
-}
-
-const orderCount = (dataDir, resellerId) => {
-  const db = new Database(join(dataDir, DB_FILE), { readonly: true })
-  try {
-    return db.prepare('SELECT COUNT(*) AS n FROM orders WHERE reseller_id = ?').get(resellerId).n
-  } finally {
-    db.close()
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // 1. kill -9 in a storm of orders
 
-async function crashStorm(work, env) {
-  const dataDir = join(work, 'crash')
+async function crashStorm(book) {
+  const { dir: dataDir, env, engine } = book
   const r = makeReseller(dataDir, env, 'Storm Hosting')
   secrets.set(r.key, 'the storm API key')
   // Enough for every round's orders at the dearest product, so no refusal hides a lost order.
@@ -149,11 +139,8 @@ async function crashStorm(work, env) {
     client.close()
 
     server = await serve(dataDir, env)
-    const audit = auditStore(dataDir)
-    const found = ordersById(
-      dataDir,
-      [...seen.values()].map((s) => s.orderId)
-    )
+    const audit = await book.audit()
+    const found = await book.ordersById([...seen.values()].map((s) => s.orderId))
     const missing = [...seen.entries()].filter(([, s]) => {
       const o = found.get(s.orderId)
       return !o || o.total_cents !== s.total || o.domain !== s.domain
@@ -183,8 +170,8 @@ async function crashStorm(work, env) {
       unanswered.delete(key)
     }
     retry.close()
-    const orders = orderCount(dataDir, r.id)
-    const after = auditStore(dataDir)
+    const orders = await book.orderCount(r.id)
+    const after = await book.audit()
     const problems = [
       ...audit.violations,
       ...after.violations,
@@ -195,23 +182,22 @@ async function crashStorm(work, env) {
       orders !== seen.size ? `${orders} orders in the store for ${seen.size} keys that succeeded (lost or doubled)` : ''
     ].filter(Boolean)
     check(
-      `crash round ${round}: kill -9 during ${STORM_WORKERS} concurrent clients, restart, books balance`,
+      `[${engine}] crash round ${round}: kill -9 during ${STORM_WORKERS} concurrent clients, restart, books balance`,
       problems.length === 0,
       problems.length
         ? problems.join('; ')
-        : `${orders} orders, ${cancelled.size} cancelled, integrity ok, balance = ledger`
+        : `${orders} orders, ${cancelled.size} cancelled, ${engine === 'SQLite' ? 'integrity ok, ' : ''}balance = ledger`
     )
     refused.length = 0
   }
   await server.stop()
-  return dataDir
 }
 
 // ---------------------------------------------------------------------------------------------
 // 2. bad input
 
-async function badInput(work, env) {
-  const dataDir = join(work, 'fuzz')
+async function badInput(book) {
+  const { dir: dataDir, env, engine } = book
   const r = makeReseller(dataDir, env, 'Fuzz Hosting')
   admin(dataDir, ['credit', 'add', '--reseller', String(r.id), '--amount', '1000000'], env)
   const revoked = makeReseller(dataDir, env, 'Revoked Hosting')
@@ -255,7 +241,7 @@ async function badInput(work, env) {
     : null
   const eab = details?.status === 200 ? JSON.parse(details.text).acme?.account?.eab_hmac_key : undefined
   check(
-    'secrets: an ACME subscription hands out its EAB HMAC key where the spec says',
+    `[${engine}] secrets: an ACME subscription hands out its EAB HMAC key where the spec says`,
     typeof eab === 'string' && eab.length >= 16,
     `POST /orders for an ACME product answered ${acme.status}, GET /orders/${acmeId}/acme ${details?.status}`
   )
@@ -343,55 +329,61 @@ async function badInput(work, env) {
       if (!ok) note(tally.notEnvelope, `${where} -> ${status} ${text.slice(0, 100)}`)
     }
   }
-  const ordersBefore = orderCount(dataDir, r.id)
+  const ordersBefore = await book.orderCount(r.id)
   await Promise.all(Array.from({ length: 16 }, worker))
   const alive = server.alive()
     ? (await client.request({ path: '/products', headers: { 'x-api-key': r.key } })).status === 200
     : false
   client.close()
-  const ordersAfter = orderCount(dataDir, r.id)
+  const ordersAfter = await book.orderCount(r.id)
   await server.stop()
-  const audit = auditStore(dataDir)
+  const audit = await book.audit()
   check(
-    `bad input: ${tally.sent} generated requests answered`,
+    `[${engine}] bad input: ${tally.sent} generated requests answered`,
     tally.sent >= 10_000 && tally.noAnswer.length === 0,
     tally.noAnswer.length ? `no answer to ${tally.noAnswer.join('; ')}` : `by status ${JSON.stringify(tally.byStatus)}`
   )
   check(
-    'bad input: zero 5xx',
+    `[${engine}] bad input: zero 5xx`,
     tally.fiveHundreds.length === 0,
     tally.fiveHundreds.length
       ? tally.fiveHundreds.join('; ')
       : `(${tally.notImplemented} answers were 501 from endpoints not built yet, in the envelope)`
   )
-  check("bad input: every answer in the spec's envelope", tally.notEnvelope.length === 0, tally.notEnvelope.join('; '))
-  check('bad input: no stack trace or source path in any answer', tally.stack.length === 0, tally.stack.join('; '))
-  check('bad input: the server never crashed and still answers', alive)
   check(
-    'bad input: no order but the answered ones, books balance',
+    `[${engine}] bad input: every answer in the spec's envelope`,
+    tally.notEnvelope.length === 0,
+    tally.notEnvelope.join('; ')
+  )
+  check(
+    `[${engine}] bad input: no stack trace or source path in any answer`,
+    tally.stack.length === 0,
+    tally.stack.join('; ')
+  )
+  check(`[${engine}] bad input: the server never crashed and still answers`, alive)
+  check(
+    `[${engine}] bad input: no order but the answered ones, books balance`,
     audit.violations.length === 0 && ordersAfter - ordersBefore === tally.ordersOk,
     audit.violations.length
       ? audit.violations.slice(0, 3).join('; ')
       : `${ordersAfter - ordersBefore} orders for ${tally.ordersOk} valid POSTs`
   )
   for (const k of wrongKeys) secrets.set(k, 'a presented wrong key')
-  return dataDir
 }
 
 // ---------------------------------------------------------------------------------------------
 // 3. secrets
 
-function secretsScan(dataDirs) {
+function secretsScan(books) {
   const fileLeaks = []
-  for (const dir of dataDirs) {
-    for (const name of readdirSync(dir).filter((f) => f.startsWith(DB_FILE))) {
-      const bytes = readFileSync(join(dir, name))
-      for (const [secret, what] of secrets) if (bytes.includes(secret)) fileLeaks.push(`${what} in ${name}`)
-      if (bytes.includes('PRIVATE KEY-----')) fileLeaks.push(`a PEM private key in ${name}`)
+  for (const book of books) {
+    for (const { where, bytes } of book.stored()) {
+      for (const [secret, what] of secrets) if (bytes.includes(secret)) fileLeaks.push(`${what} in ${where}`)
+      if (bytes.includes('PRIVATE KEY-----')) fileLeaks.push(`a PEM private key in ${where}`)
     }
   }
   check(
-    `secrets: no API key, EAB HMAC key or private key in the SQLite files (${secrets.size} secrets looked for)`,
+    `secrets: no API key, EAB HMAC key or private key in the ${books.length} books (SQLite files, PostgreSQL dumps; ${secrets.size} secrets looked for)`,
     fileLeaks.length === 0,
     [...new Set(fileLeaks)].slice(0, 5).join('; ')
   )
@@ -472,14 +464,36 @@ async function main() {
   const work = mkdtempSync(join(tmpdir(), 'certdesk-reliability-'))
   process.once('exit', () => rmSync(work, { recursive: true, force: true }))
   const started = Date.now()
-  say(`reliability${short ? ' (short)' : ''}: seed ${SEED}, ${CRASH_ROUNDS} crash rounds, ${BAD_REQUESTS} bad requests`)
+  say(
+    `reliability${short ? ' (short)' : ''}: ${ENGINES.join(' and ')}, seed ${SEED}, ${CRASH_ROUNDS} crash rounds, ${BAD_REQUESTS} bad requests`
+  )
+  const books = []
+  let postgres = null
   try {
-    const crashDir = await crashStorm(work, env)
-    const fuzzDir = await badInput(work, env)
-    secretsScan([crashDir, fuzzDir])
+    for (const engine of ENGINES) {
+      const at = Date.now()
+      const book = async (name) => {
+        const dir = join(work, `${engine}-${name}`)
+        if (engine === 'sqlite') return sqliteBook(dir, env)
+        // PostgreSQL's own defaults: every acknowledged commit is flushed before the answer.
+        postgres ??= await startPostgresServer()
+        return postgresBook(postgres, name, dir, env)
+      }
+      const secret = (text, what) => secrets.set(text, what)
+      const race = await book('race')
+      await lastDollarsRace({ book: race, serve, check, secret })
+      const crash = await book('crash')
+      await crashStorm(crash)
+      const fuzz = await book('fuzz')
+      await badInput(fuzz)
+      books.push(race, crash, fuzz)
+      say(`${engine}: ${Math.round((Date.now() - at) / 1000)} s`)
+    }
+    secretsScan(books)
     if (!short) await faultsAndBackups(work)
   } finally {
     session.stop()
+    await postgres?.stop()
   }
   say(`reliability: ${passed} passed, ${failed} failed (${Math.round((Date.now() - started) / 1000)} s)`)
   process.exit(failed > 0 ? 1 : 0)

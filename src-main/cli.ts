@@ -16,6 +16,7 @@ import { audited } from './cli-audit'
 import { INSTALLATION_USAGE, installationAdmin, isInstallationCommand } from './cli-admin-installations'
 import { isRenewalCommand, RENEWAL_USAGE, renewalAdmin } from './cli-admin-renewal'
 import { SERVE_USAGE, serve } from './cli-serve'
+import { isStoreCommand, STORE_USAGE, storeAdmin } from './cli-admin-store'
 import { ServiceError } from './core/errors'
 import { storageFault } from './core/store-faults'
 import { defaultDataDir } from './core/paths'
@@ -29,6 +30,7 @@ ${CERTIFICATE_USAGE}
 ${DEPLOY_USAGE}
 ${INSTALLATION_USAGE}
 ${BACKUP_USAGE}
+${STORE_USAGE}
 ${RENEWAL_USAGE}
 ${ALERTS_USAGE}
 ${ADMINS_USAGE}
@@ -55,6 +57,9 @@ export async function main(argv: string[]): Promise<number> {
   const dataDir = values['data-dir'] ?? defaultDataDir()
   try {
     if (positionals[0] === 'serve') return await serve(dataDir, values)
+    // `admin store copy` opens its source and its target itself.
+    if (positionals[0] === 'admin' && isStoreCommand(positionals[1]))
+      return await storeAdmin(dataDir, positionals.slice(1), values)
     if (positionals[0] === 'admin') {
       const words = positionals.slice(1)
       if (isBooklessCommand(words)) return await backupAdmin(dataDir, words, values)

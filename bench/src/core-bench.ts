@@ -58,7 +58,7 @@ const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floo
  *   node:crypto verify of that very signature from the key bytes the request carries.
  */
 async function crypto(seconds: number, rounds: number): Promise<Record<string, unknown>> {
-  const service = openService({ dataDir })
+  const service = await openService({ dataDir })
   try {
     await service.localCa.rootPem() // the CA is created on first use; not part of the figure
     const intermediateKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey
@@ -124,12 +124,12 @@ async function crypto(seconds: number, rounds: number): Promise<Record<string, u
     out.decodeRsa2048ToImportedRatio = ratio('decodeRsa2048', 'importedVerifyRsa2048')
     return out
   } finally {
-    service.close()
+    await service.close()
   }
 }
 
 async function scheduler(passes: number): Promise<Record<string, unknown>> {
-  const service = openService({ dataDir })
+  const service = await openService({ dataDir })
   try {
     const times: number[] = []
     let report: Awaited<ReturnType<typeof service.scheduler.run>> | null = null
@@ -149,7 +149,7 @@ async function scheduler(passes: number): Promise<Record<string, unknown>> {
       actionsInLastPass: done
     }
   } finally {
-    service.close()
+    await service.close()
   }
 }
 

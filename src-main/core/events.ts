@@ -119,6 +119,26 @@ export async function recordEvent(db: Store, at: Date, e: EventInput): Promise<n
   return info
 }
 
+/**
+ * Writes several events with one statement (one round trip to a PostgreSQL store), in the order
+ * given; call inside the caller's transaction. An order placed from credit writes two.
+ */
+export async function recordEvents(db: Store, at: Date, events: readonly EventInput[]): Promise<void> {
+  if (events.length === 0) return
+  const args = events.flatMap((e) => [
+    e.resellerId,
+    e.orderId ?? null,
+    e.type,
+    e.message,
+    JSON.stringify(e.data ?? {}),
+    isoTimestamp(at)
+  ])
+  await db.run(
+    `INSERT INTO events (reseller_id, order_id, type, message, data, created_at) VALUES ${events.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}`,
+    ...args
+  )
+}
+
 export class Events {
   constructor(private readonly ctx: CoreContext) {}
 

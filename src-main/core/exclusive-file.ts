@@ -132,7 +132,7 @@ function writeTempBeside(
 }
 
 /** Why a new file could not be created in a folder, in words. */
-function folderProblem(err: unknown): string {
+export function folderProblem(err: unknown): string {
   const code = (err as NodeJS.ErrnoException).code
   if (code === 'ENOENT' || code === 'ENOTDIR') return 'its folder does not exist'
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return 'the folder is not writable'

@@ -6,6 +6,7 @@ import type { CoreContext } from './context'
 import { invalid, notFound, paymentRequired } from './errors'
 import { formatUsd, type Cents } from './money'
 import { countLedger } from './tallies'
+import { resellerScope } from './store-version'
 import { isoTimestamp } from './time'
 import type { CreditTransaction, Page } from '../../src-shared/records'
 import type { Store } from './store'
@@ -96,7 +97,9 @@ export class Ledger {
     if (!Number.isInteger(amount) || amount <= 0) throw invalid('a top-up must be a positive amount')
     if (amount > 100_000_000_00) throw invalid('a top-up may be at most 100000000.00 USD')
     const db = this.ctx.store
-    return await db.tx(async () => await post(db, { resellerId, amount, description, at: this.ctx.clock() }))
+    return await db.tx(async () => await post(db, { resellerId, amount, description, at: this.ctx.clock() }), {
+      queue: resellerScope(resellerId)
+    })
   }
 
   async transactions(resellerId: number, page: Paging): Promise<Page<CreditTransaction>> {

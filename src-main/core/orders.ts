@@ -9,11 +9,12 @@ import { autoReissues, isAcmeProduct } from './catalogue'
 import type { CoreContext } from './context'
 import { normalizeDomain } from './domains'
 import { conflict, invalid, notFound } from './errors'
-import { recordEvent } from './events'
+import { recordEvent, recordEvents } from './events'
 import { coversDebit, post, type Page, type Paging } from './ledger'
 import { OrderCache, pagesAfterOrder, type OrderRef } from './order-cache'
 import { SearchTotals } from './order-search'
 import { countOrders } from './tallies'
+import { resellerScope } from './store-version'
 import type { ScopeVersions, Tx } from './store'
 import { validityWindow, maxValidityFor } from './lifecycle'
 import type { Cents } from './money'
@@ -21,6 +22,12 @@ import { priceOrder, type Quote } from './order-quote'
 import type { Reseller } from './resellers'
 import type { Order, OrderFilter, OrderInput, OrderStatus, PaymentStatus, QuoteView } from '../../src-shared/records'
 import { addDays, addMonths, isoDate, isoTimestamp, parseDate, startOfDay } from './time'
+
+/**
+ * A reseller's money transactions of this process run one after another (TxOptions.queue): they
+ * all write its balance, tallies and cache scope.
+ */
+const RESELLER_QUEUE = (resellerId: number) => ({ queue: resellerScope(resellerId) })
 
 export { ORDER_STATUSES } from '../../src-shared/constants'
 export type { Quote } from './order-quote'
@@ -178,7 +185,7 @@ export class Orders {
         created: { ...created, moved: { from, to: await store.scopeVersions(reseller.id) } },
         product: q.product
       }
-    })
+    }, RESELLER_QUEUE(reseller.id))
   }
 
   /**
@@ -271,21 +278,27 @@ export class Orders {
       creditUsed = q.total
     }
     const invoiceNumber = await this.insertInvoice(t, id, reseller.id, q.total, paid ? 'paid' : 'unpaid', now)
-    await recordEvent(db, now, {
-      type: 'order.created',
-      resellerId: reseller.id,
-      orderId: id,
-      message: `Order ${number} created for ${q.domain || q.product.name}`,
-      data: { product_id: q.product.id, total_cents: q.total }
-    })
-    if (paid)
-      await recordEvent(db, now, {
-        type: 'order.paid',
+    // Both events in one statement: one round trip on PostgreSQL, inside the reseller's queue.
+    await recordEvents(db, now, [
+      {
+        type: 'order.created',
         resellerId: reseller.id,
         orderId: id,
-        message: `Order ${number} paid from credit`,
-        data: { amount_cents: q.total }
-      })
+        message: `Order ${number} created for ${q.domain || q.product.name}`,
+        data: { product_id: q.product.id, total_cents: q.total }
+      },
+      ...(paid
+        ? [
+            {
+              type: 'order.paid',
+              resellerId: reseller.id,
+              orderId: id,
+              message: `Order ${number} paid from credit`,
+              data: { amount_cents: q.total }
+            } as const
+          ]
+        : [])
+    ])
     if (balance === null)
       balance = (
         (await db.get('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?', reseller.id)) as {
@@ -472,7 +485,7 @@ export class Orders {
         }
       ).b
       return { order: await this.get(resellerId, orderId), refunded, newBalance: balance }
-    })
+    }, RESELLER_QUEUE(resellerId))
   }
 
   /** POST /credits: pays an unpaid order from the balance (402 when short, 409 when not unpaid). */
@@ -515,7 +528,7 @@ export class Orders {
             }
           ).b
       return { order: await this.get(resellerId, orderId), amountPaid: order.total, newBalance }
-    })
+    }, RESELLER_QUEUE(resellerId))
   }
 
   /** Writes the order's invoice; returns its number. */

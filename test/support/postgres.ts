@@ -10,17 +10,11 @@
  * the global teardown; `setpriv --pdeathsig` sends it SIGINT (fast shutdown) when the process
  * that started it dies, even by SIGKILL; and a detached watcher removes the folder then.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import pg from 'pg'
-import { freePort } from './acme'
+import { adminConfig, PG_BIN, PG_USER, startPostgresServer } from '../../scripts/postgres-server.mjs'
 
-export const PG_BIN = '/usr/lib/postgresql/15/bin'
-/** The superuser the tests connect as. */
-const USER = 'certdesk'
+export { PG_BIN }
 const TEMPLATE = 'certdesk_template'
 
 /** What the global setup hands the test files through the environment. */
@@ -31,20 +25,6 @@ interface ServerInfo {
 }
 const ENV = 'CERTDESK_TEST_POSTGRES'
 
-function run(cmd: string, args: string[], opts: { uid?: number; gid?: number } = {}): void {
-  const r = spawnSync(cmd, args, { encoding: 'utf8', ...opts })
-  if (r.status !== 0) throw new Error(`could not run ${cmd} ${args.join(' ')}: ${(r.stderr || r.stdout || '').trim()}`)
-}
-
-/** The unprivileged account to run the server as, or undefined when we are not root. */
-function serverAccount(): { uid: number; gid: number } | undefined {
-  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return undefined
-  const id = (flag: string) => spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' })
-  if (id('-u').status !== 0)
-    run('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres'])
-  return { uid: Number(id('-u').stdout.trim()), gid: Number(id('-g').stdout.trim()) }
-}
-
 export interface RunningPostgres {
   info: ServerInfo
   env: Record<string, string>
@@ -53,126 +33,25 @@ export interface RunningPostgres {
 
 /** Starts the server and migrates the template database (global setup). */
 export async function startPostgres(migrate: (client: pg.Client) => Promise<unknown>): Promise<RunningPostgres> {
-  if (!existsSync(join(PG_BIN, 'initdb'))) {
-    throw new Error(
-      `could not start PostgreSQL for the tests: ${PG_BIN}/initdb is missing (Debian: apt-get install postgresql; npm run setup does it)`
-    )
-  }
-  const account = serverAccount()
-  const dir = mkdtempSync(join(tmpdir(), 'certdesk-pg-'))
-  const data = join(dir, 'data')
-  const password = randomBytes(18).toString('hex')
-  const pwfile = join(dir, 'pw')
-  writeFileSync(pwfile, `${password}\n`, { mode: 0o600 })
-  chmodSync(dir, 0o700)
-  if (account) {
-    chownSync(dir, account.uid, account.gid)
-    chownSync(pwfile, account.uid, account.gid)
-  }
-  // Local (socket) connections are trusted: only this folder's owner can reach the socket.
-  // TCP on 127.0.0.1 asks for the password (SCRAM), so the tests can see a refused one.
-  run(
-    join(PG_BIN, 'initdb'),
-    [
-      '-D',
-      data,
-      '-U',
-      USER,
-      `--pwfile=${pwfile}`,
-      '--auth-local=trust',
-      '--auth-host=scram-sha-256',
-      '-E',
-      'UTF8',
-      '--locale=C.UTF-8',
-      '--no-sync'
-    ],
-    account ?? {}
-  )
-  rmSync(pwfile)
-  const port = await freePort()
-  const args = [
-    '--pdeathsig',
-    'INT',
-    '--',
-    join(PG_BIN, 'postgres'),
-    '-D',
-    data,
-    '-p',
-    String(port),
-    '-k',
-    dir,
-    '-c',
-    'listen_addresses=127.0.0.1',
-    // A test server: nothing here must survive a power cut, and every file starts one database.
-    '-c',
-    'fsync=off',
-    '-c',
-    'synchronous_commit=off',
-    '-c',
-    'full_page_writes=off',
-    '-c',
-    'max_connections=300',
-    '-c',
-    'shared_buffers=64MB'
-  ]
-  const server: ChildProcess = spawn('setpriv', args, { ...(account ?? {}), stdio: ['ignore', 'ignore', 'pipe'] })
-  let log = ''
-  server.stderr?.on('data', (b: Buffer) => (log = (log + b.toString()).slice(-4000)))
-  // Removes the folder once this process is gone, however it went.
-  const watcher = spawn(
-    'sh',
-    ['-c', `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; sleep 5; rm -rf "${dir}"`],
-    { detached: true, stdio: 'ignore' }
-  )
-  watcher.unref()
-  const info: ServerInfo = { socketDir: dir, port, password }
-  const started = Date.now()
-  for (;;) {
-    const c = new pg.Client(adminConfig(info, 'postgres'))
-    try {
-      await c.connect()
-      await c.end()
-      break
-    } catch (err) {
-      await c.end().catch(() => undefined)
-      if (server.exitCode !== null || Date.now() - started > 60_000)
-        throw new Error(`could not start PostgreSQL for the tests: ${(err as Error).message}\n${log}`, { cause: err })
-      await new Promise((r) => setTimeout(r, 100))
-    }
-  }
-  const admin = new pg.Client(adminConfig(info, 'postgres'))
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${TEMPLATE}`)
-  await admin.end()
-  const template = new pg.Client(adminConfig(info, TEMPLATE))
+  // A test server: nothing here must survive a power cut, and every file starts one database.
+  const server = await startPostgresServer({
+    settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' }
+  })
+  await server.query(`CREATE DATABASE ${TEMPLATE}`)
+  const template = new pg.Client(adminConfig(server.info, TEMPLATE))
   await template.connect()
   try {
     await migrate(template)
   } finally {
     await template.end()
   }
-  return {
-    info,
-    env: { [ENV]: JSON.stringify(info) },
-    stop: async () => {
-      if (server.exitCode === null) {
-        const exited = new Promise((r) => server.once('exit', r))
-        server.kill('SIGINT')
-        await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))])
-      }
-      rmSync(dir, { recursive: true, force: true })
-    }
-  }
+  return { info: server.info, env: { [ENV]: JSON.stringify(server.info) }, stop: () => server.stop() }
 }
 
 export function serverInfo(): ServerInfo {
   const raw = process.env[ENV]
   if (!raw) throw new Error('could not find the test PostgreSQL: the vitest global setup starts it')
   return JSON.parse(raw) as ServerInfo
-}
-
-function adminConfig(info: ServerInfo, database: string): pg.ClientConfig {
-  return { host: info.socketDir, port: info.port, user: USER, database }
 }
 
 export interface TestDatabase {
@@ -204,8 +83,8 @@ export async function createTestDatabase(opts: { empty?: boolean } = {}): Promis
     name,
     port: info.port,
     password: info.password,
-    url: `postgres://${USER}@localhost:${info.port}/${name}?host=${encodeURIComponent(info.socketDir)}`,
-    tcpUrl: `postgres://${USER}:${info.password}@127.0.0.1:${info.port}/${name}`,
+    url: `postgres://${PG_USER}@localhost:${info.port}/${name}?host=${encodeURIComponent(info.socketDir)}`,
+    tcpUrl: `postgres://${PG_USER}:${info.password}@127.0.0.1:${info.port}/${name}`,
     drop: async () => {
       const a = new pg.Client(adminConfig(info, 'postgres'))
       await a.connect()

@@ -76,6 +76,15 @@ export interface TxOptions {
    * default otherwise. Background work nobody waits for (a scheduler pass) may wait longer.
    */
   budgetMs?: number
+  /**
+   * Transactions of this process that name the same queue run one after another. They write
+   * the same rows (one reseller's balance, ledger tallies and cache scope): side by side on
+   * PostgreSQL, all but one of them would be refused for serialization at their first shared
+   * write and run again, over and over under load; queued, each waits its turn instead, and
+   * only transactions of other nodes can still conflict (and are retried). SQLite runs one
+   * writer at a time anyway. Ignored by a nested transaction, which runs in its parent's turn.
+   */
+  queue?: string
 }
 
 /** One reading of the scope versions (see ../store-version.ts for what each part means). */

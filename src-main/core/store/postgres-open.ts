@@ -15,6 +15,12 @@ export interface PostgresOpenOptions extends PostgresStoreOptions {
   statementTimeoutMs?: number
   /** How long opening waits for the server (default 10 s). */
   connectTimeoutMs?: number
+  /**
+   * Looks at the database on the first connection, before anything is migrated or changed; a
+   * StoreOpenError it throws ends the open with that line (a copy refuses a database that is
+   * not empty).
+   */
+  inspect?: (client: pg.ClientBase) => Promise<void>
 }
 
 /** PostgreSQL type OIDs (pg_type.oid) whose text form is parsed here. */
@@ -81,8 +87,10 @@ export async function openPostgresStore(rawUrl: string, options: PostgresOpenOpt
     throw openFailure(err, shown, user, where)
   }
   try {
+    await options.inspect?.(first)
     await migratePostgres(first)
   } catch (err) {
+    if (err instanceof StoreOpenError) throw err
     const cause = (err as { cause?: { code?: unknown } }).cause
     if (cause?.code === '42501') throw openFailure(cause, shown, user, where)
     throw new StoreOpenError(`could not open the store at ${shown}: ${(err as Error).message}`, EXIT_UNAVAILABLE)
