@@ -4,6 +4,7 @@
  * line per table and every tenth of a large one; the answer is one JSON object on stdout. A
  * refusal or a copy that does not match its source is one line on stderr and a sysexits code.
  */
+import { cliActionStart } from './cli-audit'
 import { commandKey, databaseOf, need, print, UsageError, type Values } from './cli-args'
 import { storageFault } from './core/store-faults'
 import { copyBook, StoreCopyError, type CopyProgress } from './core/store-copy'
@@ -26,7 +27,8 @@ const LARGE_TABLE = 10_000
 export const SECRETS_NOTE =
   "the keychain's secrets (plain API keys, the wrapping keys of the local CA and of kept private keys, EAB HMAC keys, deploy and alert secrets) are not in the store and were not copied. " +
   'The copy keeps the install id, so on this machine it finds them in the same keychain; for another machine run ' +
-  '`certdesk admin secrets export --out FILE` here and `certdesk admin --database URL secrets import --from FILE` there'
+  '`certdesk admin secrets export --out FILE` here and `certdesk admin --database URL secrets import --from FILE` there. ' +
+  'Secrets a team server sealed into its book (rows of sealed_secrets) were copied with it, and open only under the same server keys (--secrets)'
 
 export async function storeAdmin(dataDir: string, words: string[], v: Values): Promise<number> {
   if (commandKey(words) !== 'store copy') throw new UsageError(`unknown command: admin ${words.join(' ')}`)
@@ -47,7 +49,14 @@ export async function storeAdmin(dataDir: string, words: string[], v: Values): P
   }
   let result
   try {
-    result = await copyBook({ dataDir, database: databaseOf(v), to, onProgress })
+    result = await copyBook({
+      dataDir,
+      database: databaseOf(v),
+      to,
+      onProgress,
+      // The copy's own entry goes into the copy's audit log (the source is never written to).
+      audit: { start: cliActionStart(words, v), clock: () => new Date() }
+    })
   } catch (err) {
     if (err instanceof StoreOpenError) throw err
     // Whatever else stops a copy mid-way (a lost connection, a full disk, a value the target

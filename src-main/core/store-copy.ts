@@ -5,12 +5,14 @@
  * The keychain's secrets are not in the store and are not copied (docs/store.md).
  */
 import { join } from 'node:path'
+import { AuditLog, type ActionStart } from './admins/audit-log'
 import { DB_FILE } from './db'
 import { isPresent } from './exclusive-file'
 import { openStore } from './store'
 import { checkSource, copyStore, EXIT_NOINPUT, StoreCopyError, type CopyProgress, type CopyResult } from './store/copy'
 import { openCopyTarget } from './store/copy-target'
 import { EXIT_USAGE, redactUrl } from './store/postgres-errors'
+import type { Clock } from './time'
 
 export { StoreCopyError, type CopyProgress } from './store/copy'
 
@@ -24,6 +26,11 @@ export interface BookCopyOptions {
   nativeBinding?: string
   batch?: number
   onProgress?: (p: CopyProgress) => void | Promise<void>
+  /**
+   * The copy as an admin action, written into the copy's audit log once the copy is checked
+   * (the source's log is copied whole; the source itself is never written to).
+   */
+  audit?: { start: ActionStart; clock: Clock }
 }
 
 export interface BookCopy extends CopyResult {
@@ -60,6 +67,13 @@ export async function copyBook(opts: BookCopyOptions): Promise<BookCopy> {
         batch: opts.batch,
         onProgress: opts.onProgress
       })
+      if (opts.audit) {
+        const { start, clock } = opts.audit
+        await new AuditLog({ store: target.store, clock }).record(
+          { ...start, targets: { ...start.targets, from } },
+          200
+        )
+      }
       await target.keep()
       kept = true
       return { ...result, from, to: target.name }

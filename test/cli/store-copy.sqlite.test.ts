@@ -9,6 +9,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { redactUrl } from '../../src-main/core/store/postgres-errors'
 import { serve } from '../support/cli'
 import { createTestDatabase, type TestDatabase } from '../support/postgres'
 import {
@@ -53,8 +54,29 @@ async function orderOn(url: string, key: string, domain: string): Promise<Record
   return body
 }
 
-function expectSameRows(copy: Contents, source: Contents): void {
-  for (const [table, rows] of source) expect(copy.get(table), table).toEqual(rows)
+/**
+ * Every row of the source is in the copy, and nothing else but the copy's own audit entry and
+ * its outcome: the copy is an admin action, kept in the copy's log with the source it came from.
+ */
+function expectSameRows(copy: Contents, source: Contents, copiedFrom: string): void {
+  for (const [table, rows] of source) {
+    const copied = copy.get(table) ?? []
+    if (table !== 'audit_log' && table !== 'audit_outcomes') {
+      expect(copied, table).toEqual(rows)
+      continue
+    }
+    const added = copied.filter((r) => !rows.includes(r))
+    expect(
+      copied.filter((r) => rows.includes(r)),
+      table
+    ).toEqual(rows)
+    expect(added, table).toHaveLength(1)
+    if (table === 'audit_log') {
+      const entry = JSON.parse(added[0]!) as unknown[]
+      expect(entry[6]).toBe('cli store copy')
+      expect(JSON.parse(entry[7] as string)).toEqual({ from: copiedFrom })
+    }
+  }
 }
 
 describe('certdesk admin store copy', () => {
@@ -90,7 +112,10 @@ describe('certdesk admin store copy', () => {
     expect(r.stderr).toMatch(new RegExp(`copied orders \\(\\d+/\\d+\\): ${c.orders} rows`))
     expect(r.stderr).not.toContain(db.password)
 
-    expectSameRows(await postgresContents(db.tcpUrl), source)
+    expectSameRows(await postgresContents(db.tcpUrl), source, join(book.dataDir, 'certdesk.sqlite'))
+    expect(JSON.stringify([...(await postgresContents(db.tcpUrl)).get('audit_log')!])).not.toContain(db.password)
+    // The source is only read: its own log does not gain the copy.
+    expect(sqliteContents(join(book.dataDir, 'certdesk.sqlite'))).toEqual(source)
     const books = await postgresBooks(db.tcpUrl)
     expect(books).toEqual(sqliteBooks(join(book.dataDir, 'certdesk.sqlite')))
     for (const b of books) expect(b.balance).toBe(b.ledger)
@@ -154,7 +179,7 @@ describe('certdesk admin store copy', () => {
     expect(readdirSync(dataDir)).toEqual(['certdesk.sqlite'])
 
     const fromPostgres = await postgresContents(db.tcpUrl)
-    expectSameRows(sqliteContents(file), fromPostgres)
+    expectSameRows(sqliteContents(file), fromPostgres, redactUrl(db.tcpUrl))
     expect(sqliteBooks(file)).toEqual(await postgresBooks(db.tcpUrl))
 
     const server = await serve(dataDir)

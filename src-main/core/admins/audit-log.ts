@@ -53,7 +53,10 @@ const bounded = (s: string): string => (s.length > MAX_TEXT ? `${s.slice(0, MAX_
 function boundedTargets(targets: AuditTargets): string {
   const kept = Object.entries(targets)
     .slice(0, MAX_TARGETS)
-    .map(([k, v]) => [bounded(k), Array.isArray(v) ? v.slice(0, MAX_IDS_PER_TARGET) : v])
+    .map(([k, v]) => [
+      bounded(k),
+      Array.isArray(v) ? v.slice(0, MAX_IDS_PER_TARGET) : typeof v === 'string' ? bounded(v) : v
+    ])
   return JSON.stringify(Object.fromEntries(kept))
 }
 
@@ -109,7 +112,8 @@ export function auditQuery(f: AuditFilter): AuditQuery {
 }
 
 export class AuditLog {
-  constructor(private readonly ctx: CoreContext) {}
+  /** The log needs only the store and its clock (a store copy writes into its target with them). */
+  constructor(private readonly ctx: Pick<CoreContext, 'store' | 'clock'>) {}
 
   /** Writes an action's entry before it runs; its id is what `finish` takes. */
   async begin(start: ActionStart): Promise<number> {
