@@ -6,7 +6,6 @@
  * routes, calls the core (src-main/core/acme-server) for every account, order, authorization,
  * challenge and certificate, and presents the answer.
  */
-import { randomBytes } from 'node:crypto'
 import Fastify, { type FastifyRequest } from 'fastify'
 import type { JWK } from 'jose'
 import { AcmeError, type AcmeAccount } from '../core/acme-server'
@@ -43,13 +42,40 @@ export const ACME_PREFIX = '/acme'
 
 /** RFC 9773 §4.2: how long a client should wait before asking again, in seconds. */
 const ARI_RETRY_AFTER = 6 * 3600
-const MAX_NONCES = 10_000
-const NONCE_BYTES = 16
 
 export interface AcmeServerOptions {
   host?: string
   port?: number
   logger?: boolean
+  /**
+   * The base URL clients reach the server by when that is not this listener itself: a balancer
+   * in front of several nodes (docs/team-server.md). Every URL the server hands out, and the
+   * JWS `url` each request must sign (§6.4), is built on it, so all nodes behind one balancer
+   * answer alike. `https://localhost:<port>` of this listener otherwise.
+   */
+  baseUrl?: string
+}
+
+/**
+ * A balancer's base URL as the ACME server takes it: https (§6.1) by `localhost`, the one name
+ * the listener's certificate has and a loopback name the Host check accepts, a port, and no
+ * path, query or credentials.
+ */
+export function balancerBase(raw: string): string {
+  let u: URL
+  try {
+    u = new URL(raw)
+  } catch {
+    throw new Error(`could not use ${JSON.stringify(raw)} as the ACME base URL: it is not a URL`)
+  }
+  if (u.protocol !== 'https:' || u.hostname !== 'localhost' || u.username || u.password || u.search || u.hash) {
+    throw new Error(
+      `could not use ${JSON.stringify(raw)} as the ACME base URL: it must be https://localhost:<port>, with nothing after the port`
+    )
+  }
+  if (u.pathname !== '/' && u.pathname !== '')
+    throw new Error(`could not use ${JSON.stringify(raw)} as the ACME base URL: it must not have a path`)
+  return `https://${u.host}`
 }
 
 export interface RunningAcmeServer {
@@ -101,6 +127,8 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
   const tlsKey = await listenerKeyAndCsr(['localhost'])
   const tlsChain = await core.listenerCertificate(tlsKey.csrDer, ['localhost'])
   const rootPem = await core.rootPem()
+  const nonces = await core.openNonces()
+  const givenBase = opts.baseUrl === undefined ? null : balancerBase(opts.baseUrl)
 
   const app = Fastify({
     logger: opts.logger ?? false,
@@ -119,20 +147,8 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
   let base = ''
   const url = (path: string): string => `${base}${ACME_PREFIX}${path}`
   const present = presenters(url)
-  const nonces = new Set<string>()
   const inflight = new Set<Promise<void>>()
   const accountKeys = new AccountKeys()
-
-  // 128-bit nonces (RFC 8555 §6.5.1: unpredictable), cut from one CSPRNG draw per 256 of them.
-  let pool = Buffer.alloc(0)
-  const newNonce = (): string => {
-    if (pool.length < NONCE_BYTES) pool = randomBytes(NONCE_BYTES * 256)
-    const n = pool.subarray(0, NONCE_BYTES).toString('base64url')
-    pool = pool.subarray(NONCE_BYTES)
-    nonces.add(n)
-    if (nonces.size > MAX_NONCES) nonces.delete(nonces.values().next().value as string)
-    return n
-  }
 
   app.addHook('onRequest', async (request, reply) => {
     const h = hostName(request.headers.host)
@@ -140,7 +156,7 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
       throw new AcmeProblem('unauthorized', 'request refused: the Host header is not a loopback name')
     }
     // §6.5: every response carries a fresh nonce; §7.1: and a link to the directory.
-    reply.header('replay-nonce', newNonce())
+    reply.header('replay-nonce', nonces.issue())
     reply.header('link', `<${url('/directory')}>;rel="index"`)
     reply.header('cache-control', 'no-store')
   })
@@ -177,7 +193,7 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
   ): Promise<{ parsed: ParsedJws; payload: string; acct: AcmeAccount | null }> {
     const parsed = parseJws(request.body)
     const { header } = parsed
-    if (!header.nonce || !nonces.delete(header.nonce))
+    if (!header.nonce || !(await nonces.consume(header.nonce)))
       throw new AcmeProblem('badNonce', 'the nonce is unknown or was already used')
     const expectedUrl = `${base}${request.url}`
     if (header.url !== expectedUrl)
@@ -386,7 +402,7 @@ export async function startAcmeServer(service: Service, opts: AcmeServerOptions 
   await app.listen({ host, port: opts.port ?? DEFAULT_ACME_PORT })
   const addr = app.server.address()
   const port = typeof addr === 'object' && addr ? addr.port : (opts.port ?? DEFAULT_ACME_PORT)
-  base = `https://localhost:${port}`
+  base = givenBase ?? `https://localhost:${port}`
   await service.settings.set(ACME_SETTINGS.directoryUrl, url('/directory'))
   return {
     directoryUrl: url('/directory'),
