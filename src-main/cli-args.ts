@@ -17,6 +17,9 @@ const OPTIONS = {
   'keyring-password-file': { type: 'string' },
   port: { type: 'string' },
   'acme-port': { type: 'string' },
+  // serve on a team server: the ACME base URL of the balancer, and how often the scheduler runs.
+  'acme-url': { type: 'string' },
+  'scheduler-interval': { type: 'string' },
   host: { type: 'string' },
   'log-level': { type: 'string' },
   name: { type: 'string' },

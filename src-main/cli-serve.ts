@@ -2,21 +2,45 @@
  * `certdesk serve`: CertDesk without Electron (src-main/runtime.ts), its URLs on stdout, and a
  * clean stop on SIGTERM or SIGINT (Ctrl-C) with exit code 0.
  */
-import { databaseOf, port, type Values } from './cli-args'
+import { balancerBase } from './acme/server'
+import { databaseOf, port, UsageError, type Values } from './cli-args'
 import { centsToUsd } from './core/money'
 import { shellQuote } from './core/shell-quote'
 import { DEFAULT_PORT, startCertDesk } from './runtime'
 
 export const SERVE_USAGE =
-  '  certdesk serve [--data-dir D] [--database postgres://…] [--port P] [--host H] [--log-level L] [--acme-port P] [--ui] [--demo]'
+  '  certdesk serve [--data-dir D] [--database postgres://…] [--port P] [--host H] [--log-level L] [--acme-port P]\n' +
+  '                [--acme-url https://localhost:P] [--scheduler-interval SECONDS] [--ui] [--demo]'
 
 const say = (line: string): void => {
   process.stderr.write(`certdesk: ${line}\n`)
 }
 
+/** Seconds between scheduler passes: at least one, at most a day (reissues are due by the day). */
+function schedulerInterval(v: Values): number | undefined {
+  const s = v['scheduler-interval']
+  if (s === undefined) return undefined
+  if (!/^\d+$/.test(s) || Number(s) < 1 || Number(s) > 86_400)
+    throw new UsageError('--scheduler-interval must be whole seconds, 1-86400')
+  return Number(s) * 1000
+}
+
+/** --acme-url, checked before anything starts. */
+function acmeUrl(v: Values): string | undefined {
+  const s = v['acme-url']
+  if (s === undefined) return undefined
+  try {
+    return balancerBase(s)
+  } catch (err) {
+    throw new UsageError((err as Error).message)
+  }
+}
+
 export async function serve(dataDir: string, v: Values): Promise<number> {
   const apiPort = port(v, 'port') ?? DEFAULT_PORT
   const acmePort = port(v, 'acme-port')
+  const acmeBaseUrl = acmeUrl(v)
+  const schedulerIntervalMs = schedulerInterval(v)
   // Listen for the stop signals before anything starts: a caller may signal at once, and a
   // signal during start-up stops CertDesk as soon as it is up.
   let signalled = (): void => undefined
@@ -34,6 +58,8 @@ export async function serve(dataDir: string, v: Values): Promise<number> {
     host: v.host ?? '127.0.0.1',
     port: apiPort,
     acmePort,
+    acmeBaseUrl,
+    schedulerIntervalMs,
     logLevel: v['log-level'] ?? 'warn',
     demo: v.demo,
     // --ui: the desktop UI in browser mode on the same listener. A new link is printed whenever

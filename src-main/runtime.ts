@@ -8,9 +8,8 @@ import { startAcmeServer } from './acme/server'
 import { browserUiOptions } from './app/browser-mode'
 import { DEFAULT_ACME_PORT } from './core/acme-subscriptions'
 import type { Reseller } from './core/resellers'
-import { startInstallationLoop } from './core/installations'
 import { startConfiguredResponder } from './core/delegated-dns-server'
-import { startSchedulerLoop } from './core/scheduler'
+import { startBackgroundWork } from './core/cluster/background'
 import { DELEGATED_DNS_SETTINGS } from './core/setting-keys'
 import { ensureDemoReseller, openService, type Service } from './core/service'
 import { buildServer, listen } from './http/server'
@@ -40,6 +39,13 @@ export interface StartOptions {
   port?: number
   /** The ACME server's port (always on 127.0.0.1): a free one when `port` is 0, else 7781. */
   acmePort?: number
+  /**
+   * The ACME server's base URL when clients reach it through a balancer in front of several
+   * nodes (`https://localhost:<balancer port>`); its own address otherwise.
+   */
+  acmeBaseUrl?: string
+  /** How often a scheduler pass runs (hourly unless said); across all nodes of a shared store. */
+  schedulerIntervalMs?: number
   /** The listener's request log level (pino's levels); no request log without it. */
   logLevel?: string
   /** On an empty store, create the demo reseller (`ensureDemoReseller`). */
@@ -118,7 +124,11 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
     })
     apiUrl = listening.url
     // Without its ACME server (port taken, keychain locked) the reseller API still serves.
-    const acme = await startAcmeServer(service, { host: '127.0.0.1', port: acmePort }).catch((err: unknown) => {
+    const acme = await startAcmeServer(service, {
+      host: '127.0.0.1',
+      port: acmePort,
+      baseUrl: opts.acmeBaseUrl
+    }).catch((err: unknown) => {
       opts.log.error(`could not start the ACME server on port ${acmePort}: ${(err as Error).message}`)
       return null
     })
@@ -131,15 +141,21 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
       }
     )
     // The scheduler runs a pass at once (catching up on reissues that fell due while CertDesk
-    // was closed or the machine slept), then hourly, and retries due deploys every minute.
-    const stopScheduler = startSchedulerLoop(service.scheduler, (line) => opts.log.info(line))
-    // Orders due an installation check (daily, and right after a deploy) are checked each minute.
-    const stopInstallations = startInstallationLoop(service.installations, (line) => opts.log.error(line))
+    // was closed or the machine slept), then hourly, and retries due deploys every minute; orders
+    // due an installation check are checked each minute. On a store several nodes share, one
+    // node at a time does all of it (core/cluster/background.ts).
+    const background = startBackgroundWork(
+      {
+        ctx: service.ctx,
+        scheduler: service.scheduler,
+        installations: service.installations
+      },
+      { passIntervalMs: opts.schedulerIntervalMs, info: opts.log.info, error: opts.log.error }
+    )
 
     let stopping: Promise<void> | null = null
     const stop = async (): Promise<void> => {
-      await stopScheduler()
-      await stopInstallations()
+      await background.stop()
       await acme?.close()
       await dnsResponder?.close()
       await listening.close()

@@ -119,7 +119,8 @@ async function serviceOver(store: Store, opts: ServiceOptions): Promise<Service>
     secrets: opts.secrets ?? keychainFor(installId),
     storeVersion: () => store.storeVersion(),
     scopeVersions: (resellerId) => store.scopeVersions(resellerId),
-    localWrites: () => store.localWrites()
+    localWrites: () => store.localWrites(),
+    sharedStore: store.engine === 'postgres'
   }
   const catalogue = new Catalogue(ctx)
   const acme = new AcmeSubscriptions(ctx)

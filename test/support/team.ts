@@ -1,0 +1,199 @@
+/**
+ * A team server on loopback, with real parts: `certdesk serve` nodes as separate processes on
+ * one PostgreSQL database of the test server (postgres.ts), HAProxy in front of them
+ * (haproxy.ts: the reseller API in HTTP mode, the ACME server in TCP mode with TLS passed
+ * through), and an admin's view of the same book in this process (a service opened on the
+ * database, as `certdesk admin --database` would).
+ *
+ * Each node runs under `setpriv --pdeathsig KILL`, so none outlives the test process however it
+ * ends; `kill()` sends SIGKILL to the node itself, as a crash or the OOM killer would.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { openService, type Service } from '../../src-main/core/service'
+import { usdToCents } from '../../src-main/core/money'
+import { freePort } from './acme'
+import { CLI } from './cli'
+import { startHaproxy, type Balancer } from './haproxy'
+import { createTestDatabase, type TestDatabase } from './postgres'
+
+export interface TeamNode {
+  name: string
+  pid: number
+  apiPort: number
+  acmePort: number
+  /** The node's own reseller API, past the balancer. */
+  api: string
+  /** What the node wrote on stdout and stderr so far. */
+  output(): string
+  exited: Promise<number | string>
+  /** SIGKILL to the node: no clean-up of any kind runs. */
+  kill(): Promise<void>
+  /** SIGTERM: the node stops as `serve` does on a signal. */
+  stop(): Promise<number | string>
+}
+
+export interface NodeOptions {
+  name: string
+  database: string
+  /** https://localhost:<port> of the balancer's ACME frontend. */
+  acmeUrl: string
+  schedulerSeconds?: number
+  apiPort?: number
+  acmePort?: number
+}
+
+export async function startTeamNode(opts: NodeOptions): Promise<TeamNode> {
+  const apiPort = opts.apiPort ?? (await freePort())
+  const acmePort = opts.acmePort ?? (await freePort())
+  const dataDir = mkdtempSync(join(tmpdir(), `certdesk-${opts.name}-`))
+  const args = [
+    CLI,
+    'serve',
+    '--data-dir',
+    dataDir,
+    '--database',
+    opts.database,
+    '--port',
+    String(apiPort),
+    '--acme-port',
+    String(acmePort),
+    '--acme-url',
+    opts.acmeUrl,
+    ...(opts.schedulerSeconds ? ['--scheduler-interval', String(opts.schedulerSeconds)] : [])
+  ]
+  const child: ChildProcess = spawn('setpriv', ['--pdeathsig', 'KILL', '--', process.execPath, ...args], {
+    env: { ...process.env, CERTDESK_DATABASE: undefined },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let out = ''
+  child.stdout?.on('data', (d) => (out += d))
+  child.stderr?.on('data', (d) => (out += d))
+  const exited = new Promise<number | string>((resolve) =>
+    child.on('exit', (code, signal) => {
+      rmSync(dataDir, { recursive: true, force: true })
+      resolve(code ?? signal ?? -1)
+    })
+  )
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${opts.name} did not start in 90 s: ${out}`)), 90_000)
+    const look = (): void => {
+      if (/listening on/.test(out) && /ACME directory at/.test(out)) {
+        clearTimeout(timer)
+        resolve()
+      }
+    }
+    child.stdout?.on('data', look)
+    void exited.then((code) => {
+      clearTimeout(timer)
+      reject(new Error(`${opts.name} exited with ${code}: ${out}`))
+    })
+  })
+  return {
+    name: opts.name,
+    pid: child.pid ?? -1,
+    apiPort,
+    acmePort,
+    api: `http://127.0.0.1:${apiPort}`,
+    output: () => out,
+    exited,
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+      await exited
+    },
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
+      return exited
+    }
+  }
+}
+
+export interface Team {
+  db: TestDatabase
+  nodes: TeamNode[]
+  balancer: Balancer<'api' | 'acme'>
+  /** The reseller API through the balancer. */
+  api: string
+  /** The ACME base URL through the balancer (https://localhost:<port>). */
+  acmeBase: string
+  /** The book as an admin sees it, from this process. */
+  admin: Service
+  /** A reseller in the Standard group with `credit` USD and an API key. */
+  reseller(name: string, credit: number): Promise<{ id: number; key: string }>
+  /** Starts another node on the same book, behind the balancer in the place of `replaces`. */
+  restart(replaces: TeamNode): Promise<TeamNode>
+  stop(): Promise<void>
+}
+
+/**
+ * `count` nodes started together on a fresh database (so their start-up races are part of the
+ * test), then HAProxy in front of them.
+ */
+export async function startTeam(count: number, opts: { schedulerSeconds?: number } = {}): Promise<Team> {
+  const db = await createTestDatabase()
+  const acmeFront = await freePort()
+  const acmeBase = `https://localhost:${acmeFront}`
+  const ports = await Promise.all(
+    Array.from({ length: count }, async () => ({ api: await freePort(), acme: await freePort() }))
+  )
+  const nodes = await Promise.all(
+    ports.map((p, i) =>
+      startTeamNode({
+        name: `node${i + 1}`,
+        database: db.url,
+        acmeUrl: acmeBase,
+        schedulerSeconds: opts.schedulerSeconds,
+        apiPort: p.api,
+        acmePort: p.acme
+      })
+    )
+  )
+  const balancer = await startHaproxy({
+    api: { mode: 'http', backends: nodes.map((n) => ({ name: n.name, port: n.apiPort })) },
+    acme: { mode: 'tcp', port: acmeFront, backends: nodes.map((n) => ({ name: n.name, port: n.acmePort })) }
+  })
+  const adminDir = mkdtempSync(join(tmpdir(), 'certdesk-team-admin-'))
+  const admin = await openService({ dataDir: adminDir, database: db.url })
+  let counter = 0
+  return {
+    db,
+    nodes,
+    balancer,
+    api: `http://127.0.0.1:${balancer.ports.api}`,
+    acmeBase,
+    admin,
+    async reseller(name, credit) {
+      counter += 1
+      const r = await admin.resellers.create({
+        name,
+        email: `team-${counter}@example.test`,
+        company: `${name} Ltd`,
+        groupId: 1,
+        discountRate: 0
+      })
+      if (credit > 0) await admin.ledger.topUp(r.id, usdToCents(credit))
+      return { id: r.id, key: (await admin.resellers.createApiKey(r.id)).key }
+    },
+    async restart(replaces) {
+      const node = await startTeamNode({
+        name: replaces.name,
+        database: db.url,
+        acmeUrl: acmeBase,
+        schedulerSeconds: opts.schedulerSeconds,
+        apiPort: replaces.apiPort,
+        acmePort: replaces.acmePort
+      })
+      nodes[nodes.indexOf(replaces)] = node
+      return node
+    },
+    async stop() {
+      await balancer.stop()
+      await Promise.all(nodes.map((n) => n.stop()))
+      await admin.close()
+      rmSync(adminDir, { recursive: true, force: true })
+      await db.drop()
+    }
+  }
+}
