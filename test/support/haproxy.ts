@@ -43,8 +43,15 @@ export interface Balancer<K extends string> {
   ports: Record<K, number>
   /** The folder holding haproxy.cfg and the admin socket. */
   dir: string
+  /** HAProxy's process (setpriv runs it in its own place). */
+  pid: number
   /** What HAProxy thinks of each node of a frontend now (`UP`, `DOWN`, …), from its admin socket. */
   states(frontend: K): Promise<Record<string, string>>
+  /**
+   * Requests (HTTP mode: answers of any status) or connections (TCP mode) each node of a
+   * frontend has had so far, from HAProxy's statistics.
+   */
+  served(frontend: K): Promise<Record<string, number>>
   /** Everything HAProxy wrote to stderr. */
   log(): string
   stop(): Promise<void>
@@ -162,6 +169,7 @@ export async function startHaproxy<K extends string>(frontends: Record<K, Fronte
   return {
     ports: Object.fromEntries(entries.map(([name, , port]) => [name, port])) as Record<K, number>,
     dir,
+    pid: child.pid ?? -1,
     states: async (frontend) => {
       // `show servers state <backend>`: one line per server, its name 4th and operational state 6th
       // (0 stopped, 1 starting, 2 running, 3 soft-stopped).
@@ -173,6 +181,26 @@ export async function startHaproxy<K extends string>(frontends: Record<K, Fronte
         states[f[3]] = f[5] === '2' ? 'UP' : 'DOWN'
       }
       return states
+    },
+    served: async (frontend) => {
+      const mode = frontends[frontend].mode
+      // `show stat`: CSV with a `# pxname,svname,…` header line, one line per server.
+      const [header, ...rows] = (await admin('show stat')).split('\n').filter((l) => l.trim() !== '')
+      const col = header.replace(/^#\s*/, '').split(',')
+      const at = (name: string): number => col.indexOf(name)
+      const counts: Record<string, number> = {}
+      for (const row of rows) {
+        const f = row.split(',')
+        if (f[at('pxname')] !== `${frontend}_nodes` || ['BACKEND', 'FRONTEND'].includes(f[at('svname')])) continue
+        counts[f[at('svname')]] =
+          mode === 'http'
+            ? ['hrsp_1xx', 'hrsp_2xx', 'hrsp_3xx', 'hrsp_4xx', 'hrsp_5xx'].reduce(
+                (n, c) => n + Number(f[at(c)] || 0),
+                0
+              )
+            : Number(f[at('stot')] || 0)
+      }
+      return counts
     },
     log: () => log,
     stop: async () => {

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openService, type Service } from '../../src-main/core/service'
 import { usdToCents } from '../../src-main/core/money'
+import { listenerKeyAndCsr } from '../../src-main/acme/listener-key'
 import { freePort } from './acme'
 import { CLI } from './cli'
 import { startHaproxy, type Balancer } from './haproxy'
@@ -122,17 +123,36 @@ export interface Team {
   admin: Service
   /** A reseller in the Standard group with `credit` USD and an API key. */
   reseller(name: string, credit: number): Promise<{ id: number; key: string }>
+  /** The node a `job_runs` row names (`host:pid:tag`), if it is one of the team's. */
+  nodeNamed(runNode: string): TeamNode | undefined
   /** Starts another node on the same book, behind the balancer in the place of `replaces`. */
   restart(replaces: TeamNode): Promise<TeamNode>
   stop(): Promise<void>
+}
+
+export interface TeamOptions {
+  schedulerSeconds?: number
+  /**
+   * How HAProxy carries the ACME server: `http` ends TLS with a certificate of the CertDesk CA
+   * for localhost and sends each request to the next node (a client's requests, and so its
+   * nonces, go from node to node); `tcp` passes TLS through, one client connection to one node.
+   */
+  acmeMode?: 'http' | 'tcp'
+  /** The reseller API's frontend: `tcp` (a connection per node) unless `http` (a request per node). */
+  apiMode?: 'http' | 'tcp'
+  /** What the book holds before any node starts, written through the admin's service. */
+  before?: (admin: Service) => Promise<void>
 }
 
 /**
  * `count` nodes started together on a fresh database (so their start-up races are part of the
  * test), then HAProxy in front of them.
  */
-export async function startTeam(count: number, opts: { schedulerSeconds?: number } = {}): Promise<Team> {
+export async function startTeam(count: number, opts: TeamOptions = {}): Promise<Team> {
   const db = await createTestDatabase()
+  const adminDir = mkdtempSync(join(tmpdir(), 'certdesk-team-admin-'))
+  const admin = await openService({ dataDir: adminDir, database: db.url })
+  await opts.before?.(admin)
   const acmeFront = await freePort()
   const acmeBase = `https://localhost:${acmeFront}`
   const ports = await Promise.all(
@@ -150,12 +170,26 @@ export async function startTeam(count: number, opts: { schedulerSeconds?: number
       })
     )
   )
+  const acmeMode = opts.acmeMode ?? 'http'
+  let tls: { chainPem: string; keyPem: string; nodeCaPem: string } | undefined
+  if (acmeMode === 'http') {
+    // The balancer's own certificate from the CA the nodes (and every ACME client) trust.
+    const k = await listenerKeyAndCsr(['localhost'])
+    tls = {
+      chainPem: await admin.acmeServer.listenerCertificate(k.csrDer, ['localhost']),
+      keyPem: k.keyPem,
+      nodeCaPem: await admin.acmeServer.rootPem()
+    }
+  }
   const balancer = await startHaproxy({
-    api: { mode: 'http', backends: nodes.map((n) => ({ name: n.name, port: n.apiPort })) },
-    acme: { mode: 'tcp', port: acmeFront, backends: nodes.map((n) => ({ name: n.name, port: n.acmePort })) }
+    api: { mode: opts.apiMode ?? 'tcp', backends: nodes.map((n) => ({ name: n.name, port: n.apiPort })) },
+    acme: {
+      mode: acmeMode,
+      port: acmeFront,
+      tls,
+      backends: nodes.map((n) => ({ name: n.name, port: n.acmePort }))
+    }
   })
-  const adminDir = mkdtempSync(join(tmpdir(), 'certdesk-team-admin-'))
-  const admin = await openService({ dataDir: adminDir, database: db.url })
   let counter = 0
   return {
     db,
@@ -175,6 +209,10 @@ export async function startTeam(count: number, opts: { schedulerSeconds?: number
       })
       if (credit > 0) await admin.ledger.topUp(r.id, usdToCents(credit))
       return { id: r.id, key: (await admin.resellers.createApiKey(r.id)).key }
+    },
+    nodeNamed(runNode) {
+      const pid = Number(runNode.split(':').at(-2))
+      return nodes.find((n) => n.pid === pid)
     },
     async restart(replaces) {
       const node = await startTeamNode({

@@ -1,0 +1,185 @@
+/**
+ * certbot and lego (Debian's) issue through HAProxy in front of three `certdesk serve` nodes on
+ * one PostgreSQL. HAProxy ends TLS and sends each request to the next node, so a client's
+ * requests go from node to node: each one brings the nonce of the answer before it (RFC 8555
+ * §6.5), which another node handed out; the challenge a client answers on one node is checked
+ * there and read as valid through the others. The subscription's EAB values and the directory
+ * come from the reseller API through the balancer too.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ACME_SETTINGS } from '../../src-main/acme/server'
+import { x509 } from '../../src-main/core/x509'
+import { freePort, run, startChallTestSrv, type ChallTestSrv } from '../support/acme'
+import { startTeam, type Team } from '../support/team'
+
+type Acme = { account: { eab_kid: string; eab_hmac_key: string; server_url: string; accounts: { url: string }[] } }
+
+let team: Team
+let dns: ChallTestSrv
+let work: string
+let rootPath: string
+let httpPort: number
+let key: string
+
+beforeAll(async () => {
+  team = await startTeam(3)
+  dns = await startChallTestSrv()
+  httpPort = await freePort()
+  // Settings are in the book: every node checks challenges with them.
+  await team.admin.settings.set(ACME_SETTINGS.resolver, dns.dns)
+  await team.admin.settings.set(ACME_SETTINGS.http01Port, String(httpPort))
+  await team.admin.settings.set(ACME_SETTINGS.allowPrivateAddresses, 'true')
+  work = mkdtempSync(join(tmpdir(), 'certdesk-team-acme-'))
+  rootPath = join(work, 'root.pem')
+  const root = await fetch(`${team.api}/acme/root-ca.pem`)
+  expect(root.status).toBe(200)
+  writeFileSync(rootPath, await root.text())
+  key = (await team.reseller('ACME Reseller', 500)).key
+})
+
+afterAll(async () => {
+  await dns?.stop()
+  await team?.stop()
+  if (work) rmSync(work, { recursive: true, force: true })
+})
+
+async function api<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const res = await fetch(`${team.api}${path}`, {
+    method,
+    headers: { 'x-api-key': key, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined
+  })
+  return { status: res.status, body: (await res.json()) as T }
+}
+
+async function subscribe(domain: string): Promise<Acme> {
+  const created = await api<{ order_id: number }>('POST', '/orders', { product_id: 12, domain })
+  expect(created.status).toBe(200)
+  const got = await api<{ acme: Acme }>('GET', `/orders/${created.body.order_id}/acme`)
+  expect(got.status).toBe(200)
+  return got.body.acme
+}
+
+async function verifyChain(chainPem: string, dir: string): Promise<string> {
+  const certs = chainPem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []
+  writeFileSync(join(dir, 'leaf.pem'), `${certs[0]}\n`)
+  writeFileSync(join(dir, 'intermediates.pem'), `${certs.slice(1).join('\n')}\n`)
+  const r = await run('openssl', [
+    'verify',
+    '-purpose',
+    'sslserver',
+    '-CAfile',
+    rootPath,
+    '-untrusted',
+    join(dir, 'intermediates.pem'),
+    join(dir, 'leaf.pem')
+  ])
+  return r.stdout + r.stderr
+}
+
+/** Requests each node answered on the ACME frontend, from HAProxy's statistics. */
+const acmeServed = (): Promise<Record<string, number>> => team.balancer.served('acme')
+
+describe('ACME clients through the balancer', () => {
+  it('certbot obtains a certificate with requests spread over every node, and the chain verifies', async () => {
+    const a = await subscribe('shop.team.example')
+    // Every node wrote the balancer's directory at start: the subscription names it.
+    expect(a.account.server_url).toBe(`${team.acmeBase}/acme/directory`)
+    const before = await acmeServed()
+    const dir = join(work, 'certbot')
+    const r = await run(
+      'certbot',
+      [
+        'certonly',
+        '--standalone',
+        '--non-interactive',
+        '--agree-tos',
+        '-m',
+        'ops@team.example',
+        '--server',
+        a.account.server_url,
+        '--eab-kid',
+        a.account.eab_kid,
+        `--eab-hmac-key=${a.account.eab_hmac_key}`,
+        '--preferred-challenges',
+        'http',
+        '--http-01-port',
+        String(httpPort),
+        '--http-01-address',
+        '127.0.0.1',
+        '--config-dir',
+        join(dir, 'config'),
+        '--work-dir',
+        join(dir, 'work'),
+        '--logs-dir',
+        join(dir, 'logs'),
+        '-d',
+        'shop.team.example',
+        '-d',
+        'www.shop.team.example'
+      ],
+      { env: { REQUESTS_CA_BUNDLE: rootPath }, seconds: 150 }
+    )
+    expect(r.code, r.stdout + r.stderr).toBe(0)
+    const chain = readFileSync(join(dir, 'config', 'live', 'shop.team.example', 'fullchain.pem'), 'utf8')
+    expect(await verifyChain(chain, dir)).toContain(': OK')
+    // Each of certbot's requests after the first carried a nonce another node had handed out;
+    // none was refused for it.
+    const after = await acmeServed()
+    for (const n of team.nodes) expect(after[n.name] - (before[n.name] ?? 0), n.name).toBeGreaterThan(0)
+    expect(readFileSync(join(dir, 'logs', 'letsencrypt.log'), 'utf8')).not.toContain('badNonce')
+  })
+
+  it('lego obtains a certificate and revokes it', async () => {
+    const a = await subscribe('lego.team.example')
+    const dir = join(work, 'lego')
+    const lego = (command: string[]) =>
+      run(
+        'lego',
+        [
+          '--server',
+          a.account.server_url,
+          '--eab',
+          '--kid',
+          a.account.eab_kid,
+          `--hmac=${a.account.eab_hmac_key}`,
+          '--email',
+          'ops@team.example',
+          '--accept-tos',
+          '--path',
+          dir,
+          '--http',
+          '--http.port',
+          `127.0.0.1:${httpPort}`,
+          '--domains',
+          'lego.team.example',
+          ...command
+        ],
+        { env: { LEGO_CA_CERTIFICATES: rootPath }, seconds: 150 }
+      )
+    const before = await acmeServed()
+    const r = await lego(['run'])
+    expect(r.code, r.stdout + r.stderr).toBe(0)
+    expect(r.stdout + r.stderr).not.toContain('badNonce')
+    const chain = readFileSync(join(dir, 'certificates', 'lego.team.example.crt'), 'utf8')
+    expect(await verifyChain(chain, dir)).toContain(': OK')
+    const after = await acmeServed()
+    for (const n of team.nodes) expect(after[n.name] - (before[n.name] ?? 0), n.name).toBeGreaterThan(0)
+
+    const revoked = await lego(['revoke', '--reason', '4'])
+    expect(revoked.code, revoked.stdout + revoked.stderr).toBe(0)
+    const serial = new x509.X509Certificate(
+      chain.split('-----END CERTIFICATE-----')[0] + '-----END CERTIFICATE-----'
+    ).serialNumber.toLowerCase()
+    const rows = await team.admin.ctx.store.all<{ revoked_at: string | null; revocation_reason: number }>(
+      'SELECT revoked_at, revocation_reason FROM acme_certificates WHERE serial_hex = ?',
+      serial
+    )
+    expect(rows).toHaveLength(1)
+    expect(rows[0].revoked_at).not.toBeNull()
+    expect(rows[0].revocation_reason).toBe(4)
+  })
+})
