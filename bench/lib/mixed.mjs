@@ -56,7 +56,7 @@ async function makeResellers(dataDir, env, count) {
 }
 
 /** One load run of `mix` (mixed, writes or reads); returns requests per second and the answers' classes. */
-function drive({ url, keys, mix, seconds, connections, pages }) {
+export function drive({ url, keys, mix, seconds, connections, pages }) {
   const env = { ...process.env, CERTDESK_KEYS: keys.join(','), CERTDESK_MIX: mix, CERTDESK_PAGES: String(pages) }
   const wrk = hasWrk()
   const args = wrk

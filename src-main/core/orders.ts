@@ -15,6 +15,7 @@ import { OrderCache, pagesAfterOrder, type OrderRef } from './order-cache'
 import { SearchTotals } from './order-search'
 import { countOrders } from './tallies'
 import type { ScopeVersions, Tx } from './store'
+import { resellerScope } from './store-version'
 import { validityWindow, maxValidityFor } from './lifecycle'
 import type { Cents } from './money'
 import { priceOrder, type Quote } from './order-quote'
@@ -165,15 +166,19 @@ export class Orders {
     payment: 'credit' | 'invoice'
   ): Promise<{ created: CreatedOrder; product: Product }> {
     const store = this.ctx.store
-    return store.tx(async (t) => {
-      const from = await store.scopeVersions(reseller.id)
-      const q = await this.quote(reseller, input)
-      const created = await this.place(t, reseller, q, payment)
-      return {
-        created: { ...created, moved: { from, to: await store.scopeVersions(reseller.id) } },
-        product: q.product
-      }
-    })
+    // One reseller's orders run one after another on every engine: each changes its balance.
+    return store.tx(
+      async (t) => {
+        const from = await store.scopeVersions(reseller.id)
+        const q = await this.quote(reseller, input)
+        const created = await this.place(t, reseller, q, payment)
+        return {
+          created: { ...created, moved: { from, to: await store.scopeVersions(reseller.id) } },
+          product: q.product
+        }
+      },
+      { serializeOn: resellerScope(reseller.id) }
+    )
   }
 
   /**

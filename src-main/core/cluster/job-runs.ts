@@ -9,6 +9,11 @@ import { isoTimestamp, parseDate } from '../time'
 
 /** Runs kept per job, by age: two weeks of hourly passes, and any node's history for a look back. */
 const KEEP_DAYS = 14
+/**
+ * How long these writes wait for another process's lock (SQLite) or retry conflicts
+ * (PostgreSQL): like the pass's own writes, nobody waits for them.
+ */
+const BUDGET_MS = 60_000
 
 export interface JobRun {
   id: number
@@ -46,16 +51,6 @@ export class JobRuns {
     return r ? toRun(r) : null
   }
 
-  /** The newest `limit` runs of `job`, newest first. */
-  async recent(job: string, limit = 50): Promise<JobRun[]> {
-    const rows = await this.store.all<JobRunRow>(
-      'SELECT * FROM job_runs WHERE job = ? ORDER BY id DESC LIMIT ?',
-      job,
-      limit
-    )
-    return rows.map(toRun)
-  }
-
   /**
    * Whether `job` is due at `now` for `node`, which holds the job's leadership: never run; its
    * last run was cut short on another node (unfinished, and that node no longer holds the lead,
@@ -70,28 +65,29 @@ export class JobRuns {
 
   /** Records the start of a run and drops runs older than KEEP_DAYS; answers its id. */
   async begin(job: string, node: string, now: Date): Promise<number> {
-    return this.store.tx(async () => {
-      await this.store.run(
-        'DELETE FROM job_runs WHERE job = ? AND started_at < ?',
-        job,
-        isoTimestamp(new Date(now.getTime() - KEEP_DAYS * 86_400_000))
-      )
-      return this.store.insert(
-        'INSERT INTO job_runs (job, node, started_at) VALUES (?, ?, ?)',
-        job,
-        node,
-        isoTimestamp(now)
-      )
-    })
+    return this.store.tx(
+      async () => {
+        await this.store.run(
+          'DELETE FROM job_runs WHERE job = ? AND started_at < ?',
+          job,
+          isoTimestamp(new Date(now.getTime() - KEEP_DAYS * 86_400_000))
+        )
+        return this.store.insert(
+          'INSERT INTO job_runs (job, node, started_at) VALUES (?, ?, ?)',
+          job,
+          node,
+          isoTimestamp(now)
+        )
+      },
+      { budgetMs: BUDGET_MS }
+    )
   }
 
   /** Records the end of a run, with one line on what it did. */
   async finish(id: number, now: Date, outcome: string): Promise<void> {
-    await this.store.run(
-      'UPDATE job_runs SET finished_at = ?, outcome = ? WHERE id = ?',
-      isoTimestamp(now),
-      outcome.slice(0, 500),
-      id
-    )
+    const sql = 'UPDATE job_runs SET finished_at = ?, outcome = ? WHERE id = ?'
+    await this.store.tx(() => this.store.run(sql, isoTimestamp(now), outcome.slice(0, 500), id), {
+      budgetMs: BUDGET_MS
+    })
   }
 }

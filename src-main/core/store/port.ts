@@ -67,7 +67,8 @@ export interface Tx extends Queryable {
 export interface TxOptions {
   /**
    * Reads only. SQLite: a snapshot on the read connection, never waiting for a writer;
-   * PostgreSQL: `SERIALIZABLE READ ONLY`. A write inside it is refused.
+   * PostgreSQL: `REPEATABLE READ READ ONLY` on a reader connection, one snapshot that is never
+   * refused for serialization. A write inside it is refused.
    */
   readOnly?: boolean
   /**
@@ -76,6 +77,13 @@ export interface TxOptions {
    * default otherwise. Background work nobody waits for (a scheduler pass) may wait longer.
    */
   budgetMs?: number
+  /**
+   * Transactions naming the same key run one after another, across every node (one reseller's
+   * orders, which all change that reseller's balance). SQLite runs one writer at a time anyway;
+   * PostgreSQL would run them side by side and then refuse all but one with a serialization
+   * failure, to be run again: waiting for the key first does the same work once.
+   */
+  serializeOn?: string
 }
 
 /** One reading of the scope versions (see ../store-version.ts for what each part means). */

@@ -53,6 +53,13 @@ interface Frame {
 export interface PostgresStoreOptions {
   /** How long a transaction may keep retrying serialization failures before 503. */
   retryBudgetMs?: number
+  /**
+   * Connections for reads outside a writing transaction (statements that only read, read-only
+   * transactions, `each`), opened at REPEATABLE READ READ ONLY: one snapshot of what has been
+   * committed, never refused for serialization and never the cause of a writer's refusal.
+   * Without it every read goes through the main pool.
+   */
+  readers?: pg.Pool
 }
 
 /** The schema version of a migrated database (postgres-schema.ts). */
@@ -85,6 +92,8 @@ export class PostgresStore implements Store {
   /** Connections that hold leadership, ended with the store. */
   private readonly leaderClients = new Set<pg.Client>()
   private readonly retryBudgetMs: number
+  /** The pool reads outside a writing transaction take (PostgresStoreOptions.readers). */
+  private readonly readers: pg.Pool
   private writes = 0
   private cursors = 0
   private closed = false
@@ -96,6 +105,7 @@ export class PostgresStore implements Store {
     options: PostgresStoreOptions = {}
   ) {
     this.retryBudgetMs = options.retryBudgetMs ?? 10_000
+    this.readers = options.readers ?? pool
     this.events.setMaxListeners(0)
   }
 
@@ -129,8 +139,9 @@ export class PostgresStore implements Store {
         throw err
       }
     }
-    // On its own: one statement in its own SERIALIZABLE transaction, retried like any other.
-    return this.retrying(() => run(this.pool), 'run a statement')
+    // On its own: a statement that only reads runs on a reader connection (one snapshot, no
+    // part in serializability); any other in its own SERIALIZABLE transaction, retried like any.
+    return this.retrying(() => run(onlyReads(text) ? this.readers : this.pool), 'run a statement')
   }
 
   async get<T = Row>(sql: string, ...args: SqlArg[]): Promise<T | undefined> {
@@ -188,7 +199,7 @@ export class PostgresStore implements Store {
     if (this.closed) throw closedStore()
     // REPEATABLE READ: a read-only snapshot that is never refused for serialization, so no
     // batch is ever handed out twice by a retry.
-    const client = await this.pool.connect()
+    const client = await this.readers.connect()
     let broken: Error | undefined
     const lost = (err: Error) => (broken = err)
     client.on('error', lost)
@@ -232,47 +243,78 @@ export class PostgresStore implements Store {
     if (frame) return this.nested(frame, fn, options)
     if (this.closed) throw closedStore()
     const readOnly = options.readOnly === true
-    return this.retrying(
-      async () => {
-        const client = await this.pool.connect()
-        const root: Root = { client, readOnly, done: false, failed: null, savepoints: [], after: [], notes: [] }
-        let broken: Error | undefined
-        // A connection the server ends while it is checked out (a restart, a failover) says so
-        // through this event; unheard, it would end the process. Its query fails too.
-        const lost = (err: Error) => (broken = err)
-        client.on('error', lost)
-        try {
-          await client.query(
-            readOnly ? 'BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY' : 'BEGIN ISOLATION LEVEL SERIALIZABLE'
-          )
-          const result = await this.frames.run({ root, level: 0 }, () => fn(this.handle()))
-          if (root.savepoints.length > 0) throw new Error('could not commit: a nested transaction was not awaited')
-          for (const [channel, payload] of root.notes)
-            await client.query('SELECT pg_notify($1, $2)', [channel, payload])
-          await client.query('COMMIT')
-          root.done = true
-          if (!readOnly) this.writes++
-          for (const f of root.after) f()
-          return result
-        } catch (err) {
-          root.done = true
+    const key = options.serializeOn
+    const attempt = () =>
+      this.retrying(
+        async () => {
+          const client = await (readOnly ? this.readers : this.pool).connect()
+          const root: Root = { client, readOnly, done: false, failed: null, savepoints: [], after: [], notes: [] }
+          let broken: Error | undefined
+          // A connection the server ends while it is checked out (a restart, a failover) says so
+          // through this event; unheard, it would end the process. Its query fails too.
+          const lost = (err: Error) => (broken = err)
+          client.on('error', lost)
+          let locked = false
           try {
-            await client.query('ROLLBACK')
-          } catch (e) {
-            broken = e as Error
+            if (key !== undefined) {
+              // Before BEGIN, so the transaction's snapshot is taken once the holder has committed.
+              await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [`certdesk-tx:${key}`])
+              locked = true
+            }
+            await client.query(
+              readOnly ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN ISOLATION LEVEL SERIALIZABLE'
+            )
+            const result = await this.frames.run({ root, level: 0 }, () => fn(this.handle()))
+            if (root.savepoints.length > 0) throw new Error('could not commit: a nested transaction was not awaited')
+            for (const [channel, payload] of root.notes)
+              await client.query('SELECT pg_notify($1, $2)', [channel, payload])
+            await client.query('COMMIT')
+            root.done = true
+            if (!readOnly) this.writes++
+            for (const f of root.after) f()
+            return result
+          } catch (err) {
+            root.done = true
+            try {
+              await client.query('ROLLBACK')
+            } catch (e) {
+              broken = e as Error
+            }
+            // A function that caught the server's error and went on still ends here: what the
+            // server refused first decides whether the transaction may run again.
+            throw root.failed && isRetryable(root.failed) ? root.failed : err
+          } finally {
+            root.done = true
+            if (locked && !broken) {
+              // A connection that kept the lock would hold every later transaction of the key.
+              await client
+                .query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [`certdesk-tx:${key}`])
+                .catch((e: Error) => (broken = e))
+            }
+            client.off('error', lost)
+            client.release(broken)
           }
-          // A function that caught the server's error and went on still ends here: what the
-          // server refused first decides whether the transaction may run again.
-          throw root.failed && isRetryable(root.failed) ? root.failed : err
-        } finally {
-          root.done = true
-          client.off('error', lost)
-          client.release(broken)
-        }
-      },
-      'save the change',
-      options.budgetMs
-    )
+        },
+        'save the change',
+        options.budgetMs
+      )
+    // One transaction per key at a time in this process too, so transactions waiting for the
+    // key never hold more than one of the pool's connections.
+    return key === undefined ? attempt() : this.keyed(key, attempt)
+  }
+
+  private readonly queues = new Map<string, Promise<unknown>>()
+
+  private async keyed<T>(key: string, run: () => Promise<T>): Promise<T> {
+    const before = this.queues.get(key) ?? Promise.resolve()
+    const mine = before.catch(() => undefined).then(run)
+    const settled = mine.catch(() => undefined)
+    this.queues.set(key, settled)
+    try {
+      return await mine
+    } finally {
+      if (this.queues.get(key) === settled) this.queues.delete(key)
+    }
   }
 
   /** Runs `attempt` until it succeeds, retrying serialization failures and deadlocks on timers. */
@@ -457,6 +499,7 @@ export class PostgresStore implements Store {
     await this.listener?.end().catch(() => undefined)
     this.listener = null
     for (const c of this.leaderClients) await c.end().catch(() => undefined)
+    if (this.readers !== this.pool) await this.readers.end()
     await this.pool.end()
   }
 }
@@ -470,6 +513,18 @@ const SCHEMA_AND_KEEPERS = `(SELECT version FROM ${SCHEMA_TABLE}) AS s,
   (SELECT COUNT(*) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
     WHERE c.relnamespace = current_schema()::regnamespace AND t.tgenabled <> 'D'
       AND t.tgname IN (${KEEPER_TRIGGERS.map((t) => `'${t}'`).join(', ')})) AS k`
+
+/**
+ * Whether a statement (PostgreSQL's text) surely only reads: a SELECT or WITH that names no
+ * writing statement, row lock or function with effects. Anything else, or anything in doubt (a
+ * string that holds such a word), goes to the main pool, which runs everything.
+ */
+const READ_START = /^[\s(]*(?:SELECT|WITH)\b/i
+const WRITE_WORDS =
+  /\b(?:INSERT|UPDATE|DELETE|MERGE|TRUNCATE|nextval|setval|pg_notify|pg_advisory\w*|pg_try_advisory\w*)\b|\bFOR\s+(?:NO\s+KEY\s+)?(?:UPDATE|SHARE)\b|\bFOR\s+KEY\s+SHARE\b/i
+export function onlyReads(text: string): boolean {
+  return READ_START.test(text) && !WRITE_WORDS.test(text)
+}
 
 let unkept = 0
 function schemaToken(row: { s: number; k: number } | undefined): string {

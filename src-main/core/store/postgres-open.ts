@@ -9,8 +9,10 @@ import { PostgresStore, type PostgresStoreOptions } from './postgres-engine'
 import { openFailure, parsePostgresUrl, StoreOpenError, EXIT_UNAVAILABLE } from './postgres-errors'
 
 export interface PostgresOpenOptions extends PostgresStoreOptions {
-  /** Connections in the pool (default 10). */
+  /** Connections in the pool that writes (default 10). */
   poolSize?: number
+  /** Connections in the pool that reads outside writing transactions (default 10). */
+  readerPoolSize?: number
   /** A statement running longer is cancelled and the caller hears 503 (default 30 s). */
   statementTimeoutMs?: number
   /** How long opening waits for the server (default 10 s). */
@@ -90,8 +92,16 @@ export async function openPostgresStore(rawUrl: string, options: PostgresOpenOpt
     await first.end().catch(() => undefined)
   }
   const pool = new pg.Pool({ ...config, max: options.poolSize ?? 10 })
+  // Reads outside a writing transaction: one snapshot each, read-only by the session's default
+  // too, so a statement taken for a read by mistake fails instead of writing unserialized.
+  const readers = new pg.Pool({
+    ...config,
+    options: '-c default_transaction_isolation=repeatable\\ read -c default_transaction_read_only=on -c TimeZone=UTC',
+    max: options.readerPoolSize ?? 10
+  })
   // An idle connection the server closed (a restart, a failover) is dropped by the pool; the
   // next statement takes a new one. Without a listener the error would end the process.
   pool.on('error', () => undefined)
-  return new PostgresStore(pool, config, options)
+  readers.on('error', () => undefined)
+  return new PostgresStore(pool, config, { ...options, readers })
 }
