@@ -91,6 +91,14 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
       await kept.orderPlaced(reply, resellerId, created)
     }
   )
+  // Orders another node placed move this node's kept answers forward too (a shared store).
+  if (service.ctx.sharedStore) {
+    const unwatch = await service.orders.watchPlacedElsewhere(async (resellerId, placed) => {
+      keys.orderPlaced(resellerId, placed.moved, placed.newBalance)
+      await kept.orderPlacedElsewhere(resellerId, placed)
+    })
+    app.addHook('onClose', async () => await unwatch())
+  }
 
   await app.register(swagger, swaggerOptions(API_VERSION))
 

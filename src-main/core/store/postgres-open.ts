@@ -48,6 +48,9 @@ export const rowTypes: pg.CustomTypesConfig = {
   }) as pg.CustomTypesConfig['getTypeParser']
 }
 
+/** Planner costs of the writing connections (clientConfig). */
+const WRITER_PLANNER = '-c random_page_cost=1.1 -c cpu_tuple_cost=0.2'
+
 /** The settings every connection of the store starts with (PostgreSQL manual, 20.11 "Client Connection Defaults"). */
 export function clientConfig(url: URL, options: PostgresOpenOptions): pg.ClientConfig {
   const statementTimeout = options.statementTimeoutMs ?? 30_000
@@ -60,8 +63,13 @@ export function clientConfig(url: URL, options: PostgresOpenOptions): pg.ClientC
     // A node that stopped in the middle of a transaction must not hold its row locks for ever.
     idle_in_transaction_session_timeout: Math.max(60_000, statementTimeout * 2),
     // Every statement outside an explicit transaction is SERIALIZABLE too (postgres-engine.ts);
-    // UTC, so a server-side timestamp never carries the server's zone.
-    options: '-c default_transaction_isolation=serializable -c TimeZone=UTC'
+    // UTC, so a server-side timestamp never carries the server's zone. Index scans preferred even
+    // on small tables: "sequential scans will always necessitate a relation-level predicate
+    // lock", so a transaction that scans the few reseller or counter rows conflicts with every
+    // other one that writes any of them; the manual's remedy is a lower random_page_cost and a
+    // higher cpu_tuple_cost (PostgreSQL manual, 13.2.3 "Serializable Isolation Level"). Readers
+    // (the reader pool) keep the defaults: they take no predicate locks.
+    options: `-c default_transaction_isolation=serializable -c TimeZone=UTC ${WRITER_PLANNER}`
   }
 }
 
