@@ -50,6 +50,11 @@ export interface ServerOptions extends AuthOptions {
   logger?: FastifyServerOptions['logger']
   /** Extra routes (the app's RPC and UI, the ACME server) added before the 405 table is built. */
   extend?: (app: App, router: ApiRouter) => void | Promise<void>
+  /**
+   * On a store other nodes share, move this server's kept answers forward for the orders they
+   * place (read-cache.ts); on unless false (a server that must rebuild every answer it sends).
+   */
+  followOtherNodes?: boolean
 }
 
 export const API_VERSION = '3.0'
@@ -92,7 +97,7 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
     }
   )
   // Orders another node placed move this node's kept answers forward too (a shared store).
-  if (service.ctx.sharedStore) {
+  if (service.ctx.sharedStore && opts.followOtherNodes !== false) {
     const unwatch = await service.orders.watchPlacedElsewhere(async (resellerId, placed) => {
       keys.orderPlaced(resellerId, placed.moved, placed.newBalance)
       await kept.orderPlacedElsewhere(resellerId, placed)
