@@ -4,9 +4,12 @@
  * requests go from node to node: each one brings the nonce of the answer before it (RFC 8555
  * §6.5), which another node handed out; the challenge a client answers on one node is checked
  * there and read as valid through the others. The subscription's EAB values and the directory
- * come from the reseller API through the balancer too.
+ * come from the reseller API through the balancer too. An account key rolled over (§7.3.5)
+ * through one node is refused by all, though each node had kept it imported.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { Agent } from 'node:https'
+import * as acme from 'acme-client'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -181,5 +184,31 @@ describe('ACME clients through the balancer', () => {
     expect(rows).toHaveLength(1)
     expect(rows[0].revoked_at).not.toBeNull()
     expect(rows[0].revocation_reason).toBe(4)
+  })
+
+  it('refuses an account key rolled over through one node on every node, though each had kept it', async () => {
+    const a = await subscribe('rollover.team.example')
+    acme.axios.defaults.httpsAgent = new Agent({ ca: readFileSync(rootPath, 'utf8') })
+    const oldKey = await acme.crypto.createPrivateEcdsaKey()
+    const c = new acme.Client({
+      directoryUrl: a.account.server_url,
+      accountKey: oldKey,
+      externalAccountBinding: { kid: a.account.eab_kid, hmacKey: a.account.eab_hmac_key },
+      backoffMin: 50
+    })
+    await c.createAccount({ termsOfServiceAgreed: true })
+    const url = c.getAccountUrl()
+    // Requests in turn over the three nodes: each imports and keeps the old key.
+    const before = await acmeServed()
+    for (let i = 0; i < 6; i++) expect(await c.updateAccount({})).toMatchObject({ status: 'valid' })
+    const after = await acmeServed()
+    for (const n of team.nodes) expect(after[n.name] - (before[n.name] ?? 0), n.name).toBeGreaterThan(0)
+    await c.updateAccountKey(await acme.crypto.createPrivateEcdsaKey())
+    // Whichever node each request reaches, the old key no longer signs for the account …
+    const withOld = new acme.Client({ directoryUrl: a.account.server_url, accountKey: oldKey, accountUrl: url })
+    for (let i = 0; i < 3; i++)
+      await expect(withOld.updateAccount({})).rejects.toThrow(/could not verify the JWS signature/)
+    // … and the new one does.
+    for (let i = 0; i < 3; i++) expect(await c.updateAccount({})).toMatchObject({ status: 'valid' })
   })
 })

@@ -1,8 +1,9 @@
 /**
- * Kept answers on two nodes of one PostgreSQL book. A script that places an order through one
- * node and then reads through the other sees its order at once; and the other node, told of the
+ * Answers on two nodes of one PostgreSQL book. A script that places an order through one node
+ * and then reads through the other sees its order at once; and the other node, told of the
  * order by the store (LISTEN/NOTIFY), has moved its kept pages forward as the placing node did,
- * so that read is answered from kept bytes instead of rebuilt. Two services and listeners in this
+ * so that read is answered from kept bytes instead of rebuilt. A request sent with the same
+ * Idempotency-Key to both nodes at once places one order. Two services and listeners in this
  * process stand for the two nodes.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -89,6 +90,29 @@ describe('kept answers across nodes', () => {
       expect(first.pagination.total).toBe(round + 1)
       // And kept: none of the three was rebuilt on b.
       expect(counters.hits - hits).toBe(3)
+    }
+  })
+
+  it('places one order for one Idempotency-Key sent to both nodes at once, and charges it once', async () => {
+    const [a, b] = nodes
+    const balance = async (): Promise<number> => (await call<{ balance: number }>(a, 'GET', '/balance')).balance
+    for (let round = 0; round < 5; round++) {
+      const before = await balance()
+      const domain = `twice${round}.example.com`
+      const send = (n: Node) =>
+        fetch(`${n.api.url}/orders`, {
+          method: 'POST',
+          headers: { 'x-api-key': key, 'content-type': 'application/json', 'idempotency-key': `both-${round}` },
+          body: JSON.stringify({ product_id: 2, domain, period: 12 })
+        })
+      const answers = await Promise.all([send(a), send(b), send(a), send(b)])
+      expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200])
+      const bodies = (await Promise.all(answers.map((r) => r.json()))) as { order_id: number }[]
+      expect(new Set(bodies.map((x) => x.order_id)).size).toBe(1)
+      expect(answers.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(3)
+      const placed = await a.service.ctx.store.value('SELECT COUNT(*) FROM orders WHERE domain = ?', domain)
+      expect(placed).toBe(1)
+      expect(Math.round((before - (await balance())) * 100)).toBe(3120)
     }
   })
 })

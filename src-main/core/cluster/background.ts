@@ -66,9 +66,10 @@ export function startBackgroundWork(parts: BackgroundParts, opts: BackgroundOpti
   let retrying: Promise<void> | null = null
   const passes = new Set<Promise<void>>()
 
-  const pass = (): void => {
+  /** Records a pass as started (awaited, so the next tick sees it), then runs it in the background. */
+  const pass = async (): Promise<void> => {
+    const id = await jobs.begin(PASS_JOB, NODE_NAME, clock())
     const run = (async () => {
-      const id = await jobs.begin(PASS_JOB, NODE_NAME, clock())
       let outcome: string
       try {
         const r = await scheduler.run()
@@ -124,7 +125,7 @@ export function startBackgroundWork(parts: BackgroundParts, opts: BackgroundOpti
     // of a shared store go by what the store says was last run.
     const due = (!shared && firstPass) || (await jobs.due(PASS_JOB, NODE_NAME, clock(), interval))
     firstPass = false
-    if (due) pass()
+    if (due) await pass()
     // At once too: a deploy folder a crash left between its files is finished before anything else.
     retry()
   }
