@@ -18,7 +18,8 @@ export const MIXED_TARGET = 0.7
 
 const round = (x, d = 2) => Math.round(x * 10 ** d) / 10 ** d
 
-function adminAsync(dataDir, args, env) {
+/** `certdesk admin --data-dir D …args` in a child process; its JSON answer. */
+export function adminAsync(dataDir, args, env) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, 'admin', '--data-dir', dataDir, ...args], {
       env,

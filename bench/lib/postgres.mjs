@@ -6,9 +6,9 @@
 // bench process however that ends.
 import { spawn, spawnSync } from 'node:child_process'
 import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { freePort } from './procs.mjs'
 
 export const PG_BIN = '/usr/lib/postgresql/15/bin'
 const USER = 'certdesk'
@@ -17,17 +17,6 @@ function run(cmd, args, opts = {}) {
   const r = spawnSync(cmd, args, { encoding: 'utf8', ...opts })
   if (r.status !== 0) throw new Error(`could not run ${cmd} ${args.join(' ')}: ${(r.stderr || r.stdout || '').trim()}`)
   return r.stdout
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.on('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address()
-      srv.close(() => resolve(port))
-    })
-  })
 }
 
 function account() {

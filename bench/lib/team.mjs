@@ -10,9 +10,9 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { CLI } from './paths.mjs'
-import { drive } from './mixed.mjs'
+import { adminAsync, drive } from './mixed.mjs'
 import { startBenchPostgres } from './postgres.mjs'
-import { cpuMs, median, startNode } from './procs.mjs'
+import { cpuMs, freePort, median, startNode } from './procs.mjs'
 
 export const TEAM_TARGET = 0.9
 const HAPROXY = '/usr/sbin/haproxy'
@@ -26,45 +26,21 @@ export const PG_SETTINGS = { max_pred_locks_per_page: '64', max_pred_locks_per_t
 /** The balancer's frontends: node a alone, a and b in turn, a and b by API key. */
 const SIDES = ['one', 'two', 'sticky']
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.on('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address()
-      srv.close(() => resolve(port))
-    })
-  })
-}
-
-function admin(database, dataDir, args, env) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'admin', '--database', database, '--data-dir', dataDir, ...args], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe']
-    })
-    let out = ''
-    let err = ''
-    child.stdout.on('data', (d) => (out += d))
-    child.stderr.on('data', (d) => (err += d))
-    child.on('close', (code) =>
-      code === 0
-        ? resolve(JSON.parse(out))
-        : reject(new Error(`could not run certdesk admin ${args.join(' ')}: ${err}`))
-    )
-  })
-}
-
 async function makeResellers(database, dataDir, env, count) {
+  const admin = (args) => adminAsync(dataDir, ['--database', database, ...args], env)
   const one = async (i) => {
-    const r = await admin(
-      database,
-      dataDir,
-      ['reseller', 'add', '--name', `Team ${i}`, '--email', `team-${i}@example.test`, '--company', `Team ${i}`],
-      env
-    )
-    const k = await admin(database, dataDir, ['apikey', 'create', '--reseller', String(r.reseller.id)], env)
-    await admin(database, dataDir, ['credit', 'add', '--reseller', String(r.reseller.id), '--amount', '90000000'], env)
+    const r = await admin([
+      'reseller',
+      'add',
+      '--name',
+      `Team ${i}`,
+      '--email',
+      `team-${i}@example.test`,
+      '--company',
+      `Team ${i}`
+    ])
+    const k = await admin(['apikey', 'create', '--reseller', String(r.reseller.id)])
+    await admin(['credit', 'add', '--reseller', String(r.reseller.id), '--amount', '90000000'])
     return k.api_key
   }
   const keys = []

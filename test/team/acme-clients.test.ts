@@ -14,8 +14,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ACME_SETTINGS } from '../../src-main/acme/server'
-import { x509 } from '../../src-main/core/x509'
-import { freePort, run, startChallTestSrv, type ChallTestSrv } from '../support/acme'
+import { freePort, startChallTestSrv, type ChallTestSrv } from '../support/acme'
+import { certbot, lego as runLego, opensslVerify, type AcmeClientRun } from '../support/acme-clients'
 import { startTeam, type Team } from '../support/team'
 
 type Acme = { account: { eab_kid: string; eab_hmac_key: string; server_url: string; accounts: { url: string }[] } }
@@ -66,22 +66,16 @@ async function subscribe(domain: string): Promise<Acme> {
   return got.body.acme
 }
 
-async function verifyChain(chainPem: string, dir: string): Promise<string> {
-  const certs = chainPem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []
-  writeFileSync(join(dir, 'leaf.pem'), `${certs[0]}\n`)
-  writeFileSync(join(dir, 'intermediates.pem'), `${certs.slice(1).join('\n')}\n`)
-  const r = await run('openssl', [
-    'verify',
-    '-purpose',
-    'sslserver',
-    '-CAfile',
-    rootPath,
-    '-untrusted',
-    join(dir, 'intermediates.pem'),
-    join(dir, 'leaf.pem')
-  ])
-  return r.stdout + r.stderr
-}
+/** What a client of the team runs with, for `names` of subscription `a`. */
+const client = (a: Acme, names: string[]): AcmeClientRun => ({
+  server: a.account.server_url,
+  eabKid: a.account.eab_kid,
+  eabHmacKey: a.account.eab_hmac_key,
+  names,
+  email: 'ops@team.example',
+  httpPort,
+  rootPath
+})
 
 /** Requests each node answered on the ACME frontend, from HAProxy's statistics. */
 const acmeServed = (): Promise<Record<string, number>> => team.balancer.served('acme')
@@ -93,42 +87,10 @@ describe('ACME clients through the balancer', () => {
     expect(a.account.server_url).toBe(`${team.acmeBase}/acme/directory`)
     const before = await acmeServed()
     const dir = join(work, 'certbot')
-    const r = await run(
-      'certbot',
-      [
-        'certonly',
-        '--standalone',
-        '--non-interactive',
-        '--agree-tos',
-        '-m',
-        'ops@team.example',
-        '--server',
-        a.account.server_url,
-        '--eab-kid',
-        a.account.eab_kid,
-        `--eab-hmac-key=${a.account.eab_hmac_key}`,
-        '--preferred-challenges',
-        'http',
-        '--http-01-port',
-        String(httpPort),
-        '--http-01-address',
-        '127.0.0.1',
-        '--config-dir',
-        join(dir, 'config'),
-        '--work-dir',
-        join(dir, 'work'),
-        '--logs-dir',
-        join(dir, 'logs'),
-        '-d',
-        'shop.team.example',
-        '-d',
-        'www.shop.team.example'
-      ],
-      { env: { REQUESTS_CA_BUNDLE: rootPath }, seconds: 150 }
-    )
+    const r = await certbot(dir, client(a, ['shop.team.example', 'www.shop.team.example']), 150)
     expect(r.code, r.stdout + r.stderr).toBe(0)
     const chain = readFileSync(join(dir, 'config', 'live', 'shop.team.example', 'fullchain.pem'), 'utf8')
-    expect(await verifyChain(chain, dir)).toContain(': OK')
+    expect((await opensslVerify(chain, dir, rootPath)).out).toContain(': OK')
     // Each of certbot's requests after the first carried a nonce another node had handed out;
     // none was refused for it.
     const after = await acmeServed()
@@ -139,44 +101,20 @@ describe('ACME clients through the balancer', () => {
   it('lego obtains a certificate and revokes it', async () => {
     const a = await subscribe('lego.team.example')
     const dir = join(work, 'lego')
-    const lego = (command: string[]) =>
-      run(
-        'lego',
-        [
-          '--server',
-          a.account.server_url,
-          '--eab',
-          '--kid',
-          a.account.eab_kid,
-          `--hmac=${a.account.eab_hmac_key}`,
-          '--email',
-          'ops@team.example',
-          '--accept-tos',
-          '--path',
-          dir,
-          '--http',
-          '--http.port',
-          `127.0.0.1:${httpPort}`,
-          '--domains',
-          'lego.team.example',
-          ...command
-        ],
-        { env: { LEGO_CA_CERTIFICATES: rootPath }, seconds: 150 }
-      )
+    const lego = (command: string[]) => runLego(dir, client(a, ['lego.team.example']), command, 150)
     const before = await acmeServed()
     const r = await lego(['run'])
     expect(r.code, r.stdout + r.stderr).toBe(0)
     expect(r.stdout + r.stderr).not.toContain('badNonce')
     const chain = readFileSync(join(dir, 'certificates', 'lego.team.example.crt'), 'utf8')
-    expect(await verifyChain(chain, dir)).toContain(': OK')
+    const verified = await opensslVerify(chain, dir, rootPath)
+    expect(verified.out).toContain(': OK')
     const after = await acmeServed()
     for (const n of team.nodes) expect(after[n.name] - (before[n.name] ?? 0), n.name).toBeGreaterThan(0)
 
     const revoked = await lego(['revoke', '--reason', '4'])
     expect(revoked.code, revoked.stdout + revoked.stderr).toBe(0)
-    const serial = new x509.X509Certificate(
-      chain.split('-----END CERTIFICATE-----')[0] + '-----END CERTIFICATE-----'
-    ).serialNumber.toLowerCase()
+    const serial = verified.leaf.serialNumber.toLowerCase()
     const rows = await team.admin.ctx.store.all<{ revoked_at: string | null; revocation_reason: number }>(
       'SELECT revoked_at, revocation_reason FROM acme_certificates WHERE serial_hex = ?',
       serial

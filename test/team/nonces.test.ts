@@ -7,7 +7,6 @@
  */
 import { generateKeyPairSync } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { request } from 'node:https'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { exportJWK, FlattenedSign } from 'jose'
@@ -15,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAcmeServer, type RunningAcmeServer } from '../../src-main/acme/server'
 import { NONCE_LIFETIME_MS, type NonceBook } from '../../src-main/core/acme-server/nonces'
 import { openService, type Service } from '../../src-main/core/service'
+import { https } from '../support/acme-jws'
 import { createTestDatabase, type TestDatabase } from '../support/postgres'
 
 interface Node {
@@ -33,29 +33,6 @@ let lateService: Service
 let late: NonceBook
 
 const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey
-
-function https(
-  rootPem: string,
-  method: string,
-  url: string,
-  body?: unknown
-): Promise<{ status: number; headers: Record<string, unknown>; body: Record<string, unknown> }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      { method, ca: rootPem, headers: body ? { 'content-type': 'application/jose+json' } : {}, timeout: 10_000 },
-      (res) => {
-        let text = ''
-        res.on('data', (d) => (text += d))
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text ? JSON.parse(text) : {} })
-        )
-      }
-    )
-    req.on('error', reject)
-    req.end(body ? JSON.stringify(body) : undefined)
-  })
-}
 
 async function nonceFrom(n: Node): Promise<string> {
   const r = await https(n.acme.rootPem, 'HEAD', `${n.acme.baseUrl}/acme/new-nonce`)

@@ -12,11 +12,11 @@
  * the kill.
  */
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import http from 'node:http'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import type http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join, normalize } from 'node:path'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { certDesk, replayed, type CertDeskClient } from '../../client'
 import { PASS_JOB } from '../../src-main/core/cluster/background'
@@ -24,7 +24,7 @@ import { DCV_SETTINGS } from '../../src-main/core/dcv'
 import type { Service } from '../../src-main/core/service'
 import { isoDate, parseDate } from '../../src-main/core/time'
 import { opensslCsr } from '../support/csr'
-import { startDns, type DnsServer } from '../support/dcv-servers'
+import { serveFolder, startDns, type DnsServer } from '../support/dcv-servers'
 import { ROOT } from '../support/offline-tool'
 import { startTeam, type Team, type TeamNode } from '../support/team'
 
@@ -46,17 +46,6 @@ const webroot = join(dir, 'www')
 let dueOrders: number[] = []
 let killed: TeamNode
 let killedAt = 0
-
-/** The customer's web server, serving whatever the DCV files under `webroot` say. */
-async function serveWebroot(): Promise<http.Server> {
-  const server = http.createServer((req, res) => {
-    const file = join(webroot, normalize(decodeURIComponent((req.url ?? '/').split('?')[0])))
-    if (!file.startsWith(webroot) || !existsSync(file)) return void res.writeHead(404).end('not found')
-    res.writeHead(200, { 'content-type': 'text/plain' }).end(readFileSync(file))
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return server
-}
 
 /** Completed orders whose automatic reissue is due today, issued by the admin before any node runs. */
 async function dueReissues(admin: Service): Promise<number[]> {
@@ -99,7 +88,7 @@ const passes = async (): Promise<{ node: string; started_at: string; finished_at
   team.admin.ctx.store.all('SELECT node, started_at, finished_at FROM job_runs WHERE job = ? ORDER BY id', PASS_JOB)
 
 beforeAll(async () => {
-  ;[dns, web] = await Promise.all([startDns(), serveWebroot()])
+  ;[dns, web] = await Promise.all([startDns(), serveFolder(webroot)])
   team = await startTeam(3, {
     schedulerSeconds: PASS_SECONDS,
     before: async (admin) => {
