@@ -111,7 +111,7 @@ export class PostgresStore implements Store {
   private readonly leaderClients = new Set<pg.Client>()
   private readonly retryBudgetMs: number
   /** The pool reads outside a writing transaction take (PostgresStoreOptions.readers). */
-  private readonly readers: pg.Pool
+  readonly readers: pg.Pool
   private writes = 0
   private cursors = 0
   private closed = false
