@@ -4,6 +4,8 @@
 // bench/results/latest.{md,json}.
 //   --quick   10k and 100k orders only and shorter load runs (a smoke run, not for the README)
 //   --mixed-only [--mixed-seconds S] [--mixed-rounds N]   only the mixed-load section, printed
+//   --team-only [--team-seconds S] [--team-rounds N]   only the mixed load on two nodes over one
+//               PostgreSQL against one node, printed
 //   --ui-only   only the desktop UI at scale (jumps, 100 jumps, ledger CSV export, tab heap), printed
 //   --http-only [--orders N]   only the API reads (on a store of N orders, 1,000,000 unless given)
 //               and the order writes, each against its baseline, printed
@@ -25,6 +27,7 @@ import { join } from 'node:path'
 import { apiReads, orderWrites, probe, round, spread, sqliteStorage } from '../bench/lib/api-bench.mjs'
 import { Database, DB_FILE, fillOrders, makeReseller } from '../bench/lib/store.mjs'
 import { mixedLoad, mixedMarkdown } from '../bench/lib/mixed.mjs'
+import { teamLoad, teamMarkdown } from '../bench/lib/team.mjs'
 import { ROOT } from '../bench/lib/paths.mjs'
 import { median, startCertdesk } from '../bench/lib/procs.mjs'
 import { buildCoreBench } from '../bench/lib/build-core-bench.mjs'
@@ -57,6 +60,8 @@ const numberArg = (name, fallback) => {
   return i >= 0 ? Number(process.argv[i + 1]) : fallback
 }
 const MIXED = { seconds: numberArg('--mixed-seconds', quick ? 4 : 10), rounds: numberArg('--mixed-rounds', 3) }
+const teamOnly = process.argv.includes('--team-only')
+const TEAM = { seconds: numberArg('--team-seconds', quick ? 4 : 10), rounds: numberArg('--team-rounds', quick ? 3 : 5) }
 // The ACME server against Pebble (bench/lib/acme-vs-pebble.mjs).
 const acmeOnly = process.argv.includes('--acme-only')
 const cryptoOnly = process.argv.includes('--crypto-only')
@@ -128,6 +133,12 @@ async function main() {
     const mixed = await mixedLoad({ work, env, ...MIXED, log })
     session.stop()
     process.stdout.write(mixedMarkdown(mixed))
+    return
+  }
+  if (teamOnly) {
+    const team = await teamLoad({ work, env, ...TEAM, log })
+    session.stop()
+    process.stdout.write(teamMarkdown(team))
     return
   }
   if (cryptoOnly) {
@@ -297,6 +308,12 @@ async function main() {
     writes: WRITES
   })
 
+  // The same mix on two nodes over one PostgreSQL, against one of them (bench/lib/team.mjs).
+  results.team = await teamLoad({ work, env, ...TEAM, log })
+  if (results.team.non2xx || results.team.errors)
+    results.notes.push(`team: ${results.team.non2xx} non-2xx answers, ${results.team.errors} errors`)
+  if (!results.team.moneyOk) results.notes.push(`team: the books do not balance: ${results.team.violations.join('; ')}`)
+
   results.crypto = cryptoFigures(core, work)
   results.acme = await acmeVsPebble({ work: join(work, 'acme'), env, ...ACME, log })
   results.ui = await uiScale({ work, env, sizes: UI_SIZES, log })
@@ -456,6 +473,7 @@ export function markdown(r) {
   lines.push(
     ...(r.mixed ? [mixedMarkdown(r.mixed)] : []),
     ...(r.postgres ? [postgresMarkdown(r.postgres, r, TARGETS)] : []),
+    ...(r.team ? [teamMarkdown(r.team)] : []),
     '## Scale',
     '',
     `| store | ${sizes.map((n) => n.toLocaleString('en') + ' orders').join(' | ')} | target |`,

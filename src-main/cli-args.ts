@@ -19,6 +19,8 @@ const OPTIONS = {
   'keyring-password-file': { type: 'string' },
   port: { type: 'string' },
   'acme-port': { type: 'string' },
+  // serve: how often a scheduler pass runs (across every node of a team server).
+  'scheduler-interval': { type: 'string' },
   host: { type: 'string' },
   'log-level': { type: 'string' },
   // The public listener (docs/team-server.md)

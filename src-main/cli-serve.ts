@@ -14,6 +14,7 @@ export const SERVE_USAGE = `  certdesk serve [--data-dir D] [--database postgres
                  [--accounts]   (a team server: the UI for admins who sign in with their own accounts)
                  [--public-url https://NAME[:PORT]] [--public-listen ADDR:PORT] [--tls-cert FILE --tls-key FILE]
                  [--public-api] [--public-ui] [--public-rate-limit N] [--secrets file:PATH|systemd]
+                 [--scheduler-interval SECONDS]   (how often a scheduler pass runs, across every node)
                  (the public listener: docs/team-server.md; each also as CERTDESK_PUBLIC_URL,
                   CERTDESK_PUBLIC_LISTEN, CERTDESK_TLS_CERT, CERTDESK_TLS_KEY, CERTDESK_SECRETS)`
 
@@ -61,11 +62,21 @@ const say = (line: string): void => {
   process.stderr.write(`certdesk: ${line}\n`)
 }
 
+/** Seconds between scheduler passes: at least one, at most a day (reissues are due by the day). */
+function schedulerInterval(v: Values): number | undefined {
+  const s = v['scheduler-interval']
+  if (s === undefined) return undefined
+  if (!/^\d+$/.test(s) || Number(s) < 1 || Number(s) > 86_400)
+    throw new UsageError('--scheduler-interval must be whole seconds, 1-86400')
+  return Number(s) * 1000
+}
+
 export async function serve(dataDir: string, v: Values): Promise<number> {
   const apiPort = port(v, 'port') ?? DEFAULT_PORT
   const acmePort = port(v, 'acme-port')
   const publicListener = publicOptions(v)
   const secrets = secretSource(v)
+  const schedulerIntervalMs = schedulerInterval(v)
   // Listen for the stop signals before anything starts: a caller may signal at once, and a
   // signal during start-up stops CertDesk as soon as it is up.
   let signalled = (): void => undefined
@@ -85,6 +96,7 @@ export async function serve(dataDir: string, v: Values): Promise<number> {
     host: v.host ?? '127.0.0.1',
     port: apiPort,
     acmePort,
+    schedulerIntervalMs,
     logLevel: v['log-level'] ?? 'warn',
     demo: v.demo,
     // --ui (or --public-ui): the desktop UI in browser mode on the same listener. A new link is

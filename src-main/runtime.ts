@@ -8,9 +8,8 @@ import { startAcmeServer } from './acme/server'
 import { browserUiOptions } from './app/browser-mode'
 import { DEFAULT_ACME_PORT } from './core/acme-subscriptions'
 import type { Reseller } from './core/resellers'
-import { startInstallationLoop } from './core/installations'
 import { startConfiguredResponder } from './core/delegated-dns-server'
-import { startSchedulerLoop } from './core/scheduler'
+import { startBackgroundWork } from './core/cluster/background'
 import { DELEGATED_DNS_SETTINGS } from './core/setting-keys'
 import { PUBLIC_LISTENER_SETTINGS, PUBLIC_URL_SETTING, publicUrlOf } from './core/public-url'
 import { ensureDemoReseller, openService, type Service } from './core/service'
@@ -46,6 +45,8 @@ export interface StartOptions {
   port?: number
   /** The ACME server's port (always on 127.0.0.1): a free one when `port` is 0, else 7781. */
   acmePort?: number
+  /** How often a scheduler pass runs (hourly unless said); across all nodes of a shared store. */
+  schedulerIntervalMs?: number
   /** The listener's request log level (pino's levels); no request log without it. */
   logLevel?: string
   /** On an empty store, create the demo reseller (`ensureDemoReseller`). */
@@ -235,15 +236,23 @@ export async function startCertDesk(opts: StartOptions): Promise<RunningCertDesk
       }
     )
     // The scheduler runs a pass at once (catching up on reissues that fell due while CertDesk
-    // was closed or the machine slept), then hourly, and retries due deploys every minute.
-    const stopScheduler = startSchedulerLoop(service.scheduler, (line) => opts.log.info(line))
-    // Orders due an installation check (daily, and right after a deploy) are checked each minute.
-    const stopInstallations = startInstallationLoop(service.installations, (line) => opts.log.error(line))
+    // was closed or the machine slept), then hourly, and retries due deploys every minute; orders
+    // due an installation check are checked each minute. On a store several nodes share, one
+    // node at a time does all of it (core/cluster/background.ts).
+    const background = startBackgroundWork(
+      {
+        ctx: service.ctx,
+        scheduler: service.scheduler,
+        installations: service.installations
+      },
+      { passIntervalMs: opts.schedulerIntervalMs, info: opts.log.info, error: opts.log.error }
+    )
 
     let stopping: Promise<void> | null = null
     const stop = async (): Promise<void> => {
-      await stopScheduler()
-      await stopInstallations()
+      // The background work first (after the pass in flight), so no pass starts deploys or
+      // issues while the listeners close; then what customers reach.
+      await background.stop()
       await publicListener?.close()
       await acme?.close()
       await dnsResponder?.close()

@@ -8,11 +8,10 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { Agent, request } from 'node:https'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { admin, makeReseller } from './store.mjs'
 import { CLI, ROOT } from './paths.mjs'
-import { cpuMs, median, startNode } from './procs.mjs'
+import { cpuMs, freePort, median, startNode } from './procs.mjs'
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 const round = (x, d = 2) => (x === null || x === undefined ? null : Math.round(x * 10 ** d) / 10 ** d)
@@ -30,17 +29,6 @@ const kept = new Set()
 process.once('exit', () => {
   for (const c of kept) c.kill('SIGKILL')
 })
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.on('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address()
-      srv.close(() => resolve(port))
-    })
-  })
-}
 
 /** CPU seconds (user + system) the process has used so far. */
 const cpuSeconds = (pid) => cpuMs(pid) / 1000

@@ -18,7 +18,8 @@ export const MIXED_TARGET = 0.7
 
 const round = (x, d = 2) => Math.round(x * 10 ** d) / 10 ** d
 
-function adminAsync(dataDir, args, env) {
+/** `certdesk admin --data-dir D …args` in a child process; its JSON answer. */
+export function adminAsync(dataDir, args, env) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, 'admin', '--data-dir', dataDir, ...args], {
       env,
@@ -56,7 +57,7 @@ async function makeResellers(dataDir, env, count) {
 }
 
 /** One load run of `mix` (mixed, writes or reads); returns requests per second and the answers' classes. */
-function drive({ url, keys, mix, seconds, connections, pages }) {
+export function drive({ url, keys, mix, seconds, connections, pages }) {
   const env = { ...process.env, CERTDESK_KEYS: keys.join(','), CERTDESK_MIX: mix, CERTDESK_PAGES: String(pages) }
   const wrk = hasWrk()
   const args = wrk

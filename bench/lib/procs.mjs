@@ -2,6 +2,7 @@
 // by itself even when the run that started it is killed; `stop` ends it early.
 import { spawn, spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { CLI } from './paths.mjs'
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
@@ -12,6 +13,18 @@ export function cpuMs(pid) {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK
+}
+
+/** A free TCP port on 127.0.0.1 (free when asked; a listener takes it soon after). */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer()
+    srv.on('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address()
+      srv.close(() => resolve(port))
+    })
+  })
 }
 
 /** The median of a list of figures (the upper one of an even count). */

@@ -7,7 +7,6 @@
  * calls the core (src-main/core/acme-server) for every account, order, authorization, challenge
  * and certificate, and presents the answer.
  */
-import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { JWK } from 'jose'
 import { AcmeError, type AcmeAccount } from '../core/acme-server'
@@ -31,8 +30,6 @@ export const ACME_BODY_LIMIT = 64 * 1024
 
 /** RFC 9773 §4.2: how long a client should wait before asking again, in seconds. */
 const ARI_RETRY_AFTER = 6 * 3600
-const MAX_NONCES = 10_000
-const NONCE_BYTES = 16
 
 export interface AcmeProtocolOptions {
   /**
@@ -110,25 +107,16 @@ export function acmeProtocol(service: Service, opts: AcmeProtocolOptions): AcmeP
 
     const url = (path: string): string => `${opts.base()}${ACME_PREFIX}${path}`
     const present = presenters(url)
-    const nonces = new Set<string>()
+    // One book for every listener of this node, shared with the other nodes of a shared store
+    // (core/acme-server/nonces.ts): a nonce from any answer is good once, wherever it is used.
+    const nonces = await core.nonces()
     const accountKeys = new AccountKeys()
-
-    // 128-bit nonces (RFC 8555 §6.5.1: unpredictable), cut from one CSPRNG draw per 256 of them.
-    let pool = Buffer.alloc(0)
-    const newNonce = (): string => {
-      if (pool.length < NONCE_BYTES) pool = randomBytes(NONCE_BYTES * 256)
-      const n = pool.subarray(0, NONCE_BYTES).toString('base64url')
-      pool = pool.subarray(NONCE_BYTES)
-      nonces.add(n)
-      if (nonces.size > MAX_NONCES) nonces.delete(nonces.values().next().value as string)
-      return n
-    }
 
     app.addHook('onRequest', async (request, reply) => {
       const h = hostName(request.headers.host)
       if (!h || !opts.acceptsHost(h)) throw new AcmeProblem('unauthorized', opts.hostRefusal)
       // §6.5: every response carries a fresh nonce; §7.1: and a link to the directory.
-      reply.header('replay-nonce', newNonce())
+      reply.header('replay-nonce', nonces.issue())
       reply.header('link', `<${url('/directory')}>;rel="index"`)
       reply.header('cache-control', 'no-store')
     })
@@ -160,7 +148,7 @@ export function acmeProtocol(service: Service, opts: AcmeProtocolOptions): AcmeP
     ): Promise<{ parsed: ParsedJws; payload: string; acct: AcmeAccount | null }> {
       const parsed = parseJws(request.body)
       const { header } = parsed
-      if (!header.nonce || !nonces.delete(header.nonce))
+      if (!header.nonce || !(await nonces.consume(header.nonce)))
         throw new AcmeProblem('badNonce', 'the nonce is unknown or was already used')
       const expectedUrl = `${opts.base()}${request.url}`
       if (header.url !== expectedUrl)

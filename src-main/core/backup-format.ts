@@ -20,6 +20,7 @@
 import { createHmac, randomBytes, scrypt as scryptCb, timingSafeEqual, type Hmac } from 'node:crypto'
 import type { FileHandle } from 'node:fs/promises'
 import { promisify } from 'node:util'
+import { secretOnce } from './cluster/leadership'
 import { invalid, type ServiceError } from './errors'
 import type { SecretStore } from './secrets'
 import type { Store } from './store'
@@ -84,16 +85,8 @@ const keyId = (key: Buffer): string =>
  * SQLite's write lock, so the CLI and the app backing up at the same moment make one key.
  */
 export async function keychainBackupKey(db: Store, secrets: SecretStore): Promise<BackupKey> {
-  // The write lock only for the first backup, when the key has to be made.
-  const b64 =
-    (await secrets.get(BACKUP_KEY_SECRET)) ??
-    (await db.tx(async (): Promise<string> => {
-      const existing = await secrets.get(BACKUP_KEY_SECRET)
-      if (existing) return existing
-      const made = randomBytes(32).toString('base64')
-      await secrets.set(BACKUP_KEY_SECRET, made)
-      return made
-    }))
+  // Made once, by one process, even when the nodes of a team back up together (cluster/leadership.ts).
+  const b64 = await secretOnce({ store: db, secrets }, BACKUP_KEY_SECRET, () => randomBytes(32).toString('base64'))
   const key = Buffer.from(b64, 'base64')
   return { key, header: { auth: 'keychain', key_id: keyId(key) } }
 }

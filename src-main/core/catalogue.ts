@@ -254,12 +254,22 @@ export interface CatalogueFile {
   }[]
 }
 
-/** Loads the default catalogue into an empty store; a store that has products is left alone. */
+/**
+ * Loads the default catalogue into an empty store; a store that has products is left alone.
+ * The look and the load are one transaction: nodes of a team started together on a new
+ * database each find it empty, and only one of them may fill it (the others' transactions are
+ * refused for serialization and, run again, find the products).
+ */
 export async function seedCatalogue(db: Store, file: CatalogueFile): Promise<boolean> {
-  const count = ((await db.get('SELECT COUNT(*) AS n FROM products')) as { n: number }).n
-  if (count > 0) return false
   const cents = (usd: number): number => Math.round(usd * 100)
-  await db.tx(async () => {
+  return db.tx(async () => {
+    // Every table the load writes is looked at: PostgreSQL then reports a concurrent load's
+    // rows as a serialization failure (retried) rather than a duplicate key (an error).
+    const seen = (await db.get(
+      `SELECT (SELECT COUNT(*) FROM products) AS p, (SELECT COUNT(*) FROM reseller_groups) AS g,
+              (SELECT COUNT(*) FROM product_prices) AS pp`
+    )) as { p: number }
+    if (seen.p > 0) return false
     const gSql = 'INSERT INTO reseller_groups (id, name, description) VALUES (?, ?, ?)'
     for (const grp of file.groups) await db.run(gSql, grp.id, grp.name, grp.description)
     const pSql = `INSERT INTO products (id, name, brand, type, validation_type, domain_type, max_years, warranty,
@@ -294,8 +304,8 @@ export async function seedCatalogue(db: Store, file: CatalogueFile): Promise<boo
         }
       }
     }
+    return true
   })
-  return true
 }
 
 /**

@@ -22,4 +22,10 @@ export interface CoreContext {
    * moved a version.
    */
   localWrites: () => number
+  /**
+   * Whether other processes write to the store all the time (the nodes of a team server on one
+   * PostgreSQL), not only now and then (the admin CLI beside a desk): then a version read before
+   * the current turn of the event loop vouches for nothing in it, however recent.
+   */
+  sharedStore: boolean
 }

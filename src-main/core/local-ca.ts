@@ -20,6 +20,7 @@ import {
   tlv,
   unsignedInteger
 } from './der'
+import { secretOnce } from './cluster/leadership'
 import { ServiceError } from './errors'
 import type { IssueRequest, IssuedCertificate, Issuer } from './issuer'
 import { addDays, isoTimestamp } from './time'
@@ -392,21 +393,20 @@ export class LocalCa implements Issuer {
 
   /** The AES-256-GCM key from the keychain; made on first run only when `create`. */
   private async wrappingKey(create: boolean): Promise<CryptoKey> {
-    // Read-or-create under SQLite's write lock (the keychain calls are synchronous), so the CLI
-    // and `serve` creating the CA at the same moment end up with one wrapping key, not two.
-    const b64 = await this.ctx.store.tx(async (): Promise<string> => {
-      const existing = await this.ctx.secrets.get(CA_WRAPPING_KEY_SECRET)
-      if (existing) return existing
-      if (!create) {
-        throw new ServiceError(
-          'unavailable',
-          'could not unlock the local CA: its wrapping key is missing from the OS keychain'
-        )
-      }
-      const made = Buffer.from(this.crypto.getRandomValues(new Uint8Array(32))).toString('base64')
-      await this.ctx.secrets.set(CA_WRAPPING_KEY_SECRET, made)
-      return made
-    })
+    // Read-or-create one at a time (cluster/leadership.ts), so the CLI and `serve`, or the nodes
+    // of a team, creating the CA at the same moment end up with one wrapping key, not two.
+    const existing = await this.ctx.secrets.get(CA_WRAPPING_KEY_SECRET)
+    if (!existing && !create) {
+      throw new ServiceError(
+        'unavailable',
+        'could not unlock the local CA: its wrapping key is missing from the OS keychain'
+      )
+    }
+    const b64 =
+      existing ??
+      (await secretOnce(this.ctx, CA_WRAPPING_KEY_SECRET, () =>
+        Buffer.from(this.crypto.getRandomValues(new Uint8Array(32))).toString('base64')
+      ))
     return this.crypto.subtle.importKey('raw', Buffer.from(b64, 'base64'), { name: 'AES-GCM' }, false, [
       'encrypt',
       'decrypt'

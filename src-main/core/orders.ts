@@ -3,6 +3,7 @@
  * with refund, and paying an on-invoice order from credit (reseller API v3.0, "Order";
  * docs/decisions.md, "Money and orders").
  */
+import { randomBytes } from 'node:crypto'
 import type { AcmeSubscriptions } from './acme-subscriptions'
 import type { Catalogue, Product } from './catalogue'
 import { autoReissues, isAcmeProduct } from './catalogue'
@@ -24,8 +25,8 @@ import type { Order, OrderFilter, OrderInput, OrderStatus, PaymentStatus, QuoteV
 import { addDays, addMonths, isoDate, isoTimestamp, parseDate, startOfDay } from './time'
 
 /**
- * A reseller's money transactions of this process run one after another (TxOptions.queue): they
- * all write its balance, tallies and cache scope.
+ * A reseller's money transactions run one after another, on this node and across the nodes of a
+ * shared store (TxOptions.queue): they all write its balance, tallies and cache scope.
  */
 const RESELLER_QUEUE = (resellerId: number) => ({ queue: resellerScope(resellerId) })
 
@@ -38,6 +39,19 @@ export type { Order, OrderFilter, OrderInput, OrderStatus, PaymentStatus, QuoteV
  * or processing only).
  */
 const CANCELLABLE: OrderStatus[] = ['pending', 'processing']
+
+/** The store's notification channel of orders placed, for the other nodes of a shared store. */
+export const ORDER_PLACED_CHANNEL = 'certdesk_order_placed'
+
+/** What an order placed tells the other nodes: who placed it, reseller, order, balance after, versions. */
+interface PlacedNote {
+  n: string
+  r: number
+  o: number
+  b: Cents
+  from: ScopeVersions
+  to: ScopeVersions
+}
 
 /** Unpaid invoices are due this many days after the order. */
 export const INVOICE_TERMS_DAYS = 14
@@ -108,6 +122,8 @@ export class Orders {
   private readonly kept: OrderCache
   /** Totals of `?domain=` searches (order-search.ts). */
   private readonly searchTotals: SearchTotals
+  /** This service among those on one store, in the notes of its orders: it moved its own already. */
+  private readonly origin = randomBytes(6).toString('hex')
 
   constructor(
     private readonly ctx: CoreContext,
@@ -177,15 +193,50 @@ export class Orders {
     payment: 'credit' | 'invoice'
   ): Promise<{ created: CreatedOrder; product: Product }> {
     const store = this.ctx.store
+    // One reseller's orders run one after another on every engine: each changes its balance.
     return store.tx(async (t) => {
       const from = await store.scopeVersions(reseller.id)
       const q = await this.quote(reseller, input)
       const created = await this.place(t, reseller, q, payment)
-      return {
-        created: { ...created, moved: { from, to: await store.scopeVersions(reseller.id) } },
-        product: q.product
+      const to = await store.scopeVersions(reseller.id)
+      // The other nodes of a shared store move what they keep of this reseller forward too.
+      if (this.ctx.sharedStore && !isAcmeProduct(q.product)) {
+        const note: PlacedNote = {
+          n: this.origin,
+          r: reseller.id,
+          o: created.order.id,
+          b: created.newBalance,
+          from,
+          to
+        }
+        t.notify(ORDER_PLACED_CHANNEL, JSON.stringify(note))
       }
+      return { created: { ...created, moved: { from, to } }, product: q.product }
     }, RESELLER_QUEUE(reseller.id))
+  }
+
+  /**
+   * Calls `fn` for every order another node of a shared store places (after its commit), with
+   * what `create` answered there: the order as it is now, the balance the order left and the
+   * reseller's versions just before and just after it, so that what this node keeps can be moved
+   * forward as the placing node moved its own. A notification lost (a dropped connection) costs
+   * only that: the kept answers are rebuilt when next asked for. Answers the unsubscribe.
+   */
+  async watchPlacedElsewhere(
+    fn: (resellerId: number, placed: Required<Pick<CreatedOrder, 'order' | 'newBalance' | 'moved'>>) => Promise<void>
+  ): Promise<() => Promise<void>> {
+    return this.ctx.store.listen(ORDER_PLACED_CHANNEL, (payload) => {
+      let note: PlacedNote
+      try {
+        note = JSON.parse(payload) as PlacedNote
+      } catch {
+        return
+      }
+      if (note.n === this.origin) return
+      void this.get(note.r, note.o)
+        .then((order) => fn(note.r, { order, newBalance: note.b, moved: { from: note.from, to: note.to } }))
+        .catch(() => undefined)
+    })
   }
 
   /**

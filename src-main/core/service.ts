@@ -131,7 +131,8 @@ async function serviceOver(store: Store, opts: ServiceOptions): Promise<Service>
     secrets: opts.secrets ?? secretStoreFor(opts.secretSource ?? { kind: 'keychain' }, store, opts.dataDir, installId),
     storeVersion: () => store.storeVersion(),
     scopeVersions: (resellerId) => store.scopeVersions(resellerId),
-    localWrites: () => store.localWrites()
+    localWrites: () => store.localWrites(),
+    sharedStore: store.engine === 'postgres'
   }
   const catalogue = new Catalogue(ctx)
   const acme = new AcmeSubscriptions(ctx)

@@ -25,19 +25,24 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => void
 const MAX_HOSTS = 64
 
 /**
- * Scope versions read during one turn of the event loop, reused by the requests of that turn
- * while this process has written nothing (`localWrites`). A read of the store costs a read
- * transaction (file locks, the WAL index); under load one turn carries dozens of requests.
- * Writes by another process (the admin CLI) are seen from the next turn on: a request sent
- * after such a write has finished reaches a turn that starts later.
+ * Scope versions asked of the store during one turn of the event loop, shared by the requests of
+ * that turn while this process has written nothing (`localWrites`). A read of the store costs a
+ * read transaction (file locks, the WAL index; a round trip to PostgreSQL); under load one turn
+ * carries dozens of requests. A reading asked for in this turn is taken by the store after every
+ * request of the turn had arrived (they were read off their sockets before the turn ran): SQLite
+ * reads at once on this thread, PostgreSQL takes its snapshot once the query reaches it. So it
+ * vouches for all of them, whatever another process or node committed before they were sent. A
+ * reading asked for in an earlier turn, even one that only now came back, vouches for none of
+ * this turn's requests: a script that wrote through another node and then reads through this
+ * one may have sent its read after that reading was taken.
  */
 class TurnVersions {
-  private readonly kept = new Map<number, ScopeVersions>()
+  private readonly kept = new Map<number, Promise<ScopeVersions>>()
   private writes = -1
 
   constructor(private readonly service: Service) {}
 
-  get(resellerId: number): ScopeVersions | undefined {
+  get(resellerId: number): Promise<ScopeVersions> | undefined {
     if (this.kept.size === 0) return undefined
     if (this.service.ctx.localWrites() !== this.writes) {
       this.kept.clear()
@@ -46,10 +51,10 @@ class TurnVersions {
     return this.kept.get(resellerId)
   }
 
-  async read(resellerId: number): Promise<ScopeVersions> {
+  read(resellerId: number): Promise<ScopeVersions> {
     // Counted before the read: a write landing in between makes the kept versions look stale, never fresh.
     const writes = this.service.ctx.localWrites()
-    const versions = await this.service.ctx.scopeVersions(resellerId)
+    const versions = this.service.ctx.scopeVersions(resellerId)
     this.keep(resellerId, versions, writes)
     return versions
   }
@@ -60,19 +65,30 @@ class TurnVersions {
    * stay as good as they were when the order was all this process wrote since they were read
    * (`writesBefore`: its count of written rows just before the order), since an order moves no
    * other reseller's scope and not the catalogue's; otherwise they are let go, as after any write.
+   * On a store other nodes write to, the versions of the order's own transaction were taken
+   * before this turn (its commit came back over the network), so they are not kept.
    */
   orderPlaced(resellerId: number, moved: { from: ScopeVersions; to: ScopeVersions }, writesBefore: number): void {
     const writes = this.service.ctx.localWrites()
     if (this.writes === writesBefore && moved.from.catalogue === moved.to.catalogue) this.writes = writes
-    this.keep(resellerId, moved.to, writes)
+    if (this.service.ctx.sharedStore) {
+      if (writes === this.writes) this.kept.delete(resellerId)
+      else this.kept.clear()
+      return
+    }
+    this.keep(resellerId, Promise.resolve(moved.to), writes)
   }
 
-  private keep(resellerId: number, versions: ScopeVersions, writes: number): void {
+  private keep(resellerId: number, versions: Promise<ScopeVersions>, writes: number): void {
     if (this.kept.size === 0 || writes !== this.writes) {
       this.kept.clear()
       this.writes = writes
       setImmediate(() => this.kept.clear())
     }
+    // A failed reading is the asker's to answer (fastify, in the envelope); it is not kept.
+    void versions.catch(() => {
+      if (this.kept.get(resellerId) === versions) this.kept.delete(resellerId)
+    })
     this.kept.set(resellerId, versions)
   }
 }
@@ -146,7 +162,7 @@ export function installFastReads(
     const kept = turn.get(resellerId)
     // Versions read for this request are handed on to fastify's own check (auth.ts).
     const versions = kept
-      ? Promise.resolve({ v: kept, handed: false })
+      ? kept.then((v) => ({ v, handed: false }))
       : turn.read(resellerId).then((v) => ({ v, handed: true }))
     void versions
       .then(async ({ v, handed }) => ({ v, handed, sent: await send(res, caller, path, url, v) }))

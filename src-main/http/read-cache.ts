@@ -12,7 +12,7 @@ import type { CreatedOrder, Order } from '../core/orders'
 import type { Reseller } from '../core/resellers'
 import type { Service } from '../core/service'
 import type { ScopeVersions } from '../core/store-version'
-import { JSON_CONTENT_TYPE, orderSerializer, pageBytes } from './order-page'
+import { JSON_CONTENT_TYPE, orderSerializer, pageBytes, type OrderSerializer } from './order-page'
 import { statsJson } from './present'
 import { StatsResponse } from './schemas'
 
@@ -71,7 +71,12 @@ export interface Entry {
 export interface ReadCacheCounters {
   hits: number
   misses: number
+  /** Orders another node placed whose reseller's kept pages this node moved forward. */
+  movedElsewhere: number
 }
+
+/** The GET /stats route's serialiser of its answer. */
+type StatsSerializer = (body: { success: true } & ReturnType<typeof statsJson>) => string
 
 interface Pending {
   key: string
@@ -135,6 +140,11 @@ export interface KeptAnswers {
    * script sends next are answered from kept bytes instead of rebuilt (Orders.pagesAfter).
    */
   orderPlaced(reply: FastifyReply, resellerId: number, created: CreatedOrder): Promise<void>
+  /**
+   * The same for an order another node of a shared store placed: the reseller's kept order
+   * pages current just before it are moved forward (its statistics are read again when asked).
+   */
+  orderPlacedElsewhere(resellerId: number, placed: Pick<CreatedOrder, 'order' | 'moved'>): Promise<void>
 }
 
 /**
@@ -147,7 +157,12 @@ export function keepOrderPage(request: FastifyRequest, page: Page<Order>): void 
 
 export function installReadCache(app: FastifyInstance, service: Service): KeptAnswers {
   const entries = new Map<string, Entry>()
-  const counters: ReadCacheCounters = { hits: 0, misses: 0 }
+  const counters: ReadCacheCounters = { hits: 0, misses: 0, movedElsewhere: 0 }
+  // The route's serialiser of one order, as the first answer this node made of an order page
+  // compiled it: a page another node's order moves is made with it (nothing kept, nothing moved
+  // before that first page).
+  let serializeOrders: OrderSerializer | null = null
+  let serializeStats: StatsSerializer | null = null
   app.decorate('readCache', counters)
   app.decorateRequest('readCachePending', null)
   const dayOf = (route: Cacheable): string | null => (route.byDay ? service.stats.day() : null)
@@ -189,6 +204,8 @@ export function installReadCache(app: FastifyInstance, service: Service): KeptAn
     // Midnight passed while the answer was computed: it may be the next day's, not this key's.
     if (pending.day !== null && dayOf({ basis: pending.basis, byDay: true }) !== pending.day) return payload
     const bytes = text ? Buffer.from(payload) : payload
+    if (pending.page) serializeOrders ??= orderSerializer(reply)
+    if (pending.day !== null) serializeStats ??= reply.compileSerializationSchema(StatsResponse)
     keep(pending.key, {
       reseller: pending.basis === 'group' ? null : pending.versions.reseller,
       catalogue: pending.versions.catalogue,
@@ -200,6 +217,72 @@ export function installReadCache(app: FastifyInstance, service: Service): KeptAn
     // The bytes just made, sent as they are: the string would be encoded a second time.
     return bytes
   })
+  /**
+   * The reseller's kept answers current just before the write at `moved.from`, after moving its
+   * order pages among them to just after it: only those, since what they show plus this order is
+   * the store at `moved.to`. Anything older is stale either way and stays so.
+   */
+  const movePages = async (
+    resellerId: number,
+    order: Order,
+    moved: NonNullable<CreatedOrder['moved']>,
+    serialize: OrderSerializer
+  ): Promise<[string, Entry][]> => {
+    const prefix = `r${resellerId} `
+    const before: [string, Entry][] = []
+    for (const [key, e] of entries) if (key.startsWith(prefix) && fresh(e, moved.from)) before.push([key, e])
+    const pages = before.filter(([, e]) => e.page !== undefined) as [string, Entry & { page: Page<Order> }][]
+    const next = await service.orders.pagesAfter(
+      resellerId,
+      { order, moved },
+      pages.map(([, e]) => e.page)
+    )
+    pages.forEach(([key, e], i) => {
+      const page = next[i]
+      if (!page || e.unread >= MAX_UNREAD_MOVES) return void entries.delete(key)
+      keep(key, {
+        ...e,
+        reseller: moved.to.reseller,
+        catalogue: moved.to.catalogue,
+        payload: () => pageBytes(serialize, page),
+        page,
+        unread: e.unread + 1
+      })
+    })
+    return before
+  }
+
+  /**
+   * The statistics are read again rather than worked out from the order (their rules live in
+   * the store's tallies), and only when next sent: that read comes after the request's own
+   * versions were found equal to `to`, so it sees the store at `to` or later, as any kept answer
+   * is computed after the versions it is kept under.
+   */
+  const moveStats = (
+    resellerId: number,
+    moved: NonNullable<CreatedOrder['moved']>,
+    before: [string, Entry][],
+    serialize: StatsSerializer
+  ): void => {
+    const day = service.stats.day()
+    const statsKey = `r${resellerId} ${day} /stats`
+    const stats = before.find(([key]) => key === statsKey)?.[1]
+    if (!stats) return
+    if (stats.unread >= MAX_UNREAD_MOVES) return void entries.delete(statsKey)
+    keep(statsKey, {
+      ...stats,
+      reseller: moved.to.reseller,
+      catalogue: moved.to.catalogue,
+      payload: async () => {
+        const body = { success: true as const, ...statsJson(await service.stats.stats(resellerId)) }
+        // Midnight passed since the move: that is the next day's answer, not this key's.
+        if (service.stats.day() !== day) throw new Error('the day the statistics were kept for is over')
+        return Buffer.from(serialize(body))
+      },
+      unread: stats.unread + 1
+    })
+  }
+
   return {
     cacheable: (path) => CACHEABLE.has(path),
     async answer(reseller, path, url, versions) {
@@ -216,52 +299,15 @@ export function installReadCache(app: FastifyInstance, service: Service): KeptAn
     async orderPlaced(reply, resellerId, created) {
       const moved = created.moved
       if (!moved || moved.from.catalogue !== moved.to.catalogue) return
-      const prefix = `r${resellerId} `
-      // Only answers current just before the write: what they show plus this order is the store
-      // just after it. Anything older is stale either way and stays so.
-      const before: [string, Entry][] = []
-      for (const [key, e] of entries) if (key.startsWith(prefix) && fresh(e, moved.from)) before.push([key, e])
-      const pages = before.filter(([, e]) => e.page !== undefined) as [string, Entry & { page: Page<Order> }][]
-      const serialize = orderSerializer(reply)
-      const next = await service.orders.pagesAfter(
-        resellerId,
-        { order: created.order, moved },
-        pages.map(([, e]) => e.page)
-      )
-      pages.forEach(([key, e], i) => {
-        const page = next[i]
-        if (!page || e.unread >= MAX_UNREAD_MOVES) return void entries.delete(key)
-        keep(key, {
-          ...e,
-          reseller: moved.to.reseller,
-          catalogue: moved.to.catalogue,
-          payload: () => pageBytes(serialize, page),
-          page,
-          unread: e.unread + 1
-        })
-      })
-      // The statistics are read again rather than worked out from the order (their rules live in
-      // the store's tallies), and only when next sent: that read comes after the request's own
-      // versions were found equal to `to`, so it sees the store at `to` or later, as any kept
-      // answer is computed after the versions it is kept under.
-      const day = service.stats.day()
-      const statsKey = `r${resellerId} ${day} /stats`
-      const stats = before.find(([key]) => key === statsKey)?.[1]
-      if (!stats) return
-      if (stats.unread >= MAX_UNREAD_MOVES) return void entries.delete(statsKey)
-      const serializeStats = reply.compileSerializationSchema(StatsResponse)
-      keep(statsKey, {
-        ...stats,
-        reseller: moved.to.reseller,
-        catalogue: moved.to.catalogue,
-        payload: async () => {
-          const body = { success: true as const, ...statsJson(await service.stats.stats(resellerId)) }
-          // Midnight passed since the move: that is the next day's answer, not this key's.
-          if (service.stats.day() !== day) throw new Error('the day the statistics were kept for is over')
-          return Buffer.from(serializeStats(body))
-        },
-        unread: stats.unread + 1
-      })
+      const before = await movePages(resellerId, created.order, moved, orderSerializer(reply))
+      moveStats(resellerId, moved, before, reply.compileSerializationSchema(StatsResponse))
+    },
+    async orderPlacedElsewhere(resellerId, placed) {
+      const moved = placed.moved
+      if (!moved || moved.from.catalogue !== moved.to.catalogue) return
+      const before = serializeOrders ? await movePages(resellerId, placed.order, moved, serializeOrders) : []
+      if (serializeStats) moveStats(resellerId, moved, before, serializeStats)
+      counters.movedElsewhere += 1
     }
   }
 }

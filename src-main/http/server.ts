@@ -62,6 +62,11 @@ export interface ServerOptions extends AuthOptions {
   rateLimit?: RateLimit
   /** Extra routes (the app's RPC and UI, the ACME server) added before the 405 table is built. */
   extend?: (app: App, router: ApiRouter) => void | Promise<void>
+  /**
+   * On a store other nodes share, move this server's kept answers forward for the orders they
+   * place (read-cache.ts); on unless false (a server that must rebuild every answer it sends).
+   */
+  followOtherNodes?: boolean
 }
 
 export const API_VERSION = '3.0'
@@ -109,6 +114,14 @@ export async function buildServer(service: Service, opts: ServerOptions = {}): P
       await kept.orderPlaced(reply, resellerId, created)
     }
   )
+  // Orders another node placed move this node's kept answers forward too (a shared store).
+  if (service.ctx.sharedStore && opts.followOtherNodes !== false) {
+    const unwatch = await service.orders.watchPlacedElsewhere(async (resellerId, placed) => {
+      keys.orderPlaced(resellerId, placed.moved, placed.newBalance)
+      await kept.orderPlacedElsewhere(resellerId, placed)
+    })
+    app.addHook('onClose', async () => await unwatch())
+  }
 
   await app.register(swagger, swaggerOptions(API_VERSION))
 

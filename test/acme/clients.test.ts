@@ -10,7 +10,13 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { x509 } from '../../src-main/core/x509'
 import { ACME_SETTINGS, startAcmeServer, type RunningAcmeServer } from '../../src-main/acme/server'
-import { certbotCertonly, freePort, run, startChallTestSrv, type ChallTestSrv } from '../support/acme'
+import { freePort, run, startChallTestSrv, type ChallTestSrv } from '../support/acme'
+import {
+  certbot as runCertbot,
+  lego as runLego,
+  opensslVerify as verifyWithRoot,
+  type AcmeClientRun
+} from '../support/acme-clients'
 import { startServer, type TestServer, type TestReseller } from '../support/server'
 
 type Acme = {
@@ -69,67 +75,19 @@ async function subscribe(domain: string): Promise<{ orderId: number; acme: Acme 
   return { orderId, acme: res.body.acme }
 }
 
-function certbot(dir: string, a: Acme, names: string[], hmac = a.account.eab_hmac_key) {
-  return run(
-    'certbot',
-    certbotCertonly({
-      server: a.account.server_url,
-      kid: a.account.eab_kid,
-      hmac,
-      httpPort,
-      address: '127.0.0.1',
-      dir,
-      names
-    }),
-    { env: { REQUESTS_CA_BUNDLE: rootPath }, seconds: 120 }
-  )
-}
+const client = (a: Acme, names: string[], hmac = a.account.eab_hmac_key): AcmeClientRun => ({
+  server: a.account.server_url,
+  eabKid: a.account.eab_kid,
+  eabHmacKey: hmac,
+  names,
+  email: 'ops@example.com',
+  httpPort,
+  rootPath
+})
 
-function lego(dir: string, a: Acme, names: string[], command: string[] = ['run']) {
-  return run(
-    'lego',
-    [
-      '--server',
-      a.account.server_url,
-      '--eab',
-      '--kid',
-      a.account.eab_kid,
-      `--hmac=${a.account.eab_hmac_key}`,
-      '--email',
-      'ops@example.com',
-      '--accept-tos',
-      '--path',
-      dir,
-      '--http',
-      '--http.port',
-      `127.0.0.1:${httpPort}`,
-      ...names.flatMap((n) => ['--domains', n]),
-      ...command
-    ],
-    { env: { LEGO_CA_CERTIFICATES: rootPath }, seconds: 120 }
-  )
-}
-
-/** Splits a PEM bundle and checks it with openssl against the CertDesk root. */
-async function opensslVerify(
-  chainPem: string,
-  dir: string
-): Promise<{ code: number; out: string; leaf: InstanceType<typeof x509.X509Certificate>; count: number }> {
-  const certs = chainPem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []
-  writeFileSync(join(dir, 'leaf.pem'), `${certs[0]}\n`)
-  writeFileSync(join(dir, 'intermediates.pem'), `${certs.slice(1).join('\n')}\n`)
-  const r = await run('openssl', [
-    'verify',
-    '-purpose',
-    'sslserver',
-    '-CAfile',
-    rootPath,
-    '-untrusted',
-    join(dir, 'intermediates.pem'),
-    join(dir, 'leaf.pem')
-  ])
-  return { code: r.code, out: r.stdout + r.stderr, leaf: new x509.X509Certificate(certs[0]), count: certs.length }
-}
+const certbot = (dir: string, a: Acme, names: string[], hmac?: string) => runCertbot(dir, client(a, names, hmac))
+const lego = (dir: string, a: Acme, names: string[], command?: string[]) => runLego(dir, client(a, names), command)
+const opensslVerify = (chainPem: string, dir: string) => verifyWithRoot(chainPem, dir, rootPath)
 
 const dnsNames = (c: InstanceType<typeof x509.X509Certificate>): string[] =>
   (c.getExtension(x509.SubjectAlternativeNameExtension)?.names.items ?? []).map((n) => n.value).sort()

@@ -5,15 +5,15 @@
  * and download. The code docs/scripts.md shows is the code that runs.
  */
 import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import http from 'node:http'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import type http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join, normalize } from 'node:path'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DCV_SETTINGS } from '../../src-main/core/dcv'
 import { opensslCsr } from '../support/csr'
-import { startDns, type DnsServer } from '../support/dcv-servers'
+import { serveFolder, startDns, type DnsServer } from '../support/dcv-servers'
 import { OFFLINE_MARKER, offlineEnv, ROOT } from '../support/offline-tool'
 import { startServer, type TestReseller, type TestServer } from '../support/server'
 
@@ -27,21 +27,10 @@ const dir = mkdtempSync(join(tmpdir(), 'certdesk-scripts-'))
 const webroot = join(dir, 'www')
 const out = join(dir, 'certs')
 
-/** A static web server over `webroot`, as the customer's server would be. */
-async function serveWebroot(): Promise<http.Server> {
-  const server = http.createServer((req, res) => {
-    const file = join(webroot, normalize(decodeURIComponent((req.url ?? '/').split('?')[0])))
-    if (!file.startsWith(webroot) || !existsSync(file)) return void res.writeHead(404).end('not found')
-    res.writeHead(200, { 'content-type': 'text/plain' }).end(readFileSync(file))
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return server
-}
-
 beforeAll(async () => {
   s = await startServer()
   dns = await startDns()
-  web = await serveWebroot()
+  web = await serveFolder(webroot)
   await s.service.settings.set(DCV_SETTINGS.resolver, dns.address)
   await s.service.settings.set(DCV_SETTINGS.httpPort, String((web.address() as AddressInfo).port))
   await s.service.settings.set(DCV_SETTINGS.allowPrivateAddresses, 'true')

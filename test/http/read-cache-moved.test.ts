@@ -13,7 +13,8 @@ let fresh: TestServer
 
 beforeAll(async () => {
   s = await startServer()
-  fresh = await startServer({ dataDir: s.dataDir })
+  // On PostgreSQL the two are nodes of one book: the reference must not follow `s`'s orders.
+  fresh = await startServer({ dataDir: s.dataDir, server: { followOtherNodes: false } })
 })
 afterAll(async () => {
   await fresh.close()

@@ -13,7 +13,8 @@ export interface AcmeAnswer {
   body: Record<string, unknown>
 }
 
-function https(rootPem: string, method: string, url: string, jws?: unknown): Promise<AcmeAnswer> {
+/** One request to the ACME server over HTTPS, trusting `rootPem`; a JWS body as JSON when given. */
+export function https(rootPem: string, method: string, url: string, jws?: unknown): Promise<AcmeAnswer> {
   return new Promise((resolve, reject) => {
     const req = request(
       url,

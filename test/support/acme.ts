@@ -145,6 +145,7 @@ export function certbotCertonly(o: {
   address: string
   dir: string
   names: string[]
+  email?: string
 }): string[] {
   return [
     'certonly',
@@ -152,7 +153,7 @@ export function certbotCertonly(o: {
     '--non-interactive',
     '--agree-tos',
     '-m',
-    'ops@example.com',
+    o.email ?? 'ops@example.com',
     '--server',
     o.server,
     '--eab-kid',

@@ -97,23 +97,30 @@ function tryNetns(): ClientNetwork | null {
   }
 }
 
-function loopbackClient(publicName: string): ClientNetwork {
+/**
+ * A program's own view of /etc/hosts, naming `name` at `address`: the argv that runs a command
+ * in a user and mount namespace with that hosts file mounted over the machine's. The program's
+ * network is this machine's; only its name lookups differ (glibc and Go's resolver both read
+ * the file), and nothing of the machine's own configuration changes.
+ */
+export interface HostsOverlay {
+  argv(cmd: string, args: string[]): string[]
+  close(): void
+}
+
+export function hostsOverlay(name: string, address: string): HostsOverlay {
   const dir = mkdtempSync(join(tmpdir(), 'certdesk-client-'))
   const hosts = join(dir, 'hosts')
-  writeFileSync(hosts, `127.0.0.1 localhost\n127.0.0.2 ${publicName}\n`)
+  writeFileSync(hosts, `127.0.0.1 localhost\n${address} ${name}\n`)
   try {
     execFileSync('unshare', ['--user', '--map-root-user', '--mount', 'true'], { stdio: 'ignore' })
   } catch {
     rmSync(dir, { recursive: true, force: true })
     throw new Error(
-      'could not give the test client a network of its own: neither `ip netns add` (needs CAP_NET_ADMIN) nor `unshare --user --mount` (needs unprivileged user namespaces) works here'
+      'could not give the test client a hosts file of its own: `unshare --user --mount` (needs unprivileged user namespaces) does not work here'
     )
   }
   return {
-    kind: 'loopback',
-    serverAddress: '127.0.0.2',
-    clientAddress: '127.0.0.1',
-    dnsAt: null,
     argv: (cmd, args) => [
       'unshare',
       '--user',
@@ -128,6 +135,11 @@ function loopbackClient(publicName: string): ClientNetwork {
     ],
     close: () => rmSync(dir, { recursive: true, force: true })
   }
+}
+
+function loopbackClient(publicName: string): ClientNetwork {
+  const overlay = hostsOverlay(publicName, '127.0.0.2')
+  return { kind: 'loopback', serverAddress: '127.0.0.2', clientAddress: '127.0.0.1', dnsAt: null, ...overlay }
 }
 
 /** The customer's side: a network namespace when one can be made, else the loopback stand-in. */

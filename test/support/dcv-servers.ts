@@ -5,12 +5,12 @@
  * itself after 15 minutes (coreutils `timeout`) should a test process die first.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import http from 'node:http'
 import https from 'node:https'
 import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, normalize } from 'node:path'
 import { SMTPServer } from 'smtp-server'
 import type { Service } from '../../src-main/core/service'
 import { opensslCsr, opensslCsrForKey } from './csr'
@@ -254,4 +254,18 @@ export async function configureOverHttp(
   const i = conf.validation[0].instructions
   if (i.method !== 'http') throw new Error('expected http instructions')
   return () => web.put(domain, new URL(i.url).pathname, i.fileContent)
+}
+
+/**
+ * A static web server over `root` on a free loopback port, as a customer's server serves its web
+ * root (a script writes the validation files there); 404 for anything missing or outside it.
+ */
+export async function serveFolder(root: string): Promise<http.Server> {
+  const server = http.createServer((req, res) => {
+    const file = join(root, normalize(decodeURIComponent((req.url ?? '/').split('?')[0])))
+    if (!file.startsWith(root) || !existsSync(file)) return void res.writeHead(404).end('not found')
+    res.writeHead(200, { 'content-type': 'text/plain' }).end(readFileSync(file))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return server
 }

@@ -13,12 +13,14 @@ import { AcmeAuthorizations } from './authorizations'
 import { AcmeCertificates } from './certificates'
 import { AcmeChallenges, persistIssuerDomain } from './challenges'
 import { AcmeFinalizer } from './finalize'
+import { openNonceBook, type NonceBook } from './nonces'
 import { AcmeOrders } from './orders'
 import type { AcmeSigner } from './signer'
 
 export { AcmeError, acmeErrorStatus, type AcmeErrorType } from './errors'
 export type { AcmeAccount, AcmeAuthorization, AcmeChallenge, AcmeOrder } from './records'
 export type { AcmeSigner } from './signer'
+export type { NonceBook } from './nonces'
 
 /** The listener certificate is made anew at every start; a month outlasts any run. */
 const LISTENER_CERT_DAYS = 30
@@ -43,6 +45,21 @@ export class AcmeServerCore {
     this.challenges = new AcmeChallenges(ctx, settings, this.authorizations)
     this.finalizer = new AcmeFinalizer(ctx, subscriptions, this.orders, signer)
     this.certificates = new AcmeCertificates(ctx)
+  }
+
+  private nonceBook: Promise<NonceBook> | null = null
+
+  /**
+   * The nonces of this server's answers (§6.5), one book for every listener of the process (the
+   * loopback ACME server and the public listener): its own, or shared by every node of the store.
+   */
+  nonces(): Promise<NonceBook> {
+    this.nonceBook ??= openNonceBook(this.ctx).catch((err: unknown) => {
+      // A book that could not open (the secret store locked) is tried again by the next listener.
+      this.nonceBook = null
+      throw err
+    })
+    return this.nonceBook
   }
 
   /** The root ACME clients must trust: the CertDesk CA's. */

@@ -79,7 +79,7 @@ export class Certificates {
       settings,
       issuer,
       external,
-      lock: new OrderLock(),
+      lock: new OrderLock(ctx.sharedStore ? ctx.store : null),
       keys: null,
       onStored: null,
       revoker,

@@ -8,6 +8,9 @@ import type { CoreContext } from '../context'
 import type { Issuer } from '../issuer'
 import type { Orders } from '../orders'
 import type { Settings } from '../settings'
+import type { Store } from '../store'
+import { DEFAULT_RETRY_AFTER_SECONDS, RetryLaterError } from '../store-faults'
+import { awaitLeadership } from '../cluster/leadership'
 import type { CertificateHandover } from './records'
 import type { CrlPublisher, ExternalRevocation } from './revocation'
 
@@ -46,18 +49,47 @@ export interface CertificatesScope {
   readonly crl: CrlPublisher | null
 }
 
-/** One issuance at a time per order, so two status polls never sign twice. */
+/**
+ * How long a node waits for another node's work on the same order (an issuance through an
+ * external CA may take a while) before the caller hears 503 and tries again.
+ */
+export const ORDER_LOCK_WAIT_MS = 60_000
+
+/**
+ * One issuance at a time per order, so two status polls never sign twice: within this process
+ * by a promise per order, and on a store several nodes share also across them, by the store's
+ * leadership for the order (a poll sent through a balancer to another node waits the same way).
+ */
 export class OrderLock {
   private readonly busy = new Map<number, Promise<unknown>>()
 
+  /** `shared`: the store of a team, whose other nodes work on the same orders. */
+  constructor(private readonly shared: Store | null = null) {}
+
   async run<T>(orderId: number, fn: () => Promise<T>): Promise<T> {
     while (this.busy.has(orderId)) await this.busy.get(orderId)?.catch(() => undefined)
-    const p = fn()
+    const p = this.acrossNodes(orderId, fn)
     this.busy.set(orderId, p)
     try {
       return await p
     } finally {
       this.busy.delete(orderId)
+    }
+  }
+
+  private async acrossNodes<T>(orderId: number, fn: () => Promise<T>): Promise<T> {
+    if (!this.shared) return fn()
+    const held = await awaitLeadership(this.shared, `order:${orderId}`, ORDER_LOCK_WAIT_MS)
+    if (!held) {
+      throw new RetryLaterError(
+        `could not work on order ${orderId}: another node has been issuing its certificate for ${ORDER_LOCK_WAIT_MS / 1000} s; try again in ${DEFAULT_RETRY_AFTER_SECONDS} s`,
+        DEFAULT_RETRY_AFTER_SECONDS
+      )
+    }
+    try {
+      return await fn()
+    } finally {
+      await held.release()
     }
   }
 }

@@ -225,21 +225,31 @@ export class DeployQueue {
   }
 
   private async runPendingOf(scope: { orderId?: number }): Promise<number[]> {
-    const now = isoTimestamp(this.ctx.clock())
+    const at = this.ctx.clock()
+    const now = isoTimestamp(at)
     // A due pass over all orders leaves the ones in their quiet period to the pass that ends it,
     // and those a pass of their own is deploying: that pass keeps the order of kinds.
     const held = scope.orderId === undefined ? [...this.held.keys(), ...this.passing.keys()] : []
     const notHeld = this.ctx.store.inList(held, true)
+    // The same for another process (a node of a shared store): an order with a run claimed
+    // right now is being deployed by its own pass, and a reissued certificate not attempted
+    // yet is still in its quiet period on the node that stored it.
+    const elsewhere =
+      scope.orderId === undefined
+        ? `AND NOT EXISTS (SELECT 1 FROM deploy_runs x WHERE x.order_id = r.order_id AND x.status = 'running' AND x.claimed_until > ?)
+           AND NOT (r.status = 'pending' AND r.attempts = 0 AND r.trigger = 'reissued' AND r.updated_at > ?)`
+        : ''
     const rows = (await this.ctx.store.all(
       `SELECT r.id FROM deploy_runs r JOIN deploy_targets t ON t.id = r.target_id
          WHERE ((r.status = 'pending' AND r.next_attempt_at <= ?) OR (r.status = 'running' AND r.claimed_until <= ?))
            ${scope.orderId !== undefined ? 'AND r.order_id = ?' : ''}
-           AND r.order_id ${notHeld.sql}
+           AND r.order_id ${notHeld.sql} ${elsewhere}
          ORDER BY r.order_id, ${KIND_ORDER}, r.id`,
       now,
       now,
       ...(scope.orderId !== undefined ? [scope.orderId] : []),
-      notHeld.arg
+      notHeld.arg,
+      ...(scope.orderId === undefined ? [now, isoTimestamp(new Date(at.getTime() - REISSUE_QUIET_MS))] : [])
     )) as { id: number }[]
     const ran: number[] = []
     for (const { id } of rows) {

@@ -67,7 +67,8 @@ export interface Tx extends Queryable {
 export interface TxOptions {
   /**
    * Reads only. SQLite: a snapshot on the read connection, never waiting for a writer;
-   * PostgreSQL: `SERIALIZABLE READ ONLY`. A write inside it is refused.
+   * PostgreSQL: `REPEATABLE READ READ ONLY` on a reader connection, one snapshot that is never
+   * refused for serialization. A write inside it is refused.
    */
   readOnly?: boolean
   /**
@@ -77,12 +78,14 @@ export interface TxOptions {
    */
   budgetMs?: number
   /**
-   * Transactions of this process that name the same queue run one after another. They write
-   * the same rows (one reseller's balance, ledger tallies and cache scope): side by side on
-   * PostgreSQL, all but one of them would be refused for serialization at their first shared
-   * write and run again, over and over under load; queued, each waits its turn instead, and
-   * only transactions of other nodes can still conflict (and are retried). SQLite runs one
-   * writer at a time anyway. Ignored by a nested transaction, which runs in its parent's turn.
+   * Transactions that name the same queue run one after another, in this process and across
+   * every node of a shared store. They write the same rows (one reseller's balance, ledger
+   * tallies and cache scope): side by side on PostgreSQL, all but one of them would be refused
+   * for serialization at their first shared write and run again, over and over under load;
+   * queued, each waits its turn instead (in-process first, so waiting transactions never hold
+   * more than one of the pool's connections; then on an advisory lock other nodes share).
+   * SQLite runs one writer at a time anyway. Ignored by a nested transaction, which runs in its
+   * parent's turn.
    */
   queue?: string
 }

@@ -60,6 +60,13 @@ interface Frame {
 export interface PostgresStoreOptions {
   /** How long a transaction may keep retrying serialization failures before 503. */
   retryBudgetMs?: number
+  /**
+   * Connections for reads outside a writing transaction (statements that only read, read-only
+   * transactions, `each`), opened at REPEATABLE READ READ ONLY: one snapshot of what has been
+   * committed, never refused for serialization and never the cause of a writer's refusal.
+   * Without it every read goes through the main pool.
+   */
+  readers?: pg.Pool
 }
 
 /** The schema version of a migrated database (postgres-schema.ts). */
@@ -103,6 +110,8 @@ export class PostgresStore implements Store {
   /** Connections that hold leadership, ended with the store. */
   private readonly leaderClients = new Set<pg.Client>()
   private readonly retryBudgetMs: number
+  /** The pool reads outside a writing transaction take (PostgresStoreOptions.readers). */
+  readonly readers: pg.Pool
   private writes = 0
   private cursors = 0
   private closed = false
@@ -119,6 +128,7 @@ export class PostgresStore implements Store {
     options: PostgresStoreOptions = {}
   ) {
     this.retryBudgetMs = options.retryBudgetMs ?? 10_000
+    this.readers = options.readers ?? pool
     this.events.setMaxListeners(0)
   }
 
@@ -157,8 +167,9 @@ export class PostgresStore implements Store {
         throw err
       }
     }
-    // On its own: one statement in its own SERIALIZABLE transaction, retried like any other.
-    return this.retrying(() => run(this.pool), 'run a statement')
+    // On its own: a statement that only reads runs on a reader connection (one snapshot, no
+    // part in serializability); any other in its own SERIALIZABLE transaction, retried like any.
+    return this.retrying(() => run(onlyReads(text) ? this.readers : this.pool), 'run a statement')
   }
 
   async get<T = Row>(sql: string, ...args: SqlArg[]): Promise<T | undefined> {
@@ -216,7 +227,7 @@ export class PostgresStore implements Store {
     if (this.closed) throw closedStore()
     // REPEATABLE READ: a read-only snapshot that is never refused for serialization, so no
     // batch is ever handed out twice by a retry.
-    const client = await this.pool.connect()
+    const client = await this.readers.connect()
     let broken: Error | undefined
     const lost = (err: Error) => (broken = err)
     client.on('error', lost)
@@ -273,9 +284,10 @@ export class PostgresStore implements Store {
 
   private async outermost<T>(fn: (t: Tx) => Promise<T>, options: TxOptions): Promise<T> {
     const readOnly = options.readOnly === true
+    const key = options.queue
     return this.retrying(
       async () => {
-        const client = await this.pool.connect()
+        const client = await (readOnly ? this.readers : this.pool).connect()
         const root: Root = {
           client,
           readOnly,
@@ -291,9 +303,16 @@ export class PostgresStore implements Store {
         // through this event; unheard, it would end the process. Its query fails too.
         const lost = (err: Error) => (broken = err)
         client.on('error', lost)
+        let locked = false
         try {
+          if (key !== undefined) {
+            // The queue across nodes: the same key's transactions of other nodes wait here. Taken
+            // before BEGIN, so the transaction's snapshot is taken once the holder has committed.
+            await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [`certdesk-tx:${key}`])
+            locked = true
+          }
           await client.query(
-            readOnly ? 'BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY' : 'BEGIN ISOLATION LEVEL SERIALIZABLE'
+            readOnly ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN ISOLATION LEVEL SERIALIZABLE'
           )
           const result = await this.frames.run({ root, level: 0 }, () => fn(this.handle()))
           if (root.savepoints.length > 0) throw new Error('could not commit: a nested transaction was not awaited')
@@ -316,6 +335,12 @@ export class PostgresStore implements Store {
           throw root.failed && isRetryable(root.failed) ? root.failed : err
         } finally {
           root.done = true
+          if (locked && !broken) {
+            // A connection that kept the lock would hold every later transaction of the key.
+            await client
+              .query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [`certdesk-tx:${key}`])
+              .catch((e: Error) => (broken = e))
+          }
           client.off('error', lost)
           client.release(broken)
         }
@@ -579,6 +604,7 @@ export class PostgresStore implements Store {
     await this.listener?.end().catch(() => undefined)
     this.listener = null
     for (const c of this.leaderClients) await c.end().catch(() => undefined)
+    if (this.readers !== this.pool) await this.readers.end()
     await this.pool.end()
   }
 }
@@ -595,6 +621,18 @@ const SCHEMA_AND_KEEPERS = `(SELECT version FROM ${SCHEMA_TABLE}) AS s,
     WHERE c.relnamespace = (SELECT n.oid FROM pg_namespace n WHERE n.nspname = current_schema())
       AND t.tgenabled <> 'D'
       AND t.tgname IN (${KEEPER_TRIGGERS.map((t) => `'${t}'`).join(', ')})) AS k`
+
+/**
+ * Whether a statement (PostgreSQL's text) surely only reads: a SELECT or WITH that names no
+ * writing statement, row lock or function with effects. Anything else, or anything in doubt (a
+ * string that holds such a word), goes to the main pool, which runs everything.
+ */
+const READ_START = /^[\s(]*(?:SELECT|WITH)\b/i
+const WRITE_WORDS =
+  /\b(?:INSERT|UPDATE|DELETE|MERGE|TRUNCATE|nextval|setval|pg_notify|pg_advisory\w*|pg_try_advisory\w*)\b|\bFOR\s+(?:NO\s+KEY\s+)?(?:UPDATE|SHARE)\b|\bFOR\s+KEY\s+SHARE\b/i
+export function onlyReads(text: string): boolean {
+  return READ_START.test(text) && !WRITE_WORDS.test(text)
+}
 
 let unkept = 0
 function schemaToken(row: { s: number; k: number } | undefined): string {

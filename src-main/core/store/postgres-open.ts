@@ -9,8 +9,10 @@ import { PostgresStore, type PostgresStoreOptions } from './postgres-engine'
 import { openFailure, parsePostgresUrl, StoreOpenError, EXIT_UNAVAILABLE } from './postgres-errors'
 
 export interface PostgresOpenOptions extends PostgresStoreOptions {
-  /** Connections in the pool (default 10). */
+  /** Connections in the pool that writes (default 10). */
   poolSize?: number
+  /** Connections in the pool that reads outside writing transactions (default 10). */
+  readerPoolSize?: number
   /** A statement running longer is cancelled and the caller hears 503 (default 30 s). */
   statementTimeoutMs?: number
   /** How long opening waits for the server (default 10 s). */
@@ -52,6 +54,9 @@ export const rowTypes: pg.CustomTypesConfig = {
   }) as pg.CustomTypesConfig['getTypeParser']
 }
 
+/** Planner costs of the writing connections (clientConfig). */
+const WRITER_PLANNER = '-c random_page_cost=1.1 -c cpu_tuple_cost=0.2'
+
 /** The settings every connection of the store starts with (PostgreSQL manual, 20.11 "Client Connection Defaults"). */
 export function clientConfig(url: URL, options: PostgresOpenOptions): pg.ClientConfig {
   const statementTimeout = options.statementTimeoutMs ?? 30_000
@@ -64,8 +69,13 @@ export function clientConfig(url: URL, options: PostgresOpenOptions): pg.ClientC
     // A node that stopped in the middle of a transaction must not hold its row locks for ever.
     idle_in_transaction_session_timeout: Math.max(60_000, statementTimeout * 2),
     // Every statement outside an explicit transaction is SERIALIZABLE too (postgres-engine.ts);
-    // UTC, so a server-side timestamp never carries the server's zone.
-    options: '-c default_transaction_isolation=serializable -c TimeZone=UTC'
+    // UTC, so a server-side timestamp never carries the server's zone. Index scans preferred even
+    // on small tables: "sequential scans will always necessitate a relation-level predicate
+    // lock", so a transaction that scans the few reseller or counter rows conflicts with every
+    // other one that writes any of them; the manual's remedy is a lower random_page_cost and a
+    // higher cpu_tuple_cost (PostgreSQL manual, 13.2.3 "Serializable Isolation Level"). Readers
+    // (the reader pool) keep the defaults: they take no predicate locks.
+    options: `-c default_transaction_isolation=serializable -c TimeZone=UTC ${WRITER_PLANNER}`
   }
 }
 
@@ -98,8 +108,16 @@ export async function openPostgresStore(rawUrl: string, options: PostgresOpenOpt
     await first.end().catch(() => undefined)
   }
   const pool = new pg.Pool({ ...config, max: options.poolSize ?? 10 })
+  // Reads outside a writing transaction: one snapshot each, read-only by the session's default
+  // too, so a statement taken for a read by mistake fails instead of writing unserialized.
+  const readers = new pg.Pool({
+    ...config,
+    options: '-c default_transaction_isolation=repeatable\\ read -c default_transaction_read_only=on -c TimeZone=UTC',
+    max: options.readerPoolSize ?? 10
+  })
   // An idle connection the server closed (a restart, a failover) is dropped by the pool; the
   // next statement takes a new one. Without a listener the error would end the process.
   pool.on('error', () => undefined)
-  return new PostgresStore(pool, config, options)
+  readers.on('error', () => undefined)
+  return new PostgresStore(pool, config, { ...options, readers })
 }

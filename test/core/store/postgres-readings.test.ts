@@ -5,8 +5,9 @@
  *    node's commit always sees that commit;
  *  - inside a transaction, the catalogue version and the schema token are read once and kept
  *    until the transaction writes (its snapshot would answer the same);
- *  - transactions naming one queue run one after another in this process: none is refused for
- *    serialization and run again, where side by side most of them are.
+ *  - transactions naming one queue run one after another, in this process and across two stores
+ *    on one database (two nodes): none is refused for serialization and run again, where side by
+ *    side most of them are.
  */
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -17,19 +18,24 @@ let fx: EngineFixture
 let store: PostgresStore
 let other: PostgresStore
 
-/** Counts the statements `store` sends through its pool, and can hold an answer back. */
+/**
+ * Counts the statements `store` sends through its pools (the main one and the readers', which
+ * takes the statements that only read), and can hold an answer back.
+ */
 function watchPool(s: PostgresStore) {
-  const pool = s.pool as pg.Pool & { query: (...a: unknown[]) => Promise<unknown> }
-  const original = pool.query.bind(pool)
+  const pools = [...new Set([s.pool, s.readers])] as (pg.Pool & { query: (...a: unknown[]) => Promise<unknown> })[]
+  const originals = pools.map((p) => p.query.bind(p))
   const seen: string[] = []
   let hold: Promise<void> | null = null
-  pool.query = (async (config: { text: string }, ...rest: unknown[]) => {
-    seen.push(config.text)
-    const held = hold
-    const answer = await original(config, ...rest)
-    if (held) await held
-    return answer
-  }) as typeof pool.query
+  pools.forEach((pool, i) => {
+    pool.query = (async (config: { text: string }, ...rest: unknown[]) => {
+      seen.push(config.text)
+      const held = hold
+      const answer = await originals[i](config, ...rest)
+      if (held) await held
+      return answer
+    }) as typeof pool.query
+  })
   return {
     seen,
     /** Answers of statements sent from now on wait for the returned release. */
@@ -41,7 +47,7 @@ function watchPool(s: PostgresStore) {
         release()
       }
     },
-    restore: () => void (pool.query = original as typeof pool.query)
+    restore: () => pools.forEach((pool, i) => void (pool.query = originals[i] as typeof pool.query))
   }
 }
 
@@ -119,8 +125,12 @@ describe('PostgreSQL readings inside a transaction', () => {
 })
 
 describe('PostgreSQL transaction queues', () => {
-  const place = (queue: string | undefined, tally: { runs: number; active: number; most: number }) =>
-    store.tx(
+  const place = (
+    queue: string | undefined,
+    tally: { runs: number; active: number; most: number },
+    on: PostgresStore = store
+  ) =>
+    on.tx(
       async (t) => {
         tally.runs++
         tally.active++
@@ -140,6 +150,17 @@ describe('PostgreSQL transaction queues', () => {
     const start = await store.value<number>(`SELECT gen FROM cache_generations WHERE scope = 'reseller:2'`)
     const tally = { runs: 0, active: 0, most: 0 }
     await Promise.all(Array.from({ length: 20 }, () => place('reseller:2', tally)))
+    expect(tally.most).toBe(1)
+    expect(tally.runs).toBe(20)
+    expect(await store.value(`SELECT gen FROM cache_generations WHERE scope = 'reseller:2'`)).toBe((start ?? 0) + 20)
+  })
+
+  it('runs the transactions of one queue on two nodes one after another too', async () => {
+    // `other` is a second store on the same database, as another node's is: its own pools and
+    // its own in-process queues, so only the lock they share at the server can order them.
+    const start = await store.value<number>(`SELECT gen FROM cache_generations WHERE scope = 'reseller:2'`)
+    const tally = { runs: 0, active: 0, most: 0 }
+    await Promise.all(Array.from({ length: 20 }, (_, i) => place('reseller:2', tally, i % 2 ? other : store)))
     expect(tally.most).toBe(1)
     expect(tally.runs).toBe(20)
     expect(await store.value(`SELECT gen FROM cache_generations WHERE scope = 'reseller:2'`)).toBe((start ?? 0) + 20)
