@@ -5,13 +5,13 @@
 // second node's background work (its share of leadership, its connections) is in both too. Runs
 // alternate (one node, two nodes, then two, one, …) so a neighbour's burst on the shared machine
 // moves both sides; the figure is the median over the rounds of two nodes' rate / one node's.
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { CLI } from './paths.mjs'
 import { adminAsync, drive } from './mixed.mjs'
-import { startBenchPostgres } from './postgres.mjs'
+import { PG_BIN, PG_USER, startPostgresServer } from '../../scripts/postgres-server.mjs'
 import { cpuMs, freePort, median, startNode } from './procs.mjs'
 
 export const TEAM_TARGET = 0.9
@@ -22,7 +22,50 @@ const round = (x, d = 2) => Math.round(x * 10 ** d) / 10 ** d
  * on PostgreSQL"): predicate locks kept per row further before they cover a whole page, so
  * orders of different resellers do not refuse each other for sharing a page.
  */
-export const PG_SETTINGS = { max_pred_locks_per_page: '64', max_pred_locks_per_transaction: '256' }
+export const PG_SETTINGS = {
+  max_pred_locks_per_page: '64',
+  max_pred_locks_per_transaction: '256',
+  // PostgreSQL's own default, which the shared starter lowers for the tests
+  shared_buffers: '128MB'
+}
+
+/**
+ * The bench's PostgreSQL (the tests' starter, with fsync and synchronous_commit on as a team
+ * server keeps them), and psql over its socket for the few readings taken between runs.
+ */
+async function startTeamPostgres() {
+  const server = await startPostgresServer({ settings: PG_SETTINGS })
+  const psql = (database, sql) => {
+    const r = spawnSync(
+      join(PG_BIN, 'psql'),
+      [
+        '-h',
+        server.info.socketDir,
+        '-p',
+        String(server.info.port),
+        '-U',
+        PG_USER,
+        '-d',
+        database,
+        '-v',
+        'ON_ERROR_STOP=1',
+        '-qAtc',
+        sql
+      ],
+      { encoding: 'utf8' }
+    )
+    if (r.status !== 0) throw new Error(`could not query PostgreSQL: ${(r.stderr || r.stdout || '').trim()}`)
+    return r.stdout
+  }
+  return {
+    psql,
+    database(name) {
+      psql('postgres', `CREATE DATABASE ${name}`)
+      return server.socketUrl(name)
+    },
+    stop: () => server.stop()
+  }
+}
 /** The balancer's frontends: node a alone, a and b in turn, a and b by API key. */
 const SIDES = ['one', 'two', 'sticky']
 
@@ -128,7 +171,7 @@ export async function teamLoad({
 }) {
   const dir = join(work, 'team')
   mkdirSync(dir, { recursive: true })
-  const pg = await startBenchPostgres(PG_SETTINGS)
+  const pg = await startTeamPostgres()
   const nodes = []
   let balancer = null
   try {
