@@ -3,7 +3,7 @@
  * applied, its common part (translated from the SQLite file) and its PostgreSQL part
  * (migrations/postgres/NNNN-name.sql), in one transaction with its number, so a failure leaves
  * the database at the version before it. PostgreSQL's DDL is transactional. Several nodes may
- * start at once: the first takes a transaction-level advisory lock and migrates, the others
+ * start at once: the first takes a session-level advisory lock and migrates, the others
  * wait for it and find nothing left to do.
  */
 import type pg from 'pg'
@@ -47,39 +47,51 @@ export async function migratePostgres(client: pg.ClientBase): Promise<number> {
   const state = newTranslationState()
   // Every translation, in order, so each knows the virtual tables of those before it.
   const plan = migrations.map((m) => ({ ...m, common: translateMigration(m.sql, state).statements }))
+  // The lock is the session's, taken before any transaction begins: a transaction's snapshot is
+  // taken at its first statement, so a lock waited for inside one would leave it reading the
+  // schema as it was before the node that held the lock migrated (and, at SERIALIZABLE, fail).
+  await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK])
+  try {
+    await inTransaction(client, async () => {
+      await client.query(`CREATE TABLE IF NOT EXISTS ${SCHEMA_TABLE} (version bigint NOT NULL)`)
+      await client.query(`INSERT INTO ${SCHEMA_TABLE} SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM ${SCHEMA_TABLE})`)
+    })
+    let reached = 0
+    for (const m of plan) {
+      try {
+        await inTransaction(client, async () => {
+          const current = Number((await client.query(`SELECT version FROM ${SCHEMA_TABLE}`)).rows[0].version)
+          if (m.version > current) {
+            for (const sql of m.common) await client.query(sql)
+            const own = postgresMigrations.get(m.version)
+            if (own) await client.query(own.sql)
+            await client.query(`UPDATE ${SCHEMA_TABLE} SET version = $1`, [m.version])
+          }
+          reached = Math.max(current, m.version)
+        })
+      } catch (err) {
+        throw new Error(`could not update the store to version ${m.version} (${m.name}): ${(err as Error).message}`, {
+          cause: err
+        })
+      }
+    }
+    await syncIdentitySequences(client)
+    return reached
+  } finally {
+    // A connection that ended frees the lock too (the server does it).
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined)
+  }
+}
+
+async function inTransaction(client: pg.ClientBase, work: () => Promise<void>): Promise<void> {
   await client.query('BEGIN')
   try {
-    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK])
-    await client.query(`CREATE TABLE IF NOT EXISTS ${SCHEMA_TABLE} (version bigint NOT NULL)`)
-    await client.query(`INSERT INTO ${SCHEMA_TABLE} SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM ${SCHEMA_TABLE})`)
+    await work()
     await client.query('COMMIT')
   } catch (err) {
-    await client.query('ROLLBACK')
+    await client.query('ROLLBACK').catch(() => undefined)
     throw err
   }
-  let reached = 0
-  for (const m of plan) {
-    await client.query('BEGIN')
-    try {
-      await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK])
-      const current = Number((await client.query(`SELECT version FROM ${SCHEMA_TABLE}`)).rows[0].version)
-      if (m.version > current) {
-        for (const sql of m.common) await client.query(sql)
-        const own = postgresMigrations.get(m.version)
-        if (own) await client.query(own.sql)
-        await client.query(`UPDATE ${SCHEMA_TABLE} SET version = $1`, [m.version])
-      }
-      await client.query('COMMIT')
-      reached = Math.max(current, m.version)
-    } catch (err) {
-      await client.query('ROLLBACK')
-      throw new Error(`could not update the store to version ${m.version} (${m.name}): ${(err as Error).message}`, {
-        cause: err
-      })
-    }
-  }
-  await syncIdentitySequences(client)
-  return reached
 }
 
 /**
