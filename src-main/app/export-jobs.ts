@@ -12,7 +12,7 @@ import { promises as fs } from 'node:fs'
 import { dirname, isAbsolute, sep } from 'node:path'
 import { conflict, invalid, notFound } from '../core/errors'
 import { createBeside, discard, publish, type ExclusiveTemp } from '../core/exclusive-file'
-import { EXPORT_HEADERS, type ListPages } from '../core/list-pages'
+import { EXPORT_HEADERS, type ListPages } from '../core/orders/list-pages'
 import type { ExportJobView, ExportRequest } from '../../src-shared/list-records'
 
 /** Rows per batch: larger batches were no faster and grew the main process by more (150 MB at 10,000). */

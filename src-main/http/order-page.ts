@@ -7,8 +7,8 @@
  * the bytes are those the response schema makes of the whole page.
  */
 import type { FastifyReply } from 'fastify'
-import type { Page } from '../core/ledger'
-import type { Order } from '../core/orders'
+import type { Page } from '../core/billing/ledger'
+import type { Order } from '../core/orders/orders'
 import { orderJson, paginationJson } from './present'
 import { OrderJson } from './schemas'
 

@@ -7,11 +7,11 @@
  * next request, and a write that cannot change it (another reseller's order) leaves it in place.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { Page } from '../core/ledger'
-import type { CreatedOrder, Order } from '../core/orders'
-import type { Reseller } from '../core/resellers'
+import type { Page } from '../core/billing/ledger'
+import type { CreatedOrder, Order } from '../core/orders/orders'
+import type { Reseller } from '../core/billing/resellers'
 import type { Service } from '../core/service'
-import type { ScopeVersions } from '../core/store-version'
+import type { ScopeVersions } from '../core/store/store-version'
 import { JSON_CONTENT_TYPE, orderSerializer, pageBytes } from './order-page'
 import { statsJson } from './present'
 import { StatsResponse } from './schemas'

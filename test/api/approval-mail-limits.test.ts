@@ -13,7 +13,7 @@ import {
   APPROVAL_SENDS_PER_ORDER_DAY,
   APPROVAL_SENDS_PER_ORDER_HOUR
 } from '../../src-main/core/certificates/approval-mail-limits'
-import { DCV_SETTINGS } from '../../src-main/core/dcv'
+import { DCV_SETTINGS } from '../../src-main/core/dcv/dcv'
 import { API_VERSION } from '../../src-main/http/server'
 import { manualClock } from '../support/clock'
 import { opensslCsr } from '../support/csr'

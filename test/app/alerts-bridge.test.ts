@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { callHandler, createHandlers, type AppHandlers } from '../../src-main/app/handlers'
-import { ALERT_SETTINGS } from '../../src-main/core/setting-keys'
+import { ALERT_SETTINGS } from '../../src-main/core/settings/setting-keys'
 import { API_VERSION } from '../../src-main/http/server'
 import type { AppMethod } from '../../src-preload/contract'
 import { startJsonSink, type JsonSink } from '../support/alert-sinks'

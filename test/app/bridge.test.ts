@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bridgeGate } from '../../src-main/app/bridge-gate'
 import { createHandlers, type AppHandlers } from '../../src-main/app/handlers'
 import { serveOverIpc } from '../../src-main/app/ipc'
-import type { AcmeSetup } from '../../src-main/core/acme-subscriptions'
+import type { AcmeSetup } from '../../src-main/core/acme-server/acme-subscriptions'
 import type { Service } from '../../src-main/core/service'
 import { API_VERSION, type Listening } from '../../src-main/http/server'
 import {

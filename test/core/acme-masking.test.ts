@@ -9,7 +9,7 @@ import {
   acmeUrls,
   maskedAcmeSetup,
   type AcmeDetails
-} from '../../src-main/core/acme-subscriptions'
+} from '../../src-main/core/acme-server/acme-subscriptions'
 import { HMAC_KEY_PLACEHOLDER } from '../../src-shared/constants'
 
 // A key with characters a shell or a split on the key would trip over.

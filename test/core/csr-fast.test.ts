@@ -5,10 +5,10 @@
  */
 import { createPublicKey, generateKeyPairSync, type JsonWebKey } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { assertAcceptableCsr, decodeCsr, decodeCsrDer, readCsr } from '../../src-main/core/csr'
-import { children, readNode, seq, tlv, bytesOf } from '../../src-main/core/der'
+import { assertAcceptableCsr, decodeCsr, decodeCsrDer, readCsr } from '../../src-main/core/certificates/csr'
+import { children, readNode, seq, tlv, bytesOf } from '../../src-main/core/certificates/der'
 import { ServiceError } from '../../src-main/core/errors'
-import { nodeCrypto, x509 } from '../../src-main/core/x509'
+import { nodeCrypto, x509 } from '../../src-main/core/certificates/x509'
 import { opensslCsr, opensslCsrForKey, x509Csr } from '../support/csr'
 
 const derOf = (pem: string): Buffer => Buffer.from(pem.replace(/-----[^-]+-----|\s/g, ''), 'base64')

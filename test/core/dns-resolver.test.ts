@@ -6,9 +6,9 @@
  */
 import { createSocket, type Socket } from 'node:dgram'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { checkDns01 } from '../../src-main/core/acme-challenges'
-import { checkDns } from '../../src-main/core/dcv'
-import { DNS_TIMEOUT_MS, DNS_TRIES, dnsResolver } from '../../src-main/core/dns-resolver'
+import { checkDns01 } from '../../src-main/core/dcv/acme-challenges'
+import { checkDns } from '../../src-main/core/dcv/dcv'
+import { DNS_TIMEOUT_MS, DNS_TRIES, dnsResolver } from '../../src-main/core/dcv/dns-resolver'
 
 let silent: Socket
 let silentAddress: string

@@ -12,10 +12,10 @@ import {
   shownAcmeUrls,
   type AcmeDetails,
   type AcmeUrls
-} from '../../core/acme-subscriptions'
+} from '../../core/acme-server/acme-subscriptions'
 import { persistIssuerDomain } from '../../core/acme-server/challenges'
-import { DCV_SETTINGS } from '../../core/dcv'
-import { persistRecordViews } from '../../core/dns-persist-view'
+import { DCV_SETTINGS } from '../../core/dcv/dcv'
+import { persistRecordViews } from '../../core/dcv/dns-persist-view'
 import { ServiceError } from '../../core/errors'
 import type { Service } from '../../core/service'
 import { caller } from '../auth'
