@@ -1,6 +1,6 @@
 /**
  * CSV exports of the desktop lists, written by the main process straight into a file the user
- * chose: batches of rows read by key (src-main/core/list-pages.ts), turned into CSV text
+ * chose: batches of rows read by key (src-main/core/orders/list-pages.ts), turned into CSV text
  * (RFC 4180, csv-stringify) and appended to the file, so time is linear in the rows and memory is
  * one batch. A job runs on whatever screen the user goes to, reports its progress with an
  * estimate, and can be cancelled. The rows go to a private temp file beside the chosen name

@@ -1,5 +1,5 @@
 /**
- * The strict DER reader every issuance decodes a CSR with (src-main/core/csr-der.ts): it reads
+ * The strict DER reader every issuance decodes a CSR with (src-main/core/certificates/csr-der.ts): it reads
  * what @peculiar/x509 reads from the same requests, refuses anything that is not strict DER
  * PKCS #10 with a 400, and every CSR policy refusal still happens on what it returns.
  */

@@ -1,5 +1,5 @@
 /**
- * The one DNS helper every domain check uses (src-main/core/dns-resolver.ts): one resolver per
+ * The one DNS helper every domain check uses (src-main/core/dcv/dns-resolver.ts): one resolver per
  * configured server, reused, and one documented time-out, so the DCV dns check and the ACME
  * dns-01 check give up on a DNS server that never answers alike. The silent server is a real
  * UDP socket on loopback that counts the questions it gets and answers none.

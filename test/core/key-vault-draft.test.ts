@@ -1,5 +1,5 @@
 /**
- * A CSR generated in the desktop app is kept with its key (core/key-vault.ts) until the order
+ * A CSR generated in the desktop app is kept with its key (core/certificates/key-vault.ts) until the order
  * takes a CSR or the user discards both: across a restart, never as plain key material on disk,
  * never paired with a CSR of another key.
  */
