@@ -16,7 +16,7 @@ import {
   acmeSubscriptionView,
   shownAcmeUrls,
   type AcmeUrls
-} from '../core/acme-server/acme-subscriptions'
+} from '../core/acme-server/client-setup'
 import { orderRenewalView } from '../core/acme-client/ari-order-view'
 import { settingsView as settingValues, settingsViewProblems, updateSettingsView } from '../core/settings/settings-view'
 import { deployRunView, deployTargetView, deployTargetViews } from '../core/deploy/deploy-views'

@@ -9,7 +9,7 @@ import type { Invoice } from '../core/billing/invoices'
 import type { CertEvent } from '../core/events'
 import type { CreditTransaction, Page } from '../core/billing/ledger'
 import type { AcmeDetails, AcmeSubscription } from '../core/acme-server/acme-subscriptions'
-import { acmeSetup, type AcmeUrls } from '../core/acme-server/acme-subscriptions'
+import { acmeSetup, type AcmeUrls } from '../core/acme-server/client-setup'
 import { centsToUsd } from '../core/billing/money'
 import type { CreatedOrder, Order } from '../core/orders/orders'
 import type { Reseller } from '../core/billing/resellers'
@@ -217,7 +217,7 @@ export function acmeSummaryJson(s: AcmeSubscription): NonNullable<Static<typeof 
   }
 }
 
-export type { AcmeUrls } from '../core/acme-server/acme-subscriptions'
+export type { AcmeUrls } from '../core/acme-server/client-setup'
 
 /** The assembly lives in core (the desktop ACME panel shows the same object). */
 export function acmeDetailsJson(d: AcmeDetails, urls: AcmeUrls): Static<typeof AcmeDetailsJson> {

@@ -14,7 +14,7 @@ import { bridgeGate } from '../../src-main/app/bridge-gate'
 import type { AppHandlers } from '../../src-main/app/bridge-answer'
 import { createHandlers } from '../../src-main/app/handlers'
 import { serveOverIpc } from '../../src-main/app/ipc'
-import type { AcmeSetup } from '../../src-main/core/acme-server/acme-subscriptions'
+import type { AcmeSetup } from '../../src-main/core/acme-server/client-setup'
 import type { Service } from '../../src-main/core/service'
 import { API_VERSION, type Listening } from '../../src-main/http/server'
 import {

@@ -8,11 +8,9 @@ import {
   ACME_ROOT_CA_PATH,
   ACME_SETUP_PREFIX,
   ROOT_CA_FILE,
-  clientCommands,
-  shownAcmeUrls,
-  type AcmeDetails,
-  type AcmeUrls
+  type AcmeDetails
 } from '../../core/acme-server/acme-subscriptions'
+import { clientCommands, shownAcmeUrls, type AcmeUrls } from '../../core/acme-server/client-setup'
 import { persistIssuerDomain } from '../../core/acme-server/challenges'
 import { DCV_SETTINGS } from '../../core/dcv/dcv'
 import { persistRecordViews } from '../../core/dcv/dns-persist-view'
