@@ -23,15 +23,8 @@ import {
   type ExternalInstructions,
   type OfferedChallenge
 } from './acme-issuer-challenges'
-import {
-  certIdOfPem,
-  fetchDirectory,
-  fetchRenewalInfo,
-  onceMore,
-  RenewalWindows,
-  type AriRow,
-  type RenewalInfo
-} from './ari'
+import { RenewalWindows } from './ari'
+import { RenewalTracking } from './ari-tracking'
 import type { CheckResult, DcvMethod } from '../dcv/dcv'
 import { DelegatedDns } from '../dcv/delegated-dns'
 import type { ExternalRevocation } from '../certificates/revocation'
@@ -82,8 +75,8 @@ export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocatio
   readonly accounts: IssuerAccounts
   /** The challenges CertDesk answers and how it looks before asking the CA. */
   private readonly challenges: IssuerChallenges
-  /** Why a renewal's `replaces` was refused, kept until its window is stored (shown with it). */
-  private readonly replacesRefused = new Map<number, string>()
+  /** Keeps each certificate's RFC 9773 window and looks at it again when the CA says. */
+  private readonly tracking: RenewalTracking
 
   constructor(
     private readonly ctx: CoreContext,
@@ -92,6 +85,11 @@ export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocatio
   ) {
     this.delegation = new DelegatedDns(ctx, settings)
     this.windows = new RenewalWindows(ctx)
+    this.tracking = new RenewalTracking(this.windows, () => ctx.clock(), {
+      directoryUrl: () => this.directoryUrl(),
+      agent: () => this.agent(),
+      enabled: () => this.enabled()
+    })
     this.accounts = new IssuerAccounts(ctx, settings)
     this.challenges = new IssuerChallenges(ctx, settings, this.delegation, (id) => this.resellerOf(id))
   }
@@ -325,7 +323,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocatio
     const leaf = new x509.X509Certificate(leafPem)
     await this.ctx.store.run('DELETE FROM acme_issuer_orders WHERE order_id = ?', req.orderId)
     await this.delegation.unpublish(req.orderId)
-    await this.trackRenewal(req.orderId, leafPem, info.notAfter)
+    await this.tracking.track(req.orderId, leafPem, info.notAfter)
     const window = await this.windows.get(req.orderId)
     return {
       certificatePem: `${leafPem}\n`,
@@ -356,7 +354,7 @@ export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocatio
       try {
         return await client.createOrder({ identifiers, replaces: prior.cert_id } as never)
       } catch (err) {
-        this.replacesRefused.set(
+        this.tracking.replacesRefused.set(
           orderId as number,
           `the CA refused replaces, renewed without it: ${(err as Error).message}`
         )
@@ -458,37 +456,6 @@ export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocatio
     )
   }
 
-  /** The CA's renewalInfo URL (RFC 9773 §3), or null when its directory has none. */
-  private async renewalInfoUrl(): Promise<string | null> {
-    const body = await fetchDirectory(await this.directoryUrl(), await this.agent())
-    const url = (body as { renewalInfo?: unknown }).renewalInfo
-    return typeof url === 'string' ? url : null
-  }
-
-  /** After each issuance: the certificate's renewal window (RFC 9773 §4), or the 14-day rule. */
-  private async trackRenewal(orderId: number, leafPem: string, notAfter: Date): Promise<void> {
-    let certId: string
-    try {
-      certId = certIdOfPem(leafPem)
-    } catch {
-      // No authority key identifier: RFC 9773 §4.1 cannot name it; the 14-day rule from this
-      // certificate (lifecycle.ts) is its schedule, not a window of the certificate before.
-      await this.windows.forget(orderId)
-      return
-    }
-    let info: RenewalInfo | null = null
-    let error: string | null = null
-    try {
-      const base = await onceMore(() => this.renewalInfoUrl())
-      if (base) info = await onceMore(async () => fetchRenewalInfo(base, certId, await this.agent(), this.ctx.clock()))
-    } catch (err) {
-      error = `could not read the renewal information: ${(err as Error).message}`
-    }
-    const refused = this.replacesRefused.get(orderId) ?? null
-    this.replacesRefused.delete(orderId)
-    await this.windows.store(orderId, certId, await this.directoryUrl(), info, notAfter, error ?? refused)
-  }
-
   /**
    * A scheduler look at windows whose Retry-After has passed (RFC 9773 §4.3). Returns the looks
    * that failed, so the pass reports them; a failed look keeps the window and is asked again
@@ -496,36 +463,8 @@ export class AcmeIssuer implements Issuer, ExternalValidation, ExternalRevocatio
    * of a failed look to the client): one dropped connection must not hold back a renewal the
    * CA asked for by six hours.
    */
-  async refreshWindows(now: Date): Promise<{ order_id: number; error: string }[]> {
-    const due = await this.windows.dueChecks(now)
-    if (due.length === 0 || !(await this.enabled())) return []
-    const failed: { order_id: number; error: string }[] = []
-    const fail = async (r: AriRow, error: string): Promise<void> => {
-      await this.windows.failed(r, error)
-      failed.push({ order_id: r.order_id, error })
-    }
-    let base: string | null
-    try {
-      base = await onceMore(() => this.renewalInfoUrl())
-    } catch (err) {
-      for (const r of due) await fail(r, `could not read the directory: ${(err as Error).message}`)
-      return failed
-    }
-    for (const r of due) {
-      if (!base || r.directory_url !== (await this.directoryUrl())) {
-        await fail(r, 'the configured CA offers no renewal information for this certificate')
-        continue
-      }
-      try {
-        await this.windows.update(
-          r,
-          await onceMore(async () => fetchRenewalInfo(base, r.cert_id, await this.agent(), now))
-        )
-      } catch (err) {
-        await fail(r, `could not read the renewal information: ${(err as Error).message}`)
-      }
-    }
-    return failed
+  refreshWindows(now: Date): Promise<{ order_id: number; error: string }[]> {
+    return this.tracking.refresh(now)
   }
 
   /** Renewals due within a week that cannot run with nobody (renewal-readiness.ts). */
