@@ -8,14 +8,14 @@
  * `dcv.dns_resolver`, a bounded number per scheduler pass: the candidates come from a partial
  * index over the windows not yet looked at, so an idle pass reads nothing.
  */
-import type { AcmeIssuer } from './acme-issuer'
 import { ACME_ISSUER_SETTINGS } from './acme-issuer-accounts'
 import type { CoreContext } from '../context'
-import { delegatedName } from '../dcv/delegated-dns'
+import { delegatedName, type DelegatedDns } from '../dcv/delegated-dns'
 import { checkPersistRecord, persistOwner, persistRecordValue } from '../dcv/dns-persist'
 import { DCV_SETTINGS } from '../settings/setting-keys'
 import type { Settings } from '../settings/settings'
 import { addDays, isoDate, isoTimestamp } from '../time'
+import type { UnattendedRenewal } from './renewal-plan'
 
 /** Days before the chosen moment when the look runs: a week for the customer to add a record. */
 export const READINESS_LEAD_DAYS = 7
@@ -31,10 +31,18 @@ export interface NotReady {
   reason: string
 }
 
+/** What the look asks of the ACME issuer (acme-issuer.ts), which hands itself in. */
+export interface ReadinessIssuer {
+  enabled(): Promise<boolean>
+  readonly delegation: DelegatedDns
+  accountUrlFor(orderId: number, names: string[]): Promise<string | null>
+  unattendedRenewal(orderId: number): Promise<UnattendedRenewal | null>
+}
+
 export async function checkReadiness(
   ctx: CoreContext,
   settings: Settings,
-  issuer: AcmeIssuer,
+  issuer: ReadinessIssuer,
   now: Date
 ): Promise<NotReady[]> {
   if (!(await issuer.enabled())) return []
@@ -69,7 +77,7 @@ export async function checkReadiness(
 async function lookAt(
   ctx: CoreContext,
   settings: Settings,
-  issuer: AcmeIssuer,
+  issuer: ReadinessIssuer,
   orderId: number,
   now: Date
 ): Promise<string | null> {

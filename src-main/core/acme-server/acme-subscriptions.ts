@@ -12,7 +12,7 @@ import { baseDomain, isWildcard } from '../dcv/domains'
 import { forbidden, invalid, notFound, ServiceError } from '../errors'
 import { maxValidityDays } from '../certificates/cab-policy'
 import { keepNewSecret } from '../secrets'
-import type { Order } from '../orders/orders'
+import type { Order } from '../../../src-shared/records'
 import { addMonths, isoDate, isoTimestamp, parseDate } from '../time'
 
 export type AcmeCategory = 'caas' | 'ais'

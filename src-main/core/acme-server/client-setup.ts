@@ -15,7 +15,7 @@ import {
   type AcmeDomain,
   type AcmeSubscription
 } from './acme-subscriptions'
-import type { Order } from '../orders/orders'
+import type { Order } from '../../../src-shared/records'
 import { PUBLIC_LISTENER_SETTINGS, publicUrlOf } from '../public-url'
 import { shellQuote } from '../shell-quote'
 import { HMAC_KEY_PLACEHOLDER } from '../../../src-shared/constants'

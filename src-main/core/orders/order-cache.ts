@@ -7,7 +7,7 @@
  * whose number moved since they were kept, usually the one new order.
  */
 import type { Page } from '../billing/ledger'
-import type { Order } from './orders'
+import type { Order } from '../../../src-shared/records'
 import type { Store } from '../store'
 
 /** Orders kept at most (about 1 kB each, and as much again for their JSON); past it the oldest kept go first. */
