@@ -29,7 +29,13 @@ import type { CheckResult, DcvMethod } from '../dcv/dcv'
 import { DelegatedDns } from '../dcv/delegated-dns'
 import type { ExternalRevocation } from '../certificates/revocation'
 import { conflict, invalid, ServiceError } from '../errors'
-import { RenewalNeedsCustomer, type IssueRequest, type IssuedCertificate, type Issuer } from '../certificates/issuer'
+import {
+  RenewalNeedsCustomer,
+  type ExternalValidation,
+  type IssueRequest,
+  type IssuedCertificate,
+  type Issuer
+} from '../certificates/issuer'
 import { checkReadiness, type NotReady } from './renewal-readiness'
 import { renewalBases, unattendedPlan, type RenewalMethod, type UnattendedRenewal } from './renewal-plan'
 import type { Settings } from '../settings/settings'
@@ -38,23 +44,6 @@ import { x509 } from '../certificates/x509'
 
 export { ACME_ISSUER_SETTINGS } from './acme-issuer-accounts'
 export type { ExternalInstructions } from './acme-issuer-challenges'
-
-export interface ExternalValidation {
-  /** True when this order's names are validated by the external CA. */
-  handles(orderId: number): Promise<boolean>
-  /**
-   * True while the external CA issues TLS certificates: it validates every renewal itself
-   * (its authorizations, RFC 8555 §7.1.3), so the local DCV checks and their reuse period
-   * (BR §4.2.1) do not apply to a renewal.
-   */
-  validatesRenewals(): Promise<boolean>
-  /** Starts the CA order for these names, each by its method (throws a clear 400 for email). */
-  begin(orderId: number, names: string[], methods: Map<string, DcvMethod>): Promise<void>
-  instructions(orderId: number, name: string): Promise<ExternalInstructions | null>
-  check(orderId: number, name: string): Promise<CheckResult>
-  /** Whether the order's renewals run with nobody, and what would make them (renewal-plan.ts). */
-  unattendedRenewal(orderId: number): Promise<UnattendedRenewal | null>
-}
 
 interface OrderRow {
   order_id: number

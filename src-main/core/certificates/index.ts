@@ -9,14 +9,13 @@
  * `validation.ts` (the DCV checks), `email-approval.ts` (approvers, codes, the outbox),
  * `issuance.ts` (signing and storing, one at a time per order), `records.ts` (rows and reads).
  */
-import type { ExternalValidation } from '../acme-client/acme-issuer'
 import type { Catalogue } from '../billing/catalogue'
 import type { CoreContext } from '../context'
 import { decodeCsr, type DecodedCsr } from './csr'
 import { assertCsrNames } from './csr-names'
 import type { DcvMethod } from '../dcv/dcv'
 import { notFound } from '../errors'
-import type { Issuer } from './issuer'
+import type { ExternalValidation, Issuer } from './issuer'
 import type { Order, Orders } from '../orders/orders'
 import type { Settings } from '../settings/settings'
 import { daysBetween, parseDate } from '../time'

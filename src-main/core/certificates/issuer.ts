@@ -3,6 +3,9 @@
  * external-CA issuer behind the same interface. Everything before signing (CSR checks, domain
  * validation, the validity window) is decided by the core, so an issuer only signs.
  */
+import type { ExternalInstructions } from '../acme-client/acme-issuer-challenges'
+import type { UnattendedRenewal } from '../acme-client/renewal-plan'
+import type { CheckResult, DcvMethod } from '../dcv/dcv'
 import { ServiceError } from '../errors'
 
 export type CertificateProfile = 'tls' | 'code-signing'
@@ -59,4 +62,25 @@ export class RenewalNeedsCustomer extends ServiceError {
 export interface Issuer {
   readonly name: string
   issue(request: IssueRequest): Promise<IssuedCertificate>
+}
+
+/**
+ * An issuer that validates the names itself (the external ACME CA, acme-issuer.ts): while it
+ * handles an order, its challenges stand in for the core's domain validation.
+ */
+export interface ExternalValidation {
+  /** True when this order's names are validated by the external CA. */
+  handles(orderId: number): Promise<boolean>
+  /**
+   * True while the external CA issues TLS certificates: it validates every renewal itself
+   * (its authorizations, RFC 8555 §7.1.3), so the local DCV checks and their reuse period
+   * (BR §4.2.1) do not apply to a renewal.
+   */
+  validatesRenewals(): Promise<boolean>
+  /** Starts the CA order for these names, each by its method (throws a clear 400 for email). */
+  begin(orderId: number, names: string[], methods: Map<string, DcvMethod>): Promise<void>
+  instructions(orderId: number, name: string): Promise<ExternalInstructions | null>
+  check(orderId: number, name: string): Promise<CheckResult>
+  /** Whether the order's renewals run with nobody, and what would make them (renewal-plan.ts). */
+  unattendedRenewal(orderId: number): Promise<UnattendedRenewal | null>
 }

@@ -2,10 +2,9 @@
  * What every certificate module is handed: the core context, the collaborators of the
  * `Certificates` facade, and the per-order lock that keeps issuance to one at a time.
  */
-import type { ExternalValidation } from '../acme-client/acme-issuer'
 import type { Catalogue } from '../billing/catalogue'
 import type { CoreContext } from '../context'
-import type { Issuer } from './issuer'
+import type { ExternalValidation, Issuer } from './issuer'
 import type { Orders } from '../orders/orders'
 import type { Settings } from '../settings/settings'
 import type { CertificateHandover } from './records'
