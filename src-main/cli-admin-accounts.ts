@@ -5,8 +5,8 @@
  * what only the desktop user may see added beside them.
  */
 import { commandKey, int, need, print, UsageError, type Values } from './cli-args'
-import { centsToUsd, usdToCents } from './core/money'
-import type { ApiKeyInfo, Reseller } from './core/resellers'
+import { centsToUsd, usdToCents } from './core/billing/money'
+import type { ApiKeyInfo, Reseller } from './core/billing/resellers'
 import { inOrder } from './core/pool'
 import type { Service } from './core/service'
 import { catalogueProductJson, resellerJson, transactionJson } from './http/present'

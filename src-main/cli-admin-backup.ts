@@ -18,11 +18,11 @@ import {
   UsageError,
   type Values
 } from './cli-args'
-import { backupDataDir, restoreStore, type BackupAuth } from './core/backup'
+import { backupDataDir, restoreStore, type BackupAuth } from './core/backup/backup'
 import { conflict } from './core/errors'
 import { isPresent, writeNewFileSync } from './core/exclusive-file'
 import { keychainFor, type SecretStore } from './core/secrets'
-import { exportSecrets, importSecrets } from './core/secrets-export'
+import { exportSecrets, importSecrets } from './core/backup/secrets-export'
 import { formatKeys, keySourceOf, newRootKeys, rootKeyStore } from './core/server-secrets'
 import { openService, type Service } from './core/service'
 

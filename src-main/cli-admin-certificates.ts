@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs'
 import { commandKey, databaseOf, need, print, secretSource, UsageError, type Values } from './cli-args'
 import { writeNewFileSync } from './core/exclusive-file'
 import { openService } from './core/service'
-import { EDITABLE_SETTINGS } from './core/settings'
+import { EDITABLE_SETTINGS } from './core/settings/settings'
 import { fixedClock, isValidDate } from './core/time'
 
 export const CERTIFICATE_USAGE = `  certdesk admin [--data-dir D] scheduler run [--as-of YYYY-MM-DD]

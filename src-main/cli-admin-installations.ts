@@ -9,7 +9,7 @@ import { commandKey, int, need, optionalInt, print, UsageError, type Values } fr
 import type { ImportOptions } from './core/imports'
 import { writeNewFileSync } from './core/exclusive-file'
 import type { StartTls } from './core/installations'
-import { expiringCsv } from './core/reports'
+import { expiringCsv } from './core/certificates/reports'
 import type { Service } from './core/service'
 
 export const INSTALLATION_USAGE = `  certdesk admin [--data-dir D] installations check --order ID

@@ -6,8 +6,8 @@
  */
 import { cliActionStart } from './cli-audit'
 import { commandKey, databaseOf, need, print, UsageError, type Values } from './cli-args'
-import { storageFault } from './core/store-faults'
-import { copyBook, StoreCopyError, type CopyProgress } from './core/store-copy'
+import { storageFault } from './core/store/store-faults'
+import { copyBook, StoreCopyError, type CopyProgress } from './core/store/store-copy'
 import { StoreOpenError } from './core/service'
 
 export const STORE_USAGE = `  certdesk admin [--data-dir D | --database URL] store copy --to postgres://user@host/db | --to FILE

@@ -11,7 +11,7 @@ import { commandKey, databaseOf, UsageError, type Values } from './cli-args'
 import type { ActionStart } from './core/admins'
 import { ServiceError } from './core/errors'
 import { openService, type Service } from './core/service'
-import { storageFault } from './core/store-faults'
+import { storageFault } from './core/store/store-faults'
 import { STATUS_OF } from './http/errors'
 
 /** Options that name a record by id, as the commands take them. */

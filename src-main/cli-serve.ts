@@ -4,7 +4,7 @@
  * issued again on SIGHUP (as nginx and HAProxy reload theirs), without a restart.
  */
 import { databaseOf, port, secretSource, UsageError, type Values } from './cli-args'
-import { centsToUsd } from './core/money'
+import { centsToUsd } from './core/billing/money'
 import { DEMO_CREDIT_CENTS } from './core/service'
 import { shellQuote } from './core/shell-quote'
 import type { RateLimit } from './http/rate-limit'

@@ -18,7 +18,7 @@ import { isRenewalCommand, RENEWAL_USAGE, renewalAdmin } from './cli-admin-renew
 import { SERVE_USAGE, serve } from './cli-serve'
 import { isStoreCommand, STORE_USAGE, storeAdmin } from './cli-admin-store'
 import { ServiceError } from './core/errors'
-import { storageFault } from './core/store-faults'
+import { storageFault } from './core/store/store-faults'
 import { defaultDataDir } from './core/paths'
 import { openService, StoreOpenError } from './core/service'
 import { fixedClock } from './core/time'

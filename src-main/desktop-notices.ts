@@ -3,7 +3,7 @@
  * no automatic reissue replaces, and validations untouched for 3 days (the core's Watchlist
  * decides both). Each is told once: again only when its end date or its last change moves.
  */
-import type { Watchlist } from './core/watchlist'
+import type { Watchlist } from './core/certificates/watchlist'
 
 /** How often the window looks for expiring certificates and stuck validations. */
 export const NOTICE_EVERY_MS = 6 * 60 * 60 * 1000

@@ -111,7 +111,7 @@ export async function startPublicListener(
   const { publicUrl } = opts
   const tlsContext = (pair: TlsPair) => ({ key: pair.key, cert: pair.cert })
   const rootPem = await service.localCa.rootPem()
-  // Read by every process that shows the set-up commands (core/acme-subscriptions.ts, shownAcmeUrls).
+  // Read by every process that shows the set-up commands (core/acme-server/acme-subscriptions.ts, shownAcmeUrls).
   const recordTrust = async (pair: TlsPair): Promise<void> => {
     await service.settings.set(PUBLIC_LISTENER_SETTINGS.clientTrust, clientTrustOf(pair, rootPem))
     await service.settings.set(PUBLIC_LISTENER_SETTINGS.rootSha256, createHash('sha256').update(rootPem).digest('hex'))

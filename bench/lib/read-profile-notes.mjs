@@ -47,7 +47,7 @@ export const WRITE_PROFILE_NOTES = `Where a POST /orders spends its time (\`node
 
 Server CPU per POST /orders, from /proc, same machine and load: about 1,860 µs before, 1,120 µs after;
 the raw baseline 885 µs. Changed: the order is priced and written in one write transaction
-(\`core/orders.ts\`), so the catalogue reads run under its lock rather than opening a read
+(\`core/orders/orders.ts\`), so the catalogue reads run under its lock rather than opening a read
 transaction each; the answer is built from the values the transaction wrote instead of a
 read-back join and a second balance read; the body's digest is made only when an
 Idempotency-Key is sent; a write looks its key up once and reads no scope versions (only GETs

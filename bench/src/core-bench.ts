@@ -7,10 +7,10 @@
  * Prints one JSON line.
  */
 import { createPublicKey, generateKeyPairSync, randomBytes, sign, verify } from 'node:crypto'
-import { decodeCsr } from '../../src-main/core/csr'
-import { bytesOf, children, contentsOf, readNode } from '../../src-main/core/der'
+import { decodeCsr } from '../../src-main/core/certificates/csr'
+import { bytesOf, children, contentsOf, readNode } from '../../src-main/core/certificates/der'
 import { openService } from '../../src-main/core/service'
-import { nodeCrypto, x509, type CryptoKeyPair } from '../../src-main/core/x509'
+import { nodeCrypto, x509, type CryptoKeyPair } from '../../src-main/core/certificates/x509'
 
 const [mode, dataDir, arg, ...rest] = process.argv.slice(2)
 const DAY_MS = 86_400_000

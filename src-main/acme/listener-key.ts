@@ -5,7 +5,7 @@
  */
 import { generateKeyPairSync } from 'node:crypto'
 import type { Service } from '../core/service'
-import { nodeCrypto, x509 } from '../core/x509'
+import { nodeCrypto, x509 } from '../core/certificates/x509'
 import type { TlsPair } from '../common/tls-identity'
 
 /** A fresh P-256 key and its CSR, for a listener's own HTTPS certificate. */

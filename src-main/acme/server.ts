@@ -5,8 +5,8 @@
  * runs. The protocol itself is protocol.ts, which the public listener serves as well.
  */
 import Fastify from 'fastify'
-import { ACME_DIRECTORY_URL_SETTING, DEFAULT_ACME_PORT } from '../core/acme-subscriptions'
-import { DCV_SETTINGS } from '../core/dcv'
+import { ACME_DIRECTORY_URL_SETTING, DEFAULT_ACME_PORT } from '../core/acme-server/acme-subscriptions'
+import { DCV_SETTINGS } from '../core/dcv/dcv'
 import type { Service } from '../core/service'
 import { hostName, isLoopbackName } from '../common/host-header'
 import { TlsIdentity, type TlsPairInfo } from '../common/tls-identity'

@@ -12,7 +12,8 @@ import { conflict } from '../core/errors'
 import type { Service } from '../core/service'
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/paging'
 import { currentCaller, type Caller } from './caller'
-import type { AppEnvironment, AppHandlers } from './handlers'
+import type { AppHandlers } from './bridge-answer'
+import type { AppEnvironment } from './environment'
 
 type AdminMethods =
   | 'session'

@@ -14,7 +14,7 @@ import { Id } from '../../src-shared/schema-kit'
 import type { ActionStart } from '../core/admins'
 import type { Service } from '../core/service'
 import { runAs, type Caller } from './caller'
-import { callHandler, failureAnswer, type AppHandlers, type BridgeAnswer } from './handlers'
+import { callHandler, failureAnswer, type AppHandlers, type BridgeAnswer } from './bridge-answer'
 import type { TeamConnection } from './team-client'
 
 export interface BridgeGate {

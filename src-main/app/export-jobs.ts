@@ -1,6 +1,6 @@
 /**
  * CSV exports of the desktop lists, written by the main process straight into a file the user
- * chose: batches of rows read by key (src-main/core/list-pages.ts), turned into CSV text
+ * chose: batches of rows read by key (src-main/core/orders/list-pages.ts), turned into CSV text
  * (RFC 4180, csv-stringify) and appended to the file, so time is linear in the rows and memory is
  * one batch. A job runs on whatever screen the user goes to, reports its progress with an
  * estimate, and can be cancelled. The rows go to a private temp file beside the chosen name
@@ -12,7 +12,7 @@ import { promises as fs } from 'node:fs'
 import { dirname, isAbsolute, sep } from 'node:path'
 import { conflict, invalid, notFound } from '../core/errors'
 import { createBeside, discard, publish, type ExclusiveTemp } from '../core/exclusive-file'
-import { EXPORT_HEADERS, type ListPages } from '../core/list-pages'
+import { EXPORT_HEADERS, type ListPages } from '../core/orders/list-pages'
 import type { ExportJobView, ExportRequest } from '../../src-shared/list-records'
 
 /** Rows per batch: larger batches were no faster and grew the main process by more (150 MB at 10,000). */

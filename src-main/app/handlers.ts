@@ -6,70 +6,45 @@
  * schemas; values are the core's to judge. Served over IPC (./ipc.ts) and over the browser-mode
  * RPC (./browser-ui.ts).
  */
-import type { AppApi, AppMethod } from '../../src-shared/app-api'
-import type { BridgeResult } from '../../src-preload/channels'
+import type { AppMethod } from '../../src-shared/app-api'
 import type { Order, OrderView, PageRequest, Reseller, ResellerView, SettingsView } from '../../src-shared/records'
 import { approverChoices, type StoredCertificate, type SslStatus } from '../core/certificates'
-import { productView } from '../core/catalogue'
+import { productView } from '../core/billing/catalogue'
 import {
   acmeCommandsView,
   acmeSetup,
   acmeSubscriptionView,
   shownAcmeUrls,
   type AcmeUrls
-} from '../core/acme-subscriptions'
-import { orderRenewalView } from '../core/ari-order-view'
-import { settingsView as settingValues, settingsViewProblems, updateSettingsView } from '../core/settings-view'
+} from '../core/acme-server/client-setup'
+import { orderRenewalView } from '../core/acme-client/ari-order-view'
+import { settingsView as settingValues, settingsViewProblems, updateSettingsView } from '../core/settings/settings-view'
 import { deployRunView, deployTargetView, deployTargetViews } from '../core/deploy/deploy-views'
-import { conflict, invalid, notFound, ServiceError } from '../core/errors'
-import { expiringCsv, expiringSummary } from '../core/reports'
-import { EXPIRING_WITHIN_DAYS } from '../core/watchlist'
+import { conflict, invalid, notFound } from '../core/errors'
+import type { AppHandlers } from './bridge-answer'
+import type { AppEnvironment } from './environment'
+import { expiringCsv, expiringSummary } from '../core/certificates/reports'
+import { EXPIRING_WITHIN_DAYS } from '../core/certificates/watchlist'
 import { buildPfx, encryptPrivateKeyPem } from '../core/deploy/pfx'
 import { buildLegacyPfx } from '../core/deploy/pfx-legacy'
-import type { ApiKeyInfo } from '../core/resellers'
+import type { ApiKeyInfo } from '../core/billing/resellers'
 import type { Service } from '../core/service'
-import { STATUS_OF } from '../http/errors'
-import { storageFault } from '../core/store-faults'
-import { backupJobsFor } from '../core/backup'
+import { backupJobsFor } from '../core/backup/backup'
 // Pages as the reseller API pages them (reseller API v3.0 "Limits": default 50, at most 100).
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../http/paging'
 import { checkArgs } from './validate'
-import { inScreenWords } from './error-words'
 import type { EventFilter as EventFilterInput } from '../../src-shared/records'
-import { subscriptionCertificates } from '../core/acme-subscription-certificates'
+import { subscriptionCertificates } from '../core/acme-server/acme-subscription-certificates'
 import { ADMIN_LOG_TYPES, type AdminEventFilter } from '../core/events'
 import type { Channel } from '../core/alerts'
 import { channelTarget } from '../core/alerts/channels'
 import type { AlertChannelViewT } from '../../src-shared/alert-records'
 import { isValidDate, parseDate } from '../core/time'
-import { ListPages } from '../core/list-pages'
+import { ListPages } from '../core/orders/list-pages'
 import { inOrder } from '../core/pool'
 import { ExportJobs, SUGGESTED_NAME } from './export-jobs'
 import { suggestExportPath } from './export-path'
 import { adminAdapters } from './admin-handlers'
-import type { TeamConnection } from './team-client'
-
-export type AppHandlers = {
-  [K in AppMethod]: (...args: Parameters<AppApi[K]>) => Awaited<ReturnType<AppApi[K]>> | ReturnType<AppApi[K]>
-}
-
-export interface AppEnvironment {
-  transport: 'electron' | 'browser'
-  /** The reseller API's base URL, once the listener runs. */
-  listenerUrl: () => string
-  apiVersion: string
-  /** The desktop app's save dialog for a CSV export; without it the UI edits a suggested path. */
-  chooseSavePath?: (suggestedName: string) => Promise<string | null>
-  /** This process signs admins in with their accounts: it serves a team's book. */
-  accounts?: boolean
-  /** The name a team's book is shown by; the listener's host when not given. */
-  bookName?: () => string
-  /**
-   * The desktop app's link to a team server, where the process may be a client of one (the
-   * window, the desktop's browser mode); never on a process that signs admins in itself.
-   */
-  team?: TeamConnection
-}
 
 const page = (p: PageRequest | undefined): { limit: number; offset: number } => ({
   limit: Math.min(p?.limit ?? DEFAULT_LIMIT, MAX_LIMIT),
@@ -517,42 +492,6 @@ function eventFilter(f: EventFilterInput): Omit<AdminEventFilter, 'orderId'> {
     type: type as AdminEventFilter['type'],
     since: since === undefined ? undefined : parseDate(since)
   }
-}
-
-export type BridgeAnswer = {
-  status: number
-  body: BridgeResult<unknown>
-  fault?: unknown
-}
-
-/**
- * Runs one handler and answers in the bridge envelope; arguments that do not fit the contract's
- * schemas come back as 400 from the handler's own check. Core errors carry a message written for
- * a person; anything else comes back as `fault` for the caller's log and leaves without details.
- */
-export async function callHandler(handlers: AppHandlers, method: AppMethod, args: unknown[]): Promise<BridgeAnswer> {
-  try {
-    const fn = handlers[method] as (...a: unknown[]) => unknown
-    const result = await fn(...args)
-    return { status: 200, body: { success: true, result: result === undefined ? null : result } }
-  } catch (err) {
-    return failureAnswer(err)
-  }
-}
-
-/**
- * The envelope of a failure, with the reseller API's status codes; a core message in the screens'
- * words (error-words.ts).
- */
-export function failureAnswer(err: unknown): BridgeAnswer {
-  if (err instanceof ServiceError)
-    return { status: STATUS_OF[err.kind], body: { success: false, error: inScreenWords(err.message) } }
-  // A full disk, a failing write or a locked store: 503 to retry, as the reseller API answers.
-  const fault = storageFault(err)
-  if (fault) return { status: 503, body: { success: false, error: fault.message } }
-  // usdToCents and date parsing say what is wrong with a value in a RangeError.
-  if (err instanceof RangeError) return { status: 400, body: { success: false, error: err.message } }
-  return { status: 500, body: { success: false, error: 'internal error; see the CertDesk log' }, fault: err }
 }
 
 /** A channel as the Alerts screen lists it: where messages go, never a credential. */

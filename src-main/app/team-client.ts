@@ -21,7 +21,7 @@ import {
 } from '../../src-preload/channels'
 import { isLoopbackName } from '../common/host-header'
 import { forbidden, invalid, ServiceError } from '../core/errors'
-import type { BridgeAnswer } from './handlers'
+import type { BridgeAnswer } from './bridge-answer'
 import { pinnedRoot, teamRequest, TeamTransportError, type TeamTrust } from './team-transport'
 
 /** A sign-in waits for the team server's password hash (about a second) and a queue before it. */

@@ -13,7 +13,7 @@
 import { createHash, X509Certificate } from 'node:crypto'
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
-import { ACME_ROOT_CA_PATH } from '../core/acme-subscriptions'
+import { ACME_ROOT_CA_PATH } from '../core/acme-server/acme-subscriptions'
 import { invalid, ServiceError } from '../core/errors'
 
 /** What a connection to the team server trusts. */

@@ -6,7 +6,7 @@
  */
 import type { CoreContext } from './context'
 import { resellerDeployEvent } from './deploy/deploy-events'
-import type { Page, Paging } from './ledger'
+import type { Page, Paging } from './billing/ledger'
 import { addDays, isoDate, isoTimestamp } from './time'
 import type { SqlArg, Store } from './store'
 

@@ -6,9 +6,9 @@
 import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ServiceError } from '../core/errors'
-import { hashApiKey, type Reseller } from '../core/resellers'
+import { hashApiKey, type Reseller } from '../core/billing/resellers'
 import type { Service } from '../core/service'
-import type { ScopeVersions } from '../core/store-version'
+import type { ScopeVersions } from '../core/store/store-version'
 import { hostAccepter, hostName, type HostPolicy } from '../common/host-header'
 import { failure, STATUS_OF } from './errors'
 

@@ -4,9 +4,9 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Socket } from 'node:net'
-import { ACME_SETUP_PREFIX } from '../core/acme-subscriptions'
+import { ACME_SETUP_PREFIX } from '../core/acme-server/acme-subscriptions'
 import { RateLimitedError, ServiceError, type ErrorKind } from '../core/errors'
-import { DEFAULT_RETRY_AFTER_SECONDS, RetryLaterError, storageFault } from '../core/store-faults'
+import { DEFAULT_RETRY_AFTER_SECONDS, RetryLaterError, storageFault } from '../core/store/store-faults'
 
 export const STATUS_OF: Record<ErrorKind, number> = {
   invalid: 400,

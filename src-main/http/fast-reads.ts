@@ -13,7 +13,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import type { Service } from '../core/service'
-import type { ScopeVersions } from '../core/store-version'
+import type { ScopeVersions } from '../core/store/store-version'
 import { hostAccepter, hostName, type HostPolicy } from '../common/host-header'
 import { handedVersions, presentedKey, sameVersions, type KnownKeys } from './auth'
 import { precharged, type RateLimiter } from './rate-limit'

@@ -1,14 +1,14 @@
 /**
  * The bytes of a GET /orders answer, put together from each order's own JSON. A reseller's next
  * order shifts each of its pages by one, so each page is answered anew; the core hands back the
- * other orders as the very objects it built before (core/order-cache.ts: frozen, and replaced
+ * other orders as the very objects it built before (core/orders/order-cache.ts: frozen, and replaced
  * by a new object whenever the order changes), so their JSON is kept per object and only the
  * new order is serialised. Each order is serialised with the route's own OrderJson schema, so
  * the bytes are those the response schema makes of the whole page.
  */
 import type { FastifyReply } from 'fastify'
-import type { Page } from '../core/ledger'
-import type { Order } from '../core/orders'
+import type { Page } from '../core/billing/ledger'
+import type { Order } from '../core/orders/orders'
 import { orderJson, paginationJson } from './present'
 import { OrderJson } from './schemas'
 

@@ -1,4 +1,4 @@
-import type { Paging } from '../core/ledger'
+import type { Paging } from '../core/billing/ledger'
 
 /**
  * Page sizes (reseller API v3.0, "Limits": `limit` max 100, default 50). A larger `limit` is

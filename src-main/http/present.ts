@@ -4,16 +4,16 @@
  * through these functions, so a script reads one shape from the API and from the CLI.
  */
 import type { Static } from '@sinclair/typebox'
-import type { PricedProduct, PriceTable, Product } from '../core/catalogue'
-import type { Invoice } from '../core/invoices'
+import type { PricedProduct, PriceTable, Product } from '../core/billing/catalogue'
+import type { Invoice } from '../core/billing/invoices'
 import type { CertEvent } from '../core/events'
-import type { CreditTransaction, Page } from '../core/ledger'
-import type { AcmeDetails, AcmeSubscription } from '../core/acme-subscriptions'
-import { acmeSetup, type AcmeUrls } from '../core/acme-subscriptions'
-import { centsToUsd } from '../core/money'
-import type { CreatedOrder, Order } from '../core/orders'
-import type { Reseller } from '../core/resellers'
-import type { Stats } from '../core/stats'
+import type { CreditTransaction, Page } from '../core/billing/ledger'
+import type { AcmeDetails, AcmeSubscription } from '../core/acme-server/acme-subscriptions'
+import { acmeSetup, type AcmeUrls } from '../core/acme-server/client-setup'
+import { centsToUsd } from '../core/billing/money'
+import type { CreatedOrder, Order } from '../core/orders/orders'
+import type { Reseller } from '../core/billing/resellers'
+import type { Stats } from '../core/billing/stats'
 import { failure } from './errors'
 import type {
   AcmeDetailsJson,
@@ -217,7 +217,7 @@ export function acmeSummaryJson(s: AcmeSubscription): NonNullable<Static<typeof 
   }
 }
 
-export type { AcmeUrls } from '../core/acme-subscriptions'
+export type { AcmeUrls } from '../core/acme-server/client-setup'
 
 /** The assembly lives in core (the desktop ACME panel shows the same object). */
 export function acmeDetailsJson(d: AcmeDetails, urls: AcmeUrls): Static<typeof AcmeDetailsJson> {

@@ -2,16 +2,16 @@
  * Answers to repeated GETs, reused while what they were computed from is unchanged. Scripts
  * poll the same lists over and over; rebuilding 50 orders and 36 kB of JSON costs far more than
  * sending kept bytes. Each answer is kept with the versions of the store's parts it was computed
- * from (core/store-version.ts: the caller's own rows, the catalogue) and used only while both
+ * from (core/store/store-version.ts: the caller's own rows, the catalogue) and used only while both
  * are what they were, so a write from any process that changes an answer is seen by the very
  * next request, and a write that cannot change it (another reseller's order) leaves it in place.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { Page } from '../core/ledger'
-import type { CreatedOrder, Order } from '../core/orders'
-import type { Reseller } from '../core/resellers'
+import type { Page } from '../core/billing/ledger'
+import type { CreatedOrder, Order } from '../core/orders/orders'
+import type { Reseller } from '../core/billing/resellers'
 import type { Service } from '../core/service'
-import type { ScopeVersions } from '../core/store-version'
+import type { ScopeVersions } from '../core/store/store-version'
 import { JSON_CONTENT_TYPE, orderSerializer, pageBytes, type OrderSerializer } from './order-page'
 import { statsJson } from './present'
 import { StatsResponse } from './schemas'
@@ -37,7 +37,7 @@ const CACHEABLE = new Map<string, Cacheable>([
   ['/credits', { basis: 'reseller' }],
   ['/balance', { basis: 'reseller' }],
   ['/account', { basis: 'reseller' }],
-  // GET /stats: the last 30 days and this month, counted from "today" (core/stats.ts).
+  // GET /stats: the last 30 days and this month, counted from "today" (core/billing/stats.ts).
   ['/stats', { basis: 'reseller', byDay: true }]
 ])
 const MAX_ENTRIES = 512

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { x509 } from '../../src-main/core/x509'
+import { x509 } from '../../src-main/core/certificates/x509'
 import { ACME_SETTINGS, startAcmeServer, type RunningAcmeServer } from '../../src-main/acme/server'
 import { freePort, run, startChallTestSrv, type ChallTestSrv } from '../support/acme'
 import {

@@ -8,7 +8,7 @@
 import { createHash, generateKeyPairSync, type KeyObject } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ACME_SETTINGS, startAcmeServer, type RunningAcmeServer } from '../../src-main/acme/server'
-import { x509 } from '../../src-main/core/x509'
+import { x509 } from '../../src-main/core/certificates/x509'
 import { rawAccount, type RawAcmeAccount } from '../support/acme-jws'
 import { setTxt, startChallTestSrv, type ChallTestSrv } from '../support/acme'
 import { opensslCsr, opensslCsrForKey, type OpensslKey } from '../support/csr'

@@ -86,7 +86,7 @@ async function issueDns(c: acme.Client, names: string[]): Promise<{ cert: string
 
 const certIdOf = async (pem: string): Promise<string> => {
   const { ariCertId } = await import('../../src-main/core/acme-server/signer')
-  const { x509 } = await import('../../src-main/core/x509')
+  const { x509 } = await import('../../src-main/core/certificates/x509')
   return ariCertId(new x509.X509Certificate(pem.split(/(?<=-----END CERTIFICATE-----)/)[0]))
 }
 

@@ -15,7 +15,7 @@ import { bounded, oneLine, slackPayload } from '../../src-main/core/alerts/messa
 import { ServiceError } from '../../src-main/core/errors'
 import { type Service } from '../../src-main/core/service'
 import { openService } from '../support/engine'
-import { ALERT_SETTINGS } from '../../src-main/core/setting-keys'
+import { ALERT_SETTINGS } from '../../src-main/core/settings/setting-keys'
 import { isoTimestamp } from '../../src-main/core/time'
 import { startJsonSink, startMailSink, type JsonSink, type MailSink } from '../support/alert-sinks'
 import { manualClock } from '../support/clock'

@@ -6,8 +6,9 @@
  */
 import type { SqlArg } from '../../src-main/core/store'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { callHandler, createHandlers, type AppHandlers } from '../../src-main/app/handlers'
-import { ACME_DIRECTORY_URL_SETTING, eabSecretName } from '../../src-main/core/acme-subscriptions'
+import { callHandler, type AppHandlers } from '../../src-main/app/bridge-answer'
+import { createHandlers } from '../../src-main/app/handlers'
+import { ACME_DIRECTORY_URL_SETTING, eabSecretName } from '../../src-main/core/acme-server/acme-subscriptions'
 import { API_VERSION } from '../../src-main/http/server'
 import { HMAC_KEY_PLACEHOLDER } from '../../src-preload/contract'
 import { preBlocks, runThroughShell, SHELLS, type Invocation } from '../support/shell-argv'

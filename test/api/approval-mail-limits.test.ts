@@ -7,13 +7,14 @@
  * hand) the same request goes through. Real HTTP on loopback, real SQLite, a real SMTP server.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { callHandler, createHandlers, type AppHandlers } from '../../src-main/app/handlers'
+import { callHandler, type AppHandlers } from '../../src-main/app/bridge-answer'
+import { createHandlers } from '../../src-main/app/handlers'
 import {
   APPROVAL_MESSAGES_PER_RESELLER_HOUR,
   APPROVAL_SENDS_PER_ORDER_DAY,
   APPROVAL_SENDS_PER_ORDER_HOUR
 } from '../../src-main/core/certificates/approval-mail-limits'
-import { DCV_SETTINGS } from '../../src-main/core/dcv'
+import { DCV_SETTINGS } from '../../src-main/core/dcv/dcv'
 import { API_VERSION } from '../../src-main/http/server'
 import { manualClock } from '../support/clock'
 import { opensslCsr } from '../support/csr'

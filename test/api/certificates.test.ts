@@ -1,6 +1,6 @@
 import { createServer, type AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DCV_SETTINGS } from '../../src-main/core/dcv'
+import { DCV_SETTINGS } from '../../src-main/core/dcv/dcv'
 import { manualClock } from '../support/clock'
 import { opensslCsr, opensslText, opensslVerify, x509Csr } from '../support/csr'
 import { startDns, startSmtp, startWeb, type DnsServer, type SmtpSink, type WebServer } from '../support/dcv-servers'

@@ -5,7 +5,7 @@
  * an older version could have left it) is never signed with a 1024-bit key.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DCV_SETTINGS } from '../../src-main/core/dcv'
+import { DCV_SETTINGS } from '../../src-main/core/dcv/dcv'
 import { manualClock } from '../support/clock'
 import { opensslCsr } from '../support/csr'
 import { startDns, type DnsServer } from '../support/dcv-servers'

@@ -6,7 +6,7 @@
  * answer the checks; approvals use the code from the message CertDesk kept.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DCV_SETTINGS } from '../../src-main/core/dcv'
+import { DCV_SETTINGS } from '../../src-main/core/dcv/dcv'
 import { opensslCsr } from '../support/csr'
 import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
 import { startServer, type TestReseller, type TestServer } from '../support/server'

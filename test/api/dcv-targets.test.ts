@@ -13,7 +13,7 @@ import { Agent } from 'node:https'
 import * as acme from 'acme-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAcmeServer, type RunningAcmeServer } from '../../src-main/acme/server'
-import { DCV_SETTINGS } from '../../src-main/core/dcv'
+import { DCV_SETTINGS } from '../../src-main/core/dcv/dcv'
 import { certdesk } from '../support/cli'
 import { opensslCsr } from '../support/csr'
 import { startDns, startWeb, type DnsServer, type WebServer } from '../support/dcv-servers'
@@ -211,7 +211,7 @@ describe('with the lab setting on', () => {
   })
 
   it('still refuses IP literals and numeric spellings: they are not domain names', async () => {
-    const { checkHttp, dcvNetwork } = await import('../../src-main/core/dcv')
+    const { checkHttp, dcvNetwork } = await import('../../src-main/core/dcv/dcv')
     const t = { md5: 'A'.repeat(32), sha256: 'B'.repeat(64), unique: 'c'.repeat(20) }
     for (const name of ['127.0.0.1', '2130706433', '0x7f.1', '[::1]']) {
       const res = await checkHttp('http', name, t, await dcvNetwork(s.service.settings))

@@ -5,8 +5,9 @@
  * carries a credential.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { callHandler, createHandlers, type AppHandlers } from '../../src-main/app/handlers'
-import { ALERT_SETTINGS } from '../../src-main/core/setting-keys'
+import { callHandler, type AppHandlers } from '../../src-main/app/bridge-answer'
+import { createHandlers } from '../../src-main/app/handlers'
+import { ALERT_SETTINGS } from '../../src-main/core/settings/setting-keys'
 import { API_VERSION } from '../../src-main/http/server'
 import type { AppMethod } from '../../src-preload/contract'
 import { startJsonSink, type JsonSink } from '../support/alert-sinks'

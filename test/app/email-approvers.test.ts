@@ -4,8 +4,9 @@
  * waits, and approvals recorded name by name.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createHandlers, type AppHandlers } from '../../src-main/app/handlers'
-import { APPROVER_LOCAL_PARTS as CORE_LOCAL_PARTS } from '../../src-main/core/cab-policy'
+import type { AppHandlers } from '../../src-main/app/bridge-answer'
+import { createHandlers } from '../../src-main/app/handlers'
+import { APPROVER_LOCAL_PARTS as CORE_LOCAL_PARTS } from '../../src-main/core/certificates/cab-policy'
 import { API_VERSION } from '../../src-main/http/server'
 import { APPROVER_LOCAL_PARTS } from '../../src-preload/contract'
 import { opensslCsr } from '../support/csr'

@@ -5,7 +5,8 @@
  * sentence. Real HTTP on loopback over a real store.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { callHandler, createHandlers } from '../../src-main/app/handlers'
+import { callHandler } from '../../src-main/app/bridge-answer'
+import { createHandlers } from '../../src-main/app/handlers'
 import { inScreenWords } from '../../src-main/app/error-words'
 import { opensslCsr } from '../support/csr'
 import { startServer, type TestServer } from '../support/server'

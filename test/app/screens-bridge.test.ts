@@ -4,7 +4,8 @@
  * acting reseller's own records, refuses bad filters with a 400 and changes nothing then.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { callHandler, createHandlers, type AppHandlers } from '../../src-main/app/handlers'
+import { callHandler, type AppHandlers } from '../../src-main/app/bridge-answer'
+import { createHandlers } from '../../src-main/app/handlers'
 import { API_VERSION } from '../../src-main/http/server'
 import type { AppMethod } from '../../src-preload/contract'
 import { opensslCsr } from '../support/csr'

@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createHandlers, type AppHandlers } from '../../src-main/app/handlers'
+import type { AppHandlers } from '../../src-main/app/bridge-answer'
+import { createHandlers } from '../../src-main/app/handlers'
 import { openService, type Service } from '../../src-main/core/service'
 
 let dataDir: string

@@ -3,13 +3,13 @@
  * builds the set-up with the placeholder in the key's place, before any command is quoted.
  */
 import { describe, expect, it } from 'vitest'
+import { type AcmeDetails } from '../../src-main/core/acme-server/acme-subscriptions'
 import {
   acmeSetup,
   acmeSubscriptionView,
   acmeUrls,
-  maskedAcmeSetup,
-  type AcmeDetails
-} from '../../src-main/core/acme-subscriptions'
+  maskedAcmeSetup
+} from '../../src-main/core/acme-server/client-setup'
 import { HMAC_KEY_PLACEHOLDER } from '../../src-shared/constants'
 
 // A key with characters a shell or a split on the key would trip over.

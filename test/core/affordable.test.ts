@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { coversDebit } from '../../src-main/core/ledger'
+import { coversDebit } from '../../src-main/core/billing/ledger'
 import { type Service } from '../../src-main/core/service'
 import { openService } from '../support/engine'
 

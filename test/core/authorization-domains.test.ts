@@ -4,7 +4,7 @@
  * suffix taken for one (BR §3.2.2.6).
  */
 import { describe, expect, it } from 'vitest'
-import { approverChoices, authorizationDomains } from '../../src-main/core/authorization-domains'
+import { approverChoices, authorizationDomains } from '../../src-main/core/dcv/authorization-domains'
 
 describe('authorization domain names', () => {
   it('prunes labels up to the registrable domain, never to the public suffix', () => {

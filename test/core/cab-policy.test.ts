@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { constructedEmailAllowed, dcvReuseDays, maxValidityDays } from '../../src-main/core/cab-policy'
-import { validityWindow } from '../../src-main/core/lifecycle'
+import { constructedEmailAllowed, dcvReuseDays, maxValidityDays } from '../../src-main/core/certificates/cab-policy'
+import { validityWindow } from '../../src-main/core/certificates/lifecycle'
 
 const at = (s: string) => new Date(s)
 

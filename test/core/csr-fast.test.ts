@@ -1,14 +1,14 @@
 /**
- * The strict DER reader every issuance decodes a CSR with (src-main/core/csr-der.ts): it reads
+ * The strict DER reader every issuance decodes a CSR with (src-main/core/certificates/csr-der.ts): it reads
  * what @peculiar/x509 reads from the same requests, refuses anything that is not strict DER
  * PKCS #10 with a 400, and every CSR policy refusal still happens on what it returns.
  */
 import { createPublicKey, generateKeyPairSync, type JsonWebKey } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { assertAcceptableCsr, decodeCsr, decodeCsrDer, readCsr } from '../../src-main/core/csr'
-import { children, readNode, seq, tlv, bytesOf } from '../../src-main/core/der'
+import { assertAcceptableCsr, decodeCsr, decodeCsrDer, readCsr } from '../../src-main/core/certificates/csr'
+import { children, readNode, seq, tlv, bytesOf } from '../../src-main/core/certificates/der'
 import { ServiceError } from '../../src-main/core/errors'
-import { nodeCrypto, x509 } from '../../src-main/core/x509'
+import { nodeCrypto, x509 } from '../../src-main/core/certificates/x509'
 import { opensslCsr, opensslCsrForKey, x509Csr } from '../support/csr'
 
 const derOf = (pem: string): Buffer => Buffer.from(pem.replace(/-----[^-]+-----|\s/g, ''), 'base64')

@@ -7,7 +7,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } fr
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { DB_FILE, openDatabase } from '../../src-main/core/db'
+import { DB_FILE, openDatabase } from '../../src-main/core/store/db'
 
 const base = mkdtempSync(join(tmpdir(), 'certdesk-modes-'))
 afterAll(() => rmSync(base, { recursive: true, force: true }))

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import Database from 'better-sqlite3'
-import { migrations, openDatabase } from '../../src-main/core/db'
+import { migrations, openDatabase } from '../../src-main/core/store/db'
 
 const dir = mkdtempSync(join(tmpdir(), 'certdesk-db-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))

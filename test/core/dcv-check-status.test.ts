@@ -1,5 +1,5 @@
 /**
- * A name's check status (core/dcv.ts `checkStatus`): a look that does not find the proof
+ * A name's check status (core/dcv/dcv.ts `checkStatus`): a look that does not find the proof
  * leaves the name waiting (`pending`) with when it looked and what it found; it is not a
  * failure, since right after the CSR is submitted no owner has had a chance to publish
  * anything. Real checks over loopback: a DNS server and a web server.
@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { checkStatus, DCV_SETTINGS } from '../../src-main/core/dcv'
+import { checkStatus, DCV_SETTINGS } from '../../src-main/core/dcv/dcv'
 import { type Service } from '../../src-main/core/service'
 import { openService } from '../support/engine'
 import { manualClock } from '../support/clock'

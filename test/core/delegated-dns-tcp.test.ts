@@ -17,7 +17,7 @@ import {
   startDelegatedDns,
   TCP_CONNECTION_MS,
   type RunningDelegatedDns
-} from '../../src-main/core/delegated-dns-server'
+} from '../../src-main/core/dcv/delegated-dns-server'
 import { within } from '../support/slow-peers'
 
 const ZONE = 'acme.reseller.test'

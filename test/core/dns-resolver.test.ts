@@ -1,14 +1,14 @@
 /**
- * The one DNS helper every domain check uses (src-main/core/dns-resolver.ts): one resolver per
+ * The one DNS helper every domain check uses (src-main/core/dcv/dns-resolver.ts): one resolver per
  * configured server, reused, and one documented time-out, so the DCV dns check and the ACME
  * dns-01 check give up on a DNS server that never answers alike. The silent server is a real
  * UDP socket on loopback that counts the questions it gets and answers none.
  */
 import { createSocket, type Socket } from 'node:dgram'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { checkDns01 } from '../../src-main/core/acme-challenges'
-import { checkDns } from '../../src-main/core/dcv'
-import { DNS_TIMEOUT_MS, DNS_TRIES, dnsResolver } from '../../src-main/core/dns-resolver'
+import { checkDns01 } from '../../src-main/core/dcv/acme-challenges'
+import { checkDns } from '../../src-main/core/dcv/dcv'
+import { DNS_TIMEOUT_MS, DNS_TRIES, dnsResolver } from '../../src-main/core/dcv/dns-resolver'
 
 let silent: Socket
 let silentAddress: string

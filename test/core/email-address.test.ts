@@ -1,6 +1,6 @@
 /** The contact address check: the plain form mail systems and ACME clients take, nothing else. */
 import { describe, expect, it } from 'vitest'
-import { emailAddressProblem, normalizeEmailAddress } from '../../src-main/core/email-address'
+import { emailAddressProblem, normalizeEmailAddress } from '../../src-main/core/dcv/email-address'
 
 describe('email addresses', () => {
   it('takes plain addresses and lower-cases only the domain', () => {

@@ -1,5 +1,5 @@
 /**
- * A CSR generated in the desktop app is kept with its key (core/key-vault.ts) until the order
+ * A CSR generated in the desktop app is kept with its key (core/certificates/key-vault.ts) until the order
  * takes a CSR or the user discards both: across a restart, never as plain key material on disk,
  * never paired with a CSR of another key.
  */
@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DCV_SETTINGS } from '../../src-main/core/dcv'
+import { DCV_SETTINGS } from '../../src-main/core/dcv/dcv'
 import type { Service } from '../../src-main/core/service'
 import { openService, storedBytes } from '../support/engine'
 import { startWeb, type WebServer } from '../support/dcv-servers'

@@ -10,9 +10,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { oid, seq, tlv, TAG } from '../../src-main/core/der'
-import { extension } from '../../src-main/core/local-ca'
-import { buildCrl, type CrlEntry } from '../../src-main/core/local-ca-crl'
+import { oid, seq, tlv, TAG } from '../../src-main/core/certificates/der'
+import { extension } from '../../src-main/core/certificates/local-ca'
+import { buildCrl, type CrlEntry } from '../../src-main/core/certificates/local-ca-crl'
 
 const dir = mkdtempSync(join(tmpdir(), 'certdesk-crl-der-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))

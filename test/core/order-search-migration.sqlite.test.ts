@@ -3,7 +3,7 @@
  * held before it: a store at schema 12 migrated now finds what LIKE finds.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { migrate, migrations } from '../../src-main/core/db'
+import { migrate, migrations } from '../../src-main/core/store/db'
 import { sqliteOf } from '../support/engine'
 import { expectSameAsLike, search, startSearchWorld, type SearchWorld } from './order-search-world'
 

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { shownAcmeUrls } from '../../src-main/core/acme-subscriptions'
+import { shownAcmeUrls } from '../../src-main/core/acme-server/client-setup'
 import { parsePublicUrl, PUBLIC_URL_SETTING, publicUrlOf } from '../../src-main/core/public-url'
 import { openService } from '../support/engine'
 

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DEFAULT_GROUP_ID, groupForNewReseller } from '../../src-main/core/resellers'
+import { DEFAULT_GROUP_ID, groupForNewReseller } from '../../src-main/core/billing/resellers'
 import { type Service } from '../../src-main/core/service'
 import { openService } from '../support/engine'
 

@@ -4,7 +4,7 @@
  * and a short passphrase are all refused, and nothing reaches the keychain.
  */
 import { describe, expect, it } from 'vitest'
-import { exportSecrets, importSecrets, type SecretsFile } from '../../src-main/core/secrets-export'
+import { exportSecrets, importSecrets, type SecretsFile } from '../../src-main/core/backup/secrets-export'
 import type { SecretStore } from '../../src-main/core/secrets'
 
 class MemoryStore implements SecretStore {

@@ -37,8 +37,8 @@ beforeEach(() => {
 
 describe('setting names', () => {
   it('are all there when settings.ts loads first', async () => {
-    const settings = await import('../../src-main/core/settings')
-    const dcv = await import('../../src-main/core/dcv')
+    const settings = await import('../../src-main/core/settings/settings')
+    const dcv = await import('../../src-main/core/dcv/dcv')
     expect([...settings.EDITABLE_SETTINGS].sort()).toEqual(
       [...NAMES, ...DELEGATION, ...ALERTS, ...INSTALLATIONS, ...INVOICE, ...LOCAL_CA, ...PUBLIC].sort()
     )
@@ -46,8 +46,8 @@ describe('setting names', () => {
   })
 
   it('are all there when dcv.ts loads first', async () => {
-    const dcv = await import('../../src-main/core/dcv')
-    const settings = await import('../../src-main/core/settings')
+    const dcv = await import('../../src-main/core/dcv/dcv')
+    const settings = await import('../../src-main/core/settings/settings')
     expect(Object.values(dcv.DCV_SETTINGS).sort()).toEqual([...NAMES].sort())
     expect([...settings.EDITABLE_SETTINGS].sort()).toEqual(
       [...NAMES, ...DELEGATION, ...ALERTS, ...INSTALLATIONS, ...INVOICE, ...LOCAL_CA, ...PUBLIC].sort()

@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { DCV_SETTINGS } from '../../src-main/core/dcv'
+import { DCV_SETTINGS } from '../../src-main/core/dcv/dcv'
 import { ServiceError } from '../../src-main/core/errors'
 import type { Service } from '../../src-main/core/service'
-import { settingProblems, type Settings } from '../../src-main/core/settings'
+import { settingProblems, type Settings } from '../../src-main/core/settings/settings'
 import { openService } from '../support/engine'
 
 const dataDir = mkdtempSync(join(tmpdir(), 'certdesk-settings-'))

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { centsToUsd, formatUsd, percentOf, usdToCents } from '../../src-main/core/money'
+import { centsToUsd, formatUsd, percentOf, usdToCents } from '../../src-main/core/billing/money'
 import { addMonths, daysBetween, isoDate, isoTimestamp, isValidDate, parseDate } from '../../src-main/core/time'
 
 describe('time', () => {

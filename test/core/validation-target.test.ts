@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { specialPurpose } from '../../src-main/core/special-addresses'
-import { resolveTarget, TargetRefused, type TargetLookup } from '../../src-main/core/validation-target'
+import { resolveTarget, TargetRefused, type TargetLookup } from '../../src-main/core/dcv/validation-target'
 import { startDns, type DnsServer } from '../support/dcv-servers'
 
 let dns: DnsServer

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Service } from '../../src-main/core/service'
 import { openService } from '../support/engine'
-import { Watchlist } from '../../src-main/core/watchlist'
+import { Watchlist } from '../../src-main/core/certificates/watchlist'
 import { manualClock } from '../support/clock'
 
 const clock = manualClock('2026-11-21T10:00:00Z')

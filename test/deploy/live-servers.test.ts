@@ -13,7 +13,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DCV_SETTINGS } from '../../src-main/core/dcv'
+import { DCV_SETTINGS } from '../../src-main/core/dcv/dcv'
 import { manualClock } from '../support/clock'
 import { opensslCsrForKey } from '../support/csr'
 import { startDns, startWeb, type DnsServer, type WebServer as DcvWeb } from '../support/dcv-servers'

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DCV_SETTINGS } from '../../src-main/core/dcv'
+import { DCV_SETTINGS } from '../../src-main/core/dcv/dcv'
 import { type Service } from '../../src-main/core/service'
 import { openService } from '../support/engine'
 import { buildServer, listen, type Listening } from '../../src-main/http/server'

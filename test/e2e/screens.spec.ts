@@ -62,7 +62,7 @@ async function snap(page: Page, info: TestInfo, name: string, fullPage = false):
 
 const hashOf = (page: Page): string => new URL(page.url()).hash
 const idInAddress = (page: Page): number => Number(/\/(\d+)$/.exec(hashOf(page))?.[1] ?? NaN)
-/** Order numbers are `ORD-<year>-<id, six digits>` (src-main/core/orders.ts). */
+/** Order numbers are `ORD-<year>-<id, six digits>` (src-main/core/orders/orders.ts). */
 const numberOf = (id: number): string => `ORD-${new Date().getUTCFullYear()}-${String(id).padStart(6, '0')}`
 const openAddress = (page: Page, hash: string): Promise<unknown> => page.goto(`${base()}/ui/${hash}`)
 

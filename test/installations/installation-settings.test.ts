@@ -9,7 +9,7 @@ import { createServer as netServer, type AddressInfo, type Socket } from 'node:n
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DCV_SETTINGS } from '../../src-main/core/dcv'
+import { DCV_SETTINGS } from '../../src-main/core/dcv/dcv'
 import { openService } from '../support/engine'
 import { certdesk } from '../support/cli'
 import { manualClock } from '../support/clock'

@@ -36,7 +36,7 @@ describe('layer rules', () => {
   it('keeps the database inside src-main/core', async () => {
     const code = [
       "import Database from 'better-sqlite3'",
-      "import { openDatabase, type Db } from '../core/db'",
+      "import { openDatabase, type Db } from '../core/store/db'",
       "import type { Service } from '../core/service'",
       "export const probe = (s: Service, d: Db): unknown => [Database, openDatabase, s.ctx.db.prepare('SELECT 1')]",
       "import { openStore } from '../core/store'",
@@ -70,7 +70,7 @@ describe('layer rules', () => {
   })
 
   it('lets a transport name the Db type, which carries no connection', async () => {
-    const code = "import type { Db } from '../core/db'\nexport type Probe = Db\n"
+    const code = "import type { Db } from '../core/store/db'\nexport type Probe = Db\n"
     expect(await problems('src-main/acme/probe.ts', code)).toEqual([])
   })
 

@@ -12,9 +12,9 @@ import {
   DUE_CHECKS_SQL,
   DUE_RENEWALS_SQL,
   retryAfterSeconds
-} from '../../src-main/core/ari'
-import { openDatabase } from '../../src-main/core/db'
-import { judgePersistRecords, parsePersistRecord, persistRecordValue } from '../../src-main/core/dns-persist'
+} from '../../src-main/core/acme-client/ari'
+import { openDatabase } from '../../src-main/core/store/db'
+import { judgePersistRecords, parsePersistRecord, persistRecordValue } from '../../src-main/core/dcv/dns-persist'
 
 const at = (s: string): Date => new Date(s)
 

@@ -13,7 +13,7 @@ import {
   MAX_TCP_CONNECTIONS,
   startDelegatedDns,
   type RunningDelegatedDns
-} from '../../src-main/core/delegated-dns-server'
+} from '../../src-main/core/dcv/delegated-dns-server'
 
 const ZONE = 'acme.reseller.test'
 const records = new Map<string, string[]>([['dabc123', ['digest-one', 'digest-two']]])

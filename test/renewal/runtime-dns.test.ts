@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { onEngine, openService } from '../support/engine'
-import { DELEGATED_DNS_SETTINGS } from '../../src-main/core/setting-keys'
+import { DELEGATED_DNS_SETTINGS } from '../../src-main/core/settings/setting-keys'
 import { startCertDesk, type RuntimeLog } from '../../src-main/runtime'
 import { freePort } from '../support/acme'
 

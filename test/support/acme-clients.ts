@@ -6,7 +6,7 @@
  */
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { x509 } from '../../src-main/core/x509'
+import { x509 } from '../../src-main/core/certificates/x509'
 import { certbotCertonly, run, type Run } from './acme'
 
 export interface AcmeClientRun {

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { nodeCrypto, x509, type CryptoKeyPair } from '../../src-main/core/x509'
+import { nodeCrypto, x509, type CryptoKeyPair } from '../../src-main/core/certificates/x509'
 
 export type OpensslKey = 'rsa:2048' | 'rsa:1024' | 'rsa:3072' | 'ec:P-256' | 'ec:P-384' | 'ec:P-521' | 'ed25519'
 

@@ -5,8 +5,8 @@
  * `web` a node:http server is every customer's web server for http-01. The test clock starts at
  * the real time: Pebble dates its certificates by the real clock.
  */
-import { startConfiguredResponder, type RunningDelegatedDns } from '../../src-main/core/delegated-dns-server'
-import { DCV_SETTINGS, DELEGATED_DNS_SETTINGS } from '../../src-main/core/setting-keys'
+import { startConfiguredResponder, type RunningDelegatedDns } from '../../src-main/core/dcv/delegated-dns-server'
+import { DCV_SETTINGS, DELEGATED_DNS_SETTINGS } from '../../src-main/core/settings/setting-keys'
 import { freePort } from './acme'
 import { manualClock, type ManualClock } from './clock'
 import { startDns, startWeb, type DnsServer, type WebServer } from './dcv-servers'

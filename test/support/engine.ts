@@ -16,7 +16,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { openService as openRealService, type Service, type ServiceOptions } from '../../src-main/core/service'
 import { SqliteStore } from '../../src-main/core/store'
-import { DB_FILE, type Db } from '../../src-main/core/db'
+import { DB_FILE, type Db } from '../../src-main/core/store/db'
 import { databaseFor } from './engine-env'
 import { PG_BIN, serverInfo } from './postgres'
 

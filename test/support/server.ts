@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { usdToCents } from '../../src-main/core/money'
+import { usdToCents } from '../../src-main/core/billing/money'
 import { type Service } from '../../src-main/core/service'
 import { openService } from './engine'
 import { buildServer, listen, type App, type ServerOptions } from '../../src-main/http/server'

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openService, type Service } from '../../src-main/core/service'
-import { usdToCents } from '../../src-main/core/money'
+import { usdToCents } from '../../src-main/core/billing/money'
 import { buildServer, listen, type Listening } from '../../src-main/http/server'
 import { createTestDatabase, type TestDatabase } from '../support/postgres'
 

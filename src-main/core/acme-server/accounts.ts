@@ -4,7 +4,7 @@
  * new key (§7.3.5). The signatures are checked by the protocol layer before any of this runs.
  */
 import type { JsonWebKey } from 'node:crypto'
-import type { AcmeSubscriptions } from '../acme-subscriptions'
+import type { AcmeSubscriptions } from './acme-subscriptions'
 import type { CoreContext } from '../context'
 import { isoTimestamp } from '../time'
 import { AcmeError } from './errors'

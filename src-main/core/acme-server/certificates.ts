@@ -5,7 +5,7 @@
  */
 import type { CoreContext } from '../context'
 import { addDays, isoTimestamp } from '../time'
-import { x509 } from '../x509'
+import { x509 } from '../certificates/x509'
 import { AcmeError, noSuch } from './errors'
 import { storedTime, type AcmeAccount, type CertRow } from './records'
 import { ariCertId } from './signer'

@@ -4,13 +4,13 @@
  * its authorization. The same resolver and HTTP port settings serve the order DCV checks: both
  * are "how this machine reaches a domain".
  */
-import { ChallengeFailure, checkDns01, checkHttp01, type CheckSettings } from '../acme-challenges'
+import { ChallengeFailure, checkDns01, checkHttp01, type CheckSettings } from '../dcv/acme-challenges'
 import type { CoreContext } from '../context'
-import { DCV_SETTINGS } from '../dcv'
-import { checkPersistRecord } from '../dns-persist'
-import { DELEGATED_DNS_SETTINGS } from '../setting-keys'
-import type { Settings } from '../settings'
-import { shownDirectoryUrl } from '../acme-subscriptions'
+import { DCV_SETTINGS } from '../dcv/dcv'
+import { checkPersistRecord } from '../dcv/dns-persist'
+import { DELEGATED_DNS_SETTINGS } from '../settings/setting-keys'
+import type { Settings } from '../settings/settings'
+import { shownDirectoryUrl } from './client-setup'
 import { isoTimestamp } from '../time'
 import type { AcmeAuthorizations } from './authorizations'
 import { acmeErrorDocument, noSuch } from './errors'

@@ -4,9 +4,9 @@
  * order becomes valid with its certificate, marking the certificate it replaces (RFC 9773 §5).
  */
 import { createHash } from 'node:crypto'
-import type { AcmeSubscriptions } from '../acme-subscriptions'
+import type { AcmeSubscriptions } from './acme-subscriptions'
 import type { CoreContext } from '../context'
-import { assertAcceptableCsr, readCsr, type ReadCsr } from '../csr'
+import { assertAcceptableCsr, readCsr, type ReadCsr } from '../certificates/csr'
 import { ServiceError } from '../errors'
 import { isoTimestamp } from '../time'
 import { AcmeError, acmeErrorDocument } from './errors'

@@ -4,9 +4,9 @@
  * owns its transaction and returns a promise, so the protocol layer (src-main/acme) never
  * holds one open and never depends on the store answering synchronously.
  */
-import type { AcmeSubscriptions } from '../acme-subscriptions'
+import type { AcmeSubscriptions } from './acme-subscriptions'
 import type { CoreContext } from '../context'
-import type { Settings } from '../settings'
+import type { Settings } from '../settings/settings'
 import { addDays } from '../time'
 import { AcmeAccounts } from './accounts'
 import { AcmeAuthorizations } from './authorizations'

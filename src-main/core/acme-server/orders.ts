@@ -4,7 +4,7 @@
  * (RFC 9773 §5); an order's status follows its authorizations (§7.1.6).
  */
 import { randomBytes } from 'node:crypto'
-import type { AcmeSubscriptions } from '../acme-subscriptions'
+import type { AcmeSubscriptions } from './acme-subscriptions'
 import type { CoreContext } from '../context'
 import { ServiceError } from '../errors'
 import { addDays, isoTimestamp } from '../time'

@@ -3,9 +3,9 @@
  * root and intermediate as every other CertDesk certificate, through the core's `Issuer`
  * interface. The ACME server only adds the RFC 9773 CertID of each leaf.
  */
-import type { IssueRequest } from '../issuer'
-import type { LocalCaIssued } from '../local-ca'
-import { x509 } from '../x509'
+import type { IssueRequest } from '../certificates/issuer'
+import type { LocalCaIssued } from '../certificates/local-ca'
+import { x509 } from '../certificates/x509'
 
 export interface AcmeIssued {
   /** Leaf then intermediate: what RFC 8555 §7.4.2 calls the certificate chain. */

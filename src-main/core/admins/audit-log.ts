@@ -10,7 +10,7 @@
  */
 import type { CoreContext } from '../context'
 import type { SqlArg } from '../store'
-import type { Page, Paging } from '../ledger'
+import type { Page, Paging } from '../billing/ledger'
 import { invalid } from '../errors'
 import { isValidDate, isoTimestamp, parseDate } from '../time'
 import type { AuditEntry, AuditFilter, AuditOutcome, AuditTargets } from '../../../src-shared/admin-records'

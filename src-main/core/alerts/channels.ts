@@ -10,7 +10,7 @@ import { isIP } from 'node:net'
 import { ALERT_CHANNEL_KINDS } from '../../../src-shared/alert-records'
 import type { CoreContext } from '../context'
 import { invalid, notFound } from '../errors'
-import { mailboxRule } from '../settings'
+import { mailboxRule } from '../settings/settings'
 import { isoTimestamp } from '../time'
 import { refusedAddress, type SmtpSettings } from './transport'
 

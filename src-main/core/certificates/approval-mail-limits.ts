@@ -12,7 +12,7 @@
  * Messages kept in the outbox (no SMTP relay set) count too: the limit must not depend on a
  * setting, and the outbox is stored.
  */
-import type { Order } from '../orders'
+import type { Order } from '../orders/orders'
 import { DAY_MS, HOUR_MS, limitHit, rateLimited, type Counted, type LimitWindow } from '../rate-limits'
 import { isoTimestamp, parseDate } from '../time'
 import type { Store } from '../store'

@@ -2,12 +2,12 @@
  * What a CSR may ask of an order: the key and signature policy of csr.ts at submission, the
  * names the product and the paid SANs cover, and the subject each validation level carries.
  */
-import { type Catalogue, type Product } from '../catalogue'
-import { assertAcceptableCsr, decodeCsr, type DecodedCsr } from '../csr'
-import { requestedNames } from '../csr-names'
-import { baseDomain, isWildcard } from '../domains'
+import { type Catalogue, type Product } from '../billing/catalogue'
+import { assertAcceptableCsr, decodeCsr, type DecodedCsr } from './csr'
+import { requestedNames } from './csr-names'
+import { baseDomain, isWildcard } from '../dcv/domains'
 import { invalid, notFound } from '../errors'
-import type { Order } from '../orders'
+import type { Order } from '../orders/orders'
 
 /** The product of an order; an ACME subscription takes no CSR (its client brings its own). */
 export async function productFor(catalogue: Catalogue, order: Order): Promise<Product> {

@@ -3,13 +3,13 @@
  * messages and their codes, recording an approval, and the outbox that keeps the messages.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { APPROVER_LOCAL_PARTS, constructedEmailAllowed, CONSTRUCTED_EMAIL_SUNSET } from '../cab-policy'
-import { deliverMail, type DcvMethod } from '../dcv'
-import { authorizationDomains } from '../authorization-domains'
-import { baseDomain, isWildcard } from '../domains'
+import { APPROVER_LOCAL_PARTS, constructedEmailAllowed, CONSTRUCTED_EMAIL_SUNSET } from './cab-policy'
+import { deliverMail, type DcvMethod } from '../dcv/dcv'
+import { authorizationDomains } from '../dcv/authorization-domains'
+import { baseDomain, isWildcard } from '../dcv/domains'
 import { conflict, invalid, ServiceError } from '../errors'
 import { recordEvent } from '../events'
-import type { Order } from '../orders'
+import type { Order } from '../orders/orders'
 import { isoDate, isoTimestamp } from '../time'
 import { countApprovalSend } from './approval-mail-limits'
 import { readChecks, readRequest, requestNames, touchOrder, type DcvRow } from './records'

@@ -9,16 +9,15 @@
  * `validation.ts` (the DCV checks), `email-approval.ts` (approvers, codes, the outbox),
  * `issuance.ts` (signing and storing, one at a time per order), `records.ts` (rows and reads).
  */
-import type { ExternalValidation } from '../acme-issuer'
-import type { Catalogue } from '../catalogue'
+import type { Catalogue } from '../billing/catalogue'
 import type { CoreContext } from '../context'
-import { decodeCsr, type DecodedCsr } from '../csr'
-import { assertCsrNames } from '../csr-names'
-import type { DcvMethod } from '../dcv'
+import { decodeCsr, type DecodedCsr } from './csr'
+import { assertCsrNames } from './csr-names'
+import type { DcvMethod } from '../dcv/dcv'
 import { notFound } from '../errors'
-import type { Issuer } from '../issuer'
-import type { Order, Orders } from '../orders'
-import type { Settings } from '../settings'
+import type { ExternalValidation, Issuer } from './issuer'
+import type { Order, Orders } from '../orders/orders'
+import type { Settings } from '../settings/settings'
 import { daysBetween, parseDate } from '../time'
 import { cancelValidation } from './cancel-validation'
 import { chooseApprover, outbox, recordApproval, resendValidation, type OutboxMessage } from './email-approval'
@@ -38,7 +37,7 @@ import { changeDcv, configure, reissue, type ConfigureInput, type ReissueInput }
 import { revoke, type CertificateChoice, type CrlPublisher, type ExternalRevocation } from './revocation'
 import { OrderLock, type CertificatesScope, type KeyKeeper } from './scope'
 
-export { approverChoices } from '../authorization-domains'
+export { approverChoices } from '../dcv/authorization-domains'
 export { approverAddress, defaultApprover, type OutboxMessage } from './email-approval'
 export type { NameChoice } from './name-methods'
 export type { ReissuePlan } from './reissue-plan'

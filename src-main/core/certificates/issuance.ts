@@ -4,12 +4,12 @@
  * finds every name valid (`advance`), and the scheduler's automatic reissue (`autoReissue`).
  */
 import { crashPoint } from '../crash-points'
-import { constructedEmailAllowed, dcvReuseDays } from '../cab-policy'
-import { autoReissues } from '../catalogue'
-import { assertAcceptableCsr, decodeCsr } from '../csr'
+import { constructedEmailAllowed, dcvReuseDays } from './cab-policy'
+import { autoReissues } from '../billing/catalogue'
+import { assertAcceptableCsr, decodeCsr } from './csr'
 import { conflict, ServiceError } from '../errors'
-import { RenewalNeedsCustomer, type CertificateProfile } from '../issuer'
-import { nextReissueAfter, validityWindow } from '../lifecycle'
+import { RenewalNeedsCustomer, type CertificateProfile } from './issuer'
+import { nextReissueAfter, validityWindow } from './lifecycle'
 import { isoDate, isoTimestamp, parseDate } from '../time'
 import { productFor } from './csr-policy'
 import { sendApprovals } from './email-approval'

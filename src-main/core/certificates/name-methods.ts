@@ -6,9 +6,9 @@
  * validation is still allowed (BR §3.2.2.4.4). BR §3.2.2.4 validates each FQDN on its own, so
  * nothing ties the methods of two names together.
  */
-import type { DcvMethod } from '../dcv'
+import type { DcvMethod } from '../dcv/dcv'
 import { invalid } from '../errors'
-import type { Order } from '../orders'
+import type { Order } from '../orders/orders'
 
 /** One name's own method, and its approver when that method is email. */
 export interface NameChoice {

@@ -4,8 +4,8 @@
  * reseller API v3.0 shows for an order (GET /ssl/{order_id}, GET /certificate/{order_id}).
  */
 import { randomBytes } from 'node:crypto'
-import { approverChoices } from '../authorization-domains'
-import type { DecodedCsr } from '../csr'
+import { approverChoices } from '../dcv/authorization-domains'
+import type { DecodedCsr } from './csr'
 import {
   dcvFileContent,
   dcvFileName,
@@ -14,12 +14,12 @@ import {
   dnsRecordValue,
   type DcvMethod,
   type DcvToken
-} from '../dcv'
-import { baseDomain } from '../domains'
+} from '../dcv/dcv'
+import { baseDomain } from '../dcv/domains'
 import { conflict } from '../errors'
-import type { Order } from '../orders'
+import type { Order } from '../orders/orders'
 import { inOrder } from '../pool'
-import type { UnattendedRenewal } from '../renewal-plan'
+import type { UnattendedRenewal } from '../acme-client/renewal-plan'
 import { isoTimestamp } from '../time'
 import { reasonName, type RevocationReason } from './revocation-reasons'
 import type { CertificatesScope } from './scope'

@@ -5,15 +5,15 @@
  * long the new certificate would be valid, which deploy targets would receive it, and what
  * happens to the current certificate (it stays valid until it expires; a reissue revokes nothing).
  */
-import { autoReissues } from '../catalogue'
-import type { DcvMethod } from '../dcv'
+import { autoReissues } from '../billing/catalogue'
+import type { DcvMethod } from '../dcv/dcv'
 import type { CommandConfig } from '../deploy/command'
 import type { FolderConfig } from '../deploy/folder'
 import type { WebhookConfig } from '../deploy/webhook'
 import { listTargets } from '../deploy/targets'
-import { isDomainName } from '../domains'
+import { isDomainName } from '../dcv/domains'
 import { conflict, invalid } from '../errors'
-import { validityWindow } from '../lifecycle'
+import { validityWindow } from './lifecycle'
 import { isoTimestamp, parseDate } from '../time'
 import { coveredNames, productFor } from './csr-policy'
 import { normalName } from './name-methods'

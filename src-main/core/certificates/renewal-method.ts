@@ -5,7 +5,7 @@
  * POST /ssl/change-dcv; once it holds a certificate, only the method its next renewals use
  * changes, and the certificate it has stays as it is.
  */
-import type { DcvMethod } from '../dcv'
+import type { DcvMethod } from '../dcv/dcv'
 import { conflict, invalid } from '../errors'
 import { readRequest, touchOrder } from './records'
 import { changeDcv } from './requests'

@@ -3,12 +3,12 @@
  * /ssl/configure), another validation method for its names (POST /ssl/change-dcv), and a
  * reissue of an active certificate (POST /ssl/reissue), each in the reseller API v3.0.
  */
-import type { Product } from '../catalogue'
-import type { DecodedCsr } from '../csr'
-import type { DcvMethod } from '../dcv'
+import type { Product } from '../billing/catalogue'
+import type { DecodedCsr } from './csr'
+import type { DcvMethod } from '../dcv/dcv'
 import { conflict, invalid, ServiceError } from '../errors'
-import type { Order } from '../orders'
-import { assertReissueAllowed } from '../reissue-limits'
+import type { Order } from '../orders/orders'
+import { assertReissueAllowed } from './reissue-limits'
 import { isoDate, parseDate } from '../time'
 import { acceptCsr, namesFor, productFor, subjectFor } from './csr-policy'
 import { approversFor, countPendingApprovals, sendApprovals } from './email-approval'

@@ -2,14 +2,13 @@
  * What every certificate module is handed: the core context, the collaborators of the
  * `Certificates` facade, and the per-order lock that keeps issuance to one at a time.
  */
-import type { ExternalValidation } from '../acme-issuer'
-import type { Catalogue } from '../catalogue'
+import type { Catalogue } from '../billing/catalogue'
 import type { CoreContext } from '../context'
-import type { Issuer } from '../issuer'
-import type { Orders } from '../orders'
-import type { Settings } from '../settings'
+import type { ExternalValidation, Issuer } from './issuer'
+import type { Orders } from '../orders/orders'
+import type { Settings } from '../settings/settings'
 import type { Store } from '../store'
-import { DEFAULT_RETRY_AFTER_SECONDS, RetryLaterError } from '../store-faults'
+import { DEFAULT_RETRY_AFTER_SECONDS, RetryLaterError } from '../store/store-faults'
 import { awaitLeadership } from '../cluster/leadership'
 import type { CertificateHandover } from './records'
 import type { CrlPublisher, ExternalRevocation } from './revocation'

@@ -3,9 +3,9 @@
  * checks a status poll or the scheduler runs, and which earlier validations may be reused
  * (BR §4.2.1: a validation is reused only within the reuse period of the day).
  */
-import { constructedEmailAllowed, CONSTRUCTED_EMAIL_SUNSET, dcvReuseDays } from '../cab-policy'
-import { checkDns, checkHttp, checkStatus, dcvNetwork, type CheckResult, type DcvMethod } from '../dcv'
-import { baseDomain } from '../domains'
+import { constructedEmailAllowed, CONSTRUCTED_EMAIL_SUNSET, dcvReuseDays } from './cab-policy'
+import { checkDns, checkHttp, checkStatus, dcvNetwork, type CheckResult, type DcvMethod } from '../dcv/dcv'
+import { baseDomain } from '../dcv/domains'
 import { recordEvent } from '../events'
 import { pool } from '../pool'
 import { addDays, isoDate, isoTimestamp, parseDate } from '../time'

@@ -10,7 +10,7 @@
  * Appendix B key derivation (imports/pkcs12-kdf.ts, in a worker thread).
  */
 import { createCipheriv, createHash, createHmac, randomBytes, type webcrypto } from 'node:crypto'
-import { oid, seq, tlv, TAG, unsignedInteger } from '../der'
+import { oid, seq, tlv, TAG, unsignedInteger } from '../certificates/der'
 import { bmpPassword, pkcs12Derive, PKCS12_MAC_ID } from '../imports/pkcs12-kdf'
 import type { PfxInput } from './pfx'
 

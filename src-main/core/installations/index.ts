@@ -16,16 +16,16 @@
 import { X509Certificate } from 'node:crypto'
 import { isIP } from 'node:net'
 import type { CoreContext } from '../context'
-import { isDomainName, isWildcard } from '../domains'
+import { isDomainName, isWildcard } from '../dcv/domains'
 import { invalid, notFound } from '../errors'
 import { recordEvent } from '../events'
-import type { Orders } from '../orders'
+import type { Orders } from '../orders/orders'
 import { pool } from '../pool'
-import { DCV_SETTINGS, INSTALLATION_LIMITS, INSTALLATION_SETTINGS } from '../setting-keys'
-import type { Settings } from '../settings'
+import { DCV_SETTINGS, INSTALLATION_LIMITS, INSTALLATION_SETTINGS } from '../settings/setting-keys'
+import type { Settings } from '../settings/settings'
 import { specialPurpose } from '../special-addresses'
 import { addDays, DAY_MS, isoTimestamp, parseDate } from '../time'
-import { resolveTarget } from '../validation-target'
+import { resolveTarget } from '../dcv/validation-target'
 import type {
   EndpointInput,
   InstallationBadge,
@@ -40,7 +40,7 @@ import { judge, VERDICT_LABELS, worst, type Verdict } from './verdict'
 export { VERDICT_LABELS, VERDICTS, type Verdict } from './verdict'
 export type { StartTls } from './probe'
 
-export { INSTALLATION_SETTINGS } from '../setting-keys'
+export { INSTALLATION_SETTINGS } from '../settings/setting-keys'
 
 /** How long a schedule that is off leaves an order: no check falls due by itself. */
 const OFF_DAYS = 3650

@@ -14,7 +14,7 @@
  * once the whole table is in.
  */
 import Database from 'better-sqlite3'
-import { migrate } from '../db'
+import { migrate } from './db'
 import { COUNTERPARTS } from './counterparts'
 
 export interface CopyTable {

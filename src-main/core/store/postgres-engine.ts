@@ -16,8 +16,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { EventEmitter } from 'node:events'
 import pg from 'pg'
-import { resellerScope, KEEPER_TRIGGERS } from '../store-version'
-import { RetryLaterError, DEFAULT_RETRY_AFTER_SECONDS } from '../store-faults'
+import { resellerScope, KEEPER_TRIGGERS } from './store-version'
+import { RetryLaterError, DEFAULT_RETRY_AFTER_SECONDS } from './store-faults'
 import { backoff, Mutex, sleep } from './mutex'
 import {
   EACH_BATCH,

@@ -5,7 +5,7 @@
  * retried by the engine; a lost connection or a statement over its time is passing, so the
  * caller hears 503 with Retry-After (RFC 9110 §15.6.4) and nothing was changed.
  */
-import { DEFAULT_RETRY_AFTER_SECONDS, RetryLaterError } from '../store-faults'
+import { DEFAULT_RETRY_AFTER_SECONDS, RetryLaterError } from './store-faults'
 
 /** sysexits(3): how the CLI ends when the store cannot be opened. */
 export const EXIT_USAGE = 64

@@ -7,7 +7,7 @@
  * wait for it and find nothing left to do.
  */
 import type pg from 'pg'
-import { migrations } from '../db'
+import { migrations } from './db'
 import { SCHEMA_TABLE } from './postgres-engine'
 import { newTranslationState, translateMigration } from './schema-postgres'
 

@@ -17,11 +17,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { EventEmitter } from 'node:events'
 import Database from 'better-sqlite3'
-import { BUSY_TIMEOUT_MS, openDatabase, type Db } from '../db'
-import { domainMatch as sqliteDomainMatch, domainQuery as sqliteDomainQuery } from '../order-search'
-import { installStatementCache } from '../statement-cache'
-import { RetryLaterError, DEFAULT_RETRY_AFTER_SECONDS } from '../store-faults'
-import { catalogueVersion, scopeVersions, storeVersion } from '../store-version'
+import { BUSY_TIMEOUT_MS, openDatabase, type Db } from './db'
+import { domainMatch as sqliteDomainMatch, domainQuery as sqliteDomainQuery } from './sqlite-search'
+import { installStatementCache } from './statement-cache'
+import { RetryLaterError, DEFAULT_RETRY_AFTER_SECONDS } from './store-faults'
+import { catalogueVersion, scopeVersions, storeVersion } from './store-version'
 import { backoff, Mutex, sleep } from './mutex'
 import {
   EACH_BATCH,

@@ -5,8 +5,8 @@
  * operation really answers with its headers and an example (operations.ts), tags and servers.
  */
 import type { SwaggerOptions } from '@fastify/swagger'
-import { DEFAULT_RETRY_AFTER_SECONDS } from '../../core/store-faults'
-import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../../core/idempotency'
+import { DEFAULT_RETRY_AFTER_SECONDS } from '../../core/store/store-faults'
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../../core/orders/idempotency'
 import { CORE_EXPLAINS, INVALID_MESSAGE } from '../validators'
 import { OPERATIONS, type OperationDoc } from './operations'
 

@@ -8,14 +8,12 @@ import {
   ACME_ROOT_CA_PATH,
   ACME_SETUP_PREFIX,
   ROOT_CA_FILE,
-  clientCommands,
-  shownAcmeUrls,
-  type AcmeDetails,
-  type AcmeUrls
-} from '../../core/acme-subscriptions'
+  type AcmeDetails
+} from '../../core/acme-server/acme-subscriptions'
+import { clientCommands, shownAcmeUrls, type AcmeUrls } from '../../core/acme-server/client-setup'
 import { persistIssuerDomain } from '../../core/acme-server/challenges'
-import { DCV_SETTINGS } from '../../core/dcv'
-import { persistRecordViews } from '../../core/dns-persist-view'
+import { DCV_SETTINGS } from '../../core/dcv/dcv'
+import { persistRecordViews } from '../../core/dcv/dns-persist-view'
 import { ServiceError } from '../../core/errors'
 import type { Service } from '../../core/service'
 import { caller } from '../auth'

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { PRODUCT_TYPES, VALIDATION_TYPES } from '../../core/catalogue'
+import { PRODUCT_TYPES, VALIDATION_TYPES } from '../../core/billing/catalogue'
 import type { Service } from '../../core/service'
 import { caller } from '../auth'
 import { productDetailJson, productJson, sanPricingJson } from '../present'

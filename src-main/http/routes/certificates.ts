@@ -6,7 +6,7 @@
  */
 import type { Static } from '@sinclair/typebox'
 import type { CertificateStatus, NameValidation, SslStatus, StoredCertificate } from '../../core/certificates'
-import type { DecodedCsr } from '../../core/csr'
+import type { DecodedCsr } from '../../core/certificates/csr'
 import type { Service } from '../../core/service'
 import { isoDate, parseDate } from '../../core/time'
 import { caller } from '../auth'

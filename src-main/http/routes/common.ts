@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../../core/idempotency'
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../../core/orders/idempotency'
 import { INVALID_MESSAGE } from '../validators'
 
 /**

@@ -5,7 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify'
 import { ServiceError } from '../../core/errors'
-import { CRL_PATH } from '../../core/local-ca-crl'
+import { CRL_PATH } from '../../core/certificates/local-ca-crl'
 import type { Service } from '../../core/service'
 import type { ApiRouter } from '../router'
 

@@ -9,7 +9,7 @@
  */
 import type { Static } from '@sinclair/typebox'
 import type { InstallationReport } from '../../core/installations'
-import type { ExpiringCertificate } from '../../core/reports'
+import type { ExpiringCertificate } from '../../core/certificates/reports'
 import type { Service } from '../../core/service'
 import { caller } from '../auth'
 import type { ApiRouter } from '../router'

@@ -7,7 +7,7 @@
  * Beyond the spec (reseller API v3.0 has no renewal resource); it follows the spec's envelope,
  * and the GET's DNS looks change nothing.
  */
-import { orderRenewalView } from '../../core/ari-order-view'
+import { orderRenewalView } from '../../core/acme-client/ari-order-view'
 import type { Service } from '../../core/service'
 import { caller } from '../auth'
 import type { ApiRouter } from '../router'

@@ -9,7 +9,7 @@ import { Day, Id, Nullable, ok, StringEnum, Timestamp } from './kit'
 import { UnattendedRenewalJson } from './acme'
 import { OrderStatus } from './orders'
 
-/** The PEM armour the core looks for (core/csr.ts); the text around it is ignored. */
+/** The PEM armour the core looks for (core/certificates/csr.ts); the text around it is ignored. */
 export const CSR_PATTERN = '-----BEGIN (NEW )?CERTIFICATE REQUEST-----'
 
 export const Csr = (description: string) =>

@@ -4,7 +4,7 @@
  */
 import { Type } from '@sinclair/typebox'
 import { VERDICTS } from '../../core/installations'
-import { MAX_REPORT_DAYS } from '../../core/reports'
+import { MAX_REPORT_DAYS } from '../../core/certificates/reports'
 import { Day, Id, Nullable, ok, Query, StringEnum, Timestamp } from './kit'
 
 const Verdict = StringEnum(VERDICTS, 'what the server presented, compared with the issued certificate')

@@ -7,9 +7,9 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { DB_FILE } from '../../../src-main/core/db'
+import { DB_FILE } from '../../../src-main/core/store/db'
 import type { Store } from '../../../src-main/core/store'
-import { RetryLaterError } from '../../../src-main/core/store-faults'
+import { RetryLaterError } from '../../../src-main/core/store/store-faults'
 import { createTables, engineFixture, type EngineFixture } from './engines'
 
 /** Another process (as the admin CLI or a backup tool would be) holding the write lock until told. */
