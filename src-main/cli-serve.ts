@@ -139,7 +139,7 @@ export async function serve(dataDir: string, v: Values): Promise<number> {
     // A headless serve is for scripts: it makes no reseller of its own (docs/decisions.md, "A new
     // data dir"), so a first start says how to add one.
     say(
-      `this data dir has no reseller yet: add one with: npx certdesk admin ${where} reseller add --name 'My Hosting' --email ops@example.com` +
+      `${databaseOf(v) === undefined ? 'this data dir' : 'this book'} has no reseller yet: add one with: npx certdesk admin ${where} reseller add --name 'My Hosting' --email ops@example.com` +
         ` (or start serve with --demo once for a demo reseller with ${centsToUsd(DEMO_CREDIT_CENTS).toFixed(2)} USD of credit)`
     )
   }

@@ -205,7 +205,7 @@ describe('certdesk serve --database', () => {
       await fresh.drop()
     }
     expect(err).toContain(
-      "this data dir has no reseller yet: add one with: npx certdesk admin --database <the same URL> reseller add --name 'My Hosting'"
+      "this book has no reseller yet: add one with: npx certdesk admin --database <the same URL> reseller add --name 'My Hosting'"
     )
     expect(err).not.toContain(fresh.password)
     expect(err).not.toContain(fresh.name)
