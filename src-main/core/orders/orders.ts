@@ -194,25 +194,28 @@ export class Orders {
   ): Promise<{ created: CreatedOrder; product: Product }> {
     const store = this.ctx.store
     // One reseller's orders run one after another on every engine: each changes its balance.
-    return store.tx(async (t) => {
-      const from = await store.scopeVersions(reseller.id)
-      const q = await this.quote(reseller, input)
-      const created = await this.place(t, reseller, q, payment)
-      const to = await store.scopeVersions(reseller.id)
-      // The other nodes of a shared store move what they keep of this reseller forward too.
-      if (this.ctx.sharedStore && !isAcmeProduct(q.product)) {
-        const note: PlacedNote = {
-          n: this.origin,
-          r: reseller.id,
-          o: created.order.id,
-          b: created.newBalance,
-          from,
-          to
+    return store.tx(
+      async (t) => {
+        const from = await store.scopeVersions(reseller.id)
+        const q = await this.quote(reseller, input)
+        const created = await this.place(t, reseller, q, payment)
+        const to = await store.scopeVersions(reseller.id)
+        // The other nodes of a shared store move what they keep of this reseller forward too.
+        if (this.ctx.sharedStore && !isAcmeProduct(q.product)) {
+          const note: PlacedNote = {
+            n: this.origin,
+            r: reseller.id,
+            o: created.order.id,
+            b: created.newBalance,
+            from,
+            to
+          }
+          t.notify(ORDER_PLACED_CHANNEL, JSON.stringify(note))
         }
-        t.notify(ORDER_PLACED_CHANNEL, JSON.stringify(note))
-      }
-      return { created: { ...created, moved: { from, to } }, product: q.product }
-    }, RESELLER_QUEUE(reseller.id))
+        return { created: { ...created, moved: { from, to } }, product: q.product }
+      },
+      { ...RESELLER_QUEUE(reseller.id), scopesFirst: reseller.id }
+    )
   }
 
   /**

@@ -51,6 +51,15 @@ interface Root {
    * writes anything. An order reads both three times; each reading is a round trip.
    */
   readings: { schema?: string; catalogue?: string }
+  /**
+   * Statements (no values) not yet sent that must run before the transaction's next one: the
+   * queue's lock and BEGIN. They go in the same simple-query message as the next statement
+   * when that one can be written without values (the scope reading an order starts with), or
+   * alone before it: one round trip to the server instead of two or three.
+   */
+  prelude: string
+  /** `TxOptions.scopesFirst` as read with the prelude, until the transaction's next statement. */
+  firstScopes?: { resellerId: number; versions: ScopeVersions }
 }
 interface Frame {
   root: Root
@@ -161,6 +170,7 @@ export class PostgresStore implements Store {
         if (/^\s*(ALTER|DROP|CREATE)\b/i.test(sql)) root.readings.schema = undefined
       }
       try {
+        await this.begin(root)
         return await run(root.client)
       } catch (err) {
         root.failed ??= err
@@ -223,7 +233,10 @@ export class PostgresStore implements Store {
       return n
     }
     const frame = this.current()
-    if (frame) return fetchAll(frame.root.client)
+    if (frame) {
+      await this.begin(frame.root)
+      return fetchAll(frame.root.client)
+    }
     if (this.closed) throw closedStore()
     // REPEATABLE READ: a read-only snapshot that is never refused for serialization, so no
     // batch is ever handed out twice by a retry.
@@ -296,7 +309,8 @@ export class PostgresStore implements Store {
           savepoints: [],
           after: [],
           notes: [],
-          readings: {}
+          readings: {},
+          prelude: ''
         }
         let broken: Error | undefined
         // A connection the server ends while it is checked out (a restart, a failover) says so
@@ -304,29 +318,54 @@ export class PostgresStore implements Store {
         const lost = (err: Error) => (broken = err)
         client.on('error', lost)
         let locked = false
+        const lockName = key === undefined ? undefined : `certdesk-tx:${key}`
+        const lockText = lockName !== undefined && INLINE_LOCK_NAME.test(lockName) ? `'${lockName}'` : undefined
         try {
-          if (key !== undefined) {
-            // The queue across nodes: the same key's transactions of other nodes wait here. Taken
-            // before BEGIN, so the transaction's snapshot is taken once the holder has committed.
-            await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [`certdesk-tx:${key}`])
+          const begin = readOnly
+            ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY'
+            : 'BEGIN ISOLATION LEVEL SERIALIZABLE'
+          if (lockName !== undefined && lockText === undefined) {
+            await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [lockName])
             locked = true
           }
-          await client.query(
-            readOnly ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN ISOLATION LEVEL SERIALIZABLE'
-          )
+          // The queue across nodes: the same key's transactions of other nodes wait at the lock,
+          // taken in a transaction of its own (ended by the COMMIT after it) before BEGIN, so the
+          // transaction's snapshot is taken once the holder has committed (PostgreSQL manual,
+          // 55.2.2.1 "Multiple Statements in a Simple Query": each COMMIT ends the statements
+          // before it; 13.2.3: the snapshot is taken at the first statement after BEGIN). The lock
+          // may be held from here on, whatever the server answers.
+          root.prelude =
+            lockText === undefined
+              ? begin
+              : ((locked = true), `SELECT pg_advisory_lock(hashtextextended(${lockText}, 0)); COMMIT; ${begin}`)
+          // The function runs once the lock is held; a transaction without one sends its BEGIN
+          // with its first statement (the snapshot is taken there either way).
+          const first = options.scopesFirst
+          if (first !== undefined && Number.isSafeInteger(first)) {
+            const versions = (await this.frames.run({ root, level: 0 }, () => this.readScopes([first]))).get(first)
+            if (versions) root.firstScopes = { resellerId: first, versions }
+          } else if (lockText !== undefined) await this.begin(root)
           const result = await this.frames.run({ root, level: 0 }, () => fn(this.handle()))
           if (root.savepoints.length > 0) throw new Error('could not commit: a nested transaction was not awaited')
+          await this.begin(root)
           for (const [channel, payload] of root.notes)
             await client.query('SELECT pg_notify($1, $2)', [channel, payload])
-          await client.query('COMMIT')
+          if (locked && lockText !== undefined) {
+            // The unlock rides with COMMIT: it runs only once COMMIT has succeeded (a failing
+            // statement ends the message), and the `finally` below unlocks otherwise.
+            await client.query(`COMMIT; SELECT pg_advisory_unlock(hashtextextended(${lockText}, 0))`)
+            locked = false
+          } else await client.query('COMMIT')
           root.done = true
           if (!readOnly) this.writes++
           for (const f of root.after) f()
           return result
         } catch (err) {
           root.done = true
+          // Nothing of the transaction reached the server: no lock, no transaction to end.
+          if (root.prelude !== '' && lockText !== undefined) locked = false
           try {
-            await client.query('ROLLBACK')
+            if (root.prelude === '') await client.query('ROLLBACK')
           } catch (e) {
             broken = e as Error
           }
@@ -338,7 +377,7 @@ export class PostgresStore implements Store {
           if (locked && !broken) {
             // A connection that kept the lock would hold every later transaction of the key.
             await client
-              .query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [`certdesk-tx:${key}`])
+              .query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [lockName ?? ''])
               .catch((e: Error) => (broken = e))
           }
           client.off('error', lost)
@@ -348,6 +387,24 @@ export class PostgresStore implements Store {
       'save the change',
       options.budgetMs
     )
+  }
+
+  /**
+   * Sends what the transaction has not yet sent of its start (Root.prelude), with `next` (a
+   * statement without values) in the same message when given: its answer is then the last.
+   */
+  private async begin(root: Root, next?: string): Promise<pg.QueryResult | undefined> {
+    root.firstScopes = undefined
+    if (root.prelude === '') return next === undefined ? undefined : await root.client.query(next)
+    const text = next === undefined ? root.prelude : `${root.prelude}; ${next}`
+    root.prelude = ''
+    try {
+      const r = (await root.client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[]
+      return Array.isArray(r) ? r[r.length - 1] : r
+    } catch (err) {
+      root.failed ??= err
+      throw err
+    }
   }
 
   /** Runs `attempt` until it succeeds, retrying serialization failures and deadlocks on timers. */
@@ -382,6 +439,7 @@ export class PostgresStore implements Store {
       throw new Error('could not start a nested transaction beside another one: await each before the next')
     }
     const name = `sp${root.savepoints.length + 1}`
+    await this.begin(root)
     await root.client.query(`SAVEPOINT ${name}`)
     root.savepoints.push(name)
     try {
@@ -433,7 +491,14 @@ export class PostgresStore implements Store {
    * request sent after another node's commit always sees it.
    */
   scopeVersions(resellerId: number): Promise<ScopeVersions> {
-    if (this.current()) return this.readScopes([resellerId]).then((m) => m.get(resellerId) as ScopeVersions)
+    const root = this.current()?.root
+    if (root?.firstScopes?.resellerId === resellerId) {
+      // Read with BEGIN, and no statement since: what this reading would answer.
+      const { versions } = root.firstScopes
+      root.firstScopes = undefined
+      return Promise.resolve(versions)
+    }
+    if (root) return this.readScopes([resellerId]).then((m) => m.get(resellerId) as ScopeVersions)
     if (this.closed) return Promise.reject(closedStore())
     return new Promise((resolve, reject) => {
       const waiting = this.scopeWaiting.get(resellerId)
@@ -463,27 +528,34 @@ export class PostgresStore implements Store {
   /** The scope versions of `resellerIds`, from one statement (one snapshot). */
   private async readScopes(resellerIds: number[]): Promise<Map<number, ScopeVersions>> {
     const scopes = resellerIds.map(resellerScope)
-    const readings = this.current()?.root.readings
+    const root = this.current()?.root
+    const readings = root?.readings
+    // A transaction's first statement rides with its BEGIN (Root.prelude) when it needs no
+    // values: the scope names are `reseller:<id>` of safe integers, written into the text.
+    const inline = root !== undefined && root.prelude !== '' && resellerIds.every((id) => Number.isSafeInteger(id))
+    const read = async (text: string, names: string[]): Promise<pg.QueryResult> =>
+      inline
+        ? ((await this.begin(
+            root,
+            text.replace('$1::text[]', `ARRAY[${names.map((n) => `'${n}'`).join(', ')}]::text[]`)
+          )) as pg.QueryResult)
+        : await this.query(text, [names as unknown as SqlArg], false, true)
     let gens: Map<string | null, number | null>
     let catalogue: string
     if (readings?.schema !== undefined) {
       // The schema token is the transaction's already: the generations alone.
-      const r = await this.query(
-        `SELECT scope, gen FROM cache_generations WHERE scope = ANY($1::text[])`,
-        [[...scopes, 'catalogue'] as unknown as SqlArg],
-        false,
-        true
-      )
+      const r = await read(`SELECT scope, gen FROM cache_generations WHERE scope = ANY($1::text[])`, [
+        ...scopes,
+        'catalogue'
+      ])
       gens = new Map((r.rows as { scope: string; gen: number }[]).map((x) => [x.scope, x.gen]))
       catalogue = `${gens.get('catalogue') ?? 0}.${readings.schema}`
     } else {
-      const r = await this.query(
+      const r = await read(
         `SELECT g.scope, g.gen, x.c, x.s, x.k
            FROM (SELECT (SELECT gen FROM cache_generations WHERE scope = 'catalogue') AS c, ${SCHEMA_AND_KEEPERS}) x
            LEFT JOIN cache_generations g ON g.scope = ANY($1::text[])`,
-        [scopes as unknown as SqlArg],
-        false,
-        true
+        scopes
       )
       const rows = r.rows as { scope: string | null; gen: number | null; c: number | null; s: number; k: number }[]
       const schema = schemaToken(rows[0])
@@ -608,6 +680,12 @@ export class PostgresStore implements Store {
     await this.pool.end()
   }
 }
+
+/**
+ * Queue names written into a statement's text: letters, digits and `:_-` only, so the quoted
+ * literal can hold no quote or backslash (anything else is sent as a value, one round trip more).
+ */
+const INLINE_LOCK_NAME = /^[A-Za-z0-9:_-]{1,200}$/
 
 /**
  * The schema version and how many keeper triggers are in force. A writer that dropped or

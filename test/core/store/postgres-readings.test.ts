@@ -7,11 +7,14 @@
  *    until the transaction writes (its snapshot would answer the same);
  *  - transactions naming one queue run one after another, in this process and across two stores
  *    on one database (two nodes): none is refused for serialization and run again, where side by
- *    side most of them are.
+ *    side most of them are;
+ *  - an order-shaped transaction (queue lock, BEGIN, scope reading, writes, scope reading, COMMIT,
+ *    unlock) sends its lock, BEGIN and first reading in one message and its COMMIT and unlock in
+ *    another, and reads what the separate statements would have read.
  */
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { PostgresStore } from '../../../src-main/core/store'
+import type { PostgresStore, ScopeVersions } from '../../../src-main/core/store'
 import { engineFixture, type EngineFixture } from './engines'
 
 let fx: EngineFixture
@@ -174,5 +177,81 @@ describe('PostgreSQL transaction queues', () => {
     expect(tally.runs).toBeGreaterThan(20)
     // Still none lost: SERIALIZABLE and the retries keep them right, at the price of the re-runs.
     expect(await store.value(`SELECT gen FROM cache_generations WHERE scope = 'reseller:2'`)).toBe((start ?? 0) + 20)
+  })
+
+  /** Advisory locks held on this test's database, read in PostgreSQL's own dialect. */
+  const heldAdvisory = async () =>
+    Number(
+      (
+        await store.pool.query(`SELECT COUNT(*) AS n FROM pg_locks
+           WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`)
+      ).rows[0].n
+    )
+
+  /** Every message `on` sends on the connections its transactions check out. */
+  function watchClients(on: PostgresStore) {
+    const texts: string[] = []
+    const pool = on.pool as unknown as { connect: () => Promise<pg.PoolClient> }
+    const connect = pool.connect.bind(pool)
+    pool.connect = async () => {
+      const client = await connect()
+      const query = client.query.bind(client) as (...a: unknown[]) => Promise<unknown>
+      ;(client as unknown as { query: typeof query }).query = (c: unknown, ...rest: unknown[]) => {
+        texts.push(typeof c === 'string' ? c : (c as { text: string }).text)
+        return query(c, ...rest)
+      }
+      return client
+    }
+    return { texts, restore: () => void (pool.connect = connect) }
+  }
+
+  it('sends the lock, BEGIN and the first scope reading in one message, COMMIT and the unlock in one', async () => {
+    const outside = await store.scopeVersions(2)
+    const watch = watchClients(store)
+    let readings: [ScopeVersions, ScopeVersions] | undefined
+    try {
+      readings = await store.tx(
+        async (t) => {
+          const from = await store.scopeVersions(2)
+          await bump(store, 'reseller:2')
+          await t.run(`UPDATE cache_generations SET gen = gen WHERE scope = 'reseller:1'`)
+          return [from, await store.scopeVersions(2)]
+        },
+        { queue: 'reseller:2', scopesFirst: 2 }
+      )
+    } finally {
+      watch.restore()
+    }
+    // Lock + BEGIN + reading, two writes, the reading after, COMMIT + unlock: five messages where
+    // one statement a message took eight.
+    expect(watch.texts).toHaveLength(5)
+    expect(watch.texts[0]).toMatch(/^SELECT pg_advisory_lock\(.*; COMMIT; BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT /s)
+    expect(watch.texts[4]).toMatch(/^COMMIT; SELECT pg_advisory_unlock\(/)
+    expect(readings?.[0]).toEqual(outside)
+    expect(Number(readings?.[1].reseller)).toBe(Number(outside.reseller) + 1)
+    // Nothing of the queue's lock is left behind: another node takes it at once.
+    expect(await heldAdvisory()).toBe(0)
+  })
+
+  it('sends a queue name that cannot be written into the text as a value, and still releases its lock', async () => {
+    const hostile = `reseller:2'; SELECT pg_sleep(5); --`
+    const watch = watchClients(store)
+    try {
+      await store.tx(
+        async (t) => void (await t.run(`UPDATE cache_generations SET gen = gen WHERE scope = 'reseller:2'`)),
+        {
+          queue: hostile,
+          scopesFirst: 2
+        }
+      )
+    } finally {
+      watch.restore()
+    }
+    expect(watch.texts.join('\n')).not.toContain('pg_sleep')
+    expect(await heldAdvisory()).toBe(0)
+    // Two stores take turns on it as on any queue.
+    const tally = { runs: 0, active: 0, most: 0 }
+    await Promise.all(Array.from({ length: 6 }, (_, i) => place(hostile, tally, i % 2 ? other : store)))
+    expect(tally.most).toBe(1)
   })
 })
