@@ -225,7 +225,9 @@ describe('PostgreSQL transaction queues', () => {
     // Lock + BEGIN + reading, two writes, the reading after, COMMIT + unlock: five messages where
     // one statement a message took eight.
     expect(watch.texts).toHaveLength(5)
-    expect(watch.texts[0]).toMatch(/^SELECT pg_advisory_lock\(.*; COMMIT; BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT /s)
+    expect(watch.texts[0]).toMatch(
+      /^(PREPARE .*; COMMIT; )?SELECT pg_advisory_lock\(.*; COMMIT; BEGIN ISOLATION LEVEL SERIALIZABLE; EXECUTE /s
+    )
     expect(watch.texts[4]).toMatch(/^COMMIT; SELECT pg_advisory_unlock\(/)
     expect(readings?.[0]).toEqual(outside)
     expect(Number(readings?.[1].reseller)).toBe(Number(outside.reseller) + 1)
