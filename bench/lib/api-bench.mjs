@@ -166,22 +166,37 @@ export async function orderWrites({ storage, notes, opts }) {
   const rawStore = await storage.fresh('writes-raw')
   const rawBefore = await storage.balanceOf(rawStore)
   const raw = await storage.startRaw(rawStore)
+  // A second raw writer, where the storage has one: the same rows sent the way CertDesk's
+  // engine sends them (pipelined), beside the first.
+  const pipedStore = storage.startRawPipelined ? await storage.fresh('writes-raw-pipelined') : null
+  const pipedBefore = pipedStore ? await storage.balanceOf(pipedStore) : null
+  const piped = pipedStore ? await storage.startRawPipelined(pipedStore) : null
   // Alternating rounds, the median round of each side (see the reads); every answer of every
   // run, warm-ups included, counted for the books.
   const apiRuns = []
   const rawRuns = []
+  const pipedRuns = []
   for (let i = 0; i < opts.rounds; i++) {
     apiRuns.push(await run(s.url, apiStore.r.key, i, s.pid))
     rawRuns.push(await run(raw.url, undefined, i, raw.pid))
+    if (piped) pipedRuns.push(await run(piped.url, undefined, i, piped.pid))
   }
   await s.stop()
   await raw.stop()
+  await piped?.stop()
   const api = summary(apiRuns)
   const rawRes = summary(rawRuns)
   // The warm-up runs wrote orders too: the books count them through the answers the store holds.
   const answered = (runs) => ({ ok: runs.reduce((n, x) => n + x.ok + (x.warmupOk ?? 0), 0), runs: runs.length * 2 })
   const apiCheck = await check('POST /orders', apiStore, before, { tool: api.tool, ...answered(apiRuns) })
   const rawCheck = await check(storage.name, rawStore, rawBefore, { tool: rawRes.tool, ...answered(rawRuns) })
+  const pipedRes = piped ? summary(pipedRuns) : null
+  const pipedCheck = piped
+    ? await check(`${storage.name}, pipelined`, pipedStore, pipedBefore, {
+        tool: pipedRes.tool,
+        ...answered(pipedRuns)
+      })
+    : null
   const inProcess = storage.inProcess ? storage.inProcess(await storage.fresh('writes-loop')) : null
   const writes = {
     tool: api.tool,
@@ -201,6 +216,19 @@ export async function orderWrites({ storage, notes, opts }) {
       errors: rawRes.errors,
       ...rawCheck
     },
+    rawPipelined: pipedRes
+      ? {
+          rps: round(pipedRes.rps, 0),
+          p99Ms: pipedRes.p99,
+          rpsRounds: pipedRes.rpsRounds,
+          non2xx: pipedRes.non2xx,
+          errors: pipedRes.errors,
+          cpuUsPerRequest: round(pipedRes.cpuUs, 1),
+          ...pipedCheck,
+          rpsRatio: round(api.rps / pipedRes.rps),
+          roundRatios: apiRuns.map((x, i) => round(x.rps / pipedRuns[i].rps))
+        }
+      : null,
     roundRatios: apiRuns.map((x, i) => round(x.rps / rawRuns[i].rps)),
     cpuUsPerRequest: { rawHttp: round(rawRes.cpuUs, 1), certdesk: round(api.cpuUs, 1) },
     cpuRatio: rawRes.cpuUs && api.cpuUs ? round(rawRes.cpuUs / api.cpuUs) : null,
@@ -209,7 +237,9 @@ export async function orderWrites({ storage, notes, opts }) {
     inProcessRatio: inProcess === null ? null : round(api.rps / inProcess)
   }
   opts.log(
-    `POST /orders: ${round(api.rps, 0)} req/s vs ${storage.name} ${round(rawRes.rps, 0)} (${writes.rpsRatio}); money ${apiCheck.moneyOk ? 'ok' : 'WRONG'}`
+    `POST /orders: ${round(api.rps, 0)} req/s vs ${storage.name} ${round(rawRes.rps, 0)} (${writes.rpsRatio})` +
+      (pipedRes ? `, pipelined ${round(pipedRes.rps, 0)} (${writes.rawPipelined.rpsRatio})` : '') +
+      `; money ${apiCheck.moneyOk ? 'ok' : 'WRONG'}`
   )
   return writes
 }

@@ -57,7 +57,11 @@ const postgresStorage = (server, work, env) => ({
   balanceOf: (store) => postgresBalance(store.url, store.r.id),
   audit: (store) => auditPostgres(store.url),
   startRaw: (store) =>
-    startNode(join(ROOT, 'bench', 'lib', 'raw-writes-postgres.mjs'), [store.url, String(store.r.id)], {
+    startNode(join(ROOT, 'bench', 'lib', 'raw-writes-postgres.mjs'), [store.url, String(store.r.id), 'sequential'], {
+      env: store.env
+    }),
+  startRawPipelined: (store) =>
+    startNode(join(ROOT, 'bench', 'lib', 'raw-writes-postgres.mjs'), [store.url, String(store.r.id), 'pipelined'], {
       env: store.env
     })
 })
@@ -138,6 +142,8 @@ export function postgresMarkdown(pg, sqlite, targets) {
   }
   const write = (w) =>
     w ? `**${w.rpsRatio}** (${spread(w.roundRatios)}; ${w.certdesk.rps} vs ${w.rawHttp.rps}/s)${w.certdesk.moneyOk && w.rawHttp.moneyOk ? ', books balance' : ', **money check FAILED**'}` : dash // prettier-ignore
+  const piped = (x) =>
+    x ? `**${x.rpsRatio}** (${spread(x.roundRatios)}; ${x.rps}/s)${x.moneyOk ? ', books balance' : ', **money check FAILED**'}` : dash // prettier-ignore
   const p50 = (entry, k) => (entry?.[k] ? `${entry[k].p50Ms} ms` : dash)
   const latency = (label, k) =>
     `| ${label}, ${n.toLocaleString('en')} orders, p50 | ${p50(sqliteBig, k)} | ${p50(big, k)} | < ${targets.domainP50Ms} ms: ${mark(big[k].p50Ms < targets.domainP50Ms)} |`
@@ -150,7 +156,9 @@ export function postgresMarkdown(pg, sqlite, targets) {
       .join(', ')}; the pool is CertDesk's default of 10`,
     `connections). Each ratio has its baseline in the same run: the reads against bare node:http sending the same bytes, POST /orders`,
     `against raw \`pg\` writing the same rows in a transaction of the same shape (SERIALIZABLE, ids from the sequences, the same retry;`,
-    `bench/lib/raw-writes-postgres.mjs) behind bare node:http. Books of ${sizes.map((x) => x.toLocaleString('en')).join(', ')} orders generated in the server`,
+    `bench/lib/raw-writes-postgres.mjs) behind bare node:http, awaiting each statement's answer before the next (the target's baseline);`,
+    `the row after it sets CertDesk beside the same raw writer sending its statements in the groups CertDesk's engine sends them`,
+    `(pipelined). Books of ${sizes.map((x) => x.toLocaleString('en')).join(', ')} orders generated in the server`,
     `(generate_series, ${sizes.map((x) => `${pg.scale[x].generateSeconds} s`).join(', ')}).`,
     '',
     '| figure | SQLite | PostgreSQL | target (PostgreSQL) |',
@@ -158,6 +166,7 @@ export function postgresMarkdown(pg, sqlite, targets) {
     `| GET /products against bare node:http, req/s ratio (rounds; req/s), p99 ratio | ${read(sqlite, '/products')} | ${read(pg, '/products')} | ≥ ${targets.readRatio} both: ${mark(readOk('/products'))} |`,
     `| GET /orders?limit=50 against bare node:http, the same | ${read(sqlite, '/orders?limit=50')} | ${read(pg, '/orders?limit=50')} | ≥ ${targets.readRatio} both: ${mark(readOk('/orders?limit=50'))} |`,
     `| POST /orders against the raw writer of its engine behind bare node:http | ${write(sqlite?.writes)} | ${write(pg.writes)} | ≥ ${targets.writeRatio}: ${mark(pg.writes.rpsRatio >= targets.writeRatio)} |`,
+    `| POST /orders against the raw \`pg\` writer sending the same groups pipelined | ${dash} | ${piped(pg.writes?.rawPipelined)} | (not a target) |`,
     latency('GET /orders?limit=50&offset=i (list)', 'list'),
     latency('GET /orders?status=pending (filter)', 'status'),
     latency('GET /orders?domain=<one shop> (substring search)', 'domain'),
@@ -165,7 +174,8 @@ export function postgresMarkdown(pg, sqlite, targets) {
     `| GET /stats, p50 | ${p50(sqliteBig, 'stats')} | ${p50(big, 'stats')} | |`,
     `| GET /credits?offset=i, p50 | ${p50(sqliteBig, 'credits')} | ${p50(big, 'credits')} | |`,
     '',
-    `Server CPU µs per POST /orders: CertDesk ${pg.writes.cpuUsPerRequest.certdesk} / raw pg ${pg.writes.cpuUsPerRequest.rawHttp} ` +
+    `Server CPU µs per POST /orders: CertDesk ${pg.writes.cpuUsPerRequest.certdesk} / raw pg ${pg.writes.cpuUsPerRequest.rawHttp}` +
+      (pg.writes.rawPipelined ? ` / raw pg pipelined ${pg.writes.rawPipelined.cpuUsPerRequest} ` : ' ') +
       `(the database server's own CPU is not in either). Peak RSS of \`certdesk serve\` on the ${n.toLocaleString('en')}-order book: ${pg.rssMb} MB.`,
     ...(pg.notes.length ? ['', ...pg.notes.map((x) => `- ${x}`)] : []),
     ''

@@ -7,13 +7,21 @@
 // made by CertDesk's migrations, so every trigger CertDesk's writes fire fires here too; named
 // prepared statements on a pool of the engine's default size. The answer is the same JSON
 // CertDesk sends. What it leaves out is CertDesk itself: the Host and key checks, validation,
-// pricing, the statement translation and the framework.
-//   node raw-writes-postgres.mjs <url> <resellerId> [poolSize]
+// pricing, the statement translation, the queue's lock across nodes, the cache's version
+// readings and the framework.
+//
+// Two ways of sending: `sequential` (the default) awaits each statement's answer before the
+// next, as pg code is written when nothing asks for more; `pipelined` sends the statements in the
+// groups CertDesk's engine sends them (pg's pipeline mode: BEGIN with both ids; the order, the
+// ledger row, the debit, the invoice and the events; COMMIT), the ledger row taking the balance
+// by the same condition as the debit, as CertDesk's ledger does.
+//   node raw-writes-postgres.mjs <url> <resellerId> [sequential|pipelined] [poolSize]
 import http from 'node:http'
 import pg from 'pg'
 
-const [url, resellerArg, poolArg] = process.argv.slice(2)
+const [url, resellerArg, modeArg, poolArg] = process.argv.slice(2)
 const resellerId = Number(resellerArg)
+const pipelined = modeArg === 'pipelined'
 // int8 and numeric as numbers, as the engine's pool reads them.
 const types = {
   getTypeParser: (oid, format) => (oid === 20 || oid === 1700 ? Number : pg.types.getTypeParser(oid, format))
@@ -21,6 +29,7 @@ const types = {
 const pool = new pg.Pool({
   connectionString: url,
   max: Number(poolArg ?? 10),
+  pipeline: pipelined,
   types,
   options: '-c default_transaction_isolation=serializable -c TimeZone=UTC'
 })
@@ -51,6 +60,13 @@ const insInvoice = q(
   `INSERT INTO invoices (id, invoice_number, order_id, reseller_id, total_cents, status, due_date, created_at, paid_at)
    VALUES ($1, $2, $3, $4, $5, 'paid', $6, $7, $8)`
 )
+// The ledger row by the debit's own condition, sent beside it (pipelined).
+const insTxBeside = q(
+  'ins_tx_beside',
+  `INSERT INTO credit_transactions (reseller_id, amount_cents, type, description, balance_after_cents, order_id, created_at)
+   SELECT $1, $2, 'debit', $3, credit_balance_cents + $2, $4, $5 FROM resellers WHERE id = $1 AND credit_balance_cents + $2 >= 0
+   RETURNING balance_after_cents AS balance`
+)
 // Both events in one statement, as CertDesk writes them.
 const insEvents = q(
   'ins_events',
@@ -65,7 +81,49 @@ const first = await pool.query(
 const price = first.rows[0].p
 const productName = first.rows[0].name
 
+/** The same transaction, its statements sent in CertDesk's groups without waiting in between. */
+async function placePipelined(domain) {
+  const client = await pool.connect()
+  let broken
+  try {
+    const now = new Date()
+    const ts = now.toISOString().slice(0, 19).replace('T', ' ')
+    const day = ts.slice(0, 10)
+    const end = `${Number(day.slice(0, 4)) + 1}${day.slice(4)}`
+    const [, o, i] = await Promise.all([
+      client.query('BEGIN ISOLATION LEVEL SERIALIZABLE'),
+      nextOrder(client, []),
+      nextInvoice(client, [])
+    ])
+    const id = o.rows[0].id
+    const inv = i.rows[0].id
+    const number = `ORD-${day.slice(0, 4)}-${String(id).padStart(6, '0')}`
+    const invoice = `INV-${day.slice(0, 4)}-${String(inv).padStart(6, '0')}`
+    const created = JSON.stringify({ product_id: 2, total_cents: price })
+    const paid = JSON.stringify({ amount_cents: price })
+    const [, row, b] = await Promise.all([
+      insOrder(client, [id, number, resellerId, domain, price, price, end, day, ts, ts]),
+      insTxBeside(client, [resellerId, -price, `Order ${number}: ${productName} for ${domain}, 1 year(s)`, id, ts]),
+      debit(client, [-price, resellerId]),
+      insInvoice(client, [inv, invoice, id, resellerId, price, day, ts, ts]),
+      insEvents(client, [
+        ...[resellerId, id, 'order.created', `Order ${number} created for ${domain}`, created, ts],
+        ...[resellerId, id, 'order.paid', `Order ${number} paid from credit`, paid, ts]
+      ])
+    ])
+    if (!b.rows[0] || !row.rows[0]) throw new Error('insufficient credit')
+    await client.query('COMMIT')
+    return { id, number, invoice, day, end, total: price, balance: b.rows[0].balance }
+  } catch (err) {
+    await client.query('ROLLBACK').catch((e) => (broken = e))
+    throw err
+  } finally {
+    client.release(broken)
+  }
+}
+
 async function placeOnce(domain) {
+  if (pipelined) return placePipelined(domain)
   const client = await pool.connect()
   let broken
   try {

@@ -34,44 +34,56 @@ export interface Posting {
 
 /**
  * Applies one signed amount to a reseller's balance and records it. Throws 402 (and changes
- * nothing) when a debit would take the balance below zero. Call only inside a transaction.
+ * nothing) when a debit would take the balance below zero. Runs only inside a transaction.
+ *
+ * The ledger row and the balance change go out together, without one waiting for the other's
+ * answer (one round trip on PostgreSQL, store/postgres-engine.ts `send`): both take the same
+ * condition on the balance as it was, so either both happen or neither does, and the row
+ * holds the balance the change leaves.
  */
 export async function post(db: Store, p: Posting): Promise<CreditTransaction> {
   if (!Number.isInteger(p.amount) || p.amount === 0) throw invalid('amount must be a non-zero number of cents')
-  const updated = (await db.get(
-    `UPDATE resellers SET credit_balance_cents = credit_balance_cents + ?
-       WHERE id = ? AND credit_balance_cents + ? >= 0 RETURNING credit_balance_cents AS balance`,
-    p.amount,
-    p.resellerId,
-    p.amount
-  )) as { balance: number } | undefined
-  if (!updated) {
-    const row = (await db.get('SELECT credit_balance_cents AS balance FROM resellers WHERE id = ?', p.resellerId)) as
-      { balance: number } | undefined
-    if (!row) throw notFound(`reseller ${p.resellerId} not found`)
-    throw paymentRequired(
-      `insufficient credit balance: required ${formatUsd(-p.amount)}, available ${formatUsd(row.balance)}`
-    )
-  }
+  if (!db.inTransaction()) throw new Error('could not change a balance outside a transaction')
   const createdAt = isoTimestamp(p.at)
   const type = p.amount < 0 ? 'debit' : 'credit'
-  const info = await db.insert(
-    `INSERT INTO credit_transactions (reseller_id, amount_cents, type, description, balance_after_cents, order_id, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    p.resellerId,
-    p.amount,
-    type,
-    p.description,
-    updated.balance,
-    p.orderId ?? null,
-    createdAt
-  )
+  const [row, updated] = await Promise.all([
+    db.get<{ id: number; balance: number }>(
+      `INSERT INTO credit_transactions (reseller_id, amount_cents, type, description, balance_after_cents, order_id, created_at)
+         SELECT ?, ?, ?, ?, credit_balance_cents + ?, ?, ? FROM resellers WHERE id = ? AND credit_balance_cents + ? >= 0
+         RETURNING id, balance_after_cents AS balance`,
+      p.resellerId,
+      p.amount,
+      type,
+      p.description,
+      p.amount,
+      p.orderId ?? null,
+      createdAt,
+      p.resellerId,
+      p.amount
+    ),
+    db.get<{ balance: number }>(
+      `UPDATE resellers SET credit_balance_cents = credit_balance_cents + ?
+         WHERE id = ? AND credit_balance_cents + ? >= 0 RETURNING credit_balance_cents AS balance`,
+      p.amount,
+      p.resellerId,
+      p.amount
+    )
+  ])
+  if (row?.balance !== updated?.balance) throw new Error('could not change the balance: its ledger row disagrees')
+  if (!row || !updated) {
+    const now = (await db.get('SELECT credit_balance_cents AS balance FROM resellers WHERE id = ?', p.resellerId)) as
+      { balance: number } | undefined
+    if (!now) throw notFound(`reseller ${p.resellerId} not found`)
+    throw paymentRequired(
+      `insufficient credit balance: required ${formatUsd(-p.amount)}, available ${formatUsd(now.balance)}`
+    )
+  }
   return {
-    id: info,
+    id: row.id,
     amount: p.amount,
     type,
     description: p.description,
-    balanceAfter: updated.balance,
+    balanceAfter: row.balance,
     orderId: p.orderId ?? null,
     createdAt
   }

@@ -16,7 +16,7 @@ import { OrderCache, pagesAfterOrder, type OrderRef } from './order-cache'
 import { SearchTotals } from './order-search'
 import { countOrders } from '../billing/tallies'
 import { resellerScope } from '../store/store-version'
-import type { ScopeVersions, Tx } from '../store'
+import type { ScopeVersions } from '../store'
 import { validityWindow, maxValidityFor } from '../certificates/lifecycle'
 import type { Cents } from '../billing/money'
 import { priceOrder, type Quote } from './order-quote'
@@ -187,35 +187,45 @@ export class Orders {
    * run under the transaction's lock instead of each opening a read transaction of its own
    * (profiled: a visible share of a POST /orders).
    */
-  private placeTx(
+  private async placeTx(
     reseller: Reseller,
     input: OrderInput,
     payment: 'credit' | 'invoice'
   ): Promise<{ created: CreatedOrder; product: Product }> {
     const store = this.ctx.store
+    // Before the reseller's turn: an order the catalogue refuses waits for no one and takes no
+    // number, and whether an external CA will issue it (which decides its reissue schedule) is
+    // a setting read outside the turn.
+    const external = (await this.externalCa?.((await this.quote(reseller, input)).product)) === true
     // One reseller's orders run one after another on every engine: each changes its balance.
-    return store.tx(
-      async (t) => {
-        const from = await store.scopeVersions(reseller.id)
-        const q = await this.quote(reseller, input)
-        const created = await this.place(t, reseller, q, payment)
-        const to = await store.scopeVersions(reseller.id)
-        // The other nodes of a shared store move what they keep of this reseller forward too.
-        if (this.ctx.sharedStore && !isAcmeProduct(q.product)) {
-          const note: PlacedNote = {
-            n: this.origin,
-            r: reseller.id,
-            o: created.order.id,
-            b: created.newBalance,
-            from,
-            to
-          }
-          t.notify(ORDER_PLACED_CHANNEL, JSON.stringify(note))
+    return await store.tx(async (t) => {
+      // The versions before, the price the catalogue holds now and the ids of the order and
+      // its invoice (its number is shown before the row exists: ORD-2026-000042) start
+      // together: on PostgreSQL they go out with the transaction's start.
+      const [from, q, id, invoiceId] = await Promise.all([
+        store.scopeVersions(reseller.id),
+        this.quote(reseller, input),
+        t.nextId('orders'),
+        t.nextId('invoices')
+      ])
+      // The versions after are read behind the order's last statement, in the same round trip.
+      const { created, after: to } = await this.place(reseller, q, payment, { id, invoiceId, external }, () =>
+        store.scopeVersions(reseller.id)
+      )
+      // The other nodes of a shared store move what they keep of this reseller forward too.
+      if (this.ctx.sharedStore && !isAcmeProduct(q.product)) {
+        const note: PlacedNote = {
+          n: this.origin,
+          r: reseller.id,
+          o: created.order.id,
+          b: created.newBalance,
+          from,
+          to
         }
-        return { created: { ...created, moved: { from, to } }, product: q.product }
-      },
-      { ...RESELLER_QUEUE(reseller.id), scopesFirst: reseller.id }
-    )
+        t.notify(ORDER_PLACED_CHANNEL, JSON.stringify(note))
+      }
+      return { created: { ...created, moved: { from, to } }, product: q.product }
+    }, RESELLER_QUEUE(reseller.id))
   }
 
   /**
@@ -278,81 +288,92 @@ export class Orders {
     }
   }
 
-  /** Writes an order with its debit, invoice and events; call only inside `placeTx`. */
-  private async place(t: Tx, reseller: Reseller, q: Quote, payment: 'credit' | 'invoice'): Promise<CreatedOrder> {
+  /**
+   * Writes an order with its debit, invoice and events; call only inside `placeTx`. Statements
+   * that do not wait for each other's answers start together: on PostgreSQL they go to the
+   * server in one round trip (store/postgres-engine.ts `send`), on SQLite they run in the order
+   * they are started. A debit refused with 402 rolls back every one of them with the transaction.
+   */
+  private async place<A>(
+    reseller: Reseller,
+    q: Quote,
+    payment: 'credit' | 'invoice',
+    { id, invoiceId, external }: { id: number; invoiceId: number; external: boolean },
+    /** Started behind the order's writes; its answer comes back as `after`. */
+    then: () => Promise<A>
+  ): Promise<{ created: CreatedOrder; after: A }> {
     const db = this.ctx.store
     const now = this.ctx.clock()
     const ts = isoTimestamp(now)
-    // Its number is shown before the row exists (ORD-2026-000042), so the id is taken first.
-    const id = await t.nextId('orders')
     const number = orderNumber('ORD', id, now)
     const purchaseEnd = addMonths(startOfDay(now), q.periodMonths)
     const auto = autoReissues(q.product)
     const window = validityWindow(q.product, now, purchaseEnd, auto)
     // The local CA's schedule is known now; an external CA's only from the certificate it issues.
-    const planned = (await this.externalCa?.(q.product)) ? { nextReissueAt: null } : window
+    const planned = external ? { nextReissueAt: null } : window
     const paid = payment === 'credit'
-    await db.run(
-      `INSERT INTO orders (id, order_number, reseller_id, product_id, domain, period_months, san_count,
-         san_wildcard_count, contact_email, base_price_cents, san_total_cents, discount_cents, total_cents,
-         status, payment_status, auto_reissue, purchase_end_date, next_reissue_at, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
-      id,
-      number,
-      reseller.id,
-      q.product.id,
-      q.domain,
-      q.periodMonths,
-      q.sanCount,
-      q.sanWildcardCount,
-      q.contactEmail,
-      q.basePrice,
-      q.sanTotal,
-      q.discountAmount,
-      q.total,
-      paid ? 'paid' : 'unpaid',
-      auto ? 1 : 0,
-      isoDate(purchaseEnd),
-      planned.nextReissueAt ? isoDate(planned.nextReissueAt) : null,
-      ts,
-      ts
-    )
-    let creditUsed = 0
-    let balance: Cents | null = null
-    if (paid && q.total > 0) {
-      balance = (
-        await post(db, {
+    const debited = paid && q.total > 0
+    const [, posting, invoiceNumber, , after] = await Promise.all([
+      db.run(
+        `INSERT INTO orders (id, order_number, reseller_id, product_id, domain, period_months, san_count,
+           san_wildcard_count, contact_email, base_price_cents, san_total_cents, discount_cents, total_cents,
+           status, payment_status, auto_reissue, purchase_end_date, next_reissue_at, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
+        id,
+        number,
+        reseller.id,
+        q.product.id,
+        q.domain,
+        q.periodMonths,
+        q.sanCount,
+        q.sanWildcardCount,
+        q.contactEmail,
+        q.basePrice,
+        q.sanTotal,
+        q.discountAmount,
+        q.total,
+        paid ? 'paid' : 'unpaid',
+        auto ? 1 : 0,
+        isoDate(purchaseEnd),
+        planned.nextReissueAt ? isoDate(planned.nextReissueAt) : null,
+        ts,
+        ts
+      ),
+      debited
+        ? post(db, {
+            resellerId: reseller.id,
+            amount: -q.total,
+            description: `Order ${number}: ${q.product.name}${q.domain ? ` for ${q.domain}` : ''}, ${q.years} year(s)`,
+            orderId: id,
+            at: now
+          })
+        : null,
+      this.insertInvoice(invoiceId, id, reseller.id, q.total, paid ? 'paid' : 'unpaid', now),
+      // Both events in one statement.
+      recordEvents(db, now, [
+        {
+          type: 'order.created',
           resellerId: reseller.id,
-          amount: -q.total,
-          description: `Order ${number}: ${q.product.name}${q.domain ? ` for ${q.domain}` : ''}, ${q.years} year(s)`,
           orderId: id,
-          at: now
-        })
-      ).balanceAfter
-      creditUsed = q.total
-    }
-    const invoiceNumber = await this.insertInvoice(t, id, reseller.id, q.total, paid ? 'paid' : 'unpaid', now)
-    // Both events in one statement: one round trip on PostgreSQL, inside the reseller's queue.
-    await recordEvents(db, now, [
-      {
-        type: 'order.created',
-        resellerId: reseller.id,
-        orderId: id,
-        message: `Order ${number} created for ${q.domain || q.product.name}`,
-        data: { product_id: q.product.id, total_cents: q.total }
-      },
-      ...(paid
-        ? [
-            {
-              type: 'order.paid',
-              resellerId: reseller.id,
-              orderId: id,
-              message: `Order ${number} paid from credit`,
-              data: { amount_cents: q.total }
-            } as const
-          ]
-        : [])
+          message: `Order ${number} created for ${q.domain || q.product.name}`,
+          data: { product_id: q.product.id, total_cents: q.total }
+        },
+        ...(paid
+          ? [
+              {
+                type: 'order.paid',
+                resellerId: reseller.id,
+                orderId: id,
+                message: `Order ${number} paid from credit`,
+                data: { amount_cents: q.total }
+              } as const
+            ]
+          : [])
+      ]),
+      then()
     ])
+    const creditUsed = debited ? q.total : 0
+    let balance: Cents | null = posting ? posting.balanceAfter : null
     if (balance === null)
       balance = (
         (await db.get('SELECT credit_balance_cents AS b FROM resellers WHERE id = ?', reseller.id)) as {
@@ -394,7 +415,7 @@ export class Orders {
       createdAt: ts,
       updatedAt: ts
     }
-    return { order, creditUsed, newBalance: balance }
+    return { created: { order, creditUsed, newBalance: balance }, after }
   }
 
   async get(resellerId: number, orderId: number): Promise<Order> {
@@ -587,7 +608,7 @@ export class Orders {
 
   /** Writes the order's invoice; returns its number. */
   private async insertInvoice(
-    t: Tx,
+    id: number,
     orderId: number,
     resellerId: number,
     total: Cents,
@@ -595,7 +616,6 @@ export class Orders {
     now: Date
   ): Promise<string> {
     const db = this.ctx.store
-    const id = await t.nextId('invoices')
     const ts = isoTimestamp(now)
     const number = orderNumber('INV', id, now)
     await db.run(

@@ -88,13 +88,6 @@ export interface TxOptions {
    * parent's turn.
    */
   queue?: string
-  /**
-   * The reseller whose scope versions (`scopeVersions`) the transaction reads first, before any
-   * other statement. PostgreSQL reads them in the same round trip as its BEGIN (and the queue's
-   * lock); the reading is the one the transaction's first statement would have made. SQLite,
-   * which reads them in-process, ignores it.
-   */
-  scopesFirst?: number
 }
 
 /** One reading of the scope versions (see ../store-version.ts for what each part means). */

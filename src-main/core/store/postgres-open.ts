@@ -107,11 +107,13 @@ export async function openPostgresStore(rawUrl: string, options: PostgresOpenOpt
   } finally {
     await first.end().catch(() => undefined)
   }
-  const pool = new pg.Pool({ ...config, max: options.poolSize ?? 10 })
+  // Pipeline mode: the statements a transaction starts together go out together (PostgresStore.send).
+  const pool = new pg.Pool({ ...config, pipeline: true, max: options.poolSize ?? 10 })
   // Reads outside a writing transaction: one snapshot each, read-only by the session's default
   // too, so a statement taken for a read by mistake fails instead of writing unserialized.
   const readers = new pg.Pool({
     ...config,
+    pipeline: true,
     options: '-c default_transaction_isolation=repeatable\\ read -c default_transaction_read_only=on -c TimeZone=UTC',
     max: options.readerPoolSize ?? 10
   })

@@ -9,8 +9,10 @@
  *    on one database (two nodes): none is refused for serialization and run again, where side by
  *    side most of them are;
  *  - an order-shaped transaction (queue lock, BEGIN, scope reading, writes, scope reading, COMMIT,
- *    unlock) sends its lock, BEGIN and first reading in one message and its COMMIT and unlock in
- *    another, and reads what the separate statements would have read.
+ *    unlock) sends the statements it starts together without waiting for answers in between: its
+ *    first reading and ids right behind the lock, its writes once the lock is answered (never
+ *    behind a lock that failed), its COMMIT and unlock in one message; and it reads what the
+ *    separate statements would have read.
  */
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -111,15 +113,18 @@ describe('PostgreSQL readings inside a transaction', () => {
         return query(c, ...rest)
       }
       try {
-        const scope = await store.scopeVersions(1)
-        const before = await store.catalogueVersion()
+        // Asked for while the scope reading is on its way, the catalogue version waits for it.
+        const [scope, before] = await Promise.all([store.scopeVersions(1), store.catalogueVersion()])
         expect(before).toBe(scope.catalogue)
-        expect(statements).toHaveLength(1)
+        const read = () => statements.filter((x) => !x.startsWith('BEGIN'))
+        expect(read()).toHaveLength(1)
+        expect(await store.catalogueVersion()).toBe(before)
+        expect(read()).toHaveLength(1)
         await t.run(`UPDATE cache_generations SET gen = gen + 1 WHERE scope = 'catalogue'`)
         const after = await store.catalogueVersion()
         expect(after).not.toBe(before)
         // The schema token was kept: the second reading asks for the generation alone.
-        expect(statements[2]).toMatch(/^SELECT gen FROM cache_generations/)
+        expect(read()[2]).toMatch(/^SELECT gen FROM cache_generations/)
       } finally {
         ;(client as unknown as { query: typeof query }).query = query
       }
@@ -136,10 +141,12 @@ describe('PostgreSQL transaction queues', () => {
     on.tx(
       async (t) => {
         tally.runs++
+        // Its first statement answered, the transaction holds its queue's turn (the statements
+        // that only read go out behind the queue's lock before it is granted).
+        const gen = await t.value<number>(`SELECT gen FROM cache_generations WHERE scope = 'reseller:2'`)
         tally.active++
         tally.most = Math.max(tally.most, tally.active)
         try {
-          const gen = await t.value<number>(`SELECT gen FROM cache_generations WHERE scope = 'reseller:2'`)
           await new Promise((r) => setTimeout(r, 2))
           await t.run(`UPDATE cache_generations SET gen = ? WHERE scope = 'reseller:2'`, (gen ?? 0) + 1)
         } finally {
@@ -188,51 +195,109 @@ describe('PostgreSQL transaction queues', () => {
       ).rows[0].n
     )
 
-  /** Every message `on` sends on the connections its transactions check out. */
+  /**
+   * What `on` sends on the connections its transactions check out, and when the answers come:
+   * `send <text>` and `answer <text>` in the order they happen.
+   */
   function watchClients(on: PostgresStore) {
     const texts: string[] = []
+    const events: string[] = []
     const pool = on.pool as unknown as { connect: () => Promise<pg.PoolClient> }
     const connect = pool.connect.bind(pool)
     pool.connect = async () => {
       const client = await connect()
       const query = client.query.bind(client) as (...a: unknown[]) => Promise<unknown>
       ;(client as unknown as { query: typeof query }).query = (c: unknown, ...rest: unknown[]) => {
-        texts.push(typeof c === 'string' ? c : (c as { text: string }).text)
-        return query(c, ...rest)
+        const text = typeof c === 'string' ? c : (c as { text: string }).text
+        texts.push(text)
+        events.push(`send ${text}`)
+        const answer = query(c, ...rest) as Promise<unknown>
+        // The pool's own use of the connection later passes a callback and gets no promise.
+        void (answer as Promise<unknown> | undefined)?.then(
+          () => events.push(`answer ${text}`),
+          () => events.push(`failed ${text}`)
+        )
+        return answer
       }
       return client
     }
-    return { texts, restore: () => void (pool.connect = connect) }
+    return { texts, events, restore: () => void (pool.connect = connect) }
   }
 
-  it('sends the lock, BEGIN and the first scope reading in one message, COMMIT and the unlock in one', async () => {
+  it('sends what a transaction starts together without waiting in between, COMMIT and the unlock in one message', async () => {
     const outside = await store.scopeVersions(2)
     const watch = watchClients(store)
     let readings: [ScopeVersions, ScopeVersions] | undefined
+    let ids: number[] = []
     try {
       readings = await store.tx(
         async (t) => {
-          const from = await store.scopeVersions(2)
-          await bump(store, 'reseller:2')
-          await t.run(`UPDATE cache_generations SET gen = gen WHERE scope = 'reseller:1'`)
+          const [from, ...taken] = await Promise.all([store.scopeVersions(2), t.nextId('orders'), t.nextId('invoices')])
+          ids = taken
+          await Promise.all([
+            bump(store, 'reseller:2'),
+            t.run(`UPDATE cache_generations SET gen = gen WHERE scope = 'reseller:1'`)
+          ])
           return [from, await store.scopeVersions(2)]
         },
-        { queue: 'reseller:2', scopesFirst: 2 }
+        { queue: 'reseller:2' }
       )
     } finally {
       watch.restore()
     }
-    // Lock + BEGIN + reading, two writes, the reading after, COMMIT + unlock: five messages where
-    // one statement a message took eight.
-    expect(watch.texts).toHaveLength(5)
-    expect(watch.texts[0]).toMatch(
-      /^(PREPARE .*; COMMIT; )?SELECT pg_advisory_lock\(.*; COMMIT; BEGIN ISOLATION LEVEL SERIALIZABLE; EXECUTE /s
-    )
-    expect(watch.texts[4]).toMatch(/^COMMIT; SELECT pg_advisory_unlock\(/)
+    const at = (prefix: string, pattern: RegExp) =>
+      watch.events.findIndex((e) => e.startsWith(prefix) && pattern.test(e))
+    const lock = /pg_advisory_lock\(.*; COMMIT; BEGIN ISOLATION LEVEL SERIALIZABLE$/s
+    // The lock first; the reading and both ids behind it before its answer: one round trip.
+    expect(watch.events[0]).toMatch(/^send SELECT pg_advisory_lock\(/)
+    for (const early of [/cache_generations g/, /nextval.*'orders'/, /nextval.*'invoices'/])
+      expect(at('send', early)).toBeLessThan(at('answer', lock))
+    // The writes wait for the lock's answer, then go out together.
+    const writes = [/gen = gen \+ 1/, /gen = gen WHERE/].map((w) => at('send', w))
+    for (const w of writes) expect(w).toBeGreaterThan(at('answer', lock))
+    expect(Math.max(...writes)).toBeLessThan(at('answer', /gen = gen \+ 1/))
+    expect(watch.texts[watch.texts.length - 1]).toMatch(/^COMMIT; SELECT pg_advisory_unlock\(/)
     expect(readings?.[0]).toEqual(outside)
     expect(Number(readings?.[1].reseller)).toBe(Number(outside.reseller) + 1)
+    expect(ids[1]).toBeGreaterThan(0)
     // Nothing of the queue's lock is left behind: another node takes it at once.
     expect(await heldAdvisory()).toBe(0)
+  })
+
+  it('never sends a write behind a lock that failed: it does not happen, and the queue goes on', async () => {
+    // Another node holds the queue's lock; the transaction's lock is cancelled while it waits.
+    const holder = await other.pool.connect()
+    await holder.query(`SELECT pg_advisory_lock(hashtextextended('certdesk-tx:reseller:2', 0))`)
+    const before = await store.value<number>(`SELECT gen FROM cache_generations WHERE scope = 'reseller:1'`)
+    let read: ScopeVersions | undefined
+    const tx = store.tx(
+      async (t) => {
+        read = await store.scopeVersions(2)
+        await t.run(`UPDATE cache_generations SET gen = gen + 100 WHERE scope = 'reseller:1'`)
+      },
+      { queue: 'reseller:2' }
+    )
+    const refused = expect(tx).rejects.toThrow()
+    try {
+      for (let i = 0; ; i++) {
+        const waiting = await holder.query(
+          `SELECT pg_cancel_backend(pid) AS ok FROM pg_stat_activity WHERE wait_event = 'advisory' AND pid <> pg_backend_pid()`
+        )
+        if (waiting.rows.length > 0 || i > 200) break
+        await new Promise((r) => setTimeout(r, 10))
+      }
+      await refused
+    } finally {
+      await holder.query(`SELECT pg_advisory_unlock(hashtextextended('certdesk-tx:reseller:2', 0))`)
+      holder.release()
+    }
+    // The reading behind the lock went out and was answered; the write was never sent.
+    expect(read).toBeDefined()
+    expect(await store.value(`SELECT gen FROM cache_generations WHERE scope = 'reseller:1'`)).toBe(before)
+    expect(await heldAdvisory()).toBe(0)
+    const tally = { runs: 0, active: 0, most: 0 }
+    await place('reseller:2', tally)
+    expect(tally.runs).toBe(1)
   })
 
   it('sends a queue name that cannot be written into the text as a value, and still releases its lock', async () => {
@@ -241,10 +306,7 @@ describe('PostgreSQL transaction queues', () => {
     try {
       await store.tx(
         async (t) => void (await t.run(`UPDATE cache_generations SET gen = gen WHERE scope = 'reseller:2'`)),
-        {
-          queue: hostile,
-          scopesFirst: 2
-        }
+        { queue: hostile }
       )
     } finally {
       watch.restore()
