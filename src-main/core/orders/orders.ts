@@ -193,10 +193,12 @@ export class Orders {
     payment: 'credit' | 'invoice'
   ): Promise<{ created: CreatedOrder; product: Product }> {
     const store = this.ctx.store
-    // Before the reseller's turn: an order the catalogue refuses waits for no one and takes no
-    // number, and whether an external CA will issue it (which decides its reissue schedule) is
-    // a setting read outside the turn.
-    const external = (await this.externalCa?.((await this.quote(reseller, input)).product)) === true
+    // On a shared store, before the reseller's turn: an order the catalogue refuses holds no one
+    // up and takes no number (a sequence gives none back), and whether an external CA will issue
+    // it (which decides its reissue schedule) is a setting read outside the turn. On one desk
+    // the turn costs no round trips and a refused order's ids go back with its transaction.
+    const issuer = async (product: Product) => (await this.externalCa?.(product)) === true
+    const externalFirst = this.ctx.sharedStore ? await issuer((await this.quote(reseller, input)).product) : undefined
     // One reseller's orders run one after another on every engine: each changes its balance.
     return await store.tx(async (t) => {
       // The versions before, the price the catalogue holds now and the ids of the order and
@@ -208,6 +210,7 @@ export class Orders {
         t.nextId('orders'),
         t.nextId('invoices')
       ])
+      const external = externalFirst ?? (await issuer(q.product))
       // The versions after are read behind the order's last statement, in the same round trip.
       const { created, after: to } = await this.place(reseller, q, payment, { id, invoiceId, external }, () =>
         store.scopeVersions(reseller.id)
