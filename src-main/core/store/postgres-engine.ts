@@ -177,7 +177,7 @@ export class PostgresStore implements Store {
         if (/^\s*(ALTER|DROP|CREATE)\b/i.test(sql)) root.readings.schema = undefined
       }
       try {
-        return await this.send(root, run, onlyReads(text) || NEXT_ID.test(text))
+        return await this.send(root, run, () => onlyReads(text) || NEXT_ID.test(text))
       } catch (err) {
         root.failed ??= err
         throw err
@@ -404,11 +404,15 @@ export class PostgresStore implements Store {
     )
   }
 
-  /** Sends the transaction's start (Root.prelude); `Root.started` is its answer. */
+  /**
+   * Sends the transaction's start (Root.prelude); `Root.started` is its answer. Statements that
+   * may change something wait for it (`send`), unless it is a lone BEGIN, which cannot fail in a
+   * way that would leave them outside the transaction.
+   */
   private start(root: Root): Promise<unknown> {
     const text = root.prelude
     root.prelude = ''
-    root.ready = false
+    root.ready = text.startsWith('BEGIN ')
     root.started = root.client.query(text).then(
       () => (root.ready = true),
       (err: unknown) => {
@@ -430,14 +434,12 @@ export class PostgresStore implements Store {
    * it would run outside any transaction. One that only reads, or takes an id (`early`: an id
    * is never taken back anyway, PostgreSQL manual 9.17), goes right behind the start, unless
    * others wait before it. A lone BEGIN cannot fail that way: everything goes right behind it.
+   * `early` is asked only while the start is unanswered.
    */
-  private send<R>(root: Root, submit: (client: pg.PoolClient) => Promise<R>, early = false): Promise<R> {
+  private send<R>(root: Root, submit: (client: pg.PoolClient) => Promise<R>, early?: () => boolean): Promise<R> {
     holdWrites(root.client)
-    if (root.prelude.startsWith('BEGIN ')) {
-      void root.client.query(root.prelude).catch((err: unknown) => (root.failed ??= err))
-      root.prelude = ''
-    } else if (root.prelude !== '') void this.start(root).catch(noop)
-    if (root.waiting === 0 && (root.ready || early)) return submit(root.client)
+    if (root.prelude !== '') void this.start(root).catch(noop)
+    if (root.waiting === 0 && (root.ready || early?.() === true)) return submit(root.client)
     root.waiting++
     // Callbacks on one promise run in the order they were added: the statements' order.
     return root.started.then(
@@ -609,18 +611,18 @@ export class PostgresStore implements Store {
     // under load answers many requests' readings with one statement. No reseller has id 0.
     if (!root) return (await this.scopeVersions(0)).catalogue
     // A reading of the versions on its way answers this one too, unless a change came after it.
-    if (root?.reading && root.readings.catalogue === undefined) await root.reading
-    const readings = root?.readings
-    if (readings?.catalogue !== undefined) return readings.catalogue
-    const changes = root?.changes
+    const readings = root.readings
+    if (root.reading && readings.catalogue === undefined) await root.reading
+    if (readings.catalogue !== undefined) return readings.catalogue
+    const changes = root.changes
     const keep = (version: string, schema: string) => {
-      if (readings && root?.changes === changes) {
+      if (root.changes === changes) {
         readings.schema = schema
         readings.catalogue = version
       }
       return version
     }
-    const known = readings?.schema
+    const known = readings.schema
     if (known !== undefined) {
       const c = await this.value<number>(`SELECT gen FROM cache_generations WHERE scope = 'catalogue'`)
       return keep(`${c ?? 0}.${known}`, known)
