@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { EngineName, Store } from '../../../src-main/core/store'
+import { KEEPER_TRIGGERS } from '../../../src-main/core/store/store-version'
 import { ENGINES, engineFixture, type EngineFixture } from './engines'
 
 const DOMAINS: [number, string][] = [
@@ -244,5 +245,36 @@ describe('the same writes on both engines', () => {
     expect(a.catalogue).not.toBe(b.catalogue)
     await s.run('ALTER TABLE orders ENABLE TRIGGER cache_gen_orders_update')
     expect(await s.catalogueVersion()).toBe(await s.catalogueVersion())
+  })
+
+  it('on PostgreSQL, sees each keeper trigger disabled or dropped alone, whichever table it is on', async () => {
+    const s = stores.postgres!
+    const on = new Map(
+      (
+        await s.all<{ tgname: string; relname: string }>(
+          `SELECT t.tgname, t.tgrelid::regclass::text AS relname FROM pg_trigger t
+            WHERE t.tgname IN (${KEEPER_TRIGGERS.map((t) => `'${t}'`).join(', ')})`
+        )
+      ).map((r) => [r.tgname, r.relname])
+    )
+    expect([...on.keys()].sort()).toEqual([...KEEPER_TRIGGERS].sort())
+    const unkept = async (): Promise<boolean> => {
+      const [a, b] = [await s.scopeVersions(1), await s.scopeVersions(1)]
+      return a.catalogue !== b.catalogue
+    }
+    for (const [trigger, table] of on) {
+      await s.run(`ALTER TABLE ${table} DISABLE TRIGGER ${trigger}`)
+      expect({ trigger, unkept: await unkept() }).toEqual({ trigger, unkept: true })
+      await s.run(`ALTER TABLE ${table} ENABLE TRIGGER ${trigger}`)
+      expect({ trigger, unkept: await unkept() }).toEqual({ trigger, unkept: false })
+    }
+    // Dropped and made again (as a hand-made bulk load would): unkept while it is gone.
+    await s.run('DROP TRIGGER cache_gen_ledger_insert ON credit_transactions')
+    expect(await unkept()).toBe(true)
+    await s.run(
+      `CREATE TRIGGER cache_gen_ledger_insert AFTER INSERT ON credit_transactions
+         FOR EACH ROW EXECUTE FUNCTION cache_gen_reseller_rows()`
+    )
+    expect(await unkept()).toBe(false)
   })
 })

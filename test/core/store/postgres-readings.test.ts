@@ -25,22 +25,39 @@ let other: PostgresStore
 
 /**
  * Counts the statements `store` sends through its pools (the main one and the readers', which
- * takes the statements that only read), and can hold an answer back.
+ * takes the statements that only read), on its own or on a connection it holds for a while (the
+ * shared scope reading's), and can hold an answer back.
  */
 function watchPool(s: PostgresStore) {
-  const pools = [...new Set([s.pool, s.readers])] as (pg.Pool & { query: (...a: unknown[]) => Promise<unknown> })[]
-  const originals = pools.map((p) => p.query.bind(p))
+  type Query = (config: { text: string }, ...rest: unknown[]) => Promise<unknown>
+  type Watched = { query: Query; connect: (...a: unknown[]) => Promise<{ query: Query }> }
+  const pools = [...new Set([s.pool, s.readers])] as unknown as Watched[]
   const seen: string[] = []
   let hold: Promise<void> | null = null
-  pools.forEach((pool, i) => {
-    pool.query = (async (config: { text: string }, ...rest: unknown[]) => {
+  const undo: (() => void)[] = []
+  const watched =
+    (original: Query): Query =>
+    async (config, ...rest) => {
       seen.push(config.text)
       const held = hold
-      const answer = await originals[i](config, ...rest)
+      const answer = await original(config, ...rest)
       if (held) await held
       return answer
-    }) as typeof pool.query
-  })
+    }
+  for (const pool of pools) {
+    const { query, connect } = pool
+    pool.query = watched(query.bind(pool))
+    // A connection taken with a promise (pool.query takes its own with a callback, seen above).
+    pool.connect = async (...a: unknown[]) => {
+      if (a.length > 0) return connect.apply(pool, a)
+      const client = await connect.apply(pool, a)
+      const own = client.query
+      client.query = watched(own.bind(client))
+      undo.push(() => void (client.query = own))
+      return client
+    }
+    undo.push(() => Object.assign(pool, { query, connect }))
+  }
   return {
     seen,
     /** Answers of statements sent from now on wait for the returned release. */
@@ -52,7 +69,7 @@ function watchPool(s: PostgresStore) {
         release()
       }
     },
-    restore: () => pools.forEach((pool, i) => void (pool.query = originals[i] as typeof pool.query))
+    restore: () => undo.splice(0).forEach((f) => f())
   }
 }
 
@@ -99,6 +116,29 @@ describe('PostgreSQL scope readings', () => {
     } finally {
       watch.restore()
     }
+  })
+  it('gives its reading connection back when no one waits, and takes a new one after it was cut', async () => {
+    await Promise.all([1, 2, 3].map((id) => store.scopeVersions(id)))
+    await new Promise((r) => setImmediate(r))
+    expect(store.readers.idleCount).toBe(store.readers.totalCount)
+    // Cut every connection of this database but the one asking (a failover, a restart).
+    await other.run(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid()`
+    )
+    const outcomes: string[] = []
+    for (let i = 0; i < 5; i++) {
+      outcomes.push(
+        await store.scopeVersions(1).then(
+          (v) => `read ${v.reseller}`,
+          (err: Error) => `failed: ${err.message}`
+        )
+      )
+    }
+    // A connection cut while idle may fail the one reading that finds it; the rest are read anew.
+    expect(outcomes.slice(1)).toEqual(Array(4).fill(outcomes[outcomes.length - 1]))
+    expect(outcomes[outcomes.length - 1]).toMatch(/^read \d+$/)
+    for (const o of outcomes) expect(o).not.toMatch(/password|postgres:\/\//)
   })
 })
 
