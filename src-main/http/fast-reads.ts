@@ -15,9 +15,9 @@ import type { FastifyInstance } from 'fastify'
 import type { Service } from '../core/service'
 import type { ScopeVersions } from '../core/store/store-version'
 import { hostAccepter, hostName, type HostPolicy } from '../common/host-header'
-import { handedVersions, presentedKey, sameVersions, type KnownKeys } from './auth'
+import { handedVersions, presentedKey, sameVersions, type KnownCaller, type KnownKeys } from './auth'
 import { precharged, type RateLimiter } from './rate-limit'
-import type { KeptAnswers } from './read-cache'
+import type { KeptAnswer, KeptAnswers } from './read-cache'
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void
 
@@ -37,12 +37,32 @@ const MAX_HOSTS = 64
  * one may have sent its read after that reading was taken.
  */
 class TurnVersions {
-  private readonly kept = new Map<number, Promise<ScopeVersions>>()
+  private readonly kept = new Map<number, Reading>()
   private writes = -1
 
-  constructor(private readonly service: Service) {}
+  /** `answer`: what is done with a request once its versions are read (null: the reading failed). */
+  constructor(
+    private readonly service: Service,
+    private readonly answer: (asked: Asked, versions: ScopeVersions | null) => void
+  ) {}
 
-  get(resellerId: number): Promise<ScopeVersions> | undefined {
+  /**
+   * Answers `asked` with the versions of its reseller: kept for this turn, at once or with the
+   * requests already waiting for them; otherwise read for it, and kept for the rest of the turn.
+   * The requests of one reading are answered in one go, with no promise of their own.
+   */
+  ask(asked: Asked): void {
+    const r = this.get(asked.resellerId)
+    if (!r) {
+      // Counted before the read: a write landing in between makes the kept versions look stale, never fresh.
+      const writes = this.service.ctx.localWrites()
+      asked.handed = true
+      this.keep(asked.resellerId, this.waitFor(this.service.ctx.scopeVersions(asked.resellerId), [asked]), writes)
+    } else if (r.waiting) r.waiting.push(asked)
+    else this.settle([asked], r.versions ?? null)
+  }
+
+  private get(resellerId: number): Reading | undefined {
     if (this.kept.size === 0) return undefined
     if (this.service.ctx.localWrites() !== this.writes) {
       this.kept.clear()
@@ -51,12 +71,35 @@ class TurnVersions {
     return this.kept.get(resellerId)
   }
 
-  read(resellerId: number): Promise<ScopeVersions> {
-    // Counted before the read: a write landing in between makes the kept versions look stale, never fresh.
-    const writes = this.service.ctx.localWrites()
-    const versions = this.service.ctx.scopeVersions(resellerId)
-    this.keep(resellerId, versions, writes)
-    return versions
+  private waitFor(versions: Promise<ScopeVersions>, waiting: Asked[]): Reading {
+    const r: Reading = { waiting }
+    const settle = (v: ScopeVersions | null): void => {
+      const asked = r.waiting ?? []
+      r.waiting = null
+      this.settle(asked, v)
+    }
+    versions.then(
+      (v) => {
+        r.versions = v
+        settle(v)
+      },
+      // A failed reading is the askers' to answer (fastify, in the envelope); it is not kept.
+      () => {
+        if (this.kept.get(waiting[0].resellerId) === r) this.kept.delete(waiting[0].resellerId)
+        settle(null)
+      }
+    )
+    return r
+  }
+
+  private settle(asked: Asked[], versions: ScopeVersions | null): void {
+    for (const a of asked) {
+      try {
+        this.answer(a, versions)
+      } catch {
+        // handed to fastify already; the others are still answered
+      }
+    }
   }
 
   /**
@@ -76,21 +119,36 @@ class TurnVersions {
       else this.kept.clear()
       return
     }
-    this.keep(resellerId, Promise.resolve(moved.to), writes)
+    this.keep(resellerId, { versions: moved.to, waiting: null }, writes)
   }
 
-  private keep(resellerId: number, versions: Promise<ScopeVersions>, writes: number): void {
+  private keep(resellerId: number, reading: Reading, writes: number): void {
     if (this.kept.size === 0 || writes !== this.writes) {
       this.kept.clear()
       this.writes = writes
       setImmediate(() => this.kept.clear())
     }
-    // A failed reading is the asker's to answer (fastify, in the envelope); it is not kept.
-    void versions.catch(() => {
-      if (this.kept.get(resellerId) === versions) this.kept.delete(resellerId)
-    })
-    this.kept.set(resellerId, versions)
+    this.kept.set(resellerId, reading)
   }
+}
+
+/** A GET the fast path took, waiting for its reseller's versions. */
+interface Asked {
+  req: IncomingMessage
+  res: ServerResponse
+  caller: KnownCaller
+  resellerId: number
+  path: string
+  url: string
+  /** Whether the versions were read for this request (then handed on to fastify's own check). */
+  handed: boolean
+}
+
+/** One reading of a reseller's versions in this turn. */
+interface Reading {
+  versions?: ScopeVersions
+  /** The requests waiting for the versions; null once they came (or the reading failed). */
+  waiting: Asked[] | null
 }
 
 export function installFastReads(
@@ -114,7 +172,8 @@ export function installFastReads(
     }
     return ok
   }
-  const turn = new TurnVersions(service)
+  let answerAsked: (asked: Asked, versions: ScopeVersions | null) => void = () => undefined
+  const turn = new TurnVersions(service, (asked, versions) => answerAsked(asked, versions))
   const server = app.server
   const handlers = server.listeners('request') as Handler[]
   // fastify's own handler, registered when the instance was built; nothing else listens yet.
@@ -125,20 +184,43 @@ export function installFastReads(
     return typeof log.isLevelEnabled === 'function' && log.isLevelEnabled('info')
   }
 
-  /** The kept answer, sent; false when the request is fastify's. */
-  const send = async (
-    res: ServerResponse,
-    caller: ReturnType<KnownKeys['known']>,
-    path: string,
-    url: string,
-    v: ScopeVersions
-  ): Promise<boolean> => {
-    if (!caller || !sameVersions(caller.versions, v)) return false
-    const hit = await answers.answer(caller.reseller, path, url, v)
-    if (!hit) return false
+  /**
+   * The kept answer, sent: true when it went, false when the request is fastify's, a promise of
+   * either when the answer's bytes must first be made. No promise where none is needed: with
+   * AsyncLocalStorage in use every promise costs hooks, and this runs for every request.
+   */
+  const send = (a: Asked, v: ScopeVersions): boolean | Promise<boolean> => {
+    if (!sameVersions(a.caller.versions, v)) return false
+    const hit = answers.answer(a.caller.reseller, a.path, a.url, v)
+    if (hit === null) return false
+    if (hit instanceof Promise) return hit.then((h) => h !== null && write(a.res, h))
+    return write(a.res, hit)
+  }
+  const write = (res: ServerResponse, hit: KeptAnswer): true => {
     res.writeHead(200, { 'content-type': hit.contentType, 'content-length': hit.payload.length })
     res.end(hit.payload)
     return true
+  }
+  /** To fastify, with the versions when they were read for this request (auth.ts checks with them). */
+  const handOn = (a: Asked, v: ScopeVersions): void => {
+    if (a.handed) handedVersions.set(a.req, { resellerId: a.resellerId, versions: v })
+    fastify(a.req, a.res)
+  }
+  answerAsked = (a, v) => {
+    // A failure reading the versions (the store unreadable) is fastify's to answer, in the envelope.
+    if (v === null) return fastify(a.req, a.res)
+    let sent: boolean | Promise<boolean>
+    try {
+      sent = send(a, v)
+    } catch {
+      return fastify(a.req, a.res)
+    }
+    if (sent === false) handOn(a, v)
+    else if (sent !== true)
+      void sent.then(
+        (s) => s || handOn(a, v),
+        () => fastify(a.req, a.res)
+      )
   }
 
   server.removeListener('request', fastify)
@@ -158,23 +240,7 @@ export function installFastReads(
     const key = presentedKey(req)
     const caller = key ? keys.known(key) : null
     if (!caller) return false
-    const resellerId = caller.reseller.id
-    const kept = turn.get(resellerId)
-    // Versions read for this request are handed on to fastify's own check (auth.ts).
-    const versions = kept
-      ? kept.then((v) => ({ v, handed: false }))
-      : turn.read(resellerId).then((v) => ({ v, handed: true }))
-    void versions
-      .then(async ({ v, handed }) => ({ v, handed, sent: await send(res, caller, path, url, v) }))
-      .then(
-        ({ v, handed, sent }) => {
-          if (sent) return
-          if (handed) handedVersions.set(req, { resellerId, versions: v })
-          fastify(req, res)
-        },
-        // A failure here (the store unreadable) is fastify's to answer, in the envelope.
-        () => fastify(req, res)
-      )
+    turn.ask({ req, res, caller, resellerId: caller.reseller.id, path, url, handed: false })
     return true
   }
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {

@@ -123,17 +123,25 @@ async function bytesOf(entry: Entry): Promise<Buffer | null> {
 const fresh = (entry: Entry, v: ScopeVersions): boolean =>
   entry.catalogue === v.catalogue && (entry.reseller === null || entry.reseller === v.reseller)
 
+export interface KeptAnswer {
+  payload: Buffer
+  contentType: string
+}
+
 /** The read cache's answers, for callers that authenticated the request themselves (fast-reads.ts). */
 export interface KeptAnswers {
   /** Whether GET `path` (no query) is a route the cache may answer. */
   cacheable(path: string): boolean
-  /** The kept answer to GET `url` on `path` for `reseller` at `versions`, or null. */
+  /**
+   * The kept answer to GET `url` on `path` for `reseller` at `versions`, or null. It comes at
+   * once when its bytes are at hand, and as a promise when a write left only their recipe.
+   */
   answer(
     reseller: Reseller,
     path: string,
     url: string,
     versions: ScopeVersions
-  ): Promise<{ payload: Buffer; contentType: string } | null>
+  ): KeptAnswer | null | Promise<KeptAnswer | null>
   /**
    * After an order of `resellerId` was written: its kept order pages and statistics that were
    * current just before the write are brought up to just after it, so the reads a polling
@@ -285,16 +293,19 @@ export function installReadCache(app: FastifyInstance, service: Service): KeptAn
 
   return {
     cacheable: (path) => CACHEABLE.has(path),
-    async answer(reseller, path, url, versions) {
+    answer(reseller, path, url, versions) {
       const route = CACHEABLE.get(path)
       if (!route) return null
       const key = keyOf(reseller, route, url, dayOf(route))
       const hit = key === null ? undefined : entries.get(key)
-      const bytes = hit && fresh(hit, versions) ? await bytesOf(hit) : null
-      if (!hit || !bytes) return null
-      counters.hits += 1
-      hit.unread = 0
-      return { payload: bytes, contentType: hit.contentType }
+      if (!hit || !fresh(hit, versions)) return null
+      const served = (payload: Buffer): KeptAnswer => {
+        counters.hits += 1
+        hit.unread = 0
+        return { payload, contentType: hit.contentType }
+      }
+      if (typeof hit.payload !== 'function') return served(hit.payload)
+      return bytesOf(hit).then((bytes) => (bytes ? served(bytes) : null))
     },
     async orderPlaced(reply, resellerId, created) {
       const moved = created.moved
