@@ -277,7 +277,7 @@ export class SqliteStore implements Store {
       if (this.closed) throw closedStore()
       // A deferred BEGIN takes no lock; IMMEDIATE takes the write lock now or answers BUSY.
       const budget = options.budgetMs ?? this.busyBudgetMs
-      await this.untilFree(() => db.exec(readOnly ? 'BEGIN' : 'BEGIN IMMEDIATE'), 'save the change', budget)
+      await this.untilFree(() => control(db, readOnly ? 'BEGIN' : 'BEGIN IMMEDIATE'), 'save the change', budget)
       const root: Root = { db, readOnly, done: false, savepoints: [], after: [], notes: [] }
       let result: T
       try {
@@ -287,7 +287,7 @@ export class SqliteStore implements Store {
         if (root.savepoints.length > 0) throw new Error('could not commit: a nested transaction was not awaited')
         // With the write lock held, COMMIT in WAL mode does not wait for readers; it may still
         // meet a checkpoint in another process, which is passing.
-        await this.untilFree(() => db.exec('COMMIT'), 'save the change', budget)
+        await this.untilFree(() => control(db, 'COMMIT'), 'save the change', budget)
       } catch (err) {
         if (db.inTransaction) db.exec('ROLLBACK')
         throw root.failed ?? err
@@ -433,3 +433,12 @@ export class SqliteStore implements Store {
 
 /** Leadership held in this process, per store file and name. */
 const leaders = new Set<string>()
+
+/**
+ * BEGIN, BEGIN IMMEDIATE or COMMIT through the connection's kept prepared statement
+ * (statement-cache.ts), as better-sqlite3's own `transaction` runs them: `exec` parses the text
+ * on every call.
+ */
+function control(db: Db, sql: 'BEGIN' | 'BEGIN IMMEDIATE' | 'COMMIT'): void {
+  db.prepare(sql).run()
+}
