@@ -557,25 +557,37 @@ export class PostgresStore implements Store {
    */
   private async readWaitingScopes(): Promise<void> {
     let client: pg.PoolClient | null = null
+    // Checked out, a connection's error (the server gone) has no listener of the pool's: without
+    // this one it would end the process. The statement on it fails and is answered below.
+    let broken: Error | undefined
+    const lost = (err: Error) => (broken = err)
+    const giveBack = (err?: Error) => {
+      client?.off('error', lost)
+      client?.release(err ?? broken)
+      client = null
+      broken = undefined
+    }
     try {
       while (this.scopeWaiting.size > 0) {
         const batch = this.scopeWaiting
         this.scopeWaiting = new Map()
         try {
           if (this.closed) throw closedStore()
-          client ??= await this.readers.connect()
+          if (!client) {
+            client = await this.readers.connect()
+            client.on('error', lost)
+          }
           const read = await this.readScopesNow(undefined, [...batch.keys()], client)
           for (const [id, callers] of batch) for (const c of callers) c.resolve(read.get(id) as ScopeVersions)
         } catch (err) {
           // A connection that failed once is not given back for reuse.
-          client?.release(err instanceof Error ? err : new Error(String(err)))
-          client = null
+          giveBack(err instanceof Error ? err : new Error(String(err)))
           for (const callers of batch.values())
             for (const c of callers) c.reject(passingFault(err, 'read the store') ?? err)
         }
       }
     } finally {
-      client?.release()
+      giveBack()
       this.scopeReading = null
     }
   }

@@ -126,6 +126,13 @@ describe('PostgreSQL scope readings', () => {
       `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
         WHERE datname = current_database() AND pid <> pg_backend_pid()`
     )
+    // And while readings follow one another on the held connection: the process lives on.
+    const busy = Array.from({ length: 200 }, () => store.scopeVersions(1).catch(() => null))
+    await other.run(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid()`
+    )
+    await Promise.all(busy)
     const outcomes: string[] = []
     for (let i = 0; i < 5; i++) {
       outcomes.push(
