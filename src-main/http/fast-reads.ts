@@ -57,7 +57,11 @@ class TurnVersions {
       // Counted before the read: a write landing in between makes the kept versions look stale, never fresh.
       const writes = this.service.ctx.localWrites()
       asked.handed = true
-      this.keep(asked.resellerId, this.waitFor(this.service.ctx.scopeVersions(asked.resellerId), [asked]), writes)
+      this.keep(
+        asked.resellerId,
+        this.waitFor(asked.resellerId, this.service.ctx.scopeVersions(asked.resellerId), asked),
+        writes
+      )
     } else if (r.waiting) r.waiting.push(asked)
     else this.settle([asked], r.versions ?? null)
   }
@@ -71,9 +75,9 @@ class TurnVersions {
     return this.kept.get(resellerId)
   }
 
-  private waitFor(versions: Promise<ScopeVersions>, waiting: Asked[]): Reading {
-    const r: Reading = { waiting }
-    const settle = (v: ScopeVersions | null): void => {
+  private waitFor(resellerId: number, versions: Promise<ScopeVersions>, first: Asked): Reading {
+    const r: Reading = { waiting: [first] }
+    const done = (v: ScopeVersions | null): void => {
       const asked = r.waiting ?? []
       r.waiting = null
       this.settle(asked, v)
@@ -81,12 +85,12 @@ class TurnVersions {
     versions.then(
       (v) => {
         r.versions = v
-        settle(v)
+        done(v)
       },
       // A failed reading is the askers' to answer (fastify, in the envelope); it is not kept.
       () => {
-        if (this.kept.get(waiting[0].resellerId) === r) this.kept.delete(waiting[0].resellerId)
-        settle(null)
+        if (this.kept.get(resellerId) === r) this.kept.delete(resellerId)
+        done(null)
       }
     )
     return r
