@@ -200,6 +200,9 @@ export class Orders {
     const issuer = async (product: Product) => (await this.externalCa?.(product)) === true
     const externalFirst = this.ctx.sharedStore ? await issuer((await this.quote(reseller, input)).product) : undefined
     // One reseller's orders run one after another on every engine: each changes its balance.
+    // The function awaits only its own statements, so orders that arrive together may share a
+    // COMMIT (SQLite; TxOptions.shareCommit).
+    const turn = { ...RESELLER_QUEUE(reseller.id), shareCommit: true }
     return await store.tx(async (t) => {
       // The versions before, the price the catalogue holds now and the ids of the order and
       // its invoice (its number is shown before the row exists: ORD-2026-000042) start
@@ -228,7 +231,7 @@ export class Orders {
         t.notify(ORDER_PLACED_CHANNEL, JSON.stringify(note))
       }
       return { created: { ...created, moved: { from, to } }, product: q.product }
-    }, RESELLER_QUEUE(reseller.id))
+    }, turn)
   }
 
   /**

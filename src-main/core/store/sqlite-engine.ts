@@ -20,9 +20,10 @@ import Database from 'better-sqlite3'
 import { BUSY_TIMEOUT_MS, openDatabase, type Db } from './db'
 import { domainMatch as sqliteDomainMatch, domainQuery as sqliteDomainQuery } from './sqlite-search'
 import { installStatementCache } from './statement-cache'
-import { RetryLaterError, DEFAULT_RETRY_AFTER_SECONDS } from './store-faults'
+import { untilUnlocked } from './store-faults'
 import { catalogueVersion, scopeVersions, storeVersion } from './store-version'
-import { backoff, Mutex, sleep } from './mutex'
+import { Mutex } from './mutex'
+import { SharedCommit } from './sqlite-shared-commit'
 import {
   EACH_BATCH,
   type DomainQuery,
@@ -64,11 +65,6 @@ export interface SqliteStoreOptions {
   busyBudgetMs?: number
 }
 
-const isBusy = (err: unknown): boolean => {
-  const code = (err as { code?: unknown })?.code
-  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))
-}
-
 /** Opens the store in `dataDir` (migrating it as before) and its read connection. */
 export function openSqliteStore(
   dataDir: string,
@@ -89,6 +85,8 @@ export class SqliteStore implements Store {
   private readonly nativeBinding?: string
   private writes = 0
   private closed = false
+  /** Write transactions that share a COMMIT (sqlite-shared-commit.ts). */
+  private readonly shared: SharedCommit
 
   /** `writer` is an open, migrated store (db.ts); the engine opens its reader beside it. */
   constructor(
@@ -104,6 +102,11 @@ export class SqliteStore implements Store {
     this.reader.pragma('busy_timeout = 0')
     this.reader.pragma('query_only = 1')
     this.events.setMaxListeners(0)
+    this.shared = new SharedCommit(writer, this.writeLock, (budgetMs) =>
+      // With the write lock held, COMMIT in WAL mode does not wait for readers; it may still
+      // meet a checkpoint in another process, which is passing.
+      this.untilFree(() => control(writer, 'COMMIT'), 'save the change', budgetMs)
+    )
   }
 
   /**
@@ -270,36 +273,99 @@ export class SqliteStore implements Store {
     const frame = this.current()
     if (frame) return this.nested(frame, fn, options)
     if (this.closed) throw closedStore()
-    const readOnly = options.readOnly === true
-    const db = readOnly ? this.reader : this.writer
-    const release = await (readOnly ? this.readLock : this.writeLock).acquire()
+    return options.readOnly === true ? await this.readTx(fn, options) : await this.writeTx(fn, options)
+  }
+
+  /** A read transaction: one snapshot on the reader. */
+  private async readTx<T>(fn: (t: Tx) => Promise<T>, options: TxOptions): Promise<T> {
+    const db = this.reader
+    const release = await this.readLock.acquire()
     try {
       if (this.closed) throw closedStore()
-      // A deferred BEGIN takes no lock; IMMEDIATE takes the write lock now or answers BUSY.
-      const budget = options.budgetMs ?? this.busyBudgetMs
-      await this.untilFree(() => control(db, readOnly ? 'BEGIN' : 'BEGIN IMMEDIATE'), 'save the change', budget)
-      const root: Root = { db, readOnly, done: false, savepoints: [], after: [], notes: [] }
+      // A deferred BEGIN takes no lock.
+      await this.untilFree(() => control(db, 'BEGIN'), 'read the store', options.budgetMs ?? this.busyBudgetMs)
+      const root: Root = { db, readOnly: true, done: false, savepoints: [], after: [], notes: [] }
       let result: T
       try {
         result = await this.frames.run({ root, level: 0 }, () => fn(this.handle()))
-        // A function that caught the error after which SQLite rolled back commits nothing.
         if (root.failed !== undefined) throw root.failed
         if (root.savepoints.length > 0) throw new Error('could not commit: a nested transaction was not awaited')
-        // With the write lock held, COMMIT in WAL mode does not wait for readers; it may still
-        // meet a checkpoint in another process, which is passing.
-        await this.untilFree(() => control(db, 'COMMIT'), 'save the change', budget)
+        control(db, 'COMMIT')
       } catch (err) {
         if (db.inTransaction) db.exec('ROLLBACK')
         throw root.failed ?? err
       } finally {
         root.done = true
       }
-      if (!readOnly) this.writes++
       for (const [channel, payload] of root.notes) this.events.emit(channel, payload)
       for (const f of root.after) f()
       return result
     } finally {
       release()
+    }
+  }
+
+  /**
+   * A write transaction on the writer, under the write lock: `BEGIN IMMEDIATE` takes SQLite's
+   * write lock now or answers BUSY (retried on timers). With `shareCommit` it may instead join,
+   * in a savepoint, a transaction left open by one before it, and leave its own open for those
+   * behind it (sqlite-shared-commit.ts); a write that does not join commits what is open first.
+   */
+  private async writeTx<T>(fn: (t: Tx) => Promise<T>, options: TxOptions): Promise<T> {
+    const db = this.writer
+    const budget = options.budgetMs ?? this.busyBudgetMs
+    const release = await this.writeLock.acquire()
+    let handedOn = false
+    try {
+      if (this.closed) throw closedStore()
+      const joined = options.shareCommit === true && this.shared.joinable
+      if (joined) {
+        control(db, 'SAVEPOINT shared')
+      } else {
+        await this.shared.settle()
+        await this.untilFree(() => control(db, 'BEGIN IMMEDIATE'), 'save the change', budget)
+      }
+      const root: Root = { db, readOnly: false, done: false, savepoints: [], after: [], notes: [] }
+      let result: T
+      try {
+        result = await this.frames.run({ root, level: 0 }, () => fn(this.handle()))
+        // A function that caught the error after which SQLite rolled back commits nothing.
+        if (root.failed !== undefined) throw root.failed
+        if (root.savepoints.length > 0) throw new Error('could not commit: a nested transaction was not awaited')
+        if (joined) control(db, 'RELEASE shared')
+      } catch (err) {
+        const cause = root.failed ?? err
+        if (!db.inTransaction) {
+          // SQLite rolled the whole transaction back by itself: the ones before in it are gone too.
+          this.shared.fail(cause)
+        } else if (joined) {
+          control(db, 'ROLLBACK TO shared')
+          control(db, 'RELEASE shared')
+        } else {
+          db.exec('ROLLBACK')
+        }
+        throw cause
+      } finally {
+        root.done = true
+      }
+      const committed = options.shareCommit === true ? this.shared.hold(joined) : null
+      if (committed) {
+        handedOn = true
+        release()
+        await committed
+      } else {
+        await this.shared.commitNow(budget)
+      }
+      this.writes++
+      for (const [channel, payload] of root.notes) this.events.emit(channel, payload)
+      for (const f of root.after) f()
+      return result
+    } finally {
+      if (!handedOn) {
+        // A holder that failed or stopped before its COMMIT commits what others left open.
+        await this.shared.settle()
+        release()
+      }
     }
   }
 
@@ -340,27 +406,8 @@ export class SqliteStore implements Store {
     )
   }
 
-  /**
-   * Runs `step` (synchronous: one better-sqlite3 call), and while SQLite answers BUSY tries
-   * again after a growing pause on a timer, so the event loop serves others meanwhile.
-   */
-  private async untilFree<T>(step: () => T, verb: string, budgetMs = this.busyBudgetMs): Promise<T> {
-    const started = performance.now()
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return step()
-      } catch (err) {
-        if (!isBusy(err)) throw err
-        const waited = performance.now() - started
-        if (waited >= budgetMs) {
-          throw new RetryLaterError(
-            `could not ${verb}: another process holds the store locked; nothing was changed, try again in ${DEFAULT_RETRY_AFTER_SECONDS} s`,
-            DEFAULT_RETRY_AFTER_SECONDS
-          )
-        }
-        await sleep(Math.min(backoff(attempt, 2, 100), budgetMs - waited))
-      }
-    }
+  private untilFree<T>(step: () => T, verb: string, budgetMs = this.busyBudgetMs): Promise<T> {
+    return untilUnlocked(step, verb, budgetMs)
   }
 
   // --- engine-specific operations ---------------------------------------------------------
@@ -422,6 +469,7 @@ export class SqliteStore implements Store {
     const release = await this.writeLock.acquire()
     const releaseRead = await this.readLock.acquire()
     try {
+      await this.shared.settle()
       this.reader.close()
       this.writer.close()
     } finally {
@@ -439,6 +487,9 @@ const leaders = new Set<string>()
  * (statement-cache.ts), as better-sqlite3's own `transaction` runs them: `exec` parses the text
  * on every call.
  */
-function control(db: Db, sql: 'BEGIN' | 'BEGIN IMMEDIATE' | 'COMMIT'): void {
+function control(
+  db: Db,
+  sql: 'BEGIN' | 'BEGIN IMMEDIATE' | 'COMMIT' | 'SAVEPOINT shared' | 'RELEASE shared' | 'ROLLBACK TO shared'
+): void {
   db.prepare(sql).run()
 }

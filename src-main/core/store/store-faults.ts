@@ -6,6 +6,7 @@
  * it fails (https://sqlite.org/lang_transaction.html, "Response To Errors Within A Transaction").
  */
 import { ServiceError } from '../errors'
+import { backoff, sleep } from './mutex'
 
 /** A 503 that says when to try again. */
 export class RetryLaterError extends ServiceError {
@@ -63,4 +64,33 @@ export function storageFault(err: unknown, verb = 'save the change'): RetryLater
     e = (e as CodedError).cause
   }
   return null
+}
+
+const isBusy = (err: unknown): boolean => {
+  const code = (err as { code?: unknown })?.code
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))
+}
+
+/**
+ * Runs `step` (synchronous: one better-sqlite3 call on a connection with `busy_timeout = 0`),
+ * and while SQLite answers BUSY tries again after a growing pause on a timer, so the event loop
+ * serves others meanwhile; after `budgetMs` the caller hears 503 with Retry-After.
+ */
+export async function untilUnlocked<T>(step: () => T, verb: string, budgetMs: number): Promise<T> {
+  const started = performance.now()
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return step()
+    } catch (err) {
+      if (!isBusy(err)) throw err
+      const waited = performance.now() - started
+      if (waited >= budgetMs) {
+        throw new RetryLaterError(
+          `could not ${verb}: another process holds the store locked; nothing was changed, try again in ${DEFAULT_RETRY_AFTER_SECONDS} s`,
+          DEFAULT_RETRY_AFTER_SECONDS
+        )
+      }
+      await sleep(Math.min(backoff(attempt, 2, 100), budgetMs - waited))
+    }
+  }
 }
