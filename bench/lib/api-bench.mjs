@@ -112,6 +112,12 @@ export const sqliteStorage = (work, env) => ({
   audit: async (store) => auditStore(store.dir),
   startRaw: (store) =>
     startNode(join(ROOT, 'bench', 'lib', 'raw-writes.mjs'), [store.dir, String(store.r.id), 'serve']),
+  // The same rows sharing COMMITs the way CertDesk's SQLite engine shares them.
+  second: {
+    key: 'rawShared',
+    label: 'sharing commits',
+    start: (store) => startNode(join(ROOT, 'bench', 'lib', 'raw-writes.mjs'), [store.dir, String(store.r.id), 'shared'])
+  },
   inProcess(store) {
     const loop = spawnSync(
       process.execPath,
@@ -166,38 +172,52 @@ export async function orderWrites({ storage, notes, opts }) {
   const rawStore = await storage.fresh('writes-raw')
   const rawBefore = await storage.balanceOf(rawStore)
   const raw = await storage.startRaw(rawStore)
-  // A second raw writer, where the storage has one: the same rows sent the way CertDesk's
-  // engine sends them (pipelined), beside the first.
-  const pipedStore = storage.startRawPipelined ? await storage.fresh('writes-raw-pipelined') : null
-  const pipedBefore = pipedStore ? await storage.balanceOf(pipedStore) : null
-  const piped = pipedStore ? await storage.startRawPipelined(pipedStore) : null
+  // A second raw writer, where the storage has one (`storage.second`): the same rows written the
+  // way CertDesk's engine writes them (pipelined, or sharing COMMITs), beside the first.
+  const second = storage.second
+  const secondStore = second ? await storage.fresh(`writes-raw-${second.label.replace(/ /g, '-')}`) : null
+  const secondBefore = secondStore ? await storage.balanceOf(secondStore) : null
+  const secondRaw = secondStore ? await second.start(secondStore) : null
   // Alternating rounds, the median round of each side (see the reads); every answer of every
   // run, warm-ups included, counted for the books.
   const apiRuns = []
   const rawRuns = []
-  const pipedRuns = []
+  const secondRuns = []
   for (let i = 0; i < opts.rounds; i++) {
     apiRuns.push(await run(s.url, apiStore.r.key, i, s.pid))
     rawRuns.push(await run(raw.url, undefined, i, raw.pid))
-    if (piped) pipedRuns.push(await run(piped.url, undefined, i, piped.pid))
+    if (secondRaw) secondRuns.push(await run(secondRaw.url, undefined, i, secondRaw.pid))
   }
   await s.stop()
   await raw.stop()
-  await piped?.stop()
+  await secondRaw?.stop()
   const api = summary(apiRuns)
   const rawRes = summary(rawRuns)
   // The warm-up runs wrote orders too: the books count them through the answers the store holds.
   const answered = (runs) => ({ ok: runs.reduce((n, x) => n + x.ok + (x.warmupOk ?? 0), 0), runs: runs.length * 2 })
   const apiCheck = await check('POST /orders', apiStore, before, { tool: api.tool, ...answered(apiRuns) })
   const rawCheck = await check(storage.name, rawStore, rawBefore, { tool: rawRes.tool, ...answered(rawRuns) })
-  const pipedRes = piped ? summary(pipedRuns) : null
-  const pipedCheck = piped
-    ? await check(`${storage.name}, pipelined`, pipedStore, pipedBefore, {
-        tool: pipedRes.tool,
-        ...answered(pipedRuns)
+  const secondRes = secondRaw ? summary(secondRuns) : null
+  const secondCheck = secondRaw
+    ? await check(`${storage.name}, ${second.label}`, secondStore, secondBefore, {
+        tool: secondRes.tool,
+        ...answered(secondRuns)
       })
     : null
   const inProcess = storage.inProcess ? storage.inProcess(await storage.fresh('writes-loop')) : null
+  const secondFigures = secondRes
+    ? {
+        rps: round(secondRes.rps, 0),
+        p99Ms: secondRes.p99,
+        rpsRounds: secondRes.rpsRounds,
+        non2xx: secondRes.non2xx,
+        errors: secondRes.errors,
+        cpuUsPerRequest: round(secondRes.cpuUs, 1),
+        ...secondCheck,
+        rpsRatio: round(api.rps / secondRes.rps),
+        roundRatios: apiRuns.map((x, i) => round(x.rps / secondRuns[i].rps))
+      }
+    : null
   const writes = {
     tool: api.tool,
     certdesk: {
@@ -216,19 +236,7 @@ export async function orderWrites({ storage, notes, opts }) {
       errors: rawRes.errors,
       ...rawCheck
     },
-    rawPipelined: pipedRes
-      ? {
-          rps: round(pipedRes.rps, 0),
-          p99Ms: pipedRes.p99,
-          rpsRounds: pipedRes.rpsRounds,
-          non2xx: pipedRes.non2xx,
-          errors: pipedRes.errors,
-          cpuUsPerRequest: round(pipedRes.cpuUs, 1),
-          ...pipedCheck,
-          rpsRatio: round(api.rps / pipedRes.rps),
-          roundRatios: apiRuns.map((x, i) => round(x.rps / pipedRuns[i].rps))
-        }
-      : null,
+    ...(second ? { [second.key]: secondFigures } : {}),
     roundRatios: apiRuns.map((x, i) => round(x.rps / rawRuns[i].rps)),
     cpuUsPerRequest: { rawHttp: round(rawRes.cpuUs, 1), certdesk: round(api.cpuUs, 1) },
     cpuRatio: rawRes.cpuUs && api.cpuUs ? round(rawRes.cpuUs / api.cpuUs) : null,
@@ -238,7 +246,7 @@ export async function orderWrites({ storage, notes, opts }) {
   }
   opts.log(
     `POST /orders: ${round(api.rps, 0)} req/s vs ${storage.name} ${round(rawRes.rps, 0)} (${writes.rpsRatio})` +
-      (pipedRes ? `, pipelined ${round(pipedRes.rps, 0)} (${writes.rawPipelined.rpsRatio})` : '') +
+      (secondRes ? `, ${second.label} ${round(secondRes.rps, 0)} (${writes[second.key].rpsRatio})` : '') +
       `; money ${apiCheck.moneyOk ? 'ok' : 'WRONG'}`
   )
   return writes

@@ -8,6 +8,9 @@
 // CertDesk sends, built from the values written. What it leaves out is CertDesk itself: the
 // Host and key checks, validation, pricing and the framework.
 //   node raw-writes.mjs <dataDir> <resellerId> serve     a bare node:http server doing it per POST
+//   node raw-writes.mjs <dataDir> <resellerId> shared    the same, sharing COMMITs as CertDesk's
+//     SQLite engine does: the POSTs read in one event-loop turn (at most 32) write in one
+//     transaction, each in a savepoint, and are answered after its COMMIT at the turn's end
 //   node raw-writes.mjs <dataDir> <resellerId> loop N    N transactions in-process, prints tx/s
 import http from 'node:http'
 import { join } from 'node:path'
@@ -90,12 +93,32 @@ if (mode === 'loop') {
   process.stdout.write(`${JSON.stringify({ transactions: n, seconds: s, perSecond: n / s })}\n`)
   db.close()
 } else {
+  const shared = mode === 'shared'
+  const begin = db.prepare('BEGIN IMMEDIATE')
+  const commit = db.prepare('COMMIT')
+  /** Answers waiting for the open transaction's COMMIT. */
+  let waiting = null
+  const commitOpen = () => {
+    const answers = waiting
+    waiting = null
+    commit.run()
+    for (const send of answers) send()
+  }
+  const placeShared = (domain) => {
+    if (waiting === null) {
+      begin.run()
+      waiting = []
+      setImmediate(() => waiting && commitOpen())
+    }
+    // Inside an open transaction better-sqlite3 runs `place` in a savepoint of its own.
+    return place(domain)
+  }
   const server = http.createServer((req, res) => {
     const chunks = []
     req.on('data', (c) => chunks.push(c))
     req.on('end', () => {
       const body = JSON.parse(Buffer.concat(chunks).toString())
-      const o = place.immediate(body.domain)
+      const o = shared ? placeShared(body.domain) : place.immediate(body.domain)
       const out = JSON.stringify({
         success: true,
         message: `Order ${o.number} created and paid from credit`,
@@ -117,7 +140,10 @@ if (mode === 'loop') {
         next_reissue_at: o.day,
         period: 12
       })
-      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(out)
+      const send = () => res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(out)
+      if (!shared) return send()
+      waiting.push(send)
+      if (waiting.length >= 32) commitOpen()
     })
   })
   server.listen(0, '127.0.0.1', () =>
