@@ -11,6 +11,7 @@ import type { Page } from '../core/billing/ledger'
 import type { CreatedOrder, Order } from '../core/orders/orders'
 import type { Reseller } from '../core/billing/resellers'
 import type { Service } from '../core/service'
+import { KeyedMutex } from '../core/store/mutex'
 import type { ScopeVersions } from '../core/store/store-version'
 import { JSON_CONTENT_TYPE, orderSerializer, pageBytes, type OrderSerializer } from './order-page'
 import { statsJson } from './present'
@@ -173,6 +174,10 @@ export function installReadCache(app: FastifyInstance, service: Service): KeptAn
   let serializeStats: StatsSerializer | null = null
   app.decorate('readCache', counters)
   app.decorateRequest('readCachePending', null)
+  // One reseller's moves run one after another, in the order its orders were answered: orders
+  // that shared a COMMIT are answered together, and each must start from the pages the one
+  // before it left (its `moved.from` is that one's `moved.to`), not from pages still in flight.
+  const moves = new KeyedMutex<number>()
   const dayOf = (route: Cacheable): string | null => (route.byDay ? service.stats.day() : null)
 
   app.addHook('preHandler', async (request, reply) => {
@@ -310,14 +315,18 @@ export function installReadCache(app: FastifyInstance, service: Service): KeptAn
     async orderPlaced(reply, resellerId, created) {
       const moved = created.moved
       if (!moved || moved.from.catalogue !== moved.to.catalogue) return
-      const before = await movePages(resellerId, created.order, moved, orderSerializer(reply))
-      moveStats(resellerId, moved, before, reply.compileSerializationSchema(StatsResponse))
+      await moves.run(resellerId, async () => {
+        const before = await movePages(resellerId, created.order, moved, orderSerializer(reply))
+        moveStats(resellerId, moved, before, reply.compileSerializationSchema(StatsResponse))
+      })
     },
     async orderPlacedElsewhere(resellerId, placed) {
       const moved = placed.moved
       if (!moved || moved.from.catalogue !== moved.to.catalogue) return
-      const before = serializeOrders ? await movePages(resellerId, placed.order, moved, serializeOrders) : []
-      if (serializeStats) moveStats(resellerId, moved, before, serializeStats)
+      await moves.run(resellerId, async () => {
+        const before = serializeOrders ? await movePages(resellerId, placed.order, moved, serializeOrders) : []
+        if (serializeStats) moveStats(resellerId, moved, before, serializeStats)
+      })
       counters.movedElsewhere += 1
     }
   }

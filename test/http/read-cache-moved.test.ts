@@ -1,3 +1,4 @@
+import { connect, type Socket } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { certdesk, cliTopUp } from '../support/cli'
 import { startServer, type TestReseller, type TestServer } from '../support/server'
@@ -45,6 +46,58 @@ const order = async (r: TestReseller, domain: string, headers: Record<string, st
   return res.body.order_id as number
 }
 
+/** One HTTP/1.1 answer read off `c`: its status, once its whole body (Content-Length) is in. */
+function answerOn(c: Socket): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let got = Buffer.alloc(0)
+    const onData = (d: Buffer): void => {
+      got = Buffer.concat([got, d])
+      const head = got.indexOf('\r\n\r\n')
+      if (head < 0) return
+      const headers = got.subarray(0, head).toString()
+      const length = Number(/content-length: *(\d+)/i.exec(headers)?.[1] ?? 0)
+      if (got.length < head + 4 + length) return
+      c.off('data', onData)
+      resolve(Number(/^HTTP\/1\.1 (\d+)/.exec(headers)?.[1] ?? 0))
+    }
+    c.on('data', onData)
+    c.once('error', reject)
+  })
+}
+
+/**
+ * POST /orders bodies written in one go on connections the server has already read a request
+ * from, so that it reads them all in one turn of its event loop (as a busy server does).
+ */
+async function sentAtOnce(orders: { key: string; body: Body }[]): Promise<number[]> {
+  const { port } = new URL(s.url)
+  const head = (method: string, path: string, key: string, extra = ''): string =>
+    `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nX-API-Key: ${key}\r\n${extra}\r\n`
+  const sockets = await Promise.all(
+    orders.map(
+      ({ key }) =>
+        new Promise<Socket>((resolve, reject) => {
+          const c = connect(Number(port), '127.0.0.1', () => {
+            c.write(head('GET', '/balance', key))
+            void answerOn(c).then(() => resolve(c), reject)
+          })
+          c.once('error', reject)
+        })
+    )
+  )
+  const answers = sockets.map((c) => answerOn(c))
+  orders.forEach(({ key, body }, i) => {
+    const json = JSON.stringify(body)
+    const extra = `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n`
+    sockets[i].write(head('POST', '/orders', key, extra) + json)
+  })
+  try {
+    return await Promise.all(answers)
+  } finally {
+    for (const c of sockets) c.destroy()
+  }
+}
+
 const PAGES = ['/orders?limit=3', '/orders?limit=3&offset=3', '/orders?limit=3&offset=6', '/orders?limit=50']
 
 describe('answers moved forward by an order', () => {
@@ -67,6 +120,23 @@ describe('answers moved forward by an order', () => {
       'page-9.example.com'
     ])
     expect(first.pagination).toEqual({ total: 11, limit: 3, offset: 0 })
+  })
+
+  it('moves every kept page through orders sent at once, which share one COMMIT on SQLite', async () => {
+    const a = await s.reseller({ credit: 900 })
+    for (let i = 1; i <= 4; i++) await order(a, `together-${i}.example.com`)
+    for (const path of [...PAGES, '/stats']) await get(s, a, path)
+    // Answered together after one COMMIT: each order's move starts where the one before left off.
+    const answers = await sentAtOnce(
+      [5, 6, 7, 8].map((i) => ({ key: a.key, body: { product_id: 2, domain: `together-${i}.example.com` } }))
+    )
+    expect(answers).toEqual([200, 200, 200, 200])
+    for (const path of [...PAGES, '/stats']) {
+      const answer = await same(a, path)
+      expect(answer.kept, `GET ${path} after four orders sent at once`).toBe(true)
+    }
+    const first = JSON.parse((await get(s, a, '/orders?limit=50')).text) as Body
+    expect(first.pagination).toEqual({ total: 8, limit: 50, offset: 0 })
   })
 
   it('moves a deeper page whose page before it was never read, and pages past the end', async () => {

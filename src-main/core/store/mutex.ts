@@ -30,6 +30,26 @@ export class Mutex {
   }
 }
 
+/**
+ * A first-come, first-served lock per key, kept only while someone holds or waits for it: work
+ * under one key runs one piece after another, in the order it asked; other keys go on.
+ */
+export class KeyedMutex<K> {
+  private readonly locks = new Map<K, Mutex>()
+
+  async run<T>(key: K, fn: () => Promise<T>): Promise<T> {
+    let lock = this.locks.get(key)
+    if (!lock) this.locks.set(key, (lock = new Mutex()))
+    const release = await lock.acquire()
+    try {
+      return await fn()
+    } finally {
+      release()
+      if (lock.queued === 0 && this.locks.get(key) === lock) this.locks.delete(key)
+    }
+  }
+}
+
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**

@@ -18,7 +18,7 @@ import { EventEmitter } from 'node:events'
 import pg from 'pg'
 import { resellerScope, KEEPER_TRIGGERS } from './store-version'
 import { RetryLaterError, DEFAULT_RETRY_AFTER_SECONDS } from './store-faults'
-import { backoff, Mutex, sleep } from './mutex'
+import { backoff, KeyedMutex, sleep } from './mutex'
 import {
   EACH_BATCH,
   type DomainQuery,
@@ -134,7 +134,7 @@ export class PostgresStore implements Store {
   private scopeWaiting = new Map<number, { resolve: (v: ScopeVersions) => void; reject: (e: unknown) => void }[]>()
   private scopeReading: Promise<void> | null = null
   /** The queues transactions name (`TxOptions.queue`), while anyone holds or waits for one. */
-  private readonly queues = new Map<string, Mutex>()
+  private readonly queues = new KeyedMutex<string>()
 
   constructor(
     readonly pool: pg.Pool,
@@ -287,15 +287,7 @@ export class PostgresStore implements Store {
     if (frame) return this.nested(frame, fn, options)
     if (this.closed) throw closedStore()
     if (options.queue === undefined) return this.outermost(fn, options)
-    let queue = this.queues.get(options.queue)
-    if (!queue) this.queues.set(options.queue, (queue = new Mutex()))
-    const release = await queue.acquire()
-    try {
-      return await this.outermost(fn, options)
-    } finally {
-      release()
-      if (queue.queued === 0 && this.queues.get(options.queue) === queue) this.queues.delete(options.queue)
-    }
+    return await this.queues.run(options.queue, () => this.outermost(fn, options))
   }
 
   private async outermost<T>(fn: (t: Tx) => Promise<T>, options: TxOptions): Promise<T> {
