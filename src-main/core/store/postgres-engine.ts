@@ -18,7 +18,7 @@ import { EventEmitter } from 'node:events'
 import pg from 'pg'
 import { resellerScope, KEEPER_TRIGGERS } from './store-version'
 import { RetryLaterError, DEFAULT_RETRY_AFTER_SECONDS } from './store-faults'
-import { backoff, KeyedMutex, sleep } from './mutex'
+import { backoff, KeyedMutex, sleep } from '../mutex'
 import {
   EACH_BATCH,
   type DomainQuery,

@@ -22,7 +22,7 @@ import { domainMatch as sqliteDomainMatch, domainQuery as sqliteDomainQuery } fr
 import { installStatementCache } from './statement-cache'
 import { untilUnlocked } from './store-faults'
 import { catalogueVersion, scopeVersions, storeVersion } from './store-version'
-import { Mutex } from './mutex'
+import { Mutex } from '../mutex'
 import { SharedCommit } from './sqlite-shared-commit'
 import {
   EACH_BATCH,

@@ -13,7 +13,7 @@
  * committed one, and a crash before it loses only writes nobody was told of.
  */
 import type { Db } from './db'
-import type { Mutex } from './mutex'
+import type { Mutex } from '../mutex'
 
 /**
  * At most this many transactions share one COMMIT, and for at most this long from its BEGIN:

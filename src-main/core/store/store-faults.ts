@@ -6,7 +6,7 @@
  * it fails (https://sqlite.org/lang_transaction.html, "Response To Errors Within A Transaction").
  */
 import { ServiceError } from '../errors'
-import { backoff, sleep } from './mutex'
+import { backoff, sleep } from '../mutex'
 
 /** A 503 that says when to try again. */
 export class RetryLaterError extends ServiceError {
