@@ -483,9 +483,9 @@ export class SqliteStore implements Store {
 const leaders = new Set<string>()
 
 /**
- * BEGIN, BEGIN IMMEDIATE or COMMIT through the connection's kept prepared statement
- * (statement-cache.ts), as better-sqlite3's own `transaction` runs them: `exec` parses the text
- * on every call.
+ * A statement that opens or ends a transaction or the shared COMMIT's savepoint, through the
+ * connection's kept prepared statement (statement-cache.ts), as better-sqlite3's own
+ * `transaction` runs them: `exec` parses the text on every call.
  */
 function control(
   db: Db,

@@ -19,8 +19,8 @@ import type { Mutex } from '../mutex'
  * At most this many transactions share one COMMIT, and for at most this long from its BEGIN:
  * the first caller's answer waits for the last one's statements.
  */
-export const SHARED_COMMIT_MAX = 32
-export const SHARED_COMMIT_MAX_MS = 20
+const SHARED_COMMIT_MAX = 32
+const SHARED_COMMIT_MAX_MS = 20
 
 /** Write transactions done and waiting for the COMMIT they share. */
 interface OpenCommit {
