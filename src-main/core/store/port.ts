@@ -89,10 +89,10 @@ export interface TxOptions {
    */
   queue?: string
   /**
-   * SQLite: this transaction may share its COMMIT with the ones that follow it in the same turn
-   * of the event loop (a group commit, sqlite-shared-commit.ts). When it ends it leaves the
-   * transaction open; each that follows runs in a savepoint of it, so a refused one is undone
-   * alone, and one COMMIT at the end of the turn serves them all. No caller hears its answer
+   * SQLite: this transaction may share its COMMIT with the ones that follow it (a group commit,
+   * sqlite-shared-commit.ts). When it ends it leaves the transaction open; each that follows runs
+   * in a savepoint of it, so a refused one is undone alone, and one COMMIT serves them all, at
+   * the end of the first turn of the event loop in which none joined. No caller hears its answer
    * before that COMMIT, so an answered write is a committed one, and a crash loses only
    * unanswered ones. The COMMIT (the WAL write) is most of a small write's cost: writes that
    * arrive together pay for it once. Only for a function that awaits nothing but its own

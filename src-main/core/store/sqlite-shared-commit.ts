@@ -7,17 +7,20 @@
  * commit before the next request is even parsed, and every one pays a COMMIT (the WAL write of
  * every page it dirtied, about half of a small order's cost). A transaction that may share its
  * COMMIT, once its function is done, leaves the SQLite transaction open and hands the write
- * lock on; the ones that follow in the same turn run in a savepoint of it (a refused one is
- * rolled back to it alone), and at the end of the turn (`setImmediate`) one COMMIT serves
- * them all. Each caller hears its answer only after that COMMIT: an answered write is a
- * committed one, and a crash before it loses only writes nobody was told of.
+ * lock on; the ones that follow run in a savepoint of it (a refused one is rolled back to it
+ * alone), and one COMMIT serves them all. It comes at the end of the first turn of the event
+ * loop (`setImmediate`) in which no sharing transaction joined: while orders keep arriving, as
+ * they do when reads and writes come mixed on many connections and a turn brings only a few
+ * orders between the reads, the COMMIT waits for them, up to the limits below. A lone order
+ * commits at the end of its own turn. Each caller hears its answer only after that COMMIT: an
+ * answered write is a committed one, and a crash before it loses only writes nobody was told of.
  */
 import type { Db } from './db'
 import type { Mutex } from '../mutex'
 
 /**
  * At most this many transactions share one COMMIT, and for at most this long from its BEGIN:
- * the first caller's answer waits for the last one's statements.
+ * the first caller's answer waits for the last one's statements and the turns between them.
  */
 const SHARED_COMMIT_MAX = 32
 const SHARED_COMMIT_MAX_MS = 20
@@ -26,6 +29,8 @@ const SHARED_COMMIT_MAX_MS = 20
 interface OpenCommit {
   began: number
   members: { resolve: () => void; reject: (err: unknown) => void }[]
+  /** How many had joined when the end of a turn was last looked at. */
+  counted: number
 }
 
 export class SharedCommit {
@@ -51,11 +56,11 @@ export class SharedCommit {
    */
   hold(joined: boolean): Promise<void> | null {
     const now = performance.now()
-    const open = joined && this.open ? this.open : { began: now, members: [] }
+    const open = joined && this.open ? this.open : { began: now, members: [], counted: 0 }
     this.open = open
     if (open.members.length + 1 >= SHARED_COMMIT_MAX || now - open.began >= SHARED_COMMIT_MAX_MS) return null
     const committed = new Promise<void>((resolve, reject) => open.members.push({ resolve, reject }))
-    if (!joined) setImmediate(() => void this.atTurnEnd(open))
+    if (!joined) this.afterTurn(open)
     return committed
   }
 
@@ -91,8 +96,17 @@ export class SharedCommit {
     for (const m of open?.members ?? []) m.reject(err)
   }
 
+  /** Looks again at the end of this turn: counts who has joined by then. */
+  private afterTurn(open: OpenCommit): void {
+    open.counted = open.members.length
+    setImmediate(() => void this.atTurnEnd(open))
+  }
+
   private async atTurnEnd(open: OpenCommit): Promise<void> {
     if (this.open !== open) return
+    // Others joined during the turn that just ended: more may be on their way in the next one.
+    if (open.members.length > open.counted && performance.now() - open.began < SHARED_COMMIT_MAX_MS)
+      return this.afterTurn(open)
     const release = await this.writeLock.acquire()
     try {
       if (this.open === open) await this.settle()

@@ -1,7 +1,7 @@
 /**
- * SQLite's shared COMMIT (TxOptions.shareCommit): write transactions that arrive in one turn of
- * the event loop run one after another in one SQLite transaction and are answered together
- * after its COMMIT. What a caller must be able to count on: no answer before the COMMIT, a
+ * SQLite's shared COMMIT (TxOptions.shareCommit): write transactions that arrive together (in
+ * one turn of the event loop, or in turns that follow one another while they keep coming) run
+ * one after another in one SQLite transaction and are answered together after its COMMIT. What a caller must be able to count on: no answer before the COMMIT, a
  * refused one undone alone, a failed COMMIT heard by all and writing nothing, and what is open
  * committed before any other write or a close.
  */
@@ -140,5 +140,42 @@ describe('a shared COMMIT on SQLite', () => {
     // The 33rd ran after the first 32 were committed, the 65th after 64.
     expect(seen.n32).toHaveLength(32)
     expect(seen.n64).toHaveLength(64)
+  })
+
+  /** Resolves at the end of the current turn of the event loop. */
+  const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+  it('waits for the ones that keep arriving in the turns after the first, and then commits them together', async () => {
+    const seen: Record<string, string[]> = {}
+    const all = [job('a', seen)]
+    await nextTurn()
+    all.push(job('b', seen))
+    await nextTurn()
+    all.push(job('c', seen))
+    expect(await Promise.all(all)).toEqual(['a', 'b', 'c'])
+    // c arrived two turns after a, and a was still not committed when c ran.
+    expect(seen.c).toEqual([])
+    expect(committed()).toEqual(['a', 'b', 'c'])
+  })
+
+  it('commits a lone one at the end of its turn, and one that keeps being joined within 20 ms', async () => {
+    const seen: Record<string, string[]> = {}
+    const lone = job('lone', seen)
+    await nextTurn()
+    await nextTurn()
+    expect(committed()).toEqual(['lone'])
+    await lone
+    // One arrives in every turn for 80 ms: none of them waits on a COMMIT that never comes.
+    const stream: Promise<string>[] = []
+    const t0 = performance.now()
+    for (let i = 0; performance.now() - t0 < 80; i++) {
+      stream.push(job(`s${i}`, seen))
+      await nextTurn()
+    }
+    const names = await Promise.all(stream)
+    expect(committed()).toEqual(['lone', ...names])
+    // Some ran after earlier ones were already committed: the stream did not hold one open throughout.
+    const commitsSeen = new Set(names.map((n) => seen[n].length))
+    expect(commitsSeen.size).toBeGreaterThan(2)
   })
 })
