@@ -7,6 +7,9 @@ import type { Slice } from './slice'
 /** Entries per page of the audit screen. */
 export const AUDIT_PAGE = 50
 
+/** Grows with every load of the audit log: an answer to a load another has followed since is dropped. */
+let auditSeq = 0
+
 export interface AuditLogState {
   filter: AuditFilter
   offset: number
@@ -66,11 +69,12 @@ export const adminsSlice: Slice<AdminsSlice> = (set, get) => {
     },
     auditLog: { filter: {}, offset: 0, items: [], total: 0, error: null },
     async loadAudit(filter = get().auditLog.filter, offset = get().auditLog.offset) {
+      const seq = ++auditSeq
       try {
         const page = await bridge.auditLog(filter, { limit: AUDIT_PAGE, offset })
-        set({ auditLog: { filter, offset, items: page.items, total: page.total, error: null } })
+        if (seq === auditSeq) set({ auditLog: { filter, offset, items: page.items, total: page.total, error: null } })
       } catch (err) {
-        set({ auditLog: { ...get().auditLog, filter, error: errorMessage(err) } })
+        if (seq === auditSeq) set({ auditLog: { ...get().auditLog, filter, error: errorMessage(err) } })
       }
     }
   }

@@ -11,16 +11,21 @@ export interface CatalogueSlice {
   loadProducts(filter?: ProductFilter): Promise<void>
 }
 
+/** Grows with every load: an answer to a load that another has followed since is dropped. */
+let productsSeq = 0
+
 export const catalogueSlice: Slice<CatalogueSlice> = (set, get) => ({
   products: [],
   productFilter: {},
   productsError: null,
   async loadProducts(filter = get().productFilter) {
+    const seq = ++productsSeq
     set({ productFilter: filter })
     try {
-      set({ products: await bridge.listProducts(rid(get), filter), productsError: null })
+      const products = await bridge.listProducts(rid(get), filter)
+      if (seq === productsSeq) set({ products, productsError: null })
     } catch (err) {
-      set({ products: [], productsError: errorMessage(err) })
+      if (seq === productsSeq) set({ products: [], productsError: errorMessage(err) })
     }
   }
 })
