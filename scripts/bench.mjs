@@ -458,7 +458,7 @@ function writesMarkdown(r) {
       `CertDesk / raw in-process: ${w.inProcessRatio}; server CPU µs per request CertDesk ${w.cpuUsPerRequest.certdesk} / raw ${w.cpuUsPerRequest.rawHttp} ` +
       `(ratio ${w.cpuRatio}). ` +
       (w.rawShared
-        ? `CertDesk shares one COMMIT among the orders of one event-loop turn; the raw writer doing the same: ` +
+        ? `CertDesk shares one COMMIT among orders that arrive together; the raw writer doing the same: ` +
           `ratio ${w.rawShared.rpsRatio} (per round ${spread(w.rawShared.roundRatios)}), server CPU µs per request ${w.rawShared.cpuUsPerRequest}. `
         : '') +
       `The money check: balance moved by exactly the orders' totals, ` +
