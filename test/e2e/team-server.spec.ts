@@ -336,3 +336,38 @@ test('the owner reads who did what on the Audit log screen, and filters it', asy
   await shot(page, 'audit-log')
   await page.context().close()
 })
+
+test('a slow answer for the whole audit log does not replace the filtered one asked for after it', async ({
+  browser
+}) => {
+  const page = await teamPage(browser)
+  await signInOnPage(page, 'owen')
+  // Hold back the screen's first load (no filter) until the filtered one has been shown.
+  let release: () => void = () => undefined
+  const released = new Promise<void>((resolve) => (release = resolve))
+  let held = 0
+  await page.route('**/rpc/auditLog', async (route) => {
+    if (held === 0 && !(route.request().postData() ?? '').includes('oscar')) {
+      held++
+      await released
+    }
+    await route.continue()
+  })
+  await nav(page, 'Audit log')
+  await expect.poll(() => held).toBe(1)
+  await page.getByLabel('Admin', { exact: true }).fill('oscar')
+  await page.getByRole('button', { name: 'Apply filters' }).click()
+  await expect(page.locator('tr[data-actor="oscar"]').first()).toBeVisible()
+
+  // The first answer arrives last; the table stays oscar's.
+  const lateAnswer = page.waitForResponse(
+    (r) => r.url().includes('/rpc/auditLog') && !(r.request().postData() ?? '').includes('oscar')
+  )
+  release()
+  await lateAnswer
+  // Let the page take the answer in (its fetch resolves after the response event here).
+  await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 50)))
+  await expect(page.locator('tr[data-actor="oscar"]').first()).toBeVisible()
+  await expect(page.locator('tbody tr[data-actor]:not([data-actor="oscar"])')).toHaveCount(0)
+  await page.context().close()
+})
