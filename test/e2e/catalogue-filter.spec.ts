@@ -2,38 +2,23 @@
  * The catalogue shows the list of the filter last chosen, whatever order the answers come back
  * in: a slow answer to the first load must not replace the list of a filter picked after it.
  */
-import { expect, test, type Route } from '@playwright/test'
-import { nav, openApp } from './support'
+import { expect, test } from '@playwright/test'
+import { holdFirstCall, nav, openApp } from './support'
 
 test('a slow answer for the whole catalogue does not replace the list with ACME subscriptions asked for after it', async ({
   page
 }) => {
   await openApp(page)
   // Hold back the catalogue's first load (no filter) until the filtered one has been shown.
-  let release: () => void = () => undefined
-  const released = new Promise<void>((resolve) => (release = resolve))
-  let held = 0
-  await page.route('**/rpc/listProducts', async (route: Route) => {
-    if (held === 0 && !(route.request().postData() ?? '').includes('includeAcme')) {
-      held++
-      await released
-    }
-    await route.continue()
-  })
+  const first = await holdFirstCall(page, 'listProducts', (body) => !body.includes('includeAcme'))
   await nav(page, 'Catalogue')
-  await expect.poll(() => held).toBe(1)
+  await expect.poll(first.held).toBe(1)
   await page.getByLabel('Show ACME subscriptions').check()
   const acmeRow = page.locator('tr[data-product="PositiveSSL Auto-Install DV"]')
   await expect(acmeRow).toBeVisible()
 
   // The first answer arrives last; the list stays the one the checkbox asked for.
-  const lateAnswer = page.waitForResponse(
-    (r) => r.url().includes('/rpc/listProducts') && !(r.request().postData() ?? '').includes('includeAcme')
-  )
-  release()
-  await lateAnswer
-  // Let the page take the answer in (its fetch resolves after the response event here).
-  await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 50)))
+  await first.release()
   await expect(acmeRow).toBeVisible()
   await expect(page.getByLabel('Show ACME subscriptions')).toBeChecked()
 

@@ -203,3 +203,36 @@ export async function saveDownload(page: Page, info: TestInfo, button: string, f
   await dl.saveAs(path)
   return path
 }
+
+/**
+ * Holds back the first call of bridge method `method` whose request body `hold` picks, until
+ * `release()`: a slow answer, to show that it does not replace what was asked for after it.
+ */
+export async function holdFirstCall(
+  page: Page,
+  method: string,
+  hold: (body: string) => boolean
+): Promise<{ held: () => number; release: () => Promise<void> }> {
+  let letGo: () => void = () => undefined
+  const released = new Promise<void>((resolve) => (letGo = resolve))
+  let held = 0
+  const path = `/rpc/${method}`
+  await page.route(`**${path}`, async (route) => {
+    if (held === 0 && hold(route.request().postData() ?? '')) {
+      held++
+      await released
+    }
+    await route.continue()
+  })
+  return {
+    held: () => held,
+    /** Lets the held call go on; resolves once its answer has reached the page and been taken in. */
+    async release() {
+      const answer = page.waitForResponse((r) => r.url().includes(path) && hold(r.request().postData() ?? ''))
+      letGo()
+      await answer
+      // The page's fetch resolves after the response event here.
+      await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 50)))
+    }
+  }
+}

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import jsQR from 'jsqr'
 import { base32Decode, hotp, totpStep } from '../../src-main/core/admins/totp'
-import { base, nav, openApp, shot } from './support'
+import { base, holdFirstCall, nav, openApp, shot } from './support'
 
 const ROOT = join(__dirname, '..', '..')
 const CLI = join(ROOT, 'bin', 'certdesk.cjs')
@@ -343,30 +343,15 @@ test('a slow answer for the whole audit log does not replace the filtered one as
   const page = await teamPage(browser)
   await signInOnPage(page, 'owen')
   // Hold back the screen's first load (no filter) until the filtered one has been shown.
-  let release: () => void = () => undefined
-  const released = new Promise<void>((resolve) => (release = resolve))
-  let held = 0
-  await page.route('**/rpc/auditLog', async (route) => {
-    if (held === 0 && !(route.request().postData() ?? '').includes('oscar')) {
-      held++
-      await released
-    }
-    await route.continue()
-  })
+  const first = await holdFirstCall(page, 'auditLog', (body) => !body.includes('oscar'))
   await nav(page, 'Audit log')
-  await expect.poll(() => held).toBe(1)
+  await expect.poll(first.held).toBe(1)
   await page.getByLabel('Admin', { exact: true }).fill('oscar')
   await page.getByRole('button', { name: 'Apply filters' }).click()
   await expect(page.locator('tr[data-actor="oscar"]').first()).toBeVisible()
 
   // The first answer arrives last; the table stays oscar's.
-  const lateAnswer = page.waitForResponse(
-    (r) => r.url().includes('/rpc/auditLog') && !(r.request().postData() ?? '').includes('oscar')
-  )
-  release()
-  await lateAnswer
-  // Let the page take the answer in (its fetch resolves after the response event here).
-  await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 50)))
+  await first.release()
   await expect(page.locator('tr[data-actor="oscar"]').first()).toBeVisible()
   await expect(page.locator('tbody tr[data-actor]:not([data-actor="oscar"])')).toHaveCount(0)
   await page.context().close()
