@@ -2,13 +2,13 @@
 import type { AdminRole, AdminView, AuditEntry, AuditFilter, NewAdmin } from '../../src-preload/contract'
 import { bridge } from '../bridge'
 import { errorMessage } from '../lib/format'
-import type { Slice } from './slice'
+import { latestOnly, type Slice } from './slice'
 
 /** Entries per page of the audit screen. */
 export const AUDIT_PAGE = 50
 
-/** Grows with every load of the audit log: an answer to a load another has followed since is dropped. */
-let auditSeq = 0
+/** Only the latest load of the audit log is shown. */
+const auditLoad = latestOnly()
 
 export interface AuditLogState {
   filter: AuditFilter
@@ -69,12 +69,12 @@ export const adminsSlice: Slice<AdminsSlice> = (set, get) => {
     },
     auditLog: { filter: {}, offset: 0, items: [], total: 0, error: null },
     async loadAudit(filter = get().auditLog.filter, offset = get().auditLog.offset) {
-      const seq = ++auditSeq
+      const latest = auditLoad()
       try {
         const page = await bridge.auditLog(filter, { limit: AUDIT_PAGE, offset })
-        if (seq === auditSeq) set({ auditLog: { filter, offset, items: page.items, total: page.total, error: null } })
+        if (latest()) set({ auditLog: { filter, offset, items: page.items, total: page.total, error: null } })
       } catch (err) {
-        if (seq === auditSeq) set({ auditLog: { ...get().auditLog, filter, error: errorMessage(err) } })
+        if (latest()) set({ auditLog: { ...get().auditLog, filter, error: errorMessage(err) } })
       }
     }
   }

@@ -2,7 +2,7 @@
 import type { ProductFilter, ProductView } from '../../src-preload/contract'
 import { bridge } from '../bridge'
 import { errorMessage } from '../lib/format'
-import { rid, type Slice } from './slice'
+import { latestOnly, rid, type Slice } from './slice'
 
 export interface CatalogueSlice {
   products: ProductView[]
@@ -11,21 +11,21 @@ export interface CatalogueSlice {
   loadProducts(filter?: ProductFilter): Promise<void>
 }
 
-/** Grows with every load: an answer to a load that another has followed since is dropped. */
-let productsSeq = 0
+/** Only the latest load's answer is shown. */
+const productsLoad = latestOnly()
 
 export const catalogueSlice: Slice<CatalogueSlice> = (set, get) => ({
   products: [],
   productFilter: {},
   productsError: null,
   async loadProducts(filter = get().productFilter) {
-    const seq = ++productsSeq
+    const latest = productsLoad()
     set({ productFilter: filter })
     try {
       const products = await bridge.listProducts(rid(get), filter)
-      if (seq === productsSeq) set({ products, productsError: null })
+      if (latest()) set({ products, productsError: null })
     } catch (err) {
-      if (seq === productsSeq) set({ products: [], productsError: errorMessage(err) })
+      if (latest()) set({ products: [], productsError: errorMessage(err) })
     }
   }
 })

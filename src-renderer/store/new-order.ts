@@ -3,7 +3,7 @@ import type { OrderView, PaymentMethod, QuoteView } from '../../src-preload/cont
 import { bridge } from '../bridge'
 import { errorMessage } from '../lib/format'
 import { freshOrderState } from './order'
-import { rid, type Slice } from './slice'
+import { latestOnly, rid, type Slice } from './slice'
 
 export interface Draft {
   productId: number | null
@@ -33,7 +33,9 @@ const emptyDraft: Draft = {
   contactEmail: '',
   payment: 'credit'
 }
-let quoteSeq = 0
+
+/** Only the latest quote is shown, whatever order the answers come in. */
+const quoteCall = latestOnly()
 
 export const draftSlice: Slice<DraftSlice> = (set, get) => ({
   draft: emptyDraft,
@@ -45,7 +47,7 @@ export const draftSlice: Slice<DraftSlice> = (set, get) => ({
     const draft = { ...get().draft, ...patch }
     set({ draft, submitError: null })
     if (draft.productId === null) return set({ quote: null, quoteError: null })
-    const seq = ++quoteSeq
+    const latest = quoteCall()
     // The live price is the core's own quote (Orders.quote): the same numbers the order will charge.
     bridge
       .quoteOrder(rid(get), {
@@ -56,8 +58,8 @@ export const draftSlice: Slice<DraftSlice> = (set, get) => ({
         sanWildcardCount: draft.sanWildcardCount,
         contactEmail: draft.contactEmail.trim() || undefined
       })
-      .then((quote) => seq === quoteSeq && set({ quote, quoteError: null }))
-      .catch((err: unknown) => seq === quoteSeq && set({ quoteError: errorMessage(err) }))
+      .then((quote) => latest() && set({ quote, quoteError: null }))
+      .catch((err: unknown) => latest() && set({ quoteError: errorMessage(err) }))
   },
   async submitOrder() {
     const d = get().draft

@@ -12,7 +12,7 @@ import type {
 } from '../../src-preload/contract'
 import { bridge } from '../bridge'
 import { errorMessage } from '../lib/format'
-import { rid, type Slice } from './slice'
+import { latestOnly, rid, type Slice } from './slice'
 
 /** Events per page of the log; the reseller API's default page (reseller API v3.0, "Limits"). */
 export const EVENTS_PAGE = 50
@@ -52,7 +52,7 @@ export interface ScreensSlice {
 }
 
 const noFilter: EventLogFilter = { type: '', since: '', order: '' }
-let eventSeq = 0
+const eventsLoad = latestOnly()
 
 /**
  * The order id an "order" filter names: an id, or an order number whose last digits are the id
@@ -74,7 +74,7 @@ async function orderOf(resellerId: number, typed: string): Promise<number> {
 export const screensSlice: Slice<ScreensSlice> = (set, get) => ({
   eventLog: { filter: noFilter, offset: 0, items: [], total: 0, error: null, loading: false },
   async loadEvents(filter = get().eventLog.filter, offset = get().eventLog.offset) {
-    const seq = ++eventSeq
+    const latest = eventsLoad()
     set({ eventLog: { ...get().eventLog, filter, offset, loading: true } })
     try {
       const r = rid(get)
@@ -84,13 +84,12 @@ export const screensSlice: Slice<ScreensSlice> = (set, get) => ({
         { type: filter.type || undefined, since: filter.since || undefined, orderId },
         { limit: EVENTS_PAGE, offset }
       )
-      if (seq === eventSeq)
+      if (latest())
         set({
           eventLog: { filter, offset, items: page.items, total: page.total, error: null, loading: false }
         })
     } catch (err) {
-      if (seq === eventSeq)
-        set({ eventLog: { filter, offset, items: [], total: 0, error: errorMessage(err), loading: false } })
+      if (latest()) set({ eventLog: { filter, offset, items: [], total: 0, error: errorMessage(err), loading: false } })
     }
   },
   orderEvents: null,

@@ -46,3 +46,16 @@ export const rid = (get: () => Store): number => {
   if (id === null) throw new Error('choose a reseller account first')
   return id
 }
+
+/**
+ * Calls of one kind of which only the latest counts (a list load, a quote). Call the returned
+ * function as each starts; what it returns says whether that call is still the latest, so the
+ * answer to one that another has followed since is dropped, whatever order the answers come in.
+ */
+export function latestOnly(): () => () => boolean {
+  let started = 0
+  return () => {
+    const mine = ++started
+    return () => mine === started
+  }
+}
