@@ -571,6 +571,8 @@ export class PostgresStore implements Store {
           }
           const read = await this.readScopesNow(undefined, [...batch.keys()], client)
           for (const [id, callers] of batch) for (const c of callers) c.resolve(read.get(id) as ScopeVersions)
+          // Nothing answered stays reachable from a batch V8 may have moved to the old generation.
+          batch.clear()
         } catch (err) {
           // A connection that failed once is not given back for reuse.
           giveBack(err instanceof Error ? err : new Error(String(err)))
