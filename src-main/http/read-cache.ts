@@ -64,6 +64,11 @@ export interface Entry {
   contentType: string
   /** An unfiltered page of GET /orders (newest first), kept so that the next order can move it forward. */
   page?: Page<Order>
+  /**
+   * While `payload` is a recipe: the bytes last made of this page before the moves that are not
+   * made yet, which the recipe copies the orders both pages share from (order-page.ts).
+   */
+  base?: Buffer
   /** Times a write moved this answer forward since it was last sent. */
   unread: number
 }
@@ -115,6 +120,7 @@ async function bytesOf(entry: Entry): Promise<Buffer | null> {
   if (typeof entry.payload !== 'function') return entry.payload
   try {
     entry.payload = await entry.payload()
+    entry.base = undefined
     return entry.payload
   } catch {
     return null
@@ -253,11 +259,13 @@ export function installReadCache(app: FastifyInstance, service: Service): KeptAn
     pages.forEach(([key, e], i) => {
       const page = next[i]
       if (!page || e.unread >= MAX_UNREAD_MOVES) return void entries.delete(key)
+      const base = typeof e.payload === 'function' ? e.base : e.payload
       keep(key, {
         ...e,
         reseller: moved.to.reseller,
         catalogue: moved.to.catalogue,
-        payload: () => pageBytes(serialize, page),
+        payload: () => pageBytes(serialize, page, base),
+        base,
         page,
         unread: e.unread + 1
       })

@@ -139,6 +139,24 @@ describe('answers moved forward by an order', () => {
     expect(first.pagination).toEqual({ total: 8, limit: 50, offset: 0 })
   })
 
+  it('sends a page moved by several orders nobody read in between, and by one after it was read', async () => {
+    const a = await s.reseller({ credit: 900 })
+    for (let i = 1; i <= 7; i++) await order(a, `run-${i}.xn--bcher-kva.example`)
+    for (const path of PAGES) await get(s, a, path)
+    // Three moves before the next read: the bytes are made from the page last sent, three back.
+    for (let i = 8; i <= 10; i++) await order(a, `run-${i}.xn--bcher-kva.example`)
+    for (const path of PAGES) expect((await same(a, path)).kept, `GET ${path} after three orders`).toBe(true)
+    await order(a, 'run-11.xn--bcher-kva.example')
+    for (const path of PAGES) expect((await same(a, path)).kept, `GET ${path} after one more`).toBe(true)
+    expect(JSON.parse((await get(s, a, '/orders?limit=3&offset=3')).text)).toMatchObject({
+      orders: [
+        { domain: 'run-8.xn--bcher-kva.example' },
+        { domain: 'run-7.xn--bcher-kva.example' },
+        { domain: 'run-6.xn--bcher-kva.example' }
+      ]
+    })
+  })
+
   it('moves a deeper page whose page before it was never read, and pages past the end', async () => {
     const a = await s.reseller({ credit: 900 })
     for (let i = 1; i <= 5; i++) await order(a, `deep-${i}.example.com`)
