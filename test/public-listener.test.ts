@@ -3,19 +3,22 @@
  * by a veth pair, resolving names through a test DNS server), by the public name, over TLS whose
  * name check is real. certbot fetches the root with the pinned command the set-up shows, reaches
  * the directory, binds with EAB and gets a certificate whose chain openssl verifies; the admin UI,
- * the RPC and the loopback listeners are not reachable there; a wrong Host is refused; bodies and
+ * the RPC and the loopback listeners are not reachable there; a nonce is taken once, whichever
+ * listener sees it; a wrong Host is refused; bodies and
  * request rates are bounded; and the listener's certificate is replaced without a restart, issued
  * anew on SIGHUP or read again when given files change.
  */
-import { randomBytes } from 'node:crypto'
+import { generateKeyPairSync, randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { request as httpsRequest } from 'node:https'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { connect as netConnect } from 'node:net'
 import { connect } from 'node:tls'
+import { exportJWK, FlattenedSign } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { certbotCertonly, freePort, run, setA, startChallTestSrv, type ChallTestSrv } from './support/acme'
+import { https } from './support/acme-jws'
 import { clientNetwork, type ClientNetwork } from './support/client-network'
 import { certdeskIn, serverEnv, startServeNode, type ServeNode } from './support/serve-node'
 import { createTestCa, type TestCa } from './support/test-ca'
@@ -243,6 +246,50 @@ describe('a customer on another machine', () => {
     const regr = await run('find', [join(dir, 'config', 'accounts'), '-name', 'regr.json', '-exec', 'cat', '{}', ';'])
     expect(regr.stdout).toContain(accountUrl)
   }, 300_000)
+
+  it('takes each nonce once across the loopback and public listeners, whichever sees it first', async () => {
+    const loopback = /CertDesk ACME directory at (https:\/\/\S+)\/acme\/directory/.exec(node.serve.stdout())?.[1]
+    expect(loopback, node.serve.stdout()).toBeTruthy()
+    const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey
+    const jwk = await exportJWK(key)
+    delete jwk.d
+    /** A new-account request without EAB, signed with `nonce`: refused either way; the problem says why. */
+    const newAccount = async (base: string, nonce: string): Promise<{ status: number; type: string }> => {
+      const url = `${base}/acme/new-account`
+      const jws = await new FlattenedSign(new TextEncoder().encode(JSON.stringify({ termsOfServiceAgreed: true })))
+        .setProtectedHeader({ alg: 'ES256', nonce, url, jwk })
+        .sign(key)
+      if (base === loopback) {
+        const r = await https(node.rootPem, 'POST', url, jws)
+        return { status: r.status, type: String(r.body.type) }
+      }
+      const r = await publicRequest(node, 'POST', '/acme/new-account', {
+        body: JSON.stringify(jws),
+        headers: { 'content-type': 'application/jose+json' }
+      })
+      return { status: r.status, type: String((JSON.parse(r.text) as { type?: string }).type) }
+    }
+    const fromLoopback = async (): Promise<string> =>
+      (await https(node.rootPem, 'HEAD', `${loopback}/acme/new-nonce`)).headers['replay-nonce'] as string
+    const fromPublic = async (): Promise<string> =>
+      (await publicRequest(node, 'HEAD', '/acme/new-nonce')).headers['replay-nonce'] as string
+
+    for (const [issuedBy, first, second] of [
+      [fromLoopback, node.base, loopback as string],
+      [fromPublic, loopback as string, node.base]
+    ] as const) {
+      const nonce = await issuedBy()
+      expect(nonce).toMatch(/^[A-Za-z0-9_-]{16,}$/)
+      // Taken on the other listener: past the nonce check, refused for the missing binding (RFC 8555 §7.3.4).
+      expect(await newAccount(first, nonce)).toEqual({
+        status: 400,
+        type: 'urn:ietf:params:acme:error:externalAccountRequired'
+      })
+      // Used once: refused on either listener (§6.5).
+      for (const base of [second, first])
+        expect(await newAccount(base, nonce)).toEqual({ status: 400, type: 'urn:ietf:params:acme:error:badNonce' })
+    }
+  })
 
   it('checks the name for real: by address, or without the CertDesk root, TLS fails', async () => {
     const client = mkdtempSync(join(work, 'client-'))
